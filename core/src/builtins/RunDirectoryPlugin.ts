@@ -1,0 +1,39 @@
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Kernel } from '../kernel/Kernel.js';
+import { Stage } from '../kernel/stages.js';
+import type { Plugin } from '../plugins/Plugin.js';
+import type { RegisterContext } from '../di/RegisterContext.js';
+import { MetricsSink } from '../roles/tokens.js';
+
+const PLUGIN_NAME = 'drmas:run-directory';
+
+/** Appends one JSON object per step to `metrics.jsonl` (written line by line, so a killed run keeps its lines). */
+export class JsonlMetricsSink implements MetricsSink {
+  constructor(private readonly file: string) {}
+
+  write(record: { step: number; metrics: Record<string, number> }): void {
+    appendFileSync(this.file, `${JSON.stringify({ step: record.step, ...record.metrics })}\n`);
+  }
+}
+
+/** Creates the run directory, writes the resolved config into it and records metrics to `metrics.jsonl`. */
+export class RunDirectoryPlugin implements Plugin {
+  readonly name = PLUGIN_NAME;
+  private runDir: string | undefined;
+
+  register(ctx: RegisterContext): void {
+    ctx.bind(MetricsSink).toDynamicValue(() => {
+      if (!this.runDir) throw new Error('metrics written before setup created the run directory');
+      return new JsonlMetricsSink(path.join(this.runDir, 'metrics.jsonl'));
+    });
+  }
+
+  apply(kernel: Kernel): void {
+    kernel.hooks.setup.tap({ name: PLUGIN_NAME, stage: Stage.FIRST }, (run) => {
+      this.runDir = run.runDir;
+      mkdirSync(run.runDir, { recursive: true });
+      writeFileSync(path.join(run.runDir, 'config.json'), `${JSON.stringify(kernel.config, null, 2)}\n`);
+    });
+  }
+}

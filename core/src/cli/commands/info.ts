@@ -1,0 +1,81 @@
+import { builtinPlugins } from '../../builtins/builtinPlugins.js';
+import { tokenInfo } from '../../di/Token.js';
+import { Agent } from '../../agents/AgentRegistry.js';
+import { createKernel } from '../../kernel/createKernel.js';
+import type { Kernel } from '../../kernel/Kernel.js';
+import { HOOK_NAMES } from '../../kernel/KernelHooks.js';
+import { AdvantageEstimator, BackendFactory, Environment, Orchestra } from '../../roles/tokens.js';
+import type { ModuleOrigin } from '../../plugins/PluginLoader.js';
+import { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand } from '../CliCommand.js';
+
+/** The roles `drmas info` lists, by the key they appear under in its JSON. */
+const LISTED_ROLES = { agents: Agent, orchestras: Orchestra, advantageEstimators: AdvantageEstimator, backends: BackendFactory, environments: Environment };
+
+export interface InfoReport {
+  configFile: string | null;
+  presets: Array<{ name: string; version: string | null; resolvedFrom: string; listedAt: string }>;
+  plugins: Array<{ name: string; package: string | null; version: string | null; resolvedFrom: string; listedAt: string }>;
+  hooks: Record<string, Array<{ name: string; type: string; stage: number }>>;
+  roles: Record<keyof typeof LISTED_ROLES, Array<{ name: string; plugin: string }>>;
+}
+
+function origin(m: ModuleOrigin) {
+  return { version: m.version ?? null, resolvedFrom: m.resolvedFrom, listedAt: `${m.listedIn} ${m.key}` };
+}
+
+export function infoReport(kernel: Kernel, configFile: string | undefined, presets: Array<ModuleOrigin & { preset: { name: string } }>): InfoReport {
+  const hooks: InfoReport['hooks'] = {};
+  for (const name of HOOK_NAMES) {
+    const taps = (kernel.hooks[name] as unknown as { taps: Array<{ name: string; type: string; stage?: number }> }).taps;
+    hooks[name] = taps.map((t) => ({ name: t.name, type: t.type, stage: t.stage ?? 0 }));
+  }
+  const roles = {} as InfoReport['roles'];
+  for (const [key, token] of Object.entries(LISTED_ROLES) as Array<[keyof typeof LISTED_ROLES, symbol]>) {
+    roles[key] = kernel.ledger.bindingsOf(token).filter((r) => r.name !== undefined).map((r) => ({ name: r.name!, plugin: r.plugin }));
+  }
+  return {
+    configFile: configFile ?? null,
+    presets: presets.map((p) => ({ name: p.packageName ?? p.preset.name, ...origin(p) })),
+    plugins: kernel.plugins.map((p) => ({ name: p.plugin.name, package: p.packageName ?? null, ...origin(p) })),
+    hooks,
+    roles,
+  };
+}
+
+function printText(report: InfoReport, io: { stdout: NodeJS.WritableStream }): void {
+  const out = (line = '') => io.stdout.write(`${line}\n`);
+  out(`config: ${report.configFile ?? '(none)'}`);
+  out('\npresets:');
+  if (report.presets.length === 0) out('  (none)');
+  for (const p of report.presets) out(`  ${p.name}${p.version ? `@${p.version}` : ''}  from ${p.resolvedFrom}  (${p.listedAt})`);
+  out('\nplugins:');
+  for (const p of report.plugins) out(`  ${p.name}${p.version ? `@${p.version}` : ''}  from ${p.resolvedFrom}  (${p.listedAt})`);
+  out('\nhooks (taps in call order):');
+  for (const [hook, taps] of Object.entries(report.hooks)) {
+    out(`  ${hook.padEnd(13)} ${taps.length ? taps.map((t) => `${t.name}${t.stage ? `@${t.stage}` : ''}`).join(' -> ') : '-'}`);
+  }
+  for (const [key, entries] of Object.entries(report.roles)) {
+    const token = LISTED_ROLES[key as keyof typeof LISTED_ROLES];
+    out(`\n${tokenInfo(token).label}s:`);
+    if (entries.length === 0) out('  (none)');
+    for (const e of entries) out(`  ${e.name.padEnd(24)} (plugin ${e.plugin})`);
+  }
+}
+
+export const infoCommand: CliCommand = {
+  name: 'info',
+  summary: 'show resolved presets and plugins, every hook with its taps, and the registered agents, estimators, ...',
+  usage: 'drmas info [--config PATH] [--set KEY=VALUE ...] [--json]',
+  help: [...CONFIG_HELP, ['--json', 'print the report as JSON']],
+  options: { ...CONFIG_OPTIONS, json: { type: 'boolean' } },
+  async run({ values }, io) {
+    const { kernel, file, presets } = await createKernel({
+      cwd: io.cwd, configPath: values.config as string | undefined, overrides: values.set as string[] | undefined,
+      required: false, builtins: builtinPlugins('info'),
+    });
+    const report = infoReport(kernel, file, presets);
+    if (values.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else printText(report, io);
+    return 0;
+  },
+};

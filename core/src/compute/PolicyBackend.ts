@@ -1,0 +1,93 @@
+import type { WorkerGroupBatch } from '../data/WorkerGroupBatch.js';
+import type { LossFunction } from './TensorOps.js';
+
+export interface SamplingParams {
+  /** 0 means greedy. */
+  temperature?: number;
+  topP?: number;
+  /** 0 or undefined disables top-k. */
+  topK?: number;
+  maxNewTokens: number;
+  stopTokenIds?: number[];
+  /** Generation of a row stops once its decoded text contains one of these; the stop string is kept. */
+  stopStrings?: string[];
+  seed?: number;
+}
+
+export interface GenerateRequest extends SamplingParams {
+  /** Prompt token ids per row (unpadded). */
+  prompts: number[][];
+  /** Called with each new token of every row as it is sampled (for streaming). */
+  onToken?: (row: number, tokenId: number) => void;
+}
+
+export interface GenerateResult {
+  tokenIds: number[][];
+  /** Log-prob of each sampled token under the policy at temperature 1. */
+  logProbs: number[][];
+  finishReasons: Array<'stop' | 'length'>;
+}
+
+export interface ScoreRequest {
+  promptIds: number[][];
+  responseIds: number[][];
+  withEntropy?: boolean;
+}
+
+export interface ScoreResult {
+  /** Teacher-forced log-prob of each response token. */
+  logProbs: number[][];
+  entropy?: number[][];
+}
+
+export interface OptimizerSettings {
+  lr: number;
+  betas?: [number, number];
+  eps?: number;
+  weightDecay?: number;
+  warmupSteps?: number;
+  schedule?: 'constant' | 'warmup_constant' | 'cosine';
+  totalSteps?: number;
+  maxGradNorm?: number;
+}
+
+export interface UpdateRequest {
+  batch: WorkerGroupBatch;
+  loss: LossFunction;
+  /** Rows per micro-batch (gradient accumulation across micro-batches). */
+  microBatchSize: number;
+  optimizer?: Partial<OptimizerSettings>;
+}
+
+export interface UpdateResult {
+  loss: number;
+  gradNorm: number;
+  /** True when the step was skipped (non-finite gradient norm); weights and optimizer state are unchanged. */
+  skipped: boolean;
+  learningRate: number;
+  metrics: Record<string, number>;
+}
+
+/** One weight tensor by its Hugging Face name (`model.layers.0.self_attn.q_proj.weight`). */
+export interface WeightTensor {
+  shape: number[];
+  data: Float32Array;
+}
+
+/** A policy model as one engine sees it: sampling, scoring, training and checkpoints. */
+export interface PolicyBackend {
+  readonly name: string;
+  /** Human-readable runtime the backend picked (`tfjs-node-gpu`, `wasm`, `onnxruntime cpu`, ...). */
+  readonly runtime: string;
+  generate(request: GenerateRequest): Promise<GenerateResult>;
+  score(request: ScoreRequest): Promise<ScoreResult>;
+  update(request: UpdateRequest): Promise<UpdateResult>;
+  /** Writes a Hugging Face checkpoint (config.json, model.safetensors, tokenizer files) plus optimizer state. */
+  save(dir: string, options?: { optimizer?: boolean }): Promise<void>;
+  load(dir: string, options?: { optimizer?: boolean }): Promise<void>;
+  /** The current weights by Hugging Face tensor name (a copy; safe to keep). */
+  exportWeights(): Promise<Map<string, WeightTensor>>;
+  /** Copies the trainer's current weights into this engine (no-op when the engine is the trainer). */
+  syncWeights(from: PolicyBackend): Promise<void>;
+  dispose(): void;
+}

@@ -1,0 +1,56 @@
+/**
+ * The tensor operations a loss function may use. Backends implement them over their own tensor type so that one
+ * loss formula, written once in the algorithms plugin, is differentiated by each backend's autodiff.
+ * Binary operations broadcast like numpy; a number operand is a scalar.
+ */
+export interface TensorOps<T> {
+  add(a: T, b: T | number): T;
+  sub(a: T, b: T | number): T;
+  mul(a: T, b: T | number): T;
+  div(a: T, b: T | number): T;
+  neg(a: T): T;
+  exp(a: T): T;
+  log(a: T): T;
+  abs(a: T): T;
+  square(a: T): T;
+  minimum(a: T, b: T | number): T;
+  maximum(a: T, b: T | number): T;
+  clip(a: T, min: number, max: number): T;
+  /** Elementwise `a > b` as 1/0 in the float dtype; not differentiable. */
+  greater(a: T, b: T | number): T;
+  /** Elementwise `a < b` as 1/0 in the float dtype; not differentiable. */
+  less(a: T, b: T | number): T;
+  /** Sum over `axis` (all axes when omitted, giving a scalar). */
+  sum(a: T, axis?: number): T;
+  /** Treats `a` as a constant for differentiation. */
+  stopGradient(a: T): T;
+  scalar(value: number): T;
+}
+
+/** The per-token inputs of a policy loss for one micro-batch, each `[rows, tokens]`. */
+export interface LossInput<T> {
+  logProbs: T;
+  oldLogProbs: T;
+  advantages: T;
+  responseMask: T;
+  refLogProbs?: T;
+  /** Per-token entropy of the current policy, when the loss asks for it. */
+  entropy?: T;
+  /** Totals over the whole mini-batch, so micro-batch losses add up to the mini-batch loss. */
+  totals: { tokens: number; rows: number; responseLength: number; microBatches: number };
+}
+
+export interface LossOutput<T> {
+  /** Scalar loss of this micro-batch, already scaled so the sum over micro-batches is the mini-batch loss. */
+  loss: T;
+  /** Scalars to report (clip fraction, KL, entropy, ...), each already scaled like `loss`. */
+  metrics: Record<string, T>;
+}
+
+export interface LossFunction {
+  /** Whether the backend must compute per-token entropy for this loss. */
+  readonly needsEntropy?: boolean;
+  /** Whether the batch must carry reference log-probs. */
+  readonly needsReference?: boolean;
+  compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T>;
+}

@@ -1,0 +1,123 @@
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { cosmiconfig, defaultLoaders, type Loader } from 'cosmiconfig';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { DrmasError } from '../errors/DrmasError.js';
+import { isPlainObject, type ConfigObject } from './ConfigLayers.js';
+
+/** Where config files are looked for, in order, in the start folder and each parent up to the home folder. */
+export const CONFIG_SEARCH_PLACES = Object.freeze([
+  'package.json',
+  '.drmasrc',
+  '.drmasrc.json',
+  '.drmasrc.yaml',
+  '.drmasrc.yml',
+  'drmas.config.ts',
+  'drmas.config.mts',
+  'drmas.config.mjs',
+  'drmas.config.js',
+  'drmas.config.json',
+  'drmas.config.yaml',
+  'drmas.config.yml',
+]);
+
+export interface LoadedConfigFile {
+  /** Absolute path of the file, or undefined when no file was found and none was required. */
+  file?: string;
+  /** Folder names and relative paths in the config resolve from. */
+  dir: string;
+  config: ConfigObject;
+}
+
+function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return `line ${line}, column ${offset - before.lastIndexOf('\n')}`;
+}
+
+const loadJson: Loader = (filepath, content) => {
+  try {
+    return JSON.parse(content) as unknown;
+  } catch (cause) {
+    const message = (cause as Error).message;
+    const position = /position (\d+)/.exec(message);
+    const where = position ? ` at ${lineAndColumn(content, Number(position[1]))}` : '';
+    throw new DrmasError('CONFIG_LOAD_FAILED', `invalid JSON${where}: ${message}`, {
+      file: filepath, cause, hint: 'fix the syntax (a trailing comma or a missing quote is the usual cause)',
+    });
+  }
+};
+
+const loadYaml: Loader = (filepath, content) => {
+  try {
+    return parseYaml(content, { prettyErrors: true }) as unknown;
+  } catch (cause) {
+    const where = cause instanceof YAMLParseError && cause.linePos
+      ? ` at line ${cause.linePos[0].line}, column ${cause.linePos[0].col}` : '';
+    throw new DrmasError('CONFIG_LOAD_FAILED', `invalid YAML${where}: ${(cause as Error).message.split('\n')[0]}`, {
+      file: filepath, cause, hint: 'check the indentation and that every key ends with a colon',
+    });
+  }
+};
+
+function explorer() {
+  return cosmiconfig('drmas', {
+    searchPlaces: [...CONFIG_SEARCH_PLACES],
+    searchStrategy: 'global',
+    loaders: {
+      '.json': loadJson,
+      '.yaml': loadYaml,
+      '.yml': loadYaml,
+      noExt: loadYaml,
+      '.mts': defaultLoaders['.ts'],
+    },
+  });
+}
+
+function asConfigObject(value: unknown, file: string): ConfigObject {
+  const exported = isPlainObject(value) && 'default' in value && Object.keys(value).length === 1 ? value.default : value;
+  if (exported === null || exported === undefined) return {};
+  if (!isPlainObject(exported)) {
+    throw new DrmasError('CONFIG_INVALID', `a config must be an object of sections; found ${Array.isArray(exported) ? 'an array' : typeof exported}`, {
+      file, hint: 'write e.g. { "presets": ["math"], "trainer": { "steps": 10 } }',
+    });
+  }
+  return exported;
+}
+
+async function load(run: () => Promise<{ config: unknown; filepath: string } | null>, file?: string) {
+  try {
+    return await run();
+  } catch (cause) {
+    if (DrmasError.is(cause)) throw cause;
+    throw new DrmasError('CONFIG_LOAD_FAILED', `cannot load config: ${(cause as Error).message}`, {
+      file, cause, hint: 'run with --verbose for the stack trace',
+    });
+  }
+}
+
+/**
+ * Loads `configPath` when given, else searches from `cwd` upwards. With `required`, finding nothing is an error.
+ */
+export async function loadConfigFile(options: { cwd: string; configPath?: string; required: boolean }): Promise<LoadedConfigFile> {
+  if (options.configPath) {
+    const file = path.resolve(options.cwd, options.configPath);
+    if (!existsSync(file) || !statSync(file).isFile()) {
+      throw new DrmasError('CONFIG_NOT_FOUND', `config file ${file} does not exist`, {
+        file, hint: 'check the path given to --config (it is resolved from the current folder)',
+      });
+    }
+    const result = await load(() => explorer().load(file), file);
+    return { file, dir: path.dirname(file), config: asConfigObject(result?.config, file) };
+  }
+  const result = await load(() => explorer().search(options.cwd));
+  if (!result) {
+    if (options.required) {
+      throw new DrmasError('CONFIG_NOT_FOUND', `no drmas config found in ${options.cwd} or its parents`, {
+        hint: `create drmas.config.json (or one of ${CONFIG_SEARCH_PLACES.join(', ')}), or pass --config PATH`,
+      });
+    }
+    return { dir: options.cwd, config: {} };
+  }
+  return { file: result.filepath, dir: path.dirname(result.filepath), config: asConfigObject(result.config, result.filepath) };
+}

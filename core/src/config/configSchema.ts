@@ -1,0 +1,113 @@
+import { z, type ZodObject, type ZodRawShape, type ZodType } from 'zod';
+import { DrmasError } from '../errors/DrmasError.js';
+
+/** Sections whose value is a map of named entries; a plugin's schema for them describes one entry. */
+export const ENTRY_SECTIONS: Readonly<Record<string, string>> = Object.freeze({ models: 'model id', agents: 'agent role' });
+
+const specSchema = z.union([
+  z.string(),
+  z.tuple([z.string()]),
+  z.tuple([z.string(), z.unknown()]),
+  z.looseObject({ name: z.string() }),
+]);
+
+/** The sections the kernel itself understands; plugins add keys to them and sections of their own. */
+function coreSections(): Record<string, ZodObject> {
+  return {
+    trainer: z.strictObject({
+      steps: z.number().int().min(0).default(1),
+      seed: z.number().int().default(0),
+      outputDir: z.string().min(1).default('runs'),
+      runName: z.string().min(1).optional(),
+      saveEvery: z.number().int().min(0).default(0),
+      keepLast: z.number().int().min(1).default(3),
+    }),
+    eval: z.strictObject({
+      every: z.number().int().min(0).default(0),
+      atEnd: z.boolean().default(true),
+    }),
+    algorithm: z.strictObject({ advantage: z.string().min(1).optional() }),
+    models: z.strictObject({}),
+    agents: z.strictObject({ model: z.string().min(1).optional() }),
+  };
+}
+
+export interface SchemaContribution {
+  plugin: string;
+  sections: Record<string, ZodObject>;
+}
+
+/** Builds the schema of the whole config from the kernel's sections and the plugins' contributions. */
+export function buildConfigSchema(contributions: SchemaContribution[]): ZodObject {
+  const sections = coreSections();
+  const owners = new Map<string, string>();
+  for (const { plugin, sections: declared } of contributions) {
+    for (const [section, schema] of Object.entries(declared)) {
+      const existing = sections[section];
+      if (existing) {
+        for (const key of Object.keys(schema.shape)) {
+          const owner = owners.get(`${section}.${key}`) ?? (key in existing.shape ? 'the kernel' : undefined);
+          if (owner) {
+            throw new DrmasError('DUPLICATE_NAME', `config key ${section}.${key} is declared by both ${owner} and plugin "${plugin}"`, {
+              key: `${section}.${key}`, hint: 'two plugins claim the same option; remove one of them from the config',
+            });
+          }
+          owners.set(`${section}.${key}`, `plugin "${plugin}"`);
+        }
+        sections[section] = existing.extend(schema.shape as ZodRawShape) as unknown as ZodObject;
+      } else {
+        sections[section] = z.strictObject(schema.shape as ZodRawShape);
+        for (const key of Object.keys(schema.shape)) owners.set(`${section}.${key}`, `plugin "${plugin}"`);
+      }
+    }
+  }
+  const shape: Record<string, ZodType> = {
+    presets: z.array(z.string()).default([]),
+    plugins: z.array(z.string()).default([]),
+  };
+  for (const [section, schema] of Object.entries(sections)) {
+    shape[section] = section in ENTRY_SECTIONS
+      ? z.record(z.string(), schema).default({})
+      : schema.prefault({});
+  }
+  return z.strictObject(shape);
+}
+
+/** The schema of what the user writes before presets and plugins are loaded: only `presets` and `plugins`. */
+export const moduleListsSchema = z.looseObject({
+  presets: z.array(specSchema).optional(),
+  plugins: z.array(specSchema).optional(),
+});
+
+function unwrap(schema: ZodType): ZodType {
+  let current = schema;
+  for (;;) {
+    const def = current.def as { type: string; innerType?: ZodType };
+    if ((def.type === 'optional' || def.type === 'default' || def.type === 'prefault' || def.type === 'nullable') && def.innerType) {
+      current = def.innerType;
+    } else {
+      return current;
+    }
+  }
+}
+
+/** The schema that validates the value at `path`, or undefined when the path leaves the schema. */
+export function schemaAt(schema: ZodType, path: ReadonlyArray<string | number>): ZodType | undefined {
+  let current: ZodType | undefined = schema;
+  for (const part of path) {
+    if (!current) return undefined;
+    const inner = unwrap(current);
+    const def = inner.def as { type: string; valueType?: ZodType; element?: ZodType };
+    if (def.type === 'object') current = (inner as ZodObject).shape[String(part)] as ZodType | undefined;
+    else if (def.type === 'record') current = def.valueType;
+    else if (def.type === 'array') current = def.element;
+    else return undefined;
+  }
+  return current ? unwrap(current) : undefined;
+}
+
+/** Keys an object schema at `path` accepts (for "Did you mean ...?"). */
+export function knownKeysAt(schema: ZodType, path: ReadonlyArray<string | number>): string[] {
+  const found = schemaAt(schema, path);
+  return found && (found.def as { type: string }).type === 'object' ? Object.keys((found as ZodObject).shape) : [];
+}

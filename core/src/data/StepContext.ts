@@ -1,0 +1,39 @@
+import type { Container } from 'inversify';
+import type { ResolvedConfig } from '../config/ResolvedConfig.js';
+import type { RolloutBatch } from './Turn.js';
+
+/** A mutable bag of metrics: `name -> value`; names use `/` to nest (`actor/solver/grad_norm`). */
+export type Metrics = Record<string, number>;
+
+/** What every hook of a run can reach. */
+export interface RunContext {
+  config: ResolvedConfig;
+  container: Container;
+  /** Absolute path of the run directory (created before `setup`). */
+  runDir: string;
+  /** Aborted when the run is asked to stop (SIGINT); long work should check it. */
+  signal: AbortSignal;
+  log(message: string): void;
+}
+
+export interface StepContext {
+  run: RunContext;
+  /** 1-based step number. */
+  step: number;
+  /** Metrics of this step; any tap may add to it. */
+  metrics: Metrics;
+}
+
+export interface StepResult {
+  step: number;
+  batch: RolloutBatch;
+  metrics: Metrics;
+  context: StepContext;
+}
+
+export interface EvalContext {
+  run: RunContext;
+  /** The training step after which evaluation runs (0 for an eval-only run). */
+  step: number;
+  metrics: Metrics;
+}

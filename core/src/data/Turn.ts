@@ -1,0 +1,64 @@
+/**
+ * The unit of training data: one agent turn, i.e. one LLM call inside an episode.
+ * Token ids are kept exactly as sampled; text is for humans and parsers, never re-tokenized for training.
+ */
+export interface TurnKey {
+  /** Shared by the n rollouts of one prompt (veRL's `uid`). */
+  groupId: string;
+  /** One rollout, i.e. one episode (veRL's `traj_uid`). */
+  trajectoryId: string;
+  /** The role that produced the turn (`solver`, `verifier`, ...). */
+  agentId: string;
+  /** Environment step the turn belongs to (0-based). */
+  step: number;
+  /** Worker group (model id) that trains on this turn. */
+  workerGroupId: string;
+}
+
+export interface Turn extends TurnKey {
+  /** Position of this turn within its trajectory (0-based, counts every agent call). */
+  index: number;
+  promptIds: number[];
+  responseIds: number[];
+  /** Log-prob of each response token under the rollout engine's policy (temperature 1), as sampled. */
+  logProbs: number[];
+  promptText?: string;
+  responseText?: string;
+  /** The parsed action, e.g. `{ kind: 'answer', text: '42' }`; undefined when nothing could be parsed. */
+  action?: unknown;
+  /** False when the output was malformed; such turns are penalised, not thrown. */
+  valid: boolean;
+  /** Why the output was invalid, for auditing. */
+  invalidReason?: string;
+  finishReason?: 'stop' | 'length';
+  /** Scalar reward of this turn, filled by the reward hook. */
+  reward?: number;
+  /** Optional per-token rewards (same length as responseIds); overrides `reward` placement when present. */
+  tokenRewards?: number[];
+  /** Filled by the advantage hook: per response token. */
+  advantages?: number[];
+  returns?: number[];
+  /** Free-form data an orchestra or reward allocator attaches (e.g. F1 gain of an answer). */
+  info?: Record<string, unknown>;
+}
+
+export interface Trajectory {
+  groupId: string;
+  trajectoryId: string;
+  /** Identifies the task, e.g. the dataset row id. */
+  taskId: string;
+  /** Data source name for per-source metrics (`math-synthetic`, `nq`, ...). */
+  dataSource?: string;
+  turns: Turn[];
+  /** Episode outcome, filled by the environment or the reward hook (e.g. 1 for a correct final answer). */
+  outcome?: number;
+  /** Whether the episode ended by itself (true) or was cut by a step limit (false). */
+  done: boolean;
+  info?: Record<string, unknown>;
+}
+
+export interface RolloutBatch {
+  trajectories: Trajectory[];
+  /** Arbitrary per-batch metrics a producer or filter adds (`rollout/filtered_groups`, ...). */
+  metrics: Record<string, number>;
+}

@@ -1,0 +1,42 @@
+/** Levenshtein distance with an early exit once every entry of a row exceeds `limit`. */
+export function editDistance(a: string, b: string, limit = Infinity): number {
+  if (a === b) return 0;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
+      rowMin = Math.min(rowMin, current[j]);
+    }
+    if (rowMin > limit) return rowMin;
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+/**
+ * The candidates closest to `input` (case-insensitive), best first: those within a third of the input's length
+ * (at least 2 edits), plus any candidate that contains the input or is contained in it.
+ */
+export function closestMatches(input: string, candidates: Iterable<string>, max = 3): string[] {
+  const needle = input.toLowerCase();
+  const limit = Math.max(2, Math.floor(needle.length / 3));
+  const scored: Array<[string, number]> = [];
+  for (const candidate of new Set(candidates)) {
+    const hay = candidate.toLowerCase();
+    const distance = editDistance(needle, hay, limit);
+    if (distance <= limit) scored.push([candidate, distance]);
+    else if (needle.length >= 3 && (hay.includes(needle) || needle.includes(hay))) scored.push([candidate, limit + 1]);
+  }
+  scored.sort((x, y) => x[1] - y[1] || x[0].localeCompare(y[0]));
+  return scored.slice(0, max).map(([candidate]) => candidate);
+}
+
+/** ` Did you mean "x"?` (with a leading space), or an empty string when nothing is close. */
+export function didYouMean(input: string, candidates: Iterable<string>): string {
+  const matches = closestMatches(input, candidates);
+  if (matches.length === 0) return '';
+  return ` Did you mean ${matches.map((m) => JSON.stringify(m)).join(' or ')}?`;
+}

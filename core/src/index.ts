@@ -1,0 +1,63 @@
+import 'reflect-metadata';
+
+export * as inversify from 'inversify';
+export { Container, inject, injectable, multiInject, named, optional } from 'inversify';
+export * as tapable from 'tapable';
+export {
+  AsyncParallelHook, AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncBailHook, SyncHook, SyncWaterfallHook,
+} from 'tapable';
+export { z } from 'zod';
+
+export { DrmasError, type DrmasErrorCode, type DrmasErrorDetails } from './errors/DrmasError.js';
+export { closestMatches, didYouMean, editDistance } from './errors/didYouMean.js';
+
+export { Kernel, type RunOptions } from './kernel/Kernel.js';
+export { createKernel, type KernelSetup } from './kernel/createKernel.js';
+export { createKernelHooks, HOOK_NAMES, type HookName, type KernelHooks } from './kernel/KernelHooks.js';
+export { Stage, type StageName } from './kernel/stages.js';
+export { TimingInterceptor } from './kernel/TimingInterceptor.js';
+
+export { createToken, tokenInfo, type Token, type TokenInfo } from './di/Token.js';
+export { BindingLedger, type BindingRecord } from './di/BindingLedger.js';
+export { translateContainerError } from './di/containerErrors.js';
+export type { RegisterContext } from './di/RegisterContext.js';
+export {
+  AdvantageEstimator, BackendFactory, Environment, MetricsSink, Orchestra,
+} from './roles/tokens.js';
+
+export {
+  definePlugin, definePreset, isPlugin, type Plugin, type PluginFactory, type PluginSpec, type Preset,
+  type PresetFactory, type PresetSpec,
+} from './plugins/Plugin.js';
+export { PluginLoader, type LoadedPlugin, type LoadedPreset, type ModuleOrigin } from './plugins/PluginLoader.js';
+export { candidatePackageNames, shortName } from './plugins/packageNames.js';
+
+export { defineConfig, type EvalConfig, type TrainerConfig, type UserConfig } from './config/UserConfig.js';
+export { ResolvedConfig } from './config/ResolvedConfig.js';
+export { resolveConfig, type ConfigResolution, type ResolveConfigOptions } from './config/resolveConfig.js';
+export { CONFIG_SEARCH_PLACES, loadConfigFile } from './config/ConfigFile.js';
+export { coerceOverride, parseOverride, type Override } from './config/overrides.js';
+export { buildConfigSchema, ENTRY_SECTIONS } from './config/configSchema.js';
+
+export { agent, agentName, type AgentConstructor } from './agents/agent.js';
+export { Agent, AgentRegistry } from './agents/AgentRegistry.js';
+
+export type { Trajectory, Turn, TurnKey, RolloutBatch } from './data/Turn.js';
+export type { WorkerGroupBatch } from './data/WorkerGroupBatch.js';
+export type { EvalContext, Metrics, RunContext, StepContext, StepResult } from './data/StepContext.js';
+export { packTurns, packWorkerGroups } from './data/packWorkerGroups.js';
+
+export type {
+  GenerateRequest, GenerateResult, OptimizerSettings, PolicyBackend, SamplingParams, ScoreRequest, ScoreResult,
+  UpdateRequest, UpdateResult, WeightTensor,
+} from './compute/PolicyBackend.js';
+export type { LossFunction, LossInput, LossOutput, TensorOps } from './compute/TensorOps.js';
+
+export { Rng, SeededRng, type RngState } from './random/Rng.js';
+
+export { builtinPlugins, type CommandName } from './builtins/builtinPlugins.js';
+export { AdvantagePlugin } from './builtins/AdvantagePlugin.js';
+export { JsonlMetricsSink, RunDirectoryPlugin } from './builtins/RunDirectoryPlugin.js';
+
+export { main, BUILTIN_COMMANDS } from './cli/main.js';
+export type { CliCommand, CliIO } from './cli/CliCommand.js';

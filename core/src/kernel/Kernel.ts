@@ -1,0 +1,225 @@
+import 'reflect-metadata';
+import { Container } from 'inversify';
+import { AgentRegistry } from '../agents/AgentRegistry.js';
+import type { AgentConstructor } from '../agents/agent.js';
+import { ResolvedConfig } from '../config/ResolvedConfig.js';
+import type { Metrics, RunContext, StepContext, StepResult } from '../data/StepContext.js';
+import { packWorkerGroups } from '../data/packWorkerGroups.js';
+import { BindingLedger } from '../di/BindingLedger.js';
+import { translateContainerError } from '../di/containerErrors.js';
+import type { RegisterContext } from '../di/RegisterContext.js';
+import { tokenInfo, type Token } from '../di/Token.js';
+import { DrmasError } from '../errors/DrmasError.js';
+import { didYouMean } from '../errors/didYouMean.js';
+import type { LoadedPlugin } from '../plugins/PluginLoader.js';
+import { MetricsSink } from '../roles/tokens.js';
+import { createKernelHooks, type KernelHooks } from './KernelHooks.js';
+import { TimingInterceptor } from './TimingInterceptor.js';
+
+export interface RunOptions {
+  runDir: string;
+  signal?: AbortSignal;
+  log?: (message: string) => void;
+  /** First step to run (1-based); later than 1 when resuming. */
+  firstStep?: number;
+}
+
+/**
+ * The kernel: a frozen set of hooks, a DI container and the step loop. It knows nothing of models or maths;
+ * plugins give it behaviour by binding roles (`register`) and tapping hooks (`apply`).
+ */
+export class Kernel {
+  readonly hooks: KernelHooks = createKernelHooks();
+  readonly container = new Container({ defaultScope: 'Singleton' });
+  readonly ledger = new BindingLedger();
+  readonly agents = new AgentRegistry(this.ledger);
+  readonly plugins: LoadedPlugin[] = [];
+  private readonly timing = new TimingInterceptor();
+  private resolvedConfig: ResolvedConfig | undefined;
+
+  constructor() {
+    this.timing.install(this.hooks);
+    this.container.bind(AgentRegistry).toConstantValue(this.agents);
+  }
+
+  get config(): ResolvedConfig {
+    if (!this.resolvedConfig) throw new Error('Kernel.config read before the config was set (call kernel.configure first)');
+    return this.resolvedConfig;
+  }
+
+  /** Sets the resolved config, registers then applies `plugins`, and runs the `configure` and `validate` hooks. */
+  configure(config: ResolvedConfig, plugins: LoadedPlugin[]): ResolvedConfig {
+    this.resolvedConfig = config;
+    this.container.bind(ResolvedConfig).toDynamicValue(() => this.config);
+    for (const loaded of plugins) this.plugins.push(loaded);
+    for (const loaded of plugins) {
+      if (loaded.plugin.register) this.guard(loaded, 'register', () => loaded.plugin.register!(this.registerContext(loaded.plugin.name)));
+    }
+    for (const loaded of plugins) this.guard(loaded, 'apply', () => loaded.plugin.apply(this));
+    this.resolvedConfig = this.hooks.configure.call(config);
+    this.hooks.validate.call(this.resolvedConfig);
+    return this.resolvedConfig;
+  }
+
+  /** Resolves a single role; inversify's errors come back as DrmasErrors naming the plugins and config key. */
+  get<T>(token: Token<T>, request: { key?: string; requester?: string } = {}): T {
+    try {
+      return this.container.get<T>(token);
+    } catch (error) {
+      throw translateContainerError(error, this.ledger, request);
+    }
+  }
+
+  /** Every binding of an open role, in registration order. */
+  getAll<T>(token: Token<T>): T[] {
+    return this.container.isBound(token) ? this.container.getAll<T>(token) : [];
+  }
+
+  /** Resolves the contribution called `name` of a named role; `key` is the config key that chose the name. */
+  getNamed<T>(token: Token<T>, name: string, key?: string): T {
+    const names = this.ledger.namesOf(token);
+    const info = tokenInfo(token);
+    if (!names.includes(name)) {
+      throw new DrmasError('UNKNOWN_NAME', `no ${info.label} named "${name}" is registered${names.length ? ` (registered: ${names.join(', ')})` : ''}`, {
+        key: key ?? info.configKey,
+        hint: didYouMean(name, names).trim() || `add the plugin that provides the ${info.label} "${name}" to \`plugins\` (or a preset that brings it)`,
+      });
+    }
+    try {
+      return this.container.get<T>(token, { name });
+    } catch (error) {
+      throw translateContainerError(error, this.ledger, { name, key });
+    }
+  }
+
+  /** Whether any plugin tapped `hook` (tapable's `isUsed` also counts the kernel's own interceptors). */
+  hasTaps(hook: keyof KernelHooks): boolean {
+    return (this.hooks[hook] as unknown as { taps: unknown[] }).taps.length > 0;
+  }
+
+  namesOf(token: symbol): string[] {
+    return this.ledger.namesOf(token);
+  }
+
+  /** Runs `trainer.steps` steps (from `firstStep`), with setup before and shutdown after. */
+  async run(options: RunOptions): Promise<void> {
+    const run = this.runContext(options);
+    await this.hooks.setup.promise(run);
+    try {
+      const last = this.config.trainer.steps;
+      for (let step = options.firstStep ?? 1; step <= last; step++) {
+        if (run.signal.aborted) {
+          run.log(`stopping before step ${step}: ${String(run.signal.reason ?? 'interrupted')}`);
+          break;
+        }
+        await this.step(run, step, step === last);
+      }
+    } catch (error) {
+      this.hooks.failed.call(error as Error);
+      throw error;
+    } finally {
+      await this.hooks.shutdown.promise();
+    }
+  }
+
+  /** One training step through the hooks; returns its metrics (also handed to every MetricsSink). */
+  async step(run: RunContext, step: number, isLast = false): Promise<StepResult> {
+    const metrics: Metrics = {};
+    const context: StepContext = { run, step, metrics };
+    this.timing.attach(metrics);
+    const started = performance.now();
+    try {
+      await this.hooks.beforeStep.promise(context);
+      let batch = await this.hooks.rollout.promise(context);
+      if (!batch) {
+        throw new DrmasError('NO_ROLLOUT', 'no plugin produced a rollout batch: the `rollout` hook has no tap that returns one', {
+          key: 'presets', hint: 'add a preset with an orchestra (e.g. "math") or a plugin that taps kernel.hooks.rollout',
+        });
+      }
+      batch = await this.hooks.afterRollout.promise(batch, context);
+      batch = await this.hooks.reward.promise(batch, context);
+      batch = await this.hooks.advantage.promise(batch, context);
+      for (const group of packWorkerGroups(batch)) await this.hooks.update.promise(group, context);
+      const result: StepResult = { step, batch, metrics, context };
+      await this.hooks.afterStep.promise(result);
+      const { every, atEnd } = this.config.eval;
+      if (this.hasTaps('evaluate') && ((every > 0 && step % every === 0) || (atEnd && isLast))) {
+        await this.hooks.evaluate.promise({ run, step, metrics });
+      }
+      metrics['timing/step'] = Math.round(performance.now() - started) / 1000;
+      for (const sink of this.getAll(MetricsSink)) await sink.write({ step, metrics });
+      return result;
+    } finally {
+      this.timing.attach(undefined);
+    }
+  }
+
+  /** Runs the `evaluate` hook once, outside training (`drmas eval`). */
+  async evaluate(options: RunOptions & { step?: number }): Promise<Metrics> {
+    const run = this.runContext(options);
+    await this.hooks.setup.promise(run);
+    const metrics: Metrics = {};
+    this.timing.attach(metrics);
+    try {
+      await this.hooks.evaluate.promise({ run, step: options.step ?? 0, metrics });
+      for (const sink of this.getAll(MetricsSink)) await sink.write({ step: options.step ?? 0, metrics });
+      return metrics;
+    } catch (error) {
+      this.hooks.failed.call(error as Error);
+      throw error;
+    } finally {
+      this.timing.attach(undefined);
+      await this.hooks.shutdown.promise();
+    }
+  }
+
+  private runContext(options: RunOptions): RunContext {
+    return {
+      config: this.config,
+      container: this.container,
+      runDir: options.runDir,
+      signal: options.signal ?? new AbortController().signal,
+      log: options.log ?? (() => {}),
+    };
+  }
+
+  private registerContext(plugin: string): RegisterContext {
+    const { container, ledger, agents } = this;
+    return {
+      plugin,
+      config: this.config,
+      container,
+      bind: (token) => {
+        ledger.record({ token, plugin });
+        return container.bind(token);
+      },
+      provide: (token, name, value) => {
+        ledger.record({ token, name, plugin });
+        container.bind(token).toConstantValue(value).whenNamed(name);
+      },
+      agents: {
+        register: (nameOrClass: string | AgentConstructor, target?: AgentConstructor) => {
+          if (typeof nameOrClass === 'string') agents.register(nameOrClass, target!, plugin);
+          else agents.register(nameOrClass, plugin);
+        },
+      },
+    };
+  }
+
+  private guard(loaded: LoadedPlugin, phase: 'register' | 'apply', action: () => void): void {
+    try {
+      action();
+    } catch (cause) {
+      if (DrmasError.is(cause) && cause.code !== 'RUN_FAILED') {
+        throw new DrmasError(cause.code, `plugin "${loaded.plugin.name}" (${loaded.key}): ${cause.message}`, {
+          key: cause.key ?? loaded.key, file: cause.file ?? loaded.listedIn, hint: cause.hint, cause,
+        });
+      }
+      throw new DrmasError('PLUGIN_FAILED',
+        `plugin "${loaded.plugin.name}" threw in ${phase}(): ${(cause as Error)?.message ?? String(cause)}`, {
+          key: loaded.key, file: loaded.listedIn, cause,
+          hint: `the plugin comes from ${loaded.resolvedFrom}; check its options at ${loaded.key}, or run with --verbose for the stack`,
+        });
+    }
+  }
+}

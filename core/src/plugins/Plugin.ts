@@ -1,0 +1,53 @@
+import type { ZodObject } from 'zod';
+import type { RegisterContext } from '../di/RegisterContext.js';
+import type { Kernel } from '../kernel/Kernel.js';
+import type { UserConfig } from '../config/UserConfig.js';
+
+/** A unit of behaviour: DI bindings in `register`, hook taps in `apply`. `name` is also the tap name. */
+export interface Plugin<O = unknown> {
+  name: string;
+  options?: O;
+  /**
+   * Config sections this plugin validates: `{ algorithm: z.object({ clipRatio: z.number() }) }` adds keys to the
+   * `algorithm` section; for `models` and `agents` the shape is that of one entry. A new top-level key declares a
+   * section of the plugin's own.
+   */
+  configSchema?: Record<string, ZodObject>;
+  register?(ctx: RegisterContext): void;
+  apply(kernel: Kernel): void;
+}
+
+export type PluginFactory<O = unknown> = (options: O) => Plugin<O> | Promise<Plugin<O>>;
+/** `name`, `[name, options]` or a plugin object. */
+export type PluginSpec = string | [name: string, options?: unknown] | Plugin;
+
+export interface Preset {
+  name: string;
+  presets?: PresetSpec[];
+  plugins?: PluginSpec[];
+  /** Defaults; the user's config wins over them. */
+  config?: Partial<UserConfig>;
+}
+export type PresetFactory<O = unknown> = (options: O) => Preset | Promise<Preset>;
+export type PresetSpec = string | [name: string, options?: unknown] | Preset;
+
+/** Gives a plugin object or factory its type; returns it unchanged. */
+export function definePlugin<O = unknown>(plugin: Plugin<O> | PluginFactory<O>): typeof plugin {
+  return plugin;
+}
+
+/** Gives a preset object or factory its type; returns it unchanged. */
+export function definePreset<O = unknown>(preset: Preset | PresetFactory<O>): typeof preset {
+  return preset;
+}
+
+export function isPlugin(value: unknown): value is Plugin {
+  return typeof value === 'object' && value !== null
+    && typeof (value as Plugin).name === 'string' && typeof (value as Plugin).apply === 'function';
+}
+
+export function looksLikePreset(value: unknown): value is Preset {
+  return typeof value === 'object' && value !== null && typeof (value as Preset).name === 'string'
+    && typeof (value as Plugin).apply !== 'function'
+    && ('plugins' in value || 'presets' in value || 'config' in value);
+}

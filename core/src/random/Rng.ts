@@ -1,0 +1,113 @@
+import { createToken } from '../di/Token.js';
+
+/** The state of an `Rng`, enough to continue its sequence exactly (saved in checkpoints). */
+export type RngState = [number, number, number, number];
+
+function splitmix32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x9e3779b9) >>> 0;
+    let z = state;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return (z ^ (z >>> 16)) >>> 0;
+  };
+}
+
+function hashLabel(label: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < label.length; i++) h = Math.imul(h ^ label.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/**
+ * A seeded generator (xoshiro128**): the same seed gives the same sequence on every machine. `fork(label)`
+ * derives an independent stream per purpose so adding a consumer does not shift the others.
+ */
+export interface Rng {
+  nextUint32(): number;
+  next(): number;
+  int(n: number): number;
+  normal(): number;
+  shuffle<T>(items: T[]): T[];
+  fork(label: string): Rng;
+  getState(): RngState;
+  setState(state: RngState): void;
+}
+
+export class SeededRng implements Rng {
+  private s: Uint32Array;
+
+  constructor(seed: number | RngState) {
+    if (Array.isArray(seed)) {
+      this.s = Uint32Array.from(seed);
+    } else {
+      const next = splitmix32(seed);
+      this.s = Uint32Array.from([next(), next(), next(), next()]);
+    }
+    if (this.s.every((x) => x === 0)) this.s[0] = 1;
+  }
+
+  /** A uniform 32-bit unsigned integer. */
+  nextUint32(): number {
+    const s = this.s;
+    const result = Math.imul(rotl(Math.imul(s[1], 5), 7), 9) >>> 0;
+    const t = (s[1] << 9) >>> 0;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 11);
+    return result;
+  }
+
+  /** Uniform in [0, 1) with 53 random bits. */
+  next(): number {
+    const hi = this.nextUint32() >>> 5;
+    const lo = this.nextUint32() >>> 6;
+    return (hi * 67108864 + lo) / 9007199254740992;
+  }
+
+  /** Uniform integer in [0, n). */
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+
+  /** Standard normal (Box-Muller). */
+  normal(): number {
+    let u = 0;
+    while (u === 0) u = this.next();
+    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * this.next());
+  }
+
+  /** Fisher-Yates shuffle in place. */
+  shuffle<T>(items: T[]): T[] {
+    for (let i = items.length - 1; i > 0; i--) {
+      const j = this.int(i + 1);
+      [items[i], items[j]] = [items[j], items[i]];
+    }
+    return items;
+  }
+
+  /** An independent generator for one purpose, derived from this one's current state and the label. */
+  fork(label: string): SeededRng {
+    const h = hashLabel(label);
+    const next = splitmix32((this.s[0] ^ h ^ Math.imul(this.s[2], 0x9e3779b1)) >>> 0);
+    return new SeededRng([next() ^ this.s[1], next() ^ this.s[3], next(), next()].map((x) => x >>> 0) as RngState);
+  }
+
+  getState(): RngState {
+    return Array.from(this.s) as RngState;
+  }
+
+  setState(state: RngState): void {
+    this.s = Uint32Array.from(state);
+  }
+}
+
+function rotl(x: number, k: number): number {
+  return ((x << k) | (x >>> (32 - k))) >>> 0;
+}
+
+export const Rng = createToken<Rng>('Rng', { label: 'random generator' });

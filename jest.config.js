@@ -1,0 +1,23 @@
+/**
+ * Jest runs the TypeScript sources directly (ts-jest, ESM). Workspace packages resolve to their `src/` through
+ * the `drmas-source` export condition, so a test and the plugins it loads share one copy of @drmas/core.
+ * Tests that need more than a few seconds are marked with `describeSlow` and run only with DRMAS_SLOW_TESTS=1.
+ */
+export default {
+  testEnvironment: 'node',
+  testEnvironmentOptions: { customExportConditions: ['drmas-source', 'node', 'node-addons'] },
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.test.json', diagnostics: false }],
+  },
+  testMatch: [
+    '<rootDir>/core/test/**/*.test.ts',
+    '<rootDir>/plugins/*/test/**/*.test.ts',
+    '<rootDir>/presets/*/test/**/*.test.ts',
+    '<rootDir>/test/**/*.test.ts',
+  ],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  testTimeout: 60000,
+};
