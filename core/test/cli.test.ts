@@ -1,0 +1,104 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { runCli } from '../../test/support/cliRunner.js';
+import { TempProject } from '../../test/support/tempProject.js';
+
+const project = new TempProject('cli').write({
+  'drmas.config.json': { plugins: ['./team.js'], algorithm: { advantage: 'mean-baseline' }, trainer: { steps: 2 } },
+  'team.js': `
+import { AdvantageEstimator, agent, Stage } from '@drmas/core';
+class Solver {}
+agent('solver')(Solver);
+export default {
+  name: 'team',
+  register(ctx) {
+    ctx.agents.register(Solver);
+    ctx.provide(AdvantageEstimator, 'mean-baseline', { name: 'mean-baseline', estimate: (b) => b });
+  },
+  apply(kernel) {
+    kernel.hooks.setup.tap({ name: 'team', stage: Stage.BACKEND }, () => {});
+    kernel.hooks.rollout.tapPromise('team', async () => ({ trajectories: [], metrics: {} }));
+    kernel.hooks.afterStep.tap('team', (r) => { r.metrics['team/ok'] = 1; });
+  },
+};
+`,
+  'bad.json': '{ "trainer": { "steps": "two" } }',
+});
+afterAll(() => project.dispose());
+
+describe('drmas CLI', () => {
+  test('info --json lists plugins, hooks with their taps in call order, and registered roles', async () => {
+    const { code, stdout } = await runCli(['info', '--json'], project.dir);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(report.configFile).toBe(project.path('drmas.config.json'));
+    expect(report.plugins.map((p: { name: string }) => p.name)).toEqual(['drmas:advantage', 'team']);
+    expect(report.plugins[1].resolvedFrom).toBe(project.path('team.js'));
+    expect(report.hooks.setup).toEqual([{ name: 'team', type: 'sync', stage: -300 }]);
+    expect(report.hooks.advantage.map((t: { name: string }) => t.name)).toEqual(['drmas:advantage']);
+    expect(report.hooks.validate.map((t: { name: string }) => t.name)).toEqual(['drmas:advantage']);
+    expect(report.hooks.rollout).toEqual([{ name: 'team', type: 'promise', stage: 0 }]);
+    expect(Object.keys(report.hooks)).toHaveLength(13);
+    expect(report.roles.agents).toEqual([{ name: 'solver', plugin: 'team' }]);
+    expect(report.roles.advantageEstimators).toEqual([{ name: 'mean-baseline', plugin: 'team' }]);
+    expect(report.roles.backends).toEqual([]);
+  });
+
+  test('info prints a readable report', async () => {
+    const { code, stdout } = await runCli(['info'], project.dir);
+    expect(code).toBe(0);
+    expect(stdout).toContain('rollout       team');
+    expect(stdout).toContain('agents:\n  solver');
+  });
+
+  test('train writes the resolved config and one metrics line per step', async () => {
+    const runDir = project.path('run');
+    const { code, stderr } = await runCli(['train', '--run-dir', runDir, '--set', 'trainer.steps=3'], project.dir);
+    expect(stderr).toContain('3 steps');
+    expect(code).toBe(0);
+    const lines = readFileSync(`${runDir}/metrics.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.step)).toEqual([1, 2, 3]);
+    expect(lines[0]['team/ok']).toBe(1);
+    expect(typeof lines[0]['timing/rollout']).toBe('number');
+    const config = JSON.parse(readFileSync(`${runDir}/config.json`, 'utf8'));
+    expect(config.trainer.steps).toBe(3);
+    expect(config.plugins).toEqual(['./team.js']);
+  });
+
+  test('a user error exits non-zero with the message and no stack trace', async () => {
+    const { code, stderr } = await runCli(['train', '--config', 'bad.json'], project.dir);
+    expect(code).toBe(1);
+    expect(stderr).toContain('error CONFIG_INVALID');
+    expect(stderr).toContain('trainer.steps: expected number, received string');
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+
+  test('--verbose adds the stack', async () => {
+    const { stderr } = await runCli(['train', '--config', 'bad.json', '--verbose'], project.dir);
+    expect(stderr).toMatch(/\n\s+at /);
+  });
+
+  test('help for drmas and for each command; unknown commands and flags get suggestions', async () => {
+    const top = await runCli(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toMatch(/train .*\n.*eval .*\n.*info /);
+    for (const command of ['train', 'eval', 'info']) {
+      const help = await runCli([command, '--help']);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain(`usage: drmas ${command}`);
+      expect(help.stdout).toContain('--config PATH');
+    }
+    const unknown = await runCli(['trian']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Did you mean "train"?');
+    const flag = await runCli(['train', '--confg', 'x']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('Did you mean "--config"?');
+  });
+
+  test('eval without an evaluate tap says what is missing', async () => {
+    const { code, stderr } = await runCli(['eval'], project.dir);
+    expect(code).toBe(1);
+    expect(stderr).toContain('no plugin taps the evaluate hook');
+  });
+});

@@ -1,0 +1,189 @@
+import { afterEach, describe, expect, test } from '@jest/globals';
+import { coerceOverride, createKernel, DrmasError, parseOverride, resolveConfig, z } from '@drmas/core';
+import { buildConfigSchema } from '../src/config/configSchema.js';
+import { TempProject } from '../../test/support/tempProject.js';
+
+const projects: TempProject[] = [];
+function project(files: Record<string, string | object>): TempProject {
+  const p = new TempProject('config').write(files);
+  projects.push(p);
+  return p;
+}
+afterEach(() => { while (projects.length) projects.pop()!.dispose(); });
+
+async function failure(run: () => Promise<unknown>): Promise<DrmasError> {
+  try {
+    await run();
+  } catch (error) {
+    if (DrmasError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a DrmasError');
+}
+
+describe('finding and loading config files', () => {
+  test.each([
+    ['drmas.config.json', JSON.stringify({ trainer: { steps: 4 } })],
+    ['drmas.config.yaml', 'trainer:\n  steps: 4\n'],
+    ['.drmasrc', 'trainer:\n  steps: 4\n'],
+    ['.drmasrc.json', JSON.stringify({ trainer: { steps: 4 } })],
+    ['drmas.config.mjs', 'export default { trainer: { steps: 4 } };\n'],
+    ['package.json', JSON.stringify({ name: 'x', drmas: { trainer: { steps: 4 } } })],
+    ['drmas.config.ts', "import { defineConfig } from '@drmas/core';\nconst steps: number = 4;\nexport default defineConfig({ trainer: { steps } });\n"],
+  ])('%s is found by search and loaded', async (name, content) => {
+    const p = project({ [name]: content, 'sub/dir/.keep': '' });
+    const { config, file } = await resolveConfig({ cwd: p.path('sub', 'dir') });
+    expect(file).toBe(p.path(name));
+    expect(config.trainer.steps).toBe(4);
+  });
+
+  test('--config loads one file', async () => {
+    const p = project({ 'a.yaml': 'trainer:\n  seed: 3\n', 'drmas.config.json': '{"trainer":{"seed":1}}' });
+    const { config } = await resolveConfig({ cwd: p.dir, configPath: 'a.yaml' });
+    expect(config.trainer.seed).toBe(3);
+  });
+
+  test('a missing file names the path', async () => {
+    const p = project({});
+    const error = await failure(() => resolveConfig({ cwd: p.dir, configPath: 'missing.json' }));
+    expect(error.code).toBe('CONFIG_NOT_FOUND');
+    expect(error.file).toBe(p.path('missing.json'));
+  });
+
+  test('no config found while one is required', async () => {
+    const p = project({ '.keep': '' });
+    const error = await failure(() => resolveConfig({ cwd: p.dir, required: true, configPath: undefined }));
+    expect(['CONFIG_NOT_FOUND']).toContain(error.code);
+  });
+
+  test('a YAML syntax error names the file, line and column', async () => {
+    const p = project({ 'drmas.config.yaml': 'trainer:\n  steps: 4\n  seed: [1, 2\n  other: 1\n' });
+    const error = await failure(() => resolveConfig({ cwd: p.dir }));
+    expect(error.code).toBe('CONFIG_LOAD_FAILED');
+    expect(error.file).toBe(p.path('drmas.config.yaml'));
+    expect(error.message).toMatch(/invalid YAML at line 4, column 3: .*end with a \]/);
+  });
+
+  test('a JSON syntax error names the file and the line', async () => {
+    const p = project({ 'drmas.config.json': '{\n  "trainer": { "steps": 4, }\n}\n' });
+    const error = await failure(() => resolveConfig({ cwd: p.dir }));
+    expect(error.code).toBe('CONFIG_LOAD_FAILED');
+    expect(error.message).toMatch(/invalid JSON at line 2/);
+  });
+
+  test('a config that is not an object', async () => {
+    const p = project({ 'drmas.config.json': '[1, 2]' });
+    const error = await failure(() => resolveConfig({ cwd: p.dir }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain('found an array');
+  });
+});
+
+describe('schema validation', () => {
+  test('a wrong type names the key path and the file', async () => {
+    const p = project({ 'drmas.config.json': JSON.stringify({ trainer: { steps: 'ten' } }) });
+    const error = await failure(() => resolveConfig({ cwd: p.dir }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.key).toBe('trainer.steps');
+    expect(error.file).toBe(p.path('drmas.config.json'));
+    expect(error.message).toContain('trainer.steps: expected number, received string');
+  });
+
+  test('an unknown key gets a suggestion', async () => {
+    const p = project({ 'drmas.config.json': JSON.stringify({ trainer: { stpes: 3 } }) });
+    const error = await failure(() => resolveConfig({ cwd: p.dir }));
+    expect(error.key).toBe('trainer.stpes');
+    expect(error.message).toContain('trainer.stpes: unknown key. Did you mean "steps"?');
+  });
+
+  test('an unknown top-level section gets a suggestion', async () => {
+    const p = project({ 'drmas.config.json': JSON.stringify({ trainr: { steps: 3 } }) });
+    const error = await failure(() => resolveConfig({ cwd: p.dir }));
+    expect(error.message).toContain('trainr: unknown key. Did you mean "trainer"?');
+  });
+
+  test('defaults are filled in', async () => {
+    const { config } = await resolveConfig({ cwd: '/', inline: {} });
+    expect(config.trainer).toEqual({ steps: 1, seed: 0, outputDir: 'runs', saveEvery: 0, keepLast: 3 });
+    expect(config.eval).toEqual({ every: 0, atEnd: true });
+  });
+
+  test('plugins declare their own sections and extend the kernel\'s', async () => {
+    const plugin = {
+      name: 'declares',
+      configSchema: { widget: z.object({ size: z.number().default(2) }), algorithm: z.object({ clipRatio: z.number().default(0.2) }) },
+      apply() {},
+    };
+    const { config } = await resolveConfig({ cwd: '/', inline: { plugins: [plugin], algorithm: { advantage: 'grpo' } } });
+    expect(config.widget).toEqual({ size: 2 });
+    expect(config.algorithm).toEqual({ advantage: 'grpo', clipRatio: 0.2 });
+    const error = await failure(() => resolveConfig({ cwd: '/', inline: { plugins: [plugin], widget: { sise: 1 } } }));
+    expect(error.message).toContain('widget.sise: unknown key. Did you mean "size"?');
+  });
+
+  test('two plugins declaring the same key is an error naming both', () => {
+    const a = { plugin: 'a', sections: { algorithm: z.object({ clip: z.number() }) } };
+    const b = { plugin: 'b', sections: { algorithm: z.object({ clip: z.number() }) } };
+    expect(() => buildConfigSchema([a, b])).toThrow('config key algorithm.clip is declared by both plugin "a" and plugin "b"');
+  });
+
+  test('entries of models and agents are validated one by one', async () => {
+    const error = await failure(() => resolveConfig({ cwd: '/', inline: { agents: { solver: { modle: 'm1' } } } }));
+    expect(error.message).toContain('agents.solver.modle: unknown key. Did you mean "model"?');
+  });
+});
+
+describe('--set', () => {
+  test('coerces by the schema type at the key', async () => {
+    const { config } = await resolveConfig({
+      cwd: '/', inline: {},
+      overrides: ['trainer.steps=3', 'trainer.outputDir=123', 'eval.atEnd=false', 'trainer.runName=a=b'],
+    });
+    expect(config.trainer.steps).toBe(3);
+    expect(config.trainer.outputDir).toBe('123');
+    expect(config.eval.atEnd).toBe(false);
+    expect(config.trainer.runName).toBe('a=b');
+  });
+
+  test('guesses where no schema speaks', () => {
+    const guess = (raw: string) => coerceOverride({ path: ['x'], raw }, undefined);
+    expect(guess('3')).toBe(3);
+    expect(guess('-2.5e-3')).toBe(-0.0025);
+    expect(guess('true')).toBe(true);
+    expect(guess('null')).toBeNull();
+    expect(guess('[1,"a"]')).toEqual([1, 'a']);
+    expect(guess('{"a":1}')).toEqual({ a: 1 });
+    expect(guess('hello')).toBe('hello');
+    expect(guess('1.2.3')).toBe('1.2.3');
+  });
+
+  test('wins over the file, which wins over presets', async () => {
+    const p = project({ 'drmas.config.json': JSON.stringify({ trainer: { steps: 5, seed: 2 } }) });
+    const { config } = await resolveConfig({ cwd: p.dir, overrides: ['trainer.steps=9'] });
+    expect(config.trainer).toMatchObject({ steps: 9, seed: 2 });
+  });
+
+  test('a value of the wrong type is an error naming the key', async () => {
+    const error = await failure(() => resolveConfig({ cwd: '/', inline: {}, overrides: ['trainer.steps=many'] }));
+    expect(error.code).toBe('CONFIG_OVERRIDE_INVALID');
+    expect(error.key).toBe('trainer.steps');
+    const bool = await failure(() => resolveConfig({ cwd: '/', inline: {}, overrides: ['eval.atEnd=maybe'] }));
+    expect(bool.message).toContain('expected true or false');
+  });
+
+  test('a malformed override', () => {
+    expect(() => parseOverride('trainer.steps')).toThrow('--set expects KEY=VALUE');
+    expect(() => parseOverride('a..b=1')).toThrow('--set expects KEY=VALUE');
+  });
+
+  test('an unknown key set from the command line is reported as coming from --set', async () => {
+    const error = await failure(() => resolveConfig({ cwd: '/', inline: {}, overrides: ['trainer.stesp=3'] }));
+    expect(error.message).toContain('trainer.stesp: unknown key. Did you mean "steps"? (from --set trainer.stesp)');
+  });
+
+  test('plugins can be replaced from the command line', async () => {
+    const p = project({ 'mine.js': 'export default { name: "mine", apply() {} };\n', 'drmas.config.json': '{}' });
+    const { kernel } = await createKernel({ cwd: p.dir, overrides: ['plugins=["./mine.js"]'] });
+    expect(kernel.plugins.map((x) => x.plugin.name)).toEqual(['mine']);
+  });
+});

@@ -1,0 +1,162 @@
+import { describe, expect, test } from '@jest/globals';
+import {
+  DrmasError, HOOK_NAMES, Kernel, Stage, type LoadedPlugin, type Plugin, type ResolvedConfig, type RolloutBatch,
+} from '@drmas/core';
+
+function config(steps: number, extra: Partial<ResolvedConfig> = {}): ResolvedConfig {
+  return {
+    presets: [], plugins: [], models: {}, agents: {}, algorithm: {},
+    trainer: { steps, seed: 0, outputDir: 'runs', saveEvery: 0, keepLast: 3 },
+    eval: { every: 0, atEnd: true },
+    ...extra,
+  };
+}
+
+function loaded(plugin: Plugin): LoadedPlugin {
+  return { plugin, key: `plugins[0]`, listedIn: 'test', request: plugin.name, resolvedFrom: 'inline' };
+}
+
+function turn(agentId: string, workerGroupId: string, trajectoryId: string, responseIds: number[]) {
+  return {
+    groupId: 'g', trajectoryId, agentId, workerGroupId, step: 0, index: 0,
+    promptIds: [1], responseIds, logProbs: responseIds.map(() => -1), valid: true,
+  };
+}
+
+/** A plugin that records every hook it sees, producing a two-group batch. */
+function recorder(calls: string[]): Plugin {
+  const batch = (): RolloutBatch => ({
+    metrics: {},
+    trajectories: [
+      { groupId: 'g', trajectoryId: 't0', taskId: 'x', done: true, turns: [turn('solver', 'wg-a', 't0', [5, 6]), turn('verifier', 'wg-b', 't0', [7])] },
+      { groupId: 'g', trajectoryId: 't1', taskId: 'x', done: true, turns: [turn('solver', 'wg-a', 't1', [8])] },
+    ],
+  });
+  return {
+    name: 'recorder',
+    apply(kernel) {
+      const { hooks } = kernel;
+      hooks.configure.tap('recorder', (c) => { calls.push('configure'); return c; });
+      hooks.validate.tap('recorder', () => { calls.push('validate'); });
+      hooks.setup.tapPromise('recorder', async () => { calls.push('setup'); });
+      hooks.beforeStep.tapPromise('recorder', async (s) => { calls.push(`beforeStep:${s.step}`); });
+      hooks.rollout.tapPromise('recorder', async (s) => { calls.push(`rollout:${s.step}`); return batch(); });
+      hooks.afterRollout.tapPromise('recorder', async (b) => { calls.push('afterRollout'); return b; });
+      hooks.reward.tapPromise('recorder', async (b) => { calls.push('reward'); return b; });
+      hooks.advantage.tapPromise('recorder', async (b) => { calls.push('advantage'); return b; });
+      hooks.update.tapPromise('recorder', async (g) => { calls.push(`update:${g.workerGroupId}:${g.rows}`); });
+      hooks.afterStep.tapPromise('recorder', async (r) => { calls.push(`afterStep:${r.step}`); });
+      hooks.evaluate.tapPromise('recorder', async (e) => { calls.push(`evaluate:${e.step}`); });
+      hooks.shutdown.tapPromise('recorder', async () => { calls.push('shutdown'); });
+      hooks.failed.tap('recorder', (e) => { calls.push(`failed:${e.message}`); });
+    },
+  };
+}
+
+describe('Kernel', () => {
+  test('hooks are frozen and are exactly the documented ones', () => {
+    const kernel = new Kernel();
+    expect(Object.isFrozen(kernel.hooks)).toBe(true);
+    expect([...HOOK_NAMES]).toEqual(['configure', 'validate', 'setup', 'beforeStep', 'rollout', 'afterRollout', 'reward',
+      'advantage', 'update', 'afterStep', 'evaluate', 'failed', 'shutdown']);
+    expect(() => { (kernel.hooks as Record<string, unknown>).extra = 1; }).toThrow();
+  });
+
+  test('calls the hooks in order over several steps, update once per worker group', async () => {
+    const calls: string[] = [];
+    const kernel = new Kernel();
+    kernel.configure(config(3, { eval: { every: 2, atEnd: true } }), [loaded(recorder(calls))]);
+    await kernel.run({ runDir: '/nonexistent' });
+    const step = (n: number) => [`beforeStep:${n}`, `rollout:${n}`, 'afterRollout', 'reward', 'advantage',
+      'update:wg-a:2', 'update:wg-b:1', `afterStep:${n}`];
+    expect(calls).toEqual(['configure', 'validate', 'setup', ...step(1), ...step(2), 'evaluate:2', ...step(3), 'evaluate:3', 'shutdown']);
+  });
+
+  test('a worker group batch holds only its agents\' turns, padded, with rollout log-probs', async () => {
+    const seen: Array<{ id: string; agents: string[]; ids: number[]; mask: number[]; logp: number[] }> = [];
+    const kernel = new Kernel();
+    const capture: Plugin = {
+      name: 'capture',
+      apply(k) {
+        k.hooks.update.tap('capture', (g) => {
+          seen.push({ id: g.workerGroupId, agents: g.agentIds, ids: [...g.responseIds], mask: [...g.responseMask], logp: [...g.rolloutLogProbs] });
+        });
+      },
+    };
+    kernel.configure(config(1), [loaded(recorder([])), loaded(capture)]);
+    await kernel.run({ runDir: '/nonexistent' });
+    expect(seen).toEqual([
+      { id: 'wg-a', agents: ['solver'], ids: [5, 6, 8, 0], mask: [1, 1, 1, 0], logp: [-1, -1, -1, 0] },
+      { id: 'wg-b', agents: ['verifier'], ids: [7], mask: [1], logp: [-1] },
+    ]);
+  });
+
+  test('stages order taps regardless of registration order', async () => {
+    const order: string[] = [];
+    const kernel = new Kernel();
+    const plugin: Plugin = {
+      name: 'staged',
+      apply(k) {
+        k.hooks.setup.tap({ name: 'report', stage: Stage.REPORT }, () => { order.push('report'); });
+        k.hooks.setup.tap({ name: 'default' }, () => { order.push('default'); });
+        k.hooks.setup.tap({ name: 'environment', stage: Stage.ENVIRONMENT }, () => { order.push('environment'); });
+        k.hooks.setup.tap({ name: 'backend', stage: Stage.BACKEND }, () => { order.push('backend'); });
+        k.hooks.setup.tap({ name: 'model', stage: Stage.MODEL }, () => { order.push('model'); });
+        k.hooks.setup.tap({ name: 'first', stage: Stage.FIRST }, () => { order.push('first'); });
+      },
+    };
+    kernel.configure(config(0), [loaded(plugin)]);
+    await kernel.run({ runDir: '/nonexistent' });
+    expect(order).toEqual(['first', 'backend', 'model', 'environment', 'default', 'report']);
+    expect(Stage.FIRST < Stage.BACKEND && Stage.BACKEND < Stage.MODEL && Stage.MODEL < Stage.ENVIRONMENT
+      && Stage.ENVIRONMENT < Stage.DEFAULT && Stage.DEFAULT < Stage.OBSERVE && Stage.OBSERVE < Stage.REPORT).toBe(true);
+  });
+
+  test('every step\'s metrics carry wall time per hook, measured by the interceptor', async () => {
+    const lines: Array<Record<string, number>> = [];
+    const kernel = new Kernel();
+    const slowReward: Plugin = {
+      name: 'slow-reward',
+      apply(k) {
+        k.hooks.reward.tapPromise('slow-reward', async (b) => { await new Promise((r) => setTimeout(r, 30)); return b; });
+        k.hooks.afterStep.tap('sink', (r) => { lines.push(r.metrics); });
+      },
+    };
+    kernel.configure(config(2), [loaded(recorder([])), loaded(slowReward)]);
+    await kernel.run({ runDir: '/nonexistent' });
+    expect(lines).toHaveLength(2);
+    for (const metrics of lines) {
+      for (const hook of ['beforeStep', 'rollout', 'afterRollout', 'reward', 'advantage', 'update']) {
+        expect(typeof metrics[`timing/${hook}`]).toBe('number');
+      }
+      expect(metrics['timing/reward']).toBeGreaterThanOrEqual(0.025);
+      expect(metrics['timing/reward']).toBeLessThan(5);
+      expect(metrics['timing/advantage']).toBeLessThan(metrics['timing/reward']);
+    }
+  });
+
+  test('a step without a rollout producer is a clear error, and failed + shutdown still run', async () => {
+    const calls: string[] = [];
+    const kernel = new Kernel();
+    const watcher: Plugin = {
+      name: 'watcher',
+      apply(k) {
+        k.hooks.failed.tap('watcher', (e) => { calls.push(`failed:${(e as DrmasError).code}`); });
+        k.hooks.shutdown.tapPromise('watcher', async () => { calls.push('shutdown'); });
+      },
+    };
+    kernel.configure(config(1), [loaded(watcher)]);
+    await expect(kernel.run({ runDir: '/nonexistent' })).rejects.toMatchObject({ code: 'NO_ROLLOUT' });
+    expect(calls).toEqual(['failed:NO_ROLLOUT', 'shutdown']);
+  });
+
+  test('an aborted run stops before the next step', async () => {
+    const calls: string[] = [];
+    const controller = new AbortController();
+    const kernel = new Kernel();
+    const stopper: Plugin = { name: 'stopper', apply(k) { k.hooks.afterStep.tap('stopper', () => controller.abort('test')); } };
+    kernel.configure(config(5), [loaded(recorder(calls)), loaded(stopper)]);
+    await kernel.run({ runDir: '/nonexistent', signal: controller.signal });
+    expect(calls.filter((c) => c.startsWith('rollout'))).toEqual(['rollout:1']);
+  });
+});

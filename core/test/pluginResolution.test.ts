@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { candidatePackageNames, createKernel, DrmasError, type ResolveConfigOptions } from '@drmas/core';
+import { TempProject } from '../../test/support/tempProject.js';
+
+const plugin = (name: string, body = '') => `export default { name: ${JSON.stringify(name)}, apply(kernel) { ${body} } };\n`;
+const factory = (name: string) => `export default (options) => ({ name: ${JSON.stringify(name)}, options, apply() {} });\n`;
+const preset = (name: string, plugins: unknown[] = [], presets: unknown[] = [], config = {}) =>
+  `export default { name: ${JSON.stringify(name)}, plugins: ${JSON.stringify(plugins)}, presets: ${JSON.stringify(presets)}, config: ${JSON.stringify(config)} };\n`;
+
+let project: TempProject;
+
+beforeAll(() => {
+  project = new TempProject('resolution')
+    .package('@drmas/plugin-search', plugin('search'))
+    .package('@drmas/preset-search', preset('search', ['search'], [], { trainer: { steps: 7 } }))
+    .package('drmas-plugin-foo', factory('foo'))
+    .package('@acme/drmas-plugin-x', plugin('acme-x'))
+    .package('@acme/drmas-preset-bundle', preset('bundle', ['foo'], ['search'], { trainer: { seed: 5 } }))
+    .package('drmas-plugin-not-a-plugin', 'export default { hello: 1 };\n')
+    .package('drmas-plugin-preset-shaped', preset('oops', ['foo']))
+    .package('drmas-plugin-broken', 'export default {{ syntax error\n')
+    .package('drmas-plugin-throws-register', `export default { name: 'throws-register', register() { throw new Error('boom in register'); }, apply() {} };\n`)
+    .package('drmas-plugin-throws-apply', `export default { name: 'throws-apply', apply() { throw new Error('boom in apply'); } };\n`)
+    .package('drmas-plugin-throws-factory', `export default () => { throw new Error('bad options'); };\n`)
+    .package('drmas-preset-loop-a', preset('loop-a', [], ['loop-b']))
+    .package('drmas-preset-loop-b', preset('loop-b', [], ['loop-a']))
+    .write({ 'local/my-plugin.js': plugin('local') });
+});
+
+afterAll(() => project.dispose());
+
+async function load(config: ResolveConfigOptions['inline']) {
+  return createKernel({ cwd: project.dir, inline: config });
+}
+
+async function failure(config: ResolveConfigOptions['inline']): Promise<DrmasError> {
+  try {
+    await load(config);
+  } catch (error) {
+    if (DrmasError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected the config to fail');
+}
+
+describe('name normalization', () => {
+  test.each([
+    ['search', 'plugin', ['@drmas/plugin-search', 'drmas-plugin-search', 'search']],
+    ['search', 'preset', ['@drmas/preset-search', 'drmas-preset-search', 'search']],
+    ['@drmas/search', 'plugin', ['@drmas/plugin-search', '@drmas/search']],
+    ['@drmas/plugin-search', 'plugin', ['@drmas/plugin-search']],
+    ['@acme/x', 'plugin', ['@acme/drmas-plugin-x', '@acme/x']],
+    ['@acme/x', 'preset', ['@acme/drmas-preset-x', '@acme/x']],
+    ['@acme', 'plugin', ['@acme/drmas-plugin', '@acme']],
+    ['drmas-plugin-foo', 'plugin', ['drmas-plugin-foo']],
+  ] as const)('%s as a %s', (name, kind, expected) => {
+    expect(candidatePackageNames(name, kind)).toEqual(expected);
+  });
+});
+
+describe('loading', () => {
+  test('shorthands, scoped shorthands, full names, paths and [name, options] all load', async () => {
+    const { kernel } = await load({ plugins: ['search', '@acme/x', ['drmas-plugin-foo', { depth: 2 }], './local/my-plugin.js'] });
+    expect(kernel.plugins.map((p) => [p.plugin.name, p.packageName ?? null])).toEqual([
+      ['search', '@drmas/plugin-search'], ['acme-x', '@acme/drmas-plugin-x'], ['foo', 'drmas-plugin-foo'], ['local', null],
+    ]);
+    expect(kernel.plugins[2].plugin.options).toEqual({ depth: 2 });
+    expect(kernel.plugins[0].version).toBe('1.2.3');
+  });
+
+  test('presets expand depth-first; user config wins over preset defaults', async () => {
+    const { kernel, config, presets } = await load({ presets: ['@acme/bundle'], trainer: { seed: 9 } });
+    expect(presets.map((p) => p.preset.name)).toEqual(['search', 'bundle']);
+    expect(kernel.plugins.map((p) => p.plugin.name)).toEqual(['search', 'foo']);
+    expect(config.trainer.steps).toBe(7);
+    expect(config.trainer.seed).toBe(9);
+  });
+});
+
+describe('one message per failure', () => {
+  test('not found: lists what was tried, with a "Did you mean"', async () => {
+    const error = await failure({ plugins: ['serch'] });
+    expect(error.code).toBe('PLUGIN_NOT_FOUND');
+    expect(error.key).toBe('plugins[0]');
+    expect(error.message).toContain('"@drmas/plugin-serch", "drmas-plugin-serch", "serch"');
+    expect(error.hint).toContain('Did you mean "search"?');
+  });
+
+  test('a preset passed as a plugin', async () => {
+    const error = await failure({ plugins: ['@acme/bundle'] });
+    expect(error.code).toBe('PLUGIN_NOT_FOUND');
+    expect(error.hint).toMatch(/Did you pass a preset as a plugin\? "@acme\/bundle" is the preset @acme\/drmas-preset-bundle/);
+  });
+
+  test('a plugin passed as a preset', async () => {
+    const error = await failure({ presets: ['foo'] });
+    expect(error.code).toBe('PRESET_NOT_FOUND');
+    expect(error.hint).toContain('Did you pass a plugin as a preset?');
+  });
+
+  test('found but not a plugin: names the module and the export shape', async () => {
+    const error = await failure({ plugins: ['not-a-plugin'] });
+    expect(error.code).toBe('PLUGIN_INVALID');
+    expect(error.message).toContain('drmas-plugin-not-a-plugin/index.js is not a drmas plugin: its default export is an object with keys ["hello"]');
+    expect(error.hint).toContain('{ name, apply(kernel) }');
+  });
+
+  test('a module exporting a preset, listed as a plugin', async () => {
+    const error = await failure({ plugins: ['preset-shaped'] });
+    expect(error.code).toBe('PLUGIN_INVALID');
+    expect(error.hint).toContain('list it under `presets`');
+  });
+
+  test('a module that fails to import', async () => {
+    const error = await failure({ plugins: ['broken'] });
+    expect(error.code).toBe('PLUGIN_LOAD_FAILED');
+    expect(error.message).toContain('drmas-plugin-broken');
+  });
+
+  test.each([
+    ['throws-register', 'register'],
+    ['throws-apply', 'apply'],
+  ])('a plugin that throws in %s names the plugin and its config key', async (name, phase) => {
+    const error = await failure({ plugins: ['foo', name] });
+    expect(error.code).toBe('PLUGIN_FAILED');
+    expect(error.message).toContain(`plugin "${name}" threw in ${phase}(): boom in ${phase}`);
+    expect(error.key).toBe('plugins[1]');
+  });
+
+  test('a factory that throws names the options', async () => {
+    const error = await failure({ plugins: [['throws-factory', { bad: true }]] });
+    expect(error.code).toBe('PLUGIN_FAILED');
+    expect(error.message).toContain('{"bad":true}');
+  });
+
+  test('listed twice: both places named', async () => {
+    const error = await failure({ presets: ['search'], plugins: ['search'] });
+    expect(error.code).toBe('DUPLICATE_PLUGIN');
+    expect(error.message).toContain('at presets[0] > plugins[0] (in preset search) and at plugins[0]');
+  });
+
+  test('a preset cycle', async () => {
+    const error = await failure({ presets: ['loop-a'] });
+    expect(error.code).toBe('PRESET_CYCLE');
+    expect(error.message).toContain('includes itself');
+  });
+
+  test('a missing path', async () => {
+    const error = await failure({ plugins: ['./local/missing.js'] });
+    expect(error.code).toBe('PLUGIN_NOT_FOUND');
+    expect(error.message).toContain('local/missing.js');
+  });
+
+  test('a malformed spec', async () => {
+    const error = await failure({ plugins: [42 as unknown as string] });
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.key).toBe('plugins[0]');
+  });
+});

@@ -1,0 +1,86 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { cpSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { builtinPlugins, createKernel, HOOK_NAMES, type Kernel } from '@drmas/core';
+import { runBin } from './support/cliRunner.js';
+import { REPO_ROOT, TempProject } from './support/tempProject.js';
+
+const example = path.join(REPO_ROOT, 'examples', 'custom-plugin');
+const scratch = new TempProject('e2e');
+afterAll(() => scratch.dispose());
+
+function readMetrics(runDir: string): Array<Record<string, number>> {
+  return readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+}
+
+/** Records `hook:tap` for every tap call of every hook, via tapable's interceptors. */
+function traceTaps(kernel: Kernel): string[] {
+  const calls: string[] = [];
+  for (const name of HOOK_NAMES) {
+    (kernel.hooks[name] as unknown as { intercept(i: object): void }).intercept({
+      tap: (tap: { name: string }) => { calls.push(`${name}:${tap.name}`); },
+    });
+  }
+  return calls;
+}
+
+describe('examples/custom-plugin', () => {
+  test('`drmas train --config examples/custom-plugin/drmas.config.json --set trainer.steps=3` writes three metrics lines', () => {
+    const runDir = scratch.path('example-run');
+    const result = runBin(['train', '--config', 'examples/custom-plugin/drmas.config.json', '--set', 'trainer.steps=3', '--run-dir', runDir]);
+    expect(result.stderr).toContain('3 steps');
+    expect(result.code).toBe(0);
+    const lines = readMetrics(runDir);
+    expect(lines.map((l) => l.step)).toEqual([1, 2, 3]);
+    for (const line of lines) {
+      expect(line['reward/mean']).toBeGreaterThan(0);
+      expect(line['actor/proposer/grad_norm']).toBeGreaterThanOrEqual(0);
+      expect(line['timing/update']).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  test('the bandit agents learn: the best arm becomes likelier over the default 20 steps', () => {
+    const runDir = scratch.path('learning-run');
+    expect(runBin(['train', '--config', 'examples/custom-plugin/drmas.config.json', '--run-dir', runDir]).code).toBe(0);
+    const lines = readMetrics(runDir);
+    expect(lines).toHaveLength(20);
+    // Uniform start over 4 arms gives 0.25; policy gradient on payoffs (0.25, 0.5, 0.75, 1) must raise it.
+    expect(lines[19]['bandit/proposer/p_best_arm']).toBeGreaterThan(0.4);
+    expect(lines[19]['bandit/checker/p_best_arm']).toBeGreaterThan(0.4);
+  });
+
+  describe('copied into node_modules under a new name', () => {
+    const project = scratch;
+    cpSync(example, project.path('node_modules', 'drmas-plugin-copied-bandit'), {
+      recursive: true, filter: (source) => !source.includes(`${path.sep}runs`),
+    });
+    const manifest = project.path('node_modules', 'drmas-plugin-copied-bandit', 'package.json');
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8'));
+    project.write({
+      'node_modules/drmas-plugin-copied-bandit/package.json': { ...pkg, name: 'drmas-plugin-copied-bandit', version: '9.9.9' },
+      'drmas.config.yaml': 'plugins:\n  - [copied-bandit, { arms: 3, agents: [solo], groups: 1, samplesPerGroup: 4 }]\ntrainer:\n  steps: 2\n',
+    });
+
+    test('loads by its name, with options, and its taps run in loop order each step', async () => {
+      const { kernel } = await createKernel({ cwd: project.dir, builtins: builtinPlugins('train') });
+      const loaded = kernel.plugins.find((p) => p.packageName === 'drmas-plugin-copied-bandit');
+      expect(loaded?.version).toBe('9.9.9');
+      expect(loaded?.plugin.options).toMatchObject({ arms: 3, agents: ['solo'], groups: 1, samplesPerGroup: 4 });
+      const calls = traceTaps(kernel);
+      await kernel.run({ runDir: project.path('traced-run') });
+      const ours = calls.filter((c) => c.endsWith(':bandit') && !c.startsWith('setup'));
+      const oneStep = ['beforeStep', 'rollout', 'reward', 'advantage', 'update', 'afterStep'].map((h) => `${h}:bandit`);
+      expect(ours).toEqual([...oneStep, ...oneStep]);
+      expect(readMetrics(project.path('traced-run'))).toHaveLength(2);
+    });
+
+    test('and from the drmas bin', () => {
+      const runDir = project.path('bin-run');
+      const result = runBin(['train', '--run-dir', runDir], project.dir);
+      expect(result.code).toBe(0);
+      expect(readMetrics(runDir).map((l) => Object.keys(l).filter((k) => k.startsWith('bandit/solo')))).toEqual([
+        ['bandit/solo/p_best_arm'], ['bandit/solo/p_best_arm'],
+      ]);
+    });
+  });
+});

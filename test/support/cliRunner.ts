@@ -1,0 +1,35 @@
+import { spawnSync } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import path from 'node:path';
+import { main } from '@drmas/core';
+import { REPO_ROOT } from './tempProject.js';
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function collect(stream: PassThrough): () => string {
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return () => Buffer.concat(chunks).toString('utf8');
+}
+
+/** Runs the CLI in this process (fast; for most tests). */
+export async function runCli(args: string[], cwd = REPO_ROOT): Promise<CliResult> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const out = collect(stdout);
+  const err = collect(stderr);
+  const code = await main(args, { stdout, stderr, cwd });
+  return { code, stdout: out(), stderr: err() };
+}
+
+/** Runs the built `drmas` bin in a child process, exactly as a user would (needs `npm run build`). */
+export function runBin(args: string[], cwd = REPO_ROOT, timeoutMs = 120_000): CliResult {
+  const result = spawnSync(process.execPath, [path.join(REPO_ROOT, 'core', 'bin', 'drmas.js'), ...args], {
+    cwd, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
