@@ -51,7 +51,7 @@ export type {
   GenerateRequest, GenerateResult, OptimizerSettings, PolicyBackend, SamplingParams, ScoreRequest, ScoreResult,
   UpdateRequest, UpdateResult, WeightTensor,
 } from './compute/PolicyBackend.js';
-export type { LossFunction, LossInput, LossOutput, TensorOps } from './compute/TensorOps.js';
+export { LossFunction, type LossInput, type LossOutput, type TensorOps } from './compute/TensorOps.js';
 
 export { Rng, SeededRng, type RngState } from './random/Rng.js';
 

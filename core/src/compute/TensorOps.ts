@@ -1,3 +1,5 @@
+import { createToken } from '../di/Token.js';
+
 /**
  * The tensor operations a loss function may use. Backends implement them over their own tensor type so that one
  * loss formula, written once in the algorithms plugin, is differentiated by each backend's autodiff.
@@ -54,3 +56,6 @@ export interface LossFunction {
   readonly needsReference?: boolean;
   compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T>;
 }
+
+/** The policy loss the trainers use, bound by the algorithms plugin from `algorithm.*` settings. */
+export const LossFunction = createToken<LossFunction>('LossFunction', { label: 'policy loss' });

@@ -35,6 +35,12 @@ export interface Turn extends TurnKey {
   reward?: number;
   /** Optional per-token rewards (same length as responseIds); overrides `reward` placement when present. */
   tokenRewards?: number[];
+  /** The environment observation this turn acted on (GiGPO anchor states; audits). */
+  observation?: string;
+  /** Critic values per response token (PPO with GAE). */
+  values?: number[];
+  /** Set by filters (e.g. zero-variance groups) to keep the turn out of the loss. */
+  excludeFromLoss?: boolean;
   /** Filled by the advantage hook: per response token. */
   advantages?: number[];
   returns?: number[];

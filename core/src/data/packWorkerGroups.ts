@@ -30,7 +30,7 @@ export function packTurns(workerGroupId: string, turns: Turn[]): WorkerGroupBatc
     const offset = row * length;
     turn.responseIds.forEach((id, j) => {
       responseIds[offset + j] = id;
-      responseMask[offset + j] = 1;
+      responseMask[offset + j] = turn.excludeFromLoss ? 0 : 1;
       rolloutLogProbs[offset + j] = turn.logProbs[j] ?? 0;
       advantages[offset + j] = turn.advantages?.[j] ?? 0;
       if (returns) returns[offset + j] = turn.returns?.[j] ?? 0;

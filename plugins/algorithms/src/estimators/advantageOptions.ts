@@ -1,0 +1,52 @@
+import { AlgorithmInputError } from '../errors.js';
+import { unknownNameError } from '../nameSuggestion.js';
+import type { ResolvedAdvantageOptions } from './types.js';
+
+const KNOWN_OPTIONS = [
+  'normalizeByStd',
+  'epsilon',
+  'gamma',
+  'lam',
+  'stepAdvantageWeight',
+  'gigpoMode',
+  'similarityThreshold',
+  'groupKey',
+  'excludeZeroStdGroups',
+];
+
+function finite(options: Record<string, unknown>, name: string, fallback: number, min = -Infinity): number {
+  const v = options[name];
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min) {
+    throw new AlgorithmInputError(`options.${name}`, `must be a finite number${min > -Infinity ? ` >= ${min}` : ''}, got ${String(v)}`);
+  }
+  return v;
+}
+
+/** Defaults and checks the numeric advantage options (veRL defaults: eps 1e-6, gamma 1, lam 1). */
+export function resolveAdvantageOptions(options: object | undefined): ResolvedAdvantageOptions {
+  const o = (options ?? {}) as Record<string, unknown>;
+  if (typeof o !== 'object') throw new AlgorithmInputError('options', 'must be an object');
+  for (const k of Object.keys(o)) {
+    if (!KNOWN_OPTIONS.includes(k) && o[k] !== undefined) throw unknownNameError(`options.${k}`, 'advantage option', k, KNOWN_OPTIONS);
+  }
+  const normalizeByStd = o.normalizeByStd ?? true;
+  if (typeof normalizeByStd !== 'boolean') throw new AlgorithmInputError('options.normalizeByStd', 'must be a boolean');
+  const gigpoMode = o.gigpoMode ?? 'mean_norm';
+  if (gigpoMode !== 'mean_norm' && gigpoMode !== 'mean_std_norm') {
+    throw unknownNameError('options.gigpoMode', 'GiGPO mode', gigpoMode, ['mean_norm', 'mean_std_norm']);
+  }
+  const threshold = o.similarityThreshold;
+  if (threshold !== undefined && (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1))) {
+    throw new AlgorithmInputError('options.similarityThreshold', `must be in (0, 1], got ${String(threshold)}`);
+  }
+  return {
+    normalizeByStd,
+    epsilon: finite(o, 'epsilon', 1e-6, 0),
+    gamma: finite(o, 'gamma', 1, 0),
+    lam: finite(o, 'lam', 1, 0),
+    stepAdvantageWeight: finite(o, 'stepAdvantageWeight', 1),
+    gigpoMode,
+    similarityThreshold: threshold as number | undefined,
+  };
+}

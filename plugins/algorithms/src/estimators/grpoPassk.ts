@@ -1,0 +1,45 @@
+import { AlgorithmInputError } from '../errors.js';
+import { broadcastRows } from '../kernels/broadcast.js';
+import { groupStatistics } from '../kernels/groupStatistics.js';
+import { rowSums } from '../kernels/rowScores.js';
+import type { AdvantageEstimator } from './types.js';
+
+/**
+ * Mirrors veRL `compute_grpo_passk_outcome_advantage` (https://arxiv.org/abs/2503.19595): only each group's best
+ * row gets r_max - r_second (divided by std + eps when normalizing); the others get 0.
+ */
+export const grpoPassk: AdvantageEstimator = {
+  name: 'grpo_passk',
+  defaultGroupKey: 'prompt',
+  requires: [],
+  compute(batch, options) {
+    const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
+    const { codes, count } = batch.groups;
+    const stats = groupStatistics(scores, codes, count);
+    const best = new Int32Array(count).fill(-1);
+    const top = new Float64Array(count).fill(-Infinity);
+    const second = new Float64Array(count).fill(-Infinity);
+    for (let r = 0; r < batch.rows; r++) {
+      const g = codes[r];
+      const s = scores[r];
+      if (best[g] < 0 || s > top[g]) {
+        second[g] = top[g];
+        top[g] = s;
+        best[g] = r;
+      } else if (s > second[g]) {
+        second[g] = s;
+      }
+    }
+    const rowAdvantages = new Float64Array(batch.rows);
+    for (let g = 0; g < count; g++) {
+      if (stats.size[g] === 0) continue;
+      if (stats.size[g] < 2) {
+        throw new AlgorithmInputError('groupIds', `grpo_passk needs at least 2 rows per group; group ${g} (first at row ${best[g]}) has ${stats.size[g]}`);
+      }
+      const gap = top[g] - second[g];
+      rowAdvantages[best[g]] = options.normalizeByStd ? gap / (stats.std[g] + options.epsilon) : gap;
+    }
+    const advantages = broadcastRows(rowAdvantages, batch.responseMask, batch.rows, batch.cols);
+    return { advantages, returns: advantages };
+  },
+};

@@ -1,0 +1,36 @@
+import { broadcastRows } from '../kernels/broadcast.js';
+import { maskLengths, rowSums } from '../kernels/rowScores.js';
+import type { AdvantageEstimator } from './types.js';
+
+/**
+ * Mirrors veRL `compute_opo_outcome_advantage` (https://arxiv.org/pdf/2505.23585): the baseline is the
+ * length-weighted mean score of the group, sum(len_i r_i) / sum(len_i), len = mask sum; a group of one has
+ * baseline 0. A group whose rows are all empty also gets baseline 0 (veRL would divide 0 by 0).
+ */
+export const opo: AdvantageEstimator = {
+  name: 'opo',
+  defaultGroupKey: 'prompt',
+  requires: [],
+  compute(batch) {
+    const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
+    const lengths = maskLengths(batch.responseMask, batch.rows, batch.cols);
+    const { codes, count } = batch.groups;
+    const size = new Int32Array(count);
+    const weighted = new Float64Array(count);
+    const total = new Float64Array(count);
+    for (let r = 0; r < batch.rows; r++) {
+      const g = codes[r];
+      size[g]++;
+      weighted[g] += lengths[r] * scores[r];
+      total[g] += lengths[r];
+    }
+    const rowAdvantages = new Float64Array(batch.rows);
+    for (let r = 0; r < batch.rows; r++) {
+      const g = codes[r];
+      const baseline = size[g] > 1 && total[g] !== 0 ? weighted[g] / total[g] : 0;
+      rowAdvantages[r] = scores[r] - baseline;
+    }
+    const advantages = broadcastRows(rowAdvantages, batch.responseMask, batch.rows, batch.cols);
+    return { advantages, returns: advantages };
+  },
+};

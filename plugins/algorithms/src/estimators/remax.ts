@@ -1,0 +1,28 @@
+import type { AdvantageEstimator } from './types.js';
+
+/**
+ * Mirrors veRL `compute_remax_outcome_advantage` (https://arxiv.org/abs/2310.10505): returns = reverse cumulative
+ * sum of masked rewards; advantages = returns - baseline reward * mask. Not whitened.
+ */
+export const remax: AdvantageEstimator = {
+  name: 'remax',
+  defaultGroupKey: 'prompt',
+  requires: ['baselineRewards'],
+  compute(batch) {
+    const { rows, cols, tokenRewards, responseMask } = batch;
+    const baselines = batch.baselineRewards as ArrayLike<number>;
+    const returns = new Float64Array(rows * cols);
+    const advantages = new Float64Array(rows * cols);
+    for (let r = 0; r < rows; r++) {
+      const base = r * cols;
+      let running = 0;
+      for (let t = cols - 1; t >= 0; t--) {
+        const m = responseMask[base + t];
+        running += tokenRewards[base + t] * m;
+        returns[base + t] = running;
+        advantages[base + t] = running - baselines[r] * m;
+      }
+    }
+    return { advantages, returns };
+  },
+};

@@ -1,0 +1,102 @@
+import type { Coding } from '../grouping/coding.js';
+import type { GroupKey, GroupKeyName } from '../grouping/groupKeys.js';
+import type { Matrix, RowVector } from '../matrix.js';
+
+export type Id = string | number;
+
+export interface AdvantageInput {
+  /** `[rows][tokens]` token-level rewards; a row's score is the sum over all positions. */
+  tokenRewards: Matrix;
+  /** `[rows][tokens]`, 1 where the token is a trained (response) token. */
+  responseMask: Matrix;
+  /** Prompt group of each row (veRL `uid` / `index`). */
+  groupIds: ArrayLike<Id>;
+  /** Rollout of each row (veRL `traj_uid`). */
+  trajectoryIds?: ArrayLike<Id>;
+  /** Agent of each row (one row = one agent turn). */
+  agentIds?: ArrayLike<Id>;
+  /** Turn of each row, for the `prompt_agent_turn` group key. */
+  turnIds?: ArrayLike<Id>;
+  /** Worker group (trained model) of each row, for the `prompt_worker_group` group key. */
+  workerGroupIds?: ArrayLike<Id>;
+  /** Critic values `[rows][tokens]`, for `gae`. */
+  values?: Matrix;
+  /** Per-row discounted step returns, for `gigpo`. */
+  stepRewards?: RowVector;
+  /** Per-row anchor observation, for `gigpo` step groups. */
+  anchorObservations?: readonly string[];
+  /** Per-row greedy-rollout reward, for `remax`. */
+  baselineRewards?: RowVector;
+}
+
+export interface AdvantageOptions {
+  /** Divide by the group std (GRPO); false gives Dr. GRPO. Default true. */
+  normalizeByStd?: boolean;
+  /** Added to the std. Default 1e-6. */
+  epsilon?: number;
+  /** Discount. Default 1. */
+  gamma?: number;
+  /** GAE lambda. Default 1. */
+  lam?: number;
+  /** GiGPO weight of the step advantage. Default 1. */
+  stepAdvantageWeight?: number;
+  /** GiGPO normalization. Default `mean_norm`. */
+  gigpoMode?: 'mean_norm' | 'mean_std_norm';
+  /** GiGPO: cluster anchor observations by difflib similarity ratio >= this, in (0, 1]; exact match when unset. */
+  similarityThreshold?: number;
+  /** Which rows share a baseline (group-based estimators). Defaults to the estimator's own key. */
+  groupKey?: GroupKey<AdvantageInput>;
+  /** Also return `lossRowMask`: 0 for rows of groups whose scores are all equal (zero std), else 1. */
+  excludeZeroStdGroups?: boolean;
+}
+
+export interface AdvantageResult {
+  advantages: number[][];
+  returns: number[][];
+  /** With `excludeZeroStdGroups`: per-row 0/1 mask dropping zero-variance groups from the loss. */
+  lossRowMask?: number[];
+}
+
+export interface ResolvedAdvantageOptions {
+  readonly normalizeByStd: boolean;
+  readonly epsilon: number;
+  readonly gamma: number;
+  readonly lam: number;
+  readonly stepAdvantageWeight: number;
+  readonly gigpoMode: 'mean_norm' | 'mean_std_norm';
+  readonly similarityThreshold: number | undefined;
+}
+
+/** The columnar form every estimator computes on: flat row-major buffers and integer-coded groups. */
+export interface EstimatorBatch {
+  readonly rows: number;
+  readonly cols: number;
+  readonly tokenRewards: ArrayLike<number>;
+  readonly responseMask: ArrayLike<number>;
+  readonly values?: ArrayLike<number>;
+  /** Prompt groups. */
+  readonly prompts: Coding;
+  /** Baseline groups, after the group key. */
+  readonly groups: Coding;
+  /** (group, trajectory) pairs, when trajectory ids were given. */
+  readonly trajectories?: Coding;
+  readonly stepRewards?: ArrayLike<number>;
+  readonly anchorObservations?: readonly string[];
+  readonly baselineRewards?: ArrayLike<number>;
+}
+
+export interface EstimatorOutput {
+  readonly advantages: Float64Array;
+  readonly returns: Float64Array;
+}
+
+/** Inputs beyond rewards, mask and group ids that an estimator needs. */
+export type RequiredInput = 'values' | 'stepRewards' | 'anchorObservations' | 'baselineRewards';
+
+export interface AdvantageEstimator {
+  readonly name: string;
+  /** Group key used when `options.groupKey` is not given. */
+  readonly defaultGroupKey: GroupKeyName;
+  readonly requires: readonly RequiredInput[];
+  compute(batch: EstimatorBatch, options: ResolvedAdvantageOptions): EstimatorOutput;
+}

@@ -1,0 +1,55 @@
+export { AlgorithmInputError } from './errors.js';
+export type { Matrix, FloatBuffer, RowVector } from './matrix.js';
+
+export {
+  computeAdvantage,
+  computeAdvantageColumnar,
+  type ColumnarAdvantageInput,
+  type ColumnarAdvantageOptions,
+  type ColumnarAdvantageResult,
+} from './computeAdvantage.js';
+export type {
+  AdvantageEstimator,
+  AdvantageInput,
+  AdvantageOptions,
+  AdvantageResult,
+  EstimatorBatch,
+  EstimatorOutput,
+  ResolvedAdvantageOptions,
+  RequiredInput,
+} from './estimators/types.js';
+export { advantageEstimatorNames, getAdvantageEstimator } from './estimators/registry.js';
+export { DAPO_CONFIG } from './estimators/dapo.js';
+
+export { GROUP_KEYS, GROUP_KEY_NAMES, type GroupKey, type GroupKeyFn, type GroupKeyName } from './grouping/groupKeys.js';
+export type { Coding } from './grouping/coding.js';
+export { similarityRatio } from './grouping/sequenceMatcher.js';
+
+export {
+  policyLoss,
+  POLICY_LOSS_VARIANTS,
+  type PolicyLossInput,
+  type PolicyLossOptions,
+  type PolicyLossResult,
+  type PolicyLossVariant,
+} from './losses/policyLoss.js';
+export { aggregateLoss, LOSS_AGGREGATIONS, type LossAggregation } from './losses/aggregateLoss.js';
+export { klPenalty, KL_PENALTY_KINDS, type KlPenaltyKind } from './losses/klPenalty.js';
+export { valueLoss, type ValueLossInput } from './losses/valueLoss.js';
+export { entropyFromLogits } from './losses/entropy.js';
+
+export { zeroStdGroups, type ZeroStdGroupSummary } from './sampling/zeroStdGroups.js';
+export {
+  selectGroupsWithVariance,
+  DynamicSamplingAccumulator,
+  type DynamicSamplingResult,
+  type DynamicSamplingStatus,
+  type GroupSelection,
+  type KeptGroup,
+  type GroupId,
+} from './sampling/dynamicSampling.js';
+
+export { default, AlgorithmsPlugin, lossSettings } from './plugin/AlgorithmsPlugin.js';
+export { algorithmSection, type AlgorithmSettings } from './plugin/algorithmConfig.js';
+export { PolicyLossFunction, TRAINABLE_VARIANTS, type PolicyLossSettings, type TrainableVariant } from './plugin/PolicyLossFunction.js';
+export { RolloutAdvantageEstimator } from './plugin/RolloutAdvantageEstimator.js';

@@ -1,0 +1,109 @@
+import {
+  AdvantageEstimator, DrmasError, LossFunction, Stage, type Kernel, type Plugin, type RegisterContext,
+  type RolloutBatch, type StepContext,
+} from '@drmas/core';
+import { advantageEstimatorNames } from '../estimators/registry.js';
+import type { GroupKeyName } from '../grouping/groupKeys.js';
+import { DynamicSamplingAccumulator } from '../sampling/dynamicSampling.js';
+import type { KlPenaltyKind } from '../losses/klPenalty.js';
+import type { LossAggregation } from '../losses/aggregateLoss.js';
+import { DAPO_CONFIG } from '../estimators/dapo.js';
+import { algorithmSection, type AlgorithmSettings } from './algorithmConfig.js';
+import { PolicyLossFunction, type TrainableVariant } from './PolicyLossFunction.js';
+import { RolloutAdvantageEstimator } from './RolloutAdvantageEstimator.js';
+
+const PLUGIN_NAME = 'algorithms';
+
+function settingsOf(kernel: Kernel): AlgorithmSettings {
+  return kernel.config.algorithm as AlgorithmSettings;
+}
+
+function dynamicSamplingEnabled(settings: AlgorithmSettings): boolean {
+  return settings.dynamicSampling.enabled ?? settings.advantage === 'dapo';
+}
+
+/** Reads `algorithm.loss` into the loss settings, with DAPO's clip-higher defaults when the estimator is `dapo`. */
+export function lossSettings(settings: AlgorithmSettings): PolicyLossFunction['settings'] {
+  const loss = settings.loss;
+  const dapo = settings.advantage === 'dapo';
+  return {
+    variant: loss.variant as TrainableVariant,
+    clipRatioLow: loss.clipRatioLow ?? (dapo ? DAPO_CONFIG.clipRatioLow : loss.clipRatio),
+    clipRatioHigh: loss.clipRatioHigh ?? (dapo ? DAPO_CONFIG.clipRatioHigh : loss.clipRatio),
+    clipRatioC: loss.clipRatioC,
+    aggregation: loss.aggregation as LossAggregation,
+    lossScaleFactor: loss.lossScaleFactor,
+    klCoef: loss.klCoef,
+    klType: loss.klType as KlPenaltyKind,
+    entropyCoef: loss.entropyCoef,
+  };
+}
+
+/**
+ * Drops groups whose episode outcomes are all equal and asks the rollout for more until the batch has as many
+ * groups as the first round had (DAPO dynamic sampling), for at most `dynamicSampling.maxRounds` rounds.
+ */
+async function dynamicSampling(kernel: Kernel, first: RolloutBatch, step: StepContext): Promise<RolloutBatch> {
+  const settings = settingsOf(kernel);
+  const targetGroups = new Set(first.trajectories.map((t) => t.groupId)).size;
+  if (targetGroups === 0) return first;
+  const accumulator = new DynamicSamplingAccumulator({ targetGroups, maxRounds: settings.dynamicSampling.maxRounds, keepSingletonGroups: true });
+  const rounds: RolloutBatch[] = [];
+  let batch: RolloutBatch | undefined = first;
+  while (batch) {
+    rounds.push(batch);
+    const status = accumulator.addRound(batch.trajectories.map((t) => t.outcome ?? 0), batch.trajectories.map((t) => t.groupId));
+    if (status !== 'need-more') break;
+    batch = await kernel.hooks.rollout.promise(step);
+  }
+  const result = accumulator.result();
+  const trajectories = result.rowsByRound.flatMap((rows, round) => rows.map((r) => rounds[round].trajectories[r]));
+  step.metrics['rollout/dynamic_sampling_rounds'] = result.rounds;
+  step.metrics['rollout/dynamic_sampling_groups'] = result.groups.length;
+  if (result.gaveUp) {
+    step.run.log(`warning: dynamic sampling gave up after ${result.rounds} rounds with ${result.groups.length} of ${targetGroups} groups `
+      + 'having reward variance; training on what it has (raise algorithm.dynamicSampling.maxRounds, or the task is too easy/hard)');
+  }
+  return { trajectories, metrics: { ...first.metrics } };
+}
+
+/**
+ * Provides every advantage estimator by name (chosen with `algorithm.advantage`), the policy loss the trainers
+ * use (`algorithm.loss`), and DAPO dynamic sampling on `afterRollout`.
+ */
+export class AlgorithmsPlugin implements Plugin {
+  readonly name = PLUGIN_NAME;
+  readonly configSchema = { algorithm: algorithmSection };
+
+  register(ctx: RegisterContext): void {
+    const options = () => {
+      const s = ctx.config.algorithm as AlgorithmSettings;
+      return {
+        normalizeByStd: s.normalizeByStd, epsilon: s.epsilon, gamma: s.gamma, lam: s.lam,
+        stepAdvantageWeight: s.stepAdvantageWeight, gigpoMode: s.gigpoMode, similarityThreshold: s.similarityThreshold,
+        groupKey: s.groupKey as GroupKeyName | undefined, excludeZeroStdGroups: s.excludeZeroStdGroups,
+      };
+    };
+    for (const name of advantageEstimatorNames()) ctx.provide(AdvantageEstimator, name, new RolloutAdvantageEstimator(name, options));
+    ctx.bind(LossFunction).toDynamicValue(() => new PolicyLossFunction(lossSettings(ctx.config.algorithm as AlgorithmSettings)));
+  }
+
+  apply(kernel: Kernel): void {
+    kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
+      const s = config.algorithm as AlgorithmSettings;
+      if (s.advantage === 'gae' && s.excludeZeroStdGroups) {
+        throw new DrmasError('CONFIG_INVALID', 'excludeZeroStdGroups applies to group-based estimators, not gae', {
+          key: 'algorithm.excludeZeroStdGroups', hint: 'remove it, or choose a group-based estimator such as drmas or grpo',
+        });
+      }
+    });
+    kernel.hooks.afterRollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (batch, step) => (
+      dynamicSamplingEnabled(settingsOf(kernel)) ? dynamicSampling(kernel, batch, step) : batch
+    ));
+  }
+}
+
+/** The plugin module's default export: `plugins: ['algorithms']`. */
+export default function algorithmsPlugin(): AlgorithmsPlugin {
+  return new AlgorithmsPlugin();
+}

@@ -1,0 +1,125 @@
+import type { LossFunction, LossInput, LossOutput, TensorOps } from '@drmas/core';
+import type { KlPenaltyKind } from '../losses/klPenalty.js';
+import type { LossAggregation } from '../losses/aggregateLoss.js';
+
+/** The policy-loss variants that can train (written over TensorOps, so every backend differentiates them). */
+export const TRAINABLE_VARIANTS = ['vanilla', 'cispo', 'gpg'] as const;
+export type TrainableVariant = (typeof TRAINABLE_VARIANTS)[number];
+
+export interface PolicyLossSettings {
+  variant: TrainableVariant;
+  clipRatioLow: number;
+  clipRatioHigh: number;
+  clipRatioC: number;
+  aggregation: LossAggregation;
+  lossScaleFactor?: number;
+  klCoef: number;
+  klType: KlPenaltyKind;
+  entropyCoef: number;
+}
+
+type Totals = LossInput<unknown>['totals'];
+
+/**
+ * veRL's `agg_loss` split across micro-batches: each micro-batch is normalized by the mini-batch totals, so the
+ * micro-batch values add up to the value `aggregateLoss` gives on the whole mini-batch.
+ */
+function aggregate<T>(ops: TensorOps<T>, values: T, mask: T, mode: LossAggregation, totals: Totals, scale?: number): T {
+  const masked = ops.mul(values, mask);
+  switch (mode) {
+    case 'token-mean':
+      return ops.div(ops.sum(masked), Math.max(totals.tokens, 1));
+    case 'seq-mean-token-sum':
+      return ops.div(ops.sum(masked), Math.max(totals.rows, 1));
+    case 'seq-mean-token-mean':
+      return ops.div(ops.sum(ops.div(ops.sum(masked, 1), ops.add(ops.sum(mask, 1), 1e-8))), Math.max(totals.rows, 1));
+    case 'seq-mean-token-sum-norm':
+      return ops.div(ops.sum(masked), scale ?? totals.responseLength);
+  }
+}
+
+/** ops.where(condition, a, b) for a 0/1 condition, written with arithmetic. */
+function select<T>(ops: TensorOps<T>, condition: T, a: T, b: T): T {
+  return ops.add(ops.mul(condition, a), ops.mul(ops.add(ops.neg(condition), 1), b));
+}
+
+function klTerm<T>(ops: TensorOps<T>, logp: T, ref: T, kind: KlPenaltyKind): T {
+  switch (kind) {
+    case 'k1':
+    case 'kl':
+      return ops.sub(logp, ref);
+    case 'abs':
+      return ops.abs(ops.sub(logp, ref));
+    case 'k2':
+    case 'mse':
+      return ops.mul(ops.square(ops.sub(logp, ref)), 0.5);
+    case 'k3':
+    case 'low_var_kl': {
+      const d = ops.clip(ops.sub(ref, logp), -20, 20);
+      return ops.clip(ops.sub(ops.sub(ops.exp(d), d), 1), -10, 10);
+    }
+  }
+}
+
+/**
+ * The training loss: the policy-gradient term of veRL's `compute_policy_loss_<variant>` aggregated by
+ * `aggregation`, plus `klCoef` times the aggregated KL to the reference policy, minus `entropyCoef` times the
+ * aggregated entropy. Matches `policyLoss`/`klPenalty`/`aggregateLoss` on the same inputs.
+ */
+export class PolicyLossFunction implements LossFunction {
+  readonly needsEntropy: boolean;
+  readonly needsReference: boolean;
+
+  constructor(readonly settings: PolicyLossSettings) {
+    this.needsEntropy = settings.entropyCoef > 0;
+    this.needsReference = settings.klCoef > 0;
+  }
+
+  compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T> {
+    const s = this.settings;
+    const { logProbs: logp, oldLogProbs: old, advantages: adv, responseMask: mask, totals } = input;
+    const logRatio = ops.clip(ops.sub(logp, old), -20, 20);
+    const ratio = ops.exp(logRatio);
+    const negAdv = ops.neg(adv);
+    let tokenLoss: T;
+    let clipped: T | undefined;
+    let clippedLower: T | undefined;
+    if (s.variant === 'gpg') {
+      tokenLoss = ops.mul(ops.neg(logp), adv);
+    } else if (s.variant === 'cispo') {
+      const bounded = ops.clip(ratio, 1 - s.clipRatioLow, 1 + s.clipRatioHigh);
+      tokenLoss = ops.mul(ops.mul(ops.stopGradient(bounded), negAdv), logp);
+      clipped = ops.add(ops.greater(ratio, 1 + s.clipRatioHigh), ops.less(ratio, 1 - s.clipRatioLow));
+    } else {
+      const l1 = ops.mul(negAdv, ratio);
+      const l2 = ops.mul(negAdv, ops.clip(ratio, 1 - s.clipRatioLow, 1 + s.clipRatioHigh));
+      const c1 = ops.maximum(l1, l2);
+      const l3 = ops.mul(negAdv, s.clipRatioC);
+      const negative = ops.less(adv, 0);
+      tokenLoss = select(ops, negative, ops.minimum(l3, c1), c1);
+      clipped = ops.greater(l2, l1);
+      clippedLower = ops.mul(ops.greater(c1, l3), negative);
+    }
+    const pgLoss = aggregate(ops, tokenLoss, mask, s.aggregation, totals, s.lossScaleFactor);
+    const tokenMean = (values: T) => ops.stopGradient(ops.div(ops.sum(ops.mul(values, mask)), Math.max(totals.tokens, 1)));
+    const metrics: Record<string, T> = {
+      pg_loss: ops.stopGradient(pgLoss),
+      pg_clipfrac: clipped ? tokenMean(clipped) : ops.scalar(0),
+      pg_clipfrac_lower: clippedLower ? tokenMean(clippedLower) : ops.scalar(0),
+      ppo_kl: tokenMean(ops.neg(logRatio)),
+    };
+    let loss = pgLoss;
+    if (s.klCoef > 0) {
+      if (!input.refLogProbs) throw new Error('PolicyLossFunction: klCoef > 0 but the batch has no reference log-probs');
+      const kl = aggregate(ops, klTerm(ops, logp, input.refLogProbs, s.klType), mask, s.aggregation, totals, s.lossScaleFactor);
+      metrics.kl_loss = ops.stopGradient(kl);
+      loss = ops.add(loss, ops.mul(kl, s.klCoef));
+    }
+    if (input.entropy) {
+      const entropy = aggregate(ops, input.entropy, mask, s.aggregation, totals, s.lossScaleFactor);
+      metrics.entropy = ops.stopGradient(entropy);
+      if (s.entropyCoef > 0) loss = ops.sub(loss, ops.mul(entropy, s.entropyCoef));
+    }
+    return { loss, metrics };
+  }
+}

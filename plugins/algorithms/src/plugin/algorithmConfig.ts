@@ -1,0 +1,44 @@
+import { z } from '@drmas/core';
+import { GROUP_KEY_NAMES } from '../grouping/groupKeys.js';
+import { KL_PENALTY_KINDS } from '../losses/klPenalty.js';
+import { LOSS_AGGREGATIONS } from '../losses/aggregateLoss.js';
+import { TRAINABLE_VARIANTS } from './PolicyLossFunction.js';
+
+/** The keys the algorithms plugin adds to the `algorithm` config section. */
+export const algorithmSection = z.object({
+  /** Divide by the group std (GRPO, Dr. MAS); false gives Dr. GRPO's r - mean. */
+  normalizeByStd: z.boolean().default(true),
+  epsilon: z.number().positive().default(1e-6),
+  gamma: z.number().min(0).max(1).default(1),
+  lam: z.number().min(0).max(1).default(1),
+  stepAdvantageWeight: z.number().default(1),
+  gigpoMode: z.enum(['mean_norm', 'mean_std_norm']).default('mean_norm'),
+  similarityThreshold: z.number().gt(0).max(1).optional(),
+  /** Which rows share a baseline; each estimator has its own default (`drmas`: prompt_agent). */
+  groupKey: z.enum(GROUP_KEY_NAMES as unknown as [string, ...string[]]).optional(),
+  /** Keep turns of groups whose rewards are all equal out of the loss (they carry no signal). */
+  excludeZeroStdGroups: z.boolean().default(false),
+  loss: z.strictObject({
+    variant: z.enum(TRAINABLE_VARIANTS).default('vanilla'),
+    clipRatio: z.number().gt(0).lt(1).default(0.2),
+    /** Defaults to `clipRatio` (0.2 for dapo). */
+    clipRatioLow: z.number().gt(0).lt(1).optional(),
+    /** Defaults to `clipRatio` (0.28 for dapo). */
+    clipRatioHigh: z.number().gt(0).optional(),
+    /** Dual-clip bound for negative advantages. */
+    clipRatioC: z.number().gt(1).default(3),
+    aggregation: z.enum(LOSS_AGGREGATIONS as unknown as [string, ...string[]]).default('token-mean'),
+    lossScaleFactor: z.number().positive().optional(),
+    klCoef: z.number().min(0).default(0),
+    klType: z.enum(KL_PENALTY_KINDS as unknown as [string, ...string[]]).default('low_var_kl'),
+    entropyCoef: z.number().min(0).default(0),
+  }).prefault({}),
+  dynamicSampling: z.strictObject({
+    /** Drop groups whose episode outcomes are all equal and sample more (DAPO); on by default for `dapo`. */
+    enabled: z.boolean().optional(),
+    /** Rollout rounds at most, the first included (veRL's max_num_gen_batches). */
+    maxRounds: z.number().int().min(1).default(10),
+  }).prefault({}),
+});
+
+export type AlgorithmSettings = z.infer<typeof algorithmSection> & { advantage?: string };

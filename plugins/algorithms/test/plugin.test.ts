@@ -1,0 +1,188 @@
+import { describe, expect, test } from '@jest/globals';
+import {
+  builtinPlugins, createKernel, LossFunction, type Plugin, type RolloutBatch, type TensorOps, type Trajectory,
+} from '@drmas/core';
+import algorithmsPlugin, { policyLoss, klPenalty, aggregateLoss, PolicyLossFunction } from '../src/index.js';
+
+function trajectory(groupId: string, id: string, rewards: Record<string, number>, outcome = 0): Trajectory {
+  return {
+    groupId, trajectoryId: id, taskId: groupId, done: true, outcome,
+    turns: Object.entries(rewards).map(([agentId, reward], index) => ({
+      groupId, trajectoryId: id, agentId, workerGroupId: agentId, step: 0, index,
+      promptIds: [1], responseIds: [4, 5, 6], logProbs: [-1, -1, -1], valid: true, reward,
+    })),
+  };
+}
+
+function producer(batches: RolloutBatch[]): Plugin {
+  let round = 0;
+  return {
+    name: 'producer',
+    apply(kernel) {
+      kernel.hooks.rollout.tapPromise('producer', async () => structuredClone(batches[Math.min(round++, batches.length - 1)]));
+    },
+  };
+}
+
+async function runStep(advantage: string, batches: RolloutBatch[], extra: Record<string, unknown> = {}) {
+  let seen: RolloutBatch | undefined;
+  const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = r.batch; }); } };
+  const { kernel } = await createKernel({
+    cwd: process.cwd(), builtins: builtinPlugins('info'),
+    inline: { plugins: [algorithmsPlugin(), producer(batches), capture], algorithm: { advantage, ...extra } },
+  });
+  const logs: string[] = [];
+  const result = await kernel.step({ config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: (m) => logs.push(m) }, 1);
+  return { batch: seen!, metrics: result.metrics, logs, kernel };
+}
+
+// Two rollouts of one prompt; solver rewards 1 and 0, verifier rewards 1 and 1.
+const twoAgents: RolloutBatch = {
+  metrics: {},
+  trajectories: [trajectory('g', 't0', { solver: 1, verifier: 1 }, 1), trajectory('g', 't1', { solver: 0, verifier: 1 }, 0)],
+};
+
+describe('the advantage hook with algorithm.advantage', () => {
+  test('drmas normalizes each agent by its own statistics (hand-worked)', async () => {
+    const { batch, metrics } = await runStep('drmas', [twoAgents]);
+    const [t0, t1] = batch.trajectories;
+    // solver: mean 0.5, unbiased std sqrt(0.5) = 0.70710678; A = +-0.5 / (0.70710678 + 1e-6) = +-0.70710578
+    expect(t0.turns[0].advantages![0]).toBeCloseTo(0.70710578, 7);
+    expect(t1.turns[0].advantages![2]).toBeCloseTo(-0.70710578, 7);
+    // verifier: both 1, std 0: A = 0 / (0 + 1e-6) = 0
+    expect(t0.turns[1].advantages).toEqual([0, 0, 0]);
+    expect(metrics['advantage/frac_reward_zero_std']).toBe(0);
+  });
+
+  test('grpo averages each trajectory\'s turns first: one baseline per prompt (hand-worked)', async () => {
+    const { batch } = await runStep('grpo', [twoAgents]);
+    // trajectory scores: t0 = (1 + 1) / 2 = 1, t1 = (0 + 1) / 2 = 0.5; mean 0.75, std sqrt(0.125) = 0.35355339
+    // A = +-0.25 / (0.35355339 + 1e-6) = +-0.70710478, on every turn of the trajectory
+    for (const turn of batch.trajectories[0].turns) expect(turn.advantages![1]).toBeCloseTo(0.70710478, 7);
+    for (const turn of batch.trajectories[1].turns) expect(turn.advantages![1]).toBeCloseTo(-0.70710478, 7);
+  });
+
+  test('a zero-variance group is counted and, on request, kept out of the loss', async () => {
+    const equal: RolloutBatch = { metrics: {}, trajectories: [trajectory('g', 'a', { solver: 1 }, 1), trajectory('g', 'b', { solver: 1 }, 1)] };
+    let masks: number[][] = [];
+    const { kernel } = await createKernel({
+      cwd: process.cwd(), builtins: builtinPlugins('info'),
+      inline: { plugins: [algorithmsPlugin(), producer([equal]), { name: 'u', apply(k) { k.hooks.update.tap('u', (g) => { masks.push([...g.responseMask]); }); } }],
+        algorithm: { advantage: 'drmas', excludeZeroStdGroups: true } },
+    });
+    const { metrics } = await kernel.step({ config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: () => {} }, 1);
+    expect(metrics['advantage/frac_reward_zero_std']).toBe(1);
+    expect(masks).toEqual([[0, 0, 0, 0, 0, 0]]);
+  });
+
+  test('every estimator is selectable by name, and a misspelt one gets a suggestion', async () => {
+    const { kernel } = await runStep('rloo', [twoAgents]);
+    const { AdvantageEstimator } = await import('@drmas/core');
+    const names = kernel.namesOf(AdvantageEstimator);
+    expect(names.sort()).toEqual(['dapo', 'drmas', 'gae', 'gigpo', 'gpg', 'grpo', 'grpo_passk', 'opo', 'reinforce_plus_plus',
+      'reinforce_plus_plus_baseline', 'remax', 'rloo']);
+    await expect(runStep('drmass', [twoAgents])).rejects.toMatchObject({ code: 'UNKNOWN_NAME', key: 'algorithm.advantage', hint: 'Did you mean "drmas"?' });
+  });
+});
+
+describe('DAPO dynamic sampling on afterRollout', () => {
+  const flat: RolloutBatch = { metrics: {}, trajectories: [trajectory('g0', 'a', { s: 1 }, 1), trajectory('g0', 'b', { s: 1 }, 1), trajectory('g1', 'c', { s: 0 }, 0), trajectory('g1', 'd', { s: 1 }, 1)] };
+  const varied: RolloutBatch = { metrics: {}, trajectories: [trajectory('g2', 'e', { s: 0 }, 0), trajectory('g2', 'f', { s: 1 }, 1), trajectory('g3', 'g', { s: 0 }, 0), trajectory('g3', 'h', { s: 0 }, 0)] };
+
+  test('drops groups with equal outcomes and samples again until the batch is full', async () => {
+    const { batch, metrics } = await runStep('dapo', [flat, varied]);
+    expect(batch.trajectories.map((t) => t.trajectoryId)).toEqual(['c', 'd', 'e', 'f']);
+    expect(metrics['rollout/dynamic_sampling_rounds']).toBe(2);
+  });
+
+  test('gives up after maxRounds with a warning and trains on what it has', async () => {
+    const solved: RolloutBatch = { metrics: {}, trajectories: [trajectory('g0', 'a', { s: 1 }, 1), trajectory('g0', 'b', { s: 1 }, 1), trajectory('g1', 'c', { s: 0 }, 0), trajectory('g1', 'd', { s: 0 }, 0)] };
+    const { batch, logs, metrics } = await runStep('grpo', [solved], { dynamicSampling: { enabled: true, maxRounds: 3 } });
+    expect(batch.trajectories).toEqual([]);
+    expect(metrics['rollout/dynamic_sampling_rounds']).toBe(3);
+    expect(logs.join('\n')).toContain('dynamic sampling gave up after 3 rounds with 0 of 2 groups');
+  });
+});
+
+/** TensorOps over plain float64 arrays (shape [rows, cols], [rows] or scalar), to evaluate the loss without tfjs. */
+interface Arr { shape: number[]; data: Float64Array }
+const arr = (rows: number[][]): Arr => ({ shape: [rows.length, rows[0].length], data: Float64Array.from(rows.flat()) });
+function binary(f: (x: number, y: number) => number) {
+  return (a: Arr, b: Arr | number): Arr => {
+    const other = typeof b === 'number' ? { shape: [], data: Float64Array.of(b) } : b;
+    const [big, small, swap] = a.data.length >= other.data.length ? [a, other, false] : [other, a, true];
+    if (small.data.length !== 1 && small.data.length !== big.data.length) throw new Error('shape mismatch');
+    const data = big.data.map((v, i) => {
+      const w = small.data[small.data.length === 1 ? 0 : i];
+      return swap ? f(w, v) : f(v, w);
+    });
+    return { shape: big.shape, data };
+  };
+}
+const unary = (f: (x: number) => number) => (a: Arr): Arr => ({ shape: a.shape, data: a.data.map(f) });
+const numberOps: TensorOps<Arr> = {
+  add: binary((x, y) => x + y), sub: binary((x, y) => x - y), mul: binary((x, y) => x * y), div: binary((x, y) => x / y),
+  minimum: binary(Math.min), maximum: binary(Math.max), greater: binary((x, y) => (x > y ? 1 : 0)), less: binary((x, y) => (x < y ? 1 : 0)),
+  neg: unary((x) => -x), exp: unary(Math.exp), log: unary(Math.log), abs: unary(Math.abs), square: unary((x) => x * x),
+  clip: (a, lo, hi) => unary((x) => Math.min(Math.max(x, lo), hi))(a),
+  sum: (a, axis) => {
+    if (axis === undefined) return { shape: [], data: Float64Array.of(a.data.reduce((s, x) => s + x, 0)) };
+    const [rows, cols] = a.shape;
+    return { shape: [rows], data: Float64Array.from({ length: rows }, (_, r) => a.data.slice(r * cols, (r + 1) * cols).reduce((s, x) => s + x, 0)) };
+  },
+  stopGradient: (a) => a,
+  scalar: (v) => ({ shape: [], data: Float64Array.of(v) }),
+};
+
+describe('PolicyLossFunction (the training loss over TensorOps)', () => {
+  const logProbs = [[-1.2, -0.3, -2.0, -0.7], [-0.1, -3.0, -0.5, -0.9], [-0.8, -0.8, -0.2, -1.1]];
+  const oldLogProbs = [[-1.0, -0.9, -1.0, -0.7], [-0.6, -1.0, -0.5, -0.2], [-0.8, -1.5, -0.9, -1.0]];
+  const refLogProbs = [[-1.1, -0.5, -1.5, -0.6], [-0.3, -2.0, -0.4, -0.5], [-0.9, -1.0, -0.5, -1.2]];
+  const advantages = [[1.5, 1.5, 1.5, 1.5], [-2.0, -2.0, -2.0, -2.0], [0.4, 0.4, 0.4, 0.4]];
+  const responseMask = [[1, 1, 1, 0], [1, 1, 0, 0], [1, 1, 1, 1]];
+  const settings = { clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, klCoef: 0, klType: 'low_var_kl' as const, entropyCoef: 0 };
+  const totals = { tokens: 9, rows: 3, responseLength: 4, microBatches: 1 };
+  const run = (fn: PolicyLossFunction, rows: number[], t = totals) => {
+    const pick = (m: number[][]) => arr(rows.map((r) => m[r]));
+    const out = fn.compute(numberOps, {
+      logProbs: pick(logProbs), oldLogProbs: pick(oldLogProbs), advantages: pick(advantages), responseMask: pick(responseMask),
+      refLogProbs: pick(refLogProbs), totals: t,
+    });
+    return { loss: out.loss.data[0], metrics: Object.fromEntries(Object.entries(out.metrics).map(([k, v]) => [k, v.data[0]])) };
+  };
+
+  test.each(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const)(
+    'vanilla with dual clip and clip-higher equals policyLoss (%s), also summed over micro-batches', (aggregation) => {
+      const fn = new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation });
+      const expected = policyLoss({ logProbs, oldLogProbs, advantages, responseMask }, { clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, aggregation });
+      const whole = run(fn, [0, 1, 2]);
+      expect(whole.loss).toBeCloseTo(expected.loss, 6);
+      expect(whole.metrics.pg_clipfrac).toBeCloseTo(expected.clipFraction, 6);
+      expect(whole.metrics.pg_clipfrac_lower).toBeCloseTo(expected.clipFractionLower, 6);
+      expect(whole.metrics.ppo_kl).toBeCloseTo(expected.approxKl, 6);
+      const split = run(fn, [0, 1], { ...totals, microBatches: 2 }).loss + run(fn, [2], { ...totals, microBatches: 2 }).loss;
+      expect(split).toBeCloseTo(expected.loss, 6);
+    });
+
+  test.each(['cispo', 'gpg'] as const)('%s equals policyLoss', (variant) => {
+    const fn = new PolicyLossFunction({ ...settings, variant, aggregation: 'token-mean' });
+    const expected = policyLoss({ logProbs, oldLogProbs, advantages, responseMask }, { variant, clipRatioLow: 0.2, clipRatioHigh: 0.28, aggregation: 'token-mean' });
+    expect(run(fn, [0, 1, 2]).loss).toBeCloseTo(expected.loss, 6);
+  });
+
+  test.each(['k1', 'abs', 'k2', 'low_var_kl'] as const)('the KL term (%s) adds klCoef times the aggregated klPenalty', (klType) => {
+    const base = run(new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean' }), [0, 1, 2]).loss;
+    const withKl = run(new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean', klCoef: 0.1, klType }), [0, 1, 2]);
+    const kl = aggregateLoss(klPenalty(logProbs, refLogProbs, klType), responseMask, 'token-mean');
+    expect(withKl.metrics.kl_loss).toBeCloseTo(kl, 6);
+    expect(withKl.loss).toBeCloseTo(base + 0.1 * kl, 6);
+  });
+
+  test('the plugin binds the loss from algorithm.loss, with dapo\'s clip-higher defaults', async () => {
+    const { kernel } = await createKernel({ cwd: process.cwd(), inline: { plugins: ['algorithms'], algorithm: { advantage: 'dapo', loss: { entropyCoef: 0.001 } } } });
+    const loss = kernel.get(LossFunction) as PolicyLossFunction;
+    expect(loss.settings).toMatchObject({ variant: 'vanilla', clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, aggregation: 'token-mean', entropyCoef: 0.001 });
+    expect(loss.needsEntropy).toBe(true);
+    expect(loss.needsReference).toBe(false);
+  });
+});
