@@ -60,4 +60,5 @@ export { AdvantagePlugin } from './builtins/AdvantagePlugin.js';
 export { JsonlMetricsSink, RunDirectoryPlugin } from './builtins/RunDirectoryPlugin.js';
 
 export { main, BUILTIN_COMMANDS } from './cli/main.js';
-export type { CliCommand, CliIO } from './cli/CliCommand.js';
+export { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand, type CliIO, type OptionSpec } from './cli/CliCommand.js';
+export { discoverCommands, loadDiscoveredCommand, type DiscoveredCommand } from './cli/commandDiscovery.js';

@@ -23,6 +23,16 @@ export default {
 };
 `,
   'bad.json': '{ "trainer": { "steps": "two" } }',
+  'node_modules/drmas-plugin-greeter/package.json': {
+    name: 'drmas-plugin-greeter', version: '1.0.0', type: 'module', main: 'index.js',
+    drmas: { commands: { greet: { module: './commands.js', summary: 'say hello' }, broken: { module: './missing.js', summary: 'never loads' } } },
+  },
+  'node_modules/drmas-plugin-greeter/index.js': 'export default { name: "greeter", apply() {} };\n',
+  'node_modules/drmas-plugin-greeter/commands.js': `export const greetCommand = {
+  name: 'greet', summary: 'say hello', usage: 'drmas greet --name N', help: [['--name N', 'who']],
+  options: { name: { type: 'string' } },
+  async run({ values }, io) { io.stdout.write('hello ' + values.name + '\\n'); return 0; },
+};\n`,
 });
 afterAll(() => project.dispose());
 
@@ -94,6 +104,17 @@ describe('drmas CLI', () => {
     const flag = await runCli(['train', '--confg', 'x']);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain('Did you mean "--config"?');
+  });
+
+  test('installed packages contribute commands through their manifest, listed in help and loaded on use', async () => {
+    const help = await runCli(['--help'], project.dir);
+    expect(help.stdout).toMatch(/greet +say hello/);
+    const greet = await runCli(['greet', '--name', 'ada'], project.dir);
+    expect(greet).toMatchObject({ code: 0, stdout: 'hello ada\n' });
+    expect((await runCli(['greet', '--help'], project.dir)).stdout).toContain('usage: drmas greet --name N');
+    const broken = await runCli(['broken'], project.dir);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('command "broken" of drmas-plugin-greeter failed to load');
   });
 
   test('eval without an evaluate tap says what is missing', async () => {

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
 import type { CliCommand, CliIO } from './CliCommand.js';
+import { discoverCommands, loadDiscoveredCommand } from './commandDiscovery.js';
 import { evalCommand } from './commands/eval.js';
 import { infoCommand } from './commands/info.js';
 import { trainCommand } from './commands/train.js';
@@ -9,7 +10,9 @@ import { trainCommand } from './commands/train.js';
 /** The built-in subcommands. */
 export const BUILTIN_COMMANDS: readonly CliCommand[] = Object.freeze([trainCommand, evalCommand, infoCommand]);
 
-function mainHelp(commands: readonly CliCommand[]): string {
+type Listed = Pick<CliCommand, 'name' | 'summary'>;
+
+function mainHelp(commands: readonly Listed[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
     'usage: drmas <command> [options]',
@@ -64,7 +67,7 @@ export async function main(argv: string[], io: CliIO = { stdout: process.stdout,
   const args = argv.filter((a) => a !== '--verbose');
   const [name, ...rest] = args;
   if (!name || name === '-h' || name === '--help' || name === 'help') {
-    io.stdout.write(`${mainHelp(commands)}\n`);
+    io.stdout.write(`${mainHelp([...commands, ...discoverCommands(io.cwd).filter((d) => !commands.some((c) => c.name === d.name))])}\n`);
     return name ? 0 : 2;
   }
   if (name === '-v' || name === '--version') {
@@ -73,9 +76,19 @@ export async function main(argv: string[], io: CliIO = { stdout: process.stdout,
     io.stdout.write(`${pkg.version}\n`);
     return 0;
   }
-  const command = commands.find((c) => c.name === name);
+  const contributed = discoverCommands(io.cwd).filter((d) => !commands.some((c) => c.name === d.name));
+  const listed: Listed[] = [...commands, ...contributed];
+  let command = commands.find((c) => c.name === name);
+  const discovered = contributed.find((d) => d.name === name);
+  if (!command && discovered) {
+    try {
+      command = await loadDiscoveredCommand(discovered);
+    } catch (error) {
+      return reportError(error, io, verbose);
+    }
+  }
   if (!command) {
-    io.stderr.write(`error: unknown command "${name}".${didYouMean(name, commands.map((c) => c.name))}\n\n${mainHelp(commands)}\n`);
+    io.stderr.write(`error: unknown command "${name}".${didYouMean(name, listed.map((c) => c.name))}\n\n${mainHelp(listed)}\n`);
     return 2;
   }
   if (rest.includes('-h') || rest.includes('--help')) {

@@ -1,0 +1,97 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { DrmasError } from '../errors/DrmasError.js';
+import type { CliCommand } from './CliCommand.js';
+
+/**
+ * Commands contributed by installed packages. A package declares them in its manifest, so listing them needs no
+ * import; the module is imported only when its command runs:
+ *
+ *   "drmas": { "commands": { "generate": { "module": "./dist/cli/commands.js", "summary": "sample from a model" } } }
+ *
+ * The module exports the `CliCommand` as a named export equal to the command name (or as `default`).
+ */
+export interface DiscoveredCommand {
+  name: string;
+  summary: string;
+  packageName: string;
+  module: string;
+}
+
+interface Manifest {
+  name?: string;
+  drmas?: { commands?: Record<string, { module: string; summary?: string }> };
+}
+
+function nodeModulesDirs(from: string): string[] {
+  const dirs: string[] = [];
+  let dir = path.resolve(from);
+  for (;;) {
+    const candidate = path.join(dir, 'node_modules');
+    if (existsSync(candidate)) dirs.push(candidate);
+    const parent = path.dirname(dir);
+    if (parent === dir) return dirs;
+    dir = parent;
+  }
+}
+
+function packageDirs(modules: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(modules)) {
+    if (entry === '@drmas' || (entry.startsWith('@') && !entry.startsWith('.'))) {
+      const scope = path.join(modules, entry);
+      for (const child of readdirSync(scope)) {
+        if (entry === '@drmas' || child.startsWith('drmas-')) out.push(path.join(scope, child));
+      }
+    } else if (entry.startsWith('drmas-')) {
+      out.push(path.join(modules, entry));
+    }
+  }
+  return out;
+}
+
+/** Finds contributed commands visible from `cwd` and from where @drmas/core itself is installed. */
+export function discoverCommands(cwd: string): DiscoveredCommand[] {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const found = new Map<string, DiscoveredCommand>();
+  for (const modules of [...nodeModulesDirs(cwd), ...nodeModulesDirs(here)]) {
+    for (const dir of packageDirs(modules)) {
+      const manifestFile = path.join(dir, 'package.json');
+      if (!existsSync(manifestFile)) continue;
+      let manifest: Manifest;
+      try {
+        manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Manifest;
+      } catch {
+        continue;
+      }
+      for (const [name, spec] of Object.entries(manifest.drmas?.commands ?? {})) {
+        if (found.has(name)) continue;
+        found.set(name, {
+          name, summary: spec.summary ?? `(from ${manifest.name})`, packageName: manifest.name ?? path.basename(dir),
+          module: path.resolve(dir, spec.module),
+        });
+      }
+    }
+  }
+  return [...found.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Imports the command's module and returns its `CliCommand`. */
+export async function loadDiscoveredCommand(discovered: DiscoveredCommand): Promise<CliCommand> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = await import(pathToFileURL(discovered.module).href) as Record<string, unknown>;
+  } catch (cause) {
+    throw new DrmasError('PLUGIN_LOAD_FAILED', `command "${discovered.name}" of ${discovered.packageName} failed to load from ${discovered.module}: ${(cause as Error).message}`, {
+      file: discovered.module, cause, hint: 'if it is a workspace package, run `npm run build` first',
+    });
+  }
+  const command = (mod[discovered.name] ?? mod[`${discovered.name}Command`] ?? mod.default) as CliCommand | undefined;
+  if (!command || typeof command.run !== 'function') {
+    throw new DrmasError('PLUGIN_INVALID', `${discovered.module} does not export the command "${discovered.name}"`, {
+      file: discovered.module, hint: `export const ${discovered.name}Command: CliCommand = { name: '${discovered.name}', ... }`,
+    });
+  }
+  return command;
+}
