@@ -1,0 +1,33 @@
+export type { ArithmeticTask, MathSplit, MathTask, MathTaskSource, SolutionStep, TaskBatch } from './MathTask.js';
+export { isArithmeticTask } from './MathTask.js';
+export { MathDatasetError, MathTaskSourceError, type MathDatasetErrorDetails } from './errors.js';
+
+export {
+  ArithmeticTaskSource,
+  ARITHMETIC_DATA_SOURCE,
+  HELD_OUT_SHARE,
+  isHeldOutProblem,
+  type ArithmeticTaskSourceOptions,
+} from './ArithmeticTaskSource.js';
+export { ARITHMETIC_LEVELS } from './arithmetic/generateProblem.js';
+export { EpochSchedule } from './EpochSchedule.js';
+
+export { loadMathDataset, type LoadMathDatasetOptions } from './loadMathDataset.js';
+export {
+  DatasetTaskSource,
+  type DatasetTaskSourceOptions,
+  type DatasetTaskSourceFileOptions,
+} from './DatasetTaskSource.js';
+
+export { extractBoxedAnswer, finalAnswerSection } from './boxedAnswer.js';
+export { normalizeMathAnswer } from './normalizeAnswer.js';
+export { parseExactNumber, type ExactNumber } from './numericAnswer.js';
+export { latexToMathjs, symbolicallyEqual } from './symbolicEquivalence.js';
+export { mathAnswersEqual } from './answerEquivalence.js';
+export { scoreMathResponse, type MathScore, type MathScoreReason } from './scoreMathResponse.js';
+
+export { solverDemonstration, verifierDemonstration } from './demonstrations.js';
+export { extractVerifierVerdict, VERIFY_APPROVE, VERIFY_REJECT, type VerifierVerdict } from './verifierVerdict.js';
+
+export { SeededRandom, splitmix32 } from './random/splitmix32.js';
+export { hashParts } from './random/hash.js';

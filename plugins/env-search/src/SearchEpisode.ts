@@ -1,0 +1,162 @@
+import { extractLastAnswer, scoreSearchAnswer, type SearchAnswerScore } from './answerMatch.js';
+import type { SearchQuestion } from './corpus/SearchQuestion.js';
+import { SearchEnvError, SearchInputError } from './errors.js';
+import type { Retriever, SearchHit } from './retrieval/Retriever.js';
+
+export type SearchHistoryEntry =
+  | { kind: 'search'; query: string; information: string }
+  | { kind: 'answer'; text: string; answer: string }
+  | { kind: 'invalid'; text: string; feedback: string };
+
+export type SearchAction = { type: 'search'; query: string } | { type: 'answer'; answer: string } | { type: 'invalid' };
+
+export interface SearchEpisodeOptions {
+  /** Searches, answers and invalid actions allowed before the episode ends unanswered; default 4. */
+  maxSteps?: number;
+}
+
+/** Search-R1's reply to an output with neither a search nor an answer. */
+export const INVALID_ACTION_FEEDBACK =
+  'My previous action is invalid. If I want to search, I should put the query between <search> and </search>. ' +
+  'If I want to give the final answer, I should put the answer between <answer> and </answer>. Let me try again.';
+
+/**
+ * Formats hits as Search-R1 does: `Doc i(Title: <first line of contents>) <rest>` one per line, inside
+ * `<information>...</information>`.
+ */
+export function formatInformation(hits: readonly SearchHit[]): string {
+  const lines = hits.map((hit, i) => {
+    const contents = hit.document.contents;
+    const newline = contents.indexOf('\n');
+    const title = newline < 0 ? contents : contents.slice(0, newline);
+    const text = newline < 0 ? '' : contents.slice(newline + 1);
+    return `Doc ${i + 1}(Title: ${title}) ${text}`;
+  });
+  return `<information>${lines.join('\n').trim() || 'No documents found.'}</information>`;
+}
+
+const ACTION_TAG = /<(search|answer)>([\s\S]*?)<\/\1>/;
+
+/** The first `<search>` or `<answer>` element of an agent output, as Search-R1's rollout loop reads it. */
+export function parseSearchAction(text: string): SearchAction {
+  const match = ACTION_TAG.exec(text);
+  if (!match) return { type: 'invalid' };
+  const content = match[2].trim();
+  return match[1] === 'search' ? { type: 'search', query: content } : { type: 'answer', answer: content };
+}
+
+/** `true` for `<verify>yes</verify>`, `false` for `<verify>no</verify>`, `undefined` when the verifier said neither. */
+export function parseVerifierDecision(text: string): boolean | undefined {
+  const match = /<verify>\s*(yes|no)\s*<\/verify>/i.exec(text);
+  return match ? match[1].toLowerCase() === 'yes' : undefined;
+}
+
+/**
+ * The state of one question's episode: the searches made and the information they returned, the step count and
+ * the final answer. Reward is the normalised exact match of the answer with any golden answer.
+ */
+export class SearchEpisode {
+  readonly question: SearchQuestion;
+  readonly maxSteps: number;
+  private readonly entries: SearchHistoryEntry[] = [];
+  private finalAnswer: string | undefined;
+  private finished = false;
+
+  constructor(question: SearchQuestion, options: SearchEpisodeOptions = {}) {
+    const { maxSteps = 4 } = options;
+    if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new SearchInputError('options.maxSteps', `must be an integer >= 1, got ${maxSteps}`);
+    this.question = question;
+    this.maxSteps = maxSteps;
+  }
+
+  get steps(): number {
+    return this.entries.length;
+  }
+
+  get done(): boolean {
+    return this.finished;
+  }
+
+  /** The answer given, or `undefined` while none was. */
+  get answer(): string | undefined {
+    return this.finalAnswer;
+  }
+
+  get history(): readonly SearchHistoryEntry[] {
+    return this.entries;
+  }
+
+  /** Records a search and the hits it returned; returns the `<information>` block appended to the history. */
+  applySearch(query: string, hits: readonly SearchHit[]): string {
+    this.assertOpen('applySearch');
+    const information = formatInformation(hits);
+    this.record({ kind: 'search', query, information });
+    return information;
+  }
+
+  /** Ends the episode with an answer: the text of the last `<answer>` in `text`, or all of `text` if it has none. */
+  applyAnswer(text: string): void {
+    this.assertOpen('applyAnswer');
+    const answer = extractLastAnswer(text) ?? text.trim();
+    this.finalAnswer = answer;
+    this.record({ kind: 'answer', text, answer });
+    this.finished = true;
+  }
+
+  /** Records an output that was neither a search nor an answer; it uses up a step. Returns Search-R1's feedback. */
+  applyInvalid(text: string): string {
+    this.assertOpen('applyInvalid');
+    this.record({ kind: 'invalid', text, feedback: INVALID_ACTION_FEEDBACK });
+    return INVALID_ACTION_FEEDBACK;
+  }
+
+  /** The question and the history so far, as shown in agents' prompts. */
+  observation(): string {
+    const parts = [`Question: ${this.question.question}`];
+    for (const entry of this.entries) {
+      if (entry.kind === 'search') parts.push(`<search>${entry.query}</search>`, entry.information);
+      else if (entry.kind === 'answer') parts.push(`<answer>${entry.answer}</answer>`);
+      else parts.push(entry.feedback);
+    }
+    return parts.join('\n');
+  }
+
+  score(): SearchAnswerScore {
+    return scoreSearchAnswer(this.finalAnswer, this.question.answers);
+  }
+
+  /** Normalised exact match of the answer (0 when none was given). */
+  reward(): number {
+    return this.score().exactMatch;
+  }
+
+  private record(entry: SearchHistoryEntry): void {
+    this.entries.push(entry);
+    if (this.entries.length >= this.maxSteps) this.finished = true;
+  }
+
+  private assertOpen(action: string): void {
+    if (this.finished) {
+      throw new SearchEnvError(
+        `${action}: the episode of question ${this.question.id} is finished (${this.steps} steps${this.finalAnswer === undefined ? '' : ', answered'}); check episode.done before acting`,
+      );
+    }
+  }
+}
+
+/**
+ * Runs the searches of many episodes with one retriever call (one HTTP request when the retriever is a
+ * `RetrieverClient`) and appends each result; returns the `<information>` blocks in request order.
+ */
+export async function applySearches(
+  retriever: Retriever,
+  requests: ReadonlyArray<{ episode: SearchEpisode; query: string }>,
+  topk: number,
+): Promise<string[]> {
+  if (requests.length === 0) return [];
+  const hits = await retriever.search(
+    requests.map((r) => r.query),
+    topk,
+  );
+  return requests.map((r, i) => r.episode.applySearch(r.query, hits[i]));
+}

@@ -1,0 +1,161 @@
+import { RetrieverRequestError, RetrieverResponseError, RetrieverUnavailableError, SearchInputError, type RetrieveAttemptFailure } from '../errors.js';
+import type { Retriever, SearchHit } from '../retrieval/Retriever.js';
+import { readRetrieveResponse } from './retrieveProtocol.js';
+
+export interface RetrieverClientOptions {
+  /** Retriever servers, used in turn. A base URL (`http://host:8000`) gets `/retrieve` appended; a URL with a path is used as is. */
+  urls: string[];
+  /** Limit per attempt, covering connect, request and response body; default 60000. */
+  timeoutMs?: number;
+  /** Further attempts after the first fails with 5xx, 408, 429, a connection error or a time-out; default 10. */
+  maxRetries?: number;
+  /** Wait before the first retry; doubles on each later one; default 500. */
+  backoffMs?: number;
+  /** Longest wait between attempts; default 10000. */
+  maxBackoffMs?: number;
+  /** Each wait is scaled by a random factor in [1 - jitter, 1 + jitter], so many clients do not retry in step; default 0.1. */
+  jitter?: number;
+  /** Replaces the global `fetch` (tests, proxies). */
+  fetch?: typeof fetch;
+  /** Called after each failed attempt that will be retried or ends the request (logging, metrics). */
+  onAttemptFailed?: (failure: RetrieveAttemptFailure & { willRetry: boolean; delayMs: number }) => void;
+}
+
+const RETRYABLE_STATUS = new Set([408, 429]);
+
+function endpointOf(url: string, index: number): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new SearchInputError(`urls[${index}]`, `"${url}" is not a URL; expected e.g. http://127.0.0.1:8000/retrieve`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new SearchInputError(`urls[${index}]`, `"${url}" must use http or https`);
+  }
+  if (parsed.pathname === '/' || parsed.pathname === '') parsed.pathname = '/retrieve';
+  return parsed.toString();
+}
+
+function describeFetchError(error: unknown): string {
+  const err = error as Error & { cause?: { code?: string; message?: string } };
+  const cause = err.cause;
+  if (cause && (cause.code || cause.message)) return `connection failed (${[cause.code, cause.message].filter(Boolean).join(': ')})`;
+  return `connection failed (${err.message})`;
+}
+
+function serverMessage(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; detail?: unknown };
+    const message = body.error ?? body.detail;
+    if (message !== undefined) return typeof message === 'string' ? message : JSON.stringify(message);
+  } catch {
+    // not JSON: show the raw text
+  }
+  return text.length > 300 ? `${text.slice(0, 300)}...` : text || '(empty body)';
+}
+
+/**
+ * Client of Search-R1's retriever HTTP API (`POST /retrieve`). Requests go to the URLs in turn (round-robin across
+ * calls, and each retry moves on to the next URL). Server errors, refused connections and time-outs are retried with
+ * exponential backoff; a 4xx answer fails at once with the server's message.
+ */
+export class RetrieverClient implements Retriever {
+  private readonly endpoints: string[];
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly backoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly jitter: number;
+  private readonly fetchFn: typeof fetch;
+  private readonly onAttemptFailed: RetrieverClientOptions['onAttemptFailed'];
+  private nextUrl = 0;
+
+  constructor(options: RetrieverClientOptions) {
+    const { urls, timeoutMs = 60000, maxRetries = 10, backoffMs = 500, maxBackoffMs = 10000, jitter = 0.1 } = options;
+    if (!Array.isArray(urls) || urls.length === 0) throw new SearchInputError('urls', 'give at least one retriever URL, e.g. http://127.0.0.1:8000/retrieve');
+    this.endpoints = urls.map(endpointOf);
+    const check = (name: string, value: number, ok: boolean): number => {
+      if (!ok) throw new SearchInputError(name, `invalid value ${value}`);
+      return value;
+    };
+    this.timeoutMs = check('timeoutMs', timeoutMs, Number.isFinite(timeoutMs) && timeoutMs > 0);
+    this.maxRetries = check('maxRetries', maxRetries, Number.isInteger(maxRetries) && maxRetries >= 0);
+    this.backoffMs = check('backoffMs', backoffMs, Number.isFinite(backoffMs) && backoffMs >= 0);
+    this.maxBackoffMs = check('maxBackoffMs', maxBackoffMs, Number.isFinite(maxBackoffMs) && maxBackoffMs >= 0);
+    this.jitter = check('jitter', jitter, jitter >= 0 && jitter <= 1);
+    this.fetchFn = options.fetch ?? fetch;
+    this.onAttemptFailed = options.onAttemptFailed;
+  }
+
+  /** The `/retrieve` endpoints, in round-robin order. */
+  get urls(): readonly string[] {
+    return this.endpoints;
+  }
+
+  search(queries: string[], topk: number): Promise<SearchHit[][]> {
+    return this.retrieve(queries, topk);
+  }
+
+  async retrieve(queries: string[], topk: number): Promise<SearchHit[][]> {
+    if (!Array.isArray(queries) || queries.some((q) => typeof q !== 'string')) throw new SearchInputError('queries', 'must be a list of strings');
+    if (!Number.isInteger(topk) || topk < 1) throw new SearchInputError('topk', `must be an integer >= 1, got ${topk}`);
+    if (queries.length === 0) return [];
+    const body = JSON.stringify({ queries, topk, return_scores: true });
+    const failures: RetrieveAttemptFailure[] = [];
+    for (let attempt = 1; attempt <= this.maxRetries + 1; attempt++) {
+      const url = this.endpoints[this.nextUrl];
+      this.nextUrl = (this.nextUrl + 1) % this.endpoints.length;
+      const outcome = await this.attempt(url, body, queries.length);
+      if (typeof outcome !== 'string') return outcome;
+      failures.push({ attempt, url, reason: outcome });
+      const willRetry = attempt <= this.maxRetries;
+      const delayMs = willRetry ? this.delayBefore(attempt) : 0;
+      this.onAttemptFailed?.({ attempt, url, reason: outcome, willRetry, delayMs });
+      if (willRetry && delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+    throw new RetrieverUnavailableError(failures);
+  }
+
+  private delayBefore(retry: number): number {
+    const base = Math.min(this.maxBackoffMs, this.backoffMs * 2 ** (retry - 1));
+    return Math.round(base * (1 + this.jitter * (2 * Math.random() - 1)));
+  }
+
+  /** Hits on success; the reason for a retryable failure as a string; throws on failures retrying cannot fix. */
+  private async attempt(url: string, body: string, queryCount: number): Promise<SearchHit[][] | string> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.timeoutMs);
+    let status: number;
+    let text: string;
+    try {
+      const response = await this.fetchFn(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: controller.signal,
+      });
+      status = response.status;
+      text = await response.text();
+    } catch (error) {
+      return timedOut ? `timed out after ${this.timeoutMs} ms` : describeFetchError(error);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (status >= 500 || RETRYABLE_STATUS.has(status)) return `HTTP ${status}: ${serverMessage(text)}`;
+    if (status < 200 || status >= 300) throw new RetrieverRequestError(url, status, serverMessage(text));
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new RetrieverResponseError(url, `body is not JSON (${serverMessage(text)})`);
+    }
+    const hits = readRetrieveResponse(parsed, queryCount);
+    if (typeof hits === 'string') throw new RetrieverResponseError(url, hits);
+    return hits;
+  }
+}

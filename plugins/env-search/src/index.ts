@@ -1,0 +1,52 @@
+export { SplitMix32, hashLabel } from './random/SplitMix32.js';
+export {
+  SearchEnvError,
+  SearchInputError,
+  DataFileError,
+  RetrieverRequestError,
+  RetrieverResponseError,
+  RetrieverUnavailableError,
+  type RetrieveAttemptFailure,
+} from './errors.js';
+export type { SearchQuestion, SearchQuestionStep } from './corpus/SearchQuestion.js';
+export {
+  generateKnowledgeBase,
+  KB_SINGLE_HOP,
+  KB_TWO_HOP,
+  type KnowledgeBase,
+  type KnowledgeBaseDocument,
+  type KnowledgeBaseFact,
+  type KnowledgeBaseOptions,
+  type EntityKind,
+} from './corpus/KnowledgeBase.js';
+export { SearchTaskSource, type SearchTaskSourceOptions, type SearchTaskBatch } from './corpus/SearchTaskSource.js';
+export { loadQaJsonl, loadCorpusJsonl, parseQaRecord, parseCorpusRecord, formatCorpusJsonl, type QaJsonlOptions } from './corpus/jsonlLoaders.js';
+export { splitContents, joinContents, type Retriever, type SearchDocument, type SearchHit } from './retrieval/Retriever.js';
+export { Tokenizer, ENGLISH_STOPWORDS, type TokenizerOptions } from './retrieval/Tokenizer.js';
+export { Bm25Index, type Bm25Options, type Bm25Hit } from './retrieval/Bm25Index.js';
+export { Bm25Retriever } from './retrieval/Bm25Retriever.js';
+export {
+  parseRetrieveRequest,
+  formatRetrieveResponse,
+  readRetrieveResponse,
+  RetrieveRequestInvalid,
+  type RetrieveRequest,
+  type RetrieveResponse,
+  type RetrieveResponseItem,
+  type RetrieveLimits,
+} from './http/retrieveProtocol.js';
+export { startRetrieverServer, type RetrieverServerOptions, type RunningRetrieverServer } from './http/retrieverServer.js';
+export { RetrieverClient, type RetrieverClientOptions } from './http/RetrieverClient.js';
+export { normalizeAnswer, exactMatch, tokenF1, scoreSearchAnswer, extractLastAnswer, type SearchAnswerScore } from './answerMatch.js';
+export {
+  SearchEpisode,
+  applySearches,
+  formatInformation,
+  parseSearchAction,
+  parseVerifierDecision,
+  INVALID_ACTION_FEEDBACK,
+  type SearchAction,
+  type SearchEpisodeOptions,
+  type SearchHistoryEntry,
+} from './SearchEpisode.js';
+export { DemonstrationBuilder, type DemonstrationTurn, type SearchDemonstration, type SearchAgentName } from './SearchDemonstration.js';

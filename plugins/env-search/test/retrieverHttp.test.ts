@@ -1,0 +1,185 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  Bm25Retriever,
+  generateKnowledgeBase,
+  RetrieverClient,
+  RetrieverRequestError,
+  RetrieverUnavailableError,
+  startRetrieverServer,
+  type Retriever,
+  type RunningRetrieverServer,
+  type SearchHit,
+} from '../src/index.js';
+
+const kb = generateKnowledgeBase({ seed: 4, entities: 120 });
+const local = new Bm25Retriever(kb.documents);
+const queries = kb.questions.slice(0, 8).map((q) => q.question);
+
+/** Servers started by a test; closed after each test whatever happened. */
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((close) => close()));
+});
+
+async function serve(retriever: Retriever, options: { maxTopk?: number } = {}): Promise<RunningRetrieverServer> {
+  const server = await startRetrieverServer({ retriever, port: 0, ...options });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A URL where nothing listens: a port just released by a server closed at once. */
+async function deadUrl(): Promise<string> {
+  const server = createServer();
+  const url = await listen(server);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return url;
+}
+
+async function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
+  const response = await fetch(`${url}/retrieve`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: response.status, json: await response.json() };
+}
+
+describe('retriever server and client', () => {
+  it('returns the in-process results over HTTP', async () => {
+    const server = await serve(local);
+    const client = new RetrieverClient({ urls: [server.url] });
+    const expected = await local.search(queries, 3);
+    const remote = await client.retrieve(queries, 3);
+    expect(remote).toEqual(expected);
+    expect(await client.search([], 3)).toEqual([]);
+
+    // Search-R1's wire format: documents only unless return_scores; "query" accepted as well as "queries".
+    const plain = await post(server.url, { queries: queries.slice(0, 2), topk: 2 });
+    expect(plain.status).toBe(200);
+    expect(plain.json.result[0][0]).toEqual({ id: expected[0][0].document.id, contents: expected[0][0].document.contents });
+    const single = await post(server.url, { query: queries[0], topk: 1, return_scores: true });
+    expect(single.json.result).toHaveLength(1);
+    expect(single.json.result[0][0].score).toBe(expected[0][0].score);
+    const defaultTopk = await post(server.url, { queries: [queries[0]] });
+    expect(defaultTopk.json.result[0]).toHaveLength(3);
+
+    expect(await (await fetch(`${server.url}/health`)).json()).toEqual({ status: 'ok' });
+    const missing = await fetch(`${server.url}/search`, { method: 'POST', body: '{}' });
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: string }).error).toMatch(/POST \/retrieve/);
+    expect((await fetch(`${server.url}/retrieve`)).status).toBe(405);
+  });
+
+  it.each([
+    ['not json', 'body'],
+    [[1, 2], 'body'],
+    [{ topk: 3 }, 'queries'],
+    [{ queries: ['a', 7] }, 'queries[1]'],
+    [{ query: 5 }, 'query'],
+    [{ queries: ['a'], topk: 0 }, 'topk'],
+    [{ queries: ['a'], topk: 2.5 }, 'topk'],
+    [{ queries: ['a'], return_scores: 'yes' }, 'return_scores'],
+    [{ queries: ['a'], query: 'b' }, 'queries'],
+  ])('answers 400 naming the field for %j', async (body, field) => {
+    const server = await serve(local);
+    const { status, json } = await post(server.url, body);
+    expect(status).toBe(400);
+    expect(json.field).toBe(field);
+    expect(json.error).toContain(field);
+  });
+
+  it('retries a server that fails twice with 500, then succeeds', async () => {
+    let calls = 0;
+    const flaky: Retriever = {
+      search(qs: string[], topk: number): Promise<SearchHit[][]> {
+        calls++;
+        if (calls <= 2) return Promise.reject(new Error('index shard not loaded yet'));
+        return local.search(qs, topk);
+      },
+    };
+    const server = await serve(flaky);
+    const failures: string[] = [];
+    const client = new RetrieverClient({ urls: [server.url], backoffMs: 5, jitter: 0, onAttemptFailed: (f) => failures.push(f.reason) });
+    expect(await client.retrieve(queries, 2)).toEqual(await local.search(queries, 2));
+    expect(calls).toBe(3);
+    expect(failures).toEqual(['HTTP 500: retriever failed: index shard not loaded yet', 'HTTP 500: retriever failed: index shard not loaded yet']);
+  });
+
+  it('gives up on a server that never answers, in bounded time, listing every attempt', async () => {
+    const hanging = createServer(() => {
+      // accept the request and never answer
+    });
+    const url = await listen(hanging);
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          hanging.close(() => resolve());
+          hanging.closeAllConnections();
+        }),
+    );
+    const client = new RetrieverClient({ urls: [url], timeoutMs: 100, maxRetries: 2, backoffMs: 10, jitter: 0 });
+    const started = performance.now();
+    const error = await client.retrieve(['anything'], 3).catch((e: unknown) => e);
+    const elapsed = performance.now() - started;
+    expect(error).toBeInstanceOf(RetrieverUnavailableError);
+    const attempts = (error as RetrieverUnavailableError).attempts;
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
+    expect(attempts.every((a) => a.url === `${url}/retrieve` && a.reason === 'timed out after 100 ms')).toBe(true);
+    const message = (error as Error).message;
+    expect(message).toContain('failed after 3 attempts');
+    expect(message).toContain(`attempt 3: ${url}/retrieve: timed out after 100 ms`);
+    expect(message).toMatch(/check that the retriever server is running/);
+    // 3 time-outs of 100 ms and waits of 10 + 20 ms
+    expect(elapsed).toBeGreaterThanOrEqual(300);
+    expect(elapsed).toBeLessThan(2000);
+  });
+
+  it('goes round-robin and moves past a dead server', async () => {
+    const server = await serve(local);
+    const dead = await deadUrl();
+    const failures: Array<{ url: string; reason: string }> = [];
+    const client = new RetrieverClient({ urls: [dead, server.url], maxRetries: 3, backoffMs: 1, jitter: 0, onAttemptFailed: (f) => failures.push(f) });
+    const expected = await local.search(queries.slice(0, 2), 3);
+    for (let i = 0; i < 3; i++) expect(await client.retrieve(queries.slice(0, 2), 3)).toEqual(expected);
+    // each call uses two attempts (dead, then live), so the next call starts at the dead URL again
+    expect(failures.length).toBe(3);
+    expect(failures.every((f) => f.url === `${dead}/retrieve` && /ECONNREFUSED/.test(f.reason))).toBe(true);
+
+    const allDead = new RetrieverClient({ urls: [dead, `${await deadUrl()}/retrieve`], maxRetries: 1, backoffMs: 1, jitter: 0 });
+    const error = await allDead.retrieve(['q'], 1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RetrieverUnavailableError);
+    const urls = (error as RetrieverUnavailableError).attempts.map((a) => a.url);
+    expect(new Set(urls).size).toBe(2);
+  });
+
+  it('does not retry a 400 and reports the server message', async () => {
+    const server = await serve(local, { maxTopk: 5 });
+    let requests = 0;
+    const countingFetch: typeof fetch = (input, init) => {
+      requests++;
+      return fetch(input, init);
+    };
+    const client = new RetrieverClient({ urls: [server.url], fetch: countingFetch, backoffMs: 1 });
+    const error = await client.retrieve(['q'], 10).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RetrieverRequestError);
+    expect((error as RetrieverRequestError).status).toBe(400);
+    expect((error as Error).message).toContain(`${server.url}/retrieve rejected the request (HTTP 400): topk: must be an integer from 1 to 5`);
+    expect(requests).toBe(1);
+  });
+
+  it('validates its options', () => {
+    expect(() => new RetrieverClient({ urls: [] })).toThrow(/urls/);
+    expect(() => new RetrieverClient({ urls: ['nonsense'] })).toThrow(/urls\[0\]/);
+    expect(new RetrieverClient({ urls: ['http://h:8000', 'http://h:8001/retrieve', 'http://h:8002/api/search'] }).urls).toEqual([
+      'http://h:8000/retrieve',
+      'http://h:8001/retrieve',
+      'http://h:8002/api/search',
+    ]);
+  });
+});
