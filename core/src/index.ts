@@ -17,13 +17,11 @@ export { createKernelHooks, HOOK_NAMES, type HookName, type KernelHooks } from '
 export { Stage, type StageName } from './kernel/stages.js';
 export { TimingInterceptor } from './kernel/TimingInterceptor.js';
 
-export { createToken, tokenInfo, type Token, type TokenInfo } from './di/Token.js';
+export { createToken, namedTokens, tokenInfo, type Token, type TokenInfo } from './di/Token.js';
 export { BindingLedger, type BindingRecord } from './di/BindingLedger.js';
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
-export {
-  AdvantageEstimator, BackendFactory, Environment, MetricsSink, Orchestra,
-} from './roles/tokens.js';
+export { AdvantageEstimator, BackendFactory, MetricsSink } from './roles/tokens.js';
 
 export {
   definePlugin, definePreset, isPlugin, type Plugin, type PluginFactory, type PluginSpec, type Preset,

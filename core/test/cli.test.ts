@@ -49,9 +49,9 @@ describe('drmas CLI', () => {
     expect(report.hooks.validate.map((t: { name: string }) => t.name)).toEqual(['drmas:advantage']);
     expect(report.hooks.rollout).toEqual([{ name: 'team', type: 'promise', stage: 0 }]);
     expect(Object.keys(report.hooks)).toHaveLength(13);
-    expect(report.roles.agents).toEqual([{ name: 'solver', plugin: 'team' }]);
-    expect(report.roles.advantageEstimators).toEqual([{ name: 'mean-baseline', plugin: 'team' }]);
-    expect(report.roles.backends).toEqual([]);
+    expect(report.roles.Agent.entries).toEqual([{ name: 'solver', plugin: 'team' }]);
+    expect(report.roles.AdvantageEstimator).toEqual({ label: 'advantage estimator', configKey: 'algorithm.advantage', entries: [{ name: 'mean-baseline', plugin: 'team' }] });
+    expect(report.roles.BackendFactory.entries).toEqual([]);
   });
 
   test('info prints a readable report', async () => {

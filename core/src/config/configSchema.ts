@@ -27,7 +27,27 @@ function coreSections(): Record<string, ZodObject> {
       atEnd: z.boolean().default(true),
     }),
     algorithm: z.strictObject({ advantage: z.string().min(1).optional() }),
-    models: z.strictObject({}),
+    models: z.strictObject({
+      /** Backend that trains this model (a BackendFactory name). */
+      backend: z.string().min(1).default('tfjs'),
+      /** `tiny` / `small` (built in, initialised from `seed`) or a Hugging Face checkpoint folder. */
+      model: z.string().min(1),
+      /** Architecture of a built-in model (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM). */
+      architecture: z.string().min(1).optional(),
+      /** Seed of a built-in model's initialisation (default: trainer.seed). */
+      seed: z.number().int().optional(),
+      /** Compute runtime of the backend (`auto` picks the best installed). */
+      runtime: z.string().min(1).default('auto'),
+      optimizer: z.strictObject({
+        lr: z.number().positive().default(1e-4),
+        betas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).default([0.9, 0.999]),
+        eps: z.number().positive().default(1e-8),
+        weightDecay: z.number().min(0).default(0.01),
+        warmupSteps: z.number().int().min(0).default(0),
+        schedule: z.enum(['constant', 'warmup_constant', 'cosine']).default('constant'),
+        maxGradNorm: z.number().positive().default(1),
+      }).prefault({}),
+    }),
     agents: z.strictObject({ model: z.string().min(1).optional() }),
   };
 }

@@ -32,3 +32,8 @@ export function tokenByDescription(description: string): symbol | undefined {
   }
   return undefined;
 }
+
+/** Every declared token of a named role (agents, estimators, backends, orchestras, ...), in declaration order. */
+export function namedTokens(): symbol[] {
+  return [...infos.entries()].filter(([, info]) => info.named).map(([token]) => token);
+}

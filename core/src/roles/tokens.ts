@@ -23,18 +23,6 @@ export const BackendFactory = createToken<BackendFactory>('BackendFactory', {
   label: 'backend', configKey: 'models.<id>.backend', named: true,
 });
 
-/** Runs the agents of a workflow over a batch of environments; chosen by name with `orchestra.name`. */
-export interface Orchestra {
-  readonly name: string;
-}
-export const Orchestra = createToken<Orchestra>('Orchestra', { label: 'orchestra', configKey: 'orchestra.name', named: true });
-
-/** A task source and its environment dynamics; chosen by name with `env.name`. */
-export interface Environment {
-  readonly name: string;
-}
-export const Environment = createToken<Environment>('Environment', { label: 'environment', configKey: 'env.name', named: true });
-
 /** Receives each step's metrics (files, terminal, trackers); every bound sink gets every record. */
 export interface MetricsSink {
   write(record: { step: number; metrics: Metrics }): void | Promise<void>;

@@ -1,22 +1,20 @@
 import { builtinPlugins } from '../../builtins/builtinPlugins.js';
-import { tokenInfo } from '../../di/Token.js';
-import { Agent } from '../../agents/AgentRegistry.js';
+import { namedTokens, tokenInfo } from '../../di/Token.js';
+import '../../agents/AgentRegistry.js';
 import { createKernel } from '../../kernel/createKernel.js';
 import type { Kernel } from '../../kernel/Kernel.js';
 import { HOOK_NAMES } from '../../kernel/KernelHooks.js';
-import { AdvantageEstimator, BackendFactory, Environment, Orchestra } from '../../roles/tokens.js';
+import '../../roles/tokens.js';
 import type { ModuleOrigin } from '../../plugins/PluginLoader.js';
 import { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand } from '../CliCommand.js';
-
-/** The roles `drmas info` lists, by the key they appear under in its JSON. */
-const LISTED_ROLES = { agents: Agent, orchestras: Orchestra, advantageEstimators: AdvantageEstimator, backends: BackendFactory, environments: Environment };
 
 export interface InfoReport {
   configFile: string | null;
   presets: Array<{ name: string; version: string | null; resolvedFrom: string; listedAt: string }>;
   plugins: Array<{ name: string; package: string | null; version: string | null; resolvedFrom: string; listedAt: string }>;
   hooks: Record<string, Array<{ name: string; type: string; stage: number }>>;
-  roles: Record<keyof typeof LISTED_ROLES, Array<{ name: string; plugin: string }>>;
+  /** Named roles by token name (`Agent`, `AdvantageEstimator`, `BackendFactory`, `Orchestra`, `Environment`, ...). */
+  roles: Record<string, { label: string; configKey: string | null; entries: Array<{ name: string; plugin: string }> }>;
 }
 
 function origin(m: ModuleOrigin) {
@@ -29,9 +27,13 @@ export function infoReport(kernel: Kernel, configFile: string | undefined, prese
     const taps = (kernel.hooks[name] as unknown as { taps: Array<{ name: string; type: string; stage?: number }> }).taps;
     hooks[name] = taps.map((t) => ({ name: t.name, type: t.type, stage: t.stage ?? 0 }));
   }
-  const roles = {} as InfoReport['roles'];
-  for (const [key, token] of Object.entries(LISTED_ROLES) as Array<[keyof typeof LISTED_ROLES, symbol]>) {
-    roles[key] = kernel.ledger.bindingsOf(token).filter((r) => r.name !== undefined).map((r) => ({ name: r.name!, plugin: r.plugin }));
+  const roles: InfoReport['roles'] = {};
+  for (const token of namedTokens()) {
+    const info = tokenInfo(token);
+    roles[info.name] = {
+      label: info.label, configKey: info.configKey ?? null,
+      entries: kernel.ledger.bindingsOf(token).filter((r) => r.name !== undefined).map((r) => ({ name: r.name!, plugin: r.plugin })),
+    };
   }
   return {
     configFile: configFile ?? null,
@@ -54,9 +56,8 @@ function printText(report: InfoReport, io: { stdout: NodeJS.WritableStream }): v
   for (const [hook, taps] of Object.entries(report.hooks)) {
     out(`  ${hook.padEnd(13)} ${taps.length ? taps.map((t) => `${t.name}${t.stage ? `@${t.stage}` : ''}`).join(' -> ') : '-'}`);
   }
-  for (const [key, entries] of Object.entries(report.roles)) {
-    const token = LISTED_ROLES[key as keyof typeof LISTED_ROLES];
-    out(`\n${tokenInfo(token).label}s:`);
+  for (const { label, entries } of Object.values(report.roles)) {
+    out(`\n${label}s:`);
     if (entries.length === 0) out('  (none)');
     for (const e of entries) out(`  ${e.name.padEnd(24)} (plugin ${e.plugin})`);
   }
