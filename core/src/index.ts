@@ -22,6 +22,8 @@ export { BindingLedger, type BindingRecord } from './di/BindingLedger.js';
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
 export { AdvantageEstimator, BackendFactory, MetricsSink } from './roles/tokens.js';
+export { WorkerGroups, type WorkerGroup, type WorkerGroupTraining } from './roles/WorkerGroups.js';
+export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
 
 export {
   definePlugin, definePreset, isPlugin, type Plugin, type PluginFactory, type PluginSpec, type Preset,

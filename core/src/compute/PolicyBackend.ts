@@ -1,5 +1,6 @@
 import type { WorkerGroupBatch } from '../data/WorkerGroupBatch.js';
 import type { LossFunction } from './TensorOps.js';
+import type { TextCodec } from './TextCodec.js';
 
 export interface SamplingParams {
   /** 0 means greedy. */
@@ -79,6 +80,8 @@ export interface PolicyBackend {
   readonly name: string;
   /** Human-readable runtime the backend picked (`tfjs-node-gpu`, `wasm`, `onnxruntime cpu`, ...). */
   readonly runtime: string;
+  /** The model's tokenizer, when its checkpoint has one. */
+  readonly tokenizer?: TextCodec | undefined;
   generate(request: GenerateRequest): Promise<GenerateResult>;
   score(request: ScoreRequest): Promise<ScoreResult>;
   update(request: UpdateRequest): Promise<UpdateResult>;

@@ -48,7 +48,19 @@ function coreSections(): Record<string, ZodObject> {
         maxGradNorm: z.number().positive().default(1),
       }).prefault({}),
     }),
-    agents: z.strictObject({ model: z.string().min(1).optional() }),
+    agents: z.strictObject({
+      /** The model id (under `models`) this agent runs on; agents on one id share a worker group. */
+      model: z.string().min(1).optional(),
+      /** Training overrides; agents sharing a model must agree on them. */
+      train: z.strictObject({
+        lr: z.number().positive().optional(),
+        weightDecay: z.number().min(0).optional(),
+        maxGradNorm: z.number().positive().optional(),
+        microBatchSize: z.number().int().positive().optional(),
+        miniBatches: z.number().int().positive().optional(),
+        epochs: z.number().int().positive().optional(),
+      }).optional(),
+    }),
   };
 }
 
