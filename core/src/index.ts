@@ -22,6 +22,7 @@ export { BindingLedger, type BindingRecord } from './di/BindingLedger.js';
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
 export { AdvantageEstimator, BackendFactory, MetricsSink } from './roles/tokens.js';
+export { Checkpointable } from './roles/Checkpointable.js';
 export { WorkerGroups, type WorkerGroup, type WorkerGroupTraining } from './roles/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
 
@@ -33,7 +34,7 @@ export { PluginLoader, type LoadedPlugin, type LoadedPreset, type ModuleOrigin }
 export { candidatePackageNames, shortName } from './plugins/packageNames.js';
 
 export { defineConfig, type EvalConfig, type TrainerConfig, type UserConfig } from './config/UserConfig.js';
-export { ResolvedConfig } from './config/ResolvedConfig.js';
+export { ResolvedConfig, type AgentSettings, type ModelSettings } from './config/ResolvedConfig.js';
 export { resolveConfig, type ConfigResolution, type ResolveConfigOptions } from './config/resolveConfig.js';
 export { CONFIG_SEARCH_PLACES, loadConfigFile } from './config/ConfigFile.js';
 export { coerceOverride, parseOverride, type Override } from './config/overrides.js';
@@ -45,7 +46,7 @@ export { Agent, AgentRegistry } from './agents/AgentRegistry.js';
 export type { Trajectory, Turn, TurnKey, RolloutBatch } from './data/Turn.js';
 export type { WorkerGroupBatch } from './data/WorkerGroupBatch.js';
 export type { EvalContext, Metrics, RunContext, StepContext, StepResult } from './data/StepContext.js';
-export { packTurns, packWorkerGroups } from './data/packWorkerGroups.js';
+export { packTurns, packWorkerGroups, selectRows } from './data/packWorkerGroups.js';
 
 export type {
   GenerateRequest, GenerateResult, OptimizerSettings, PolicyBackend, SamplingParams, ScoreRequest, ScoreResult,
@@ -55,6 +56,9 @@ export { LossFunction, type LossInput, type LossOutput, type TensorOps } from '.
 
 export { Rng, SeededRng, type RngState } from './random/Rng.js';
 
+export {
+  checkpointDirName, CHECKPOINT_STATE_FILE, CHECKPOINTS_DIR, listCheckpoints, readTrainerState, resolveResume, type TrainerState,
+} from './run/checkpointLayout.js';
 export { builtinPlugins, type CommandName } from './builtins/builtinPlugins.js';
 export { AdvantagePlugin } from './builtins/AdvantagePlugin.js';
 export { JsonlMetricsSink, RunDirectoryPlugin } from './builtins/RunDirectoryPlugin.js';

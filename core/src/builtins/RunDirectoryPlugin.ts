@@ -1,10 +1,25 @@
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Kernel } from '../kernel/Kernel.js';
 import { Stage } from '../kernel/stages.js';
 import type { Plugin } from '../plugins/Plugin.js';
 import type { RegisterContext } from '../di/RegisterContext.js';
 import { MetricsSink } from '../roles/tokens.js';
+import { readTrainerState } from '../run/checkpointLayout.js';
+
+/** Keeps the metrics lines up to `step` (a resumed run rewrites what came after its checkpoint). */
+function truncateMetrics(file: string, step: number): void {
+  if (!existsSync(file)) return;
+  const kept = readFileSync(file, 'utf8').split('\n').filter((line) => {
+    if (!line.trim()) return false;
+    try {
+      return (JSON.parse(line) as { step: number }).step <= step;
+    } catch {
+      return false;
+    }
+  });
+  writeFileSync(file, kept.length ? `${kept.join('\n')}\n` : '');
+}
 
 const PLUGIN_NAME = 'drmas:run-directory';
 
@@ -17,7 +32,10 @@ export class JsonlMetricsSink implements MetricsSink {
   }
 }
 
-/** Creates the run directory, writes the resolved config into it and records metrics to `metrics.jsonl`. */
+/**
+ * Creates the run directory, writes the resolved config into it and records metrics to `metrics.jsonl`; on resume,
+ * drops the lines after the checkpoint's step so the run continues them exactly.
+ */
 export class RunDirectoryPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   private runDir: string | undefined;
@@ -33,6 +51,7 @@ export class RunDirectoryPlugin implements Plugin {
     kernel.hooks.setup.tap({ name: PLUGIN_NAME, stage: Stage.FIRST }, (run) => {
       this.runDir = run.runDir;
       mkdirSync(run.runDir, { recursive: true });
+      if (run.resumeFrom) truncateMetrics(path.join(run.runDir, 'metrics.jsonl'), readTrainerState(run.resumeFrom).step);
       writeFileSync(path.join(run.runDir, 'config.json'), `${JSON.stringify(kernel.config, null, 2)}\n`);
     });
   }

@@ -2,6 +2,8 @@
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | (string & {});
   content: string;
+  /** Template-specific fields (tool calls, names, ...). */
+  [field: string]: unknown;
 }
 
 /**
@@ -12,7 +14,7 @@ export interface TextCodec {
   encode(text: string, options?: { addSpecialTokens?: boolean }): number[];
   decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
   /** Renders messages with the tokenizer's chat template; undefined when the tokenizer has none. */
-  applyChatTemplate?(messages: ChatMessage[], options?: { addGenerationPrompt?: boolean }): string;
+  applyChatTemplate?(messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean }): string;
   readonly chatTemplate?: string | undefined;
   readonly eosTokenId?: number | undefined;
   readonly vocabSize: number;

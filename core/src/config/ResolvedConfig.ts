@@ -1,6 +1,29 @@
 import { createToken } from '../di/Token.js';
 import type { EvalConfig, TrainerConfig } from './UserConfig.js';
 
+/** `models.<id>` after validation (backend plugins may add keys). */
+export interface ModelSettings {
+  backend: string;
+  model: string;
+  architecture?: string;
+  seed?: number;
+  runtime: string;
+  /** Backend that samples for this model when it is not the trainer (e.g. `onnx`). */
+  rollout?: string;
+  optimizer: {
+    lr: number; betas: [number, number]; eps: number; weightDecay: number; warmupSteps: number;
+    schedule: 'constant' | 'warmup_constant' | 'cosine'; maxGradNorm: number;
+  };
+  [key: string]: unknown;
+}
+
+/** `agents.<role>` after validation (orchestra plugins add sampling and prompt keys). */
+export interface AgentSettings {
+  model?: string;
+  train?: { lr?: number; weightDecay?: number; maxGradNorm?: number; microBatchSize?: number; miniBatches?: number; epochs?: number };
+  [key: string]: unknown;
+}
+
 /**
  * The merged, validated config a run uses: preset defaults, then the user's file, then `--set` overrides, with
  * schema defaults filled in. `presets` and `plugins` hold the names as resolved.
@@ -8,8 +31,8 @@ import type { EvalConfig, TrainerConfig } from './UserConfig.js';
 export interface ResolvedConfig {
   presets: string[];
   plugins: string[];
-  models: Record<string, Record<string, unknown>>;
-  agents: Record<string, Record<string, unknown>>;
+  models: Record<string, ModelSettings>;
+  agents: Record<string, AgentSettings>;
   algorithm: { advantage?: string; [key: string]: unknown };
   trainer: Required<Omit<TrainerConfig, 'runName'>> & { runName?: string };
   eval: Required<EvalConfig> & Record<string, unknown>;

@@ -11,6 +11,8 @@ export interface RunContext {
   container: Container;
   /** Absolute path of the run directory (created before `setup`). */
   runDir: string;
+  /** The checkpoint folder a resumed run restores from (set by `drmas train --resume`). */
+  resumeFrom?: string;
   /** Aborted when the run is asked to stop (SIGINT); long work should check it. */
   signal: AbortSignal;
   log(message: string): void;

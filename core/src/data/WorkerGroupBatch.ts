@@ -13,6 +13,8 @@ export interface WorkerGroupBatch {
   keys: TurnKey[];
   /** Prompt ids per row, unpadded (backends pad as their kernels prefer). */
   promptIds: Int32Array[];
+  /** Number of sampled response tokens of each row (the rest of the row is padding). */
+  responseLengths: Int32Array;
   /** Response ids, right-padded with 0. */
   responseIds: Int32Array;
   /** 1 for response tokens that count in the loss, 0 for padding (and tool/observation tokens). */

@@ -43,10 +43,39 @@ export function packTurns(workerGroupId: string, turns: Turn[]): WorkerGroupBatc
     responseLength: length,
     keys: turns.map(({ groupId, trajectoryId, agentId, step, workerGroupId: wg }) => ({ groupId, trajectoryId, agentId, step, workerGroupId: wg })),
     promptIds: turns.map((t) => Int32Array.from(t.promptIds)),
+    responseLengths: Int32Array.from(turns, (t) => t.responseIds.length),
     responseIds,
     responseMask,
     advantages,
     returns,
     rolloutLogProbs,
+  };
+}
+
+/** A batch of the given rows of `batch` (in that order), for mini-batches. */
+export function selectRows(batch: WorkerGroupBatch, rows: readonly number[]): WorkerGroupBatch {
+  const L = batch.responseLength;
+  const pick = <A extends Float32Array | Int32Array>(source: A | undefined): A | undefined => {
+    if (!source) return undefined;
+    const out = new (source.constructor as new (n: number) => A)(rows.length * L);
+    rows.forEach((row, i) => out.set(source.subarray(row * L, (row + 1) * L), i * L));
+    return out;
+  };
+  const keys = rows.map((r) => batch.keys[r]);
+  return {
+    workerGroupId: batch.workerGroupId,
+    agentIds: [...new Set(keys.map((k) => k.agentId))].sort(),
+    rows: rows.length,
+    responseLength: L,
+    keys,
+    promptIds: rows.map((r) => batch.promptIds[r]),
+    responseLengths: Int32Array.from(rows, (r) => batch.responseLengths[r]),
+    responseIds: pick(batch.responseIds)!,
+    responseMask: pick(batch.responseMask)!,
+    advantages: pick(batch.advantages)!,
+    returns: pick(batch.returns),
+    oldLogProbs: pick(batch.oldLogProbs),
+    rolloutLogProbs: pick(batch.rolloutLogProbs)!,
+    refLogProbs: pick(batch.refLogProbs),
   };
 }

@@ -22,6 +22,8 @@ export interface RunOptions {
   log?: (message: string) => void;
   /** First step to run (1-based); later than 1 when resuming. */
   firstStep?: number;
+  /** Checkpoint folder to restore from (plugins read it in `setup`). */
+  resumeFrom?: string;
 }
 
 /**
@@ -178,6 +180,7 @@ export class Kernel {
       config: this.config,
       container: this.container,
       runDir: options.runDir,
+      resumeFrom: options.resumeFrom,
       signal: options.signal ?? new AbortController().signal,
       log: options.log ?? (() => {}),
     };

@@ -1,0 +1,187 @@
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import type {
+  GenerateRequest,
+  GenerateResult,
+  OptimizerSettings,
+  PolicyBackend,
+  ScoreRequest,
+  ScoreResult,
+  TextCodec,
+  UpdateRequest,
+  UpdateResult,
+  WeightTensor,
+} from '@drmas/core';
+import { createBuiltinModel, isBuiltinModelName } from './builtin/builtinModels.js';
+import { generateTokens } from './generation/generateTokens.js';
+import { scoreTokens } from './generation/scoreTokens.js';
+import type { DecoderModel } from './model/DecoderModel.js';
+import type { ArchitectureName } from './model/ModelConfig.js';
+import { loadDecoderModel, saveDecoderModel } from './model/modelCheckpoint.js';
+import { selectRuntime } from './runtime/RuntimeSelector.js';
+import { Tokenizer } from './tokenizer/index.js';
+import { OPTIMIZER_META_FILE } from './training/AdamW.js';
+import { PolicyTrainer } from './training/PolicyTrainer.js';
+
+export interface TfjsBackendOptions {
+  /** `tiny` / `small` (built-in, freshly initialised) or a Hugging Face checkpoint folder. */
+  model: string;
+  /** Architecture of a built-in model (default Qwen2ForCausalLM); ignored for checkpoints. */
+  architecture?: ArchitectureName;
+  /** Initialisation seed of a built-in model (default 0). */
+  seed?: number;
+  /** `auto` (default) or a runtime name: tfjs-node-gpu, tfjs-node, wasm, cpu. */
+  runtime?: string;
+  optimizer?: Partial<OptimizerSettings>;
+  /** Backend name in logs (default `tfjs`). */
+  name?: string;
+}
+
+export class BackendDisposedError extends Error {
+  constructor(name: string) {
+    super(`policy backend '${name}' was disposed; create a new one`);
+    this.name = 'BackendDisposedError';
+  }
+}
+
+/**
+ * A policy on tfjs: one decoder and one optimizer per instance (several instances in a process are independent).
+ * Create it with `createTfjsPolicyBackend`.
+ */
+export class TfjsPolicyBackend implements PolicyBackend {
+  readonly name: string;
+  readonly runtime: string;
+  private modelRef: DecoderModel;
+  private trainerRef: PolicyTrainer;
+  private tokenizerRef: Tokenizer | undefined;
+  private disposed = false;
+
+  constructor(name: string, runtime: string, model: DecoderModel, tokenizer: Tokenizer | undefined, optimizer: Partial<OptimizerSettings> = {}) {
+    this.name = name;
+    this.runtime = runtime;
+    this.modelRef = model;
+    this.tokenizerRef = tokenizer;
+    this.trainerRef = new PolicyTrainer(model, optimizer);
+  }
+
+  get model(): DecoderModel {
+    this.ensureLive();
+    return this.modelRef;
+  }
+
+  /** The checkpoint's tokenizer as the framework sees it. */
+  get tokenizer(): TextCodec | undefined {
+    return this.tokenizerRef && textCodecOf(this.tokenizerRef);
+  }
+
+  /** The full tokenizer (streaming decoder, special tokens, save). */
+  get hfTokenizer(): Tokenizer | undefined {
+    return this.tokenizerRef;
+  }
+
+  get trainer(): PolicyTrainer {
+    return this.trainerRef;
+  }
+
+  /** Stop ids used when a request gives none: config.json's eos ids and the tokenizer's eos. */
+  get defaultStopTokenIds(): number[] {
+    const ids = new Set(this.model.config.eosTokenIds);
+    if (this.tokenizerRef?.eosTokenId !== undefined) ids.add(this.tokenizerRef.eosTokenId);
+    return [...ids];
+  }
+
+  async generate(request: GenerateRequest): Promise<GenerateResult> {
+    const tokenizer = this.tokenizerRef;
+    return generateTokens(this.model, {
+      prompts: request.prompts,
+      maxNewTokens: request.maxNewTokens,
+      temperature: request.temperature,
+      topP: request.topP,
+      topK: request.topK,
+      stopTokenIds: request.stopTokenIds ?? this.defaultStopTokenIds,
+      stopStrings: request.stopStrings,
+      seed: request.seed,
+      decode: tokenizer ? (ids) => tokenizer.decode(ids) : undefined,
+      onToken: request.onToken,
+    });
+  }
+
+  async score(request: ScoreRequest): Promise<ScoreResult> {
+    return scoreTokens(this.model, request);
+  }
+
+  async update(request: UpdateRequest): Promise<UpdateResult> {
+    this.ensureLive();
+    return this.trainerRef.update(request);
+  }
+
+  async save(dir: string, options: { optimizer?: boolean } = {}): Promise<void> {
+    const withOptimizer = options.optimizer ?? true;
+    await saveDecoderModel(dir, this.model, {
+      tokenizer: this.tokenizerRef,
+      extraFiles: withOptimizer ? await this.trainerRef.optimizer.serialize(this.trainerRef.settings) : undefined,
+    });
+  }
+
+  /**
+   * Replaces weights (and tokenizer, when the folder has one) from a checkpoint. Optimizer state is loaded when
+   * asked, or by default when the folder has it; otherwise the optimizer restarts.
+   */
+  async load(dir: string, options: { optimizer?: boolean } = {}): Promise<void> {
+    this.ensureLive();
+    const loaded = await loadDecoderModel(dir);
+    const tokenizer = loaded.tokenizerDir ? await Tokenizer.fromDirectory(loaded.tokenizerDir) : undefined;
+    const settings = this.trainerRef.settings;
+    this.trainerRef.dispose();
+    this.modelRef.dispose();
+    this.modelRef = loaded.model;
+    if (tokenizer) this.tokenizerRef = tokenizer;
+    this.trainerRef = new PolicyTrainer(loaded.model, settings);
+    const hasState = await access(join(dir, OPTIMIZER_META_FILE)).then(() => true, () => false);
+    if (options.optimizer ?? hasState) await this.trainerRef.optimizer.load(dir, loaded.model.weights);
+  }
+
+  async exportWeights(): Promise<Map<string, WeightTensor>> {
+    return this.model.exportTensors();
+  }
+
+  async syncWeights(from: PolicyBackend): Promise<void> {
+    if (from === this) return;
+    this.model.assignTensors(await from.exportWeights());
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.trainerRef.dispose();
+    this.modelRef.dispose();
+  }
+
+  private ensureLive(): void {
+    if (this.disposed) throw new BackendDisposedError(this.name);
+  }
+}
+
+function textCodecOf(tokenizer: Tokenizer): TextCodec {
+  return {
+    encode: (text, options) => tokenizer.encode(text, options),
+    decode: (ids, options) => tokenizer.decode(Array.from(ids), options),
+    applyChatTemplate: (messages, options) => tokenizer.applyChatTemplate(messages.map((m) => ({ ...m })), options),
+    chatTemplate: tokenizer.chatTemplate,
+    eosTokenId: tokenizer.eosTokenId,
+    vocabSize: tokenizer.vocabSize,
+  };
+}
+
+/** Selects the runtime, then builds (`tiny`/`small`) or loads (a checkpoint folder) the model. */
+export async function createTfjsPolicyBackend(options: TfjsBackendOptions): Promise<TfjsPolicyBackend> {
+  const runtime = await selectRuntime(options.runtime ?? 'auto');
+  const name = options.name ?? 'tfjs';
+  if (isBuiltinModelName(options.model)) {
+    const { model, tokenizer } = createBuiltinModel(options.model, { seed: options.seed, architecture: options.architecture });
+    return new TfjsPolicyBackend(name, runtime.description, model, tokenizer, options.optimizer);
+  }
+  const loaded = await loadDecoderModel(options.model);
+  const tokenizer = loaded.tokenizerDir ? await Tokenizer.fromDirectory(loaded.tokenizerDir) : undefined;
+  return new TfjsPolicyBackend(name, runtime.description, loaded.model, tokenizer, options.optimizer);
+}

@@ -1,0 +1,151 @@
+/**
+ * Sharded safetensors checkpoints as transformers writes them: `model-00001-of-00003.safetensors` ... plus
+ * `model.safetensors.index.json` = `{metadata: {total_size}, weight_map: {tensor: shard file}}`.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { SafetensorsError } from './errors.js';
+import {
+  SafetensorsReader,
+  tensorByteSize,
+  tensorEntries,
+  writeSafetensors,
+  type CheckpointTensor,
+  type ReadSafetensorsOptions,
+  type TensorInput,
+  type TensorMapInput,
+  type WriteSafetensorsOptions,
+} from './safetensors.js';
+
+export const SAFETENSORS_FILE = 'model.safetensors';
+export const SAFETENSORS_INDEX_FILE = 'model.safetensors.index.json';
+
+export interface SafetensorsIndex {
+  metadata: { total_size: number } & Record<string, unknown>;
+  weight_map: Record<string, string>;
+}
+
+export function shardFileName(index: number, count: number): string {
+  const pad = (n: number) => String(n).padStart(5, '0');
+  return `model-${pad(index + 1)}-of-${pad(count)}.safetensors`;
+}
+
+export async function readSafetensorsIndex(indexFile: string): Promise<SafetensorsIndex> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(indexFile, 'utf8'));
+  } catch (err) {
+    throw new SafetensorsError(indexFile, `cannot read the shard index: ${(err as Error).message}`);
+  }
+  const weightMap = (json as { weight_map?: unknown } | null)?.weight_map;
+  if (weightMap === null || typeof weightMap !== 'object' || Array.isArray(weightMap)) {
+    throw new SafetensorsError(indexFile, 'the shard index has no "weight_map" object');
+  }
+  for (const [name, shard] of Object.entries(weightMap as Record<string, unknown>)) {
+    if (typeof shard !== 'string' || shard.includes('/') || shard.includes('\\') || shard === '..') {
+      throw new SafetensorsError(indexFile, `weight_map entry ${JSON.stringify(shard)} is not a shard file name`, name);
+    }
+  }
+  const metadata = (json as { metadata?: unknown }).metadata;
+  return {
+    metadata: (metadata !== null && typeof metadata === 'object' ? metadata : { total_size: 0 }) as SafetensorsIndex['metadata'],
+    weight_map: weightMap as Record<string, string>,
+  };
+}
+
+/**
+ * Reads every tensor named in a `model.safetensors.index.json`, opening each shard once. Fails when a tensor of
+ * the weight map is absent from its shard.
+ */
+export async function readShardedSafetensors(
+  indexFile: string,
+  options: ReadSafetensorsOptions = {},
+): Promise<Map<string, CheckpointTensor>> {
+  const index = await readSafetensorsIndex(indexFile);
+  const byShard = new Map<string, string[]>();
+  for (const [name, shard] of Object.entries(index.weight_map)) {
+    if (options.filter && !options.filter(name)) continue;
+    const names = byShard.get(shard) ?? [];
+    names.push(name);
+    byShard.set(shard, names);
+  }
+  const dir = dirname(indexFile);
+  const tensors = new Map<string, CheckpointTensor>();
+  for (const shard of [...byShard.keys()].sort()) {
+    const reader = await SafetensorsReader.open(join(dir, shard));
+    try {
+      for (const name of byShard.get(shard)!) {
+        if (!reader.header.tensors.has(name)) {
+          throw new SafetensorsError(
+            reader.header.file,
+            `${basename(indexFile)} maps this tensor to the shard, but the shard does not hold it`,
+            name,
+          );
+        }
+        tensors.set(name, await reader.readTensor(name));
+      }
+    } finally {
+      await reader.close();
+    }
+  }
+  return tensors;
+}
+
+export interface ShardedWriteOptions extends WriteSafetensorsOptions {
+  /** Largest shard in bytes of tensor data; a single tensor larger than this gets a shard of its own. */
+  maxShardSize: number;
+}
+
+export interface ShardedWriteResult {
+  /** Files written, relative to the folder: shards (and the index when there is more than one shard). */
+  files: string[];
+  totalSize: number;
+}
+
+/**
+ * Writes tensors into `dir`, greedily packing them (sorted by name) into shards of at most `maxShardSize` bytes.
+ * Like transformers, a checkpoint that fits one shard is written as plain `model.safetensors` with no index.
+ */
+export async function writeShardedSafetensors(
+  dir: string,
+  tensors: TensorMapInput,
+  options: ShardedWriteOptions,
+): Promise<ShardedWriteResult> {
+  if (!(options.maxShardSize > 0)) {
+    throw new SafetensorsError(dir, `maxShardSize must be a positive number of bytes, got ${options.maxShardSize}`);
+  }
+  const dtype = options.dtype ?? 'F32';
+  const shards: [string, TensorInput][][] = [];
+  let current: [string, TensorInput][] = [];
+  let currentSize = 0;
+  let totalSize = 0;
+  for (const entry of tensorEntries(tensors)) {
+    const size = tensorByteSize(entry[1], dtype);
+    if (current.length > 0 && currentSize + size > options.maxShardSize) {
+      shards.push(current);
+      current = [];
+      currentSize = 0;
+    }
+    current.push(entry);
+    currentSize += size;
+    totalSize += size;
+  }
+  if (current.length > 0 || shards.length === 0) shards.push(current);
+
+  if (shards.length === 1) {
+    await writeSafetensors(join(dir, SAFETENSORS_FILE), new Map(shards[0]), options);
+    return { files: [SAFETENSORS_FILE], totalSize };
+  }
+  const weightMap: Record<string, string> = {};
+  const files: string[] = [];
+  for (let i = 0; i < shards.length; i++) {
+    const file = shardFileName(i, shards.length);
+    await writeSafetensors(join(dir, file), new Map(shards[i]), options);
+    for (const [name] of shards[i]) weightMap[name] = file;
+    files.push(file);
+  }
+  const index: SafetensorsIndex = { metadata: { total_size: totalSize }, weight_map: weightMap };
+  await writeFile(join(dir, SAFETENSORS_INDEX_FILE), JSON.stringify(index, null, 2) + '\n');
+  files.push(SAFETENSORS_INDEX_FILE);
+  return { files, totalSize };
+}

@@ -1,0 +1,141 @@
+import * as tf from '@tensorflow/tfjs';
+import type { DecoderModel, LayerCache } from '../model/DecoderModel.js';
+import { leftPad } from '../model/batchLayout.js';
+import { SeededRandom } from '../model/SeededRandom.js';
+import { sampleToken, type SamplingSettings } from './sampling.js';
+
+export interface GenerationOptions {
+  prompts: ArrayLike<number>[];
+  maxNewTokens: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stopTokenIds?: number[];
+  stopStrings?: string[];
+  seed?: number;
+  /** Decodes a row's generated ids; needed for stop strings. */
+  decode?: (ids: number[]) => string;
+  onToken?: (row: number, tokenId: number) => void;
+}
+
+export interface GenerationOutput {
+  tokenIds: number[][];
+  logProbs: number[][];
+  finishReasons: Array<'stop' | 'length'>;
+}
+
+export class GenerationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GenerationError';
+  }
+}
+
+/**
+ * Batched sampling with a KV cache. Prompts are left-padded so every row's next token is in the same column.
+ * Finished rows leave the batch (their cache rows are dropped), so they neither grow nor cost compute.
+ * Each row has its own random stream derived from the seed, so a row's sample does not depend on the others.
+ */
+export async function generateTokens(model: DecoderModel, options: GenerationOptions): Promise<GenerationOutput> {
+  const rows = options.prompts.length;
+  const settings: SamplingSettings = {
+    temperature: options.temperature ?? 1,
+    topK: options.topK ?? 0,
+    topP: options.topP ?? 1,
+  };
+  if (options.stopStrings?.length && !options.decode) {
+    throw new GenerationError('stop strings need a tokenizer to decode the output; this model has none (use stop token ids)');
+  }
+  options.prompts.forEach((p, r) => {
+    if (p.length === 0) throw new GenerationError(`prompt ${r} is empty; generation needs at least one prompt token`);
+  });
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const rngs = Array.from({ length: rows }, (_, r) => new SeededRandom(seed * 7919 + r * 104729 + 1));
+  const stopIds = new Set(options.stopTokenIds ?? []);
+  const tokenIds: number[][] = Array.from({ length: rows }, () => []);
+  const logProbs: number[][] = Array.from({ length: rows }, () => []);
+  const finishReasons: Array<'stop' | 'length'> = new Array(rows).fill('length');
+  if (rows === 0 || options.maxNewTokens <= 0) return { tokenIds, logProbs, finishReasons };
+
+  const v = model.config.vocabSize;
+  const batch = leftPad(options.prompts);
+  let active = Array.from({ length: rows }, (_, r) => r);
+  let columns = batch.columns;
+  let keyValid = batch.valid;
+  let cache: LayerCache[] | undefined;
+  let input = { ids: batch.ids, positions: batch.positions, width: batch.columns };
+
+  try {
+    for (let step = 0; step < options.maxNewTokens && active.length > 0; step++) {
+      const n = active.length;
+      const previous = cache;
+      const out = tf.tidy(() => {
+        const ids = tf.tensor2d(input.ids, [n, input.width], 'int32');
+        const result = model.forward({ inputIds: ids, positions: input.positions, keyValid, cache: previous }, true);
+        const h = model.config.hiddenSize;
+        const last = result.hidden.reshape([n, input.width, h]).slice([0, input.width - 1, 0], [n, 1, h]).reshape([n, h]);
+        return { logp: tf.logSoftmax(model.logits(last as tf.Tensor2D)), cache: result.cache! } as unknown as tf.TensorContainer;
+      }) as unknown as { logp: tf.Tensor2D; cache: LayerCache[] };
+      disposeCache(previous);
+      cache = out.cache;
+      const logp = (await out.logp.data()) as Float32Array;
+      out.logp.dispose();
+
+      const still: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const r = active[i];
+        const row = logp.subarray(i * v, (i + 1) * v);
+        const token = sampleToken(row, settings, rngs[r]);
+        tokenIds[r].push(token);
+        logProbs[r].push(row[token]);
+        options.onToken?.(r, token);
+        if (stopIds.has(token) || hitsStopString(tokenIds[r], options)) finishReasons[r] = 'stop';
+        else still.push(i);
+      }
+      if (step + 1 >= options.maxNewTokens || still.length === 0) break;
+
+      // Next input: the sampled token of each row still running; drop finished rows from cache and mask.
+      if (still.length < n) {
+        const keep = tf.tensor1d(still, 'int32');
+        const kept = out.cache.map((c) => ({ key: tf.gather(c.key, keep), value: tf.gather(c.value, keep) }));
+        keep.dispose();
+        disposeCache(out.cache);
+        cache = kept;
+      }
+      const nextColumns = columns + 1;
+      const nextValid = new Uint8Array(still.length * nextColumns);
+      const ids = new Int32Array(still.length);
+      const positions = new Int32Array(still.length);
+      still.forEach((i, j) => {
+        const r = active[i];
+        nextValid.set(keyValid.subarray(i * columns, (i + 1) * columns), j * nextColumns);
+        nextValid[j * nextColumns + columns] = 1;
+        ids[j] = tokenIds[r][tokenIds[r].length - 1];
+        positions[j] = batch.lengths[r] + tokenIds[r].length - 1;
+      });
+      active = still.map((i) => active[i]);
+      keyValid = nextValid;
+      columns = nextColumns;
+      input = { ids, positions, width: 1 };
+    }
+  } finally {
+    disposeCache(cache);
+  }
+  return { tokenIds, logProbs, finishReasons };
+}
+
+function disposeCache(cache: LayerCache[] | undefined): void {
+  if (!cache) return;
+  for (const c of cache) {
+    c.key.dispose();
+    c.value.dispose();
+  }
+}
+
+function hitsStopString(ids: number[], options: GenerationOptions): boolean {
+  if (!options.stopStrings?.length || !options.decode) return false;
+  // A stop string not present before this token can only span the last few tokens (at most 4 bytes per char).
+  const longest = Math.max(...options.stopStrings.map((s) => s.length));
+  const text = options.decode(ids.slice(-(4 * longest + 4)));
+  return options.stopStrings.some((s) => s.length > 0 && text.includes(s));
+}

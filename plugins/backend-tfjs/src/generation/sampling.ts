@@ -1,0 +1,88 @@
+import type { SeededRandom } from '../model/SeededRandom.js';
+
+// Module-level binding: a global lookup of `Math` per call is slow inside vm contexts (jest).
+const { exp } = Math;
+
+export interface SamplingSettings {
+  /** 0 = greedy. */
+  temperature: number;
+  /** 0 = off. */
+  topK: number;
+  /** 1 = off. */
+  topP: number;
+}
+
+/**
+ * Picks the next token from a row of temperature-1 log-probs, applying temperature, then top-k, then top-p, in
+ * the order of transformers' logits processors (top-k keeps ties with the k-th value; top-p keeps the smallest
+ * set of most likely tokens whose probability reaches `topP`, at least one).
+ */
+export function sampleToken(logProbs: Float32Array, settings: SamplingSettings, rng: SeededRandom): number {
+  const v = logProbs.length;
+  if (settings.temperature <= 0) return argmax(logProbs);
+  const invT = 1 / settings.temperature;
+
+  let candidates: Int32Array | undefined;
+  if (settings.topK > 0 && settings.topK < v) {
+    const kth = kthLargest(logProbs, settings.topK);
+    let n = 0;
+    for (let i = 0; i < v; i++) if (logProbs[i] >= kth) n++;
+    candidates = new Int32Array(n);
+    for (let i = 0, j = 0; i < v; i++) if (logProbs[i] >= kth) candidates[j++] = i;
+  }
+  if (settings.topP < 1) {
+    const ids = candidates ?? Int32Array.from({ length: v }, (_, i) => i);
+    const sorted = Array.from(ids).sort((a, b) => logProbs[b] - logProbs[a]);
+    const weights = sorted.map((i) => exp((logProbs[i] - logProbs[sorted[0]]) * invT));
+    const total = weights.reduce((a, b) => a + b, 0);
+    let cumulative = 0;
+    let keep = 0;
+    // HF removes tokens whose ascending cumulative probability is <= 1 - top_p: keep until the rest falls there.
+    while (keep < sorted.length) {
+      cumulative += weights[keep] / total;
+      keep++;
+      if (cumulative >= settings.topP) break;
+    }
+    candidates = Int32Array.from(sorted.slice(0, keep));
+  }
+  return drawFrom(logProbs, candidates, invT, rng);
+}
+
+function drawFrom(logProbs: Float32Array, candidates: Int32Array | undefined, invT: number, rng: SeededRandom): number {
+  const n = candidates ? candidates.length : logProbs.length;
+  const at = (j: number): number => (candidates ? candidates[j] : j);
+  let max = -Infinity;
+  for (let j = 0; j < n; j++) if (logProbs[at(j)] > max) max = logProbs[at(j)];
+  const weights = new Float64Array(n);
+  let total = 0;
+  for (let j = 0; j < n; j++) total += weights[j] = exp((logProbs[at(j)] - max) * invT);
+  let u = rng.uniform() * total;
+  for (let j = 0; j < n; j++) {
+    u -= weights[j];
+    if (u < 0) return at(j);
+  }
+  for (let j = n - 1; j >= 0; j--) if (weights[j] > 0) return at(j);
+  return at(0);
+}
+
+export function argmax(values: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < values.length; i++) if (values[i] > values[best]) best = i;
+  return best;
+}
+
+/** The k-th largest value (1-based). */
+function kthLargest(values: Float32Array, k: number): number {
+  if (k <= 64) {
+    const top = new Float32Array(k).fill(-Infinity);
+    for (let i = 0; i < values.length; i++) {
+      const x = values[i];
+      if (x <= top[k - 1]) continue;
+      let j = k - 1;
+      while (j > 0 && top[j - 1] < x) (top[j] = top[j - 1]), j--;
+      top[j] = x;
+    }
+    return top[k - 1];
+  }
+  return Float32Array.from(values).sort().reverse()[k - 1];
+}

@@ -1,0 +1,80 @@
+/**
+ * Deterministic random numbers for weight initialisation and sampling: xoshiro128** seeded through splitmix32,
+ * normals by Box-Muller. The same seed gives the same stream on every platform.
+ */
+// Module-level bindings: a global lookup of `Math` per call is slow inside vm contexts (jest).
+const { imul, log, sqrt, cos, sin, PI, trunc } = Math;
+
+export class SeededRandom {
+  /** xoshiro128 state, kept as int32 so V8 stores it unboxed. */
+  private readonly state = new Int32Array(4);
+  /** The second value of the last Box-Muller pair, NaN when used. */
+  private spareNormal = Number.NaN;
+
+  constructor(seed: number) {
+    let x = (trunc(seed) ^ 0x9e3779b9) | 0;
+    for (let i = 0; i < 4; i++) {
+      x = (x + 0x9e3779b9) | 0;
+      let z = x;
+      z = imul(z ^ (z >>> 16), 0x85ebca6b);
+      z = imul(z ^ (z >>> 13), 0xc2b2ae35);
+      this.state[i] = z ^ (z >>> 16);
+    }
+    if ((this.state[0] | this.state[1] | this.state[2] | this.state[3]) === 0) this.state[0] = 1;
+  }
+
+  /** Next 32 random bits as an unsigned integer. */
+  nextUint32(): number {
+    const s = this.state;
+    const s1 = s[1];
+    const r = imul(s1, 5);
+    const result = imul((r << 7) | (r >>> 25), 9) >>> 0;
+    const t = s1 << 9;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    const s3 = s[3];
+    s[3] = (s3 << 11) | (s3 >>> 21);
+    return result;
+  }
+
+  /** Uniform in [0, 1) with 53 random bits. */
+  uniform(): number {
+    const hi = this.nextUint32() >>> 5;
+    const lo = this.nextUint32() >>> 6;
+    return (hi * 67108864 + lo) / 9007199254740992;
+  }
+
+  normal(): number {
+    if (!Number.isNaN(this.spareNormal)) {
+      const value = this.spareNormal;
+      this.spareNormal = Number.NaN;
+      return value;
+    }
+    let u = 0;
+    while (u === 0) u = this.uniform();
+    const v = this.uniform();
+    const radius = sqrt(-2 * log(u));
+    this.spareNormal = radius * sin(2 * PI * v);
+    return radius * cos(2 * PI * v);
+  }
+
+  /** Fills with normal(0, std); the same stream as calling `normal()` repeatedly. */
+  fillNormal(out: Float32Array, std: number): Float32Array {
+    let i = 0;
+    if (!Number.isNaN(this.spareNormal) && out.length > 0) out[i++] = this.normal() * std;
+    for (; i + 1 < out.length; i += 2) {
+      let u = 0;
+      while (u === 0) u = this.uniform();
+      const v = this.uniform();
+      const radius = sqrt(-2 * log(u)) * std;
+      const angle = 2 * PI * v;
+      out[i] = radius * cos(angle);
+      out[i + 1] = radius * sin(angle);
+    }
+    if (i < out.length) out[i] = this.normal() * std;
+    return out;
+  }
+}

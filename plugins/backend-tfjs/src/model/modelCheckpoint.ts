@@ -1,0 +1,44 @@
+import { loadCheckpoint, saveCheckpoint, type CheckpointTokenizer } from '../checkpoint/index.js';
+import { DecoderModel } from './DecoderModel.js';
+import { configJsonFor, expectedWeightShapes, parseModelConfig } from './ModelConfig.js';
+import { join } from 'node:path';
+
+export interface LoadedModel {
+  model: DecoderModel;
+  /** The checkpoint folder when it holds a tokenizer.json. */
+  tokenizerDir?: string;
+  generationConfig?: Record<string, unknown>;
+}
+
+/** Loads a Hugging Face checkpoint folder (config.json + safetensors); only the tensors the decoder uses are read. */
+export async function loadDecoderModel(dir: string): Promise<LoadedModel> {
+  const probe = await loadCheckpoint(dir, { filter: () => false });
+  const config = parseModelConfig(probe.config, join(probe.dir, 'config.json'));
+  const wanted = expectedWeightShapes(config);
+  const checkpoint = await loadCheckpoint(dir, { filter: (name) => wanted.has(name) });
+  return {
+    model: DecoderModel.fromTensors(config, checkpoint.tensors),
+    tokenizerDir: checkpoint.tokenizerDir,
+    generationConfig: checkpoint.generationConfig,
+  };
+}
+
+export interface SaveModelOptions {
+  tokenizer?: CheckpointTokenizer;
+  /** Copy tokenizer files from this folder when `tokenizer` is not given. */
+  tokenizerDir?: string;
+  extraFiles?: Record<string, string | Uint8Array>;
+}
+
+/** Writes config.json (with architectures, model_type, torch_dtype) and F32 model.safetensors under HF names. */
+export async function saveDecoderModel(dir: string, model: DecoderModel, options: SaveModelOptions = {}): Promise<void> {
+  const tensors = await model.exportTensors();
+  await saveCheckpoint(dir, {
+    config: configJsonFor(model.config),
+    tensors,
+    dtype: 'F32',
+    tokenizer: options.tokenizer,
+    tokenizerDir: options.tokenizerDir,
+    extraFiles: options.extraFiles,
+  });
+}

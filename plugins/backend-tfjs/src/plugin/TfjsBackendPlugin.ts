@@ -1,0 +1,61 @@
+import { BackendFactory, DrmasError, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
+import { createTfjsPolicyBackend } from '../TfjsPolicyBackend.js';
+import type { ArchitectureName } from '../model/ModelConfig.js';
+import { builtinRuntimeCandidates, RuntimeUnavailableError } from '../runtime/RuntimeSelector.js';
+
+const PLUGIN_NAME = 'backend-tfjs';
+const ARCHITECTURES: ArchitectureName[] = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'];
+
+/** The `tfjs` backend factory: trains and samples Llama/Qwen decoders with tfjs on the best runtime installed. */
+export const tfjsBackendFactory: BackendFactory = {
+  name: 'tfjs',
+  describe: () => `tfjs on ${builtinRuntimeCandidates().sort((a, b) => b.priority - a.priority).map((c) => c.name).join(' > ')} (first that loads)`,
+  async create({ modelId, settings, run }) {
+    const model = settings as ModelSettings;
+    try {
+      const backend = await createTfjsPolicyBackend({
+        name: `tfjs:${modelId}`,
+        model: model.model,
+        architecture: model.architecture as ArchitectureName | undefined,
+        seed: model.seed,
+        runtime: model.runtime,
+        optimizer: model.optimizer,
+      });
+      run.log(`model ${modelId}: ${model.model} on tfjs runtime ${backend.runtime}`);
+      return backend;
+    } catch (cause) {
+      if (cause instanceof RuntimeUnavailableError) {
+        throw new DrmasError('CONFIG_INVALID', cause.message, { key: `models.${modelId}.runtime`, cause, hint: 'use runtime: auto, or install the runtime named' });
+      }
+      throw new DrmasError('CONFIG_INVALID', `model ${modelId} (${model.model}) failed to load: ${(cause as Error).message}`, {
+        key: `models.${modelId}.model`, cause, hint: 'give tiny, small or a Hugging Face checkpoint folder (config.json + model.safetensors)',
+      });
+    }
+  },
+};
+
+/** Registers the `tfjs` backend (`models.<id>.backend: tfjs`) and checks architecture names at validation. */
+export class TfjsBackendPlugin implements Plugin {
+  readonly name = PLUGIN_NAME;
+
+  register(ctx: RegisterContext): void {
+    ctx.provide(BackendFactory, 'tfjs', tfjsBackendFactory);
+  }
+
+  apply(kernel: Kernel): void {
+    kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
+      for (const [id, model] of Object.entries(config.models)) {
+        if (model.architecture && !ARCHITECTURES.includes(model.architecture as ArchitectureName)) {
+          throw new DrmasError('CONFIG_INVALID', `unknown architecture "${model.architecture}"`, {
+            key: `models.${id}.architecture`, hint: `use one of ${ARCHITECTURES.join(', ')}`,
+          });
+        }
+      }
+    });
+  }
+}
+
+/** The plugin module's default export: `plugins: ['backend-tfjs']`. */
+export default function tfjsBackendPlugin(): TfjsBackendPlugin {
+  return new TfjsBackendPlugin();
+}

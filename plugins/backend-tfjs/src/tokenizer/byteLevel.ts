@@ -1,0 +1,61 @@
+/**
+ * GPT-2's reversible byte <-> unicode mapping: printable Latin-1 bytes map to themselves, the other 68 bytes to
+ * U+0100.. in byte order, so every byte string becomes a string of visible characters (space is 'Ġ', newline 'Ċ').
+ */
+
+let byteToChar: string[] | undefined;
+let charToByte: Map<string, number> | undefined;
+
+function build(): void {
+  const printable: number[] = [];
+  for (let b = 0x21; b <= 0x7e; b++) printable.push(b);
+  for (let b = 0xa1; b <= 0xac; b++) printable.push(b);
+  for (let b = 0xae; b <= 0xff; b++) printable.push(b);
+  const table: string[] = new Array(256);
+  for (const b of printable) table[b] = String.fromCharCode(b);
+  let next = 0;
+  for (let b = 0; b < 256; b++) {
+    if (table[b] === undefined) table[b] = String.fromCharCode(256 + next++);
+  }
+  byteToChar = table;
+  charToByte = new Map(table.map((c, b) => [c, b]));
+}
+
+/** The 256 characters standing for bytes 0..255. */
+export function byteLevelAlphabet(): readonly string[] {
+  if (byteToChar === undefined) build();
+  return byteToChar!;
+}
+
+export function byteLevelCharToByte(): ReadonlyMap<string, number> {
+  if (charToByte === undefined) build();
+  return charToByte!;
+}
+
+const utf8 = new TextEncoder();
+
+/** UTF-8 encodes `text` and maps each byte to its byte-level character. */
+export function toByteLevel(text: string): string {
+  const table = byteLevelAlphabet();
+  const bytes = utf8.encode(text);
+  let out = '';
+  for (let i = 0; i < bytes.length; i++) out += table[bytes[i]];
+  return out;
+}
+
+/**
+ * The bytes a byte-level token stands for. Like the `tokenizers` ByteLevel decoder, a token holding any character
+ * outside the table (an added token such as "<|im_start|>" is inside it; one with a space is not) contributes its
+ * own UTF-8 bytes instead.
+ */
+export function byteLevelTokenBytes(token: string): Uint8Array {
+  const map = byteLevelCharToByte();
+  const out = new Uint8Array(token.length);
+  let n = 0;
+  for (const ch of token) {
+    const b = map.get(ch);
+    if (b === undefined) return utf8.encode(token);
+    out[n++] = b;
+  }
+  return out.subarray(0, n);
+}

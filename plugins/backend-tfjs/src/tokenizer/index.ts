@@ -1,0 +1,11 @@
+export * from './errors.js';
+export * from './tokenizerJson.js';
+export * from './Tokenizer.js';
+export * from './StreamingDecoder.js';
+export * from './ChatTemplate.js';
+export * from './specialTokens.js';
+export * from './trainByteLevelBpe.js';
+export * from './buildCharacterTokenizer.js';
+export { GPT2_SPLIT_PATTERN } from './preTokenize.js';
+export { translateRegex } from './regexTranslation.js';
+export { byteLevelAlphabet, toByteLevel } from './byteLevel.js';

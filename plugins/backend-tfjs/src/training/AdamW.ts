@@ -1,0 +1,133 @@
+import * as tf from '@tensorflow/tfjs';
+import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import type { OptimizerSettings } from '@drmas/core';
+import { readSafetensors, serializeSafetensors } from '../checkpoint/index.js';
+
+export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';
+export const OPTIMIZER_META_FILE = 'optimizer.json';
+
+export const DEFAULT_OPTIMIZER_SETTINGS: Required<Omit<OptimizerSettings, 'totalSteps' | 'maxGradNorm'>> &
+  Pick<OptimizerSettings, 'totalSteps' | 'maxGradNorm'> = {
+  lr: 1e-6,
+  betas: [0.9, 0.999],
+  eps: 1e-8,
+  weightDecay: 0.01,
+  warmupSteps: 0,
+  schedule: 'constant',
+  totalSteps: undefined,
+  maxGradNorm: 1.0,
+};
+
+export class OptimizerStateError extends Error {
+  constructor(file: string, message: string) {
+    super(`${file}: ${message}`);
+    this.name = 'OptimizerStateError';
+  }
+}
+
+interface Moments {
+  expAvg: tf.Variable;
+  expAvgSq: tf.Variable;
+}
+
+/**
+ * AdamW as torch.optim.AdamW computes it (decoupled weight decay `p *= 1 - lr*wd`, bias-corrected moments,
+ * `eps` added after the bias-corrected square root), over tf.Variables.
+ */
+export class AdamW {
+  /** Optimizer steps taken (torch's `state['step']`). */
+  step = 0;
+  private readonly moments = new Map<string, Moments>();
+
+  /** Applies one update with `grads` (already clipped) at learning rate `lr`. */
+  apply(weights: Map<string, tf.Variable>, grads: Map<string, tf.Tensor>, lr: number, settings: OptimizerSettings): void {
+    const [beta1, beta2] = settings.betas ?? DEFAULT_OPTIMIZER_SETTINGS.betas;
+    const eps = settings.eps ?? DEFAULT_OPTIMIZER_SETTINGS.eps;
+    const weightDecay = settings.weightDecay ?? DEFAULT_OPTIMIZER_SETTINGS.weightDecay;
+    this.step += 1;
+    const bias1 = 1 - Math.pow(beta1, this.step);
+    const bias2Sqrt = Math.sqrt(1 - Math.pow(beta2, this.step));
+    for (const [name, param] of weights) {
+      const grad = grads.get(name);
+      if (!grad) continue;
+      const m = this.momentsOf(name, param);
+      tf.tidy(() => {
+        const expAvg = tf.add(tf.mul(m.expAvg, beta1), tf.mul(grad, 1 - beta1));
+        const expAvgSq = tf.add(tf.mul(m.expAvgSq, beta2), tf.mul(tf.square(grad), 1 - beta2));
+        m.expAvg.assign(expAvg);
+        m.expAvgSq.assign(expAvgSq);
+        const denom = tf.add(tf.div(tf.sqrt(expAvgSq), bias2Sqrt), eps);
+        const decayed = weightDecay === 0 ? param : tf.mul(param, 1 - lr * weightDecay);
+        param.assign(tf.sub(decayed, tf.mul(tf.div(expAvg, denom), lr / bias1)));
+      });
+    }
+  }
+
+  private momentsOf(name: string, param: tf.Variable): Moments {
+    let m = this.moments.get(name);
+    if (!m) {
+      m = tf.tidy(() => ({ expAvg: tf.variable(tf.zerosLike(param), false), expAvgSq: tf.variable(tf.zerosLike(param), false) }));
+      this.moments.set(name, m);
+    }
+    return m;
+  }
+
+  /** The contents of `optimizer.safetensors` and `optimizer.json` (written with the checkpoint, atomically). */
+  async serialize(settings: OptimizerSettings): Promise<Record<string, string | Uint8Array>> {
+    const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
+    for (const [name, m] of this.moments) {
+      tensors.set(`${name}.exp_avg`, { shape: [...m.expAvg.shape], data: (await m.expAvg.data()) as Float32Array });
+      tensors.set(`${name}.exp_avg_sq`, { shape: [...m.expAvgSq.shape], data: (await m.expAvgSq.data()) as Float32Array });
+    }
+    return {
+      [OPTIMIZER_STATE_FILE]: serializeSafetensors(tensors, { dtype: 'F32' }),
+      [OPTIMIZER_META_FILE]: JSON.stringify({ type: 'adamw', step: this.step, settings }, null, 2) + '\n',
+    };
+  }
+
+  /** Replaces the state with the one saved in `dir`; returns the settings saved with it. */
+  async load(dir: string, weights: Map<string, tf.Variable>): Promise<OptimizerSettings | undefined> {
+    const metaFile = join(dir, OPTIMIZER_META_FILE);
+    let meta: { step?: unknown; settings?: OptimizerSettings };
+    try {
+      meta = JSON.parse(await readFile(metaFile, 'utf8')) as typeof meta;
+    } catch (err) {
+      throw new OptimizerStateError(metaFile, `cannot read optimizer state: ${(err as Error).message} (save with { optimizer: true })`);
+    }
+    if (typeof meta.step !== 'number') throw new OptimizerStateError(metaFile, "missing numeric 'step'");
+    const stateFile = join(dir, OPTIMIZER_STATE_FILE);
+    const { tensors } = await readSafetensors(stateFile);
+    this.disposeMoments();
+    for (const [name, param] of weights) {
+      const a = tensors.get(`${name}.exp_avg`);
+      const b = tensors.get(`${name}.exp_avg_sq`);
+      if (!a && !b) continue;
+      if (!a || !b || a.data.length !== param.size || b.data.length !== param.size) {
+        throw new OptimizerStateError(stateFile, `moments of '${name}' are missing or do not match shape [${param.shape.join(', ')}]`);
+      }
+      this.moments.set(
+        name,
+        tf.tidy(() => ({
+          expAvg: tf.variable(tf.tensor(a.data, param.shape), false),
+          expAvgSq: tf.variable(tf.tensor(b.data, param.shape), false),
+        })),
+      );
+    }
+    this.step = meta.step;
+    return meta.settings;
+  }
+
+  private disposeMoments(): void {
+    for (const m of this.moments.values()) {
+      m.expAvg.dispose();
+      m.expAvgSq.dispose();
+    }
+    this.moments.clear();
+  }
+
+  dispose(): void {
+    this.disposeMoments();
+    this.step = 0;
+  }
+}

@@ -1,0 +1,135 @@
+import { mkdtempSync, rmSync, readdirSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '../src/TfjsPolicyBackend.js';
+import { generateCommand } from '../src/cli/generateCommand.js';
+import { scoreCommand } from '../src/cli/scoreCommand.js';
+import { makeBatch, weightedCrossEntropy } from './trainingFixtures.js';
+import { batchLogits, maxAbsDiff } from './modelFixtures.js';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'drmas-backend-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const PAIRS: [number[], number[]][] = [
+  [[3, 7, 1, 9], [12, 5, 20, 2]],
+  [[8], [30, 4, 11]],
+];
+
+function same(a: Map<string, { data: Float32Array }>, b: Map<string, { data: Float32Array }>): boolean {
+  for (const [name, t] of a) if (!Buffer.from(t.data.buffer).equals(Buffer.from(b.get(name)!.data.buffer))) return false;
+  return true;
+}
+
+describe('TfjsPolicyBackend', () => {
+  let a: TfjsPolicyBackend;
+  let b: TfjsPolicyBackend;
+  beforeAll(async () => {
+    a = await createTfjsPolicyBackend({ model: 'tiny', seed: 1, runtime: 'wasm', optimizer: { lr: 1e-3 } });
+    b = await createTfjsPolicyBackend({ model: 'tiny', seed: 1, runtime: 'wasm', optimizer: { lr: 1e-3 } });
+  });
+  afterAll(() => {
+    a.dispose();
+    b.dispose();
+  });
+
+  it('reports its runtime', () => {
+    expect(a.runtime).toMatch(/^wasm \(simd/);
+  });
+
+  it('instances are independent: updating one leaves the other unchanged; syncWeights copies', async () => {
+    const before = await b.exportWeights();
+    const result = await a.update({ batch: makeBatch(PAIRS), loss: weightedCrossEntropy, microBatchSize: 1 });
+    expect(result.skipped).toBe(false);
+    expect(result.gradNorm).toBeGreaterThan(0);
+    expect(same(await b.exportWeights(), before)).toBe(true);
+    expect(same(await a.exportWeights(), before)).toBe(false);
+    await b.syncWeights(a);
+    expect(same(await b.exportWeights(), await a.exportWeights())).toBe(true);
+    await b.syncWeights(b);
+  });
+
+  it('saves and loads weights, tokenizer and optimizer state; the next update matches', async () => {
+    const path = join(dir, 'ckpt');
+    await a.save(path);
+    expect(readdirSync(path).sort()).toEqual(
+      expect.arrayContaining(['config.json', 'model.safetensors', 'optimizer.json', 'optimizer.safetensors', 'tokenizer.json']),
+    );
+    await b.load(path);
+    expect(b.trainer.optimizer.step).toBe(1);
+    const batch = makeBatch(PAIRS, [1, -1]);
+    const ra = await a.update({ batch, loss: weightedCrossEntropy, microBatchSize: 2 });
+    const rb = await b.update({ batch, loss: weightedCrossEntropy, microBatchSize: 2 });
+    expect(rb.loss).toBe(ra.loss);
+    expect(same(await b.exportWeights(), await a.exportWeights())).toBe(true);
+  });
+
+  it('generates with stop strings through its tokenizer, and default eos stop ids', async () => {
+    const tok = a.tokenizer!;
+    const prompt = tok.encode('Natalia sold 48 clips');
+    const free = await a.generate({ prompts: [prompt], maxNewTokens: 12, seed: 4, stopTokenIds: [] });
+    const text = tok.decode(free.tokenIds[0]);
+    const stop = text.slice(2, 4);
+    if (stop.length === 2) {
+      const stopped = await a.generate({ prompts: [prompt], maxNewTokens: 12, seed: 4, stopStrings: [stop], stopTokenIds: [] });
+      expect(tok.decode(stopped.tokenIds[0])).toContain(stop);
+      expect(stopped.finishReasons[0]).toBe('stop');
+    }
+    expect(a.defaultStopTokenIds).toContain(tok.eosTokenId);
+  });
+});
+
+describe('a checkpoint with only config.json and model.safetensors', () => {
+  let path: string;
+  beforeAll(async () => {
+    const source = await createTfjsPolicyBackend({ model: 'tiny', seed: 5, runtime: 'wasm', architecture: 'LlamaForCausalLM' });
+    path = join(dir, 'bare');
+    await source.save(path, { optimizer: false });
+    for (const f of readdirSync(path)) if (f !== 'config.json' && f !== 'model.safetensors') unlinkSync(join(path, f));
+    source.dispose();
+  });
+
+  it('loads for token-id work: generate, score, and identical logits to the saved model', async () => {
+    const backend = await createTfjsPolicyBackend({ model: path, runtime: 'wasm' });
+    expect(backend.tokenizer).toBeUndefined();
+    const out = await backend.generate({ prompts: [[1, 2, 3], [4]], maxNewTokens: 4, temperature: 0 });
+    const scored = await backend.score({ promptIds: [[1, 2, 3], [4]], responseIds: out.tokenIds });
+    scored.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(Math.abs(lp - out.logProbs[r][j])).toBeLessThan(1e-4)));
+    const fresh = await createTfjsPolicyBackend({ model: 'tiny', seed: 5, runtime: 'wasm', architecture: 'LlamaForCausalLM' });
+    expect(maxAbsDiff(batchLogits(backend.model, [[1, 2, 3]]), batchLogits(fresh.model, [[1, 2, 3]]))).toBe(0);
+    fresh.dispose();
+    backend.dispose();
+  });
+
+  it('CLI score prints {"logprobs": [null, ...]} matching the backend', async () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk) => (text += chunk));
+    const result = await scoreCommand({ model: path, ids: [5, 9, 2, 7], json: true, runtime: 'wasm' }, out);
+    const printed = JSON.parse(text) as { logprobs: (number | null)[] };
+    expect(printed.logprobs).toHaveLength(4);
+    expect(printed.logprobs[0]).toBeNull();
+    expect(printed.logprobs).toEqual(result);
+    const backend = await createTfjsPolicyBackend({ model: path, runtime: 'wasm' });
+    const { logProbs } = await backend.score({ promptIds: [[5]], responseIds: [[9, 2, 7]] });
+    expect(printed.logprobs.slice(1)).toEqual(logProbs[0]);
+    backend.dispose();
+  });
+
+  it('CLI generate streams token ids when there is no tokenizer, text with one', async () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk) => (text += chunk));
+    const ids = await generateCommand({ model: path, promptIds: [1, 2], maxNewTokens: 5, seed: 1, runtime: 'wasm' }, out);
+    expect(text.trim()).toBe(ids.join(' '));
+    const out2 = new PassThrough();
+    let text2 = '';
+    out2.on('data', (chunk) => (text2 += chunk));
+    await generateCommand({ model: 'tiny', prompt: 'How many clips', maxNewTokens: 6, seed: 2, runtime: 'wasm' }, out2);
+    expect(text2.endsWith('\n')).toBe(true);
+    await expect(generateCommand({ model: path, prompt: 'hi', runtime: 'wasm' }, new PassThrough())).rejects.toThrow(/no tokenizer/);
+  });
+});

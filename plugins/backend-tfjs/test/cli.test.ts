@@ -1,0 +1,45 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { createTfjsPolicyBackend } from '../src/index.js';
+import { runBin } from '../../../test/support/cliRunner.js';
+import { TempProject } from '../../../test/support/tempProject.js';
+
+const project = new TempProject('tfjs-cli');
+afterAll(() => project.dispose());
+
+describe('drmas generate / score through the drmas bin', () => {
+  test('score --json on a folder holding only config.json and model.safetensors', async () => {
+    const backend = await createTfjsPolicyBackend({ model: 'tiny', seed: 3, runtime: 'wasm' });
+    const dir = project.path('bare');
+    await backend.save(dir, { optimizer: false });
+    for (const extra of ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json']) rmSync(path.join(dir, extra), { force: true });
+    const ids = [5, 17, 300, 42, 7];
+    const direct = (await backend.score({ promptIds: [ids.slice(0, 2)], responseIds: [ids.slice(2)] })).logProbs[0];
+    backend.dispose();
+    const result = runBin(['score', '--model', dir, '--ids', ids.join(','), '--prompt-length', '2', '--json', '--runtime', 'wasm']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const { logprobs } = JSON.parse(result.stdout) as { logprobs: Array<number | null> };
+    expect(logprobs.slice(0, 2)).toEqual([null, null]);
+    logprobs.slice(2).forEach((lp, i) => expect(lp).toBeCloseTo(direct[i], 4));
+  });
+
+  test('generate streams text from a built-in model and prompt ids from a bare checkpoint', () => {
+    const text = runBin(['generate', '--model', 'tiny', '--prompt', 'hello', '--max-new-tokens', '8', '--seed', '1', '--runtime', 'wasm']);
+    expect(text.code).toBe(0);
+    expect(text.stdout.length).toBeGreaterThan(0);
+    const bare = runBin(['generate', '--model', project.path('bare'), '--prompt-ids', '1,2,3', '--max-new-tokens', '4', '--temperature', '0', '--runtime', 'wasm']);
+    expect(bare.code).toBe(0);
+    expect(bare.stdout.trim().split(/\s+/).every((id) => /^\d+$/.test(id))).toBe(true);
+  });
+
+  test('bad input is a user error naming the flag', () => {
+    const result = runBin(['score', '--model', 'tiny', '--ids', '1,,x']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('error INVALID_ARGUMENT (--ids)');
+    const missing = runBin(['generate', '--model', project.path('nope'), '--prompt', 'x']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('(--model)');
+  });
+});

@@ -1,0 +1,76 @@
+import path from 'node:path';
+import {
+  Checkpointable, LossFunction, SeededRng, Stage, WorkerGroups, z, type Kernel, type Plugin, type RegisterContext,
+} from '@drmas/core';
+import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
+import { appendRollouts } from './RolloutLog.js';
+import { batchMetrics } from './stepMetrics.js';
+import { updateWorkerGroup } from './updateWorkerGroup.js';
+import { WorkerGroupsService } from './WorkerGroupsService.js';
+
+const PLUGIN_NAME = 'trainer';
+
+/**
+ * The training side of the loop: worker groups from `models`/`agents` (setup), one policy update per worker group
+ * (`update`), step metrics, `rollouts.jsonl`, atomic checkpoints every `trainer.saveEvery` steps and at the end,
+ * and exact resume from `--resume`.
+ */
+export class TrainerPlugin implements Plugin {
+  readonly name = PLUGIN_NAME;
+  readonly configSchema = {
+    trainer: z.object({
+      /** Trajectories per step written to rollouts.jsonl (0: none). */
+      logRollouts: z.number().int().min(0).default(16),
+    }),
+  };
+  private readonly groups = new WorkerGroupsService();
+  private stepStarted = 0;
+
+  register(ctx: RegisterContext): void {
+    ctx.bind(WorkerGroups).toConstantValue(this.groups);
+  }
+
+  apply(kernel: Kernel): void {
+    const trainer = () => kernel.config.trainer as typeof kernel.config.trainer & { logRollouts: number };
+
+    kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
+      const loss = kernel.container.isBound(LossFunction) ? kernel.get(LossFunction) : undefined;
+      await this.groups.create(kernel, run, { reference: loss?.needsReference ?? false });
+    });
+    kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, async (run) => {
+      if (!run.resumeFrom) return;
+      const state = await restoreCheckpoint(run.resumeFrom, this.groups.all(), kernel.getAll(Checkpointable));
+      run.log(`restored step ${state.step} from ${run.resumeFrom}`);
+    });
+
+    kernel.hooks.beforeStep.tap({ name: PLUGIN_NAME, stage: Stage.FIRST }, () => { this.stepStarted = performance.now(); });
+
+    kernel.hooks.update.tapPromise(PLUGIN_NAME, async (batch, step) => {
+      const group = this.groups.get(batch.workerGroupId);
+      const rng = new SeededRng(kernel.config.trainer.seed).fork(`update/${step.step}/${group.id}`);
+      await updateWorkerGroup(group, batch, kernel.get(LossFunction, { key: 'algorithm.loss' }), rng, step.metrics);
+    });
+
+    kernel.hooks.afterStep.tap({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, (result) => {
+      Object.assign(result.metrics, batchMetrics(result.batch, (performance.now() - this.stepStarted) / 1000));
+    });
+
+    kernel.hooks.afterStep.tapPromise({ name: PLUGIN_NAME, stage: Stage.REPORT }, async (result) => {
+      const run = result.context.run;
+      const { saveEvery, steps, keepLast, seed } = trainer();
+      if (trainer().logRollouts > 0) appendRollouts(path.join(run.runDir, 'rollouts.jsonl'), result.step, result.batch, trainer().logRollouts);
+      const due = (saveEvery > 0 && result.step % saveEvery === 0) || result.step === steps || run.signal.aborted;
+      if (due && this.groups.all().length) {
+        const dir = await saveCheckpoint(run.runDir, result.step, seed, this.groups.all(), kernel.getAll(Checkpointable), keepLast);
+        run.log(`checkpoint ${dir}`);
+      }
+    });
+
+    kernel.hooks.shutdown.tap(PLUGIN_NAME, () => this.groups.dispose());
+  }
+}
+
+/** The plugin module's default export: `plugins: ['trainer']`. */
+export default function trainerPlugin(): TrainerPlugin {
+  return new TrainerPlugin();
+}

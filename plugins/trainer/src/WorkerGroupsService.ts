@@ -1,0 +1,73 @@
+import {
+  BackendFactory, DrmasError, didYouMean, type Kernel, type PolicyBackend, type RunContext, type WorkerGroup,
+  type WorkerGroups,
+} from '@drmas/core';
+import { planWorkerGroups } from './workerGroupPlan.js';
+
+export interface TrainedWorkerGroup extends WorkerGroup {
+  /** A frozen copy of the initial policy, when the loss has a KL term. */
+  reference?: PolicyBackend;
+}
+
+/** Creates one trainer (and rollout engine, and reference model when needed) per worker group at setup. */
+export class WorkerGroupsService implements WorkerGroups {
+  private groups: TrainedWorkerGroup[] = [];
+  private readonly byAgent = new Map<string, TrainedWorkerGroup>();
+
+  async create(kernel: Kernel, run: RunContext, options: { reference: boolean }): Promise<void> {
+    for (const plan of planWorkerGroups(kernel.config)) {
+      const backendKey = `models.${plan.id}.backend`;
+      const settings = { ...plan.settings, seed: plan.settings.seed ?? kernel.config.trainer.seed } as Record<string, unknown>;
+      const make = (name: string, key: string) => kernel.getNamed(BackendFactory, name, key).create({ modelId: plan.id, settings, run });
+      const trainer = await make(plan.settings.backend, backendKey);
+      const rolloutName = (plan.settings as { rollout?: string }).rollout;
+      let rollout = trainer;
+      if (rolloutName && rolloutName !== plan.settings.backend) {
+        rollout = await make(rolloutName, `models.${plan.id}.rollout`);
+        await rollout.syncWeights(trainer);
+      }
+      const reference = options.reference ? await make(plan.settings.backend, backendKey) : undefined;
+      const group: TrainedWorkerGroup = {
+        id: plan.id, agents: plan.agents, trainer, rollout, reference, codec: trainer.tokenizer, training: plan.training,
+      };
+      this.groups.push(group);
+      for (const agent of plan.agents) this.byAgent.set(agent, group);
+      run.log(`worker group ${plan.id}: agents ${plan.agents.join(', ')}; trains on ${trainer.name} (${trainer.runtime})`
+        + (rollout !== trainer ? `, samples on ${rollout.name} (${rollout.runtime})` : ''));
+    }
+  }
+
+  all(): TrainedWorkerGroup[] {
+    return this.groups;
+  }
+
+  get(id: string): TrainedWorkerGroup {
+    const group = this.groups.find((g) => g.id === id);
+    if (!group) {
+      throw new DrmasError('UNKNOWN_NAME', `no worker group "${id}"`, {
+        key: 'models', hint: didYouMean(id, this.groups.map((g) => g.id)).trim() || 'worker groups are the model ids agents use',
+      });
+    }
+    return group;
+  }
+
+  forAgent(agentId: string): TrainedWorkerGroup {
+    const group = this.byAgent.get(agentId);
+    if (!group) {
+      throw new DrmasError('CONFIG_INVALID', `agent "${agentId}" has no model: it is not listed under \`agents\``, {
+        key: `agents.${agentId}`, hint: `add agents.${agentId} = { model: "<model id>" }${didYouMean(agentId, [...this.byAgent.keys()])}`,
+      });
+    }
+    return group;
+  }
+
+  dispose(): void {
+    for (const group of this.groups) {
+      group.trainer.dispose();
+      if (group.rollout !== group.trainer) group.rollout.dispose();
+      group.reference?.dispose();
+    }
+    this.groups = [];
+    this.byAgent.clear();
+  }
+}

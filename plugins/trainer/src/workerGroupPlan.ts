@@ -1,0 +1,62 @@
+import { DrmasError, didYouMean, type ResolvedConfig, type WorkerGroupTraining } from '@drmas/core';
+
+/** What a worker group will be: its model settings and the agents (and their shared training settings). */
+export interface WorkerGroupPlan {
+  id: string;
+  agents: string[];
+  settings: ResolvedConfig['models'][string];
+  training: WorkerGroupTraining;
+}
+
+type TrainOverrides = Partial<Pick<WorkerGroupTraining, 'lr' | 'weightDecay' | 'maxGradNorm' | 'microBatchSize' | 'miniBatches' | 'epochs'>>;
+
+const DEFAULTS = { microBatchSize: 8, miniBatches: 1, epochs: 1 };
+
+/**
+ * Maps agents onto models (DESIGN §5): agents on one model id share a worker group, which requires identical
+ * training overrides. An agent without `model` uses the only model when there is one.
+ */
+export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
+  const modelIds = Object.keys(config.models);
+  const byModel = new Map<string, string[]>();
+  for (const [agent, entry] of Object.entries(config.agents)) {
+    let model = entry.model as string | undefined;
+    if (model === undefined) {
+      if (modelIds.length !== 1) {
+        throw new DrmasError('CONFIG_INVALID', `agent "${agent}" names no model and there are ${modelIds.length} models to choose from`, {
+          key: `agents.${agent}.model`, hint: modelIds.length ? `set agents.${agent}.model to one of ${modelIds.join(', ')}` : 'add a model under `models`, e.g. models.policy = { model: "tiny" }',
+        });
+      }
+      model = modelIds[0];
+    }
+    if (!(model in config.models)) {
+      throw new DrmasError('CONFIG_INVALID', `agent "${agent}" uses model "${model}", which is not defined under \`models\``, {
+        key: `agents.${agent}.model`, hint: didYouMean(model, modelIds).trim() || `define models.${model} or use one of: ${modelIds.join(', ') || '(none)'}`,
+      });
+    }
+    byModel.set(model, [...(byModel.get(model) ?? []), agent]);
+  }
+  return [...byModel.entries()].map(([id, agents]) => {
+    const settings = config.models[id];
+    const shared: TrainOverrides = {};
+    const setBy: Record<string, string> = {};
+    for (const agent of agents) {
+      const train = (config.agents[agent].train ?? {}) as TrainOverrides;
+      for (const [key, value] of Object.entries(train) as Array<[keyof TrainOverrides, number]>) {
+        if (value === undefined) continue;
+        if (key in shared && shared[key] !== value) {
+          throw new DrmasError('CONFIG_INVALID',
+            `agents "${setBy[key]}" and "${agent}" share model "${id}" but set different ${key} (${shared[key]} and ${value})`, {
+              key: `agents.${agent}.train.${key}`,
+              hint: `agents on one model train together: give them the same ${key}, or give "${agent}" a model of its own`,
+            });
+        }
+        shared[key] = value;
+        setBy[key] = agent;
+      }
+    }
+    const optimizer = settings.optimizer as Omit<WorkerGroupTraining, 'microBatchSize' | 'miniBatches' | 'epochs'>;
+    const training: WorkerGroupTraining = { ...optimizer, ...DEFAULTS, ...shared };
+    return { id, agents, settings, training };
+  });
+}

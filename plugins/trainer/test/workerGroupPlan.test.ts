@@ -1,0 +1,66 @@
+import { describe, expect, test } from '@jest/globals';
+import { DrmasError, resolveConfig, type UserConfig } from '@drmas/core';
+import { planWorkerGroups } from '../src/index.js';
+
+async function plan(config: UserConfig) {
+  const { config: resolved } = await resolveConfig({ cwd: process.cwd(), inline: config });
+  return planWorkerGroups(resolved);
+}
+
+async function failure(config: UserConfig): Promise<DrmasError> {
+  try {
+    await plan(config);
+  } catch (error) {
+    if (DrmasError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a DrmasError');
+}
+
+describe('worker groups from models and agents', () => {
+  test('shared: agents on one model id share one worker group', async () => {
+    const groups = await plan({ models: { policy: { model: 'tiny' } }, agents: { solver: { model: 'policy' }, verifier: { model: 'policy' } } });
+    expect(groups.map((g) => [g.id, g.agents])).toEqual([['policy', ['solver', 'verifier']]]);
+    expect(groups[0].training).toMatchObject({ lr: 1e-4, maxGradNorm: 1, microBatchSize: 8, miniBatches: 1, epochs: 1 });
+  });
+
+  test('non-shared and heterogeneous: one group per model id, each with its own settings', async () => {
+    const groups = await plan({
+      models: {
+        a: { model: 'tiny', architecture: 'Qwen2ForCausalLM', optimizer: { lr: 1e-3 } },
+        b: { model: 'tiny', architecture: 'LlamaForCausalLM' },
+      },
+      agents: { solver: { model: 'a', train: { microBatchSize: 4 } }, verifier: { model: 'b', train: { lr: 5e-4 } } },
+    });
+    expect(groups.map((g) => [g.id, g.agents, g.settings.architecture, g.training.lr, g.training.microBatchSize])).toEqual([
+      ['a', ['solver'], 'Qwen2ForCausalLM', 1e-3, 4],
+      ['b', ['verifier'], 'LlamaForCausalLM', 5e-4, 8],
+    ]);
+  });
+
+  test('an agent without a model uses the only model', async () => {
+    const groups = await plan({ models: { m: { model: 'tiny' } }, agents: { solver: {}, verifier: {} } });
+    expect(groups[0].agents).toEqual(['solver', 'verifier']);
+  });
+
+  test('shared agents with conflicting training settings name both agents and the setting', async () => {
+    const error = await failure({
+      models: { policy: { model: 'tiny' } },
+      agents: { solver: { model: 'policy', train: { lr: 1e-4 } }, verifier: { model: 'policy', train: { lr: 3e-4 } } },
+    });
+    expect(error.message).toBe('agents "solver" and "verifier" share model "policy" but set different lr (0.0001 and 0.0003)');
+    expect(error.key).toBe('agents.verifier.train.lr');
+  });
+
+  test('an agent naming an undefined model gets a suggestion', async () => {
+    const error = await failure({ models: { policy: { model: 'tiny' } }, agents: { solver: { model: 'polcy' } } });
+    expect(error.key).toBe('agents.solver.model');
+    expect(error.hint).toBe('Did you mean "policy"?');
+  });
+
+  test('an agent without a model when there are several', async () => {
+    const error = await failure({ models: { a: { model: 'tiny' }, b: { model: 'tiny' } }, agents: { solver: {} } });
+    expect(error.key).toBe('agents.solver.model');
+    expect(error.hint).toContain('one of a, b');
+  });
+});
