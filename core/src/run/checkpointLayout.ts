@@ -53,7 +53,7 @@ export function resolveResume(spec: string, options: { runDir?: string; outputDi
   let runDir: string | undefined;
   if (spec !== 'auto') {
     const target = path.resolve(spec);
-    if (existsSync(path.join(target, CHECKPOINT_STATE_FILE))) {
+    if (existsSync(path.join(target, CHECKPOINT_STATE_FILE)) || STEP_DIR.test(path.basename(target))) {
       return { runDir: path.dirname(path.dirname(target)), checkpoint: target, state: readTrainerState(target) };
     }
     runDir = target;

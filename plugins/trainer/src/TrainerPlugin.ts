@@ -1,6 +1,7 @@
 import path from 'node:path';
 import {
   Checkpointable, LossFunction, SeededRng, Stage, WorkerGroups, z, type Kernel, type Plugin, type RegisterContext,
+  type RunContext,
 } from '@drmas/core';
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
 import { appendRollouts } from './RolloutLog.js';
@@ -12,8 +13,10 @@ const PLUGIN_NAME = 'trainer';
 
 /**
  * The training side of the loop: worker groups from `models`/`agents` (setup), one policy update per worker group
- * (`update`), step metrics, `rollouts.jsonl`, atomic checkpoints every `trainer.saveEvery` steps and at the end,
- * and exact resume from `--resume`.
+ * (`update`), step metrics, `rollouts.jsonl`, atomic checkpoints every `trainer.saveEvery` steps, at the end and
+ * on SIGINT, and exact resume from `--resume`. A step's checkpoint is written after its metrics line (at the next
+ * `beforeStep` or at `shutdown`), so a resumed run never lacks a line before its checkpoint; a failed run saves
+ * nothing, since its worker groups may be half updated.
  */
 export class TrainerPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
@@ -25,6 +28,9 @@ export class TrainerPlugin implements Plugin {
   };
   private readonly groups = new WorkerGroupsService();
   private stepStarted = 0;
+  /** The step whose checkpoint is due; written once that step's metrics line is out (next beforeStep or shutdown). */
+  private pendingSave: { step: number; run: RunContext } | undefined;
+  private failed = false;
 
   register(ctx: RegisterContext): void {
     ctx.bind(WorkerGroups).toConstantValue(this.groups);
@@ -43,7 +49,19 @@ export class TrainerPlugin implements Plugin {
       run.log(`restored step ${state.step} from ${run.resumeFrom}`);
     });
 
-    kernel.hooks.beforeStep.tap({ name: PLUGIN_NAME, stage: Stage.FIRST }, () => { this.stepStarted = performance.now(); });
+    const savePending = async () => {
+      const pending = this.pendingSave;
+      this.pendingSave = undefined;
+      if (!pending || this.failed || this.groups.all().length === 0) return;
+      const { keepLast, seed } = trainer();
+      const dir = await saveCheckpoint(pending.run.runDir, pending.step, seed, this.groups.all(), kernel.getAll(Checkpointable), keepLast);
+      pending.run.log(`checkpoint ${dir}`);
+    };
+
+    kernel.hooks.beforeStep.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async () => {
+      await savePending();
+      this.stepStarted = performance.now();
+    });
 
     kernel.hooks.update.tapPromise(PLUGIN_NAME, async (batch, step) => {
       const group = this.groups.get(batch.workerGroupId);
@@ -55,18 +73,22 @@ export class TrainerPlugin implements Plugin {
       Object.assign(result.metrics, batchMetrics(result.batch, (performance.now() - this.stepStarted) / 1000));
     });
 
-    kernel.hooks.afterStep.tapPromise({ name: PLUGIN_NAME, stage: Stage.REPORT }, async (result) => {
+    kernel.hooks.afterStep.tap({ name: PLUGIN_NAME, stage: Stage.REPORT }, (result) => {
       const run = result.context.run;
-      const { saveEvery, steps, keepLast, seed } = trainer();
-      if (trainer().logRollouts > 0) appendRollouts(path.join(run.runDir, 'rollouts.jsonl'), result.step, result.batch, trainer().logRollouts);
+      const { saveEvery, steps, logRollouts } = trainer();
+      if (logRollouts > 0) appendRollouts(path.join(run.runDir, 'rollouts.jsonl'), result.step, result.batch, logRollouts);
       const due = (saveEvery > 0 && result.step % saveEvery === 0) || result.step === steps || run.signal.aborted;
-      if (due && this.groups.all().length) {
-        const dir = await saveCheckpoint(run.runDir, result.step, seed, this.groups.all(), kernel.getAll(Checkpointable), keepLast);
-        run.log(`checkpoint ${dir}`);
-      }
+      if (due) this.pendingSave = { step: result.step, run };
     });
 
-    kernel.hooks.shutdown.tap(PLUGIN_NAME, () => this.groups.dispose());
+    kernel.hooks.failed.tap(PLUGIN_NAME, () => { this.failed = true; });
+    kernel.hooks.shutdown.tapPromise(PLUGIN_NAME, async () => {
+      try {
+        await savePending();
+      } finally {
+        this.groups.dispose();
+      }
+    });
   }
 }
 

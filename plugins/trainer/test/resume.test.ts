@@ -1,0 +1,120 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import { listCheckpoints } from '@drmas/core';
+import { runBin } from '../../../test/support/cliRunner.js';
+import { TempProject } from '../../../test/support/tempProject.js';
+
+/**
+ * A rollout plugin on the real tiny model: two agents each sample a few tokens for a fixed prompt; the episode
+ * outcome is the share of sampled ids below 256 (learnable, deterministic given the tokens). With `killAfterStep`
+ * it SIGKILLs its own process after that step (after the checkpoint is written).
+ */
+const rolloutPlugin = `
+import { SeededRng, Stage, WorkerGroups } from '@drmas/core';
+export default (options) => ({
+  name: 'toy-rollout',
+  apply(kernel) {
+    kernel.hooks.rollout.tapPromise('toy-rollout', async (step) => {
+      const groups = kernel.get(WorkerGroups);
+      const trajectories = [];
+      for (let g = 0; g < 2; g++) {
+        const groupId = 's' + step.step + 'g' + g;
+        const rows = Array.from({ length: 4 }, (_, n) => ({ groupId, trajectoryId: groupId + 't' + n, taskId: 'p' + g, done: true, turns: [] }));
+        for (const [index, agent] of ['left', 'right'].entries()) {
+          const group = groups.forAgent(agent);
+          const seed = new SeededRng(kernel.config.trainer.seed).fork(agent + '/' + groupId).nextUint32();
+          const prompt = [1 + g, 2, 3 + index];
+          const out = await group.rollout.generate({ prompts: rows.map(() => prompt), maxNewTokens: 6, temperature: 1, seed, stopTokenIds: [] });
+          rows.forEach((row, r) => row.turns.push({
+            groupId, trajectoryId: row.trajectoryId, agentId: agent, workerGroupId: group.id, step: 0, index,
+            promptIds: prompt, responseIds: out.tokenIds[r], logProbs: out.logProbs[r], valid: true, finishReason: out.finishReasons[r],
+          }));
+        }
+        for (const row of rows) {
+          const ids = row.turns.flatMap((t) => t.responseIds);
+          row.outcome = ids.filter((id) => id < 256).length / ids.length;
+          for (const turn of row.turns) turn.reward = row.outcome;
+        }
+        trajectories.push(...rows);
+      }
+      return { trajectories, metrics: {} };
+    });
+    kernel.hooks.afterStep.tap({ name: 'toy-rollout', stage: Stage.LAST }, (result) => {
+      if (options.killAfterStep === result.step) process.kill(process.pid, 'SIGKILL');
+    });
+  },
+});
+`;
+
+const project = new TempProject('resume').write({
+  'toy-rollout.js': rolloutPlugin,
+  'drmas.config.json': {
+    plugins: ['algorithms', 'backend-tfjs', 'trainer', './toy-rollout.js'],
+    models: { left: { model: 'tiny', runtime: 'wasm', optimizer: { lr: 3e-3 } }, right: { model: 'tiny', runtime: 'wasm', optimizer: { lr: 3e-3 } } },
+    agents: { left: { model: 'left', train: { microBatchSize: 4, miniBatches: 2 } }, right: { model: 'right' } },
+    algorithm: { advantage: 'drmas' },
+    trainer: { steps: 4, seed: 11, saveEvery: 1, keepLast: 2 },
+    report: undefined,
+  },
+});
+afterAll(() => project.dispose());
+
+const VOLATILE = /^(timing\/|perf\/)/;
+function stableLines(runDir: string): Array<Record<string, number>> {
+  return readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n')
+    .map((line) => Object.fromEntries(Object.entries(JSON.parse(line) as Record<string, number>).filter(([k]) => !VOLATILE.test(k))));
+}
+
+describe('a training run with the trainer plugin', () => {
+  const full = project.path('full');
+  test('trains two non-shared worker groups, logs per-group metrics, rollouts and checkpoints', () => {
+    const result = runBin(['train', '--run-dir', full], project.dir, 300_000);
+    expect(result.stderr).toContain('worker group left: agents left');
+    expect(result.code).toBe(0);
+    const lines = stableLines(full);
+    expect(lines.map((l) => l.step)).toEqual([1, 2, 3, 4]);
+    for (const key of ['reward/mean', 'reward/std', 'actor/left/grad_norm', 'actor/right/grad_norm', 'actor/left/loss', 'actor/left/lr',
+      'actor/left/pg_clipfrac', 'actor/left/ppo_kl', 'rollout/left/probs_diff_mean', 'agent/left/valid_fraction',
+      'agent/right/response_length_mean', 'advantage/frac_reward_zero_std']) {
+      expect(typeof lines[0][key]).toBe('number');
+    }
+    expect(lines[0]['actor/left/updates']).toBe(2);
+    expect(lines[0]['actor/right/updates']).toBe(1);
+    // the trainer engine is the rollout engine here: old log-probs equal the sampled ones up to kernel differences
+    expect(lines[0]['rollout/left/probs_diff_max']).toBeLessThan(1e-3);
+    expect(listCheckpoints(full).map((c) => c.step)).toEqual([3, 4]);
+    const ckpt = listCheckpoints(full)[1].dir;
+    expect(readdirSync(path.join(ckpt, 'left')).sort()).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'optimizer.json', 'optimizer.safetensors']));
+    const rollouts = readFileSync(path.join(full, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(rollouts[0]).toMatchObject({ step: 1, agent: 'left', valid: true });
+    expect(typeof rollouts[0].advantage).toBe('number');
+  });
+
+  test('killed with SIGKILL at the end of step 2, resumed with --resume auto: the following metrics lines equal the uninterrupted run', () => {
+    const killed = project.path('killed');
+    const first = runBin(['train', '--run-dir', killed, '--set', 'plugins=["algorithms","backend-tfjs","trainer",["./toy-rollout.js",{"killAfterStep":2}]]'], project.dir, 300_000);
+    expect(first.code).not.toBe(0);
+    // step 2's line was not written yet, so its checkpoint was not either: the run resumes after step 1
+    expect(stableLines(killed).map((l) => l.step)).toEqual([1]);
+    expect(listCheckpoints(killed).map((c) => c.step)).toEqual([1]);
+    // a checkpoint write that was interrupted (a .partial folder) is never picked up
+    const partial = path.join(killed, 'checkpoints', '.partial-step-000003-999');
+    mkdirSync(partial, { recursive: true });
+    const resumed = runBin(['train', '--run-dir', killed, '--resume', 'auto'], project.dir, 300_000);
+    expect(resumed.stderr).toContain('resuming after step 1');
+    expect(resumed.code).toBe(0);
+    expect(existsSync(partial)).toBe(false);
+    expect(stableLines(killed)).toEqual(stableLines(full));
+  });
+
+  test('a checkpoint folder without trainer_state.json is not a checkpoint', () => {
+    const killed = project.path('killed');
+    const latest = listCheckpoints(killed).at(-1)!;
+    renameSync(path.join(latest.dir, 'trainer_state.json'), path.join(latest.dir, 'trainer_state.json.bak'));
+    expect(listCheckpoints(killed).map((c) => c.step)).toEqual([3]);
+    const explicit = runBin(['train', '--resume', latest.dir], project.dir);
+    expect(explicit.code).toBe(1);
+    expect(explicit.stderr).toContain('is not a complete checkpoint');
+  });
+});
