@@ -53,3 +53,4 @@ export { default, AlgorithmsPlugin, lossSettings } from './plugin/AlgorithmsPlug
 export { algorithmSection, type AlgorithmSettings } from './plugin/algorithmConfig.js';
 export { PolicyLossFunction, TRAINABLE_VARIANTS, type PolicyLossSettings, type TrainableVariant } from './plugin/PolicyLossFunction.js';
 export { RolloutAdvantageEstimator } from './plugin/RolloutAdvantageEstimator.js';
+export { evaluateSamples, passAtK, type SampleSummary, type TaskSamples } from './evaluation/passAtK.js';
