@@ -1,0 +1,54 @@
+import type { Trajectory, Turn } from '@drmas/core';
+import type { TaggedAction } from '../agents/Agent.js';
+import type { Episode } from '../env/Environment.js';
+
+/** One agent call's result for one row. */
+export interface AgentOutput {
+  agentId: string;
+  text: string;
+  action?: TaggedAction;
+  valid: boolean;
+  reason?: string;
+  turn: Turn;
+}
+
+/** One episode as the orchestra sees it during an environment step. */
+export interface OrchestraRow {
+  /** Position of the row in the rollout batch. */
+  readonly index: number;
+  readonly episode: Episode;
+  readonly trajectory: Trajectory;
+  /** `The output of "<agent>": <text>` lines of this environment step, in call order. */
+  readonly teamContext: string[];
+  /** The latest output of each agent in this environment step. */
+  readonly outputs: Map<string, AgentOutput>;
+}
+
+export interface LoopState {
+  /** 0-based iteration. */
+  iteration: number;
+  maxLoops: number;
+  isLast: boolean;
+}
+
+/** What blocks see while an environment step runs. */
+export interface BlockContext {
+  /** 0-based environment step. */
+  readonly step: number;
+  readonly maxSteps: number;
+  readonly isLastStep: boolean;
+  /** The `orchestra` config section (`maxLoops`, ...). */
+  readonly settings: Readonly<Record<string, unknown>>;
+  /** The innermost `loopUntil` iteration, when inside one. */
+  readonly loop?: LoopState;
+  /** Calls `agentId` on `rows` with one batched generate. */
+  callAgent(agentId: string, rows: OrchestraRow[]): Promise<void>;
+}
+
+/** A piece of an orchestra: works on the rows that reach it, all together. */
+export type Block = (rows: OrchestraRow[], context: BlockContext) => Promise<void>;
+
+export type RowPredicate = (row: OrchestraRow, context: BlockContext) => boolean;
+
+/** A number, or one read from the context at run time (e.g. `(ctx) => ctx.settings.maxLoops`). */
+export type Setting<T> = T | ((context: BlockContext) => T);

@@ -1,0 +1,8 @@
+import type { Block } from './Block.js';
+
+/** Runs the blocks one after the other, each on all the rows. */
+export function sequential(...blocks: Block[]): Block {
+  return async (rows, context) => {
+    for (const block of blocks) await block(rows, context);
+  };
+}

@@ -1,0 +1,61 @@
+import { createToken } from '@drmas/core';
+
+/** One task (prompt) of an environment. */
+export interface EnvTask {
+  id: string;
+  /** For per-source metrics (`synthetic-arithmetic`, `kb-2hop`, `nq`, ...). */
+  dataSource: string;
+}
+
+export interface EnvTaskBatch<T extends EnvTask = EnvTask> {
+  tasks: T[];
+  /** Pass to the next `batch` call; saved in checkpoints for an exact resume. */
+  nextCursor: number;
+}
+
+/**
+ * What a row hands the environment after an orchestra step: `answer` (math, search), `search` (a query), or
+ * `invalid`. `agentId` and `turnIndex` name the turn that produced it (the turn that gets the step's score).
+ */
+export interface EnvAction {
+  type: 'answer' | 'search' | 'invalid' | (string & {});
+  content: string;
+  agentId?: string;
+  turnIndex?: number;
+}
+
+/** The state of one rollout of one task. */
+export interface Episode {
+  readonly task: EnvTask;
+  /** True once the episode ended by its own action (an answer); false while open or when cut by the step limit. */
+  readonly done: boolean;
+  /** The episode's outcome: 1 for a correct final answer, else 0. */
+  readonly outcome: number;
+  /** Score of the last step's action (e.g. the F1 gain of an answer); the `per_turn` allocator's turn score. */
+  readonly stepScore?: number;
+  /** What the agents see of the environment (`{observation}` in prompts). */
+  observation(): string;
+  /** Task variables for prompts, e.g. `{ question }`. */
+  variables(): Record<string, string>;
+  /** Numbers for logs, averaged over episodes (`f1`, `searches`, ...). */
+  metrics(): Record<string, number>;
+}
+
+/**
+ * An environment: a resumable source of training tasks, a held-out split, and episodes that advance together
+ * (one `step` call for all rows, so a retriever sees one batched request).
+ */
+export interface Environment<T extends EnvTask = EnvTask> {
+  readonly name: string;
+  /** Environment steps at most per episode. */
+  readonly maxSteps: number;
+  /** Loads data, builds indexes (idempotent); called in `setup` before the first batch. */
+  init(): Promise<void>;
+  batch(cursor: number, count: number): EnvTaskBatch<T>;
+  test(): T[];
+  createEpisode(task: T): Episode;
+  /** Applies `actions[i]` to `episodes[i]`; every episode given is open. */
+  step(episodes: Episode[], actions: EnvAction[]): Promise<void>;
+}
+
+export const Environment = createToken<Environment>('Environment', { label: 'environment', configKey: 'env.name', named: true });

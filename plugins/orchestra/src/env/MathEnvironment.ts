@@ -1,0 +1,97 @@
+import { DrmasError } from '@drmas/core';
+import {
+  ArithmeticTaskSource, DatasetTaskSource, MathTaskSourceError, scoreMathResponse, type MathScore, type MathTask,
+  type MathTaskSource,
+} from '@drmas/plugin-env-math';
+import type { z } from '@drmas/core';
+import { envSection, type EnvSettings } from './envConfig.js';
+import type { EnvAction, EnvTaskBatch, Environment, Episode } from './Environment.js';
+
+export type EnvSettingsInput = z.input<typeof envSection>;
+
+/** One math problem: a single environment step that scores the submitted solution's last `\boxed{}`. */
+export class MathEpisode implements Episode {
+  done = false;
+  outcome = 0;
+  stepScore?: number;
+  score?: MathScore;
+
+  constructor(readonly task: MathTask) {}
+
+  observation(): string {
+    return this.task.question;
+  }
+
+  variables(): Record<string, string> {
+    return { question: this.task.question };
+  }
+
+  metrics(): Record<string, number> {
+    return { answered: this.score?.extracted === undefined ? 0 : 1 };
+  }
+
+  submit(action: EnvAction): void {
+    this.score = scoreMathResponse(action.type === 'answer' ? action.content : '', this.task.answer);
+    this.outcome = this.score.correct ? 1 : 0;
+    this.stepScore = this.outcome;
+    this.done = true;
+  }
+}
+
+/**
+ * Math problems from env-math: synthetic arithmetic (`env.levels`, `env.trainSize`, `env.testSize`) or a dataset
+ * file (`env.file`, `env.testFile` or `env.testFraction`). Outcome: `scoreMathResponse` of the final answer.
+ */
+export class MathEnvironment implements Environment<MathTask> {
+  readonly name = 'math';
+  private readonly settingsOf: () => EnvSettingsInput;
+  private source?: MathTaskSource;
+  private settings?: EnvSettings;
+
+  constructor(settings: EnvSettingsInput | (() => EnvSettingsInput) = {}) {
+    this.settingsOf = typeof settings === 'function' ? settings : () => settings;
+  }
+
+  get maxSteps(): number {
+    return this.settings?.maxSteps ?? 1;
+  }
+
+  async init(): Promise<void> {
+    if (this.source) return;
+    const s = envSection.parse(this.settingsOf());
+    this.settings = s;
+    try {
+      this.source = s.file
+        ? await DatasetTaskSource.fromFiles({ file: s.file, testFile: s.testFile, testFraction: s.testFraction, seed: s.seed, dataSource: s.dataSource })
+        : new ArithmeticTaskSource({ seed: s.seed, levels: s.levels, trainSize: s.trainSize, testSize: s.testSize });
+    } catch (error) {
+      if (error instanceof MathTaskSourceError) {
+        throw new DrmasError('CONFIG_INVALID', `math environment: ${error.message}`, { key: `env.${error.option}`, cause: error });
+      }
+      throw new DrmasError('CONFIG_INVALID', `math environment: cannot load ${s.file}: ${(error as Error).message}`, {
+        key: 'env.file', cause: error, hint: 'point env.file at a JSONL or JSON file of { question, answer } records',
+      });
+    }
+  }
+
+  batch(cursor: number, count: number): EnvTaskBatch<MathTask> {
+    return this.ready().batch(cursor, count);
+  }
+
+  test(): MathTask[] {
+    return this.ready().test();
+  }
+
+  createEpisode(task: MathTask): MathEpisode {
+    return new MathEpisode(task);
+  }
+
+  async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+    episodes.forEach((episode, i) => (episode as MathEpisode).submit(actions[i]));
+  }
+
+  private ready(): MathTaskSource {
+    if (!this.source) throw new Error('MathEnvironment used before init()');
+    return this.source;
+  }
+}

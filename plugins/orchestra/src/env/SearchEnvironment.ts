@@ -1,0 +1,128 @@
+import { DrmasError } from '@drmas/core';
+import {
+  applySearches, Bm25Retriever, generateKnowledgeBase, loadCorpusJsonl, loadQaJsonl, RetrieverClient, SearchEnvError,
+  SearchEpisode, SearchInputError, SearchTaskSource, type Retriever, type SearchDocument, type SearchQuestion,
+} from '@drmas/plugin-env-search';
+import { envSection, type EnvSettings } from './envConfig.js';
+import type { EnvAction, EnvTaskBatch, Environment, Episode } from './Environment.js';
+import type { EnvSettingsInput } from './MathEnvironment.js';
+
+/** One question: searches append `<information>` to the observation; an answer ends it (exact match outcome). */
+export class SearchEnvEpisode implements Episode {
+  stepScore?: number;
+  private searches = 0;
+
+  constructor(readonly inner: SearchEpisode) {}
+
+  get task(): SearchQuestion {
+    return this.inner.question;
+  }
+
+  get done(): boolean {
+    return this.inner.answer !== undefined;
+  }
+
+  get outcome(): number {
+    return this.inner.reward();
+  }
+
+  observation(): string {
+    return this.inner.observation();
+  }
+
+  variables(): Record<string, string> {
+    return { question: this.inner.question.question };
+  }
+
+  metrics(): Record<string, number> {
+    return { f1: this.inner.score().f1, searches: this.searches, answered: this.done ? 1 : 0 };
+  }
+
+  /** Applies an answer or an invalid action; returns the query of a search (run batched by the environment). */
+  apply(action: EnvAction): string | undefined {
+    this.stepScore = 0;
+    if (action.type === 'search') {
+      this.searches++;
+      return action.content;
+    }
+    if (action.type === 'answer') {
+      this.inner.applyAnswer(action.content);
+      // The F1 gain of the answer: before it the episode had no answer, i.e. F1 0.
+      this.stepScore = this.inner.score().f1;
+    } else {
+      this.inner.applyInvalid(action.content);
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Question answering with a search engine (env-search): the synthetic knowledge base with in-process BM25 by
+ * default; `env.questionsFile`/`env.corpusFile` for Search-R1 JSONL data; `env.retriever.urls` for an HTTP
+ * retriever. Each step runs every row's search in one retriever call.
+ */
+export class SearchEnvironment implements Environment<SearchQuestion> {
+  readonly name = 'search';
+  private readonly settingsOf: () => EnvSettingsInput;
+  private settings?: EnvSettings;
+  private source?: SearchTaskSource;
+  private retriever?: Retriever;
+
+  constructor(settings: EnvSettingsInput | (() => EnvSettingsInput) = {}) {
+    this.settingsOf = typeof settings === 'function' ? settings : () => settings;
+  }
+
+  get maxSteps(): number {
+    return this.settings?.maxSteps ?? 4;
+  }
+
+  async init(): Promise<void> {
+    if (this.source) return;
+    const s = envSection.parse(this.settingsOf());
+    if (s.questionsFile && !s.corpusFile && !s.retriever.urls) {
+      throw new DrmasError('CONFIG_INVALID', 'search environment: env.questionsFile needs documents to search', {
+        key: 'env.corpusFile', hint: 'set env.corpusFile (Search-R1 corpus JSONL) or env.retriever.urls (a retriever server)',
+      });
+    }
+    try {
+      const kb = s.questionsFile ? undefined : generateKnowledgeBase({ seed: s.seed, entities: s.entities });
+      const questions = s.questionsFile ? await loadQaJsonl(s.questionsFile) : kb!.questions;
+      this.retriever = s.retriever.urls
+        ? new RetrieverClient({ urls: s.retriever.urls, timeoutMs: s.retriever.timeoutMs, maxRetries: s.retriever.maxRetries })
+        : new Bm25Retriever(s.corpusFile ? await loadCorpusJsonl(s.corpusFile) : (kb!.documents as SearchDocument[]));
+      this.source = new SearchTaskSource(questions, { seed: s.seed, testFraction: s.testFraction });
+      this.settings = s;
+    } catch (error) {
+      if (!(error instanceof SearchEnvError)) throw error;
+      const key = error instanceof SearchInputError ? `env.${error.argument.replace(/^options\./, '')}` : 'env';
+      throw new DrmasError('CONFIG_INVALID', `search environment: ${error.message}`, { key, cause: error });
+    }
+  }
+
+  batch(cursor: number, count: number): EnvTaskBatch<SearchQuestion> {
+    return this.ready().batch(cursor, count);
+  }
+
+  test(): SearchQuestion[] {
+    return this.ready().test();
+  }
+
+  createEpisode(task: SearchQuestion): SearchEnvEpisode {
+    return new SearchEnvEpisode(new SearchEpisode(task, { maxSteps: this.maxSteps }));
+  }
+
+  async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+    const searches: { episode: SearchEpisode; query: string }[] = [];
+    episodes.forEach((episode, i) => {
+      const own = episode as SearchEnvEpisode;
+      const query = own.apply(actions[i]);
+      if (query !== undefined) searches.push({ episode: own.inner, query });
+    });
+    await applySearches(this.retriever!, searches, this.settings!.topk);
+  }
+
+  private ready(): SearchTaskSource {
+    if (!this.source) throw new Error('SearchEnvironment used before init()');
+    return this.source;
+  }
+}

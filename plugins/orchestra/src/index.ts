@@ -1,0 +1,45 @@
+export type { Agent, AgentSampling, ParsedOutput, PromptVariables, TaggedAction } from './agents/Agent.js';
+export { containsCjk, parseTaggedOutput, splitThink, type OutputFormat } from './agents/tagParser.js';
+export { renderPrompt } from './agents/promptTemplate.js';
+export {
+  agentEntrySchema, mergeAgentOptions, promptedAgentOptionsSchema, samplingSchema, type AgentEntry, type PromptedAgentOptions,
+} from './agents/agentConfig.js';
+export { PromptedAgent } from './agents/PromptedAgent.js';
+export { AnswererAgent, ROLE_AGENTS, SearcherAgent, SolverAgent, VerifierAgent } from './agents/RoleAgents.js';
+
+export type { AgentOutput, Block, BlockContext, LoopState, OrchestraRow, RowPredicate, Setting } from './blocks/Block.js';
+export { call } from './blocks/call.js';
+export { sequential } from './blocks/sequential.js';
+export { when } from './blocks/when.js';
+export { loopUntil, type LoopOptions } from './blocks/loopUntil.js';
+export { route, routeKey, type RouteOptions } from './blocks/route.js';
+export { isLastStep, notLastLoop, verdictIs } from './blocks/predicates.js';
+
+export { Orchestra, actionFrom, defineOrchestra, NO_ACTION } from './orchestras/Orchestra.js';
+export { createMathOrchestra, DEFAULT_MAX_LOOPS } from './orchestras/MathOrchestra.js';
+export { createSearchOrchestra } from './orchestras/SearchOrchestra.js';
+export { MATH_SOLVER_PROMPT, MATH_VERIFIER_PROMPT } from './orchestras/mathPrompts.js';
+export { ANSWERER_PROMPT, SEARCHER_PROMPT, SEARCH_VERIFIER_PROMPT } from './orchestras/searchPrompts.js';
+
+export { Environment, type EnvAction, type EnvTask, type EnvTaskBatch, type Episode } from './env/Environment.js';
+export { envSection, type EnvSettings } from './env/envConfig.js';
+export { MathEnvironment, MathEpisode, type EnvSettingsInput } from './env/MathEnvironment.js';
+export { SearchEnvironment, SearchEnvEpisode } from './env/SearchEnvironment.js';
+
+export {
+  EpisodeRunner, OrchestraRunner, type AgentEngine, type EpisodeRun, type OrchestraRunnerOptions, type RunEpisodesRequest,
+} from './rollout/OrchestraRunner.js';
+export { agentTurnStats, rolloutMetrics, type AgentTurnStats } from './rollout/rolloutMetrics.js';
+export {
+  evaluateEpisodes, EVAL_SAMPLING, type EvaluateOptions, type EvaluationResult, type TaskOutcomes,
+} from './rollout/evaluateEpisodes.js';
+
+export { RewardAllocator, type AllocationContext } from './reward/RewardAllocator.js';
+export { drmasAllocator, perTurnAllocator, REWARD_ALLOCATORS } from './reward/RewardAllocators.js';
+export { RewardAllocationPlugin } from './reward/RewardAllocationPlugin.js';
+
+export {
+  orchestraSection, rewardSection, rolloutSection, type OrchestraSettings, type RewardSettings, type RolloutSettings,
+} from './plugin/orchestraConfig.js';
+export { OrchestraPlugin, type OrchestraState } from './plugin/OrchestraPlugin.js';
+export { default } from './plugin/OrchestraPlugin.js';

@@ -1,0 +1,37 @@
+import { createToken } from '@drmas/core';
+import type { PromptedAgentOptions } from '../agents/agentConfig.js';
+import type { Block, OrchestraRow } from '../blocks/Block.js';
+import type { EnvAction } from '../env/Environment.js';
+
+/**
+ * A multi-agent workflow: its roles (with default prompt, output format, sampling and invalid penalty, which
+ * `agents.<role>` config overrides), the blocks one environment step runs, and what each row hands the
+ * environment afterwards.
+ */
+export interface Orchestra {
+  readonly name: string;
+  readonly agents: Readonly<Record<string, PromptedAgentOptions>>;
+  readonly step: Block;
+  action(row: OrchestraRow): EnvAction;
+}
+
+export const Orchestra = createToken<Orchestra>('Orchestra', { label: 'orchestra', configKey: 'orchestra.name', named: true });
+
+/** Gives an orchestra object its type; returns it unchanged. */
+export function defineOrchestra(orchestra: Orchestra): Orchestra {
+  return orchestra;
+}
+
+/**
+ * The row's action from `agentId`'s latest output in this step: `type` with the parsed content when valid,
+ * `invalid` with the raw text otherwise; undefined when the agent did not run.
+ */
+export function actionFrom(row: OrchestraRow, agentId: string, type: EnvAction['type'], content: 'parsed' | 'text' = 'parsed'): EnvAction | undefined {
+  const output = row.outputs.get(agentId);
+  if (!output) return undefined;
+  const where = { agentId, turnIndex: output.turn.index };
+  if (content === 'text') return { type, content: output.text, ...where };
+  return output.valid && output.action ? { type, content: output.action.content, ...where } : { type: 'invalid', content: output.text, ...where };
+}
+
+export const NO_ACTION: EnvAction = { type: 'invalid', content: '' };

@@ -1,0 +1,30 @@
+import type { Kernel, Plugin, RegisterContext } from '@drmas/core';
+import { rewardSection, type RewardSettings } from '../plugin/orchestraConfig.js';
+import { RewardAllocator } from './RewardAllocator.js';
+import { REWARD_ALLOCATORS } from './RewardAllocators.js';
+
+const PLUGIN_NAME = 'orchestra:reward';
+const KEY = 'reward.allocator';
+
+/**
+ * Provides the reward allocators by name and taps the `reward` hook with the one `reward.allocator` names.
+ * `penaltyOf` gives each agent's invalid-turn penalty (the orchestra plugin passes its agents' settings).
+ */
+export class RewardAllocationPlugin implements Plugin {
+  readonly name = PLUGIN_NAME;
+  readonly configSchema = { reward: rewardSection };
+
+  constructor(private readonly penaltyOf: (agentId: string) => number = () => 0) {}
+
+  register(ctx: RegisterContext): void {
+    for (const allocator of REWARD_ALLOCATORS) ctx.provide(RewardAllocator, allocator.name, allocator);
+  }
+
+  apply(kernel: Kernel): void {
+    const allocator = () => kernel.getNamed(RewardAllocator, (kernel.config.reward as RewardSettings).allocator, KEY);
+    kernel.hooks.validate.tap(PLUGIN_NAME, () => {
+      allocator();
+    });
+    kernel.hooks.reward.tapPromise(PLUGIN_NAME, async (batch) => allocator().allocate(batch, { invalidPenalty: this.penaltyOf }));
+  }
+}

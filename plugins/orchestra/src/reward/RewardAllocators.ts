@@ -1,0 +1,32 @@
+import type { RolloutBatch, Turn } from '@drmas/core';
+import type { AllocationContext, RewardAllocator } from './RewardAllocator.js';
+
+function allocateEach(batch: RolloutBatch, context: AllocationContext, score: (turn: Turn, outcome: number) => number): RolloutBatch {
+  for (const trajectory of batch.trajectories) {
+    const outcome = trajectory.outcome ?? 0;
+    for (const turn of trajectory.turns) {
+      turn.reward = score(turn, outcome) - (turn.valid ? 0 : context.invalidPenalty(turn.agentId));
+    }
+  }
+  return batch;
+}
+
+/** Dr. MAS: every turn of every agent gets the episode outcome, minus the agent's penalty when the turn is invalid. */
+export const drmasAllocator: RewardAllocator = {
+  name: 'drmas',
+  allocate: (batch, context) => allocateEach(batch, context, (_turn, outcome) => outcome),
+};
+
+/**
+ * Each turn gets the score the environment attached to it in `turn.info.turnScore` (0 when none: math gives the
+ * acting Solver turn the outcome; search gives an answer its F1 gain and a search 0), minus the invalid penalty.
+ */
+export const perTurnAllocator: RewardAllocator = {
+  name: 'per_turn',
+  allocate: (batch, context) => allocateEach(batch, context, (turn) => {
+    const score = turn.info?.turnScore;
+    return typeof score === 'number' ? score : 0;
+  }),
+};
+
+export const REWARD_ALLOCATORS: readonly RewardAllocator[] = [drmasAllocator, perTurnAllocator];

@@ -1,0 +1,179 @@
+import { createToken, DrmasError, SeededRng, type PolicyBackend, type TextCodec, type Trajectory, type Turn } from '@drmas/core';
+import type { Agent, AgentSampling } from '../agents/Agent.js';
+import type { AgentOutput, BlockContext, OrchestraRow } from '../blocks/Block.js';
+import type { EnvTask, Environment, Episode } from '../env/Environment.js';
+import type { Orchestra } from '../orchestras/Orchestra.js';
+
+/** The engine an agent samples from: its worker group's rollout backend and the model's codec. */
+export interface AgentEngine {
+  workerGroupId: string;
+  backend: PolicyBackend;
+  codec: TextCodec;
+}
+
+export interface OrchestraRunnerOptions {
+  environment: Environment;
+  orchestra: Orchestra;
+  /** Agents by role; every role the orchestra calls must be here. */
+  agents: ReadonlyMap<string, Agent>;
+  engineFor(agentId: string): AgentEngine;
+  /** The `orchestra` config section, seen by blocks as `context.settings`. */
+  settings?: Readonly<Record<string, unknown>>;
+}
+
+export interface RunEpisodesRequest {
+  tasks: readonly EnvTask[];
+  /** Episodes per task (one group each). */
+  samplesPerTask: number;
+  /** Root of the sampling seeds: each agent call derives its own from (seed, step, agent, call). */
+  seed: number;
+  /** Makes group and trajectory ids unique across calls, e.g. `s3r0`. */
+  idPrefix: string;
+  /** Replaces agents' sampling settings (evaluation: temperature 0.6, top-p 0.95). */
+  sampling?: Partial<AgentSampling>;
+}
+
+export interface EpisodeRun {
+  trajectories: Trajectory[];
+  episodes: Episode[];
+  /** Batched generate calls per agent. */
+  generateCalls: Record<string, number>;
+}
+
+/** Runs episodes of the configured environment through the configured orchestra (`drmas eval`, custom loops). */
+export interface EpisodeRunner {
+  readonly environment: Environment;
+  readonly orchestra: Orchestra;
+  run(request: RunEpisodesRequest): Promise<EpisodeRun>;
+}
+
+export const EpisodeRunner = createToken<EpisodeRunner>('EpisodeRunner', { label: 'episode runner' });
+
+/**
+ * Runs episodes of an environment through an orchestra, step by step until every episode is done or the step
+ * limit. Records one Turn per row per agent call, with the ids and log-probs exactly as the backend sampled them.
+ */
+export class OrchestraRunner implements EpisodeRunner {
+  readonly environment: Environment;
+  readonly orchestra: Orchestra;
+  private readonly agents: ReadonlyMap<string, Agent>;
+  private readonly engineFor: (agentId: string) => AgentEngine;
+  private readonly settings: Readonly<Record<string, unknown>>;
+
+  constructor(options: OrchestraRunnerOptions) {
+    this.environment = options.environment;
+    this.orchestra = options.orchestra;
+    this.agents = options.agents;
+    this.engineFor = options.engineFor;
+    this.settings = options.settings ?? {};
+  }
+
+  agent(agentId: string): Agent {
+    const found = this.agents.get(agentId);
+    if (!found) {
+      throw new DrmasError('UNKNOWN_NAME', `orchestra "${this.orchestra.name}" calls agent "${agentId}", which it does not declare`, {
+        key: 'orchestra.name', hint: `add "${agentId}" to the orchestra's agents (roles: ${[...this.agents.keys()].join(', ')})`,
+      });
+    }
+    return found;
+  }
+
+  async run(request: RunEpisodesRequest): Promise<EpisodeRun> {
+    const rows = this.createRows(request);
+    const maxSteps = this.environment.maxSteps;
+    const seeds = new SeededRng(request.seed);
+    const calls = new Map<string, number>();
+    const generateCalls: Record<string, number> = {};
+    for (let step = 0; step < maxSteps; step++) {
+      const active = rows.filter((row) => !row.episode.done);
+      if (active.length === 0) break;
+      for (const row of active) {
+        row.teamContext.length = 0;
+        row.outputs.clear();
+      }
+      const context: BlockContext = {
+        step, maxSteps, isLastStep: step === maxSteps - 1, settings: this.settings,
+        callAgent: async (agentId, callRows) => {
+          const index = calls.get(`${step}/${agentId}`) ?? 0;
+          calls.set(`${step}/${agentId}`, index + 1);
+          generateCalls[agentId] = (generateCalls[agentId] ?? 0) + 1;
+          const seed = seeds.fork(`${step}/${agentId}/${index}`).nextUint32();
+          await this.callAgent(agentId, callRows, context, seed, request.sampling);
+        },
+      };
+      await this.orchestra.step(active, context);
+      const actions = active.map((row) => this.orchestra.action(row));
+      await this.environment.step(active.map((row) => row.episode), actions);
+      active.forEach((row, i) => {
+        const { turnIndex } = actions[i];
+        const score = row.episode.stepScore;
+        if (turnIndex === undefined || score === undefined) return;
+        const turn = row.trajectory.turns[turnIndex];
+        turn.info = { ...turn.info, turnScore: score };
+      });
+    }
+    for (const row of rows) {
+      row.trajectory.done = row.episode.done;
+      row.trajectory.outcome = row.episode.outcome;
+      row.trajectory.info = { ...row.trajectory.info, metrics: row.episode.metrics() };
+    }
+    return { trajectories: rows.map((row) => row.trajectory), episodes: rows.map((row) => row.episode), generateCalls };
+  }
+
+  private createRows(request: RunEpisodesRequest): OrchestraRow[] {
+    const rows: OrchestraRow[] = [];
+    request.tasks.forEach((task, t) => {
+      const groupId = `${request.idPrefix}-p${t}`;
+      for (let s = 0; s < request.samplesPerTask; s++) {
+        const trajectory: Trajectory = {
+          groupId, trajectoryId: `${groupId}-n${s}`, taskId: task.id, dataSource: task.dataSource, turns: [], done: false,
+        };
+        rows.push({ index: rows.length, episode: this.environment.createEpisode(task), trajectory, teamContext: [], outputs: new Map() });
+      }
+    });
+    return rows;
+  }
+
+  private async callAgent(agentId: string, rows: OrchestraRow[], context: BlockContext, seed: number, overrides?: Partial<AgentSampling>): Promise<void> {
+    const agent = this.agent(agentId);
+    const engine = this.engineFor(agentId);
+    const prompts = rows.map((row) => {
+      const observation = row.episode.observation();
+      const variables = {
+        ...row.episode.variables(), observation, team_context: row.teamContext.join('\n\n'),
+        step: String(context.step + 1), max_steps: String(context.maxSteps),
+      };
+      const { text, templated } = agent.format(agent.prompt(variables), engine.codec);
+      return { observation, text, ids: engine.codec.encode(text, { addSpecialTokens: !templated }) };
+    });
+    const sampling = { ...agent.sampling, ...overrides };
+    const result = await engine.backend.generate({
+      prompts: prompts.map((p) => p.ids),
+      temperature: sampling.temperature, topP: sampling.topP, topK: sampling.topK, maxNewTokens: sampling.maxNewTokens,
+      stopStrings: agent.stop.length > 0 ? [...agent.stop] : undefined,
+      seed,
+    });
+    if (result.tokenIds.length !== rows.length || result.logProbs.length !== rows.length) {
+      throw new Error(`backend "${engine.backend.name}" returned ${result.tokenIds.length} rows for ${rows.length} prompts`);
+    }
+    rows.forEach((row, i) => {
+      const responseIds = result.tokenIds[i];
+      const text = engine.codec.decode(responseIds, { skipSpecialTokens: true });
+      const finishReason = result.finishReasons[i];
+      const parsed = agent.parse(text, finishReason);
+      const { trajectory } = row;
+      const turn: Turn = {
+        groupId: trajectory.groupId, trajectoryId: trajectory.trajectoryId, agentId, step: context.step,
+        workerGroupId: engine.workerGroupId, index: trajectory.turns.length,
+        promptIds: prompts[i].ids, responseIds, logProbs: result.logProbs[i],
+        promptText: prompts[i].text, responseText: text, action: parsed.action, valid: parsed.valid,
+        finishReason, observation: prompts[i].observation,
+      };
+      if (parsed.reason !== undefined) turn.invalidReason = parsed.reason;
+      trajectory.turns.push(turn);
+      const output: AgentOutput = { agentId, text, action: parsed.action, valid: parsed.valid, reason: parsed.reason, turn };
+      row.outputs.set(agentId, output);
+      row.teamContext.push(`The output of "${agentId}": ${text}`);
+    });
+  }
+}

@@ -1,0 +1,98 @@
+import {
+  WorkerGroups, type GenerateRequest, type GenerateResult, type Plugin, type PolicyBackend, type TextCodec, type WorkerGroup,
+} from '@drmas/core';
+
+/** One character per token (its code point); optionally with a toy chat template. */
+export class CharCodec implements TextCodec {
+  readonly vocabSize = 0x110000;
+  readonly eosTokenId = undefined;
+  constructor(readonly chatTemplate?: string) {}
+
+  encode(text: string): number[] {
+    return Array.from(text, (c) => c.codePointAt(0)!);
+  }
+
+  decode(ids: ArrayLike<number>): string {
+    return Array.from(ids as number[], (id) => String.fromCodePoint(id)).join('');
+  }
+
+  applyChatTemplate(messages: { role: string; content: string }[], options: { addGenerationPrompt?: boolean } = {}): string {
+    return messages.map((m) => `[${m.role}]${m.content}[/${m.role}]`).join('') + (options.addGenerationPrompt ? '[assistant]' : '');
+  }
+}
+
+export type Script = (prompt: string, request: GenerateRequest, row: number) => string;
+
+/**
+ * A deterministic PolicyBackend that answers each prompt with a scripted text (encoded by CharCodec). Records
+ * every request and every result so tests can count batched calls and check what was stored.
+ */
+export class ScriptedBackend implements PolicyBackend {
+  readonly runtime = 'scripted';
+  readonly requests: GenerateRequest[] = [];
+  readonly results: GenerateResult[] = [];
+  readonly codec = new CharCodec();
+  constructor(readonly name: string, private readonly script: Script) {}
+
+  get tokenizer(): TextCodec {
+    return this.codec;
+  }
+
+  async generate(request: GenerateRequest): Promise<GenerateResult> {
+    this.requests.push(request);
+    const tokenIds = request.prompts.map((ids, row) => this.codec.encode(this.script(this.codec.decode(ids), request, row)));
+    const result: GenerateResult = {
+      tokenIds,
+      logProbs: tokenIds.map((ids) => ids.map((_, i) => -(i + 1) / 100)),
+      finishReasons: tokenIds.map(() => 'stop' as const),
+    };
+    this.results.push(result);
+    return result;
+  }
+
+  /** Rows of each generate call. */
+  get batchSizes(): number[] {
+    return this.requests.map((r) => r.prompts.length);
+  }
+
+  score(): never { throw new Error('not used'); }
+  update(): never { throw new Error('not used'); }
+  save(): never { throw new Error('not used'); }
+  load(): never { throw new Error('not used'); }
+  exportWeights(): never { throw new Error('not used'); }
+  async syncWeights(): Promise<void> {}
+  dispose(): void {}
+}
+
+/** A WorkerGroups with one group per distinct backend; `byAgent` maps roles to their backend. */
+export function testWorkerGroups(byAgent: Record<string, PolicyBackend>, codecOf: (b: PolicyBackend) => TextCodec | undefined = (b) => b.tokenizer): WorkerGroups {
+  const groups = new Map<PolicyBackend, WorkerGroup>();
+  for (const [agentId, backend] of Object.entries(byAgent)) {
+    const group = groups.get(backend) ?? {
+      id: `model-${groups.size}`, agents: [], trainer: backend, rollout: backend, codec: codecOf(backend),
+      training: { lr: 1e-4, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, warmupSteps: 0, schedule: 'constant', maxGradNorm: 1, microBatchSize: 1, miniBatches: 1, epochs: 1 },
+    } as WorkerGroup;
+    group.agents.push(agentId);
+    groups.set(backend, group);
+  }
+  const all = [...groups.values()];
+  return {
+    all: () => all,
+    get: (id) => all.find((g) => g.id === id)!,
+    forAgent: (agentId) => groups.get(byAgent[agentId])!,
+  };
+}
+
+/** A plugin binding `groups` as the run's WorkerGroups (the training side does this for real). */
+export function workerGroupsPlugin(groups: WorkerGroups): Plugin {
+  return { name: 'test-worker-groups', register: (ctx) => { ctx.bind(WorkerGroups).toConstantValue(groups); }, apply() {} };
+}
+
+/** Which built-in prompt a text was rendered from. */
+export function roleOf(prompt: string): string {
+  if (prompt.includes('You are the Solver')) return 'solver';
+  if (prompt.includes('You are the Verifier')) return 'verifier';
+  if (prompt.includes('You are the Search agent')) return 'searcher';
+  if (prompt.includes('You are the Answer agent')) return 'answerer';
+  return 'unknown';
+}

@@ -1,0 +1,206 @@
+import { describe, expect, test } from '@jest/globals';
+import type { GenerateRequest } from '@drmas/core';
+import {
+  ANSWERER_PROMPT, createMathOrchestra, createSearchOrchestra, MathEnvironment, OrchestraRunner, PromptedAgent, SearchEnvironment,
+  type Agent, type Environment, type Orchestra, type EnvTask,
+} from '../src/index.js';
+import { ScriptedBackend } from './fixtures.js';
+
+type Scripts = Record<string, (prompt: string, request: GenerateRequest, row: number) => string>;
+
+/** A runner whose agents each sample from their own scripted backend (so calls can be counted per agent). */
+function scriptedRunner(orchestra: Orchestra, environment: Environment, scripts: Scripts, settings: Record<string, unknown> = {}) {
+  const backends = Object.fromEntries(Object.keys(orchestra.agents).map((role) => [role, new ScriptedBackend(role, scripts[role] ?? (() => ''))]));
+  const agents = new Map<string, Agent>(Object.entries(orchestra.agents).map(([role, o]) => [role, new PromptedAgent({ role, ...o })]));
+  const runner = new OrchestraRunner({
+    environment, orchestra, agents, settings,
+    engineFor: (agentId) => ({ workerGroupId: `wg-${agentId}`, backend: backends[agentId], codec: backends[agentId].codec }),
+  });
+  return { runner, backends };
+}
+
+async function mathSetup(scripts: Scripts, maxLoops?: number) {
+  const environment = new MathEnvironment({ seed: 3, levels: [1], testSize: 4 });
+  await environment.init();
+  const { tasks } = environment.batch(0, 2);
+  return { tasks, ...scriptedRunner(createMathOrchestra(), environment, scripts, maxLoops ? { maxLoops } : {}) };
+}
+
+const solveCorrectly = (tasks: { question: string; answer: string }[]) => (prompt: string) => {
+  const task = tasks.find((t) => prompt.includes(t.question))!;
+  return `<think>compute</think> \\boxed{${task.answer}}`;
+};
+
+const agentsOf = (turns: { agentId: string }[]) => turns.map((t) => t.agentId);
+
+describe('math orchestra (Solver, Verifier loop)', () => {
+  test('stops on approve: one solve and one verification, the solver\'s answer scored', async () => {
+    let tasksRef: { question: string; answer: string }[] = [];
+    const { runner, tasks } = await mathSetup({ solver: (p) => solveCorrectly(tasksRef)(p), verifier: () => '<verify>approve</verify>' });
+    tasksRef = tasks;
+    const run = await runner.run({ tasks, samplesPerTask: 2, seed: 1, idPrefix: 't' });
+    for (const t of run.trajectories) {
+      expect(agentsOf(t.turns)).toEqual(['solver', 'verifier']);
+      expect(t.outcome).toBe(1);
+      expect(t.done).toBe(true);
+    }
+  });
+
+  test('stops at maxLoops with no Verifier after the last solve; the latest solve is the answer', async () => {
+    const { runner, backends, tasks } = await mathSetup({
+      solver: () => '\\boxed{x}',
+      verifier: () => '<think>step 2 is wrong</think><verify>reject</verify>',
+    }, 3);
+    const run = await runner.run({ tasks: tasks.slice(0, 1), samplesPerTask: 2, seed: 1, idPrefix: 't' });
+    for (const t of run.trajectories) expect(agentsOf(t.turns)).toEqual(['solver', 'verifier', 'solver', 'verifier', 'solver']);
+    expect(backends.solver.batchSizes).toEqual([2, 2, 2]);
+    expect(backends.verifier.batchSizes).toEqual([2, 2]);
+    // the second solve sees the first solve and the verifier's critique as team context
+    const secondPrompt = run.trajectories[0].turns[2].promptText!;
+    expect(secondPrompt).toContain('The output of "solver": \\boxed{x}');
+    expect(secondPrompt).toContain('The output of "verifier": <think>step 2 is wrong</think><verify>reject</verify>');
+  });
+
+  test('unparseable verifier output counts as reject (departure from Python Dr. MAS), and is an invalid turn', async () => {
+    const { runner, tasks } = await mathSetup({
+      solver: (p) => solveCorrectly(tasksRef)(p),
+      verifier: () => 'Looks good to me!',
+    });
+    const tasksRef = tasks;
+    const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
+    for (const t of run.trajectories) {
+      expect(agentsOf(t.turns)).toEqual(['solver', 'verifier', 'solver']);
+      expect(t.turns[1]).toMatchObject({ valid: false, invalidReason: 'missing <verify>' });
+      expect(t.outcome).toBe(1);
+    }
+  });
+
+  test('rows that are approved leave the loop; only rejected rows reach the next solve (one batched call each)', async () => {
+    const { runner, backends, tasks } = await mathSetup({
+      solver: (p) => solveCorrectly(tasksRef)(p),
+      verifier: (p) => (p.includes(tasksRef[0].question) ? '<verify>approve</verify>' : '<verify>reject</verify>'),
+    });
+    const tasksRef = tasks;
+    const run = await runner.run({ tasks, samplesPerTask: 3, seed: 1, idPrefix: 't' });
+    expect(backends.solver.batchSizes).toEqual([6, 3]);
+    expect(backends.verifier.batchSizes).toEqual([6]);
+    expect(run.generateCalls).toEqual({ solver: 2, verifier: 1 });
+    expect(run.trajectories.map((t) => t.turns.length)).toEqual([2, 2, 2, 3, 3, 3]);
+  });
+});
+
+describe('turn records', () => {
+  test('every key, the prompt ids, and the sampled ids and log-probs exactly as the backend returned them', async () => {
+    const { runner, backends, tasks } = await mathSetup({ solver: () => '\\boxed{1}', verifier: () => '<verify>approve</verify>' });
+    const run = await runner.run({ tasks, samplesPerTask: 2, seed: 9, idPrefix: 's1r0' });
+    const [a, b, c] = run.trajectories;
+    expect(a.groupId).toBe('s1r0-p0');
+    expect(b.groupId).toBe(a.groupId);
+    expect(c.groupId).toBe('s1r0-p1');
+    expect(new Set(run.trajectories.map((t) => t.trajectoryId)).size).toBe(4);
+    expect(a.taskId).toBe(tasks[0].id);
+    expect(a.dataSource).toBe('synthetic-arithmetic');
+    run.trajectories.forEach((t, row) => {
+      t.turns.forEach((turn, index) => {
+        const backend = backends[turn.agentId];
+        const call = 0; // approve on the first verification: one call per agent
+        expect(turn).toMatchObject({ groupId: t.groupId, trajectoryId: t.trajectoryId, step: 0, index, workerGroupId: `wg-${turn.agentId}`, finishReason: 'stop' });
+        expect(turn.responseIds).toBe(backend.results[call].tokenIds[row]);
+        expect(turn.logProbs).toBe(backend.results[call].logProbs[row]);
+        expect(turn.promptIds).toBe(backend.requests[call].prompts[row]);
+        expect(turn.promptIds).toEqual(backend.codec.encode(turn.promptText!));
+        expect(turn.observation).toBe(tasks[Math.floor(row / 2)].question);
+      });
+      expect(t.turns[0]).toMatchObject({ responseText: '\\boxed{1}', action: { tag: 'boxed', content: '1' }, valid: true });
+    });
+  });
+
+  test('sampling seeds derive from (seed, step, agent, call): same seed, same seeds; another seed, others', async () => {
+    const seeds = async (seed: number) => {
+      const { runner, backends, tasks } = await mathSetup({ verifier: () => '<verify>reject</verify>' });
+      await runner.run({ tasks, samplesPerTask: 1, seed, idPrefix: 't' });
+      return [...backends.solver.requests, ...backends.verifier.requests].map((r) => r.seed);
+    };
+    const first = await seeds(5);
+    expect(await seeds(5)).toEqual(first);
+    expect(new Set(first).size).toBe(first.length);
+    expect(await seeds(6)).not.toEqual(first);
+  });
+});
+
+async function searchSetup(scripts: Scripts, maxSteps = 4) {
+  const environment = new SearchEnvironment({ seed: 1, entities: 40, maxSteps });
+  await environment.init();
+  const { tasks } = environment.batch(0, 2);
+  return { tasks, ...scriptedRunner(createSearchOrchestra(), environment, scripts) };
+}
+
+describe('search orchestra (Verifier routes to Searcher or Answerer)', () => {
+  const goldenOf = (tasks: EnvTask[], prompt: string) => (tasks as unknown as { question: string; answers: string[] }[]).find((t) => prompt.includes(t.question))!.answers[0];
+
+  test('no → Searcher, whose query the retriever runs; yes → Answerer, exact match outcome', async () => {
+    let tasksRef: EnvTask[] = [];
+    const { runner, backends, tasks } = await searchSetup({
+      verifier: (p) => (p.includes('Doc 1(') ? '<think>enough</think><verify>yes</verify>' : '<verify>no</verify>'),
+      searcher: () => '<think>look it up</think><search>founded</search>',
+      answerer: (p) => `<answer>${goldenOf(tasksRef, p)}</answer>`,
+    });
+    tasksRef = tasks;
+    const run = await runner.run({ tasks, samplesPerTask: 2, seed: 1, idPrefix: 't' });
+    for (const t of run.trajectories) {
+      expect(agentsOf(t.turns)).toEqual(['verifier', 'searcher', 'verifier', 'answerer']);
+      expect(t.turns.map((turn) => turn.step)).toEqual([0, 0, 1, 1]);
+      expect(t.turns[2].observation).toContain('<search>founded</search>\n<information>Doc 1');
+      expect(t).toMatchObject({ done: true, outcome: 1 });
+      expect(t.turns[3].info).toEqual({ turnScore: 1 });
+      expect(t.info!.metrics).toEqual({ f1: 1, searches: 1, answered: 1 });
+    }
+    expect(backends.verifier.batchSizes).toEqual([4, 4]);
+    expect(backends.searcher.batchSizes).toEqual([4]);
+    expect(backends.answerer.batchSizes).toEqual([4]);
+  });
+
+  test('the last step forces an answer even when the Verifier says no', async () => {
+    const { runner, backends, tasks } = await searchSetup({
+      verifier: () => '<verify>no</verify>',
+      searcher: () => '<search>anything</search>',
+      answerer: () => '<answer>nobody</answer>',
+    }, 2);
+    const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
+    for (const t of run.trajectories) {
+      expect(agentsOf(t.turns)).toEqual(['verifier', 'searcher', 'verifier', 'answerer']);
+      expect(t).toMatchObject({ done: true, outcome: 0 });
+    }
+    expect(backends.answerer.requests[0].prompts.length).toBe(2);
+  });
+
+  test('mixed verdicts in one step: each branch is one batched call; an unparseable verdict searches', async () => {
+    const { runner, backends, tasks } = await searchSetup({
+      verifier: (p, _r, row) => (p.includes('<search>q</search>') ? '<verify>yes</verify>' : ['<verify>yes</verify>', 'garbage', '<verify>no</verify>', '<verify>yes</verify>'][row]),
+      searcher: () => '<search>q</search>',
+      answerer: () => '<answer>a</answer>',
+    });
+    const run = await runner.run({ tasks, samplesPerTask: 2, seed: 1, idPrefix: 't' });
+    expect(backends.verifier.batchSizes).toEqual([4, 2]);
+    expect(backends.answerer.batchSizes).toEqual([2, 2]);
+    expect(backends.searcher.batchSizes).toEqual([2]);
+    expect(run.trajectories[1].turns[0]).toMatchObject({ valid: false, invalidReason: 'missing <verify>' });
+  });
+
+  test('max steps: episodes whose answers stay invalid are cut, not done', async () => {
+    const { runner, tasks } = await searchSetup({
+      verifier: () => '<verify>yes</verify>',
+      answerer: () => 'I think it is Paris',
+    }, 3);
+    const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
+    for (const t of run.trajectories) {
+      expect(agentsOf(t.turns)).toEqual(['verifier', 'answerer', 'verifier', 'answerer', 'verifier', 'answerer']);
+      expect(t).toMatchObject({ done: false, outcome: 0 });
+      expect(t.turns[5].observation).toContain('My previous action is invalid');
+    }
+  });
+
+  test('the answerer prompt is configurable', () => {
+    expect(ANSWERER_PROMPT).toContain('{observation}');
+  });
+});

@@ -1,0 +1,117 @@
+import { describe, expect, test } from '@jest/globals';
+import { builtinPlugins, createKernel, type Plugin, type RolloutBatch, type RunContext, type Trajectory, type Turn } from '@drmas/core';
+import orchestraPlugin, { drmasAllocator, perTurnAllocator, type OrchestraPlugin } from '../src/index.js';
+import { roleOf, ScriptedBackend, testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
+
+function turn(agentId: string, index: number, valid: boolean, info?: Record<string, unknown>): Turn {
+  return { groupId: 'g', trajectoryId: 't', agentId, step: 0, workerGroupId: 'm', index, promptIds: [1], responseIds: [2], logProbs: [-1], valid, info };
+}
+
+describe('reward allocation', () => {
+  const penalties = { invalidPenalty: (agentId: string) => ({ solver: 0.1, verifier: 0.1 })[agentId] ?? 0 };
+
+  test('drmas: the outcome on every turn of every agent, minus the penalty of invalid turns (hand-worked)', () => {
+    // outcome 1; solver valid, verifier invalid, solver valid: 1, 1 - 0.1, 1
+    const won: Trajectory = { groupId: 'g', trajectoryId: 't', taskId: 'x', done: true, outcome: 1, turns: [turn('solver', 0, true), turn('verifier', 1, false), turn('solver', 2, true)] };
+    // outcome 0; one invalid solver turn: -0.1
+    const lost: Trajectory = { ...won, trajectoryId: 'u', outcome: 0, turns: [turn('solver', 0, false)] };
+    const batch = drmasAllocator.allocate({ trajectories: [won, lost], metrics: {} }, penalties);
+    expect(batch.trajectories[0].turns.map((t) => t.reward)).toEqual([1, 0.9, 1]);
+    expect(batch.trajectories[1].turns[0].reward).toBeCloseTo(-0.1, 12);
+  });
+
+  test('per_turn: turn.info.turnScore (0 when absent), minus the penalty', () => {
+    const t: Trajectory = { groupId: 'g', trajectoryId: 't', taskId: 'x', done: true, outcome: 1,
+      turns: [turn('verifier', 0, false), turn('answerer', 1, true, { turnScore: 0.5 })] };
+    const batch = perTurnAllocator.allocate({ trajectories: [t], metrics: {} }, { invalidPenalty: () => 0.01 });
+    expect(batch.trajectories[0].turns.map((x) => x.reward)).toEqual([-0.01, 0.5]);
+  });
+});
+
+const run = (kernel: { config: RunContext['config']; container: RunContext['container'] }): RunContext => ({
+  config: kernel.config, container: kernel.container, runDir: '/tmp/unused', signal: new AbortController().signal, log: () => {},
+});
+
+/** A kernel with the orchestra plugin on one scripted model whose outputs depend on the sampling seed. */
+async function mathKernel(config: Record<string, unknown> = {}, extra: Plugin[] = []) {
+  const backend = new ScriptedBackend('policy', (prompt, request) => (roleOf(prompt) === 'solver'
+    ? `<think>ok</think> \\boxed{${request.seed! % 5}}`
+    : `<verify>${request.seed! % 2 ? 'approve' : 'reject'}</verify>`));
+  const plugin = orchestraPlugin();
+  let seen: RolloutBatch | undefined;
+  const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = r.batch; }); } };
+  const { kernel } = await createKernel({
+    cwd: process.cwd(), builtins: builtinPlugins('info'),
+    inline: {
+      plugins: [plugin, workerGroupsPlugin(testWorkerGroups({ solver: backend, verifier: backend })), capture, ...extra],
+      trainer: { seed: 7 }, env: { name: 'math', levels: [1], testSize: 4 }, rollout: { promptsPerStep: 2, samplesPerPrompt: 3 },
+      ...config,
+    },
+  });
+  const step = async (n: number) => {
+    const result = await kernel.step(run(kernel), n);
+    return { batch: seen!, metrics: result.metrics };
+  };
+  return { kernel, plugin, backend, step };
+}
+
+describe('OrchestraPlugin', () => {
+  test('a rollout step: n episodes per task sharing a groupId, rewards allocated, metrics reported', async () => {
+    const { step, backend } = await mathKernel();
+    const { batch, metrics } = await step(1);
+    expect(batch.trajectories).toHaveLength(6);
+    const groups = new Set(batch.trajectories.map((t) => t.groupId));
+    expect(groups.size).toBe(2);
+    for (const t of batch.trajectories) {
+      expect(t.taskId).toMatch(/^arith-/);
+      expect(t.dataSource).toBe('synthetic-arithmetic');
+      expect(t.done).toBe(true);
+      for (const x of t.turns) {
+        expect(x.workerGroupId).toBe('model-0');
+        expect(x.reward).toBeCloseTo((t.outcome ?? 0) - (x.valid ? 0 : 0.1), 12);
+      }
+    }
+    // every generate call of the shared model is a whole agent call: solver, verifier, then maybe solver again
+    expect(backend.batchSizes[0]).toBe(6);
+    expect(metrics['rollout/episodes']).toBe(6);
+    expect(metrics['agent/solver/valid_ratio']).toBe(1);
+    expect(metrics).toHaveProperty('rollout/success/synthetic-arithmetic');
+  });
+
+  test('getState/setState resume the task stream and the seeds exactly', async () => {
+    const a = await mathKernel();
+    await a.step(1);
+    const state = structuredClone(a.plugin.getState());
+    const second = (await a.step(2)).batch;
+    const b = await mathKernel();
+    b.plugin.setState(state);
+    const resumed = (await b.step(2)).batch;
+    const view = (batch: RolloutBatch) => batch.trajectories.map((t) => [t.groupId, t.taskId, t.turns.map((x) => x.responseText)]);
+    expect(view(resumed)).toEqual(view(second));
+    expect(state.cursor).toBe(2);
+  });
+
+  test('agents.<role> config sets sampling and the invalid penalty; reward.allocator picks the allocator', async () => {
+    const { step, backend, plugin } = await mathKernel({
+      agents: { verifier: { sampling: { temperature: 0.3, maxNewTokens: 8 }, invalidPenalty: 0.5 } },
+      reward: { allocator: 'per_turn' },
+    });
+    const { batch } = await step(1);
+    const verifierCall = backend.requests[1];
+    expect(verifierCall).toMatchObject({ temperature: 0.3, maxNewTokens: 8, topP: 1, stopStrings: ['</verify>'] });
+    expect(backend.requests[0]).toMatchObject({ temperature: 1, maxNewTokens: 1024 });
+    expect((plugin as OrchestraPlugin).agents().get('verifier')!.invalidPenalty).toBe(0.5);
+    for (const t of batch.trajectories) {
+      const last = t.turns.filter((x) => x.agentId === 'solver').at(-1)!;
+      expect(last.info).toEqual({ turnScore: t.outcome });
+      expect(last.reward).toBe(t.outcome);
+    }
+  });
+
+  test('unknown names are DrmasErrors naming the config key', async () => {
+    await expect(mathKernel({ orchestra: { name: 'maths' } })).rejects.toMatchObject({ code: 'UNKNOWN_NAME', key: 'orchestra.name', hint: expect.stringContaining('math') });
+    await expect(mathKernel({ env: { name: 'serch' } })).rejects.toMatchObject({ key: 'env.name' });
+    await expect(mathKernel({ reward: { allocator: 'per-turn' } })).rejects.toMatchObject({ key: 'reward.allocator' });
+    await expect(mathKernel({ agents: { solver: { samplng: {} } } })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+  });
+});

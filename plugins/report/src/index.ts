@@ -1,0 +1,25 @@
+export { default, ReportPlugin, PLUGIN_NAME, type ReportPluginOptions } from './plugin/ReportPlugin.js';
+export { reportSection, type ReportSettings } from './plugin/reportConfig.js';
+
+export { renderReport, type RenderReportOptions, type RenderedReport } from './report/renderReport.js';
+export { reportHtml, REPORT_DATA_ELEMENT_ID } from './report/reportHtml.js';
+export { readRunDir, type RunFiles } from './report/readRunDir.js';
+export {
+  buildReportData, buildSeries, decodeValue, encodeValue, seriesPoints, type ReportData, type RunSummary, type Series,
+  type SeriesValue,
+} from './report/reportData.js';
+export { parseJsonLines, parseLenientJson, type JsonRecord, type ParsedJsonLines } from './report/parseJsonLines.js';
+export { planCharts, type PlannedChart } from './report/chartPlan.js';
+export { svgLineChart, formatNumber, PALETTE, type ChartLine, type LineChartOptions, type Point } from './report/svgLineChart.js';
+export { escapeHtml, jsonForScript } from './report/escapeHtml.js';
+
+export { ProgressReporter, type ProgressMode, type ProgressReporterOptions, type ProgressStream } from './progress/ProgressReporter.js';
+export {
+  estimateEta, formatDuration, formatProgressBar, formatProgressLine, median, progressBar, type ProgressState,
+} from './progress/formatProgress.js';
+export {
+  formatMetric, formatSummaryTable, formatTable, summarizeMetrics, type MetricRecord, type RunSummaryStats,
+  type WorkerGroupSummary,
+} from './progress/summaryTable.js';
+
+export { reportCommand } from './cli/reportCommand.js';

@@ -1,0 +1,69 @@
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parseJsonLines, parseLenientJson, type JsonRecord } from './parseJsonLines.js';
+
+/** The files of a run directory a report is made from; every part is optional. */
+export interface RunFiles {
+  runDir: string;
+  config: JsonRecord | undefined;
+  /** `metrics.jsonl`: one object per step. */
+  metrics: JsonRecord[];
+  /** `eval.jsonl`: one object per evaluation. */
+  evaluations: JsonRecord[];
+  /** The last lines of `rollouts.jsonl`. */
+  rollouts: JsonRecord[];
+  notes: string[];
+}
+
+/** `rollouts.jsonl` can be large; only its tail is read for samples. */
+const ROLLOUT_TAIL_BYTES = 1 << 20;
+
+function readTail(file: string, bytes: number): { text: string; truncated: boolean } {
+  const size = statSync(file).size;
+  if (size <= bytes) return { text: readFileSync(file, 'utf8'), truncated: false };
+  const buffer = Buffer.alloc(bytes);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, buffer, 0, bytes, size - bytes);
+  } finally {
+    closeSync(fd);
+  }
+  const text = buffer.toString('utf8');
+  // The first line is cut at an arbitrary byte: drop it.
+  return { text: text.slice(text.indexOf('\n') + 1), truncated: true };
+}
+
+function readJsonLinesFile(file: string, notes: string[], tailBytes?: number): JsonRecord[] {
+  if (!existsSync(file)) return [];
+  const { text } = tailBytes === undefined ? { text: readFileSync(file, 'utf8') } : readTail(file, tailBytes);
+  const parsed = parseJsonLines(text, path.basename(file));
+  notes.push(...parsed.notes);
+  return parsed.records;
+}
+
+export function readRunDir(runDir: string): RunFiles {
+  const notes: string[] = [];
+  let config: JsonRecord | undefined;
+  const configFile = path.join(runDir, 'config.json');
+  if (existsSync(configFile)) {
+    try {
+      const value = parseLenientJson(readFileSync(configFile, 'utf8'));
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) config = value as JsonRecord;
+      else notes.push('config.json: not a JSON object; the run summary has no config');
+    } catch (error) {
+      notes.push(`config.json: not valid JSON (${(error as Error).message}); the run summary has no config`);
+    }
+  } else {
+    notes.push('config.json: not found; the run summary has no config');
+  }
+  const metricsFile = path.join(runDir, 'metrics.jsonl');
+  if (!existsSync(metricsFile)) notes.push('metrics.jsonl: not found; the report has no plots');
+  return {
+    runDir,
+    config,
+    metrics: readJsonLinesFile(metricsFile, notes),
+    evaluations: readJsonLinesFile(path.join(runDir, 'eval.jsonl'), notes),
+    rollouts: readJsonLinesFile(path.join(runDir, 'rollouts.jsonl'), notes, ROLLOUT_TAIL_BYTES),
+    notes,
+  };
+}
