@@ -105,7 +105,7 @@ describe('schema validation', () => {
   test('defaults are filled in', async () => {
     const { config } = await resolveConfig({ cwd: '/', inline: {} });
     expect(config.trainer).toEqual({ steps: 1, seed: 0, outputDir: 'runs', saveEvery: 0, keepLast: 3 });
-    expect(config.eval).toEqual({ every: 0, atEnd: true });
+    expect(config.eval).toEqual({ every: 0, atEnd: true, atStart: false });
   });
 
   test('plugins declare their own sections and extend the kernel\'s', async () => {

@@ -7,7 +7,7 @@ function config(steps: number, extra: Partial<ResolvedConfig> = {}): ResolvedCon
   return {
     presets: [], plugins: [], models: {}, agents: {}, algorithm: {},
     trainer: { steps, seed: 0, outputDir: 'runs', saveEvery: 0, keepLast: 3 },
-    eval: { every: 0, atEnd: true },
+    eval: { every: 0, atEnd: true, atStart: false },
     ...extra,
   };
 }
@@ -65,11 +65,11 @@ describe('Kernel', () => {
   test('calls the hooks in order over several steps, update once per worker group', async () => {
     const calls: string[] = [];
     const kernel = new Kernel();
-    kernel.configure(config(3, { eval: { every: 2, atEnd: true } }), [loaded(recorder(calls))]);
+    kernel.configure(config(3, { eval: { every: 2, atEnd: true, atStart: true } }), [loaded(recorder(calls))]);
     await kernel.run({ runDir: '/nonexistent' });
     const step = (n: number) => [`beforeStep:${n}`, `rollout:${n}`, 'afterRollout', 'reward', 'advantage',
       'update:wg-a:2', 'update:wg-b:1', `afterStep:${n}`];
-    expect(calls).toEqual(['configure', 'validate', 'setup', ...step(1), ...step(2), 'evaluate:2', ...step(3), 'evaluate:3', 'shutdown']);
+    expect(calls).toEqual(['configure', 'validate', 'setup', 'evaluate:0', ...step(1), ...step(2), 'evaluate:2', ...step(3), 'evaluate:3', 'shutdown']);
   });
 
   test('a worker group batch holds only its agents\' turns, padded, with rollout log-probs', async () => {

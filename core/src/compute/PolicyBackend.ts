@@ -86,7 +86,7 @@ export interface PolicyBackend {
   score(request: ScoreRequest): Promise<ScoreResult>;
   update(request: UpdateRequest): Promise<UpdateResult>;
   /** Writes a Hugging Face checkpoint (config.json, model.safetensors, tokenizer files) plus optimizer state. */
-  save(dir: string, options?: { optimizer?: boolean }): Promise<void>;
+  save(dir: string, options?: { optimizer?: boolean; dtype?: 'float32' | 'bfloat16' }): Promise<void>;
   load(dir: string, options?: { optimizer?: boolean }): Promise<void>;
   /** The current weights by Hugging Face tensor name (a copy; safe to keep). */
   exportWeights(): Promise<Map<string, WeightTensor>>;

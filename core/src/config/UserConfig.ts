@@ -20,6 +20,8 @@ export interface EvalConfig {
   every?: number;
   /** Run the `evaluate` hook after the last step. */
   atEnd?: boolean;
+  /** Also run it before the first step (as step 0). */
+  atStart?: boolean;
 }
 
 /** A config file as the user writes it. Sections other than these are declared by plugins. */
@@ -31,8 +33,9 @@ export interface UserConfig {
   /** Agent roles: the model id each uses, sampling and training overrides. */
   agents?: Record<string, Record<string, unknown>>;
   algorithm?: { advantage?: string; [key: string]: unknown };
-  trainer?: TrainerConfig;
-  eval?: EvalConfig;
+  /** Plugins add keys of their own to these sections (`trainer.logRollouts`, `eval.k`, ...). */
+  trainer?: TrainerConfig & Record<string, unknown>;
+  eval?: EvalConfig & Record<string, unknown>;
   [section: string]: unknown;
 }
 

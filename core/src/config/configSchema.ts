@@ -25,6 +25,8 @@ function coreSections(): Record<string, ZodObject> {
     eval: z.strictObject({
       every: z.number().int().min(0).default(0),
       atEnd: z.boolean().default(true),
+      /** Also evaluate before the first step (step 0), so a run shows where it started. */
+      atStart: z.boolean().default(false),
     }),
     algorithm: z.strictObject({ advantage: z.string().min(1).optional() }),
     models: z.strictObject({

@@ -103,12 +103,19 @@ export class Kernel {
     return this.ledger.namesOf(token);
   }
 
-  /** Runs `trainer.steps` steps (from `firstStep`), with setup before and shutdown after. */
-  async run(options: RunOptions): Promise<void> {
+  /** Runs the `setup` hook and returns the run context (for commands that drive the kernel themselves). */
+  async setup(options: RunOptions): Promise<RunContext> {
     const run = this.runContext(options);
     await this.hooks.setup.promise(run);
+    return run;
+  }
+
+  /** Runs `trainer.steps` steps (from `firstStep`), with setup before and shutdown after. */
+  async run(options: RunOptions): Promise<void> {
+    const run = await this.setup(options);
     try {
       const last = this.config.trainer.steps;
+      if (this.config.eval.atStart && (options.firstStep ?? 1) === 1 && this.hasTaps('evaluate')) await this.evaluateAt(run, 0);
       for (let step = options.firstStep ?? 1; step <= last; step++) {
         if (run.signal.aborted) {
           run.log(`stopping before step ${step}: ${String(run.signal.reason ?? 'interrupted')}`);
@@ -158,20 +165,27 @@ export class Kernel {
 
   /** Runs the `evaluate` hook once, outside training (`drmas eval`). */
   async evaluate(options: RunOptions & { step?: number }): Promise<Metrics> {
-    const run = this.runContext(options);
-    await this.hooks.setup.promise(run);
-    const metrics: Metrics = {};
-    this.timing.attach(metrics);
+    const run = await this.setup(options);
     try {
-      await this.hooks.evaluate.promise({ run, step: options.step ?? 0, metrics });
-      for (const sink of this.getAll(MetricsSink)) await sink.write({ step: options.step ?? 0, metrics });
-      return metrics;
+      return await this.evaluateAt(run, options.step ?? 0);
     } catch (error) {
       this.hooks.failed.call(error as Error);
       throw error;
     } finally {
-      this.timing.attach(undefined);
       await this.hooks.shutdown.promise();
+    }
+  }
+
+  /** One evaluation outside the step loop (before training, or eval-only), written to the metrics sinks. */
+  private async evaluateAt(run: RunContext, step: number): Promise<Metrics> {
+    const metrics: Metrics = {};
+    this.timing.attach(metrics);
+    try {
+      await this.hooks.evaluate.promise({ run, step, metrics });
+      for (const sink of this.getAll(MetricsSink)) await sink.write({ step, metrics });
+      return metrics;
+    } finally {
+      this.timing.attach(undefined);
     }
   }
 

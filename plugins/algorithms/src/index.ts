@@ -54,3 +54,4 @@ export { algorithmSection, type AlgorithmSettings } from './plugin/algorithmConf
 export { PolicyLossFunction, TRAINABLE_VARIANTS, type PolicyLossSettings, type TrainableVariant } from './plugin/PolicyLossFunction.js';
 export { RolloutAdvantageEstimator } from './plugin/RolloutAdvantageEstimator.js';
 export { evaluateSamples, passAtK, type SampleSummary, type TaskSamples } from './evaluation/passAtK.js';
+export { NllLossFunction } from './plugin/NllLossFunction.js';

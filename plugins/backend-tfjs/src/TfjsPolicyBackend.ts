@@ -115,9 +115,10 @@ export class TfjsPolicyBackend implements PolicyBackend {
     return this.trainerRef.update(request);
   }
 
-  async save(dir: string, options: { optimizer?: boolean } = {}): Promise<void> {
+  async save(dir: string, options: { optimizer?: boolean; dtype?: 'float32' | 'bfloat16' } = {}): Promise<void> {
     const withOptimizer = options.optimizer ?? true;
     await saveDecoderModel(dir, this.model, {
+      dtype: options.dtype,
       tokenizer: this.tokenizerRef,
       extraFiles: withOptimizer ? await this.trainerRef.optimizer.serialize(this.trainerRef.settings) : undefined,
     });

@@ -43,3 +43,6 @@ export {
 } from './plugin/orchestraConfig.js';
 export { OrchestraPlugin, type OrchestraState } from './plugin/OrchestraPlugin.js';
 export { default } from './plugin/OrchestraPlugin.js';
+export { EvaluationTaps, evalSection, type EvalSettings } from './evaluation/EvaluationTaps.js';
+export { TeacherBackend, teacherBackendFactory, type TeacherPolicy } from './demonstrations/TeacherBackend.js';
+export { collectDemonstrations, type DemonstrationLine } from './demonstrations/collectDemonstrations.js';

@@ -1,19 +1,50 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { builtinPlugins } from '../../builtins/builtinPlugins.js';
+import { resolveConfig } from '../../config/resolveConfig.js';
+import { DrmasError } from '../../errors/DrmasError.js';
 import { createKernel } from '../../kernel/createKernel.js';
+import { CHECKPOINT_STATE_FILE, readTrainerState } from '../../run/checkpointLayout.js';
 import { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand } from '../CliCommand.js';
+
+/**
+ * `--checkpoint DIR` as config overrides: a training checkpoint (with trainer_state.json) gives each worker group
+ * its own model folder; a Hugging Face checkpoint replaces the model of every model id.
+ */
+async function checkpointOverrides(dir: string, cwd: string, configPath: string | undefined, overrides: string[]): Promise<string[]> {
+  if (!existsSync(dir)) {
+    throw new DrmasError('INVALID_ARGUMENT', `checkpoint ${dir} does not exist`, { key: '--checkpoint', hint: 'give a checkpoints/step-NNNNNN folder of a run or a Hugging Face model folder' });
+  }
+  if (existsSync(path.join(dir, CHECKPOINT_STATE_FILE))) {
+    return readTrainerState(dir).workerGroups.map((id) => `models.${id}.model=${path.join(dir, id)}`);
+  }
+  if (!existsSync(path.join(dir, 'config.json'))) {
+    throw new DrmasError('INVALID_ARGUMENT', `${dir} is neither a training checkpoint (${CHECKPOINT_STATE_FILE}) nor a model folder (config.json)`, { key: '--checkpoint' });
+  }
+  const { config } = await resolveConfig({ cwd, configPath, overrides, builtins: builtinPlugins('eval') });
+  return Object.keys(config.models).map((id) => `models.${id}.model=${dir}`);
+}
 
 export const evalCommand: CliCommand = {
   name: 'eval',
-  summary: 'run the evaluate hook once (validation without training) and print its metrics',
-  usage: 'drmas eval [--config PATH] [--set KEY=VALUE ...] [--run-dir DIR] [--json]',
-  help: [...CONFIG_HELP, ['--run-dir DIR', 'where to write the evaluation (default <trainer.outputDir>/eval-<time>)'], ['--json', 'print the metrics as JSON']],
-  options: { ...CONFIG_OPTIONS, 'run-dir': { type: 'string' }, json: { type: 'boolean' } },
+  summary: 'evaluate without training: k samples per held-out task, avg@k and pass@k overall and per data source',
+  usage: 'drmas eval [--config PATH] [--checkpoint DIR] [--k 16] [--set KEY=VALUE ...] [--run-dir DIR] [--json]',
+  help: [
+    ...CONFIG_HELP,
+    ['--checkpoint DIR', 'evaluate these weights: a run\'s checkpoints/step-NNNNNN folder or a Hugging Face model folder'],
+    ['--k N', 'samples per task (eval.k)'],
+    ['--run-dir DIR', 'where to write eval.jsonl and metrics (default <trainer.outputDir>/eval-<time>)'],
+    ['--json', 'print the metrics as JSON'],
+  ],
+  options: { ...CONFIG_OPTIONS, checkpoint: { type: 'string' }, k: { type: 'string' }, 'run-dir': { type: 'string' }, json: { type: 'boolean' } },
   async run({ values }, io) {
-    const { kernel, config } = await createKernel({
-      cwd: io.cwd, configPath: values.config as string | undefined, overrides: values.set as string[] | undefined,
-      builtins: builtinPlugins('eval'),
-    });
+    const configPath = values.config as string | undefined;
+    const overrides = [...((values.set as string[] | undefined) ?? [])];
+    if (values.k !== undefined) overrides.push(`eval.k=${values.k as string}`);
+    if (values.checkpoint) {
+      overrides.push(...await checkpointOverrides(path.resolve(io.cwd, values.checkpoint as string), io.cwd, configPath, overrides));
+    }
+    const { kernel, config } = await createKernel({ cwd: io.cwd, configPath, overrides, builtins: builtinPlugins('eval') });
     if (!kernel.hasTaps('evaluate')) {
       io.stderr.write('drmas: no plugin taps the evaluate hook, so there is nothing to evaluate (add a preset with an environment)\n');
       return 1;
@@ -23,7 +54,7 @@ export const evalCommand: CliCommand = {
       : path.resolve(io.cwd, config.trainer.outputDir, `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     const metrics = await kernel.evaluate({ runDir, log: (m) => io.stderr.write(`drmas: ${m}\n`) });
     if (values.json) io.stdout.write(`${JSON.stringify(metrics)}\n`);
-    else for (const [key, value] of Object.entries(metrics)) io.stdout.write(`${key.padEnd(40)} ${value}\n`);
+    else for (const [key, value] of Object.entries(metrics)) io.stdout.write(`${key.padEnd(44)} ${Number.isInteger(value) ? value : value.toFixed(4)}\n`);
     return 0;
   },
 };

@@ -28,15 +28,18 @@ export interface SaveModelOptions {
   /** Copy tokenizer files from this folder when `tokenizer` is not given. */
   tokenizerDir?: string;
   extraFiles?: Record<string, string | Uint8Array>;
+  /** Storage dtype of the weights (default float32); bfloat16 halves the size for distribution. */
+  dtype?: 'float32' | 'bfloat16';
 }
 
-/** Writes config.json (with architectures, model_type, torch_dtype) and F32 model.safetensors under HF names. */
+/** Writes config.json (with architectures, model_type, torch_dtype) and model.safetensors (F32 or BF16) under HF names. */
 export async function saveDecoderModel(dir: string, model: DecoderModel, options: SaveModelOptions = {}): Promise<void> {
   const tensors = await model.exportTensors();
+  const bf16 = options.dtype === 'bfloat16';
   await saveCheckpoint(dir, {
-    config: configJsonFor(model.config),
+    config: { ...configJsonFor(model.config), ...(bf16 ? { torch_dtype: 'bfloat16' } : {}) },
     tensors,
-    dtype: 'F32',
+    dtype: bf16 ? 'BF16' : 'F32',
     tokenizer: options.tokenizer,
     tokenizerDir: options.tokenizerDir,
     extraFiles: options.extraFiles,

@@ -1,5 +1,5 @@
 import {
-  DrmasError, SeededRng, Stage, WorkerGroups, type Kernel, type Plugin, type RegisterContext, type ResolvedConfig,
+  Checkpointable, DrmasError, SeededRng, Stage, WorkerGroups, type Kernel, type Plugin, type RegisterContext, type ResolvedConfig,
   type RngState, type RolloutBatch, type StepContext,
 } from '@drmas/core';
 import type { Agent } from '../agents/Agent.js';
@@ -13,6 +13,7 @@ import { createMathOrchestra } from '../orchestras/MathOrchestra.js';
 import { Orchestra } from '../orchestras/Orchestra.js';
 import { createSearchOrchestra } from '../orchestras/SearchOrchestra.js';
 import { RewardAllocationPlugin } from '../reward/RewardAllocationPlugin.js';
+import { EvaluationTaps, evalSection } from '../evaluation/EvaluationTaps.js';
 import { EpisodeRunner, OrchestraRunner, type AgentEngine } from '../rollout/OrchestraRunner.js';
 import { rolloutMetrics } from '../rollout/rolloutMetrics.js';
 import { orchestraSection, rewardSection, rolloutSection, type OrchestraSettings, type RolloutSettings } from './orchestraConfig.js';
@@ -35,7 +36,9 @@ export class OrchestraPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   readonly configSchema = {
     orchestra: orchestraSection, env: envSection, rollout: rolloutSection, reward: rewardSection, agents: agentEntrySchema,
+    eval: evalSection,
   };
+  private readonly evaluation = new EvaluationTaps(() => this.environment(), () => this.runner());
   private readonly rewards = new RewardAllocationPlugin((agentId) => this.invalidPenalty(agentId));
   private kernelRef?: Kernel;
   private agentsRef?: Map<string, Agent>;
@@ -52,6 +55,9 @@ export class OrchestraPlugin implements Plugin {
     ctx.provide(Environment, 'math', new MathEnvironment(envSettings));
     ctx.provide(Environment, 'search', new SearchEnvironment(envSettings));
     ctx.bind(EpisodeRunner).toDynamicValue(() => this.runner());
+    ctx.bind(Checkpointable).toConstantValue({
+      key: PLUGIN_NAME, getState: () => this.getState(), setState: (state) => this.setState(state as OrchestraState),
+    });
     this.rewards.register(ctx);
   }
 
@@ -66,6 +72,7 @@ export class OrchestraPlugin implements Plugin {
     });
     kernel.hooks.rollout.tapPromise(PLUGIN_NAME, (step) => this.rollout(step));
     this.rewards.apply(kernel);
+    this.evaluation.apply(kernel);
   }
 
   /** One rollout: the next tasks of the training source, n episodes each, as a RolloutBatch. */

@@ -1,0 +1,68 @@
+import { appendFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { z, type EvalContext, type Kernel, type Metrics } from '@drmas/core';
+import { evaluateSamples } from '@drmas/plugin-algorithms';
+import type { Environment } from '../env/Environment.js';
+import { evaluateEpisodes, EVAL_SAMPLING } from '../rollout/evaluateEpisodes.js';
+import type { EpisodeRunner } from '../rollout/OrchestraRunner.js';
+
+const TAP_NAME = 'orchestra:evaluate';
+
+/** Keys the evaluation adds to the `eval` section (core owns `every` and `atEnd`). */
+export const evalSection = z.object({
+  /** Samples per test task; metrics are avg@k and pass@k. */
+  k: z.number().int().positive().default(16),
+  /** Test tasks used (the first ones of the held-out split); 0 for all. */
+  tasks: z.number().int().min(0).default(0),
+  temperature: z.number().min(0).default(EVAL_SAMPLING.temperature!),
+  topP: z.number().gt(0).max(1).default(EVAL_SAMPLING.topP!),
+  /** Tasks whose k episodes run in one batch. */
+  tasksPerBatch: z.number().int().positive().default(16),
+});
+export type EvalSettings = z.output<typeof evalSection>;
+
+/**
+ * Evaluation on the environment's held-out split (`evaluate` hook): k episodes per task with validation sampling,
+ * reported as `val/avg@k`, `val/pass@k`, the same per data source, and per-agent turn statistics; each evaluation
+ * is also appended to `eval.jsonl` in the run directory.
+ */
+export class EvaluationTaps {
+  constructor(private readonly environment: () => Environment, private readonly runner: () => EpisodeRunner) {}
+
+  apply(kernel: Kernel): void {
+    kernel.hooks.evaluate.tapPromise(TAP_NAME, async (evaluation) => { await this.evaluate(kernel, evaluation); });
+  }
+
+  async evaluate(kernel: Kernel, evaluation: EvalContext): Promise<Metrics> {
+    const settings = kernel.config.eval as unknown as EvalSettings;
+    const environment = this.environment();
+    await environment.init();
+    const all = environment.test();
+    const tasks = settings.tasks > 0 ? all.slice(0, settings.tasks) : all;
+    const result = await evaluateEpisodes(this.runner(), tasks, {
+      k: settings.k, seed: kernel.config.trainer.seed, tasksPerBatch: settings.tasksPerBatch,
+      sampling: { temperature: settings.temperature, topP: settings.topP },
+    });
+    const { overall, bySource } = evaluateSamples(result.tasks, settings.k);
+    const metrics: Metrics = {
+      [`val/avg@${settings.k}`]: overall.avg,
+      [`val/pass@${settings.k}`]: overall.pass,
+      'val/tasks': overall.tasks,
+    };
+    for (const [source, summary] of Object.entries(bySource)) {
+      metrics[`val/${source}/avg@${settings.k}`] = summary.avg;
+      metrics[`val/${source}/pass@${settings.k}`] = summary.pass;
+    }
+    for (const [agent, stats] of Object.entries(result.agents)) {
+      const rewards = result.trajectories.flatMap((t) => t.turns.filter((turn) => turn.agentId === agent).map(() => t.outcome ?? 0));
+      metrics[`val/agent/${agent}/turns`] = stats.turns;
+      metrics[`val/agent/${agent}/valid_fraction`] = stats.turns ? 1 - stats.invalidTurns / stats.turns : 0;
+      metrics[`val/agent/${agent}/reward_mean`] = rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : 0;
+      metrics[`val/agent/${agent}/response_length_mean`] = stats.turns ? stats.responseTokens / stats.turns : 0;
+    }
+    Object.assign(evaluation.metrics, metrics);
+    mkdirSync(evaluation.run.runDir, { recursive: true });
+    appendFileSync(path.join(evaluation.run.runDir, 'eval.jsonl'), `${JSON.stringify({ step: evaluation.step, ...metrics })}\n`);
+    return metrics;
+  }
+}

@@ -1,0 +1,135 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  builtinPlugins, CONFIG_HELP, CONFIG_OPTIONS, createKernel, DrmasError, MetricsSink, packTurns, SeededRng, WorkerGroups,
+  type CliCommand, type Turn,
+} from '@drmas/core';
+import { NllLossFunction } from '@drmas/plugin-algorithms';
+
+export interface Demonstration {
+  agent: string;
+  /** The prompt exactly as the agent sends it (chat template applied); encoded without adding special tokens. */
+  prompt: string;
+  /** The target response; the tokenizer's end-of-sequence token is appended. */
+  response: string;
+}
+
+/** Reads `{agent, prompt, response}` lines; a bad line is an error naming the file, the line and the field. */
+export function readDemonstrations(file: string): Demonstration[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new DrmasError('INVALID_ARGUMENT', `cannot read demonstrations file ${file}`, { key: '--data', file, hint: 'give a JSONL file of {"agent", "prompt", "response"} lines' });
+  }
+  const demos: Demonstration[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    let value: Record<string, unknown>;
+    try {
+      value = JSON.parse(line) as Record<string, unknown>;
+    } catch (cause) {
+      throw new DrmasError('INVALID_ARGUMENT', `line ${i + 1} is not JSON: ${(cause as Error).message}`, { file, key: `line ${i + 1}`, cause });
+    }
+    for (const field of ['agent', 'prompt', 'response'] as const) {
+      if (typeof value[field] !== 'string') {
+        throw new DrmasError('INVALID_ARGUMENT', `line ${i + 1} has no string "${field}"`, {
+          file, key: `line ${i + 1}.${field}`, hint: 'each line is {"agent": "solver", "prompt": "...", "response": "..."}',
+        });
+      }
+    }
+    demos.push(value as unknown as Demonstration);
+  });
+  if (demos.length === 0) throw new DrmasError('INVALID_ARGUMENT', `${file} holds no demonstrations`, { file, key: '--data' });
+  return demos;
+}
+
+function numberOption(values: Record<string, unknown>, key: string, fallback: number): number {
+  if (values[key] === undefined) return fallback;
+  const value = Number(values[key]);
+  if (!Number.isFinite(value) || value <= 0) throw new DrmasError('INVALID_ARGUMENT', `--${key} expects a positive number, got "${String(values[key])}"`, { key: `--${key}` });
+  return value;
+}
+
+export const sft: CliCommand = {
+  name: 'sft',
+  summary: 'supervised warm-up of each worker group on JSONL demonstrations (prompt/response per agent)',
+  usage: 'drmas sft --config PATH --data FILE.jsonl [--epochs 3] [--batch-size 16] [--lr 1e-3] [--out DIR] [--dtype float32|bfloat16]',
+  help: [
+    ...CONFIG_HELP,
+    ['--data FILE', 'JSONL of {"agent", "prompt", "response"}: prompt as the agent sends it, response as it should answer'],
+    ['--epochs N', 'passes over the demonstrations (default 3)'],
+    ['--batch-size N', 'demonstrations per optimizer step (default 16)'],
+    ['--lr X', 'learning rate (default: the model\'s optimizer.lr)'],
+    ['--out DIR', 'where each worker group\'s model is saved (default <trainer.outputDir>/sft-<time>/<model id>)'],
+    ['--dtype D', 'weights dtype of the saved models: float32 (default) or bfloat16'],
+  ],
+  options: {
+    ...CONFIG_OPTIONS, data: { type: 'string' }, epochs: { type: 'string' }, 'batch-size': { type: 'string' }, lr: { type: 'string' },
+    out: { type: 'string' }, dtype: { type: 'string' },
+  },
+  async run({ values }, io) {
+    if (!values.data) throw new DrmasError('INVALID_ARGUMENT', '--data is required', { key: '--data', hint: 'e.g. --data demos.jsonl' });
+    const dtype = (values.dtype as string | undefined) ?? 'float32';
+    if (dtype !== 'float32' && dtype !== 'bfloat16') throw new DrmasError('INVALID_ARGUMENT', `--dtype must be float32 or bfloat16, got "${dtype}"`, { key: '--dtype' });
+    const demos = readDemonstrations(path.resolve(io.cwd, values.data as string));
+    const epochs = numberOption(values, 'epochs', 3);
+    const batchSize = numberOption(values, 'batch-size', 16);
+    const { kernel, config } = await createKernel({
+      cwd: io.cwd, configPath: values.config as string | undefined, overrides: values.set as string[] | undefined, builtins: builtinPlugins('train'),
+    });
+    const outDir = path.resolve(io.cwd, (values.out as string | undefined) ?? path.join(config.trainer.outputDir, `sft-${new Date().toISOString().replace(/[:.]/g, '-')}`));
+    const log = (message: string) => io.stderr.write(`drmas: ${message}\n`);
+    const run = await kernel.setup({ runDir: outDir, log });
+    const loss = new NllLossFunction();
+    try {
+      const groups = kernel.get(WorkerGroups);
+      const known = new Set(groups.all().flatMap((g) => g.agents));
+      const unknown = [...new Set(demos.map((d) => d.agent))].filter((a) => !known.has(a));
+      if (unknown.length) {
+        throw new DrmasError('INVALID_ARGUMENT', `demonstrations name agents the config does not have: ${unknown.join(', ')}`, {
+          key: '--data', hint: `agents in the config: ${[...known].join(', ')}`,
+        });
+      }
+      const sinks = kernel.getAll(MetricsSink);
+      for (const group of groups.all()) {
+        const codec = group.codec;
+        if (!codec) throw new DrmasError('INVALID_ARGUMENT', `model ${group.id} has no tokenizer, so text demonstrations cannot be encoded`, { key: `models.${group.id}.model` });
+        const eos = codec.eosTokenId === undefined ? [] : [codec.eosTokenId];
+        const turns: Turn[] = demos.filter((d) => group.agents.includes(d.agent)).map((demo, index) => {
+          const responseIds = [...codec.encode(demo.response, { addSpecialTokens: false }), ...eos];
+          return {
+            groupId: `sft-${index}`, trajectoryId: `sft-${index}`, agentId: demo.agent, step: 0, workerGroupId: group.id, index: 0,
+            promptIds: codec.encode(demo.prompt, { addSpecialTokens: false }), responseIds, logProbs: responseIds.map(() => 0), valid: true,
+          };
+        });
+        if (turns.length === 0) continue;
+        const rng = new SeededRng(config.trainer.seed).fork(`sft/${group.id}`);
+        for (let epoch = 1; epoch <= epochs; epoch++) {
+          const order = rng.shuffle(turns.map((_, i) => i));
+          let total = 0;
+          let batches = 0;
+          for (let start = 0; start < order.length; start += batchSize) {
+            const batch = packTurns(group.id, order.slice(start, start + batchSize).map((i) => turns[i]));
+            const result = await group.trainer.update({
+              batch, loss, microBatchSize: group.training.microBatchSize,
+              optimizer: { lr: values.lr === undefined ? group.training.lr : numberOption(values, 'lr', group.training.lr), maxGradNorm: group.training.maxGradNorm, weightDecay: group.training.weightDecay },
+            });
+            total += result.loss;
+            batches++;
+          }
+          const metrics = { [`sft/${group.id}/nll`]: total / batches, [`sft/${group.id}/demonstrations`]: turns.length };
+          for (const sink of sinks) await sink.write({ step: epoch, metrics });
+          log(`sft ${group.id} epoch ${epoch}/${epochs}: nll ${(total / batches).toFixed(4)} over ${turns.length} demonstrations`);
+        }
+        const dir = path.join(outDir, group.id);
+        await group.trainer.save(dir, { optimizer: false, dtype });
+        log(`saved ${dir}`);
+      }
+    } finally {
+      await kernel.hooks.shutdown.promise();
+    }
+    void run;
+    return 0;
+  },
+};

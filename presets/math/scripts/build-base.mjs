@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// Rebuilds checkpoints/base/policy: teacher demonstrations of the math workflow, then `drmas sft` of `tiny`.
+// Usage (after `npm run build` at the repository root): npm run build-base -w @drmas/preset-math [-- --rounds N --epochs N]
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { buildMathBase, PRESET_DIR } from '../dist/buildBase.js';
+
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '40' }, epochs: { type: 'string', default: '6' }, lr: { type: 'string', default: '2e-3' } } });
+process.exitCode = await buildMathBase({
+  rounds: Number(values.rounds), epochs: Number(values.epochs), lr: Number(values.lr),
+  workDir: path.join(PRESET_DIR, '..', '..', '.drmas-cache', 'preset-math-base'),
+  outDir: path.join(PRESET_DIR, 'checkpoints', 'base'),
+});

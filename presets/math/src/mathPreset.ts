@@ -1,0 +1,39 @@
+import { fileURLToPath } from 'node:url';
+import { definePreset, type Preset, type UserConfig } from '@drmas/core';
+
+/** The base checkpoint shipped with the preset (supervised warm-up of `tiny`; rebuild with `npm run build-base`). */
+export const BASE_CHECKPOINT = fileURLToPath(new URL('../checkpoints/base/policy', import.meta.url));
+
+/** Short prompts: the tiny models read every prompt token on a CPU, and learn the format from demonstrations. */
+export const SOLVER_PROMPT = 'Solve: {question}\n{team_context}';
+export const VERIFIER_PROMPT = 'Check: {question}\n{team_context}';
+
+/** Defaults of the math preset; the user's config wins over each key. */
+export const MATH_DEFAULTS: Partial<UserConfig> = {
+  models: {
+    policy: { backend: 'tfjs', model: BASE_CHECKPOINT, runtime: 'auto', optimizer: { lr: 1e-4, weightDecay: 0, maxGradNorm: 1 } },
+  },
+  agents: {
+    solver: { model: 'policy', prompt: SOLVER_PROMPT, sampling: { temperature: 1, topP: 1, maxNewTokens: 40 }, invalidPenalty: 0.1 },
+    verifier: {
+      model: 'policy', prompt: VERIFIER_PROMPT, sampling: { temperature: 1, topP: 1, maxNewTokens: 40 }, invalidPenalty: 0.1,
+      stop: ['</verify>'],
+    },
+  },
+  orchestra: { name: 'math', maxLoops: 2 },
+  env: { name: 'math', levels: [1, 2], testSize: 64, seed: 0 },
+  rollout: { promptsPerStep: 8, samplesPerPrompt: 4 },
+  reward: { allocator: 'drmas' },
+  algorithm: { advantage: 'drmas' },
+  eval: { k: 16, every: 0, atEnd: true, tasks: 64 },
+  trainer: { steps: 30, seed: 0, saveEvery: 10, keepLast: 2 },
+};
+
+/** `presets: ['math']`: the Dr. MAS math workflow with every plugin it needs. */
+export const mathPreset: Preset = {
+  name: 'math',
+  plugins: ['algorithms', 'backend-tfjs', 'trainer', 'orchestra', 'report'],
+  config: MATH_DEFAULTS,
+};
+
+export default definePreset(() => mathPreset);
