@@ -133,6 +133,25 @@ describe('schema validation', () => {
   });
 });
 
+describe('paths in the config', () => {
+  test('relative model paths resolve from the folder of the file that set them; names stay names', async () => {
+    const p = project({ 'configs/drmas.config.json': JSON.stringify({ models: { a: { model: '../ckpt/a' }, b: { model: 'tiny' }, c: { model: './c' } } }) });
+    const { config } = await resolveConfig({ cwd: p.dir, configPath: 'configs/drmas.config.json', overrides: ['models.c.model=./from-cli'] });
+    expect(config.models.a.model).toBe(p.path('ckpt', 'a'));
+    expect(config.models.b.model).toBe('tiny');
+    expect(config.models.c.model).toBe(p.path('from-cli'));
+  });
+
+  test('plugins declare their own path keys', async () => {
+    const plugin = { name: 'files', configSchema: { data: z.object({ file: z.string() }) }, configPaths: ['data.file'], apply() {} };
+    const p = project({ 'sub/drmas.config.json': '{}' });
+    const { config } = await resolveConfig({ cwd: p.dir, configPath: 'sub/drmas.config.json', inline: undefined, overrides: [] });
+    expect(config.trainer.steps).toBe(1);
+    const inline = await resolveConfig({ cwd: p.dir, inline: { plugins: [plugin], data: { file: './x.jsonl' } } });
+    expect(inline.config.data).toEqual({ file: p.path('x.jsonl') });
+  });
+});
+
 describe('--set', () => {
   test('coerces by the schema type at the key', async () => {
     const { config } = await resolveConfig({

@@ -1,10 +1,11 @@
+import path from 'node:path';
 import type { ZodError, ZodObject } from 'zod';
 import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
 import type { LoadedPlugin, LoadedPreset } from '../plugins/PluginLoader.js';
 import { PluginLoader } from '../plugins/PluginLoader.js';
 import type { Plugin } from '../plugins/Plugin.js';
-import { ConfigLayers, formatPath, type ConfigObject } from './ConfigLayers.js';
+import { ConfigLayers, formatPath, isPlainObject, type ConfigObject } from './ConfigLayers.js';
 import { loadConfigFile } from './ConfigFile.js';
 import { buildConfigSchema, knownKeysAt, moduleListsSchema } from './configSchema.js';
 import { coerceOverride, parseOverride } from './overrides.js';
@@ -34,6 +35,32 @@ export interface ConfigResolution {
 }
 
 const MODULE_KEYS = new Set(['presets', 'plugins']);
+
+/** Path-valued keys the kernel knows; plugins declare theirs with `configPaths`. */
+const CORE_PATH_KEYS = ['models.*.model'];
+
+/**
+ * Resolves relative paths (`./x`, `../x`) under the keys matching `patterns` against the folder `baseOf` gives for
+ * that key (the folder of the config file that set it); names such as `tiny` are left alone.
+ */
+function resolveRelativePaths(config: ConfigObject, patterns: string[], baseOf: (key: string[]) => string | undefined): void {
+  const visit = (node: unknown, pattern: string[], at: string[]) => {
+    if (!isPlainObject(node)) return;
+    const [head, ...rest] = pattern;
+    for (const key of head === '*' ? Object.keys(node) : [head]) {
+      if (!(key in node)) continue;
+      if (rest.length) {
+        visit(node[key], rest, [...at, key]);
+        continue;
+      }
+      const value = node[key];
+      if (typeof value !== 'string' || !/^\.\.?[\\/]/.test(value)) continue;
+      const base = baseOf([...at, key]);
+      if (base) node[key] = path.resolve(base, value);
+    }
+  };
+  for (const pattern of patterns) visit(config, pattern.split('.'), []);
+}
 
 function formatIssues(error: ZodError, schema: ZodObject, layers: ConfigLayers, fallbackFile: string | undefined): DrmasError {
   const lines: string[] = [];
@@ -109,5 +136,12 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
   };
   const parsed = schema.safeParse(merged);
   if (!parsed.success) throw formatIssues(parsed.error, schema, layers, fileLabel);
-  return { config: parsed.data as ResolvedConfig, file: loaded.file, presets: expanded.presets, plugins, schema };
+  const config = parsed.data as ResolvedConfig;
+  const patterns = [...CORE_PATH_KEYS, ...plugins.flatMap((p) => p.plugin.configPaths ?? [])];
+  resolveRelativePaths(config as unknown as ConfigObject, patterns, (key) => {
+    const origin = layers.originOf(key);
+    if (origin && path.isAbsolute(origin)) return path.dirname(origin);
+    return origin?.startsWith('preset ') ? undefined : options.cwd;
+  });
+  return { config, file: loaded.file, presets: expanded.presets, plugins, schema };
 }

@@ -13,6 +13,11 @@ export interface Plugin<O = unknown> {
    * section of the plugin's own.
    */
   configSchema?: Record<string, ZodObject>;
+  /**
+   * Config keys holding file paths (`env.file`; `*` matches any one key, as in `models.*.model`). Relative paths
+   * there are resolved from the folder of the file that set them (`--set`: the current folder).
+   */
+  configPaths?: string[];
   register?(ctx: RegisterContext): void;
   apply(kernel: Kernel): void;
 }

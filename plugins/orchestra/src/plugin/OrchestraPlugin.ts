@@ -38,6 +38,7 @@ export class OrchestraPlugin implements Plugin {
     orchestra: orchestraSection, env: envSection, rollout: rolloutSection, reward: rewardSection, agents: agentEntrySchema,
     eval: evalSection,
   };
+  readonly configPaths = ['env.file', 'env.testFile', 'env.questionsFile', 'env.corpusFile'];
   private readonly evaluation = new EvaluationTaps(() => this.environment(), () => this.runner());
   private readonly rewards = new RewardAllocationPlugin((agentId) => this.invalidPenalty(agentId));
   private kernelRef?: Kernel;
