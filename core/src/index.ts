@@ -23,6 +23,7 @@ export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
 export { AdvantageEstimator, BackendFactory, MetricsSink } from './roles/tokens.js';
 export { Checkpointable } from './roles/Checkpointable.js';
+export { InfoSection } from './roles/InfoSection.js';
 export { WorkerGroups, type WorkerGroup, type WorkerGroupTraining } from './roles/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import {
-  Checkpointable, LossFunction, SeededRng, Stage, WorkerGroups, z, type Kernel, type Plugin, type RegisterContext,
+  Checkpointable, InfoSection, LossFunction, SeededRng, Stage, WorkerGroups, z, type Kernel, type Plugin, type RegisterContext,
   type RunContext,
 } from '@drmas/core';
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
@@ -8,6 +8,7 @@ import { appendRollouts } from './RolloutLog.js';
 import { batchMetrics } from './stepMetrics.js';
 import { updateWorkerGroup } from './updateWorkerGroup.js';
 import { WorkerGroupsService } from './WorkerGroupsService.js';
+import { planWorkerGroups } from './workerGroupPlan.js';
 
 const PLUGIN_NAME = 'trainer';
 
@@ -34,6 +35,14 @@ export class TrainerPlugin implements Plugin {
 
   register(ctx: RegisterContext): void {
     ctx.bind(WorkerGroups).toConstantValue(this.groups);
+    ctx.bind(InfoSection).toConstantValue({
+      title: 'workerGroups',
+      describe: (kernel) => planWorkerGroups(kernel.config).map((plan) => ({
+        id: plan.id, agents: plan.agents, backend: plan.settings.backend, rollout: plan.settings.rollout ?? plan.settings.backend,
+        model: plan.settings.model, architecture: plan.settings.architecture ?? '(from checkpoint)', runtime: plan.settings.runtime,
+        lr: plan.training.lr, microBatchSize: plan.training.microBatchSize,
+      })),
+    });
   }
 
   apply(kernel: Kernel): void {

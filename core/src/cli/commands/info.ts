@@ -5,6 +5,7 @@ import { createKernel } from '../../kernel/createKernel.js';
 import type { Kernel } from '../../kernel/Kernel.js';
 import { HOOK_NAMES } from '../../kernel/KernelHooks.js';
 import '../../roles/tokens.js';
+import { InfoSection } from '../../roles/InfoSection.js';
 import type { ModuleOrigin } from '../../plugins/PluginLoader.js';
 import { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand } from '../CliCommand.js';
 
@@ -15,6 +16,8 @@ export interface InfoReport {
   hooks: Record<string, Array<{ name: string; type: string; stage: number }>>;
   /** Named roles by token name (`Agent`, `AdvantageEstimator`, `BackendFactory`, `Orchestra`, `Environment`, ...). */
   roles: Record<string, { label: string; configKey: string | null; entries: Array<{ name: string; plugin: string }> }>;
+  /** Sections plugins contribute (e.g. `workerGroups`, `workflow`). */
+  sections: Record<string, unknown>;
 }
 
 function origin(m: ModuleOrigin) {
@@ -35,12 +38,15 @@ export function infoReport(kernel: Kernel, configFile: string | undefined, prese
       entries: kernel.ledger.bindingsOf(token).filter((r) => r.name !== undefined).map((r) => ({ name: r.name!, plugin: r.plugin })),
     };
   }
+  const sections: Record<string, unknown> = {};
+  for (const section of kernel.getAll(InfoSection)) sections[section.title] = section.describe(kernel);
   return {
     configFile: configFile ?? null,
     presets: presets.map((p) => ({ name: p.packageName ?? p.preset.name, ...origin(p) })),
     plugins: kernel.plugins.map((p) => ({ name: p.plugin.name, package: p.packageName ?? null, ...origin(p) })),
     hooks,
     roles,
+    sections,
   };
 }
 
@@ -60,6 +66,15 @@ function printText(report: InfoReport, io: { stdout: NodeJS.WritableStream }): v
     out(`\n${label}s:`);
     if (entries.length === 0) out('  (none)');
     for (const e of entries) out(`  ${e.name.padEnd(24)} (plugin ${e.plugin})`);
+  }
+  for (const [title, data] of Object.entries(report.sections)) {
+    out(`\n${title}:`);
+    const rows = Array.isArray(data) ? data : [data];
+    for (const row of rows) {
+      out(`  ${typeof row === 'object' && row !== null
+        ? Object.entries(row).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`).join('; ')
+        : String(row)}`);
+    }
   }
 }
 

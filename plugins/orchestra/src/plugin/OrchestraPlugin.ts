@@ -1,5 +1,5 @@
 import {
-  Checkpointable, DrmasError, SeededRng, Stage, WorkerGroups, type Kernel, type Plugin, type RegisterContext, type ResolvedConfig,
+  Checkpointable, DrmasError, InfoSection, SeededRng, Stage, WorkerGroups, type Kernel, type Plugin, type RegisterContext, type ResolvedConfig,
   type RngState, type RolloutBatch, type StepContext,
 } from '@drmas/core';
 import type { Agent } from '../agents/Agent.js';
@@ -56,6 +56,17 @@ export class OrchestraPlugin implements Plugin {
     ctx.provide(Environment, 'math', new MathEnvironment(envSettings));
     ctx.provide(Environment, 'search', new SearchEnvironment(envSettings));
     ctx.bind(EpisodeRunner).toDynamicValue(() => this.runner());
+    ctx.bind(InfoSection).toConstantValue({
+      title: 'workflow',
+      describe: () => ({
+        orchestra: (this.config().orchestra as OrchestraSettings).name,
+        agents: Object.keys(this.orchestra().agents),
+        environment: (this.config().env as { name: string }).name,
+        promptsPerStep: (this.config().rollout as RolloutSettings).promptsPerStep,
+        samplesPerPrompt: (this.config().rollout as RolloutSettings).samplesPerPrompt,
+        rewardAllocator: (this.config().reward as { allocator: string }).allocator,
+      }),
+    });
     ctx.bind(Checkpointable).toConstantValue({
       key: PLUGIN_NAME, getState: () => this.getState(), setState: (state) => this.setState(state as OrchestraState),
     });
