@@ -50,3 +50,4 @@ export {
   type SearchHistoryEntry,
 } from './SearchEpisode.js';
 export { DemonstrationBuilder, type DemonstrationTurn, type SearchDemonstration, type SearchAgentName } from './SearchDemonstration.js';
+export { retriever as retrieverCommand } from './cli/retrieverCommand.js';
