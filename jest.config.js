@@ -4,7 +4,7 @@
  * Tests that need more than a few seconds are marked with `describeSlow` and run only with DRMAS_SLOW_TESTS=1.
  */
 export default {
-  testEnvironment: 'node',
+  testEnvironment: '<rootDir>/test/support/nodeEnvironment.cjs',
   testEnvironmentOptions: { customExportConditions: ['drmas-source', 'node', 'node-addons'] },
   extensionsToTreatAsEsm: ['.ts'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],

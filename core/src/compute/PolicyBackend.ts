@@ -80,6 +80,8 @@ export interface PolicyBackend {
   readonly name: string;
   /** Human-readable runtime the backend picked (`tfjs-node-gpu`, `wasm`, `onnxruntime cpu`, ...). */
   readonly runtime: string;
+  /** Size of the model's vocabulary (valid token ids are below it). */
+  readonly vocabSize: number;
   /** The model's tokenizer, when its checkpoint has one. */
   readonly tokenizer?: TextCodec | undefined;
   generate(request: GenerateRequest): Promise<GenerateResult>;

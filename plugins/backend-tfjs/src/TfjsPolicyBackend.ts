@@ -70,6 +70,10 @@ export class TfjsPolicyBackend implements PolicyBackend {
   }
 
   /** The checkpoint's tokenizer as the framework sees it. */
+  get vocabSize(): number {
+    return this.model.config.vocabSize;
+  }
+
   get tokenizer(): TextCodec | undefined {
     return this.tokenizerRef && textCodecOf(this.tokenizerRef);
   }

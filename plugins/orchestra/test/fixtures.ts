@@ -38,6 +38,10 @@ export class ScriptedBackend implements PolicyBackend {
     return this.codec;
   }
 
+  get vocabSize(): number {
+    return this.codec.vocabSize;
+  }
+
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     this.requests.push(request);
     const tokenIds = request.prompts.map((ids, row) => this.codec.encode(this.script(this.codec.decode(ids), request, row)));

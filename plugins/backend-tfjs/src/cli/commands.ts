@@ -35,11 +35,12 @@ async function asUserError<T>(run: () => Promise<T>): Promise<T> {
 
 const MODEL_HELP: [string, string] = ['--model DIR|tiny|small', 'a Hugging Face checkpoint folder (config.json + model.safetensors) or a built-in model'];
 const RUNTIME_HELP: [string, string] = ['--runtime NAME', 'tfjs runtime: auto (default), tfjs-node-gpu, tfjs-node, wasm, cpu'];
+const ENGINE_HELP: [string, string] = ['--engine NAME', 'tfjs (default) or onnx (@drmas/plugin-backend-onnx): the same checkpoint on either engine'];
 
 export const generate: CliCommand = {
   name: 'generate',
   summary: 'sample a continuation from a model, streaming tokens',
-  usage: 'drmas generate --model DIR|tiny --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-p P] [--top-k K] [--seed S]',
+  usage: 'drmas generate --model DIR|tiny --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-p P] [--top-k K] [--seed S] [--engine onnx|tfjs]',
   help: [
     MODEL_HELP,
     ['--prompt TEXT', 'the prompt (needs the checkpoint\'s tokenizer)'],
@@ -47,12 +48,12 @@ export const generate: CliCommand = {
     ['--chat', 'wrap the prompt as a user message with the tokenizer\'s chat template'],
     ['--max-new-tokens N', 'default 64'], ['--temperature T', 'default 1; 0 is greedy'], ['--top-p P', 'default 1'],
     ['--top-k K', 'default 0 (off)'], ['--seed S', 'sampling seed (and a built-in model\'s initialisation seed)'],
-    ['--architecture A', 'architecture of a built-in model'], RUNTIME_HELP,
+    ['--architecture A', 'architecture of a built-in model'], RUNTIME_HELP, ENGINE_HELP,
   ],
   options: {
     model: { type: 'string' }, prompt: { type: 'string' }, 'prompt-ids': { type: 'string' }, chat: { type: 'boolean' },
     'max-new-tokens': { type: 'string' }, temperature: { type: 'string' }, 'top-p': { type: 'string' }, 'top-k': { type: 'string' },
-    seed: { type: 'string' }, architecture: { type: 'string' }, runtime: { type: 'string' },
+    seed: { type: 'string' }, architecture: { type: 'string' }, runtime: { type: 'string' }, engine: { type: 'string' },
   },
   async run({ values }, io) {
     if (!values.model) throw new DrmasError('INVALID_ARGUMENT', '--model is required', { key: '--model', hint: 'e.g. --model tiny' });
@@ -69,6 +70,7 @@ export const generate: CliCommand = {
       seed: number(values, 'seed'),
       architecture: values.architecture as ArchitectureName | undefined,
       runtime: values.runtime as string | undefined,
+      engine: values.engine as string | undefined,
     }, io.stdout as NodeJS.WritableStream & import('node:stream').Writable));
     io.stdout.write('\n');
     return 0;
@@ -78,17 +80,17 @@ export const generate: CliCommand = {
 export const score: CliCommand = {
   name: 'score',
   summary: 'print the log-prob of each token id after its prefix',
-  usage: 'drmas score --model DIR|tiny --ids 1,2,3 [--prompt-length N] [--json]',
+  usage: 'drmas score --model DIR|tiny --ids 1,2,3 [--prompt-length N] [--json] [--engine onnx|tfjs]',
   help: [
     MODEL_HELP,
     ['--ids 1,2,3', 'the token ids'],
     ['--prompt-length N', 'ids before position N are context only (null); default 1'],
     ['--json', 'print {"logprobs": [null, -2.1, ...]}'],
-    ['--seed S', 'initialisation seed of a built-in model'], RUNTIME_HELP,
+    ['--seed S', 'initialisation seed of a built-in model'], RUNTIME_HELP, ENGINE_HELP,
   ],
   options: {
     model: { type: 'string' }, ids: { type: 'string' }, 'prompt-length': { type: 'string' }, json: { type: 'boolean' },
-    seed: { type: 'string' }, runtime: { type: 'string' },
+    seed: { type: 'string' }, runtime: { type: 'string' }, engine: { type: 'string' },
   },
   async run({ values }, io) {
     if (!values.model) throw new DrmasError('INVALID_ARGUMENT', '--model is required', { key: '--model', hint: 'e.g. --model tiny' });
@@ -100,6 +102,7 @@ export const score: CliCommand = {
       json: values.json as boolean | undefined,
       seed: number(values, 'seed'),
       runtime: values.runtime as string | undefined,
+      engine: values.engine as string | undefined,
     }, io.stdout as NodeJS.WritableStream & import('node:stream').Writable));
     return 0;
   },

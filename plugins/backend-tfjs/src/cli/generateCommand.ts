@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { createTfjsPolicyBackend } from '../TfjsPolicyBackend.js';
+import { openPolicyBackend } from './openPolicyBackend.js';
 import type { ArchitectureName } from '../model/ModelConfig.js';
 
 export interface GenerateCommandOptions {
@@ -18,6 +18,8 @@ export interface GenerateCommandOptions {
   seed?: number;
   runtime?: string;
   architecture?: ArchitectureName;
+  /** `tfjs` (default) or another engine package's name, e.g. `onnx`. */
+  engine?: string;
 }
 
 export class CommandInputError extends Error {
@@ -32,27 +34,30 @@ export class CommandInputError extends Error {
  * when the model has no tokenizer). Returns the generated ids.
  */
 export async function generateCommand(options: GenerateCommandOptions, out: Writable = process.stdout): Promise<number[]> {
-  const backend = await createTfjsPolicyBackend({
+  const backend = await openPolicyBackend(options.engine ?? 'tfjs', {
     model: options.model,
     runtime: options.runtime,
     seed: options.seed,
     architecture: options.architecture,
   });
   try {
-    const tokenizer = backend.hfTokenizer;
+    const tokenizer = backend.tokenizer;
     let promptIds = options.promptIds;
     if (!promptIds) {
       if (options.prompt === undefined) throw new CommandInputError('prompt', 'give a prompt');
       if (!tokenizer) {
         throw new CommandInputError('prompt', `${options.model} has no tokenizer.json; pass token ids instead`);
       }
-      const text = options.chat
+      if (options.chat && !tokenizer.applyChatTemplate) throw new CommandInputError('chat', `${options.model} has no chat template`);
+      const text = options.chat && tokenizer.applyChatTemplate
         ? tokenizer.applyChatTemplate([{ role: 'user', content: options.prompt }], { addGenerationPrompt: true })
         : options.prompt;
       promptIds = tokenizer.encode(text, { addSpecialTokens: !options.chat });
     }
     if (promptIds.length === 0) throw new CommandInputError('prompt', 'the prompt encodes to no tokens');
-    const decoder = tokenizer?.createStreamingDecoder({ skipSpecialTokens: true });
+    // Streams text as it becomes complete: a byte-level token may end inside a UTF-8 character (decoded as U+FFFD).
+    const ids: number[] = [];
+    let shown = '';
     let first = true;
     const result = await backend.generate({
       prompts: [promptIds],
@@ -62,12 +67,23 @@ export async function generateCommand(options: GenerateCommandOptions, out: Writ
       topK: options.topK,
       seed: options.seed ?? 0,
       onToken: (_row, id) => {
-        if (decoder) out.write(decoder.push(id));
-        else out.write(`${first ? '' : ' '}${id}`);
+        if (tokenizer) {
+          ids.push(id);
+          const text = tokenizer.decode(ids, { skipSpecialTokens: true });
+          if (!text.endsWith('\uFFFD') && text.startsWith(shown)) {
+            out.write(text.slice(shown.length));
+            shown = text;
+          }
+        } else {
+          out.write(`${first ? '' : ' '}${id}`);
+        }
         first = false;
       },
     });
-    if (decoder) out.write(decoder.flush());
+    if (tokenizer) {
+      const text = tokenizer.decode(ids, { skipSpecialTokens: true });
+      if (text.startsWith(shown)) out.write(text.slice(shown.length));
+    }
     out.write('\n');
     return result.tokenIds[0];
   } finally {

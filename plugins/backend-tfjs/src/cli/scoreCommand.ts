@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { createTfjsPolicyBackend } from '../TfjsPolicyBackend.js';
+import { openPolicyBackend } from './openPolicyBackend.js';
 import { CommandInputError } from './generateCommand.js';
 
 export interface ScoreCommandOptions {
@@ -11,6 +11,8 @@ export interface ScoreCommandOptions {
   json?: boolean;
   runtime?: string;
   seed?: number;
+  /** `tfjs` (default) or another engine package's name, e.g. `onnx`. */
+  engine?: string;
 }
 
 /**
@@ -22,9 +24,9 @@ export async function scoreCommand(options: ScoreCommandOptions, out: Writable =
   if (!Number.isInteger(promptLength) || promptLength < 1 || promptLength > options.ids.length) {
     throw new CommandInputError('prompt-length', `must be an integer in [1, ${options.ids.length}], got ${options.promptLength}`);
   }
-  const backend = await createTfjsPolicyBackend({ model: options.model, runtime: options.runtime, seed: options.seed });
+  const backend = await openPolicyBackend(options.engine ?? 'tfjs', { model: options.model, runtime: options.runtime, seed: options.seed });
   try {
-    const vocab = backend.model.config.vocabSize;
+    const vocab = backend.vocabSize;
     const bad = options.ids.find((id) => !Number.isInteger(id) || id < 0 || id >= vocab);
     if (bad !== undefined) throw new CommandInputError('ids', `id ${bad} is outside the vocabulary [0, ${vocab})`);
     const { logProbs } = await backend.score({

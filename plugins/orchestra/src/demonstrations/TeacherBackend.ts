@@ -15,6 +15,10 @@ export class TeacherBackend implements PolicyBackend {
   readonly name = 'teacher';
   readonly runtime = 'teacher policy (no model)';
 
+  get vocabSize(): number {
+    return this.tokenizer.vocabSize;
+  }
+
   constructor(readonly tokenizer: TextCodec, private readonly policy: TeacherPolicy) {}
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {

@@ -1,0 +1,54 @@
+// onnx engine measurements: node ... onnxEngine.mjs generate <model> [inputs|initializers] | sync <model> <mode> | matmul
+import { createOnnxPolicyBackend, GraphBuilder, loadOnnxRuntime } from '../../plugins/backend-onnx/src/index.ts';
+import { emit, generationPrompts, GENERATION, median } from '../lib/workloads.mjs';
+import { availableParallelism } from 'node:os';
+
+const [bench, model = 'tiny', weightMode = 'inputs', repeatsArg = '1'] = process.argv.slice(2);
+const repeats = Number(repeatsArg);
+
+if (bench === 'matmul') {
+  const ort = await loadOnnxRuntime();
+  const n = 2048;
+  const g = new GraphBuilder('matmul');
+  g.output(g.op('MatMul', [g.input('a', 'float', [n, n]), g.input('b', 'float', [n, n])]), 'c', 'float', [n, n]);
+  const session = await ort.InferenceSession.create(g.toModelProto(), { intraOpNumThreads: availableParallelism(), graphOptimizationLevel: 'all' });
+  const feeds = { a: new ort.Tensor('float32', new Float32Array(n * n).fill(0.5), [n, n]), b: new ort.Tensor('float32', new Float32Array(n * n).fill(0.25), [n, n]) };
+  await session.run(feeds);
+  const times = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    await session.run(feeds);
+    times.push((performance.now() - t) / 1000);
+  }
+  const seconds = median(times);
+  emit({ engine: 'onnx', bench: 'matmul', runtime: `onnxruntime-node ${ort.env.versions.node} (CPU, ${availableParallelism()} threads)`, size: n, repeats: 5, seconds, gflops: (2 * n ** 3) / seconds / 1e9 });
+} else {
+  const backend = await createOnnxPolicyBackend({ model, seed: 0, provider: 'cpu', weightMode });
+  const vocab = backend.config.vocabSize;
+  const prompts = generationPrompts(vocab);
+  await backend.generate({ prompts: prompts.slice(0, 2), maxNewTokens: 4, seed: 1, stopTokenIds: [] });
+  const times = [];
+  for (let i = 0; i < repeats; i++) {
+    const t = performance.now();
+    await backend.generate({ prompts, maxNewTokens: GENERATION.newTokens, seed: 1 + i, temperature: 1, stopTokenIds: [] });
+    times.push((performance.now() - t) / 1000);
+  }
+  const seconds = median(times);
+  const record = { engine: 'onnx', bench: 'generate', model, runtime: backend.runtime, weightMode, ...GENERATION, repeats, seconds, tokensPerSecond: (GENERATION.batch * GENERATION.newTokens) / seconds };
+  if (bench === 'sync') {
+    // The cost of taking new weights: syncWeights plus the first run after it (session rebuild in initializer mode).
+    const source = { exportWeights: () => backend.exportWeights() };
+    const syncTimes = [];
+    for (let i = 0; i < 3; i++) {
+      const fresh = await source.exportWeights();
+      const t = performance.now();
+      await backend.syncWeights({ exportWeights: async () => fresh });
+      await backend.generate({ prompts: prompts.slice(0, 1), maxNewTokens: 1, seed: 1, stopTokenIds: [] });
+      syncTimes.push((performance.now() - t) / 1000);
+    }
+    emit({ ...record, bench: 'sync', syncSeconds: median(syncTimes), syncRepeats: 3 });
+  } else {
+    emit(record);
+  }
+  backend.dispose();
+}

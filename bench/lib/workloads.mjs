@@ -1,0 +1,92 @@
+// Workloads shared by the engine scripts (and mirrored in bench/pytorch/reference_decoder.py).
+
+/** Shapes of the built-in models (plugins/backend-tfjs/src/builtin/builtinModels.ts). */
+export const MODEL_SHAPES = {
+  tiny: { hidden: 256, layers: 4, heads: 4, kvHeads: 2, intermediate: 704, vocab: 512 },
+  small: { hidden: 512, layers: 8, heads: 8, kvHeads: 4, intermediate: 1408, vocab: 4096 },
+};
+
+export const GENERATION = { batch: 32, promptTokens: 32, newTokens: 96 };
+export const TRAINING = { rows: 32, promptTokens: 32, responseTokens: 224 };
+
+/** Batch-32 prompts of 32 tokens, deterministic. */
+export function generationPrompts(vocab, rows = GENERATION.batch, length = GENERATION.promptTokens) {
+  return Array.from({ length: rows }, (_, r) => Array.from({ length }, (_, j) => (r * 31 + j * 17) % vocab));
+}
+
+/** Advantage-weighted token-mean log-likelihood: the shape of a policy-gradient loss. */
+export const policyGradientLoss = {
+  compute(ops, input) {
+    const weighted = ops.mul(ops.mul(input.logProbs, input.advantages), input.responseMask);
+    return { loss: ops.div(ops.neg(ops.sum(weighted)), input.totals.tokens), metrics: {} };
+  },
+};
+
+/** A WorkerGroupBatch of `rows` x (prompt + response) pseudo-random tokens (same LCG as the PyTorch reference). */
+export function trainingBatch(rows, promptLength, responseLength, vocab) {
+  let seed = 7;
+  const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) % vocab;
+  const n = rows * responseLength;
+  return {
+    workerGroupId: 'bench', agentIds: ['a'], rows, responseLength, keys: [],
+    promptIds: Array.from({ length: rows }, () => Int32Array.from({ length: promptLength }, next)),
+    responseIds: Int32Array.from({ length: n }, next),
+    responseMask: new Float32Array(n).fill(1),
+    advantages: Float32Array.from({ length: n }, (_, i) => ((i % 7) - 3) / 3),
+    rolloutLogProbs: new Float32Array(n),
+  };
+}
+
+/** A rollout's tokens as a training batch (prompts + generated responses, right-padded). */
+export function batchFromRollout(prompts, responses) {
+  const rows = prompts.length;
+  const responseLength = Math.max(1, ...responses.map((r) => r.length));
+  const n = rows * responseLength;
+  const responseIds = new Int32Array(n);
+  const responseMask = new Float32Array(n);
+  const rolloutLogProbs = new Float32Array(n);
+  responses.forEach((ids, r) => ids.forEach((id, j) => {
+    responseIds[r * responseLength + j] = id;
+    responseMask[r * responseLength + j] = 1;
+  }));
+  return {
+    workerGroupId: 'bench', agentIds: ['a', 'b'], rows, responseLength, keys: [],
+    promptIds: prompts.map((p) => Int32Array.from(p)), responseIds, responseMask,
+    advantages: Float32Array.from({ length: n }, (_, i) => ((i % 5) - 2) / 2), rolloutLogProbs,
+  };
+}
+
+export function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Prints one measurement as a JSON line, with this process's peak resident memory so far. */
+export function emit(record) {
+  console.log(JSON.stringify({ ...record, peakRssMiB: +(process.resourceUsage().maxRSS / 1024).toFixed(1) }));
+}
+
+/** Nominal matmul FLOPs of the model (projections, lm head, attention products). */
+function perToken(s) {
+  const d = s.hidden / s.heads;
+  const layer = s.hidden * s.heads * d + 2 * s.hidden * s.kvHeads * d + s.heads * d * s.hidden + 3 * s.hidden * s.intermediate;
+  return { body: 2 * s.layers * layer, head: 2 * s.hidden * s.vocab, attentionPerKey: 4 * s.layers * s.heads * d };
+}
+
+/** FLOPs of one generation run: every prompt and generated token through the body, the head on generated ones. */
+export function generationFlops(model) {
+  const s = MODEL_SHAPES[model];
+  const f = perToken(s);
+  const columns = GENERATION.promptTokens + GENERATION.newTokens - 1;
+  const keys = (columns * (columns + 1)) / 2;
+  return GENERATION.batch * (columns * f.body + GENERATION.newTokens * f.head + keys * f.attentionPerKey);
+}
+
+/** FLOPs of one training step: 3x the forward pass (forward + backward) over 256 tokens per row. */
+export function trainingFlops(model) {
+  const s = MODEL_SHAPES[model];
+  const f = perToken(s);
+  const columns = TRAINING.promptTokens + TRAINING.responseTokens;
+  return 3 * TRAINING.rows * (columns * (f.body + f.head) + ((columns * (columns + 1)) / 2) * f.attentionPerKey);
+}

@@ -1,0 +1,188 @@
+import type { WeightTensor } from '@drmas/core';
+import type { DecoderConfig } from './tfjsBackend.js';
+import { GraphBuilder } from './onnx/GraphBuilder.js';
+
+/**
+ * How the weights enter the graphs: as graph inputs (fed on every run from host buffers the backend owns, so a
+ * weight sync only swaps buffers) or as initializers baked into the model (a sync must rebuild the session).
+ */
+export type WeightMode = 'inputs' | 'initializers';
+
+export type DecoderGraphKind = 'prefill' | 'decode' | 'score';
+
+/** Names of the graphs' non-weight inputs and outputs. */
+export const GraphNames = {
+  inputIds: 'input_ids',
+  ropeCos: 'rope_cos',
+  ropeSin: 'rope_sin',
+  attentionBias: 'attention_bias',
+  targets: 'targets',
+  predictStart: 'predict_start',
+  predictEnd: 'predict_end',
+  pastKey: (layer: number) => `past_key.${layer}`,
+  pastValue: (layer: number) => `past_value.${layer}`,
+  key: (layer: number) => `key.${layer}`,
+  value: (layer: number) => `value.${layer}`,
+  logProbs: 'log_probs',
+  entropy: 'entropy',
+} as const;
+
+const INT64_MAX = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Writes one of the three graphs of a Llama / Qwen2 / Qwen3 decoder, computing what `DecoderModel.forward` of the
+ * tfjs backend computes (same rope tables, mask convention and GQA grouping):
+ *
+ * - `prefill`: `input_ids [batch, columns]` -> temperature-1 `log_probs [batch, vocab]` of the last column, and
+ *   each layer's keys `key.i [batch, kvHeads, headDim, columns]` (after rope, transposed for the score product)
+ *   and values `value.i [batch, kvHeads, columns, headDim]`.
+ * - `decode`: one new column attending to host-owned caches `past_key.i [batch, kvHeads, headDim, keys]` and
+ *   `past_value.i [batch, kvHeads, keys, headDim]` (unfilled slots are masked) and to itself; outputs the
+ *   log-probs and the new column's `key.i` / `value.i [batch, kvHeads, 1, headDim]`, which the caller writes into
+ *   its caches. The caches are read in place: nothing proportional to the context is copied per step.
+ * - `score`: teacher-forced `log_probs` and `entropy [batch, responses]` of `targets` predicted from columns
+ *   `[predict_start, predict_end)`.
+ *
+ * Rope tables (`rope_cos`, signed `rope_sin`) and the additive `attention_bias` are computed by the caller.
+ */
+export function buildDecoderGraph(
+  config: DecoderConfig,
+  kind: DecoderGraphKind,
+  weights: Map<string, WeightTensor>,
+  weightMode: WeightMode = 'inputs',
+): Uint8Array {
+  const g = new GraphBuilder(`drmas-${config.modelType}-${kind}`);
+  const c = config;
+  const d = c.headDim;
+  const kvHeads = c.numKvHeads;
+  const group = c.numHeads / c.numKvHeads;
+  const n = GraphNames;
+
+  // `weights` are the graph weights (`graphWeights`); their shapes define the inputs, their values the initializers.
+  const weight = new Map<string, string>();
+  for (const [name, t] of weights) {
+    weight.set(name, weightMode === 'inputs' ? g.input(name, 'float', t.shape) : g.initializer(name, 'float', t.shape, t.data));
+  }
+  const w = (name: string): string => {
+    const value = weight.get(name);
+    if (!value) throw new Error(`buildDecoderGraph: graph weight '${name}' is missing`);
+    return value;
+  };
+
+  const decode = kind === 'decode';
+  const columns = decode ? 1 : 'columns';
+  const ids = g.input(n.inputIds, 'int64', ['batch', columns]);
+  const cos = g.input(n.ropeCos, 'float', decode ? ['batch', 1, 1, d] : ['batch', columns, 1, 1, d]);
+  const sin = g.input(n.ropeSin, 'float', decode ? ['batch', 1, 1, d] : ['batch', columns, 1, 1, d]);
+  const bias = g.input(
+    n.attentionBias,
+    'float',
+    decode ? ['batch', 1, 1, 'keys_plus_one'] : ['batch', 1, `${group}*columns`, columns],
+  );
+
+  const rmsNorm = (x: string, weightName: string): string => {
+    const variance = g.op('ReduceMean', [g.op('Pow', [x, g.scalar(2)])], { axes: [-1], keepdims: 1 });
+    const denominator = g.op('Sqrt', [g.op('Add', [variance, g.scalar(c.rmsNormEps)])]);
+    return g.op('Mul', [g.op('Div', [x, denominator]), w(weightName)]);
+  };
+  const linear = (x: string, name: string, biasName?: string): string => {
+    const y = g.op('MatMul', [x, w(name)]);
+    return biasName ? g.op('Add', [y, w(biasName)]) : y;
+  };
+  const qSize = c.numHeads * d;
+  const kvSize = kvHeads * d;
+  const half = d / 2;
+  const rotary = (x: string): string => {
+    const first = g.op('Slice', [x, g.ints([0]), g.ints([half]), g.ints([-1])]);
+    const second = g.op('Slice', [x, g.ints([half]), g.ints([d]), g.ints([-1])]);
+    const swapped = g.op('Concat', [second, first], { axis: -1 });
+    return g.op('Add', [g.op('Mul', [x, cos]), g.op('Mul', [swapped, sin])]);
+  };
+  const mlp = (x: string, i: number): string => {
+    const [gate, up] = g.opMulti('Split', [linear(x, `gate_up.${i}`, c.mlpBias ? `gate_up_bias.${i}` : undefined), g.ints([c.intermediateSize, c.intermediateSize])], { axis: -1 }, { outputs: 2 });
+    const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
+    return linear(act, `down.${i}`, c.mlpBias ? `down_bias.${i}` : undefined);
+  };
+  const scale = g.scalar(1 / Math.sqrt(d));
+
+  // Dynamic shapes derived from the ids: [batch, columns, ...].
+  const idsShape = g.op('Shape', [ids]);
+  const shapeWith = (tail: number[]): string => g.op('Concat', [idsShape, g.ints(tail)], { axis: 0 });
+  const qShape = decode ? g.ints([-1, kvHeads, group, d]) : shapeWith([kvHeads, group, d]);
+  const kvShape = decode ? g.ints([-1, kvHeads, 1, d]) : shapeWith([kvHeads, 1, d]);
+
+  let x = g.op('Gather', [w('embed'), g.op('Reshape', [ids, g.ints([-1])])], { axis: 0 });
+  for (let i = 0; i < c.numLayers; i++) {
+    const normed = rmsNorm(x, `input_norm.${i}`);
+    const qkv = linear(normed, `qkv.${i}`, c.qkvBias ? `qkv_bias.${i}` : undefined);
+    const [qFlat, kFlat, vFlat] = g.opMulti('Split', [qkv, g.ints([qSize, kvSize, kvSize])], { axis: -1 }, { outputs: 3 });
+    let q = g.op('Reshape', [qFlat, qShape]);
+    let k = g.op('Reshape', [kFlat, kvShape]);
+    const v = g.op('Reshape', [vFlat, kvShape]);
+    if (c.qkNorm) {
+      q = rmsNorm(q, `q_norm.${i}`);
+      k = rmsNorm(k, `k_norm.${i}`);
+    }
+    q = g.op('Mul', [rotary(q), scale]);
+    k = rotary(k);
+
+    let context: string;
+    if (decode) {
+      // q [batch, kvHeads, group, d]; k, v [batch, kvHeads, 1, d].
+      g.output(k, n.key(i), 'float', ['batch', kvHeads, 1, d]);
+      g.output(v, n.value(i), 'float', ['batch', kvHeads, 1, d]);
+      const pastKey = g.input(n.pastKey(i), 'float', ['batch', kvHeads, d, 'keys']);
+      const pastValue = g.input(n.pastValue(i), 'float', ['batch', kvHeads, 'keys', d]);
+      const pastScores = g.op('MatMul', [q, pastKey]);
+      const selfScore = g.op('ReduceSum', [g.op('Mul', [q, k]), g.ints([-1])], { keepdims: 1 });
+      const scores = g.op('Add', [g.op('Concat', [pastScores, selfScore], { axis: -1 }), bias]);
+      const probs = g.op('Softmax', [scores], { axis: -1 });
+      const pastProbs = g.op('Slice', [probs, g.ints([0]), g.ints([-1]), g.ints([-1])]);
+      const selfProb = g.op('Slice', [probs, g.ints([-1]), g.ints([INT64_MAX]), g.ints([-1])]);
+      const mixed = g.op('Add', [g.op('MatMul', [pastProbs, pastValue]), g.op('Mul', [selfProb, v])]);
+      context = g.op('Reshape', [mixed, g.ints([-1, c.numHeads * d])]);
+    } else {
+      // q [batch, columns, kvHeads, group, d] -> [batch, kvHeads, group * columns, d] (query head h uses KV head
+      // floor(h / group), transformers' repeat_kv).
+      const qGrouped = g.op('Reshape', [g.op('Transpose', [q], { perm: [0, 2, 3, 1, 4] }), g.ints([0, 0, -1, d])]);
+      const keysT = g.op('Reshape', [g.op('Transpose', [k], { perm: [0, 2, 3, 4, 1] }), g.ints([0, 0, d, -1])]);
+      const values = g.op('Reshape', [g.op('Transpose', [v], { perm: [0, 2, 3, 1, 4] }), g.ints([0, 0, -1, d])]);
+      if (kind === 'prefill') {
+        g.output(keysT, n.key(i), 'float', ['batch', kvHeads, d, columns]);
+        g.output(values, n.value(i), 'float', ['batch', kvHeads, columns, d]);
+      }
+      const probs = g.op('Softmax', [g.op('Add', [g.op('MatMul', [qGrouped, keysT]), bias])], { axis: -1 });
+      const grouped = g.op('Reshape', [g.op('MatMul', [probs, values]), g.ints([0, 0, group, -1, d])]);
+      context = g.op('Reshape', [g.op('Transpose', [grouped], { perm: [0, 3, 1, 2, 4] }), g.ints([-1, c.numHeads * d])]);
+    }
+    x = g.op('Add', [x, linear(context, `o.${i}`, c.outputBias ? `o_bias.${i}` : undefined)]);
+    x = g.op('Add', [x, mlp(rmsNorm(x, `post_norm.${i}`), i)]);
+  }
+
+  const h = c.hiddenSize;
+  const logSoftmax = (hidden: string): string =>
+    g.op('LogSoftmax', [g.op('MatMul', [rmsNorm(hidden, 'norm'), w('lm_head')])], { axis: -1 });
+
+  if (kind === 'score') {
+    const targets = g.input(n.targets, 'int64', ['batch', 'responses']);
+    const start = g.input(n.predictStart, 'int64', [1]);
+    const end = g.input(n.predictEnd, 'int64', [1]);
+    const byRow = g.op('Reshape', [x, shapeWith([h])]);
+    const predicting = g.op('Reshape', [g.op('Slice', [byRow, start, end, g.ints([1])]), g.ints([-1, h])]);
+    const logp = logSoftmax(predicting);
+    const targetShape = g.op('Shape', [targets]);
+    const picked = g.op('GatherElements', [logp, g.op('Reshape', [targets, g.ints([-1, 1])])], { axis: 1 });
+    g.output(g.op('Reshape', [picked, targetShape]), n.logProbs, 'float', ['batch', 'responses']);
+    const plogp = g.op('ReduceSum', [g.op('Mul', [g.op('Exp', [logp]), logp]), g.ints([-1])], { keepdims: 0 });
+    g.output(g.op('Reshape', [g.op('Neg', [plogp]), targetShape]), n.entropy, 'float', ['batch', 'responses']);
+  } else {
+    const last = decode
+      ? x
+      : g.op('Reshape', [
+          g.op('Slice', [g.op('Reshape', [x, shapeWith([h])]), g.ints([-1]), g.ints([INT64_MAX]), g.ints([1])]),
+          g.ints([-1, h]),
+        ]);
+    g.output(logSoftmax(last), n.logProbs, 'float', ['batch', c.vocabSize]);
+  }
+  return g.toModelProto();
+}

@@ -1,0 +1,34 @@
+/** `update` was called on the onnx backend, which only samples and scores. */
+export class OnnxTrainingUnsupportedError extends Error {
+  constructor(name: string) {
+    super(
+      `policy backend '${name}' runs on onnxruntime and cannot train: it is a rollout engine only. ` +
+        "Train with the tfjs backend (models.<id>.backend: tfjs) and set models.<id>.rollout: onnx; the trainer's " +
+        'weights are copied in with syncWeights after each update',
+    );
+    this.name = 'OnnxTrainingUnsupportedError';
+  }
+}
+
+/** A generation or scoring request the engine cannot serve as given. */
+export class OnnxRequestError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OnnxRequestError';
+  }
+}
+
+/** Weights handed to `syncWeights` or `load` that do not fit the graphs this engine built. */
+export class OnnxWeightMismatchError extends Error {
+  constructor(detail: string) {
+    super(`cannot take these weights: ${detail}. The onnx engine's graphs are built for one model shape; create a new onnx backend for a different model`);
+    this.name = 'OnnxWeightMismatchError';
+  }
+}
+
+export class OnnxBackendDisposedError extends Error {
+  constructor(name: string) {
+    super(`policy backend '${name}' was disposed; create a new one`);
+    this.name = 'OnnxBackendDisposedError';
+  }
+}

@@ -1,0 +1,450 @@
+import type {
+  GenerateRequest,
+  GenerateResult,
+  PolicyBackend,
+  ScoreRequest,
+  ScoreResult,
+  UpdateRequest,
+  UpdateResult,
+  WeightTensor,
+} from '@drmas/core';
+import type * as OrtModule from 'onnxruntime-node';
+import { buildDecoderGraph, GraphNames, type DecoderGraphKind, type WeightMode } from './DecoderGraph.js';
+import { graphWeights } from './GraphWeights.js';
+import {
+  describeProvider,
+  loadOnnxRuntime,
+  parseProviderRequest,
+  resolveProvider,
+  sessionOptions,
+  type CudaAvailability,
+  type Ort,
+  type ProviderRequest,
+  type ResolvedProvider,
+} from './ExecutionProvider.js';
+import {
+  OnnxBackendDisposedError,
+  OnnxRequestError,
+  OnnxTrainingUnsupportedError,
+  OnnxWeightMismatchError,
+} from './OnnxBackendErrors.js';
+import { loadModelWeights, type ModelSource } from './ModelWeights.js';
+import {
+  configJsonFor,
+  expectedWeightShapes,
+  leftPad,
+  promptResponseLayout,
+  rotaryInverseFrequencies,
+  rotaryTables,
+  sampleToken,
+  saveCheckpoint,
+  SeededRandom,
+  type DecoderConfig,
+  type SamplingSettings,
+  type Tokenizer,
+} from './tfjsBackend.js';
+
+type Session = OrtModule.InferenceSession;
+type Feeds = Record<string, OrtModule.Tensor>;
+
+/** Additive attention bias of a hidden key (the tfjs backend's value). */
+const MASKED = -1e9;
+
+export interface OnnxEngineOptions {
+  /** Backend name in logs (default `onnx`). */
+  name?: string;
+  /** Execution provider (default `auto`: CUDA when its binaries are installed, else CPU). */
+  provider?: ProviderRequest;
+  /** How weights enter the graphs (default `inputs`; see the README for the measurement behind it). */
+  weightMode?: WeightMode;
+  /** Where the CUDA fallback warning goes (default `console.warn`). */
+  warn?: (message: string) => void;
+  /** Replaces CUDA detection (tests). */
+  detectCuda?: () => Promise<CudaAvailability>;
+  /** Extra onnxruntime session options (profiling, for instance). */
+  sessionOptions?: OrtModule.InferenceSession.SessionOptions;
+}
+
+export interface OnnxBackendOptions extends ModelSource, OnnxEngineOptions {}
+
+/**
+ * A rollout engine on onnxruntime-node for the tfjs backend's decoders: `generate` and `score` with the tfjs
+ * backend's semantics on ONNX graphs built in TypeScript, `syncWeights` to take a trainer's weights. It does not
+ * train (`update` throws). Create it with `createOnnxPolicyBackend`.
+ */
+export class OnnxPolicyBackend implements PolicyBackend {
+  readonly name: string;
+  readonly runtime: string;
+  readonly provider: ResolvedProvider;
+  private configRef: DecoderConfig;
+  /** Hugging Face tensors (what `exportWeights` and `save` give). */
+  private weights: Map<string, WeightTensor>;
+  /** The graphs' weights, derived from `weights` (`graphWeights`). */
+  private graphWeightsRef: Map<string, WeightTensor>;
+  private weightFeeds: Feeds = {};
+  private tokenizerRef: Tokenizer | undefined;
+  private invFreq: Float64Array;
+  private readonly sessions = new Map<DecoderGraphKind, Promise<Session>>();
+  private disposed = false;
+
+  private constructor(
+    private readonly ort: Ort,
+    config: DecoderConfig,
+    weights: Map<string, WeightTensor>,
+    tokenizer: Tokenizer | undefined,
+    provider: ResolvedProvider,
+    private readonly options: OnnxEngineOptions,
+  ) {
+    this.name = options.name ?? 'onnx';
+    this.provider = provider;
+    this.runtime = describeProvider(ort, provider);
+    this.configRef = config;
+    this.weights = checkedWeights(config, weights);
+    this.graphWeightsRef = graphWeights(config, this.weights);
+    this.tokenizerRef = tokenizer;
+    this.invFreq = rotaryInverseFrequencies(config);
+    this.weightFeeds = this.makeWeightFeeds();
+  }
+
+  /** An engine for a decoder given by config and weights (the weights are used in place, not copied). */
+  static async create(
+    config: DecoderConfig,
+    weights: Map<string, WeightTensor>,
+    tokenizer: Tokenizer | undefined,
+    options: OnnxEngineOptions = {},
+  ): Promise<OnnxPolicyBackend> {
+    const ort = await loadOnnxRuntime();
+    const requested = parseProviderRequest(options.provider ?? 'auto');
+    const provider = await resolveProvider(requested, options.warn ?? ((m) => console.warn(m)), options.detectCuda);
+    return new OnnxPolicyBackend(ort, config, weights, tokenizer, provider, options);
+  }
+
+  get config(): DecoderConfig {
+    return this.configRef;
+  }
+
+  get vocabSize(): number {
+    return this.configRef.vocabSize;
+  }
+
+  get tokenizer(): Tokenizer | undefined {
+    return this.tokenizerRef;
+  }
+
+  get weightMode(): WeightMode {
+    return this.options.weightMode ?? 'inputs';
+  }
+
+  /** Stop ids used when a request gives none: config.json's eos ids and the tokenizer's eos. */
+  get defaultStopTokenIds(): number[] {
+    const ids = new Set(this.configRef.eosTokenIds);
+    if (this.tokenizerRef?.eosTokenId !== undefined) ids.add(this.tokenizerRef.eosTokenId);
+    return [...ids];
+  }
+
+  /** The session of one graph, built on first use. */
+  session(kind: DecoderGraphKind): Promise<Session> {
+    this.ensureLive();
+    let pending = this.sessions.get(kind);
+    if (!pending) {
+      const model = buildDecoderGraph(this.configRef, kind, this.graphWeightsRef, this.weightMode);
+      pending = this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, this.options.sessionOptions));
+      this.sessions.set(kind, pending);
+    }
+    return pending;
+  }
+
+  private async run(kind: DecoderGraphKind, feeds: Feeds): Promise<OrtModule.InferenceSession.ReturnType> {
+    const session = await this.session(kind);
+    return session.run(this.weightMode === 'inputs' ? { ...this.weightFeeds, ...feeds } : feeds);
+  }
+
+  private tensor(data: Float32Array | BigInt64Array, dims: number[]): OrtModule.Tensor {
+    return new this.ort.Tensor(data instanceof Float32Array ? 'float32' : 'int64', data, dims);
+  }
+
+  private makeWeightFeeds(): Feeds {
+    const feeds: Feeds = {};
+    if (this.weightMode === 'inputs') for (const [name, w] of this.graphWeightsRef) feeds[name] = this.tensor(w.data, w.shape);
+    return feeds;
+  }
+
+  async generate(request: GenerateRequest): Promise<GenerateResult> {
+    this.ensureLive();
+    const c = this.configRef;
+    const rows = request.prompts.length;
+    const settings: SamplingSettings = { temperature: request.temperature ?? 1, topK: request.topK ?? 0, topP: request.topP ?? 1 };
+    const stopStrings = request.stopStrings ?? [];
+    const tokenizer = this.tokenizerRef;
+    if (stopStrings.length > 0 && !tokenizer) {
+      throw new OnnxRequestError('stop strings need a tokenizer to decode the output; this model has none (use stop token ids)');
+    }
+    request.prompts.forEach((p, r) => {
+      if (p.length === 0) throw new OnnxRequestError(`prompt ${r} is empty; generation needs at least one prompt token`);
+    });
+    const seed = request.seed ?? Math.floor(Math.random() * 2 ** 31);
+    const rngs = Array.from({ length: rows }, (_, r) => new SeededRandom(seed * 7919 + r * 104729 + 1));
+    const stopIds = new Set(request.stopTokenIds ?? this.defaultStopTokenIds);
+    const tokenIds: number[][] = Array.from({ length: rows }, () => []);
+    const logProbs: number[][] = Array.from({ length: rows }, () => []);
+    const finishReasons: Array<'stop' | 'length'> = new Array(rows).fill('length');
+    const maxNew = request.maxNewTokens;
+    if (rows === 0 || maxNew <= 0) return { tokenIds, logProbs, finishReasons };
+    const longestStop = Math.max(0, ...stopStrings.map((s) => s.length));
+    const hitsStopString = (ids: number[]): boolean => {
+      if (longestStop === 0 || !tokenizer) return false;
+      // A stop string not present before this token can only span the last few tokens (at most 4 bytes per char).
+      const text = tokenizer.decode(ids.slice(-(4 * longestStop + 4)));
+      return stopStrings.some((s) => s.length > 0 && text.includes(s));
+    };
+
+    const v = c.vocabSize;
+    const d = c.headDim;
+    const kv = c.numKvHeads;
+    const layers = c.numLayers;
+    const batch = leftPad(request.prompts);
+    const columns = batch.columns;
+    // Cache slots: the prompt columns plus every generated token but the last.
+    const slots = columns + maxNew - 1;
+    const keyBlock = kv * d * slots;
+    const keyCache = Array.from({ length: layers }, () => new Float32Array(rows * keyBlock));
+    const valueCache = Array.from({ length: layers }, () => new Float32Array(rows * keyBlock));
+    const valid = new Uint8Array(rows * slots);
+
+    // Prefill: every prompt column at once.
+    const prefill = await this.run('prefill', this.forwardFeeds(batch.ids, batch.valid, batch.positions, rows, columns));
+    for (let l = 0; l < layers; l++) {
+      const keys = prefill[GraphNames.key(l)].data as Float32Array;
+      const values = prefill[GraphNames.value(l)].data as Float32Array;
+      for (let i = 0; i < rows * kv * d; i++) keyCache[l].set(keys.subarray(i * columns, (i + 1) * columns), i * slots);
+      for (let i = 0; i < rows * kv; i++) valueCache[l].set(values.subarray(i * columns * d, (i + 1) * columns * d), i * slots * d);
+    }
+    for (let r = 0; r < rows; r++) valid.set(batch.valid.subarray(r * columns, (r + 1) * columns), r * slots);
+    let logp = prefill[GraphNames.logProbs].data as Float32Array;
+    let filled = columns;
+    let active = Array.from({ length: rows }, (_, r) => r);
+
+    for (let step = 0; ; step++) {
+      const n = active.length;
+      const still: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const r = active[i];
+        const row = logp.subarray(i * v, (i + 1) * v);
+        const token = sampleToken(row, settings, rngs[r]);
+        tokenIds[r].push(token);
+        logProbs[r].push(row[token]);
+        request.onToken?.(r, token);
+        if (stopIds.has(token) || hitsStopString(tokenIds[r])) finishReasons[r] = 'stop';
+        else still.push(i);
+      }
+      if (step + 1 >= maxNew || still.length === 0) break;
+
+      // Finished rows leave the batch: the caches of the rows still running move up (rows are the outer axis,
+      // so the first `m` rows of each cache are one contiguous block the next run reads in place).
+      const m = still.length;
+      still.forEach((i, j) => {
+        if (i === j) return;
+        for (let l = 0; l < layers; l++) {
+          keyCache[l].copyWithin(j * keyBlock, i * keyBlock, (i + 1) * keyBlock);
+          valueCache[l].copyWithin(j * keyBlock, i * keyBlock, (i + 1) * keyBlock);
+        }
+        valid.copyWithin(j * slots, i * slots, (i + 1) * slots);
+      });
+      active = still.map((i) => active[i]);
+
+      const ids = new BigInt64Array(m);
+      const positions = new Int32Array(m);
+      const bias = new Float32Array(m * (slots + 1));
+      for (let j = 0; j < m; j++) {
+        const r = active[j];
+        ids[j] = BigInt(tokenIds[r][tokenIds[r].length - 1]);
+        positions[j] = batch.lengths[r] + tokenIds[r].length - 1;
+        for (let t = 0; t < slots; t++) if (valid[j * slots + t] === 0) bias[j * (slots + 1) + t] = MASKED;
+      }
+      const { cos, sinSigned } = rotaryTables(this.invFreq, positions);
+      const feeds: Feeds = {
+        [GraphNames.inputIds]: this.tensor(ids, [m, 1]),
+        [GraphNames.ropeCos]: this.tensor(cos, [m, 1, 1, d]),
+        [GraphNames.ropeSin]: this.tensor(sinSigned, [m, 1, 1, d]),
+        [GraphNames.attentionBias]: this.tensor(bias, [m, 1, 1, slots + 1]),
+      };
+      for (let l = 0; l < layers; l++) {
+        feeds[GraphNames.pastKey(l)] = this.tensor(keyCache[l].subarray(0, m * keyBlock), [m, kv, d, slots]);
+        feeds[GraphNames.pastValue(l)] = this.tensor(valueCache[l].subarray(0, m * keyBlock), [m, kv, slots, d]);
+      }
+      const out = await this.run('decode', feeds);
+      for (let l = 0; l < layers; l++) {
+        const key = out[GraphNames.key(l)].data as Float32Array;
+        const value = out[GraphNames.value(l)].data as Float32Array;
+        const kc = keyCache[l];
+        const vc = valueCache[l];
+        for (let i = 0; i < m * kv * d; i++) kc[i * slots + filled] = key[i];
+        for (let i = 0; i < m * kv; i++) vc.set(value.subarray(i * d, (i + 1) * d), (i * slots + filled) * d);
+      }
+      for (let j = 0; j < m; j++) valid[j * slots + filled] = 1;
+      filled++;
+      logp = out[GraphNames.logProbs].data as Float32Array;
+    }
+    return { tokenIds, logProbs, finishReasons };
+  }
+
+  /** Inputs of the prefill and score graphs for a left-padded `[rows, columns]` batch. */
+  private forwardFeeds(ids: Int32Array, validMask: Uint8Array, positions: Int32Array, rows: number, columns: number): Feeds {
+    const c = this.configRef;
+    const group = c.numHeads / c.numKvHeads;
+    const { cos, sinSigned } = rotaryTables(this.invFreq, positions);
+    const bias = new Float32Array(rows * group * columns * columns);
+    let o = 0;
+    for (let b = 0; b < rows; b++) {
+      for (let g = 0; g < group; g++) {
+        for (let q = 0; q < columns; q++) {
+          for (let k = 0; k < columns; k++, o++) if (k > q || validMask[b * columns + k] === 0) bias[o] = MASKED;
+        }
+      }
+    }
+    return {
+      [GraphNames.inputIds]: this.tensor(BigInt64Array.from(ids, (x) => BigInt(x)), [rows, columns]),
+      [GraphNames.ropeCos]: this.tensor(cos, [rows, columns, 1, 1, c.headDim]),
+      [GraphNames.ropeSin]: this.tensor(sinSigned, [rows, columns, 1, 1, c.headDim]),
+      [GraphNames.attentionBias]: this.tensor(bias, [rows, 1, group * columns, columns]),
+    };
+  }
+
+  /** Teacher-forced log-probs (and entropy) of each response token, in row chunks of bounded logits size. */
+  async score(request: ScoreRequest): Promise<ScoreResult> {
+    this.ensureLive();
+    const rows = request.promptIds.length;
+    if (request.responseIds.length !== rows) {
+      throw new OnnxRequestError(`scoring got ${rows} prompts but ${request.responseIds.length} responses`);
+    }
+    const logProbs: number[][] = [];
+    const entropy: number[][] = [];
+    const maxLogits = 1 << 24;
+    const vocab = this.configRef.vocabSize;
+    const longest = (from: number, to: number) => Math.max(1, ...request.responseIds.slice(from, to).map((r) => r.length));
+    let start = 0;
+    while (start < rows) {
+      let end = start + 1;
+      while (end < rows && (end + 1 - start) * longest(start, end + 1) * vocab <= maxLogits) end++;
+      const responses = request.responseIds.slice(start, end);
+      const layout = promptResponseLayout(request.promptIds.slice(start, end), responses);
+      const { promptColumns: p, responseColumns: r } = layout;
+      const n = end - start;
+      const feeds = this.forwardFeeds(layout.ids, layout.valid, layout.positions, n, p + r);
+      feeds[GraphNames.targets] = this.tensor(BigInt64Array.from(layout.targets, (x) => BigInt(x)), [n, r]);
+      feeds[GraphNames.predictStart] = this.tensor(BigInt64Array.of(BigInt(p - 1)), [1]);
+      feeds[GraphNames.predictEnd] = this.tensor(BigInt64Array.of(BigInt(p - 1 + r)), [1]);
+      const out = await this.run('score', feeds);
+      const lp = out[GraphNames.logProbs].data as Float32Array;
+      const ent = out[GraphNames.entropy].data as Float32Array;
+      responses.forEach((response, i) => {
+        logProbs.push(Array.from(lp.subarray(i * r, i * r + response.length)));
+        if (request.withEntropy) entropy.push(Array.from(ent.subarray(i * r, i * r + response.length)));
+      });
+      start = end;
+    }
+    return request.withEntropy ? { logProbs, entropy } : { logProbs };
+  }
+
+  async update(_request: UpdateRequest): Promise<UpdateResult> {
+    throw new OnnxTrainingUnsupportedError(this.name);
+  }
+
+  /** Writes a Hugging Face checkpoint of the current weights (there is no optimizer state to save). */
+  async save(dir: string): Promise<void> {
+    this.ensureLive();
+    await saveCheckpoint(dir, {
+      config: configJsonFor(this.configRef),
+      tensors: this.weights,
+      dtype: 'F32',
+      tokenizer: this.tokenizerRef,
+    });
+  }
+
+  /** Takes the weights (and tokenizer) of a checkpoint; graphs are rebuilt only when the model's shape changed. */
+  async load(dir: string): Promise<void> {
+    this.ensureLive();
+    const loaded = await loadModelWeights({ model: dir });
+    if (loaded.tokenizer) this.tokenizerRef = loaded.tokenizer;
+    if (JSON.stringify(graphShape(loaded.config)) !== JSON.stringify(graphShape(this.configRef))) {
+      await this.releaseSessions();
+      this.configRef = loaded.config;
+      this.invFreq = rotaryInverseFrequencies(loaded.config);
+    }
+    await this.replaceWeights(loaded.weights);
+  }
+
+  async exportWeights(): Promise<Map<string, WeightTensor>> {
+    this.ensureLive();
+    const out = new Map<string, WeightTensor>();
+    for (const [name, w] of this.weights) out.set(name, { shape: [...w.shape], data: w.data.slice() });
+    return out;
+  }
+
+  /**
+   * Takes the trainer's current weights. With weights as graph inputs (the default) this swaps the host buffers
+   * the sessions read on their next run: no file, no session rebuild.
+   */
+  async syncWeights(from: PolicyBackend): Promise<void> {
+    this.ensureLive();
+    if (from === this) return;
+    await this.replaceWeights(await from.exportWeights());
+  }
+
+  private async replaceWeights(weights: Map<string, WeightTensor>): Promise<void> {
+    this.weights = checkedWeights(this.configRef, weights);
+    this.graphWeightsRef = graphWeights(this.configRef, this.weights);
+    this.weightFeeds = this.makeWeightFeeds();
+    if (this.weightMode === 'initializers') await this.releaseSessions();
+  }
+
+  private async releaseSessions(): Promise<void> {
+    const pending = [...this.sessions.values()];
+    this.sessions.clear();
+    for (const s of pending) await (await s).release();
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    void this.releaseSessions().catch(() => undefined);
+    this.weights = new Map();
+    this.graphWeightsRef = new Map();
+    this.weightFeeds = {};
+  }
+
+  private ensureLive(): void {
+    if (this.disposed) throw new OnnxBackendDisposedError(this.name);
+  }
+}
+
+/** What the graphs are specialised on (everything but the weights' values). */
+function graphShape(c: DecoderConfig): unknown[] {
+  return [
+    c.architecture, c.vocabSize, c.hiddenSize, c.intermediateSize, c.numLayers, c.numHeads, c.numKvHeads, c.headDim,
+    c.rmsNormEps, c.tieWordEmbeddings, c.qkvBias, c.outputBias, c.mlpBias, c.qkNorm,
+  ];
+}
+
+/** The decoder's tensors from `weights`, each checked for presence and shape; extra tensors are ignored. */
+function checkedWeights(config: DecoderConfig, weights: Map<string, WeightTensor>): Map<string, WeightTensor> {
+  const out = new Map<string, WeightTensor>();
+  for (const [name, shape] of expectedWeightShapes(config)) {
+    const w = weights.get(name);
+    if (!w) throw new OnnxWeightMismatchError(`tensor ${name} is missing`);
+    if (w.shape.length !== shape.length || w.shape.some((x, i) => x !== shape[i])) {
+      throw new OnnxWeightMismatchError(`tensor ${name} has shape [${w.shape}], expected [${shape}]`);
+    }
+    if (!(w.data instanceof Float32Array) || w.data.length !== shape.reduce((a, b) => a * b, 1)) {
+      throw new OnnxWeightMismatchError(`tensor ${name} must be a float32 array of ${shape.reduce((a, b) => a * b, 1)} values`);
+    }
+    out.set(name, w);
+  }
+  return out;
+}
+
+/** Loads `tiny` / `small` (same weights as the tfjs backend for the same seed) or a checkpoint folder. */
+export async function createOnnxPolicyBackend(options: OnnxBackendOptions): Promise<OnnxPolicyBackend> {
+  const { config, weights, tokenizer } = await loadModelWeights(options);
+  return OnnxPolicyBackend.create(config, weights, tokenizer, options);
+}

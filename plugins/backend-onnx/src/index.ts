@@ -1,0 +1,30 @@
+export {
+  OnnxPolicyBackend,
+  createOnnxPolicyBackend,
+  createOnnxPolicyBackend as createPolicyBackend,
+  type OnnxBackendOptions,
+  type OnnxEngineOptions,
+} from './OnnxPolicyBackend.js';
+export { openEngine, ENGINE_NAMES, type EngineName, type OpenEngineOptions } from './openEngine.js';
+export {
+  detectCuda,
+  loadOnnxRuntime,
+  parseProviderRequest,
+  resolveProvider,
+  CUDA_INSTALL_HINT,
+  PROVIDER_REQUESTS,
+  type CudaAvailability,
+  type ProviderRequest,
+  type ResolvedProvider,
+} from './ExecutionProvider.js';
+export { buildDecoderGraph, GraphNames, type DecoderGraphKind, type WeightMode } from './DecoderGraph.js';
+export { GraphBuilder, OPSET, type Dim, type ElementType } from './onnx/GraphBuilder.js';
+export { ProtobufWriter } from './onnx/ProtobufWriter.js';
+export { loadModelWeights, type ModelSource, type ModelWeights } from './ModelWeights.js';
+export {
+  OnnxBackendDisposedError,
+  OnnxRequestError,
+  OnnxTrainingUnsupportedError,
+  OnnxWeightMismatchError,
+} from './OnnxBackendErrors.js';
+export { default, OnnxBackendPlugin, onnxBackendFactory } from './plugin/OnnxBackendPlugin.js';

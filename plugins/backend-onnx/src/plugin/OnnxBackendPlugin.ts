@@ -1,0 +1,57 @@
+import { BackendFactory, DrmasError, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
+import { createOnnxPolicyBackend } from '../OnnxPolicyBackend.js';
+import { parseProviderRequest, PROVIDER_REQUESTS } from '../ExecutionProvider.js';
+import type { ArchitectureName } from '../tfjsBackend.js';
+
+const PLUGIN_NAME = 'backend-onnx';
+
+/**
+ * The `onnx` backend factory: a rollout engine on onnxruntime-node (`models.<id>.rollout: onnx`, or `backend: onnx`
+ * for sampling and scoring only). `models.<id>.provider` picks the execution provider: cpu, cuda or auto.
+ */
+export const onnxBackendFactory: BackendFactory = {
+  name: 'onnx',
+  describe: () => `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,
+  async create({ modelId, settings, run }) {
+    const model = settings as ModelSettings;
+    const provider = parseProviderRequest(model.provider, `models.${modelId}.provider`);
+    try {
+      const backend = await createOnnxPolicyBackend({
+        name: `onnx:${modelId}`,
+        model: model.model,
+        architecture: model.architecture as ArchitectureName | undefined,
+        seed: model.seed,
+        provider,
+        warn: (message) => run.log(`warning: ${message}`),
+      });
+      run.log(`model ${modelId}: ${model.model} on ${backend.runtime}`);
+      return backend;
+    } catch (cause) {
+      throw new DrmasError('CONFIG_INVALID', `model ${modelId} (${model.model}) failed to load on onnx: ${(cause as Error).message}`, {
+        key: `models.${modelId}.model`, cause, hint: 'give tiny, small or a Hugging Face checkpoint folder (config.json + model.safetensors)',
+      });
+    }
+  },
+};
+
+/** Registers the `onnx` backend and checks `models.<id>.provider` at validation. */
+export class OnnxBackendPlugin implements Plugin {
+  readonly name = PLUGIN_NAME;
+
+  register(ctx: RegisterContext): void {
+    ctx.provide(BackendFactory, 'onnx', onnxBackendFactory);
+  }
+
+  apply(kernel: Kernel): void {
+    kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
+      for (const [id, model] of Object.entries(config.models)) {
+        if (model.backend === 'onnx' || model.rollout === 'onnx') parseProviderRequest(model.provider, `models.${id}.provider`);
+      }
+    });
+  }
+}
+
+/** The plugin module's default export: `plugins: ['backend-onnx']`. */
+export default function onnxBackendPlugin(): OnnxBackendPlugin {
+  return new OnnxBackendPlugin();
+}

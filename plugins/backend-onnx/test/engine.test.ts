@@ -1,0 +1,176 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { GenerateRequest, PolicyBackend } from '@drmas/core';
+import { BackendFactory } from '@drmas/core';
+import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
+import {
+  createOnnxPolicyBackend,
+  detectCuda,
+  OnnxPolicyBackend,
+  OnnxTrainingUnsupportedError,
+  onnxBackendFactory,
+  openEngine,
+} from '../src/index.js';
+import onnxBackendPlugin from '../src/index.js';
+import { makeBatch, maxAbsDiff, weightedLogLikelihood } from './parityFixtures.js';
+
+const PROMPTS = [[5, 60, 7, 81, 9, 3, 44], [12], [30, 4, 11, 2, 19], [100, 101]];
+
+let onnx: OnnxPolicyBackend;
+let tfjs: TfjsPolicyBackend;
+let dir: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'drmas-onnx-'));
+  onnx = await createOnnxPolicyBackend({ model: 'tiny', seed: 5, provider: 'cpu' });
+  tfjs = await createTfjsPolicyBackend({ model: 'tiny', seed: 5 });
+});
+afterAll(() => {
+  onnx.dispose();
+  tfjs.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Where a row would stop on a stop string, found on the unconstrained output. */
+function expectedStop(ids: number[], stop: string, decode: (ids: number[]) => string): number {
+  for (let j = 0; j < ids.length; j++) if (decode(ids.slice(0, j + 1)).includes(stop)) return j + 1;
+  return -1;
+}
+
+describe('built-in models', () => {
+  it('have the same weights and tokenizer as the tfjs backend for one seed', async () => {
+    const [a, b] = [await onnx.exportWeights(), await tfjs.exportWeights()];
+    expect([...a.keys()]).toEqual([...b.keys()]);
+    for (const [name, t] of a) expect(Buffer.from(t.data.buffer).equals(Buffer.from(b.get(name)!.data.buffer))).toBe(true);
+    expect(onnx.tokenizer!.encode('hello world')).toEqual(tfjs.tokenizer!.encode('hello world'));
+    expect(onnx.runtime).toMatch(/^onnxruntime-node 1\.\d+\.\d+ \(CPU, \d+ threads\)$/);
+  });
+
+  it('samples like the tfjs backend (temperature, top-p, top-k, seed), row by row', async () => {
+    const request: GenerateRequest = { prompts: PROMPTS, maxNewTokens: 16, temperature: 0.9, topP: 0.95, topK: 40, seed: 11, stopTokenIds: [] };
+    const [a, b] = await Promise.all([tfjs.generate(request), onnx.generate(request)]);
+    expect(b.tokenIds).toEqual(a.tokenIds);
+    expect(maxAbsDiff(a.logProbs, b.logProbs)).toBeLessThan(1e-4);
+    // The log-probs are of the temperature-1 policy: scoring the samples gives them back.
+    const scored = await onnx.score({ promptIds: PROMPTS, responseIds: b.tokenIds });
+    expect(maxAbsDiff(scored.logProbs, b.logProbs)).toBeLessThan(1e-4);
+  });
+
+  it('stops each row on its own at stop strings and stop ids; the other rows run on', async () => {
+    const decode = (ids: number[]) => onnx.tokenizer!.decode(ids);
+    const base: GenerateRequest = { prompts: PROMPTS, maxNewTokens: 20, temperature: 1, seed: 3, stopTokenIds: [] };
+    const free = await onnx.generate(base);
+    expect(free.finishReasons).toEqual(['length', 'length', 'length', 'length']);
+
+    // A stop string that row 1 produces at its 6th token.
+    const text = decode(free.tokenIds[1].slice(0, 6));
+    const stop = text.slice(-2).trim() ? text.slice(-2) : text.slice(-3);
+    const stops = free.tokenIds.map((ids) => expectedStop(ids, stop, decode));
+    expect(stops[1]).toBeGreaterThan(0);
+    expect(stops[1]).toBeLessThanOrEqual(6);
+    const withStop: GenerateRequest = { ...base, stopStrings: [stop] };
+    const [a, b] = await Promise.all([onnx.generate(withStop), tfjs.generate(withStop)]);
+    free.tokenIds.forEach((ids, r) => {
+      expect(a.tokenIds[r]).toEqual(stops[r] > 0 ? ids.slice(0, stops[r]) : ids);
+      expect(a.finishReasons[r]).toBe(stops[r] > 0 ? 'stop' : 'length');
+    });
+    expect(a.finishReasons).toContain('length');
+    expect(b).toEqual({ ...a, logProbs: b.logProbs });
+
+    // A stop id: row 2's 4th token ends every row at its first occurrence.
+    const stopId = free.tokenIds[2][3];
+    const byId = await onnx.generate({ ...base, stopTokenIds: [stopId] });
+    free.tokenIds.forEach((ids, r) => {
+      const at = ids.indexOf(stopId);
+      expect(byId.tokenIds[r]).toEqual(at >= 0 ? ids.slice(0, at + 1) : ids);
+      expect(byId.finishReasons[r]).toBe(at >= 0 ? 'stop' : 'length');
+    });
+  });
+
+  it('streams tokens through onToken and stops at the default eos ids', async () => {
+    const seen: [number, number][] = [];
+    const out = await onnx.generate({ prompts: PROMPTS.slice(0, 2), maxNewTokens: 5, seed: 1, onToken: (r, id) => seen.push([r, id]) });
+    expect(seen.filter(([r]) => r === 0).map(([, id]) => id)).toEqual(out.tokenIds[0]);
+    expect(onnx.defaultStopTokenIds).toEqual(tfjs.defaultStopTokenIds);
+  });
+
+  it('refuses to train and says to train with tfjs', async () => {
+    const request = { batch: makeBatch([[[1, 2], [3]]]), loss: weightedLogLikelihood, microBatchSize: 1 };
+    await expect(onnx.update(request)).rejects.toThrow(OnnxTrainingUnsupportedError);
+    await expect(onnx.update(request)).rejects.toThrow(/rollout engine only.*tfjs/);
+  });
+
+  it('saves a checkpoint that both engines load to the same scores', async () => {
+    await onnx.save(dir);
+    const again = await openEngine('onnx', { model: dir, provider: 'cpu' });
+    const other = await openEngine('tfjs', { model: dir });
+    const request = { promptIds: PROMPTS, responseIds: PROMPTS.map((p) => p.slice().reverse()) };
+    const [x, y, z] = await Promise.all([onnx.score(request), again.score(request), other.score(request)]);
+    expect(y.logProbs).toEqual(x.logProbs);
+    expect(maxAbsDiff(z.logProbs, x.logProbs)).toBeLessThan(1e-4);
+    again.dispose();
+    other.dispose();
+  });
+});
+
+describe('execution provider', () => {
+  it('falls back to CPU with a clear message when CUDA is asked for but absent', async () => {
+    const warnings: string[] = [];
+    const backend = await OnnxPolicyBackend.create(onnx.config, await onnx.exportWeights(), undefined, {
+      provider: 'cuda',
+      warn: (m) => warnings.push(m),
+      detectCuda: async () => ({ available: false, reason: 'the CUDA provider library is not installed' }),
+    });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/CUDA was requested but is unavailable: the CUDA provider library is not installed; falling back to the CPU/);
+    expect(warnings[0]).toMatch(/onnxruntime-node-install=cuda12/);
+    expect(backend.provider.provider).toBe('cpu');
+    expect(backend.runtime).toMatch(/CPU.*fell back/);
+    const out = await backend.generate({ prompts: [[1, 2, 3]], maxNewTokens: 3, temperature: 0 });
+    expect(out.tokenIds[0]).toHaveLength(3);
+    backend.dispose();
+  });
+
+  it('detects this machine honestly; auto picks CPU without a warning when CUDA is absent', async () => {
+    const cuda = await detectCuda();
+    const warnings: string[] = [];
+    const auto = await OnnxPolicyBackend.create(onnx.config, await onnx.exportWeights(), undefined, { provider: 'auto', warn: (m) => warnings.push(m) });
+    expect(auto.provider.provider).toBe(cuda.available ? 'cuda' : 'cpu');
+    expect(warnings).toEqual([]);
+    auto.dispose();
+    if (!cuda.available) {
+      const asked = await OnnxPolicyBackend.create(onnx.config, await onnx.exportWeights(), undefined, { provider: 'cuda', warn: (m) => warnings.push(m) });
+      expect(asked.provider.fallbackReason).toContain(cuda.reason);
+      expect(warnings[0]).toMatch(/falling back to the CPU/);
+      asked.dispose();
+    }
+  });
+
+  it('rejects an unknown provider naming the choices', async () => {
+    await expect(OnnxPolicyBackend.create(onnx.config, await onnx.exportWeights(), undefined, { provider: 'rocm' as 'cpu' })).rejects.toThrow(
+      /unknown onnxruntime execution provider "rocm"/,
+    );
+  });
+});
+
+describe('plugin', () => {
+  it("provides the BackendFactory 'onnx', which builds an engine that takes a trainer's weights", async () => {
+    const provided: [unknown, string, unknown][] = [];
+    const ctx = { provide: (token: unknown, name: string, value: unknown) => provided.push([token, name, value]) };
+    onnxBackendPlugin().register(ctx as never);
+    expect(provided).toEqual([[BackendFactory, 'onnx', onnxBackendFactory]]);
+
+    const logs: string[] = [];
+    const backend: PolicyBackend = await onnxBackendFactory.create({
+      modelId: 'policy',
+      settings: { model: 'tiny', seed: 9, provider: 'cpu', runtime: 'auto' },
+      run: { log: (m: string) => logs.push(m) } as never,
+    });
+    expect(logs[0]).toMatch(/model policy: tiny on onnxruntime-node/);
+    await backend.syncWeights(onnx);
+    const request = { promptIds: PROMPTS, responseIds: PROMPTS };
+    expect((await backend.score(request)).logProbs).toEqual((await onnx.score(request)).logProbs);
+    backend.dispose();
+  });
+});
+

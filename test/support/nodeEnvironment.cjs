@@ -1,0 +1,21 @@
+/**
+ * Jest's node environment with Node's own typed-array constructors. onnxruntime-node's native binding creates
+ * output data in Node's realm, and onnxruntime-common (loaded inside the test context) checks it with
+ * `instanceof Float32Array`, which fails against the test context's constructors. It is the environment of every
+ * test (jest.config.js), so any test may run onnxruntime.
+ */
+const { TestEnvironment } = require('jest-environment-node');
+
+const SHARED = [
+  'ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'Float32Array', 'Float64Array', 'Int8Array', 'Uint8Array',
+  'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'BigInt64Array', 'BigUint64Array',
+];
+
+class NodeEnvironmentWithSharedTypedArrays extends TestEnvironment {
+  constructor(config, context) {
+    super(config, context);
+    for (const name of SHARED) this.global[name] = globalThis[name];
+  }
+}
+
+module.exports = NodeEnvironmentWithSharedTypedArrays;
