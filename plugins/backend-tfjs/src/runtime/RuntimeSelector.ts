@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { installWasmSliceKernels } from './wasmSliceKernels.js';
 
 /** A way to run tfjs: a module that registers a backend, and the tfjs backend name it registers. */
 export interface RuntimeCandidate {
@@ -71,6 +72,7 @@ export function builtinRuntimeCandidates(): RuntimeCandidate[] {
       async initialize() {
         const wasm = await importOptional('@tensorflow/tfjs-backend-wasm');
         await activate('wasm');
+        installWasmSliceKernels();
         const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
         const threads = typeof wasm.getThreadsCount === 'function' ? (wasm.getThreadsCount as () => number)() : 1;
         return `wasm (${simd ? 'simd' : 'no simd'}, ${threads} thread${threads === 1 ? '' : 's'})`;
