@@ -32,6 +32,8 @@ function coreSections(): Record<string, ZodObject> {
     models: z.strictObject({
       /** Backend that trains this model (a BackendFactory name). */
       backend: z.string().min(1).default('tfjs'),
+      /** Backend that samples for this model when it is not the trainer (e.g. `onnx`); weights sync after updates. */
+      rollout: z.string().min(1).optional(),
       /** `tiny` / `small` (built in, initialised from `seed`) or a Hugging Face checkpoint folder. */
       model: z.string().min(1),
       /** Architecture of a built-in model (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM). */

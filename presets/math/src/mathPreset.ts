@@ -11,7 +11,9 @@ export const VERIFIER_PROMPT = 'Check: {question}\n{team_context}';
 /** Defaults of the math preset; the user's config wins over each key. */
 export const MATH_DEFAULTS: Partial<UserConfig> = {
   models: {
-    policy: { backend: 'tfjs', model: BASE_CHECKPOINT, runtime: 'auto', optimizer: { lr: 1e-4, weightDecay: 0, maxGradNorm: 1 } },
+    policy: {
+      backend: 'tfjs', rollout: 'onnx', model: BASE_CHECKPOINT, runtime: 'auto', optimizer: { lr: 1e-4, weightDecay: 0, maxGradNorm: 1 },
+    },
   },
   agents: {
     solver: { model: 'policy', prompt: SOLVER_PROMPT, sampling: { temperature: 1, topP: 1, maxNewTokens: 40 }, invalidPenalty: 0.1 },
@@ -32,7 +34,7 @@ export const MATH_DEFAULTS: Partial<UserConfig> = {
 /** `presets: ['math']`: the Dr. MAS math workflow with every plugin it needs. */
 export const mathPreset: Preset = {
   name: 'math',
-  plugins: ['algorithms', 'backend-tfjs', 'trainer', 'orchestra', 'report'],
+  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'orchestra', 'report'],
   config: MATH_DEFAULTS,
 };
 

@@ -1,4 +1,4 @@
-import { BackendFactory, DrmasError, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
+import { BackendFactory, DrmasError, z, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
 import { createOnnxPolicyBackend } from '../OnnxPolicyBackend.js';
 import { parseProviderRequest, PROVIDER_REQUESTS } from '../ExecutionProvider.js';
 import type { ArchitectureName } from '../tfjsBackend.js';
@@ -37,6 +37,8 @@ export const onnxBackendFactory: BackendFactory = {
 /** Registers the `onnx` backend and checks `models.<id>.provider` at validation. */
 export class OnnxBackendPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
+  /** `models.<id>.provider`: onnxruntime's execution provider for this model's onnx engine. */
+  readonly configSchema = { models: z.object({ provider: z.enum(PROVIDER_REQUESTS as unknown as [string, ...string[]]).optional() }) };
 
   register(ctx: RegisterContext): void {
     ctx.provide(BackendFactory, 'onnx', onnxBackendFactory);
