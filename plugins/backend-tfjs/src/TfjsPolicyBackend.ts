@@ -13,7 +13,7 @@ import type {
   WeightTensor,
 } from '@drmas/core';
 import { createBuiltinModel, isBuiltinModelName } from './builtin/builtinModels.js';
-import { generateTokens } from './generation/generateTokens.js';
+import { generateInChunks } from './generation/generateTokens.js';
 import { scoreTokens } from './generation/scoreTokens.js';
 import type { DecoderModel } from './model/DecoderModel.js';
 import type { ArchitectureName } from './model/ModelConfig.js';
@@ -96,7 +96,7 @@ export class TfjsPolicyBackend implements PolicyBackend {
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     const tokenizer = this.tokenizerRef;
-    return generateTokens(this.model, {
+    return generateInChunks(this.model, {
       prompts: request.prompts,
       maxNewTokens: request.maxNewTokens,
       temperature: request.temperature,

@@ -16,7 +16,7 @@ export {
   builtinRuntimeCandidates, RuntimeSelector, runtimeSelector, RuntimeUnavailableError, selectRuntime,
   type RuntimeCandidate, type SelectedRuntime,
 } from './runtime/RuntimeSelector.js';
-export { generateTokens } from './generation/generateTokens.js';
+export { generateInChunks, generateTokens } from './generation/generateTokens.js';
 export { scoreTokens } from './generation/scoreTokens.js';
 export { PolicyTrainer } from './training/PolicyTrainer.js';
 export { AdamW } from './training/AdamW.js';

@@ -16,6 +16,8 @@ export interface GenerationOptions {
   /** Decodes a row's generated ids; needed for stop strings. */
   decode?: (ids: number[]) => string;
   onToken?: (row: number, tokenId: number) => void;
+  /** Index of the first row in the whole request, when a request is generated in chunks (seeds and onToken rows). */
+  rowOffset?: number;
 }
 
 export interface GenerationOutput {
@@ -50,7 +52,8 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
     if (p.length === 0) throw new GenerationError(`prompt ${r} is empty; generation needs at least one prompt token`);
   });
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
-  const rngs = Array.from({ length: rows }, (_, r) => new SeededRandom(seed * 7919 + r * 104729 + 1));
+  const rowOffset = options.rowOffset ?? 0;
+  const rngs = Array.from({ length: rows }, (_, r) => new SeededRandom(seed * 7919 + (r + rowOffset) * 104729 + 1));
   const stopIds = new Set(options.stopTokenIds ?? []);
   const tokenIds: number[][] = Array.from({ length: rows }, () => []);
   const logProbs: number[][] = Array.from({ length: rows }, () => []);
@@ -88,7 +91,7 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
         const token = sampleToken(row, settings, rngs[r]);
         tokenIds[r].push(token);
         logProbs[r].push(row[token]);
-        options.onToken?.(r, token);
+        options.onToken?.(r + rowOffset, token);
         if (stopIds.has(token) || hitsStopString(tokenIds[r], options)) finishReasons[r] = 'stop';
         else still.push(i);
       }
@@ -138,4 +141,31 @@ function hitsStopString(ids: number[], options: GenerationOptions): boolean {
   const longest = Math.max(...options.stopStrings.map((s) => s.length));
   const text = options.decode(ids.slice(-(4 * longest + 4)));
   return options.stopStrings.some((s) => s.length > 0 && text.includes(s));
+}
+
+/**
+ * `generateTokens` over row chunks of at most `maxTokens` rows * (longest prompt + maxNewTokens): the wasm heap
+ * aborts on much larger passes. Each row keeps the random stream it has unchunked, so the output does not depend on
+ * the chunking.
+ */
+export async function generateInChunks(model: DecoderModel, options: GenerationOptions, maxTokens = 8192): Promise<GenerationOutput> {
+  const rows = options.prompts.length;
+  const out: GenerationOutput = { tokenIds: [], logProbs: [], finishReasons: [] };
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  let start = 0;
+  while (start < rows || (rows === 0 && start === 0)) {
+    let end = Math.min(rows, start + 1);
+    let longest = rows ? options.prompts[start].length : 0;
+    while (end < rows && (end + 1 - start) * (Math.max(longest, options.prompts[end].length) + options.maxNewTokens) <= maxTokens) {
+      longest = Math.max(longest, options.prompts[end].length);
+      end++;
+    }
+    const chunk = await generateTokens(model, { ...options, seed, prompts: options.prompts.slice(start, end), rowOffset: (options.rowOffset ?? 0) + start });
+    out.tokenIds.push(...chunk.tokenIds);
+    out.logProbs.push(...chunk.logProbs);
+    out.finishReasons.push(...chunk.finishReasons);
+    if (rows === 0) break;
+    start = end;
+  }
+  return out;
 }

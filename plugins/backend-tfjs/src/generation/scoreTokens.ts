@@ -8,6 +8,11 @@ export interface ScoreOptions {
   withEntropy?: boolean;
   /** Bound on rows * responseColumns * vocab per forward pass (memory of the log-softmax). */
   maxLogitsPerChunk?: number;
+  /**
+   * Bound on rows * (prompt + response columns) per forward pass: the wasm heap aborts on passes much larger than
+   * about 10k tokens of the tiny model.
+   */
+  maxTokensPerChunk?: number;
 }
 
 export interface ScoreOutput {
@@ -24,11 +29,21 @@ export async function scoreTokens(model: DecoderModel, options: ScoreOptions): P
   const logProbs: number[][] = [];
   const entropy: number[][] = [];
   const maxLogits = options.maxLogitsPerChunk ?? 1 << 24;
+  const maxTokens = options.maxTokensPerChunk ?? 8192;
+  const longest = (ids: ArrayLike<number>[], from: number, to: number) => {
+    let max = 1;
+    for (let i = from; i < to; i++) max = Math.max(max, ids[i].length);
+    return max;
+  };
+  const fits = (from: number, to: number) => {
+    const responseColumns = longest(options.responseIds, from, to);
+    return (to - from) * responseColumns * model.config.vocabSize <= maxLogits
+      && (to - from) * (responseColumns + longest(options.promptIds, from, to)) <= maxTokens;
+  };
   let start = 0;
   while (start < rows) {
     let end = start + 1;
-    const longest = (from: number, to: number) => Math.max(1, ...options.responseIds.slice(from, to).map((r) => r.length));
-    while (end < rows && (end + 1 - start) * longest(start, end + 1) * model.config.vocabSize <= maxLogits) end++;
+    while (end < rows && fits(start, end + 1)) end++;
     const prompts = options.promptIds.slice(start, end);
     const responses = options.responseIds.slice(start, end);
     const layout = promptResponseLayout(prompts, responses);
