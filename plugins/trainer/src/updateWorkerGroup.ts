@@ -9,6 +9,21 @@ function rowsOf(batch: WorkerGroupBatch): { prompts: number[][]; responses: numb
   };
 }
 
+/** Rows ordered by prompt + response length, so micro-batches and scoring chunks hold rows of similar length. */
+function byLength(batch: WorkerGroupBatch, rows: readonly number[]): number[] {
+  const length = (r: number) => batch.promptIds[r].length + batch.responseLengths[r];
+  return [...rows].sort((a, b) => length(a) - length(b) || a - b);
+}
+
+/** Teacher-forced log-probs of every row, scored in length order (little padding) and returned in row order. */
+async function scoreRows(engine: TrainedWorkerGroup['trainer'], batch: WorkerGroupBatch, prompts: number[][], responses: number[][]): Promise<number[][]> {
+  const order = byLength(batch, prompts.map((_, r) => r));
+  const scored = (await engine.score({ promptIds: order.map((r) => prompts[r]), responseIds: order.map((r) => responses[r]) })).logProbs;
+  const out: number[][] = new Array(order.length);
+  order.forEach((row, i) => { out[row] = scored[i]; });
+  return out;
+}
+
 function flatten(rows: number[][], batch: WorkerGroupBatch): Float32Array {
   const out = new Float32Array(batch.rows * batch.responseLength);
   rows.forEach((row, r) => out.set(row, r * batch.responseLength));
@@ -35,19 +50,21 @@ function probabilityGap(batch: WorkerGroupBatch, old: Float32Array): { mean: num
 /**
  * One worker group's share of a training step: old log-probs from the trainer (the PPO reference point; the
  * rollout engine's are kept as sampled and their gap is logged), reference log-probs when the loss has a KL
- * term, `epochs` passes of `miniBatches` optimizer steps over shuffled rows, then weight sync to the rollout engine.
+ * term, `epochs` passes of `miniBatches` optimizer steps over shuffled rows (each mini-batch ordered by length, so
+ * its micro-batches carry little padding; the loss is normalized by mini-batch totals, so order does not change
+ * it), then weight sync to the rollout engine.
  */
 export async function updateWorkerGroup(group: TrainedWorkerGroup, batch: WorkerGroupBatch, loss: LossFunction, rng: Rng, metrics: Metrics): Promise<void> {
   if (batch.rows === 0) return;
   const prefix = `actor/${group.id}`;
   const { prompts, responses } = rowsOf(batch);
-  const old = flatten((await group.trainer.score({ promptIds: prompts, responseIds: responses })).logProbs, batch);
+  const old = flatten(await scoreRows(group.trainer, batch, prompts, responses), batch);
   const gap = probabilityGap(batch, old);
   metrics[`rollout/${group.id}/probs_diff_mean`] = gap.mean;
   metrics[`rollout/${group.id}/probs_diff_max`] = gap.max;
   const prepared: WorkerGroupBatch = { ...batch, oldLogProbs: old };
   if (loss.needsReference && group.reference) {
-    prepared.refLogProbs = flatten((await group.reference.score({ promptIds: prompts, responseIds: responses })).logProbs, batch);
+    prepared.refLogProbs = flatten(await scoreRows(group.reference, batch, prompts, responses), batch);
   }
   const { miniBatches, epochs, microBatchSize } = group.training;
   const sums: Record<string, number> = {};
@@ -60,7 +77,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, batch: Worker
     const size = Math.ceil(batch.rows / Math.min(miniBatches, batch.rows));
     for (let start = 0; start < order.length; start += size) {
       const result = await group.trainer.update({
-        batch: selectRows(prepared, order.slice(start, start + size)),
+        batch: selectRows(prepared, byLength(prepared, order.slice(start, start + size))),
         loss,
         microBatchSize,
         optimizer: {
