@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// Rebuilds checkpoints/base/policy: teacher demonstrations of the search workflow, then `drmas sft` of `tiny`.
+// Usage (after `npm run build` at the repository root): npm run build-base -w @drmas/preset-search [-- --rounds N --epochs N]
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { buildSearchBase, PRESET_DIR } from '../dist/buildBase.js';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '6' }, prompts: { type: 'string', default: '32' }, epochs: { type: 'string', default: '3' },
+    lr: { type: 'string', default: '2e-3' }, 'batch-size': { type: 'string', default: '16' },
+  },
+});
+process.exitCode = await buildSearchBase({
+  rounds: Number(values.rounds), promptsPerStep: Number(values.prompts), epochs: Number(values.epochs), lr: Number(values.lr),
+  batchSize: Number(values['batch-size']),
+  workDir: path.join(PRESET_DIR, '..', '..', '.drmas-cache', 'preset-search-base'),
+  outDir: path.join(PRESET_DIR, 'checkpoints', 'base'),
+});

@@ -1,0 +1,81 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BackendFactory, builtinPlugins, createKernel, DrmasError, main, type CliIO, type Plugin } from '@drmas/core';
+import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/plugin-backend-tfjs';
+import { generateKnowledgeBase } from '@drmas/plugin-env-search';
+import { collectDemonstrations, teacherBackendFactory, type TeacherPolicy } from '@drmas/plugin-orchestra';
+import { searchPreset } from './searchPreset.js';
+import { searchTeacher } from './searchTeacher.js';
+
+export const PRESET_DIR = fileURLToPath(new URL('..', import.meta.url));
+
+export interface BuildBaseOptions {
+  /** Rollout rounds of the teacher (each draws `promptsPerStep` training questions). */
+  rounds: number;
+  promptsPerStep?: number;
+  seed?: number;
+  /** Where demonstrations.jsonl is written. */
+  workDir: string;
+  /** The checkpoint folder the model is saved under (as `<outDir>/policy`). */
+  outDir: string;
+  epochs: number;
+  lr?: number;
+  batchSize?: number;
+  dtype?: 'float32' | 'bfloat16';
+  io?: CliIO;
+}
+
+/**
+ * Writes demonstrations by running the real search orchestra on a teacher backend (so prompts are exactly what the
+ * agents send, information blocks included), keeping the successful episodes; returns the file and the number of
+ * lines.
+ */
+export async function writeSearchDemonstrations(options: Pick<BuildBaseOptions, 'rounds' | 'promptsPerStep' | 'seed' | 'workDir'>): Promise<{ file: string; lines: number }> {
+  const promptsPerStep = options.promptsPerStep ?? 32;
+  const codec = builtinTokenizer(BUILTIN_MODELS.tiny.vocab_size);
+  // The teacher reads the knowledge base the environment generates, known once the config is resolved.
+  let policy: TeacherPolicy | undefined;
+  const teacher: Plugin = {
+    name: 'search-teacher',
+    register: (ctx) => ctx.provide(BackendFactory, 'teacher', teacherBackendFactory(codec, (prompt) => policy!(prompt))),
+    apply() {},
+  };
+  const { kernel, config } = await createKernel({
+    cwd: PRESET_DIR, builtins: builtinPlugins('info'),
+    inline: {
+      presets: [searchPreset], plugins: [teacher],
+      models: { policy: { backend: 'teacher', model: 'tiny' } },
+      rollout: { promptsPerStep, samplesPerPrompt: 1 },
+      trainer: { seed: options.seed ?? 0 },
+    },
+  });
+  const env = config.env as { seed: number; entities: number; questionsFile?: string };
+  if (env.questionsFile) {
+    throw new DrmasError('CONFIG_INVALID', 'search demonstrations need the synthetic knowledge base, whose questions carry their solution steps', {
+      key: 'env.questionsFile', hint: 'leave env.questionsFile unset when building the base checkpoint',
+    });
+  }
+  policy = searchTeacher(generateKnowledgeBase({ seed: env.seed, entities: env.entities }));
+  const run = await kernel.setup({ runDir: options.workDir, log: () => {} });
+  try {
+    const demos = await collectDemonstrations(kernel, run, options.rounds);
+    mkdirSync(options.workDir, { recursive: true });
+    const file = path.join(options.workDir, 'demonstrations.jsonl');
+    writeFileSync(file, demos.map((d) => JSON.stringify(d)).join('\n') + '\n');
+    return { file, lines: demos.length };
+  } finally {
+    await kernel.hooks.shutdown.promise();
+  }
+}
+
+/** The whole rebuild: demonstrations, then `drmas sft` of `tiny` on them, saved to `<outDir>/policy`. */
+export async function buildSearchBase(options: BuildBaseOptions): Promise<number> {
+  const { file } = await writeSearchDemonstrations(options);
+  const io = options.io ?? { stdout: process.stdout, stderr: process.stderr, cwd: PRESET_DIR };
+  return main([
+    'sft', '--config', path.join(PRESET_DIR, 'base.config.json'), '--data', file, '--out', options.outDir,
+    '--epochs', String(options.epochs), '--lr', String(options.lr ?? 2e-3), '--batch-size', String(options.batchSize ?? 32),
+    '--dtype', options.dtype ?? 'bfloat16', '--set', `trainer.seed=${options.seed ?? 0}`, '--set', `trainer.outputDir=${options.workDir}`,
+  ], { ...io, cwd: PRESET_DIR });
+}
