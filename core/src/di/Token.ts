@@ -14,9 +14,13 @@ export interface TokenInfo {
 
 const infos = new Map<symbol, TokenInfo>();
 
-/** Declares a token. Tokens are declared once, at module scope, next to their interface (same name). */
+/**
+ * Declares a token. Tokens are declared once, at module scope, next to their interface (same name). The symbol is
+ * registered (`Symbol.for`), so two copies of one package in a process (a plugin installed twice, sources and
+ * build side by side) still share their tokens.
+ */
 export function createToken<T>(name: string, info: Omit<TokenInfo, 'name' | 'named'> & { named?: boolean }): Token<T> {
-  const token = Symbol(name) as Token<T>;
+  const token = Symbol.for(`drmas:${name}`) as Token<T>;
   infos.set(token, { name, named: false, ...info });
   return token;
 }

@@ -45,7 +45,7 @@ export async function writeMathDemonstrations(options: Pick<BuildBaseOptions, 'r
     cwd: PRESET_DIR, builtins: builtinPlugins('info'),
     inline: {
       presets: [mathPreset], plugins: [teacher],
-      models: { policy: { backend: 'teacher', model: 'tiny' } },
+      models: { policy: { backend: 'teacher', rollout: 'teacher', model: 'tiny' } },
       rollout: { promptsPerStep, samplesPerPrompt: 1 },
       trainer: { seed: options.seed ?? 0 },
     },

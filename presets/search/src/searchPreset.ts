@@ -20,7 +20,9 @@ export const ANSWERER_PROMPT = 'Answer: {observation}';
  */
 export const SEARCH_DEFAULTS: Partial<UserConfig> = {
   models: {
-    policy: { backend: 'tfjs', model: BASE_CHECKPOINT, runtime: 'auto', optimizer: { lr: 1e-4, weightDecay: 0, maxGradNorm: 1 } },
+    policy: {
+      backend: 'tfjs', rollout: 'onnx', model: BASE_CHECKPOINT, runtime: 'auto', optimizer: { lr: 1e-4, weightDecay: 0, maxGradNorm: 1 },
+    },
   },
   agents: {
     verifier: {
@@ -41,15 +43,14 @@ export const SEARCH_DEFAULTS: Partial<UserConfig> = {
   rollout: { promptsPerStep: 8, samplesPerPrompt: 5 },
   reward: { allocator: 'drmas' },
   algorithm: { advantage: 'drmas' },
-  // One task's 16 episodes per generate call: 64 rows at once exhausted the wasm runtime's memory (Aborted()).
-  eval: { k: 16, every: 0, atEnd: true, tasks: 64, tasksPerBatch: 1 },
+  eval: { k: 16, every: 0, atEnd: true, tasks: 64, tasksPerBatch: 4 },
   trainer: { steps: 30, seed: 0, saveEvery: 10, keepLast: 2 },
 };
 
 /** `presets: ['search']`: the Dr. MAS search workflow with every plugin it needs. */
 export const searchPreset: Preset = {
   name: 'search',
-  plugins: ['algorithms', 'backend-tfjs', 'trainer', 'orchestra', 'report'],
+  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'orchestra', 'report'],
   config: SEARCH_DEFAULTS,
 };
 
