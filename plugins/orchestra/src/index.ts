@@ -45,4 +45,6 @@ export { OrchestraPlugin, type OrchestraState } from './plugin/OrchestraPlugin.j
 export { default } from './plugin/OrchestraPlugin.js';
 export { EvaluationTaps, evalSection, type EvalSettings } from './evaluation/EvaluationTaps.js';
 export { TeacherBackend, teacherBackendFactory, type TeacherPolicy } from './demonstrations/TeacherBackend.js';
-export { collectDemonstrations, type DemonstrationLine } from './demonstrations/collectDemonstrations.js';
+export {
+  collectDemonstrations, supervisedWarmup, writeDemonstrations, type DemonstrationLine, type WarmupOptions,
+} from './demonstrations/collectDemonstrations.js';

@@ -1,10 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BackendFactory, builtinPlugins, createKernel, main, type CliIO, type Plugin } from '@drmas/core';
+import { BackendFactory, builtinPlugins, createKernel, type CliIO, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/plugin-backend-tfjs';
 import type { MathTask } from '@drmas/plugin-env-math';
-import { collectDemonstrations, Environment, teacherBackendFactory } from '@drmas/plugin-orchestra';
+import { Environment, supervisedWarmup, teacherBackendFactory, writeDemonstrations } from '@drmas/plugin-orchestra';
 import { mathPreset } from './mathPreset.js';
 import { mathTeacher } from './mathTeacher.js';
 
@@ -53,25 +52,15 @@ export async function writeMathDemonstrations(options: Pick<BuildBaseOptions, 'r
   const environment = kernel.getNamed(Environment, 'math');
   await environment.init();
   for (const task of environment.batch(0, promptsPerStep * options.rounds).tasks as unknown as MathTask[]) tasks.set(task.question, task);
-  const run = await kernel.setup({ runDir: options.workDir, log: () => {} });
-  try {
-    const demos = await collectDemonstrations(kernel, run, options.rounds);
-    mkdirSync(options.workDir, { recursive: true });
-    const file = path.join(options.workDir, 'demonstrations.jsonl');
-    writeFileSync(file, demos.map((d) => JSON.stringify(d)).join('\n') + '\n');
-    return { file, lines: demos.length };
-  } finally {
-    await kernel.hooks.shutdown.promise();
-  }
+  return writeDemonstrations(kernel, options.rounds, options.workDir);
 }
 
 /** The whole rebuild: demonstrations, then `drmas sft` of `tiny` on them, saved to `<outDir>/policy`. */
 export async function buildMathBase(options: BuildBaseOptions): Promise<number> {
   const { file } = await writeMathDemonstrations(options);
   const io = options.io ?? { stdout: process.stdout, stderr: process.stderr, cwd: PRESET_DIR };
-  return main([
-    'sft', '--config', path.join(PRESET_DIR, 'base.config.json'), '--data', file, '--out', options.outDir,
-    '--epochs', String(options.epochs), '--lr', String(options.lr ?? 2e-3), '--batch-size', String(options.batchSize ?? 32),
-    '--dtype', options.dtype ?? 'bfloat16', '--set', `trainer.seed=${options.seed ?? 0}`, '--set', `trainer.outputDir=${options.workDir}`,
-  ], { ...io, cwd: PRESET_DIR });
+  return supervisedWarmup({
+    config: path.join(PRESET_DIR, 'base.config.json'), data: file, outDir: options.outDir, workDir: options.workDir, epochs: options.epochs,
+    lr: options.lr, batchSize: options.batchSize, dtype: options.dtype, seed: options.seed, io: { ...io, cwd: PRESET_DIR },
+  });
 }

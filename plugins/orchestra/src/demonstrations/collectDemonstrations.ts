@@ -1,4 +1,6 @@
-import type { Kernel, RunContext } from '@drmas/core';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { main, type CliIO, type Kernel, type RunContext } from '@drmas/core';
 
 export interface DemonstrationLine {
   agent: string;
@@ -23,4 +25,45 @@ export async function collectDemonstrations(kernel: Kernel, run: RunContext, rou
     }
   }
   return lines;
+}
+
+/**
+ * Sets the kernel up, collects `rounds` rounds of demonstrations (see `collectDemonstrations`) and writes them to
+ * `<workDir>/demonstrations.jsonl`, the input of `drmas sft`.
+ */
+export async function writeDemonstrations(kernel: Kernel, rounds: number, workDir: string): Promise<{ file: string; lines: number }> {
+  const run = await kernel.setup({ runDir: workDir, log: () => {} });
+  try {
+    const demos = await collectDemonstrations(kernel, run, rounds);
+    mkdirSync(workDir, { recursive: true });
+    const file = path.join(workDir, 'demonstrations.jsonl');
+    writeFileSync(file, `${demos.map((d) => JSON.stringify(d)).join('\n')}\n`);
+    return { file, lines: demos.length };
+  } finally {
+    await kernel.hooks.shutdown.promise();
+  }
+}
+
+export interface WarmupOptions {
+  /** The config `drmas sft` reads (the preset with `model: tiny`). */
+  config: string;
+  data: string;
+  /** The model is saved as `<outDir>/<model id>`. */
+  outDir: string;
+  workDir: string;
+  epochs: number;
+  lr?: number;
+  batchSize?: number;
+  dtype?: 'float32' | 'bfloat16';
+  seed?: number;
+  io: CliIO;
+}
+
+/** `drmas sft` on the demonstrations: the supervised warm-up that makes a preset's base checkpoint. */
+export function supervisedWarmup(options: WarmupOptions): Promise<number> {
+  return main([
+    'sft', '--config', options.config, '--data', options.data, '--out', options.outDir,
+    '--epochs', String(options.epochs), '--lr', String(options.lr ?? 2e-3), '--batch-size', String(options.batchSize ?? 32),
+    '--dtype', options.dtype ?? 'bfloat16', '--set', `trainer.seed=${options.seed ?? 0}`, '--set', `trainer.outputDir=${options.workDir}`,
+  ], options.io);
 }
