@@ -1,30 +1,17 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BackendFactory, builtinPlugins, createKernel, type CliIO, type Plugin } from '@drmas/core';
+import { BackendFactory, builtinPlugins, createKernel, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/plugin-backend-tfjs';
 import type { MathTask } from '@drmas/plugin-env-math';
-import { Environment, supervisedWarmup, teacherBackendFactory, writeDemonstrations } from '@drmas/plugin-orchestra';
+import { Environment, supervisedWarmup, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions } from '@drmas/plugin-orchestra';
 import { mathPreset } from './mathPreset.js';
 import { mathTeacher } from './mathTeacher.js';
 
 export const PRESET_DIR = fileURLToPath(new URL('..', import.meta.url));
 
-export interface BuildBaseOptions {
-  /** Rollout rounds of the teacher (each draws `promptsPerStep` training tasks). */
-  rounds: number;
-  promptsPerStep?: number;
+export interface BuildBaseOptions extends BaseBuildOptions {
   /** Share of first Solver attempts that are wrong (so the Verifier learns to reject). */
   wrongRate?: number;
-  seed?: number;
-  /** Where demonstrations.jsonl is written. */
-  workDir: string;
-  /** The checkpoint folder the model is saved under (as `<outDir>/policy`). */
-  outDir: string;
-  epochs: number;
-  lr?: number;
-  batchSize?: number;
-  dtype?: 'float32' | 'bfloat16';
-  io?: CliIO;
 }
 
 /**

@@ -1,29 +1,15 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BackendFactory, builtinPlugins, createKernel, DrmasError, type CliIO, type Plugin } from '@drmas/core';
+import { BackendFactory, builtinPlugins, createKernel, DrmasError, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/plugin-backend-tfjs';
 import { generateKnowledgeBase } from '@drmas/plugin-env-search';
-import { supervisedWarmup, teacherBackendFactory, writeDemonstrations, type TeacherPolicy } from '@drmas/plugin-orchestra';
+import { supervisedWarmup, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions, type TeacherPolicy } from '@drmas/plugin-orchestra';
 import { searchPreset } from './searchPreset.js';
 import { searchTeacher } from './searchTeacher.js';
 
 export const PRESET_DIR = fileURLToPath(new URL('..', import.meta.url));
 
-export interface BuildBaseOptions {
-  /** Rollout rounds of the teacher (each draws `promptsPerStep` training questions). */
-  rounds: number;
-  promptsPerStep?: number;
-  seed?: number;
-  /** Where demonstrations.jsonl is written. */
-  workDir: string;
-  /** The checkpoint folder the model is saved under (as `<outDir>/policy`). */
-  outDir: string;
-  epochs: number;
-  lr?: number;
-  batchSize?: number;
-  dtype?: 'float32' | 'bfloat16';
-  io?: CliIO;
-}
+export type BuildBaseOptions = BaseBuildOptions;
 
 /**
  * Writes demonstrations by running the real search orchestra on a teacher backend (so prompts are exactly what the

@@ -44,6 +44,23 @@ export async function writeDemonstrations(kernel: Kernel, rounds: number, workDi
   }
 }
 
+/** Options of a preset's base rebuild: teacher rollouts, then the warm-up of `tiny` on their demonstrations. */
+export interface BaseBuildOptions {
+  /** Rollout rounds of the teacher (each draws `promptsPerStep` training tasks). */
+  rounds: number;
+  promptsPerStep?: number;
+  seed?: number;
+  /** Where demonstrations.jsonl is written. */
+  workDir: string;
+  /** The checkpoint folder the model is saved under (as `<outDir>/policy`). */
+  outDir: string;
+  epochs: number;
+  lr?: number;
+  batchSize?: number;
+  dtype?: 'float32' | 'bfloat16';
+  io?: CliIO;
+}
+
 export interface WarmupOptions {
   /** The config `drmas sft` reads (the preset with `model: tiny`). */
   config: string;
