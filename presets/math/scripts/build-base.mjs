@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { buildMathBase, PRESET_DIR } from '../dist/buildBase.js';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '40' }, epochs: { type: 'string', default: '6' }, lr: { type: 'string', default: '2e-3' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '120' }, epochs: { type: 'string', default: '1' }, lr: { type: 'string', default: '2e-3' } } });
 process.exitCode = await buildMathBase({
   rounds: Number(values.rounds), epochs: Number(values.epochs), lr: Number(values.lr),
   workDir: path.join(PRESET_DIR, '..', '..', '.drmas-cache', 'preset-math-base'),

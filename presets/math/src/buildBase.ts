@@ -2,8 +2,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendFactory, builtinPlugins, createKernel, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/plugin-backend-tfjs';
-import type { MathTask } from '@drmas/plugin-env-math';
-import { Environment, supervisedWarmup, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions } from '@drmas/plugin-orchestra';
+import { extractBoxedAnswer, mathAnswersEqual, type MathTask } from '@drmas/plugin-env-math';
+import { Environment, supervisedWarmup, type DemonstrationLine, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions } from '@drmas/plugin-orchestra';
 import { mathPreset } from './mathPreset.js';
 import { mathTeacher } from './mathTeacher.js';
 
@@ -39,7 +39,13 @@ export async function writeMathDemonstrations(options: Pick<BuildBaseOptions, 'r
   const environment = kernel.getNamed(Environment, 'math');
   await environment.init();
   for (const task of environment.batch(0, promptsPerStep * options.rounds).tasks as unknown as MathTask[]) tasks.set(task.question, task);
-  return writeDemonstrations(kernel, options.rounds, options.workDir);
+  // The Solver's deliberately wrong first attempts teach the Verifier to reject; the Solver itself only imitates right answers.
+  const keep = (line: DemonstrationLine) => {
+    if (line.agent !== 'solver') return true;
+    const task = tasks.get(/Solve: (.*)\n/.exec(line.prompt)?.[1]?.trim() ?? '');
+    return task !== undefined && mathAnswersEqual(extractBoxedAnswer(line.response) ?? '', task.answer);
+  };
+  return writeDemonstrations(kernel, options.rounds, options.workDir, { keep });
 }
 
 /** The whole rebuild: demonstrations, then `drmas sft` of `tiny` on them, saved to `<outDir>/policy`. */

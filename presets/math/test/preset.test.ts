@@ -4,6 +4,7 @@ import path from 'node:path';
 import { builtinPlugins, createKernel, type UserConfig } from '@drmas/core';
 import type { MathTask } from '@drmas/plugin-env-math';
 import { BASE_CHECKPOINT, buildMathBase, mathPreset, mathTeacher } from '../src/index.js';
+import { writeMathDemonstrations } from '../src/buildBase.js';
 import { runCli } from '../../../test/support/cliRunner.js';
 import { REPO_ROOT, TempProject } from '../../../test/support/tempProject.js';
 
@@ -41,6 +42,26 @@ describe('the math teacher', () => {
     const sloppy = mathTeacher(new Map([[task.question, task]]), { wrongRate: 1 });
     expect(sloppy('Solve: What is 3 + 4?\n')).not.toMatch(/\\boxed\{7\}$/);
     expect(sloppy('Solve: What is 3 + 4?\nThe output of "solver": x \\boxed{8}\n\nThe output of "verifier": <verify>reject</verify>')).toMatch(/\\boxed\{7\}$/);
+  });
+});
+
+describe('math demonstrations', () => {
+  /** The value of `What is 8 * 10 + 47?` by plain JavaScript arithmetic, independent of the task generator. */
+  const valueOf = (prompt: string) => {
+    const expression = /Solve: What is ([-\d+*() ]+)\?/.exec(prompt)![1];
+    return String(Function(`return (${expression});`)() as number);
+  };
+
+  test('the Solver only imitates right answers; the Verifier sees wrong ones and rejects them', async () => {
+    const { file } = await writeMathDemonstrations({ rounds: 2, promptsPerStep: 16, wrongRate: 0.5, seed: 1, workDir: scratch.path('demos') });
+    const demos = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { agent: string; prompt: string; response: string });
+    const solver = demos.filter((d) => d.agent === 'solver');
+    expect(solver.length).toBeGreaterThanOrEqual(32);
+    for (const demo of solver) expect(/\\boxed\{([^{}]*)\}$/.exec(demo.response)?.[1]).toBe(valueOf(demo.prompt));
+    const rejections = demos.filter((d) => d.agent === 'verifier' && d.response.endsWith('<verify>reject</verify>'));
+    expect(rejections.length).toBeGreaterThan(0);
+    // Each rejected first attempt is followed by a retry whose prompt carries the wrong answer and the rejection.
+    expect(solver.filter((d) => d.prompt.includes('<verify>reject</verify>'))).toHaveLength(rejections.length);
   });
 });
 

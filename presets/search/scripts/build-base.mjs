@@ -7,7 +7,7 @@ import { buildSearchBase, PRESET_DIR } from '../dist/buildBase.js';
 
 const { values } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '6' }, prompts: { type: 'string', default: '32' }, epochs: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '64' }, prompts: { type: 'string', default: '32' }, epochs: { type: 'string', default: '1' },
     lr: { type: 'string', default: '2e-3' }, 'batch-size': { type: 'string', default: '16' },
   },
 });

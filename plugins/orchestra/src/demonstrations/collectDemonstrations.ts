@@ -9,18 +9,26 @@ export interface DemonstrationLine {
   response: string;
 }
 
+export interface CollectOptions {
+  /** Episodes whose outcome is below this are left out (default 1: only successful ones). */
+  minOutcome?: number;
+  /** Turns of kept episodes for which this is false are left out (e.g. a deliberate mistake the teacher made). */
+  keep?: (line: DemonstrationLine) => boolean;
+}
+
 /**
- * Runs the kernel's rollout `rounds` times (its models should be teacher backends) and returns every turn as a
- * demonstration line, keeping only episodes whose outcome reaches `minOutcome` (default 1: successful ones).
+ * Runs the kernel's rollout `rounds` times (its models should be teacher backends) and returns every turn of the
+ * episodes that reach `minOutcome` as a demonstration line, less the turns `keep` rejects.
  */
-export async function collectDemonstrations(kernel: Kernel, run: RunContext, rounds: number, options: { minOutcome?: number } = {}): Promise<DemonstrationLine[]> {
+export async function collectDemonstrations(kernel: Kernel, run: RunContext, rounds: number, options: CollectOptions = {}): Promise<DemonstrationLine[]> {
   const lines: DemonstrationLine[] = [];
   for (let round = 1; round <= rounds; round++) {
     const batch = await kernel.hooks.rollout.promise({ run, step: round, metrics: {} });
     for (const trajectory of batch?.trajectories ?? []) {
       if ((trajectory.outcome ?? 0) < (options.minOutcome ?? 1)) continue;
       for (const turn of trajectory.turns) {
-        lines.push({ agent: turn.agentId, prompt: turn.promptText ?? '', response: turn.responseText ?? '' });
+        const line = { agent: turn.agentId, prompt: turn.promptText ?? '', response: turn.responseText ?? '' };
+        if (options.keep?.(line) ?? true) lines.push(line);
       }
     }
   }
@@ -31,10 +39,10 @@ export async function collectDemonstrations(kernel: Kernel, run: RunContext, rou
  * Sets the kernel up, collects `rounds` rounds of demonstrations (see `collectDemonstrations`) and writes them to
  * `<workDir>/demonstrations.jsonl`, the input of `drmas sft`.
  */
-export async function writeDemonstrations(kernel: Kernel, rounds: number, workDir: string): Promise<{ file: string; lines: number }> {
+export async function writeDemonstrations(kernel: Kernel, rounds: number, workDir: string, options: CollectOptions = {}): Promise<{ file: string; lines: number }> {
   const run = await kernel.setup({ runDir: workDir, log: () => {} });
   try {
-    const demos = await collectDemonstrations(kernel, run, rounds);
+    const demos = await collectDemonstrations(kernel, run, rounds, options);
     mkdirSync(workDir, { recursive: true });
     const file = path.join(workDir, 'demonstrations.jsonl');
     writeFileSync(file, `${demos.map((d) => JSON.stringify(d)).join('\n')}\n`);

@@ -51,22 +51,63 @@ function numberOption(values: Record<string, unknown>, key: string, fallback: nu
   return value;
 }
 
+function warmupSteps(value: unknown): number {
+  const steps = Number(value);
+  if (!Number.isInteger(steps) || steps < 0) {
+    throw new DrmasError('INVALID_ARGUMENT', `--warmup-steps expects a whole number of steps (0 or more), got "${String(value)}"`, { key: '--warmup-steps' });
+  }
+  return steps;
+}
+
+/** A line every tenth of the run (and at least every two minutes): step, mean nll since the last line, lr, tokens per second. */
+class SftProgress {
+  private readonly every: number;
+  private done = 0;
+  private nll = 0;
+  private count = 0;
+  private tokens = 0;
+  private since = performance.now();
+  private lastLine = performance.now();
+
+  constructor(private readonly log: (message: string) => void, private readonly group: string, private readonly totalSteps: number) {
+    this.every = Math.max(1, Math.round(totalSteps / 10));
+  }
+
+  step(nll: number, lr: number, tokens: number): void {
+    this.done++;
+    this.nll += nll;
+    this.count++;
+    this.tokens += tokens;
+    const now = performance.now();
+    if (this.done % this.every !== 0 && now - this.lastLine < 120_000 && this.done !== this.totalSteps) return;
+    const seconds = (now - this.since) / 1000;
+    this.log(`sft ${this.group} step ${this.done}/${this.totalSteps}: nll ${(this.nll / this.count).toFixed(4)}, lr ${lr.toExponential(2)}, ${Math.round(this.tokens / seconds)} tok/s`);
+    this.nll = 0;
+    this.count = 0;
+    this.tokens = 0;
+    this.since = now;
+    this.lastLine = now;
+  }
+}
+
 export const sft: CliCommand = {
   name: 'sft',
   summary: 'supervised warm-up of each worker group on JSONL demonstrations (prompt/response per agent)',
-  usage: 'drmas sft --config PATH --data FILE.jsonl [--epochs 3] [--batch-size 16] [--lr 1e-3] [--out DIR] [--dtype float32|bfloat16]',
+  usage: 'drmas sft --config PATH --data FILE.jsonl [--epochs 3] [--batch-size 16] [--lr 1e-3] [--schedule cosine|constant] [--warmup-steps N] [--out DIR] [--dtype float32|bfloat16]',
   help: [
     ...CONFIG_HELP,
     ['--data FILE', 'JSONL of {"agent", "prompt", "response"}: prompt as the agent sends it, response as it should answer'],
     ['--epochs N', 'passes over the demonstrations (default 3)'],
     ['--batch-size N', 'demonstrations per optimizer step (default 16)'],
     ['--lr X', 'learning rate (default: the model\'s optimizer.lr)'],
+    ['--schedule S', 'cosine (default: linear warm-up, then a half-cosine to 0 at the last step) or constant (after the warm-up)'],
+    ['--warmup-steps N', 'optimizer steps of linear warm-up (default: 3% of all steps)'],
     ['--out DIR', 'where each worker group\'s model is saved (default <trainer.outputDir>/sft-<time>/<model id>)'],
     ['--dtype D', 'weights dtype of the saved models: float32 (default) or bfloat16'],
   ],
   options: {
     ...CONFIG_OPTIONS, data: { type: 'string' }, epochs: { type: 'string' }, 'batch-size': { type: 'string' }, lr: { type: 'string' },
-    out: { type: 'string' }, dtype: { type: 'string' },
+    schedule: { type: 'string' }, 'warmup-steps': { type: 'string' }, out: { type: 'string' }, dtype: { type: 'string' },
   },
   async run({ values }, io) {
     if (!values.data) throw new DrmasError('INVALID_ARGUMENT', '--data is required', { key: '--data', hint: 'e.g. --data demos.jsonl' });
@@ -75,6 +116,11 @@ export const sft: CliCommand = {
     const demos = readDemonstrations(path.resolve(io.cwd, values.data as string));
     const epochs = numberOption(values, 'epochs', 3);
     const batchSize = numberOption(values, 'batch-size', 16);
+    const schedule = (values.schedule as string | undefined) ?? 'cosine';
+    if (schedule !== 'cosine' && schedule !== 'constant') {
+      throw new DrmasError('INVALID_ARGUMENT', `--schedule must be cosine or constant, got "${schedule}"`, { key: '--schedule' });
+    }
+    const warmup = values['warmup-steps'] === undefined ? undefined : warmupSteps(values['warmup-steps']);
     const { kernel, config } = await createKernel({
       cwd: io.cwd, configPath: values.config as string | undefined, overrides: values.set as string[] | undefined, builtins: builtinPlugins('train'),
     });
@@ -105,18 +151,24 @@ export const sft: CliCommand = {
         });
         if (turns.length === 0) continue;
         const rng = new SeededRng(config.trainer.seed).fork(`sft/${group.id}`);
+        const totalSteps = epochs * Math.ceil(turns.length / batchSize);
+        const optimizer = {
+          lr: values.lr === undefined ? group.training.lr : numberOption(values, 'lr', group.training.lr),
+          maxGradNorm: group.training.maxGradNorm, weightDecay: group.training.weightDecay, betas: group.training.betas, eps: group.training.eps,
+          schedule, totalSteps,
+          warmupSteps: warmup ?? Math.ceil(0.03 * totalSteps),
+        } as const;
+        const progress = new SftProgress(log, group.id, totalSteps);
         for (let epoch = 1; epoch <= epochs; epoch++) {
           const order = rng.shuffle(turns.map((_, i) => i));
           let total = 0;
           let batches = 0;
           for (let start = 0; start < order.length; start += batchSize) {
             const batch = packTurns(group.id, order.slice(start, start + batchSize).map((i) => turns[i]));
-            const result = await group.trainer.update({
-              batch, loss, microBatchSize: group.training.microBatchSize,
-              optimizer: { lr: values.lr === undefined ? group.training.lr : numberOption(values, 'lr', group.training.lr), maxGradNorm: group.training.maxGradNorm, weightDecay: group.training.weightDecay },
-            });
+            const result = await group.trainer.update({ batch, loss, microBatchSize: group.training.microBatchSize, optimizer });
             total += result.loss;
             batches++;
+            progress.step(result.loss, result.learningRate, batch.promptIds.reduce((n, ids) => n + ids.length, 0) + batch.responseLengths.reduce((n, length) => n + length, 0));
           }
           const metrics = { [`sft/${group.id}/nll`]: total / batches, [`sft/${group.id}/demonstrations`]: turns.length };
           for (const sink of sinks) await sink.write({ step: epoch, metrics });
