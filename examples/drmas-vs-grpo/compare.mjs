@@ -2,7 +2,7 @@
 // Dr. MAS vs GRPO at our scale: both estimators on the math and search presets, one model per agent (non-shared),
 // several seeds, the same budget; writes results.json and RESULTS.md (avg@16, pass@16, gradient-norm statistics per
 // worker group). Usage (after `npm run build`): node examples/drmas-vs-grpo/compare.mjs [--seeds 3] [--steps 20]
-// [--presets math,search] [--tasks 32]
+// [--presets math,search] [--tasks 32] [--set key=value ...] (extra settings for every run, e.g. rollout.promptsPerStep=4)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,8 +13,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
 const { values } = parseArgs({
   options: {
-    seeds: { type: 'string', default: '3' }, steps: { type: 'string', default: '20' }, presets: { type: 'string', default: 'math,search' },
-    tasks: { type: 'string', default: '32' }, out: { type: 'string', default: path.join(root, 'runs', 'drmas-vs-grpo') },
+    seeds: { type: 'string', default: '3' }, steps: { type: 'string' }, presets: { type: 'string', default: 'math,search' },
+    tasks: { type: 'string', default: '32' }, set: { type: 'string', multiple: true, default: [] }, out: { type: 'string', default: path.join(root, 'runs', 'drmas-vs-grpo') },
   },
 });
 const seeds = Array.from({ length: Number(values.seeds) }, (_, i) => i);
@@ -44,7 +44,8 @@ for (const preset of presets) {
         const args = [
           path.join(root, 'core', 'bin', 'drmas.js'), 'train', '--config', path.join(here, `${preset}.non-shared.json`), '--run-dir', runDir,
           '--set', `algorithm.advantage=${estimator}`, '--set', `trainer.seed=${seed}`, '--set', `env.seed=${seed}`,
-          '--set', `trainer.steps=${values.steps}`, '--set', `eval.tasks=${values.tasks}`, '--set', 'report.progress=lines',
+          ...(values.steps ? ['--set', `trainer.steps=${values.steps}`] : []), '--set', `eval.tasks=${values.tasks}`, '--set', 'report.progress=lines',
+          ...values.set.flatMap((setting) => ['--set', setting]),
         ];
         const started = Date.now();
         const run = spawnSync(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
@@ -52,10 +53,12 @@ for (const preset of presets) {
         console.error(`${preset} ${estimator} seed ${seed}: ${((Date.now() - started) / 1000).toFixed(0)} s`);
       }
       const metrics = readLines(path.join(runDir, 'metrics.jsonl'));
+      const config = JSON.parse(readFileSync(path.join(runDir, 'config.json'), 'utf8'));
       const evaluation = readLines(path.join(runDir, 'eval.jsonl')).at(-1);
       const groups = [...new Set(metrics.flatMap((m) => Object.keys(m)).filter((k) => /^actor\/[^/]+\/grad_norm$/.test(k)))];
       results.push({
         preset, estimator, seed,
+        budget: `${config.trainer.steps} x ${config.rollout.promptsPerStep} x ${config.rollout.samplesPerPrompt}`,
         avg: evaluation[Object.keys(evaluation).find((k) => /^val\/avg@\d+$/.test(k))],
         pass: evaluation[Object.keys(evaluation).find((k) => /^val\/pass@\d+$/.test(k))],
         gradNorm: Object.fromEntries(groups.map((g) => [g.split('/')[1], gradNormStats(metrics.map((m) => m[g]).filter((v) => v !== undefined))])),
@@ -68,8 +71,8 @@ const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const sd = (xs) => (xs.length > 1 ? Math.sqrt(xs.reduce((a, b) => a + (b - mean(xs)) ** 2, 0) / (xs.length - 1)) : 0);
 const pct = (x) => (100 * x).toFixed(1);
 const lines = [
-  `| preset | estimator | avg@16 (mean ± sd over ${seeds.length} seeds) | pass@16 | worker group | grad-norm max (mean) | grad-norm p99 (mean) | spikes > 5x median (total) |`,
-  '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  `| preset | estimator | steps x prompts x samples | avg@16 (mean ± sd over ${seeds.length} seeds) | pass@16 | worker group | grad-norm max (mean) | grad-norm p99 (mean) | spikes > 5x median (total) |`,
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
 ];
 for (const preset of presets) {
   for (const estimator of estimators) {
@@ -78,8 +81,8 @@ for (const preset of presets) {
     groups.forEach((group, i) => {
       const stats = runs.map((r) => r.gradNorm[group]);
       const head = i === 0
-        ? `| ${preset} | ${estimator} | ${pct(mean(runs.map((r) => r.avg)))} ± ${pct(sd(runs.map((r) => r.avg)))} | ${pct(mean(runs.map((r) => r.pass)))} ± ${pct(sd(runs.map((r) => r.pass)))} `
-        : '| | | | ';
+        ? `| ${preset} | ${estimator} | ${[...new Set(runs.map((r) => r.budget))].join(', ')} | ${pct(mean(runs.map((r) => r.avg)))} ± ${pct(sd(runs.map((r) => r.avg)))} | ${pct(mean(runs.map((r) => r.pass)))} ± ${pct(sd(runs.map((r) => r.pass)))} `
+        : '| | | | | ';
       lines.push(`${head}| ${group} | ${mean(stats.map((s) => s.max)).toFixed(3)} | ${mean(stats.map((s) => s.p99)).toFixed(3)} | ${stats.reduce((a, s) => a + s.spikes, 0)} |`);
     });
   }
@@ -87,5 +90,5 @@ for (const preset of presets) {
 const table = lines.join('\n');
 mkdirSync(values.out, { recursive: true });
 writeFileSync(path.join(values.out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-writeFileSync(path.join(here, 'RESULTS.md'), `# Dr. MAS vs GRPO (measured)\n\nCommand: \`node examples/drmas-vs-grpo/compare.mjs --seeds ${values.seeds} --steps ${values.steps} --presets ${values.presets} --tasks ${values.tasks}\`\n\n${table}\n`);
+writeFileSync(path.join(here, 'RESULTS.md'), `# Dr. MAS vs GRPO (measured)\n\nCommand: \`node ${[path.relative(root, process.argv[1]), ...process.argv.slice(2)].join(' ')}\`\n\n${table}\n`);
 console.log(table);

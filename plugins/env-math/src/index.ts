@@ -26,7 +26,8 @@ export { latexToMathjs, symbolicallyEqual } from './symbolicEquivalence.js';
 export { mathAnswersEqual } from './answerEquivalence.js';
 export { scoreMathResponse, type MathScore, type MathScoreReason } from './scoreMathResponse.js';
 
-export { solverDemonstration, verifierDemonstration } from './demonstrations.js';
+export { solverDemonstration, verifierDemonstration, type DemonstrationStyle } from './demonstrations.js';
+export { columnWork } from './columnArithmetic.js';
 export { extractVerifierVerdict, VERIFY_APPROVE, VERIFY_REJECT, type VerifierVerdict } from './verifierVerdict.js';
 
 export { SeededRandom, splitmix32 } from './random/splitmix32.js';

@@ -16,9 +16,9 @@ export const MATH_DEFAULTS: Partial<UserConfig> = {
     },
   },
   agents: {
-    solver: { model: 'policy', prompt: SOLVER_PROMPT, sampling: { temperature: 1, topP: 1, maxNewTokens: 40 }, invalidPenalty: 0.1 },
+    solver: { model: 'policy', prompt: SOLVER_PROMPT, sampling: { temperature: 1, topP: 1, maxNewTokens: 56 }, invalidPenalty: 0.1 },
     verifier: {
-      model: 'policy', prompt: VERIFIER_PROMPT, sampling: { temperature: 1, topP: 1, maxNewTokens: 40 }, invalidPenalty: 0.1,
+      model: 'policy', prompt: VERIFIER_PROMPT, sampling: { temperature: 1, topP: 1, maxNewTokens: 72 }, invalidPenalty: 0.1,
       stop: ['</verify>'],
     },
   },
