@@ -52,5 +52,6 @@ export async function buildSearchBase(options: BuildBaseOptions): Promise<number
   return supervisedWarmup({
     config: path.join(PRESET_DIR, 'base.config.json'), data: file, outDir: options.outDir, workDir: options.workDir, epochs: options.epochs,
     lr: options.lr, batchSize: options.batchSize, dtype: options.dtype, seed: options.seed, io: { ...io, cwd: PRESET_DIR },
+    overrides: options.from ? [`models.policy.model=${path.resolve(options.from)}`] : [],
   });
 }

@@ -66,6 +66,8 @@ export interface BaseBuildOptions {
   lr?: number;
   batchSize?: number;
   dtype?: 'float32' | 'bfloat16';
+  /** A checkpoint to continue from instead of a freshly initialised `tiny` (a second stage of warm-up). */
+  from?: string;
   io?: CliIO;
 }
 
@@ -81,6 +83,8 @@ export interface WarmupOptions {
   batchSize?: number;
   dtype?: 'float32' | 'bfloat16';
   seed?: number;
+  /** Extra `--set KEY=VALUE` overrides of the config. */
+  overrides?: string[];
   io: CliIO;
 }
 
@@ -90,5 +94,6 @@ export function supervisedWarmup(options: WarmupOptions): Promise<number> {
     'sft', '--config', options.config, '--data', options.data, '--out', options.outDir,
     '--epochs', String(options.epochs), '--lr', String(options.lr ?? 2e-3), '--batch-size', String(options.batchSize ?? 32),
     '--dtype', options.dtype ?? 'bfloat16', '--set', `trainer.seed=${options.seed ?? 0}`, '--set', `trainer.outputDir=${options.workDir}`,
+    ...(options.overrides ?? []).flatMap((setting) => ['--set', setting]),
   ], options.io);
 }
