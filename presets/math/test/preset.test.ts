@@ -117,5 +117,15 @@ describe('@drmas/preset-math', () => {
     expect(demos[0].prompt).toContain('Solve: ');
     const line = await oneStep({ models: { policy: { model: path.join(outDir, 'policy') } } }, scratch.path('rebuilt'));
     expect(Number.isFinite(line['actor/policy/grad_norm'])).toBe(true);
+
+    // A second stage continues from the first one's checkpoint.
+    let log = '';
+    const stage2 = await buildMathBase({
+      rounds: 1, promptsPerStep: 2, epochs: 1, batchSize: 8, seed: 1, from: path.join(outDir, 'policy'), workDir: scratch.path('base-work-2'), outDir: scratch.path('base-2'),
+      io: { stdout: process.stdout, stderr: { write: (chunk: string) => { log += chunk; return true; } } as unknown as NodeJS.WritableStream, cwd: REPO_ROOT },
+    });
+    expect(stage2).toBe(0);
+    expect(log).toContain(`model policy: ${path.join(outDir, 'policy')} on tfjs`);
+    expect(existsSync(scratch.path('base-2', 'policy', 'model.safetensors'))).toBe(true);
   });
 });
