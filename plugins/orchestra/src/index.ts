@@ -46,6 +46,6 @@ export { default } from './plugin/OrchestraPlugin.js';
 export { EvaluationTaps, evalSection, type EvalSettings } from './evaluation/EvaluationTaps.js';
 export { TeacherBackend, teacherBackendFactory, type TeacherPolicy } from './demonstrations/TeacherBackend.js';
 export {
-  collectDemonstrations, supervisedWarmup, writeDemonstrations, type BaseBuildOptions, type CollectOptions, type DemonstrationLine,
+  collectDemonstrations, supervisedWarmup, warmupPresetBase, writeDemonstrations, type BaseBuildOptions, type CollectOptions, type DemonstrationLine,
   type WarmupOptions,
 } from './demonstrations/collectDemonstrations.js';

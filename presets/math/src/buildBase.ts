@@ -1,9 +1,8 @@
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendFactory, builtinPlugins, createKernel, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/plugin-backend-tfjs';
 import { extractBoxedAnswer, mathAnswersEqual, type MathTask } from '@drmas/plugin-env-math';
-import { Environment, supervisedWarmup, type DemonstrationLine, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions } from '@drmas/plugin-orchestra';
+import { Environment, warmupPresetBase, type DemonstrationLine, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions } from '@drmas/plugin-orchestra';
 import { mathPreset } from './mathPreset.js';
 import { mathTeacher } from './mathTeacher.js';
 
@@ -51,10 +50,5 @@ export async function writeMathDemonstrations(options: Pick<BuildBaseOptions, 'r
 /** The whole rebuild: demonstrations, then `drmas sft` of `tiny` on them, saved to `<outDir>/policy`. */
 export async function buildMathBase(options: BuildBaseOptions): Promise<number> {
   const { file } = await writeMathDemonstrations(options);
-  const io = options.io ?? { stdout: process.stdout, stderr: process.stderr, cwd: PRESET_DIR };
-  return supervisedWarmup({
-    config: path.join(PRESET_DIR, 'base.config.json'), data: file, outDir: options.outDir, workDir: options.workDir, epochs: options.epochs,
-    lr: options.lr, batchSize: options.batchSize, dtype: options.dtype, seed: options.seed, io: { ...io, cwd: PRESET_DIR },
-    overrides: options.from ? [`models.policy.model=${path.resolve(options.from)}`] : [],
-  });
+  return warmupPresetBase(PRESET_DIR, file, options);
 }

@@ -1,9 +1,8 @@
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendFactory, builtinPlugins, createKernel, DrmasError, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/plugin-backend-tfjs';
 import { generateKnowledgeBase } from '@drmas/plugin-env-search';
-import { supervisedWarmup, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions, type TeacherPolicy } from '@drmas/plugin-orchestra';
+import { warmupPresetBase, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions, type TeacherPolicy } from '@drmas/plugin-orchestra';
 import { searchPreset } from './searchPreset.js';
 import { searchTeacher } from './searchTeacher.js';
 
@@ -48,10 +47,5 @@ export async function writeSearchDemonstrations(options: Pick<BuildBaseOptions, 
 /** The whole rebuild: demonstrations, then `drmas sft` of `tiny` on them, saved to `<outDir>/policy`. */
 export async function buildSearchBase(options: BuildBaseOptions): Promise<number> {
   const { file } = await writeSearchDemonstrations(options);
-  const io = options.io ?? { stdout: process.stdout, stderr: process.stderr, cwd: PRESET_DIR };
-  return supervisedWarmup({
-    config: path.join(PRESET_DIR, 'base.config.json'), data: file, outDir: options.outDir, workDir: options.workDir, epochs: options.epochs,
-    lr: options.lr, batchSize: options.batchSize, dtype: options.dtype, seed: options.seed, io: { ...io, cwd: PRESET_DIR },
-    overrides: options.from ? [`models.policy.model=${path.resolve(options.from)}`] : [],
-  });
+  return warmupPresetBase(PRESET_DIR, file, options);
 }

@@ -97,3 +97,16 @@ export function supervisedWarmup(options: WarmupOptions): Promise<number> {
     ...(options.overrides ?? []).flatMap((setting) => ['--set', setting]),
   ], options.io);
 }
+
+/**
+ * The warm-up stage of a preset's base rebuild: `drmas sft` with `<presetDir>/base.config.json` on `data`, continuing
+ * from `options.from` when given (its model id is `policy`), saved to `<outDir>/policy`.
+ */
+export function warmupPresetBase(presetDir: string, data: string, options: BaseBuildOptions): Promise<number> {
+  const io = options.io ?? { stdout: process.stdout, stderr: process.stderr, cwd: presetDir };
+  return supervisedWarmup({
+    config: path.join(presetDir, 'base.config.json'), data, outDir: options.outDir, workDir: options.workDir, epochs: options.epochs,
+    lr: options.lr, batchSize: options.batchSize, dtype: options.dtype, seed: options.seed, io: { ...io, cwd: presetDir },
+    overrides: options.from ? [`models.policy.model=${path.resolve(options.from)}`] : [],
+  });
+}
