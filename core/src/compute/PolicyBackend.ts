@@ -24,7 +24,7 @@ export interface GenerateRequest extends SamplingParams {
 
 export interface GenerateResult {
   tokenIds: number[][];
-  /** Log-prob of each sampled token under the policy at temperature 1. */
+  /** Log-prob of each sampled token under the policy at the sampling temperature (temperature 1 when greedy). */
   logProbs: number[][];
   finishReasons: Array<'stop' | 'length'>;
 }
@@ -33,10 +33,15 @@ export interface ScoreRequest {
   promptIds: number[][];
   responseIds: number[][];
   withEntropy?: boolean;
+  /**
+   * Temperature of each row's policy (its logits are divided by it, veRL's `logits / temperature`): score a turn
+   * at the temperature it was sampled with. Default 1; 0 (greedy) counts as 1.
+   */
+  temperatures?: ArrayLike<number>;
 }
 
 export interface ScoreResult {
-  /** Teacher-forced log-prob of each response token. */
+  /** Teacher-forced log-prob of each response token (at its row's temperature). */
   logProbs: number[][];
   entropy?: number[][];
 }

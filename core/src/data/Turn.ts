@@ -20,8 +20,10 @@ export interface Turn extends TurnKey {
   index: number;
   promptIds: number[];
   responseIds: number[];
-  /** Log-prob of each response token under the rollout engine's policy (temperature 1), as sampled. */
+  /** Log-prob of each response token under the rollout engine's policy at `temperature`, as sampled. */
   logProbs: number[];
+  /** The sampling temperature (default 1; 0, greedy, counts as 1): the trainer scores and trains the turn at it. */
+  temperature?: number;
   promptText?: string;
   responseText?: string;
   /** The parsed action, e.g. `{ kind: 'answer', text: '42' }`; undefined when nothing could be parsed. */

@@ -23,6 +23,8 @@ export interface WorkerGroupBatch {
   returns?: Float32Array;
   /** Log-probs recomputed by the trainer before the update (the PPO "old" policy). */
   oldLogProbs?: Float32Array;
+  /** Sampling temperature of each row (absent: all 1); scores and updates divide the row's logits by it. */
+  temperatures?: Float32Array;
   /** Log-probs recorded by the rollout engine when sampling. */
   rolloutLogProbs: Float32Array;
   /** Log-probs of the frozen reference model, when a KL term is used. */

@@ -1,6 +1,11 @@
 import type { RolloutBatch, Turn } from './Turn.js';
 import type { WorkerGroupBatch } from './WorkerGroupBatch.js';
 
+/** The temperature a turn is scored at: its sampling temperature, with greedy (0) and unset counting as 1. */
+export function scoringTemperature(temperature: number | undefined): number {
+  return temperature === undefined || temperature <= 0 ? 1 : temperature;
+}
+
 /**
  * Packs the turns of a rollout batch into one columnar batch per worker group (sorted by id), in trajectory
  * order. A worker group's batch holds only its own agents' turns.
@@ -25,6 +30,7 @@ export function packTurns(workerGroupId: string, turns: Turn[]): WorkerGroupBatc
   const advantages = new Float32Array(rows * length);
   const rolloutLogProbs = new Float32Array(rows * length);
   const hasReturns = turns.some((t) => t.returns);
+  const tempered = turns.some((t) => scoringTemperature(t.temperature) !== 1);
   const returns = hasReturns ? new Float32Array(rows * length) : undefined;
   turns.forEach((turn, row) => {
     const offset = row * length;
@@ -48,6 +54,7 @@ export function packTurns(workerGroupId: string, turns: Turn[]): WorkerGroupBatc
     responseMask,
     advantages,
     returns,
+    ...(tempered ? { temperatures: Float32Array.from(turns, (t) => scoringTemperature(t.temperature)) } : {}),
     rolloutLogProbs,
   };
 }
@@ -74,6 +81,7 @@ export function selectRows(batch: WorkerGroupBatch, rows: readonly number[]): Wo
     responseMask: pick(batch.responseMask)!,
     advantages: pick(batch.advantages)!,
     returns: pick(batch.returns),
+    ...(batch.temperatures ? { temperatures: Float32Array.from(rows, (r) => batch.temperatures![r]) } : {}),
     oldLogProbs: pick(batch.oldLogProbs),
     rolloutLogProbs: pick(batch.rolloutLogProbs)!,
     refLogProbs: pick(batch.refLogProbs),

@@ -19,6 +19,7 @@ export const GraphNames = {
   targets: 'targets',
   predictStart: 'predict_start',
   predictEnd: 'predict_end',
+  inverseTemperature: 'inverse_temperature',
   pastKey: (layer: number) => `past_key.${layer}`,
   pastValue: (layer: number) => `past_value.${layer}`,
   key: (layer: number) => `key.${layer}`,
@@ -41,7 +42,7 @@ const INT64_MAX = Number.MAX_SAFE_INTEGER;
  *   log-probs and the new column's `key.i` / `value.i [batch, kvHeads, 1, headDim]`, which the caller writes into
  *   its caches. The caches are read in place: nothing proportional to the context is copied per step.
  * - `score`: teacher-forced `log_probs` and `entropy [batch, responses]` of `targets` predicted from columns
- *   `[predict_start, predict_end)`.
+ *   `[predict_start, predict_end)`, each row's logits multiplied by its `inverse_temperature [batch, 1, 1]`.
  *
  * Rope tables (`rope_cos`, signed `rope_sin`) and the additive `attention_bias` are computed by the caller.
  */
@@ -167,9 +168,11 @@ export function buildDecoderGraph(
     const targets = g.input(n.targets, 'int64', ['batch', 'responses']);
     const start = g.input(n.predictStart, 'int64', [1]);
     const end = g.input(n.predictEnd, 'int64', [1]);
+    const inverseTemperature = g.input(n.inverseTemperature, 'float', ['batch', 1, 1]);
     const byRow = g.op('Reshape', [x, shapeWith([h])]);
-    const predicting = g.op('Reshape', [g.op('Slice', [byRow, start, end, g.ints([1])]), g.ints([-1, h])]);
-    const logp = logSoftmax(predicting);
+    const predicting = g.op('Slice', [byRow, start, end, g.ints([1])]);
+    const logits = g.op('Mul', [g.op('MatMul', [rmsNorm(predicting, 'norm'), w('lm_head')]), inverseTemperature]);
+    const logp = g.op('Reshape', [g.op('LogSoftmax', [logits], { axis: -1 }), g.ints([-1, c.vocabSize])]);
     const targetShape = g.op('Shape', [targets]);
     const picked = g.op('GatherElements', [logp, g.op('Reshape', [targets, g.ints([-1, 1])])], { axis: 1 });
     g.output(g.op('Reshape', [picked, targetShape]), n.logProbs, 'float', ['batch', 'responses']);

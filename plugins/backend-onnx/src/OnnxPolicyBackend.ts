@@ -8,6 +8,7 @@ import type {
   UpdateResult,
   WeightTensor,
 } from '@drmas/core';
+import { scoringTemperature } from '@drmas/core';
 import type * as OrtModule from 'onnxruntime-node';
 import { buildDecoderGraph, GraphNames, type DecoderGraphKind, type WeightMode } from './DecoderGraph.js';
 import { graphWeights } from './GraphWeights.js';
@@ -36,6 +37,7 @@ import {
   promptResponseLayout,
   rotaryInverseFrequencies,
   rotaryTables,
+  logProbAtTemperature,
   sampleToken,
   saveCheckpoint,
   SeededRandom,
@@ -232,7 +234,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
         const row = logp.subarray(i * v, (i + 1) * v);
         const token = sampleToken(row, settings, rngs[r]);
         tokenIds[r].push(token);
-        logProbs[r].push(row[token]);
+        logProbs[r].push(logProbAtTemperature(row, token, settings.temperature));
         request.onToken?.(r, token);
         if (stopIds.has(token) || hitsStopString(tokenIds[r])) finishReasons[r] = 'stop';
         else still.push(i);
@@ -317,6 +319,9 @@ export class OnnxPolicyBackend implements PolicyBackend {
     if (request.responseIds.length !== rows) {
       throw new OnnxRequestError(`scoring got ${rows} prompts but ${request.responseIds.length} responses`);
     }
+    if (request.temperatures && request.temperatures.length !== rows) {
+      throw new OnnxRequestError(`scoring got ${rows} prompts but ${request.temperatures.length} temperatures`);
+    }
     const logProbs: number[][] = [];
     const entropy: number[][] = [];
     const maxLogits = 1 << 24;
@@ -334,6 +339,9 @@ export class OnnxPolicyBackend implements PolicyBackend {
       feeds[GraphNames.targets] = this.tensor(BigInt64Array.from(layout.targets, (x) => BigInt(x)), [n, r]);
       feeds[GraphNames.predictStart] = this.tensor(BigInt64Array.of(BigInt(p - 1)), [1]);
       feeds[GraphNames.predictEnd] = this.tensor(BigInt64Array.of(BigInt(p - 1 + r)), [1]);
+      feeds[GraphNames.inverseTemperature] = this.tensor(
+        Float32Array.from({ length: n }, (_, i) => 1 / scoringTemperature(request.temperatures?.[start + i])), [n, 1, 1],
+      );
       const out = await this.run('score', feeds);
       const lp = out[GraphNames.logProbs].data as Float32Array;
       const ent = out[GraphNames.entropy].data as Float32Array;

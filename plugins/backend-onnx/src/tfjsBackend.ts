@@ -24,6 +24,7 @@ export {
   leftPad,
   promptResponseLayout,
   SeededRandom,
+  logProbAtTemperature,
   sampleToken,
   type SamplingSettings,
 } from '@drmas/plugin-backend-tfjs';

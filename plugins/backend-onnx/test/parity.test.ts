@@ -46,6 +46,17 @@ describe.each(CASES)('onnx vs tfjs: $label', ({ architecture, extra }) => {
     expect(diff.entropy).toBeLessThan(1e-4);
   });
 
+  it('scores the same log-probs at per-row temperatures, and samples with log-probs at the sampling temperature', async () => {
+    const temperatures = [0.6, 1, 1.7];
+    const request = { promptIds: PROMPTS, responseIds: RESPONSES, temperatures };
+    const [a, b, plain] = await Promise.all([tfjs.score(request), onnx.score(request), onnx.score({ promptIds: PROMPTS, responseIds: RESPONSES })]);
+    expect(maxAbsDiff(a.logProbs, b.logProbs)).toBeLessThan(1e-4);
+    expect(maxAbsDiff(plain.logProbs, b.logProbs)).toBeGreaterThan(1e-3);
+    const sampled = await onnx.generate({ prompts: PROMPTS, maxNewTokens: 6, temperature: 0.6, seed: 2, stopTokenIds: [] });
+    const rescored = await tfjs.score({ promptIds: PROMPTS, responseIds: sampled.tokenIds, temperatures: [0.6, 0.6, 0.6] });
+    expect(maxAbsDiff(sampled.logProbs, rescored.logProbs)).toBeLessThan(1e-4);
+  });
+
   it('generates the same greedy tokens with the same log-probs', async () => {
     const request = { prompts: PROMPTS, maxNewTokens: 12, temperature: 0, stopTokenIds: [] };
     const [a, b] = await Promise.all([tfjs.generate(request), onnx.generate(request)]);

@@ -27,7 +27,7 @@ export { rotaryInverseFrequencies, rotaryTables } from './model/rotaryEmbedding.
 export { leftPad } from './model/batchLayout.js';
 export { promptResponseLayout } from './model/responseLogProbs.js';
 export { SeededRandom } from './model/SeededRandom.js';
-export { sampleToken, type SamplingSettings } from './generation/sampling.js';
+export { logProbAtTemperature, sampleToken, type SamplingSettings } from './generation/sampling.js';
 export { scoreCommand, type ScoreCommandOptions } from './cli/scoreCommand.js';
 export * from './checkpoint/index.js';
 export * from './tokenizer/index.js';

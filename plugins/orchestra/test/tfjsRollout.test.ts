@@ -58,6 +58,19 @@ describe('rollout on the tiny tfjs model', () => {
     for (const t of batch.trajectories) expect(t.turns[0].agentId).toBe('solver');
   });
 
+  test('each turn records its sampling temperature, and its log-probs are the policy\'s at that temperature', async () => {
+    const batch = await rolloutStep(['solver', 'verifier'], {
+      orchestra: { name: 'math' }, env: { name: 'math', levels: [1], testSize: 4 },
+      agents: { solver: { sampling: { maxNewTokens: 16, temperature: 0.7 } }, verifier: sampling },
+    });
+    const turns = batch.trajectories.flatMap((t) => t.turns);
+    for (const turn of turns) expect(turn.temperature).toBe(turn.agentId === 'solver' ? 0.7 : 1);
+    const scored = await backend.score({
+      promptIds: turns.map((t) => t.promptIds), responseIds: turns.map((t) => t.responseIds), temperatures: turns.map((t) => t.temperature!),
+    });
+    turns.forEach((turn, i) => turn.logProbs.forEach((lp, j) => expect(Math.abs(lp - scored.logProbs[i][j])).toBeLessThan(1e-4)));
+  });
+
   test('search: verifier routes each step; the episode ends by an answer or the step limit', async () => {
     const batch = await rolloutStep(['verifier', 'searcher', 'answerer'], {
       orchestra: { name: 'search' }, env: { name: 'search', entities: 40, maxSteps: 2 },

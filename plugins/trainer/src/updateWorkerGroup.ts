@@ -15,10 +15,11 @@ function byLength(batch: WorkerGroupBatch, rows: readonly number[]): number[] {
   return [...rows].sort((a, b) => length(a) - length(b) || a - b);
 }
 
-/** Teacher-forced log-probs of every row, scored in length order (little padding) and returned in row order. */
+/** Teacher-forced log-probs of every row at its sampling temperature, scored in length order (little padding) and returned in row order. */
 async function scoreRows(engine: TrainedWorkerGroup['trainer'], batch: WorkerGroupBatch, prompts: number[][], responses: number[][]): Promise<number[][]> {
   const order = byLength(batch, prompts.map((_, r) => r));
-  const scored = (await engine.score({ promptIds: order.map((r) => prompts[r]), responseIds: order.map((r) => responses[r]) })).logProbs;
+  const temperatures = batch.temperatures ? order.map((r) => batch.temperatures![r]) : undefined;
+  const scored = (await engine.score({ promptIds: order.map((r) => prompts[r]), responseIds: order.map((r) => responses[r]), temperatures })).logProbs;
   const out: number[][] = new Array(order.length);
   order.forEach((row, i) => { out[row] = scored[i]; });
   return out;

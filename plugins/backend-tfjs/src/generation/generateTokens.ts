@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { DecoderModel, LayerCache } from '../model/DecoderModel.js';
 import { leftPad } from '../model/batchLayout.js';
 import { SeededRandom } from '../model/SeededRandom.js';
-import { sampleToken, type SamplingSettings } from './sampling.js';
+import { logProbAtTemperature, sampleToken, type SamplingSettings } from './sampling.js';
 
 export interface GenerationOptions {
   prompts: ArrayLike<number>[];
@@ -90,7 +90,7 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
         const row = logp.subarray(i * v, (i + 1) * v);
         const token = sampleToken(row, settings, rngs[r]);
         tokenIds[r].push(token);
-        logProbs[r].push(row[token]);
+        logProbs[r].push(logProbAtTemperature(row, token, settings.temperature));
         options.onToken?.(r + rowOffset, token);
         if (stopIds.has(token) || hitsStopString(tokenIds[r], options)) finishReasons[r] = 'stop';
         else still.push(i);

@@ -13,6 +13,21 @@ export interface SamplingSettings {
 }
 
 /**
+ * Log-prob of `token` under the policy at `temperature`, from a row of temperature-1 log-probs:
+ * `l/T - logsumexp(l/T)` (veRL's `logits / temperature`; top-k and top-p do not change it). Greedy (0) and 1 return
+ * the row's value.
+ */
+export function logProbAtTemperature(logProbs: Float32Array, token: number, temperature: number): number {
+  if (temperature <= 0 || temperature === 1) return logProbs[token];
+  const invT = 1 / temperature;
+  let max = -Infinity;
+  for (let i = 0; i < logProbs.length; i++) if (logProbs[i] > max) max = logProbs[i];
+  let total = 0;
+  for (let i = 0; i < logProbs.length; i++) total += exp((logProbs[i] - max) * invT);
+  return (logProbs[token] - max) * invT - Math.log(total);
+}
+
+/**
  * Picks the next token from a row of temperature-1 log-probs, applying temperature, then top-k, then top-p, in
  * the order of transformers' logits processors (top-k keeps ties with the k-th value; top-p keeps the smallest
  * set of most likely tokens whose probability reaches `topP`, at least one).

@@ -6,6 +6,8 @@ export interface ScoreOptions {
   promptIds: ArrayLike<number>[];
   responseIds: ArrayLike<number>[];
   withEntropy?: boolean;
+  /** Temperature of each row (default 1). */
+  temperatures?: ArrayLike<number>;
   /** Bound on rows * responseColumns * vocab per forward pass (memory of the log-softmax). */
   maxLogitsPerChunk?: number;
   /**
@@ -20,11 +22,18 @@ export interface ScoreOutput {
   entropy?: number[][];
 }
 
+function rowSlice(values: ArrayLike<number> | undefined, start: number, end: number): number[] | undefined {
+  return values ? Array.from({ length: end - start }, (_, i) => values[start + i]) : undefined;
+}
+
 /** Teacher-forced log-prob (and entropy) of each response token after its prompt, in row chunks. */
 export async function scoreTokens(model: DecoderModel, options: ScoreOptions): Promise<ScoreOutput> {
   const rows = options.promptIds.length;
   if (options.responseIds.length !== rows) {
     throw new RangeError(`scoring got ${rows} prompts but ${options.responseIds.length} responses`);
+  }
+  if (options.temperatures && options.temperatures.length !== rows) {
+    throw new RangeError(`scoring got ${rows} prompts but ${options.temperatures.length} temperatures`);
   }
   const logProbs: number[][] = [];
   const entropy: number[][] = [];
@@ -48,7 +57,7 @@ export async function scoreTokens(model: DecoderModel, options: ScoreOptions): P
     const responses = options.responseIds.slice(start, end);
     const layout = promptResponseLayout(prompts, responses);
     const stats = tf.tidy(
-      () => responseTokenStats(model, layout, options.withEntropy ?? false) as unknown as tf.TensorContainer,
+      () => responseTokenStats(model, layout, options.withEntropy ?? false, false, rowSlice(options.temperatures, start, end)) as unknown as tf.TensorContainer,
     ) as unknown as ResponseTokenStats;
     const lp = await stats.logProbs.data();
     const ent = stats.entropy ? await stats.entropy.data() : undefined;

@@ -54,21 +54,36 @@ export function promptResponseLayout(
 }
 
 export interface ResponseTokenStats {
-  /** `[rows, responseColumns]` log-prob of each response token under the temperature-1 policy. */
+  /** `[rows, responseColumns]` log-prob of each response token under its row's temperature (default 1). */
   logProbs: tf.Tensor2D;
-  /** `[rows, responseColumns]` entropy of the predictive distribution at each response token. */
+  /** `[rows, responseColumns]` entropy of the (tempered) predictive distribution at each response token. */
   entropy?: tf.Tensor2D;
 }
 
+/** `[rows * columns, 1]`: 1 / temperature of each row, repeated over its columns; undefined when all are 1. */
+function inverseTemperatureColumn(temperatures: ArrayLike<number> | undefined, rows: number, columns: number): tf.Tensor2D | undefined {
+  if (!temperatures) return undefined;
+  if (temperatures.length !== rows) throw new RangeError(`got ${temperatures.length} temperatures for ${rows} rows`);
+  let tempered = false;
+  const scale = new Float32Array(rows * columns);
+  for (let r = 0; r < rows; r++) {
+    const t = temperatures[r] > 0 ? temperatures[r] : 1;
+    if (t !== 1) tempered = true;
+    scale.fill(1 / t, r * columns, (r + 1) * columns);
+  }
+  return tempered ? tf.tensor2d(scale, [rows * columns, 1]) : undefined;
+}
+
 /**
- * Teacher-forced log-probs (and entropy) of the response tokens; call inside `tf.tidy` or, with
- * `differentiable`, inside `tf.variableGrads`.
+ * Teacher-forced log-probs (and entropy) of the response tokens, each row's logits divided by its temperature;
+ * call inside `tf.tidy` or, with `differentiable`, inside `tf.variableGrads`.
  */
 export function responseTokenStats(
   model: DecoderModel,
   layout: PromptResponseLayout,
   withEntropy: boolean,
   differentiable = false,
+  temperatures?: ArrayLike<number>,
 ): ResponseTokenStats {
   const { rows, promptColumns: p, responseColumns: r } = layout;
   const width = p + r;
@@ -76,7 +91,9 @@ export function responseTokenStats(
   const { hidden } = model.forward({ inputIds: ids, positions: layout.positions, keyValid: layout.valid, differentiable });
   const h = model.config.hiddenSize;
   const predicting = hidden.reshape([rows, width, h]).slice([0, p - 1, 0], [rows, r, h]).reshape([rows * r, h]) as tf.Tensor2D;
-  const logp = tf.logSoftmax(model.logits(predicting));
+  const scale = inverseTemperatureColumn(temperatures, rows, r);
+  const logits = model.logits(predicting);
+  const logp = tf.logSoftmax(scale ? tf.mul(logits, scale) : logits);
   // int32 one-hot then cast: the wasm OneHot kernel writes int bits into a float32 output (tfjs 4.22).
   const oneHot = tf.cast(tf.oneHot(tf.tensor1d(layout.targets, 'int32'), model.config.vocabSize), 'float32');
   const logProbs = tf.sum(tf.mul(logp, oneHot), -1).reshape([rows, r]) as tf.Tensor2D;

@@ -132,7 +132,7 @@ export class PolicyTrainer {
     };
     const responses = Array.from({ length: rows }, (_, r) => batch.responseIds.subarray((start + r) * R, (start + r) * R + columns));
     const layout = promptResponseLayout(batch.promptIds.slice(start, end), responses, columns);
-    const stats = responseTokenStats(this.model, layout, withEntropy, true);
+    const stats = responseTokenStats(this.model, layout, withEntropy, true, batch.temperatures?.subarray(start, end));
     if (withReference && !batch.refLogProbs) {
       throw new TrainingInputError('batch.refLogProbs', 'the loss needs reference log-probs but the batch has none');
     }

@@ -1,4 +1,4 @@
-import { createToken, DrmasError, SeededRng, type PolicyBackend, type TextCodec, type Trajectory, type Turn } from '@drmas/core';
+import { createToken, DrmasError, scoringTemperature, SeededRng, type PolicyBackend, type TextCodec, type Trajectory, type Turn } from '@drmas/core';
 import type { Agent, AgentSampling } from '../agents/Agent.js';
 import type { AgentOutput, BlockContext, OrchestraRow } from '../blocks/Block.js';
 import type { EnvTask, Environment, Episode } from '../env/Environment.js';
@@ -165,7 +165,7 @@ export class OrchestraRunner implements EpisodeRunner {
       const turn: Turn = {
         groupId: trajectory.groupId, trajectoryId: trajectory.trajectoryId, agentId, step: context.step,
         workerGroupId: engine.workerGroupId, index: trajectory.turns.length,
-        promptIds: prompts[i].ids, responseIds, logProbs: result.logProbs[i],
+        promptIds: prompts[i].ids, responseIds, logProbs: result.logProbs[i], temperature: scoringTemperature(sampling.temperature),
         promptText: prompts[i].text, responseText: text, action: parsed.action, valid: parsed.valid,
         finishReason, observation: prompts[i].observation,
       };
