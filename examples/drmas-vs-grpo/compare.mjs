@@ -2,8 +2,9 @@
 // Dr. MAS vs GRPO at our scale: both estimators on the math and search presets, one model per agent (non-shared),
 // several seeds, the same budget; writes results.json and RESULTS.md (avg@16, pass@16, gradient-norm statistics per
 // worker group). Usage (after `npm run build`): node examples/drmas-vs-grpo/compare.mjs [--seeds 3] [--steps 20]
-// [--presets math,search] [--tasks 32] [--set key=value ...] (extra settings for every run, e.g. rollout.promptsPerStep=4)
-import { spawnSync } from 'node:child_process';
+// [--presets math,search] [--tasks 32] [--jobs 1] (runs at a time) [--set key=value ...] (extra settings for every run,
+// e.g. rollout.promptsPerStep=4)
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,7 @@ const root = path.resolve(here, '..', '..');
 const { values } = parseArgs({
   options: {
     seeds: { type: 'string', default: '3' }, steps: { type: 'string' }, presets: { type: 'string', default: 'math,search' },
-    tasks: { type: 'string', default: '32' }, set: { type: 'string', multiple: true, default: [] }, out: { type: 'string', default: path.join(root, 'runs', 'drmas-vs-grpo') },
+    tasks: { type: 'string', default: '32' }, jobs: { type: 'string', default: '1' }, set: { type: 'string', multiple: true, default: [] }, out: { type: 'string', default: path.join(root, 'runs', 'drmas-vs-grpo') },
   },
 });
 const seeds = Array.from({ length: Number(values.seeds) }, (_, i) => i);
@@ -22,7 +23,7 @@ const presets = values.presets.split(',');
 const estimators = ['drmas', 'grpo'];
 
 /** Gradient-norm statistics of one series: max, 99th percentile, and spikes above 5x the run's median. */
-export function gradNormStats(values) {
+function gradNormStats(values) {
   const sorted = [...values].filter(Number.isFinite).sort((a, b) => a - b);
   if (sorted.length === 0) return { max: NaN, p99: NaN, median: NaN, spikes: 0 };
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
@@ -34,38 +35,52 @@ function readLines(file) {
   return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
-const results = [];
-for (const preset of presets) {
-  for (const estimator of estimators) {
-    for (const seed of seeds) {
-      const runDir = path.join(values.out, `${preset}-${estimator}-seed${seed}`);
-      if (!existsSync(path.join(runDir, 'eval.jsonl'))) {
-        mkdirSync(runDir, { recursive: true });
-        const args = [
-          path.join(root, 'core', 'bin', 'drmas.js'), 'train', '--config', path.join(here, `${preset}.non-shared.json`), '--run-dir', runDir,
-          '--set', `algorithm.advantage=${estimator}`, '--set', `trainer.seed=${seed}`, '--set', `env.seed=${seed}`,
-          ...(values.steps ? ['--set', `trainer.steps=${values.steps}`] : []), '--set', `eval.tasks=${values.tasks}`, '--set', 'report.progress=lines',
-          ...values.set.flatMap((setting) => ['--set', setting]),
-        ];
-        const started = Date.now();
-        const run = spawnSync(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
-        if (run.status !== 0) throw new Error(`run ${runDir} failed with status ${run.status}`);
+const runs = presets.flatMap((preset) => estimators.flatMap((estimator) => seeds.map((seed) => ({
+  preset, estimator, seed, runDir: path.join(values.out, `${preset}-${estimator}-seed${seed}`),
+}))));
+
+/** Trains one run of the comparison; resolves when its final evaluation is written. */
+function train({ preset, estimator, seed, runDir }) {
+  mkdirSync(runDir, { recursive: true });
+  const args = [
+    path.join(root, 'core', 'bin', 'drmas.js'), 'train', '--config', path.join(here, `${preset}.non-shared.json`), '--run-dir', runDir,
+    '--set', `algorithm.advantage=${estimator}`, '--set', `trainer.seed=${seed}`, '--set', `env.seed=${seed}`,
+    ...(values.steps ? ['--set', `trainer.steps=${values.steps}`] : []), '--set', `eval.tasks=${values.tasks}`, '--set', 'report.progress=lines',
+    ...values.set.flatMap((setting) => ['--set', setting]),
+  ];
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (status) => {
+      if (status !== 0) reject(new Error(`run ${runDir} failed with status ${status}`));
+      else {
         console.error(`${preset} ${estimator} seed ${seed}: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+        resolve();
       }
-      const metrics = readLines(path.join(runDir, 'metrics.jsonl'));
-      const config = JSON.parse(readFileSync(path.join(runDir, 'config.json'), 'utf8'));
-      const evaluation = readLines(path.join(runDir, 'eval.jsonl')).at(-1);
-      const groups = [...new Set(metrics.flatMap((m) => Object.keys(m)).filter((k) => /^actor\/[^/]+\/grad_norm$/.test(k)))];
-      results.push({
-        preset, estimator, seed,
-        budget: `${config.trainer.steps} x ${config.rollout.promptsPerStep} x ${config.rollout.samplesPerPrompt}`,
-        avg: evaluation[Object.keys(evaluation).find((k) => /^val\/avg@\d+$/.test(k))],
-        pass: evaluation[Object.keys(evaluation).find((k) => /^val\/pass@\d+$/.test(k))],
-        gradNorm: Object.fromEntries(groups.map((g) => [g.split('/')[1], gradNormStats(metrics.map((m) => m[g]).filter((v) => v !== undefined))])),
-      });
-    }
-  }
+    });
+  });
 }
+
+// Finished runs (those with an eval.jsonl) are reused; the rest run `--jobs` at a time.
+const pending = runs.filter((run) => !existsSync(path.join(run.runDir, 'eval.jsonl')));
+await Promise.all(Array.from({ length: Math.max(1, Number(values.jobs)) }, async () => {
+  for (let run = pending.shift(); run; run = pending.shift()) await train(run);
+}));
+
+const results = runs.map(({ preset, estimator, seed, runDir }) => {
+  const metrics = readLines(path.join(runDir, 'metrics.jsonl'));
+  const config = JSON.parse(readFileSync(path.join(runDir, 'config.json'), 'utf8'));
+  const evaluation = readLines(path.join(runDir, 'eval.jsonl')).at(-1);
+  const groups = [...new Set(metrics.flatMap((m) => Object.keys(m)).filter((k) => /^actor\/[^/]+\/grad_norm$/.test(k)))];
+  return {
+    preset, estimator, seed,
+    budget: `${config.trainer.steps} x ${config.rollout.promptsPerStep} x ${config.rollout.samplesPerPrompt}`,
+    avg: evaluation[Object.keys(evaluation).find((k) => /^val\/avg@\d+$/.test(k))],
+    pass: evaluation[Object.keys(evaluation).find((k) => /^val\/pass@\d+$/.test(k))],
+    gradNorm: Object.fromEntries(groups.map((g) => [g.split('/')[1], gradNormStats(metrics.map((m) => m[g]).filter((v) => v !== undefined))])),
+  };
+});
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const sd = (xs) => (xs.length > 1 ? Math.sqrt(xs.reduce((a, b) => a + (b - mean(xs)) ** 2, 0) / (xs.length - 1)) : 0);
