@@ -11,8 +11,9 @@ export const VERIFIER_PROMPT = 'Check: {question}\n{team_context}';
 /** Defaults of the math preset; the user's config wins over each key. */
 export const MATH_DEFAULTS: Partial<UserConfig> = {
   models: {
+    // lr 3e-5: on the main job's budget, 1e-4 took the held-out avg@16 from 21.3% to 13.6%; 3e-5 gave 22.5%.
     policy: {
-      backend: 'tfjs', rollout: 'onnx', model: BASE_CHECKPOINT, runtime: 'auto', optimizer: { lr: 1e-4, weightDecay: 0, maxGradNorm: 1 },
+      backend: 'tfjs', rollout: 'onnx', model: BASE_CHECKPOINT, runtime: 'auto', optimizer: { lr: 3e-5, weightDecay: 0, maxGradNorm: 1 },
     },
   },
   agents: {
