@@ -17,9 +17,9 @@ beforeAll(async () => {
 afterAll(() => model.dispose());
 
 describe('generateTokens', () => {
-  it('log-probs of sampled tokens agree with teacher-forced scoring to 1e-4 (mixed prompt lengths)', async () => {
+  it('log-probs of sampled tokens agree with teacher-forced scoring at the sampling temperature to 1e-4 (mixed prompt lengths)', async () => {
     const out = await generateTokens(model, { prompts: PROMPTS, maxNewTokens: 12, temperature: 0.8, topP: 0.95, seed: 3 });
-    const scored = await scoreTokens(model, { promptIds: PROMPTS, responseIds: out.tokenIds, withEntropy: true });
+    const scored = await scoreTokens(model, { promptIds: PROMPTS, responseIds: out.tokenIds, withEntropy: true, temperatures: PROMPTS.map(() => 0.8) });
     for (let r = 0; r < PROMPTS.length; r++) {
       expect(scored.logProbs[r]).toHaveLength(out.tokenIds[r].length);
       out.logProbs[r].forEach((lp, j) => expect(Math.abs(lp - scored.logProbs[r][j])).toBeLessThan(1e-4));
