@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { scoringTemperature } from '@drmas/core';
 import type { DecoderModel } from './DecoderModel.js';
 
 /**
@@ -67,7 +68,7 @@ function inverseTemperatureColumn(temperatures: ArrayLike<number> | undefined, r
   let tempered = false;
   const scale = new Float32Array(rows * columns);
   for (let r = 0; r < rows; r++) {
-    const t = temperatures[r] > 0 ? temperatures[r] : 1;
+    const t = scoringTemperature(temperatures[r]);
     if (t !== 1) tempered = true;
     scale.fill(1 / t, r * columns, (r + 1) * columns);
   }
