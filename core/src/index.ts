@@ -47,7 +47,7 @@ export { Agent, AgentRegistry } from './agents/AgentRegistry.js';
 export type { Trajectory, Turn, TurnKey, RolloutBatch } from './data/Turn.js';
 export type { WorkerGroupBatch } from './data/WorkerGroupBatch.js';
 export type { EvalContext, Metrics, RunContext, StepContext, StepResult } from './data/StepContext.js';
-export { packTurns, packWorkerGroups, scoringTemperature, selectRows } from './data/packWorkerGroups.js';
+export { packTurns, packWorkerGroups, rowsWithAdvantage, scoringTemperature, selectRows } from './data/packWorkerGroups.js';
 
 export type {
   GenerateRequest, GenerateResult, OptimizerSettings, PolicyBackend, SamplingParams, ScoreRequest, ScoreResult,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { packTurns, packWorkerGroups, selectRows, type Turn } from '@drmas/core';
+import { packTurns, packWorkerGroups, rowsWithAdvantage, selectRows, type Turn } from '@drmas/core';
 
 function turn(agentId: string, workerGroupId: string, responseIds: number[], temperature?: number): Turn {
   return {
@@ -28,5 +28,13 @@ describe('packing turns into worker-group batches', () => {
     const batch = packTurns('a', [turn('s', 'a', [1], 0.6), turn('s', 'a', [2]), turn('s', 'a', [3], 0)]);
     expect(Array.from(batch.temperatures!)).toEqual([Math.fround(0.6), 1, 1]);
     expect(Array.from(selectRows(batch, [2, 0]).temperatures!)).toEqual([1, Math.fround(0.6)]);
+  });
+
+  test('rows with advantage: a nonzero advantage on a trained token; padding does not count', () => {
+    const batch = packTurns('a', [turn('s', 'a', [1, 2]), turn('s', 'a', [3]), turn('s', 'a', [4, 5]), turn('s', 'a', [6])]);
+    batch.advantages.set([0, 0, /* row 1 */ 0, 0, /* row 2 */ 0, -0.25, /* row 3 */ 0, 0]);
+    batch.advantages[1 * batch.responseLength + 1] = 7; // padding of row 1
+    batch.advantages[3 * batch.responseLength] = 1e-3;
+    expect(rowsWithAdvantage(batch)).toEqual([2, 3]);
   });
 });

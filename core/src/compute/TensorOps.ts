@@ -54,6 +54,12 @@ export interface LossFunction {
   readonly needsEntropy?: boolean;
   /** Whether the batch must carry reference log-probs. */
   readonly needsReference?: boolean;
+  /**
+   * Whether a row whose advantages are all zero adds nothing to the loss or its gradient (true of a pure
+   * policy-gradient loss with no KL or entropy term). Trainers may then skip such rows, keeping the mini-batch
+   * totals, so the update is unchanged.
+   */
+  readonly zeroAdvantageRowsInert?: boolean;
   compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T>;
 }
 

@@ -87,3 +87,18 @@ export function selectRows(batch: WorkerGroupBatch, rows: readonly number[]): Wo
     refLogProbs: pick(batch.refLogProbs),
   };
 }
+
+/** Rows with a nonzero advantage on some trained token: the only rows an inert loss (`zeroAdvantageRowsInert`) learns from. */
+export function rowsWithAdvantage(batch: WorkerGroupBatch): number[] {
+  const R = batch.responseLength;
+  const rows: number[] = [];
+  for (let r = 0; r < batch.rows; r++) {
+    for (let t = 0; t < R; t++) {
+      if (batch.responseMask[r * R + t] !== 0 && batch.advantages[r * R + t] !== 0) {
+        rows.push(r);
+        break;
+      }
+    }
+  }
+  return rows;
+}

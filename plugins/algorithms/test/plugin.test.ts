@@ -151,6 +151,21 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
     return { loss: out.loss.data[0], metrics: Object.fromEntries(Object.entries(out.metrics).map(([k, v]) => [k, v.data[0]])) };
   };
 
+  test.each(['vanilla', 'cispo', 'gpg'] as const)('%s: a zero-advantage row adds 0 to the loss under every aggregation', (variant) => {
+    const zeroed = advantages.map((row, r) => (r === 1 ? row.map(() => 0) : row));
+    for (const aggregation of ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const) {
+      const fn = new PolicyLossFunction({ ...settings, variant, aggregation });
+      const lossOf = (rows: number[]) => {
+        const pick = (m: number[][]) => arr(rows.map((r) => m[r]));
+        return fn.compute(numberOps, {
+          logProbs: pick(logProbs), oldLogProbs: pick(oldLogProbs), advantages: pick(zeroed), responseMask: pick(responseMask), totals,
+        }).loss.data[0];
+      };
+      expect(lossOf([0, 2])).toBeCloseTo(lossOf([0, 1, 2]), 12);
+      expect(Math.abs(lossOf([1]))).toBe(0);
+    }
+  });
+
   test.each(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const)(
     'vanilla with dual clip and clip-higher equals policyLoss (%s), also summed over micro-batches', (aggregation) => {
       const fn = new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation });
@@ -184,5 +199,13 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
     expect(loss.settings).toMatchObject({ variant: 'vanilla', clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, aggregation: 'token-mean', entropyCoef: 0.001 });
     expect(loss.needsEntropy).toBe(true);
     expect(loss.needsReference).toBe(false);
+    expect(loss.zeroAdvantageRowsInert).toBe(false);
+  });
+
+  test('only a loss with no KL and no entropy term lets trainers skip zero-advantage rows', () => {
+    const settings = { variant: 'vanilla' as const, clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, aggregation: 'token-mean' as const, klCoef: 0, klType: 'low_var_kl' as const, entropyCoef: 0 };
+    expect(new PolicyLossFunction(settings).zeroAdvantageRowsInert).toBe(true);
+    expect(new PolicyLossFunction({ ...settings, klCoef: 0.01 }).zeroAdvantageRowsInert).toBe(false);
+    expect(new PolicyLossFunction({ ...settings, entropyCoef: 0.01 }).zeroAdvantageRowsInert).toBe(false);
   });
 });

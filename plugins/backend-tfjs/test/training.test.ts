@@ -127,6 +127,36 @@ describe('PolicyTrainer on wasm', () => {
     b.dispose();
   });
 
+  it('leaves out zero-advantage rows of an inert loss with the same update as computing them', async () => {
+    const a = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 5);
+    const b = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 5);
+    const inert = { ...weightedCrossEntropy, zeroAdvantageRowsInert: true };
+    const settings = { lr: 1e-3, maxGradNorm: 0.5 };
+    const ta = new PolicyTrainer(a, settings);
+    const tb = new PolicyTrainer(b, settings);
+    // The second batch has no advantage at all: AdamW still steps on its momentum, as with zero gradients.
+    for (const advantages of [[1, 0, -0.5], [0, 0, 0]]) {
+      const batch = makeBatch(PAIRS, advantages);
+      const skipping = await ta.update({ batch, loss: inert, microBatchSize: 1 });
+      const computing = await tb.update({ batch, loss: weightedCrossEntropy, microBatchSize: 1 });
+      expect(skipping.metrics['actor/zero_adv_rows_skipped']).toBeCloseTo(advantages.filter((x) => x === 0).length / 3, 6);
+      expect(computing.metrics['actor/zero_adv_rows_skipped']).toBe(0);
+      expect(skipping.loss).toBeCloseTo(computing.loss, 6);
+      expect(skipping.gradNorm).toBeCloseTo(computing.gradNorm, 5);
+    }
+    expect(ta.optimizer.step).toBe(2);
+    const wa = await a.exportTensors();
+    const wb = await b.exportTensors();
+    for (const [name, t] of wa) {
+      const u = wb.get(name)!.data;
+      t.data.forEach((x, i) => expect(Math.abs(x - u[i])).toBeLessThan(1e-6));
+    }
+    ta.dispose();
+    tb.dispose();
+    a.dispose();
+    b.dispose();
+  });
+
   it('skips a step with a non-finite gradient norm, leaving weights and optimizer untouched', async () => {
     const model = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 6);
     const trainer = new PolicyTrainer(model, { lr: 1e-3 });

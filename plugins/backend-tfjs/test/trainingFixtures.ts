@@ -29,7 +29,7 @@ export function makeBatch(pairs: [number[], number[]][], advantages?: number[]):
     agentIds: ['agent'],
     rows,
     responseLength,
-    keys: [],
+    keys: pairs.map((_, r) => ({ groupId: 'g', trajectoryId: `t${r}`, agentId: 'agent', step: 0, workerGroupId: 'test' })),
     promptIds: pairs.map(([p]) => Int32Array.from(p)),
     responseLengths: Int32Array.from(pairs, ([, r]) => r.length),
     responseIds,

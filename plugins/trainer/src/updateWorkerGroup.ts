@@ -1,13 +1,5 @@
-import { selectRows, type LossFunction, type Metrics, type Rng, type WorkerGroupBatch } from '@drmas/core';
+import { rowsWithAdvantage, selectRows, type LossFunction, type Metrics, type Rng, type WorkerGroupBatch } from '@drmas/core';
 import type { TrainedWorkerGroup } from './WorkerGroupsService.js';
-
-function rowsOf(batch: WorkerGroupBatch): { prompts: number[][]; responses: number[][] } {
-  const L = batch.responseLength;
-  return {
-    prompts: batch.promptIds.map((p) => Array.from(p)),
-    responses: Array.from({ length: batch.rows }, (_, r) => Array.from(batch.responseIds.subarray(r * L, r * L + batch.responseLengths[r]))),
-  };
-}
 
 /** Rows ordered by prompt + response length, so micro-batches and scoring chunks hold rows of similar length. */
 function byLength(batch: WorkerGroupBatch, rows: readonly number[]): number[] {
@@ -15,28 +7,50 @@ function byLength(batch: WorkerGroupBatch, rows: readonly number[]): number[] {
   return [...rows].sort((a, b) => length(a) - length(b) || a - b);
 }
 
-/** Teacher-forced log-probs of every row at its sampling temperature, scored in length order (little padding) and returned in row order. */
-async function scoreRows(engine: TrainedWorkerGroup['trainer'], batch: WorkerGroupBatch, prompts: number[][], responses: number[][]): Promise<number[][]> {
-  const order = byLength(batch, prompts.map((_, r) => r));
-  const temperatures = batch.temperatures ? order.map((r) => batch.temperatures![r]) : undefined;
-  const scored = (await engine.score({ promptIds: order.map((r) => prompts[r]), responseIds: order.map((r) => responses[r]), temperatures })).logProbs;
-  const out: number[][] = new Array(order.length);
-  order.forEach((row, i) => { out[row] = scored[i]; });
+interface ScoredRows {
+  /** Log-probs of the scored rows, by row. */
+  logProbs: Map<number, number[]>;
+  /** Token-mean entropy of the policy over the scored rows' response tokens, when asked for. */
+  entropy?: number;
+}
+
+/** Teacher-forced log-probs of `rows` at their sampling temperatures, scored in length order (little padding). */
+async function scoreRows(
+  engine: TrainedWorkerGroup['trainer'],
+  batch: WorkerGroupBatch,
+  rows: readonly number[],
+  withEntropy = false,
+): Promise<ScoredRows> {
+  if (rows.length === 0) return { logProbs: new Map() };
+  const L = batch.responseLength;
+  const order = byLength(batch, rows);
+  const scored = await engine.score({
+    promptIds: order.map((r) => Array.from(batch.promptIds[r])),
+    responseIds: order.map((r) => Array.from(batch.responseIds.subarray(r * L, r * L + batch.responseLengths[r]))),
+    temperatures: batch.temperatures ? order.map((r) => batch.temperatures![r]) : undefined,
+    withEntropy,
+  });
+  const logProbs = new Map(order.map((row, i) => [row, scored.logProbs[i]]));
+  if (!withEntropy || !scored.entropy) return { logProbs };
+  let sum = 0;
+  let tokens = 0;
+  for (const row of scored.entropy) for (const value of row) { sum += value; tokens++; }
+  return { logProbs, entropy: tokens ? sum / tokens : 0 };
+}
+
+/** `[rows * responseLength]` log-probs: the scored rows', and `fill`'s for rows not scored. */
+function flatten(scored: Map<number, number[]>, batch: WorkerGroupBatch, fill: Float32Array): Float32Array {
+  const out = Float32Array.from(fill);
+  for (const [row, values] of scored) out.set(values, row * batch.responseLength);
   return out;
 }
 
-function flatten(rows: number[][], batch: WorkerGroupBatch): Float32Array {
-  const out = new Float32Array(batch.rows * batch.responseLength);
-  rows.forEach((row, r) => out.set(row, r * batch.responseLength));
-  return out;
-}
-
-/** Mean and max of |p_rollout - p_trainer| over sampled tokens (veRL's `rollout_probs_diff`). */
-function probabilityGap(batch: WorkerGroupBatch, old: Float32Array): { mean: number; max: number } {
+/** Mean and max of |p_rollout - p_trainer| over the sampled tokens of `rows` (veRL's `rollout_probs_diff`). */
+function probabilityGap(batch: WorkerGroupBatch, rows: readonly number[], old: Float32Array): { mean: number; max: number } {
   let sum = 0;
   let max = 0;
   let count = 0;
-  for (let r = 0; r < batch.rows; r++) {
+  for (const r of rows) {
     for (let t = 0; t < batch.responseLengths[r]; t++) {
       const i = r * batch.responseLength + t;
       const gap = Math.abs(Math.exp(batch.rolloutLogProbs[i]) - Math.exp(old[i]));
@@ -49,23 +63,25 @@ function probabilityGap(batch: WorkerGroupBatch, old: Float32Array): { mean: num
 }
 
 /**
- * One worker group's share of a training step: old log-probs from the trainer (the PPO reference point; the
- * rollout engine's are kept as sampled and their gap is logged), reference log-probs when the loss has a KL
- * term, `epochs` passes of `miniBatches` optimizer steps over shuffled rows (each mini-batch ordered by length, so
- * its micro-batches carry little padding; the loss is normalized by mini-batch totals, so order does not change
- * it), then weight sync to the rollout engine.
+ * One worker group's share of a training step: old log-probs and the policy's entropy from the trainer (the PPO
+ * reference point and veRL's `actor/entropy`; the rollout engine's log-probs are kept as sampled and their gap is
+ * logged), reference log-probs when the loss has a KL term, `epochs` passes of `miniBatches` optimizer steps over
+ * shuffled rows (each mini-batch ordered by length, so its micro-batches carry little padding; the loss is
+ * normalized by mini-batch totals, so order does not change it), then weight sync to the rollout engine.
  */
 export async function updateWorkerGroup(group: TrainedWorkerGroup, batch: WorkerGroupBatch, loss: LossFunction, rng: Rng, metrics: Metrics): Promise<void> {
   if (batch.rows === 0) return;
   const prefix = `actor/${group.id}`;
-  const { prompts, responses } = rowsOf(batch);
-  const old = flatten(await scoreRows(group.trainer, batch, prompts, responses), batch);
-  const gap = probabilityGap(batch, old);
+  // An inert loss never reads the rows without advantage (the trainer skips them), so they are not scored.
+  const rows = loss.zeroAdvantageRowsInert ? rowsWithAdvantage(batch) : Array.from({ length: batch.rows }, (_, r) => r);
+  const scored = await scoreRows(group.trainer, batch, rows, true);
+  const old = flatten(scored.logProbs, batch, batch.rolloutLogProbs);
+  const gap = probabilityGap(batch, rows, old);
   metrics[`rollout/${group.id}/probs_diff_mean`] = gap.mean;
   metrics[`rollout/${group.id}/probs_diff_max`] = gap.max;
   const prepared: WorkerGroupBatch = { ...batch, oldLogProbs: old };
   if (loss.needsReference && group.reference) {
-    prepared.refLogProbs = flatten(await scoreRows(group.reference, batch, prompts, responses), batch);
+    prepared.refLogProbs = flatten((await scoreRows(group.reference, batch, rows)).logProbs, batch, old);
   }
   const { miniBatches, epochs, microBatchSize } = group.training;
   const sums: Record<string, number> = {};
@@ -96,6 +112,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, batch: Worker
     }
   }
   for (const [key, value] of Object.entries(sums)) metrics[`${prefix}/${key.replace(/^actor\//, '')}`] = value / updates;
+  if (scored.entropy !== undefined) metrics[`${prefix}/entropy`] = scored.entropy;
   metrics[`${prefix}/grad_norm_max`] = maxGradNorm;
   metrics[`${prefix}/lr`] = lr;
   metrics[`${prefix}/skipped_steps`] = skipped;

@@ -75,10 +75,11 @@ describe('a training run with the trainer plugin', () => {
     const lines = stableLines(full);
     expect(lines.map((l) => l.step)).toEqual([1, 2, 3, 4]);
     for (const key of ['reward/mean', 'reward/std', 'actor/left/grad_norm', 'actor/right/grad_norm', 'actor/left/loss', 'actor/left/lr',
-      'actor/left/pg_clipfrac', 'actor/left/ppo_kl', 'rollout/left/probs_diff_mean', 'agent/left/valid_fraction',
+      'actor/left/pg_clipfrac', 'actor/left/ppo_kl', 'actor/left/entropy', 'actor/left/zero_adv_rows_skipped', 'rollout/left/probs_diff_mean', 'agent/left/valid_fraction',
       'agent/right/response_length_mean', 'advantage/frac_reward_zero_std']) {
       expect(typeof lines[0][key]).toBe('number');
     }
+    expect(lines[0]['actor/left/entropy']).toBeGreaterThan(0);
     expect(lines[0]['actor/left/updates']).toBe(2);
     expect(lines[0]['actor/right/updates']).toBe(1);
     // the trainer engine is the rollout engine here: old log-probs equal the sampled ones up to kernel differences

@@ -69,10 +69,12 @@ function klTerm<T>(ops: TensorOps<T>, logp: T, ref: T, kind: KlPenaltyKind): T {
 export class PolicyLossFunction implements LossFunction {
   readonly needsEntropy: boolean;
   readonly needsReference: boolean;
+  readonly zeroAdvantageRowsInert: boolean;
 
   constructor(readonly settings: PolicyLossSettings) {
     this.needsEntropy = settings.entropyCoef > 0;
     this.needsReference = settings.klCoef > 0;
+    this.zeroAdvantageRowsInert = !this.needsEntropy && !this.needsReference;
   }
 
   compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T> {

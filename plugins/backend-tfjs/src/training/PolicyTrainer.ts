@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import type { LossInput, OptimizerSettings, UpdateRequest, UpdateResult, WorkerGroupBatch } from '@drmas/core';
+import { rowsWithAdvantage, selectRows, type LossInput, type OptimizerSettings, type UpdateRequest, type UpdateResult, type WorkerGroupBatch } from '@drmas/core';
 import type { DecoderModel } from '../model/DecoderModel.js';
 import { promptResponseLayout, responseTokenStats } from '../model/responseLogProbs.js';
 import { AdamW, DEFAULT_OPTIMIZER_SETTINGS } from './AdamW.js';
@@ -30,20 +30,13 @@ export class PolicyTrainer {
 
   async update(request: UpdateRequest): Promise<UpdateResult> {
     const settings: OptimizerSettings = { ...this.settings, ...request.optimizer };
-    const { batch, loss } = request;
-    validateBatch(batch);
-    const microBatchSize = Math.max(1, Math.floor(request.microBatchSize || batch.rows));
-    const microBatches = Math.max(1, Math.ceil(batch.rows / microBatchSize));
-    let tokens = 0;
-    let rows = 0;
-    for (let r = 0; r < batch.rows; r++) {
-      let rowTokens = 0;
-      for (let t = 0; t < batch.responseLength; t++) rowTokens += batch.responseMask[r * batch.responseLength + t];
-      tokens += rowTokens;
-      if (rowTokens > 0) rows++;
-    }
-    // Rows with no trained token do not count, as in aggregateLoss's seq-mean modes.
-    const totals = { tokens, rows, responseLength: batch.responseLength, microBatches };
+    const { loss } = request;
+    validateBatch(request.batch);
+    const microBatchSize = Math.max(1, Math.floor(request.microBatchSize || request.batch.rows));
+    const totals = { ...responseTotals(request.batch), microBatches: Math.max(1, Math.ceil(request.batch.rows / microBatchSize)) };
+    // Rows whose advantages are all zero add nothing to an inert loss; the totals above still count them.
+    const trained = loss.zeroAdvantageRowsInert ? rowsWithAdvantage(request.batch) : undefined;
+    const batch = trained && trained.length < request.batch.rows ? selectRows(request.batch, trained) : request.batch;
     const variables = [...this.model.weights.values()];
     const names = [...this.model.weights.keys()];
 
@@ -79,6 +72,8 @@ export class PolicyTrainer {
           }
         });
       }
+      if (batch.rows === 0) variables.forEach((v, i) => accumulated.set(names[i], tf.zerosLike(v)));
+      metricSums['actor/zero_adv_rows_skipped'] = (request.batch.rows - batch.rows) / Math.max(request.batch.rows, 1);
 
       const normTensor = tf.tidy(() => tf.sqrt(tf.addN([...accumulated.values()].map((g) => tf.sum(tf.square(g))))));
       const gradNorm = (await normTensor.data())[0];
@@ -150,6 +145,19 @@ export class PolicyTrainer {
   dispose(): void {
     this.optimizer.dispose();
   }
+}
+
+/** Response tokens and rows with at least one token; rows with none do not count, as in aggregateLoss's seq-mean modes. */
+function responseTotals(batch: WorkerGroupBatch): { tokens: number; rows: number; responseLength: number } {
+  let tokens = 0;
+  let rows = 0;
+  for (let r = 0; r < batch.rows; r++) {
+    let rowTokens = 0;
+    for (let t = 0; t < batch.responseLength; t++) rowTokens += batch.responseMask[r * batch.responseLength + t];
+    tokens += rowTokens;
+    if (rowTokens > 0) rows++;
+  }
+  return { tokens, rows, responseLength: batch.responseLength };
 }
 
 function validateBatch(batch: WorkerGroupBatch): void {
