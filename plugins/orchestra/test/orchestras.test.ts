@@ -75,6 +75,34 @@ describe('math orchestra (Solver, Verifier loop)', () => {
     }
   });
 
+  test('turn scores: each solve scored on its own answer, each verdict on the solve before it', async () => {
+    const retry = (p: string) => p.includes('The output of "solver"');
+    const { runner, tasks } = await mathSetup({
+      // task 0: wrong, then right; task 1: right, then wrong
+      solver: (p) => {
+        const first = p.includes(tasksRef[0].question) ? !retry(p) : retry(p);
+        return first ? '\\boxed{-999}' : solveCorrectly(tasksRef)(p);
+      },
+      verifier: () => '<verify>reject</verify>',
+    });
+    const tasksRef = tasks;
+    const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
+    const scores = run.trajectories.map((t) => t.turns.map((turn) => turn.info?.turnScore));
+    // rejecting the wrong solve is right (1); rejecting the right one is wrong (0)
+    expect(scores).toEqual([[0, 1, 1], [1, 0, 0]]);
+    expect(run.trajectories.map((t) => t.outcome)).toEqual([1, 0]);
+  });
+
+  test('turn scores: approving a wrong solve scores 0, an unparseable verdict 0', async () => {
+    const { runner, tasks } = await mathSetup({
+      solver: () => '\\boxed{-999}',
+      verifier: (p) => (p.includes(tasksRef[0].question) ? '<verify>approve</verify>' : 'fine'),
+    });
+    const tasksRef = tasks;
+    const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
+    expect(run.trajectories.map((t) => t.turns.map((turn) => turn.info?.turnScore))).toEqual([[0, 0], [0, 0, 0]]);
+  });
+
   test('rows that are approved leave the loop; only rejected rows reach the next solve (one batched call each)', async () => {
     const { runner, backends, tasks } = await mathSetup({
       solver: (p) => solveCorrectly(tasksRef)(p),

@@ -33,6 +33,11 @@ export interface Episode {
   readonly outcome: number;
   /** Score of the last step's action (e.g. the F1 gain of an answer); the `per_turn` allocator's turn score. */
   readonly stepScore?: number;
+  /**
+   * Scores an action as `step` would score it as the final answer (math: 1 when right, else 0), without acting:
+   * how an orchestra gives turn-level scores to answers that were not submitted.
+   */
+  judge?(action: EnvAction): number;
   /** What the agents see of the environment (`{observation}` in prompts). */
   observation(): string;
   /** Task variables for prompts, e.g. `{ question }`. */

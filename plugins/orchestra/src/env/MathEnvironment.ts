@@ -30,6 +30,10 @@ export class MathEpisode implements Episode {
     return { answered: this.score?.extracted === undefined ? 0 : 1 };
   }
 
+  judge(action: EnvAction): number {
+    return action.type === 'answer' && scoreMathResponse(action.content, this.task.answer).correct ? 1 : 0;
+  }
+
   submit(action: EnvAction): void {
     this.score = scoreMathResponse(action.type === 'answer' ? action.content : '', this.task.answer);
     this.outcome = this.score.correct ? 1 : 0;

@@ -1,4 +1,4 @@
-import { createToken } from '@drmas/core';
+import { createToken, type Turn } from '@drmas/core';
 import type { PromptedAgentOptions } from '../agents/agentConfig.js';
 import type { Block, OrchestraRow } from '../blocks/Block.js';
 import type { EnvAction } from '../env/Environment.js';
@@ -13,6 +13,12 @@ export interface Orchestra {
   readonly agents: Readonly<Record<string, PromptedAgentOptions>>;
   readonly step: Block;
   action(row: OrchestraRow): EnvAction;
+  /**
+   * Turn-level scores (`turn.info.turnScore`, the `per_turn` allocator's reward) for the turns one environment
+   * step produced, in call order, given the episode's `judge`; by turn index. Without it, only the turn whose
+   * action the environment took gets a score (the episode's `stepScore`).
+   */
+  turnScores?(turns: readonly Turn[], judge: (action: EnvAction) => number): Map<number, number>;
 }
 
 export const Orchestra = createToken<Orchestra>('Orchestra', { label: 'orchestra', configKey: 'orchestra.name', named: true });

@@ -18,8 +18,9 @@ export const drmasAllocator: RewardAllocator = {
 };
 
 /**
- * Each turn gets the score the environment attached to it in `turn.info.turnScore` (0 when none: math gives the
- * acting Solver turn the outcome; search gives an answer its F1 gain and a search 0), minus the invalid penalty.
+ * Each turn gets its turn-level score, `turn.info.turnScore` (0 when none), minus the invalid penalty. Math scores
+ * every Solver turn on its own answer and every Verifier turn on its verdict; search gives an answer its F1 gain
+ * and a search 0.
  */
 export const perTurnAllocator: RewardAllocator = {
   name: 'per_turn',

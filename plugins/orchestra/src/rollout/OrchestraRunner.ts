@@ -104,13 +104,7 @@ export class OrchestraRunner implements EpisodeRunner {
       await this.orchestra.step(active, context);
       const actions = active.map((row) => this.orchestra.action(row));
       await this.environment.step(active.map((row) => row.episode), actions);
-      active.forEach((row, i) => {
-        const { turnIndex } = actions[i];
-        const score = row.episode.stepScore;
-        if (turnIndex === undefined || score === undefined) return;
-        const turn = row.trajectory.turns[turnIndex];
-        turn.info = { ...turn.info, turnScore: score };
-      });
+      active.forEach((row, i) => this.recordTurnScores(row, step, actions[i].turnIndex));
     }
     for (const row of rows) {
       row.trajectory.done = row.episode.done;
@@ -118,6 +112,21 @@ export class OrchestraRunner implements EpisodeRunner {
       row.trajectory.info = { ...row.trajectory.info, metrics: row.episode.metrics() };
     }
     return { trajectories: rows.map((row) => row.trajectory), episodes: rows.map((row) => row.episode), generateCalls };
+  }
+
+  /** `turn.info.turnScore` of this step's turns: the orchestra's turn scores when it has them, else the acting turn's step score. */
+  private recordTurnScores(row: OrchestraRow, step: number, actingTurn: number | undefined): void {
+    const { episode, trajectory } = row;
+    const scores = new Map<number, number>();
+    if (actingTurn !== undefined && episode.stepScore !== undefined) scores.set(actingTurn, episode.stepScore);
+    if (this.orchestra.turnScores && episode.judge) {
+      const judge = episode.judge.bind(episode);
+      for (const [index, score] of this.orchestra.turnScores(trajectory.turns.filter((turn) => turn.step === step), judge)) scores.set(index, score);
+    }
+    for (const [index, score] of scores) {
+      const turn = trajectory.turns[index];
+      turn.info = { ...turn.info, turnScore: score };
+    }
   }
 
   private createRows(request: RunEpisodesRequest): OrchestraRow[] {
