@@ -193,6 +193,20 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
     expect(withKl.loss).toBeCloseTo(base + 0.1 * kl, 6);
   });
 
+  test.each([0.01, 0.5])('the entropy term: entropyCoef %p subtracts coef x token-mean entropy (an entropy bonus)', (entropyCoef) => {
+    const entropy = [[0.5, 0.2, 0.9, 7], [0.1, 0.3, 7, 7], [1.0, 0.0, 0.4, 0.6]];
+    // masked token mean by hand: (0.5+0.2+0.9 + 0.1+0.3 + 1.0+0.0+0.4+0.6) / 9 = 4.0 / 9
+    const tokenMean = 4.0 / 9;
+    const fn = new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean', entropyCoef });
+    expect(fn.needsEntropy).toBe(true);
+    const base = run(new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean' }), [0, 1, 2]).loss;
+    const out = fn.compute(numberOps, {
+      logProbs: arr(logProbs), oldLogProbs: arr(oldLogProbs), advantages: arr(advantages), responseMask: arr(responseMask), entropy: arr(entropy), totals,
+    });
+    expect(out.metrics.entropy.data[0]).toBeCloseTo(tokenMean, 6);
+    expect(out.loss.data[0]).toBeCloseTo(base - entropyCoef * tokenMean, 6);
+  });
+
   test('the plugin binds the loss from algorithm.loss, with dapo\'s clip-higher defaults', async () => {
     const { kernel } = await createKernel({ cwd: process.cwd(), inline: { plugins: ['algorithms'], algorithm: { advantage: 'dapo', loss: { entropyCoef: 0.001 } } } });
     const loss = kernel.get(LossFunction) as PolicyLossFunction;
