@@ -50,7 +50,7 @@ export type { EvalContext, Metrics, RunContext, StepContext, StepResult } from '
 export { packTurns, packWorkerGroups, rowsWithAdvantage, scoringTemperature, selectRows } from './data/packWorkerGroups.js';
 
 export type {
-  GenerateRequest, GenerateResult, OptimizerSettings, PolicyBackend, SamplingParams, ScoreRequest, ScoreResult,
+  GenerateRequest, GenerateResult, OptimizerSettings, ParamGroupSettings, PolicyBackend, SamplingParams, ScoreRequest, ScoreResult,
   UpdateRequest, UpdateResult, WeightTensor,
 } from './compute/PolicyBackend.js';
 export { LossFunction, type LossInput, type LossOutput, type TensorOps } from './compute/TensorOps.js';

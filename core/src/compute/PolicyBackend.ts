@@ -46,6 +46,18 @@ export interface ScoreResult {
   entropy?: number[][];
 }
 
+/**
+ * Optimizer settings for the parameters whose names match one of `params` (torch's param groups); the first group
+ * that matches a parameter wins, the others keep the model's settings. The schedule scales a group's `lr` as it
+ * scales the model's.
+ */
+export interface ParamGroupSettings {
+  /** Parameter names as in the checkpoint; `*` matches any run of characters (`model.norm.weight`, `*layernorm*`). */
+  params: string[];
+  lr?: number;
+  weightDecay?: number;
+}
+
 export interface OptimizerSettings {
   lr: number;
   betas?: [number, number];
@@ -55,6 +67,7 @@ export interface OptimizerSettings {
   schedule?: 'constant' | 'warmup_constant' | 'cosine';
   totalSteps?: number;
   maxGradNorm?: number;
+  paramGroups?: ParamGroupSettings[];
 }
 
 export interface UpdateRequest {

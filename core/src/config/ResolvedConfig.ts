@@ -1,3 +1,4 @@
+import type { ParamGroupSettings } from '../compute/PolicyBackend.js';
 import { createToken } from '../di/Token.js';
 import type { EvalConfig, TrainerConfig } from './UserConfig.js';
 
@@ -12,7 +13,7 @@ export interface ModelSettings {
   rollout?: string;
   optimizer: {
     lr: number; betas: [number, number]; eps: number; weightDecay: number; warmupSteps: number;
-    schedule: 'constant' | 'warmup_constant' | 'cosine'; maxGradNorm: number;
+    schedule: 'constant' | 'warmup_constant' | 'cosine'; maxGradNorm: number; paramGroups: ParamGroupSettings[];
   };
   [key: string]: unknown;
 }

@@ -50,6 +50,12 @@ function coreSections(): Record<string, ZodObject> {
         warmupSteps: z.number().int().min(0).default(0),
         schedule: z.enum(['constant', 'warmup_constant', 'cosine']).default('constant'),
         maxGradNorm: z.number().positive().default(1),
+        /** Settings for the parameters matching `params` (`*` wildcards); the first matching group wins. */
+        paramGroups: z.array(z.strictObject({
+          params: z.array(z.string().min(1)).min(1),
+          lr: z.number().positive().optional(),
+          weightDecay: z.number().min(0).optional(),
+        })).default([]),
       }).prefault({}),
     }),
     agents: z.strictObject({

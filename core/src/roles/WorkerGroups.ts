@@ -1,4 +1,4 @@
-import type { PolicyBackend } from '../compute/PolicyBackend.js';
+import type { ParamGroupSettings, PolicyBackend } from '../compute/PolicyBackend.js';
 import type { TextCodec } from '../compute/TextCodec.js';
 import { createToken } from '../di/Token.js';
 
@@ -11,6 +11,8 @@ export interface WorkerGroupTraining {
   warmupSteps: number;
   schedule: 'constant' | 'warmup_constant' | 'cosine';
   maxGradNorm: number;
+  /** Per-parameter settings (`models.<id>.optimizer.paramGroups`). */
+  paramGroups: ParamGroupSettings[];
   /** Rows per micro-batch (gradient accumulation). */
   microBatchSize: number;
   /** Optimizer steps per training step: the group's turns are split into this many mini-batches. */

@@ -74,7 +74,7 @@ export function testWorkerGroups(byAgent: Record<string, PolicyBackend>, codecOf
   for (const [agentId, backend] of Object.entries(byAgent)) {
     const group = groups.get(backend) ?? {
       id: `model-${groups.size}`, agents: [], trainer: backend, rollout: backend, codec: codecOf(backend),
-      training: { lr: 1e-4, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, warmupSteps: 0, schedule: 'constant', maxGradNorm: 1, microBatchSize: 1, miniBatches: 1, epochs: 1 },
+      training: { lr: 1e-4, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, warmupSteps: 0, schedule: 'constant', maxGradNorm: 1, paramGroups: [], microBatchSize: 1, miniBatches: 1, epochs: 1 },
     } as WorkerGroup;
     group.agents.push(agentId);
     groups.set(backend, group);

@@ -100,6 +100,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, batch: Worker
         optimizer: {
           lr: group.training.lr, weightDecay: group.training.weightDecay, maxGradNorm: group.training.maxGradNorm,
           betas: group.training.betas, eps: group.training.eps, warmupSteps: group.training.warmupSteps, schedule: group.training.schedule,
+          paramGroups: group.training.paramGroups,
         },
       });
       updates++;

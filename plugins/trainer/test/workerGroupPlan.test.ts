@@ -24,6 +24,13 @@ describe('worker groups from models and agents', () => {
     expect(groups[0].training).toMatchObject({ lr: 1e-4, maxGradNorm: 1, microBatchSize: 8, miniBatches: 1, epochs: 1 });
   });
 
+  test("a model's param groups reach its worker group's training settings", async () => {
+    const paramGroups = [{ params: ['model.norm.weight'], lr: 1e-2 }];
+    const groups = await plan({ models: { policy: { model: 'tiny', optimizer: { paramGroups } } }, agents: { solver: {} } });
+    expect(groups[0].training.paramGroups).toEqual(paramGroups);
+    expect((await plan({ models: { policy: { model: 'tiny' } }, agents: { solver: {} } }))[0].training.paramGroups).toEqual([]);
+  });
+
   test('non-shared and heterogeneous: one group per model id, each with its own settings', async () => {
     const groups = await plan({
       models: {

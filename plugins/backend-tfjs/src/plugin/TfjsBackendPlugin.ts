@@ -2,6 +2,7 @@ import { BackendFactory, DrmasError, type Kernel, type ModelSettings, type Plugi
 import { createTfjsPolicyBackend } from '../TfjsPolicyBackend.js';
 import type { ArchitectureName } from '../model/ModelConfig.js';
 import { builtinRuntimeCandidates, RuntimeUnavailableError } from '../runtime/RuntimeSelector.js';
+import { assignParamGroups, ParamGroupError } from '../training/paramGroups.js';
 
 const PLUGIN_NAME = 'backend-tfjs';
 const ARCHITECTURES: ArchitectureName[] = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'];
@@ -12,8 +13,9 @@ export const tfjsBackendFactory: BackendFactory = {
   describe: () => `tfjs on ${builtinRuntimeCandidates().sort((a, b) => b.priority - a.priority).map((c) => c.name).join(' > ')} (first that loads)`,
   async create({ modelId, settings, run }) {
     const model = settings as ModelSettings;
+    let backend;
     try {
-      const backend = await createTfjsPolicyBackend({
+      backend = await createTfjsPolicyBackend({
         name: `tfjs:${modelId}`,
         model: model.model,
         architecture: model.architecture as ArchitectureName | undefined,
@@ -21,8 +23,6 @@ export const tfjsBackendFactory: BackendFactory = {
         runtime: model.runtime,
         optimizer: model.optimizer,
       });
-      run.log(`model ${modelId}: ${model.model} on tfjs runtime ${backend.runtime}`);
-      return backend;
     } catch (cause) {
       if (cause instanceof RuntimeUnavailableError) {
         throw new DrmasError('CONFIG_INVALID', cause.message, { key: `models.${modelId}.runtime`, cause, hint: 'use runtime: auto, or install the runtime named' });
@@ -31,6 +31,18 @@ export const tfjsBackendFactory: BackendFactory = {
         key: `models.${modelId}.model`, cause, hint: 'give tiny, small or a Hugging Face checkpoint folder (config.json + model.safetensors)',
       });
     }
+    try {
+      assignParamGroups([...backend.model.weights.keys()], model.optimizer.paramGroups);
+    } catch (cause) {
+      if (!(cause instanceof ParamGroupError)) throw cause;
+      backend.dispose();
+      throw new DrmasError('CONFIG_INVALID', cause.message, {
+        key: `models.${modelId}.optimizer.paramGroups.${cause.group}.params`, cause,
+        hint: `name parameters as the checkpoint does (model.norm.weight, model.layers.0.mlp.up_proj.weight); * matches any run of characters`,
+      });
+    }
+    run.log(`model ${modelId}: ${model.model} on tfjs runtime ${backend.runtime}`);
+    return backend;
   },
 };
 

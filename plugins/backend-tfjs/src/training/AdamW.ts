@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import type { OptimizerSettings } from '@drmas/core';
 import { readSafetensors, serializeSafetensors } from '../checkpoint/index.js';
+import { assignParamGroups } from './paramGroups.js';
 
 export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';
 export const OPTIMIZER_META_FILE = 'optimizer.json';
 
-export const DEFAULT_OPTIMIZER_SETTINGS: Required<Omit<OptimizerSettings, 'totalSteps' | 'maxGradNorm'>> &
-  Pick<OptimizerSettings, 'totalSteps' | 'maxGradNorm'> = {
+export const DEFAULT_OPTIMIZER_SETTINGS: Required<Omit<OptimizerSettings, 'totalSteps' | 'maxGradNorm' | 'paramGroups'>> &
+  Pick<OptimizerSettings, 'totalSteps' | 'maxGradNorm' | 'paramGroups'> = {
   lr: 1e-6,
   betas: [0.9, 0.999],
   eps: 1e-8,
@@ -33,14 +34,15 @@ interface Moments {
 
 /**
  * AdamW as torch.optim.AdamW computes it (decoupled weight decay `p *= 1 - lr*wd`, bias-corrected moments,
- * `eps` added after the bias-corrected square root), over tf.Variables.
+ * `eps` added after the bias-corrected square root), over tf.Variables. A parameter in one of `settings.paramGroups`
+ * takes that group's learning rate (scaled by the schedule as the model's is) and weight decay.
  */
 export class AdamW {
   /** Optimizer steps taken (torch's `state['step']`). */
   step = 0;
   private readonly moments = new Map<string, Moments>();
 
-  /** Applies one update with `grads` (already clipped) at learning rate `lr`. */
+  /** Applies one update with `grads` (already clipped) at learning rate `lr` (`settings.lr` after the schedule). */
   apply(weights: Map<string, tf.Variable>, grads: Map<string, tf.Tensor>, lr: number, settings: OptimizerSettings): void {
     const [beta1, beta2] = settings.betas ?? DEFAULT_OPTIMIZER_SETTINGS.betas;
     const eps = settings.eps ?? DEFAULT_OPTIMIZER_SETTINGS.eps;
@@ -48,9 +50,15 @@ export class AdamW {
     this.step += 1;
     const bias1 = 1 - Math.pow(beta1, this.step);
     const bias2Sqrt = Math.sqrt(1 - Math.pow(beta2, this.step));
+    const groups = settings.paramGroups ?? [];
+    const groupOf = groups.length ? assignParamGroups([...weights.keys()], groups) : undefined;
+    const scheduleFactor = settings.lr > 0 ? lr / settings.lr : 0;
     for (const [name, param] of weights) {
       const grad = grads.get(name);
       if (!grad) continue;
+      const group = groups[groupOf?.get(name) ?? -1];
+      const paramLr = group?.lr === undefined ? lr : group.lr * scheduleFactor;
+      const paramDecay = group?.weightDecay ?? weightDecay;
       const m = this.momentsOf(name, param);
       tf.tidy(() => {
         const expAvg = tf.add(tf.mul(m.expAvg, beta1), tf.mul(grad, 1 - beta1));
@@ -58,8 +66,8 @@ export class AdamW {
         m.expAvg.assign(expAvg);
         m.expAvgSq.assign(expAvgSq);
         const denom = tf.add(tf.div(tf.sqrt(expAvgSq), bias2Sqrt), eps);
-        const decayed = weightDecay === 0 ? param : tf.mul(param, 1 - lr * weightDecay);
-        param.assign(tf.sub(decayed, tf.mul(tf.div(expAvg, denom), lr / bias1)));
+        const decayed = paramDecay === 0 ? param : tf.mul(param, 1 - paramLr * paramDecay);
+        param.assign(tf.sub(decayed, tf.mul(tf.div(expAvg, denom), paramLr / bias1)));
       });
     }
   }
