@@ -56,6 +56,8 @@ export interface ParamGroupSettings {
   params: string[];
   lr?: number;
   weightDecay?: number;
+  betas?: [number, number];
+  eps?: number;
 }
 
 export interface OptimizerSettings {
@@ -76,6 +78,11 @@ export interface UpdateRequest {
   /** Rows per micro-batch (gradient accumulation across micro-batches). */
   microBatchSize: number;
   optimizer?: Partial<OptimizerSettings>;
+  /**
+   * Also report `actor/entropy`, the policy's token-mean entropy over the trained rows' response tokens, from the
+   * update's own forward pass (for callers that skip scoring the batch before updating).
+   */
+  entropyMetric?: boolean;
 }
 
 export interface UpdateResult {

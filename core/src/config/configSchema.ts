@@ -55,6 +55,8 @@ function coreSections(): Record<string, ZodObject> {
           params: z.array(z.string().min(1)).min(1),
           lr: z.number().positive().optional(),
           weightDecay: z.number().min(0).optional(),
+          betas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).optional(),
+          eps: z.number().positive().optional(),
         })).default([]),
       }).prefault({}),
     }),

@@ -35,7 +35,7 @@ interface Moments {
 /**
  * AdamW as torch.optim.AdamW computes it (decoupled weight decay `p *= 1 - lr*wd`, bias-corrected moments,
  * `eps` added after the bias-corrected square root), over tf.Variables. A parameter in one of `settings.paramGroups`
- * takes that group's learning rate (scaled by the schedule as the model's is) and weight decay.
+ * takes that group's learning rate (scaled by the schedule as the model's is), weight decay, betas and eps.
  */
 export class AdamW {
   /** Optimizer steps taken (torch's `state['step']`). */
@@ -48,8 +48,6 @@ export class AdamW {
     const eps = settings.eps ?? DEFAULT_OPTIMIZER_SETTINGS.eps;
     const weightDecay = settings.weightDecay ?? DEFAULT_OPTIMIZER_SETTINGS.weightDecay;
     this.step += 1;
-    const bias1 = 1 - Math.pow(beta1, this.step);
-    const bias2Sqrt = Math.sqrt(1 - Math.pow(beta2, this.step));
     const groups = settings.paramGroups ?? [];
     const groupOf = groups.length ? assignParamGroups([...weights.keys()], groups) : undefined;
     const scheduleFactor = settings.lr > 0 ? lr / settings.lr : 0;
@@ -59,13 +57,17 @@ export class AdamW {
       const group = groups[groupOf?.get(name) ?? -1];
       const paramLr = group?.lr === undefined ? lr : group.lr * scheduleFactor;
       const paramDecay = group?.weightDecay ?? weightDecay;
+      const [b1, b2] = group?.betas ?? [beta1, beta2];
+      const paramEps = group?.eps ?? eps;
+      const bias1 = 1 - Math.pow(b1, this.step);
+      const bias2Sqrt = Math.sqrt(1 - Math.pow(b2, this.step));
       const m = this.momentsOf(name, param);
       tf.tidy(() => {
-        const expAvg = tf.add(tf.mul(m.expAvg, beta1), tf.mul(grad, 1 - beta1));
-        const expAvgSq = tf.add(tf.mul(m.expAvgSq, beta2), tf.mul(tf.square(grad), 1 - beta2));
+        const expAvg = tf.add(tf.mul(m.expAvg, b1), tf.mul(grad, 1 - b1));
+        const expAvgSq = tf.add(tf.mul(m.expAvgSq, b2), tf.mul(tf.square(grad), 1 - b2));
         m.expAvg.assign(expAvg);
         m.expAvgSq.assign(expAvgSq);
-        const denom = tf.add(tf.div(tf.sqrt(expAvgSq), bias2Sqrt), eps);
+        const denom = tf.add(tf.div(tf.sqrt(expAvgSq), bias2Sqrt), paramEps);
         const decayed = paramDecay === 0 ? param : tf.mul(param, 1 - paramLr * paramDecay);
         param.assign(tf.sub(decayed, tf.mul(tf.div(expAvg, denom), paramLr / bias1)));
       });
