@@ -6,7 +6,7 @@ import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import { PolicyTrainer } from '../src/training/PolicyTrainer.js';
 import { promptResponseLayout, responseTokenStats } from '../src/model/responseLogProbs.js';
 import { learningRateAt } from '../src/training/learningRateSchedule.js';
-import { randomModel, tinyConfigJson } from './modelFixtures.js';
+import { batchLogits, randomModel, tinyConfigJson } from './modelFixtures.js';
 import { makeBatch, weightedCrossEntropy } from './trainingFixtures.js';
 import type { DecoderModel } from '../src/model/DecoderModel.js';
 
@@ -155,6 +155,36 @@ describe('PolicyTrainer on wasm', () => {
     tb.dispose();
     a.dispose();
     b.dispose();
+  });
+
+  it('reports the entropy of the trained rows from the update itself, matching softmax entropy of the logits', async () => {
+    const model = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 7);
+    const expected = (() => {
+      // Token-mean over the rows with advantage (0 and 2), from plain-JS softmax of each prediction's logits.
+      let sum = 0;
+      let tokens = 0;
+      for (const r of [0, 2]) {
+        const [prompt, response] = PAIRS[r];
+        const logits = batchLogits(model, [[...prompt, ...response]])[0];
+        for (let j = 0; j < response.length; j++) {
+          const row = logits[prompt.length - 1 + j];
+          const max = Math.max(...row);
+          const z = row.reduce((acc, x) => acc + Math.exp(x - max), 0);
+          sum -= row.reduce((acc, x) => acc + (Math.exp(x - max) / z) * (x - max - Math.log(z)), 0);
+          tokens++;
+        }
+      }
+      return sum / tokens;
+    })();
+    const trainer = new PolicyTrainer(model, { lr: 1e-3 });
+    const inert = { ...weightedCrossEntropy, zeroAdvantageRowsInert: true };
+    const batch = makeBatch(PAIRS, [1, 0, -0.5]);
+    const result = await trainer.update({ batch, loss: inert, microBatchSize: 1, entropyMetric: true });
+    expect(result.metrics['actor/entropy']).toBeCloseTo(expected, 4);
+    const without = await trainer.update({ batch, loss: inert, microBatchSize: 1 });
+    expect(without.metrics['actor/entropy']).toBeUndefined();
+    trainer.dispose();
+    model.dispose();
   });
 
   it('skips a step with a non-finite gradient norm, leaving weights and optimizer untouched', async () => {

@@ -6,7 +6,7 @@ import {
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
 import { appendRollouts } from './RolloutLog.js';
 import { batchMetrics } from './stepMetrics.js';
-import { updateWorkerGroup } from './updateWorkerGroup.js';
+import { updateWorkerGroup, type OldLogProbSource } from './updateWorkerGroup.js';
 import { WorkerGroupsService } from './WorkerGroupsService.js';
 import { planWorkerGroups } from './workerGroupPlan.js';
 
@@ -25,6 +25,11 @@ export class TrainerPlugin implements Plugin {
     trainer: z.object({
       /** Trajectories per step written to rollouts.jsonl (0: none). */
       logRollouts: z.number().int().min(0).default(16),
+      /**
+       * The PPO ratio's old log-probs: `recompute` scores each batch with the trainer first (veRL's default);
+       * `rollout` takes the rollout engine's sampling log-probs (veRL's bypass mode), one forward pass fewer.
+       */
+      oldLogProbs: z.enum(['recompute', 'rollout']).default('recompute'),
     }),
   };
   private readonly groups = new WorkerGroupsService();
@@ -46,7 +51,7 @@ export class TrainerPlugin implements Plugin {
   }
 
   apply(kernel: Kernel): void {
-    const trainer = () => kernel.config.trainer as typeof kernel.config.trainer & { logRollouts: number };
+    const trainer = () => kernel.config.trainer as typeof kernel.config.trainer & { logRollouts: number; oldLogProbs: OldLogProbSource };
 
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
       const loss = kernel.container.isBound(LossFunction) ? kernel.get(LossFunction) : undefined;
@@ -75,7 +80,7 @@ export class TrainerPlugin implements Plugin {
     kernel.hooks.update.tapPromise(PLUGIN_NAME, async (batch, step) => {
       const group = this.groups.get(batch.workerGroupId);
       const rng = new SeededRng(kernel.config.trainer.seed).fork(`update/${step.step}/${group.id}`);
-      await updateWorkerGroup(group, batch, kernel.get(LossFunction, { key: 'algorithm.loss' }), rng, step.metrics);
+      await updateWorkerGroup(group, batch, kernel.get(LossFunction, { key: 'algorithm.loss' }), rng, step.metrics, trainer().oldLogProbs);
     });
 
     kernel.hooks.afterStep.tap({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, (result) => {

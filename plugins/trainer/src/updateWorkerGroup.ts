@@ -62,23 +62,40 @@ function probabilityGap(batch: WorkerGroupBatch, rows: readonly number[], old: F
   return { mean: count ? sum / count : 0, max };
 }
 
+/** Where the PPO ratio's denominator comes from (`trainer.oldLogProbs`). */
+export type OldLogProbSource = 'recompute' | 'rollout';
+
 /**
- * One worker group's share of a training step: old log-probs and the policy's entropy from the trainer (the PPO
- * reference point and veRL's `actor/entropy`; the rollout engine's log-probs are kept as sampled and their gap is
- * logged), reference log-probs when the loss has a KL term, `epochs` passes of `miniBatches` optimizer steps over
- * shuffled rows (each mini-batch ordered by length, so its micro-batches carry little padding; the loss is
- * normalized by mini-batch totals, so order does not change it), then weight sync to the rollout engine.
+ * One worker group's share of a training step. Old log-probs: with `recompute` (veRL's default) the trainer scores
+ * the rows before updating, which also gives the policy's entropy and the rollout engine's gap (`probs_diff`); with
+ * `rollout` (veRL's bypass mode) the rollout engine's sampling log-probs serve, saving that forward pass, and the
+ * entropy comes from the update's own forward pass. Then reference log-probs when the loss has a KL term, `epochs`
+ * passes of `miniBatches` optimizer steps over shuffled rows (each mini-batch ordered by length, so its
+ * micro-batches carry little padding; the loss is normalized by mini-batch totals, so order does not change it),
+ * then weight sync to the rollout engine.
  */
-export async function updateWorkerGroup(group: TrainedWorkerGroup, batch: WorkerGroupBatch, loss: LossFunction, rng: Rng, metrics: Metrics): Promise<void> {
+export async function updateWorkerGroup(
+  group: TrainedWorkerGroup,
+  batch: WorkerGroupBatch,
+  loss: LossFunction,
+  rng: Rng,
+  metrics: Metrics,
+  oldLogProbs: OldLogProbSource = 'recompute',
+): Promise<void> {
   if (batch.rows === 0) return;
   const prefix = `actor/${group.id}`;
   // An inert loss never reads the rows without advantage (the trainer skips them), so they are not scored.
   const rows = loss.zeroAdvantageRowsInert ? rowsWithAdvantage(batch) : Array.from({ length: batch.rows }, (_, r) => r);
-  const scored = await scoreRows(group.trainer, batch, rows, true);
-  const old = flatten(scored.logProbs, batch, batch.rolloutLogProbs);
-  const gap = probabilityGap(batch, rows, old);
-  metrics[`rollout/${group.id}/probs_diff_mean`] = gap.mean;
-  metrics[`rollout/${group.id}/probs_diff_max`] = gap.max;
+  let old = batch.rolloutLogProbs;
+  let entropy: number | undefined;
+  if (oldLogProbs === 'recompute') {
+    const scored = await scoreRows(group.trainer, batch, rows, true);
+    old = flatten(scored.logProbs, batch, batch.rolloutLogProbs);
+    entropy = scored.entropy;
+    const gap = probabilityGap(batch, rows, old);
+    metrics[`rollout/${group.id}/probs_diff_mean`] = gap.mean;
+    metrics[`rollout/${group.id}/probs_diff_max`] = gap.max;
+  }
   const prepared: WorkerGroupBatch = { ...batch, oldLogProbs: old };
   if (loss.needsReference && group.reference) {
     prepared.refLogProbs = flatten((await scoreRows(group.reference, batch, rows)).logProbs, batch, old);
@@ -102,6 +119,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, batch: Worker
           betas: group.training.betas, eps: group.training.eps, warmupSteps: group.training.warmupSteps, schedule: group.training.schedule,
           paramGroups: group.training.paramGroups,
         },
+        entropyMetric: oldLogProbs === 'rollout',
       });
       updates++;
       lr = result.learningRate;
@@ -113,7 +131,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, batch: Worker
     }
   }
   for (const [key, value] of Object.entries(sums)) metrics[`${prefix}/${key.replace(/^actor\//, '')}`] = value / updates;
-  if (scored.entropy !== undefined) metrics[`${prefix}/entropy`] = scored.entropy;
+  if (entropy !== undefined) metrics[`${prefix}/entropy`] = entropy;
   metrics[`${prefix}/grad_norm_max`] = maxGradNorm;
   metrics[`${prefix}/lr`] = lr;
   metrics[`${prefix}/skipped_steps`] = skipped;

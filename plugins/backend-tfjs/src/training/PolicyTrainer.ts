@@ -42,19 +42,27 @@ export class PolicyTrainer {
 
     const accumulated = new Map<string, tf.Tensor>();
     let lossSum = 0;
+    let entropySum = 0;
     const metricSums: Record<string, number> = {};
+    const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
     try {
       for (let start = 0; start < batch.rows; start += microBatchSize) {
         const end = Math.min(batch.rows, start + microBatchSize);
         const metricTensors: Record<string, tf.Tensor> = {};
+        let entropyTensor: tf.Tensor | undefined;
         const { value, grads } = tf.variableGrads(() => {
-          const input = this.lossInput(batch, start, end, totals, loss.needsEntropy ?? false, loss.needsReference ?? false);
+          const input = this.lossInput(batch, start, end, totals, withEntropy, loss.needsReference ?? false);
           const out = loss.compute(tfjsTensorOps, input);
           for (const [k, t] of Object.entries(out.metrics)) metricTensors[k] = tf.keep(t);
+          if (request.entropyMetric && input.entropy) entropyTensor = tf.keep(tf.sum(tf.mul(input.entropy, input.responseMask)));
           return out.loss as tf.Scalar;
         }, variables);
         lossSum += (await value.data())[0];
         value.dispose();
+        if (entropyTensor) {
+          entropySum += (await entropyTensor.data())[0];
+          entropyTensor.dispose();
+        }
         for (const [k, t] of Object.entries(metricTensors)) {
           metricSums[k] = (metricSums[k] ?? 0) + (await t.data())[0];
           t.dispose();
@@ -74,6 +82,10 @@ export class PolicyTrainer {
       }
       if (batch.rows === 0) variables.forEach((v, i) => accumulated.set(names[i], tf.zerosLike(v)));
       metricSums['actor/zero_adv_rows_skipped'] = (request.batch.rows - batch.rows) / Math.max(request.batch.rows, 1);
+      if (request.entropyMetric) {
+        const tokens = responseTotals(batch).tokens;
+        metricSums['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
+      }
 
       const normTensor = tf.tidy(() => tf.sqrt(tf.addN([...accumulated.values()].map((g) => tf.sum(tf.square(g))))));
       const gradNorm = (await normTensor.data())[0];

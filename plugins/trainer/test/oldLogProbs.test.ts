@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, jest, test } from '@jest/globals';
+import { SeededRng, type Metrics } from '@drmas/core';
+import { PolicyLossFunction } from '@drmas/plugin-algorithms';
+import { TfjsPolicyBackend } from '../../backend-tfjs/src/TfjsPolicyBackend.js';
+import { selectRuntime } from '../../backend-tfjs/src/runtime/RuntimeSelector.js';
+import { batchLogits, randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
+import { makeBatch } from '../../backend-tfjs/test/trainingFixtures.js';
+import { updateWorkerGroup, type OldLogProbSource } from '../src/updateWorkerGroup.js';
+import type { TrainedWorkerGroup } from '../src/WorkerGroupsService.js';
+
+const PAIRS: [number[], number[]][] = [
+  [[3, 7, 1, 9], [12, 5, 20]],
+  [[8], [30, 4, 11, 2]],
+];
+
+const loss = new PolicyLossFunction({
+  variant: 'vanilla', clipRatioLow: 0.2, clipRatioHigh: 0.2, clipRatioC: 3, aggregation: 'token-mean', klCoef: 0, klType: 'low_var_kl', entropyCoef: 0,
+});
+
+const backends: TfjsPolicyBackend[] = [];
+afterEach(() => {
+  for (const b of backends.splice(0)) b.dispose();
+});
+
+/**
+ * One update of a fresh tiny model on PAIRS with positive advantages, where the rollout engine's log-probs are the
+ * true ones minus 1: the ratio against them is e, far outside the clip range, while against recomputed ones it is 1.
+ */
+async function updateWith(source: OldLogProbSource) {
+  await selectRuntime('wasm');
+  const model = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 11);
+  const backend = new TfjsPolicyBackend('tfjs', 'test', model, undefined);
+  backends.push(backend);
+  const batch = makeBatch(PAIRS, [1, 0.5]);
+  const probabilities: number[] = [];
+  PAIRS.forEach(([prompt, response], r) => {
+    const logits = batchLogits(model, [[...prompt, ...response]])[0];
+    response.forEach((token, j) => {
+      const row = logits[prompt.length - 1 + j];
+      const max = Math.max(...row);
+      const logp = row[token] - max - Math.log(row.reduce((s, x) => s + Math.exp(x - max), 0));
+      batch.rolloutLogProbs[r * batch.responseLength + j] = logp - 1;
+      probabilities.push(Math.exp(logp));
+    });
+  });
+  const before = await backend.exportWeights();
+  const score = jest.spyOn(backend, 'score');
+  const group: TrainedWorkerGroup = {
+    id: 'policy', agents: ['agent'], trainer: backend, rollout: backend, codec: undefined,
+    training: {
+      lr: 1e-2, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, warmupSteps: 0, schedule: 'constant', maxGradNorm: 1, paramGroups: [],
+      microBatchSize: 4, miniBatches: 1, epochs: 1,
+    },
+  };
+  const metrics: Metrics = {};
+  await updateWorkerGroup(group, batch, loss, new SeededRng(0), metrics, source);
+  const after = await backend.exportWeights();
+  const moved = [...before].some(([name, t]) => t.data.some((x, i) => x !== after.get(name)!.data[i]));
+  return { metrics, scoreCalls: score.mock.calls.length, moved, probabilities };
+}
+
+describe('trainer.oldLogProbs', () => {
+  test('rollout: the rollout log-probs are the PPO reference; no scoring pass, entropy from the update', async () => {
+    const { metrics, scoreCalls, moved } = await updateWith('rollout');
+    expect(scoreCalls).toBe(0);
+    // Every token's ratio is e > 1.2 with a positive advantage: all clipped, no gradient, weights unchanged.
+    expect(metrics['actor/policy/pg_clipfrac']).toBe(1);
+    expect(moved).toBe(false);
+    expect(metrics['rollout/policy/probs_diff_mean']).toBeUndefined();
+    expect(metrics['actor/policy/entropy']).toBeGreaterThan(0);
+  });
+
+  test('recompute: the trainer scores the rows first; ratio 1, and the rollout gap is measured', async () => {
+    const { metrics, scoreCalls, moved, probabilities } = await updateWith('recompute');
+    expect(scoreCalls).toBe(1);
+    expect(metrics['actor/policy/pg_clipfrac']).toBe(0);
+    expect(moved).toBe(true);
+    // |p - p / e| per token, from the logits in plain JavaScript.
+    const gaps = probabilities.map((p) => p * (1 - Math.exp(-1)));
+    expect(metrics['rollout/policy/probs_diff_mean']).toBeCloseTo(gaps.reduce((s, g) => s + g, 0) / gaps.length, 5);
+    expect(metrics['rollout/policy/probs_diff_max']).toBeCloseTo(Math.max(...gaps), 5);
+  });
+
+  test('both report the same entropy before the update (one from scoring, one from the update forward pass)', async () => {
+    const rollout = await updateWith('rollout');
+    const recompute = await updateWith('recompute');
+    expect(rollout.metrics['actor/policy/entropy']).toBeCloseTo(recompute.metrics['actor/policy/entropy'], 5);
+  });
+});
