@@ -62,6 +62,13 @@ export function batchLogits(model: DecoderModel, rows: number[][]): number[][][]
   );
 }
 
+/** log softmax of one row of logits, in float64 (a plain-JavaScript reference for the model's log-probs). */
+export function logSoftmax(logits: readonly number[]): number[] {
+  const max = Math.max(...logits);
+  const lse = max + Math.log(logits.reduce((s, z) => s + Math.exp(z - max), 0));
+  return logits.map((z) => z - lse);
+}
+
 export function maxAbsDiff(a: number[][][], b: number[][][]): number {
   let m = 0;
   a.forEach((rows, i) => rows.forEach((row, j) => row.forEach((x, k) => (m = Math.max(m, Math.abs(x - b[i][j][k]))))));

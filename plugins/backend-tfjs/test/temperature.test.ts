@@ -3,15 +3,12 @@ import { TfjsPolicyBackend } from '../src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import type { DecoderModel } from '../src/model/DecoderModel.js';
 import { logProbAtTemperature } from '../src/generation/sampling.js';
-import { batchLogits, randomModel, tinyConfigJson } from './modelFixtures.js';
+import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from './modelFixtures.js';
 import { makeBatch } from './trainingFixtures.js';
 
 /** log softmax(z / T)[token], in float64, from raw logits. */
 function tempered(logits: number[], token: number, temperature: number): number {
-  const scaled = logits.map((z) => z / temperature);
-  const max = Math.max(...scaled);
-  const lse = max + Math.log(scaled.reduce((s, z) => s + Math.exp(z - max), 0));
-  return scaled[token] - lse;
+  return logSoftmax(logits.map((z) => z / temperature))[token];
 }
 
 /** Reports the token-mean log-prob the update computed, and no gradient worth speaking of. */

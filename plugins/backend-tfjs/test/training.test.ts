@@ -6,7 +6,7 @@ import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import { PolicyTrainer } from '../src/training/PolicyTrainer.js';
 import { promptResponseLayout, responseTokenStats } from '../src/model/responseLogProbs.js';
 import { learningRateAt } from '../src/training/learningRateSchedule.js';
-import { batchLogits, randomModel, tinyConfigJson } from './modelFixtures.js';
+import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from './modelFixtures.js';
 import { makeBatch, weightedCrossEntropy } from './trainingFixtures.js';
 import type { DecoderModel } from '../src/model/DecoderModel.js';
 
@@ -167,10 +167,7 @@ describe('PolicyTrainer on wasm', () => {
         const [prompt, response] = PAIRS[r];
         const logits = batchLogits(model, [[...prompt, ...response]])[0];
         for (let j = 0; j < response.length; j++) {
-          const row = logits[prompt.length - 1 + j];
-          const max = Math.max(...row);
-          const z = row.reduce((acc, x) => acc + Math.exp(x - max), 0);
-          sum -= row.reduce((acc, x) => acc + (Math.exp(x - max) / z) * (x - max - Math.log(z)), 0);
+          sum -= logSoftmax(logits[prompt.length - 1 + j]).reduce((acc, lp) => acc + Math.exp(lp) * lp, 0);
           tokens++;
         }
       }

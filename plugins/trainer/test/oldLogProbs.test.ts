@@ -3,7 +3,7 @@ import { SeededRng, type Metrics } from '@drmas/core';
 import { PolicyLossFunction } from '@drmas/plugin-algorithms';
 import { TfjsPolicyBackend } from '../../backend-tfjs/src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../../backend-tfjs/src/runtime/RuntimeSelector.js';
-import { batchLogits, randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
+import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
 import { makeBatch } from '../../backend-tfjs/test/trainingFixtures.js';
 import { updateWorkerGroup, type OldLogProbSource } from '../src/updateWorkerGroup.js';
 import type { TrainedWorkerGroup } from '../src/WorkerGroupsService.js';
@@ -36,9 +36,7 @@ async function updateWith(source: OldLogProbSource) {
   PAIRS.forEach(([prompt, response], r) => {
     const logits = batchLogits(model, [[...prompt, ...response]])[0];
     response.forEach((token, j) => {
-      const row = logits[prompt.length - 1 + j];
-      const max = Math.max(...row);
-      const logp = row[token] - max - Math.log(row.reduce((s, x) => s + Math.exp(x - max), 0));
+      const logp = logSoftmax(logits[prompt.length - 1 + j])[token];
       batch.rolloutLogProbs[r * batch.responseLength + j] = logp - 1;
       probabilities.push(Math.exp(logp));
     });

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
-import type { OptimizerSettings } from '@drmas/core';
+import type { OptimizerSettings, ParamGroupSettings } from '@drmas/core';
 import { readSafetensors, serializeSafetensors } from '../checkpoint/index.js';
 import { assignParamGroups } from './paramGroups.js';
 
@@ -41,6 +41,8 @@ export class AdamW {
   /** Optimizer steps taken (torch's `state['step']`). */
   step = 0;
   private readonly moments = new Map<string, Moments>();
+  /** Each parameter's group, per `paramGroups` list (the same list arrives with every update of a run). */
+  private readonly groupIndex = new WeakMap<readonly ParamGroupSettings[], Map<string, number>>();
 
   /** Applies one update with `grads` (already clipped) at learning rate `lr` (`settings.lr` after the schedule). */
   apply(weights: Map<string, tf.Variable>, grads: Map<string, tf.Tensor>, lr: number, settings: OptimizerSettings): void {
@@ -49,7 +51,7 @@ export class AdamW {
     const weightDecay = settings.weightDecay ?? DEFAULT_OPTIMIZER_SETTINGS.weightDecay;
     this.step += 1;
     const groups = settings.paramGroups ?? [];
-    const groupOf = groups.length ? assignParamGroups([...weights.keys()], groups) : undefined;
+    const groupOf = groups.length ? this.groupsOf(weights, groups) : undefined;
     const scheduleFactor = settings.lr > 0 ? lr / settings.lr : 0;
     for (const [name, param] of weights) {
       const grad = grads.get(name);
@@ -72,6 +74,15 @@ export class AdamW {
         param.assign(tf.sub(decayed, tf.mul(tf.div(expAvg, denom), paramLr / bias1)));
       });
     }
+  }
+
+  private groupsOf(weights: Map<string, tf.Variable>, groups: readonly ParamGroupSettings[]): Map<string, number> {
+    let index = this.groupIndex.get(groups);
+    if (!index) {
+      index = assignParamGroups([...weights.keys()], groups);
+      this.groupIndex.set(groups, index);
+    }
+    return index;
   }
 
   private momentsOf(name: string, param: tf.Variable): Moments {
