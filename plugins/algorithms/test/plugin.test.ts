@@ -193,7 +193,7 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
     expect(withKl.loss).toBeCloseTo(base + 0.1 * kl, 6);
   });
 
-  test.each([0.01, 0.5])('the entropy term: entropyCoef %p subtracts coef x token-mean entropy (an entropy bonus)', (entropyCoef) => {
+  test.each([0.01, 0.5, -0.2])('the entropy term: entropyCoef %p subtracts coef x token-mean entropy (a bonus; negative: entropy minimization)', (entropyCoef) => {
     const entropy = [[0.5, 0.2, 0.9, 7], [0.1, 0.3, 7, 7], [1.0, 0.0, 0.4, 0.6]];
     // masked token mean by hand: (0.5+0.2+0.9 + 0.1+0.3 + 1.0+0.0+0.4+0.6) / 9 = 4.0 / 9
     const tokenMean = 4.0 / 9;

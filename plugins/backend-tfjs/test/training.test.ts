@@ -88,6 +88,59 @@ describe('gradients', () => {
   });
 });
 
+/** Token-mean softmax entropy of the response predictions at temperature `T`, from the model's logits in float64. */
+function plainEntropy(model: DecoderModel, T: number): number {
+  let sum = 0;
+  let tokens = 0;
+  for (const [prompt, response] of PAIRS) {
+    const logits = batchLogits(model, [[...prompt, ...response]])[0];
+    for (let j = 0; j < response.length; j++) {
+      sum -= logSoftmax(logits[prompt.length - 1 + j].map((z) => z / T)).reduce((acc, lp) => acc + Math.exp(lp) * lp, 0);
+      tokens++;
+    }
+  }
+  return sum / tokens;
+}
+
+describe('entropy gradients', () => {
+  it.each([1, 0.6])('the token-mean entropy at temperature %p differentiates like central finite differences of plain-JS softmax entropy', (T) => {
+    const model = randomModel(tinyConfigJson('Qwen2ForCausalLM', { hidden_size: 16, intermediate_size: 24, vocab_size: 32, head_dim: 8, num_attention_heads: 2, num_key_value_heads: 1 }), 9);
+    const prompts = PAIRS.map(([p]) => p);
+    const responses = PAIRS.map(([, r]) => r);
+    const tokens = responses.reduce((n, r) => n + r.length, 0);
+    const { value, grads } = tf.variableGrads(() => {
+      const layout = promptResponseLayout(prompts, responses);
+      const { entropy } = responseTokenStats(model, layout, true, true, new Array(PAIRS.length).fill(T));
+      const mask = new Float32Array(entropy!.size);
+      responses.forEach((r, i) => r.forEach((_, j) => (mask[i * layout.responseColumns + j] = 1)));
+      return tf.div(tf.sum(tf.mul(entropy!, tf.tensor2d(mask, entropy!.shape))), tokens) as tf.Scalar;
+    }, [...model.weights.values()]);
+    expect(value.dataSync()[0]).toBeCloseTo(plainEntropy(model, T), 4);
+    // The entropy is O(1), so float32 rounding is ~1e-7 and h = 1e-3 keeps the truncation error small.
+    const h = 1e-3;
+    for (const name of ['model.norm.weight', 'lm_head.weight', 'model.layers.1.mlp.down_proj.weight', 'model.embed_tokens.weight']) {
+      const w = model.weights.get(name)!;
+      const g = grads[w.name].dataSync();
+      const original = w.dataSync().slice();
+      const order = Array.from(g.keys()).sort((a, b) => Math.abs(g[b]) - Math.abs(g[a])).slice(0, 2);
+      for (const i of order) {
+        const at = (delta: number) => {
+          const data = original.slice();
+          data[i] += delta;
+          w.assign(tf.tensor(data, w.shape));
+          return plainEntropy(model, T);
+        };
+        const numeric = (at(h) - at(-h)) / (2 * h);
+        w.assign(tf.tensor(original, w.shape));
+        expect(Math.abs(numeric - g[i])).toBeLessThan(1e-3 + 0.02 * Math.abs(g[i]));
+      }
+    }
+    value.dispose();
+    Object.values(grads).forEach((t) => t.dispose());
+    model.dispose();
+  });
+});
+
 describe('PolicyTrainer on wasm', () => {
   it('memorizes a sequence: cross-entropy falls by more than half in 20 AdamW steps, no tensor leak', async () => {
     const model = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 12);

@@ -72,7 +72,7 @@ export class PolicyLossFunction implements LossFunction {
   readonly zeroAdvantageRowsInert: boolean;
 
   constructor(readonly settings: PolicyLossSettings) {
-    this.needsEntropy = settings.entropyCoef > 0;
+    this.needsEntropy = settings.entropyCoef !== 0;
     this.needsReference = settings.klCoef > 0;
     this.zeroAdvantageRowsInert = !this.needsEntropy && !this.needsReference;
   }
@@ -120,7 +120,7 @@ export class PolicyLossFunction implements LossFunction {
     if (input.entropy) {
       const entropy = aggregate(ops, input.entropy, mask, s.aggregation, totals, s.lossScaleFactor);
       metrics.entropy = ops.stopGradient(entropy);
-      if (s.entropyCoef > 0) loss = ops.sub(loss, ops.mul(entropy, s.entropyCoef));
+      if (s.entropyCoef !== 0) loss = ops.sub(loss, ops.mul(entropy, s.entropyCoef));
     }
     return { loss, metrics };
   }

@@ -31,7 +31,8 @@ export const algorithmSection = z.object({
     lossScaleFactor: z.number().positive().optional(),
     klCoef: z.number().min(0).default(0),
     klType: z.enum(KL_PENALTY_KINDS as unknown as [string, ...string[]]).default('low_var_kl'),
-    entropyCoef: z.number().min(0).default(0),
+    /** Positive: an entropy bonus (veRL's entropy_coeff). Negative: entropy minimization, which sharpens the policy. */
+    entropyCoef: z.number().default(0),
   }).prefault({}),
   dynamicSampling: z.strictObject({
     /** Drop groups whose episode outcomes are all equal and sample more (DAPO); on by default for `dapo`. */
