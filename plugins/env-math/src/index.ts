@@ -25,6 +25,7 @@ export { parseExactNumber, type ExactNumber } from './numericAnswer.js';
 export { latexToMathjs, symbolicallyEqual } from './symbolicEquivalence.js';
 export { mathAnswersEqual } from './answerEquivalence.js';
 export { scoreMathResponse, type MathScore, type MathScoreReason } from './scoreMathResponse.js';
+export { checkArithmeticClaims, type ArithmeticClaims } from './arithmeticClaims.js';
 
 export { solverDemonstration, verifierDemonstration, type DemonstrationStyle } from './demonstrations.js';
 export { columnWork } from './columnArithmetic.js';

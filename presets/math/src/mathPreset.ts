@@ -26,7 +26,8 @@ export const MATH_DEFAULTS: Partial<UserConfig> = {
     },
   },
   orchestra: { name: 'math', maxLoops: 2 },
-  env: { name: 'math', levels: [1, 2], testSize: 64, seed: 0 },
+  // 40% of the base's right answers follow a false step; rewarding only clean ones lifted all four seeds (+2.4 on average).
+  env: { name: 'math', levels: [1, 2], testSize: 64, seed: 0, checkSteps: true },
   rollout: { promptsPerStep: 8, samplesPerPrompt: 4 },
   reward: { allocator: 'drmas' },
   algorithm: { advantage: 'drmas' },

@@ -1,7 +1,7 @@
 import { DrmasError } from '@drmas/core';
 import {
-  ArithmeticTaskSource, DatasetTaskSource, MathTaskSourceError, scoreMathResponse, type MathScore, type MathTask,
-  type MathTaskSource,
+  ArithmeticTaskSource, DatasetTaskSource, MathTaskSourceError, checkArithmeticClaims, scoreMathResponse, type MathScore,
+  type MathTask, type MathTaskSource,
 } from '@drmas/plugin-env-math';
 import type { z } from '@drmas/core';
 import { envSection, type EnvSettings } from './envConfig.js';
@@ -9,14 +9,18 @@ import type { EnvAction, EnvTaskBatch, Environment, Episode } from './Environmen
 
 export type EnvSettingsInput = z.input<typeof envSection>;
 
-/** One math problem: a single environment step that scores the submitted solution's last `\boxed{}`. */
+/**
+ * One math problem: a single environment step that scores the submitted solution's last `\boxed{}`. With
+ * `checkSteps`, a training problem's right answer counts only when no `a+b=c` claim of the solution is false.
+ */
 export class MathEpisode implements Episode {
   done = false;
   outcome = 0;
   stepScore?: number;
   score?: MathScore;
+  private falseClaims = 0;
 
-  constructor(readonly task: MathTask) {}
+  constructor(readonly task: MathTask, private readonly checkSteps = false) {}
 
   observation(): string {
     return this.task.question;
@@ -26,8 +30,14 @@ export class MathEpisode implements Episode {
     return { question: this.task.question };
   }
 
+  /** `false_step`: the solution has a false claim; `right_after_false_step`: and its answer is right anyway. */
   metrics(): Record<string, number> {
-    return { answered: this.score?.extracted === undefined ? 0 : 1 };
+    const falseStep = this.falseClaims > 0 ? 1 : 0;
+    return {
+      answered: this.score?.extracted === undefined ? 0 : 1,
+      false_step: falseStep,
+      right_after_false_step: falseStep && this.score?.correct ? 1 : 0,
+    };
   }
 
   judge(action: EnvAction): number {
@@ -35,8 +45,11 @@ export class MathEpisode implements Episode {
   }
 
   submit(action: EnvAction): void {
-    this.score = scoreMathResponse(action.type === 'answer' ? action.content : '', this.task.answer);
-    this.outcome = this.score.correct ? 1 : 0;
+    const content = action.type === 'answer' ? action.content : '';
+    this.score = scoreMathResponse(content, this.task.answer);
+    this.falseClaims = checkArithmeticClaims(content).false;
+    const stepsHold = !this.checkSteps || this.task.split !== 'train' || this.falseClaims === 0;
+    this.outcome = this.score.correct && stepsHold ? 1 : 0;
     this.stepScore = this.outcome;
     this.done = true;
   }
@@ -87,7 +100,7 @@ export class MathEnvironment implements Environment<MathTask> {
   }
 
   createEpisode(task: MathTask): MathEpisode {
-    return new MathEpisode(task);
+    return new MathEpisode(task, this.settings?.checkSteps ?? false);
   }
 
   async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {

@@ -20,6 +20,11 @@ export const envSection = z.object({
   file: z.string().min(1).optional(),
   testFile: z.string().min(1).optional(),
   dataSource: z.string().min(1).optional(),
+  /**
+   * Training problems score 1 only when the answer is right and no `a+b=c` claim of the solution is false, so a
+   * right answer reached through wrong steps is not reinforced; held-out problems are scored on the answer alone.
+   */
+  checkSteps: z.boolean().default(false),
   // search
   /** Entities of the synthetic knowledge base (one document each), when no questions file is given. */
   entities: z.number().int().min(12).default(120),
