@@ -32,6 +32,37 @@ function lossOf(model: DecoderModel, advantages: number[]): number {
   });
 }
 
+/**
+ * Checks `grads` of the named weights against central finite differences of `f` with step `h`, on the two
+ * largest-gradient entries of each tensor (small gradients would be dominated by rounding), within
+ * `absolute + relative * |gradient|`.
+ */
+function expectFiniteDifferences(
+  model: DecoderModel,
+  grads: tf.NamedTensorMap,
+  names: readonly string[],
+  f: () => number,
+  { h, absolute, relative }: { h: number; absolute: number; relative: number },
+): void {
+  for (const name of names) {
+    const w = model.weights.get(name)!;
+    const g = grads[w.name].dataSync();
+    const original = w.dataSync().slice();
+    const order = Array.from(g.keys()).sort((a, b) => Math.abs(g[b]) - Math.abs(g[a])).slice(0, 2);
+    for (const i of order) {
+      const at = (delta: number) => {
+        const data = original.slice();
+        data[i] += delta;
+        w.assign(tf.tensor(data, w.shape));
+        return f();
+      };
+      const numeric = (at(h) - at(-h)) / (2 * h);
+      w.assign(tf.tensor(original, w.shape));
+      expect(Math.abs(numeric - g[i])).toBeLessThan(absolute + relative * Math.abs(g[i]));
+    }
+  }
+}
+
 describe('gradients', () => {
   it('match central finite differences on a tiny model (wasm: scatter-add embedding gradient)', () => {
     const model = randomModel(
@@ -64,25 +95,7 @@ describe('gradients', () => {
     ];
     // float32 losses of magnitude ~30 carry rounding errors ~1e-5; divided by 2h = 2e-2 that is ~5e-4 in the
     // difference quotient, and the truncation error h^2 f'''/6 is of similar size; hence 2e-3 + 3% relative.
-    const h = 1e-2;
-    for (const name of checked) {
-      const w = model.weights.get(name)!;
-      const g = grads[w.name].dataSync();
-      const original = w.dataSync().slice();
-      // The two largest-gradient entries of each tensor (small gradients would be dominated by rounding).
-      const order = Array.from(g.keys()).sort((a, b) => Math.abs(g[b]) - Math.abs(g[a])).slice(0, 2);
-      for (const i of order) {
-        const at = (delta: number) => {
-          const data = original.slice();
-          data[i] += delta;
-          w.assign(tf.tensor(data, w.shape));
-          return lossOf(model, advantages);
-        };
-        const numeric = (at(h) - at(-h)) / (2 * h);
-        w.assign(tf.tensor(original, w.shape));
-        expect(Math.abs(numeric - g[i])).toBeLessThan(2e-3 + 0.03 * Math.abs(g[i]));
-      }
-    }
+    expectFiniteDifferences(model, grads, checked, () => lossOf(model, advantages), { h: 1e-2, absolute: 2e-3, relative: 0.03 });
     Object.values(grads).forEach((t) => t.dispose());
     model.dispose();
   });
@@ -116,25 +129,9 @@ describe('entropy gradients', () => {
       return tf.div(tf.sum(tf.mul(entropy!, tf.tensor2d(mask, entropy!.shape))), tokens) as tf.Scalar;
     }, [...model.weights.values()]);
     expect(value.dataSync()[0]).toBeCloseTo(plainEntropy(model, T), 4);
-    // The entropy is O(1), so float32 rounding is ~1e-7 and h = 1e-3 keeps the truncation error small.
-    const h = 1e-3;
-    for (const name of ['model.norm.weight', 'lm_head.weight', 'model.layers.1.mlp.down_proj.weight', 'model.embed_tokens.weight']) {
-      const w = model.weights.get(name)!;
-      const g = grads[w.name].dataSync();
-      const original = w.dataSync().slice();
-      const order = Array.from(g.keys()).sort((a, b) => Math.abs(g[b]) - Math.abs(g[a])).slice(0, 2);
-      for (const i of order) {
-        const at = (delta: number) => {
-          const data = original.slice();
-          data[i] += delta;
-          w.assign(tf.tensor(data, w.shape));
-          return plainEntropy(model, T);
-        };
-        const numeric = (at(h) - at(-h)) / (2 * h);
-        w.assign(tf.tensor(original, w.shape));
-        expect(Math.abs(numeric - g[i])).toBeLessThan(1e-3 + 0.02 * Math.abs(g[i]));
-      }
-    }
+    // An O(1) entropy from float32 logits (softmax in float64) rounds at ~1e-7, so h = 1e-3 keeps both errors small.
+    const checked = ['model.norm.weight', 'lm_head.weight', 'model.layers.1.mlp.down_proj.weight', 'model.embed_tokens.weight'];
+    expectFiniteDifferences(model, grads, checked, () => plainEntropy(model, T), { h: 1e-3, absolute: 1e-3, relative: 0.02 });
     value.dispose();
     Object.values(grads).forEach((t) => t.dispose());
     model.dispose();
