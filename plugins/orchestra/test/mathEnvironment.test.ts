@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { MathEnvironment } from '../src/index.js';
 
-/** Outcome and metrics of one submitted solution, on a training or a held-out problem. */
+/** Outcome and metrics of one submitted solution, on a training or a held-out problem; `judge` must agree. */
 async function scored(checkSteps: boolean | undefined, split: 'train' | 'test', solution: (answer: string) => string) {
   const environment = new MathEnvironment({ seed: 5, levels: [1], testSize: 2, ...(checkSteps === undefined ? {} : { checkSteps }) });
   await environment.init();
@@ -9,6 +9,8 @@ async function scored(checkSteps: boolean | undefined, split: 'train' | 'test', 
   expect(task.split).toBe(split);
   const episode = environment.createEpisode(task);
   await environment.step([episode], [{ type: 'answer', content: solution(task.answer) }]);
+  const judged = episode.judge({ type: 'answer', content: solution(task.answer) });
+  expect(judged).toBe(episode.outcome);
   return { outcome: episode.outcome, stepScore: episode.stepScore, metrics: episode.metrics() };
 }
 

@@ -41,17 +41,23 @@ export class MathEpisode implements Episode {
   }
 
   judge(action: EnvAction): number {
-    return action.type === 'answer' && scoreMathResponse(action.content, this.task.answer).correct ? 1 : 0;
+    return action.type === 'answer' ? this.grade(action.content).outcome : 0;
   }
 
   submit(action: EnvAction): void {
-    const content = action.type === 'answer' ? action.content : '';
-    this.score = scoreMathResponse(content, this.task.answer);
-    this.falseClaims = checkArithmeticClaims(content).false;
-    const stepsHold = !this.checkSteps || this.task.split !== 'train' || this.falseClaims === 0;
-    this.outcome = this.score.correct && stepsHold ? 1 : 0;
+    const graded = this.grade(action.type === 'answer' ? action.content : '');
+    this.score = graded.score;
+    this.falseClaims = graded.falseClaims;
+    this.outcome = graded.outcome;
     this.stepScore = this.outcome;
     this.done = true;
+  }
+
+  private grade(content: string): { score: MathScore; falseClaims: number; outcome: number } {
+    const score = scoreMathResponse(content, this.task.answer);
+    const falseClaims = checkArithmeticClaims(content).false;
+    const stepsHold = !this.checkSteps || this.task.split !== 'train' || falseClaims === 0;
+    return { score, falseClaims, outcome: score.correct && stepsHold ? 1 : 0 };
   }
 }
 
