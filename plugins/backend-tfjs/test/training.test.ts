@@ -101,11 +101,15 @@ describe('gradients', () => {
   });
 });
 
-/** Token-mean softmax entropy of the response predictions at temperature `T`, from the model's logits in float64. */
-function plainEntropy(model: DecoderModel, T: number): number {
+/**
+ * Token-mean softmax entropy of the response predictions of `PAIRS[rows]` at temperature `T`, from the model's
+ * logits in float64.
+ */
+function plainEntropy(model: DecoderModel, T: number, rows = PAIRS.map((_, r) => r)): number {
   let sum = 0;
   let tokens = 0;
-  for (const [prompt, response] of PAIRS) {
+  for (const r of rows) {
+    const [prompt, response] = PAIRS[r];
     const logits = batchLogits(model, [[...prompt, ...response]])[0];
     for (let j = 0; j < response.length; j++) {
       sum -= logSoftmax(logits[prompt.length - 1 + j].map((z) => z / T)).reduce((acc, lp) => acc + Math.exp(lp) * lp, 0);
@@ -209,20 +213,8 @@ describe('PolicyTrainer on wasm', () => {
 
   it('reports the entropy of the trained rows from the update itself, matching softmax entropy of the logits', async () => {
     const model = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 7);
-    const expected = (() => {
-      // Token-mean over the rows with advantage (0 and 2), from plain-JS softmax of each prediction's logits.
-      let sum = 0;
-      let tokens = 0;
-      for (const r of [0, 2]) {
-        const [prompt, response] = PAIRS[r];
-        const logits = batchLogits(model, [[...prompt, ...response]])[0];
-        for (let j = 0; j < response.length; j++) {
-          sum -= logSoftmax(logits[prompt.length - 1 + j]).reduce((acc, lp) => acc + Math.exp(lp) * lp, 0);
-          tokens++;
-        }
-      }
-      return sum / tokens;
-    })();
+    // Token-mean over the rows with advantage (0 and 2).
+    const expected = plainEntropy(model, 1, [0, 2]);
     const trainer = new PolicyTrainer(model, { lr: 1e-3 });
     const inert = { ...weightedCrossEntropy, zeroAdvantageRowsInert: true };
     const batch = makeBatch(PAIRS, [1, 0, -0.5]);
