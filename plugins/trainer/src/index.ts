@@ -5,4 +5,4 @@ export { updateWorkerGroup } from './updateWorkerGroup.js';
 export { batchMetrics } from './stepMetrics.js';
 export { appendRollouts } from './RolloutLog.js';
 export { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
-export { sft as sftCommand, readDemonstrations, type Demonstration } from './cli/sftCommand.js';
+export { sft as sftCommand, demonstrationTurn, readDemonstrations, type Demonstration } from './cli/sftCommand.js';

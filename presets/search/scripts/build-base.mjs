@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Rebuilds checkpoints/base/policy: teacher demonstrations of the search workflow, then `drmas sft` of `tiny`.
-// Usage (after `npm run build` at the repository root): npm run build-base -w @drmas/preset-search [-- --rounds N --epochs N --lr X --seed S --from CHECKPOINT --out DIR]
+// Usage (after `npm run build` at the repository root): npm run build-base -w @drmas/preset-search [-- --rounds N --epochs N --lr X --seed S --prompt-loss-weight W --from CHECKPOINT --out DIR]
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { buildSearchBase, PRESET_DIR } from '../dist/buildBase.js';
@@ -9,12 +9,12 @@ const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '64' }, prompts: { type: 'string', default: '32' }, epochs: { type: 'string', default: '1' },
     lr: { type: 'string', default: '2e-3' }, 'batch-size': { type: 'string', default: '16' }, seed: { type: 'string', default: '0' },
-    from: { type: 'string' }, out: { type: 'string', default: path.join(PRESET_DIR, 'checkpoints', 'base') },
+    'prompt-loss-weight': { type: 'string', default: '0' }, from: { type: 'string' }, out: { type: 'string', default: path.join(PRESET_DIR, 'checkpoints', 'base') },
   },
 });
 process.exitCode = await buildSearchBase({
   rounds: Number(values.rounds), promptsPerStep: Number(values.prompts), epochs: Number(values.epochs), lr: Number(values.lr),
-  batchSize: Number(values['batch-size']), seed: Number(values.seed), from: values.from,
+  batchSize: Number(values['batch-size']), seed: Number(values.seed), promptLossWeight: Number(values['prompt-loss-weight']), from: values.from,
   workDir: path.join(PRESET_DIR, '..', '..', '.drmas-cache', 'preset-search-base'),
   outDir: path.resolve(values.out),
 });

@@ -66,6 +66,8 @@ export interface BaseBuildOptions {
   lr?: number;
   batchSize?: number;
   dtype?: 'float32' | 'bfloat16';
+  /** `drmas sft --prompt-loss-weight`: also train on prompt tokens, each counting this much (default 0). */
+  promptLossWeight?: number;
   /** A checkpoint to continue from instead of a freshly initialised `tiny` (a second stage of warm-up). */
   from?: string;
   io?: CliIO;
@@ -82,6 +84,7 @@ export interface WarmupOptions {
   lr?: number;
   batchSize?: number;
   dtype?: 'float32' | 'bfloat16';
+  promptLossWeight?: number;
   seed?: number;
   /** Extra `--set KEY=VALUE` overrides of the config. */
   overrides?: string[];
@@ -93,7 +96,7 @@ export function supervisedWarmup(options: WarmupOptions): Promise<number> {
   return main([
     'sft', '--config', options.config, '--data', options.data, '--out', options.outDir,
     '--epochs', String(options.epochs), '--lr', String(options.lr ?? 2e-3), '--batch-size', String(options.batchSize ?? 32),
-    '--dtype', options.dtype ?? 'bfloat16', '--set', `trainer.seed=${options.seed ?? 0}`, '--set', `trainer.outputDir=${options.workDir}`,
+    '--dtype', options.dtype ?? 'bfloat16', '--prompt-loss-weight', String(options.promptLossWeight ?? 0), '--set', `trainer.seed=${options.seed ?? 0}`, '--set', `trainer.outputDir=${options.workDir}`,
     ...(options.overrides ?? []).flatMap((setting) => ['--set', setting]),
   ], options.io);
 }
@@ -106,7 +109,7 @@ export function warmupPresetBase(presetDir: string, data: string, options: BaseB
   const io = options.io ?? { stdout: process.stdout, stderr: process.stderr, cwd: presetDir };
   return supervisedWarmup({
     config: path.join(presetDir, 'base.config.json'), data, outDir: options.outDir, workDir: options.workDir, epochs: options.epochs,
-    lr: options.lr, batchSize: options.batchSize, dtype: options.dtype, seed: options.seed, io: { ...io, cwd: presetDir },
+    lr: options.lr, batchSize: options.batchSize, dtype: options.dtype, promptLossWeight: options.promptLossWeight, seed: options.seed, io: { ...io, cwd: presetDir },
     overrides: options.from ? [`models.policy.model=${path.resolve(options.from)}`] : [],
   });
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   builtinPlugins, CONFIG_HELP, CONFIG_OPTIONS, createKernel, DrmasError, MetricsSink, packTurns, SeededRng, WorkerGroups,
-  type CliCommand, type Turn,
+  type CliCommand, type Turn, type WorkerGroupBatch,
 } from '@drmas/core';
 import { NllLossFunction } from '@drmas/plugin-algorithms';
 
@@ -51,6 +51,42 @@ function numberOption(values: Record<string, unknown>, key: string, fallback: nu
   return value;
 }
 
+function promptLossWeight(value: unknown): number {
+  if (value === undefined) return 0;
+  const weight = Number(value);
+  if (!Number.isFinite(weight) || weight < 0) {
+    throw new DrmasError('INVALID_ARGUMENT', `--prompt-loss-weight expects a number of 0 or more, got "${String(value)}"`, {
+      key: '--prompt-loss-weight', hint: '0 (the default) trains on responses only; 1 counts a prompt token as much as a response token',
+    });
+  }
+  return weight;
+}
+
+/**
+ * One demonstration as a turn whose trained tokens carry their loss weight in `advantages`: the response tokens
+ * (weight 1) and, with a prompt weight above 0, every prompt token after the first (the first has no context to be
+ * predicted from), each weighing `promptWeight`.
+ */
+export function demonstrationTurn(promptIds: number[], responseIds: number[], promptWeight: number): { promptIds: number[]; responseIds: number[]; weights: number[] } {
+  if (promptWeight === 0 || promptIds.length < 2) return { promptIds, responseIds, weights: responseIds.map(() => 1) };
+  return {
+    promptIds: promptIds.slice(0, 1),
+    responseIds: [...promptIds.slice(1), ...responseIds],
+    weights: [...promptIds.slice(1).map(() => promptWeight), ...responseIds.map(() => 1)],
+  };
+}
+
+/** Scales a packed batch's weights so they sum to its token count: the NLL is then the weighted mean per token. */
+function normaliseWeights(batch: WorkerGroupBatch): void {
+  let tokens = 0;
+  let weight = 0;
+  batch.responseMask.forEach((mask, i) => {
+    tokens += mask;
+    weight += mask * batch.advantages[i];
+  });
+  if (weight > 0 && weight !== tokens) batch.advantages.forEach((a, i) => { batch.advantages[i] = (a * tokens) / weight; });
+}
+
 function warmupSteps(value: unknown): number {
   const steps = Number(value);
   if (!Number.isInteger(steps) || steps < 0) {
@@ -93,7 +129,7 @@ class SftProgress {
 export const sft: CliCommand = {
   name: 'sft',
   summary: 'supervised warm-up of each worker group on JSONL demonstrations (prompt/response per agent)',
-  usage: 'drmas sft --config PATH --data FILE.jsonl [--epochs 3] [--batch-size 16] [--lr 1e-3] [--schedule cosine|constant] [--warmup-steps N] [--out DIR] [--dtype float32|bfloat16]',
+  usage: 'drmas sft --config PATH --data FILE.jsonl [--epochs 3] [--batch-size 16] [--lr 1e-3] [--schedule cosine|constant] [--warmup-steps N] [--prompt-loss-weight W] [--out DIR] [--dtype float32|bfloat16]',
   help: [
     ...CONFIG_HELP,
     ['--data FILE', 'JSONL of {"agent", "prompt", "response"}: prompt as the agent sends it, response as it should answer'],
@@ -102,12 +138,14 @@ export const sft: CliCommand = {
     ['--lr X', 'learning rate (default: the model\'s optimizer.lr)'],
     ['--schedule S', 'cosine (default: linear warm-up, then a half-cosine to 0 at the last step) or constant (after the warm-up)'],
     ['--warmup-steps N', 'optimizer steps of linear warm-up (default: 3% of all steps)'],
+    ['--prompt-loss-weight W', 'also train on the prompt tokens, each counting W times a response token (default 0: responses only)'],
     ['--out DIR', 'where each worker group\'s model is saved (default <trainer.outputDir>/sft-<time>/<model id>)'],
     ['--dtype D', 'weights dtype of the saved models: float32 (default) or bfloat16'],
   ],
   options: {
     ...CONFIG_OPTIONS, data: { type: 'string' }, epochs: { type: 'string' }, 'batch-size': { type: 'string' }, lr: { type: 'string' },
     schedule: { type: 'string' }, 'warmup-steps': { type: 'string' }, out: { type: 'string' }, dtype: { type: 'string' },
+    'prompt-loss-weight': { type: 'string' },
   },
   async run({ values }, io) {
     if (!values.data) throw new DrmasError('INVALID_ARGUMENT', '--data is required', { key: '--data', hint: 'e.g. --data demos.jsonl' });
@@ -121,6 +159,7 @@ export const sft: CliCommand = {
       throw new DrmasError('INVALID_ARGUMENT', `--schedule must be cosine or constant, got "${schedule}"`, { key: '--schedule' });
     }
     const warmup = values['warmup-steps'] === undefined ? undefined : warmupSteps(values['warmup-steps']);
+    const promptWeight = promptLossWeight(values['prompt-loss-weight']);
     const { kernel, config } = await createKernel({
       cwd: io.cwd, configPath: values.config as string | undefined, overrides: values.set as string[] | undefined, builtins: builtinPlugins('train'),
     });
@@ -143,10 +182,12 @@ export const sft: CliCommand = {
         if (!codec) throw new DrmasError('INVALID_ARGUMENT', `model ${group.id} has no tokenizer, so text demonstrations cannot be encoded`, { key: `models.${group.id}.model` });
         const eos = codec.eosTokenId === undefined ? [] : [codec.eosTokenId];
         const turns: Turn[] = demos.filter((d) => group.agents.includes(d.agent)).map((demo, index) => {
-          const responseIds = [...codec.encode(demo.response, { addSpecialTokens: false }), ...eos];
+          const { promptIds, responseIds, weights } = demonstrationTurn(
+            codec.encode(demo.prompt, { addSpecialTokens: false }), [...codec.encode(demo.response, { addSpecialTokens: false }), ...eos], promptWeight,
+          );
           return {
             groupId: `sft-${index}`, trajectoryId: `sft-${index}`, agentId: demo.agent, step: 0, workerGroupId: group.id, index: 0,
-            promptIds: codec.encode(demo.prompt, { addSpecialTokens: false }), responseIds, logProbs: responseIds.map(() => 0), valid: true,
+            promptIds, responseIds, logProbs: responseIds.map(() => 0), advantages: weights, valid: true,
           };
         });
         if (turns.length === 0) continue;
@@ -165,6 +206,7 @@ export const sft: CliCommand = {
           let batches = 0;
           for (let start = 0; start < order.length; start += batchSize) {
             const batch = packTurns(group.id, order.slice(start, start + batchSize).map((i) => turns[i]));
+            normaliseWeights(batch);
             const result = await group.trainer.update({ batch, loss, microBatchSize: group.training.microBatchSize, optimizer });
             total += result.loss;
             batches++;
