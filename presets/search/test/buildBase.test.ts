@@ -55,13 +55,13 @@ describe('search base checkpoint', () => {
     expect(demos.filter((d) => d.agent === 'answerer')).toHaveLength(6);
   });
 
-  test('buildSearchBase: one small round of SFT writes a loadable bf16 checkpoint', async () => {
+  test('buildSearchBase: one small round of SFT (prompt tokens trained too, as in the shipped stages 4-5) writes a loadable bf16 checkpoint', async () => {
     const outDir = path.join(scratch, 'base');
     const stderr = new PassThrough();
     const log: Buffer[] = [];
     stderr.on('data', (chunk: Buffer) => log.push(chunk));
     const code = await buildSearchBase({
-      rounds: 1, promptsPerStep: 2, epochs: 1, batchSize: 8, workDir: path.join(scratch, 'work'), outDir,
+      rounds: 1, promptsPerStep: 2, epochs: 1, batchSize: 8, promptLossWeight: 1, workDir: path.join(scratch, 'work'), outDir,
       io: { stdout: new PassThrough(), stderr, cwd: PRESET_DIR },
     });
     expect(code).toBe(0);

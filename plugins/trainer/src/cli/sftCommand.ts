@@ -138,7 +138,7 @@ export const sft: CliCommand = {
     ['--lr X', 'learning rate (default: the model\'s optimizer.lr)'],
     ['--schedule S', 'cosine (default: linear warm-up, then a half-cosine to 0 at the last step) or constant (after the warm-up)'],
     ['--warmup-steps N', 'optimizer steps of linear warm-up (default: 3% of all steps)'],
-    ['--prompt-loss-weight W', 'also train on the prompt tokens, each counting W times a response token (default 0: responses only)'],
+    ['--prompt-loss-weight W', 'also train on the prompt tokens, each counting W times a response token (default 0: responses only); the logged nll is then the weighted mean'],
     ['--out DIR', 'where each worker group\'s model is saved (default <trainer.outputDir>/sft-<time>/<model id>)'],
     ['--dtype D', 'weights dtype of the saved models: float32 (default) or bfloat16'],
   ],
