@@ -3,11 +3,11 @@
 // With rollout on onnx, the trainer's weights are synced into the onnx engine after each update.
 import { createTfjsPolicyBackend } from '../../plugins/backend-tfjs/src/TfjsPolicyBackend.ts';
 import { createOnnxPolicyBackend } from '../../plugins/backend-onnx/src/index.ts';
-import { batchFromRollout, emit, generationPrompts, median, policyGradientLoss } from '../lib/workloads.mjs';
+import { batchFromRollout, emit, generationPrompts, median, policyGradientLoss, updateRequest } from '../lib/workloads.mjs';
 
 const [model = 'tiny', rollout = 'onnx', stepsArg = '3'] = process.argv.slice(2);
 const steps = Number(stepsArg);
-const trainer = await createTfjsPolicyBackend({ model, seed: 0, optimizer: { lr: 1e-5 } });
+const trainer = await createTfjsPolicyBackend({ model, seed: 0 });
 const engine = rollout === 'onnx' ? await createOnnxPolicyBackend({ model, seed: 0, provider: 'cpu' }) : trainer;
 const vocab = trainer.model.config.vocabSize;
 const agents = [generationPrompts(vocab, 16), generationPrompts(vocab, 16).map((p) => p.map((x) => (x + 7) % vocab))];
@@ -21,7 +21,7 @@ async function step(i) {
     responses.push(...out.tokenIds);
   }
   const t1 = performance.now();
-  await trainer.update({ batch: batchFromRollout(agents.flat(), responses), loss: policyGradientLoss, microBatchSize });
+  await trainer.update(updateRequest(batchFromRollout(agents.flat(), responses), policyGradientLoss, microBatchSize));
   const t2 = performance.now();
   if (engine !== trainer) await engine.syncWeights(trainer);
   const t3 = performance.now();

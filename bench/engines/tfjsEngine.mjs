@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { createTfjsPolicyBackend } from '../../plugins/backend-tfjs/src/TfjsPolicyBackend.ts';
 import { selectRuntime } from '../../plugins/backend-tfjs/src/runtime/RuntimeSelector.ts';
-import { emit, generationPrompts, GENERATION, median, policyGradientLoss, TRAINING, trainingBatch } from '../lib/workloads.mjs';
+import { emit, generationPrompts, GENERATION, median, policyGradientLoss, TRAINING, trainingBatch, updateRequest } from '../lib/workloads.mjs';
 
 const [bench, model = 'tiny', repeatsArg = '1'] = process.argv.slice(2);
 const repeats = Number(repeatsArg);
@@ -27,7 +27,7 @@ if (bench === 'matmul') {
   const seconds = median(times);
   emit({ engine: 'tfjs', bench: 'matmul', runtime: runtime.description, size: n, repeats: 5, seconds, gflops: (2 * n ** 3) / seconds / 1e9 });
 } else {
-  const backend = await createTfjsPolicyBackend({ model, seed: 0, optimizer: { lr: 1e-5 } });
+  const backend = await createTfjsPolicyBackend({ model, seed: 0 });
   const vocab = backend.model.config.vocabSize;
   if (bench === 'generate') {
     const prompts = generationPrompts(vocab);
@@ -43,12 +43,12 @@ if (bench === 'matmul') {
   } else {
     // Micro-batches of 8 rows for tiny, 2 for small (wasm's 32-bit heap cannot hold 8 x 256 tokens of small).
     const microBatchSize = model === 'small' ? 2 : 8;
-    await backend.update({ batch: trainingBatch(2, 8, 8, vocab), loss: policyGradientLoss, microBatchSize: 2 });
+    await backend.update(updateRequest(trainingBatch(2, 8, 8, vocab), policyGradientLoss, 2));
     const batch = trainingBatch(TRAINING.rows, TRAINING.promptTokens, TRAINING.responseTokens, vocab);
     const times = [];
     for (let i = 0; i < repeats; i++) {
       const t = performance.now();
-      await backend.update({ batch, loss: policyGradientLoss, microBatchSize });
+      await backend.update(updateRequest(batch, policyGradientLoss, microBatchSize));
       times.push((performance.now() - t) / 1000);
     }
     const seconds = median(times);

@@ -1,3 +1,5 @@
+import { longestResponse, lossTotals, TrainingBatch } from '@drmas/core';
+
 // Workloads shared by the engine scripts (and mirrored in bench/pytorch/reference_decoder.py).
 
 /** Shapes of the built-in models (plugins/backend-tfjs/src/builtin/builtinModels.ts). */
@@ -22,37 +24,29 @@ export const policyGradientLoss = {
   },
 };
 
-/** A WorkerGroupBatch of `rows` x (prompt + response) pseudo-random tokens (same LCG as the PyTorch reference). */
+/** A view of `rows` x (prompt + response) pseudo-random tokens (same LCG as the PyTorch reference). */
 export function trainingBatch(rows, promptLength, responseLength, vocab) {
   let seed = 7;
   const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) % vocab;
-  const n = rows * responseLength;
-  return {
-    workerGroupId: 'bench', agentIds: ['a'], rows, responseLength, keys: [],
-    promptIds: Array.from({ length: rows }, () => Int32Array.from({ length: promptLength }, next)),
-    responseIds: Int32Array.from({ length: n }, next),
-    responseMask: new Float32Array(n).fill(1),
-    advantages: Float32Array.from({ length: n }, (_, i) => ((i % 7) - 3) / 3),
-    rolloutLogProbs: new Float32Array(n),
-  };
+  const prompts = Array.from({ length: rows }, () => Int32Array.from({ length: promptLength }, next));
+  const responses = Array.from({ length: rows }, () => Int32Array.from({ length: responseLength }, next));
+  const batch = TrainingBatch.fromSequences(prompts, responses);
+  batch.advantages.forEach((_, i) => { batch.advantages[i] = ((i % 7) - 3) / 3; });
+  return batch.all();
 }
 
 /** A rollout's tokens as a training batch (prompts + generated responses, right-padded). */
 export function batchFromRollout(prompts, responses) {
-  const rows = prompts.length;
-  const responseLength = Math.max(1, ...responses.map((r) => r.length));
-  const n = rows * responseLength;
-  const responseIds = new Int32Array(n);
-  const responseMask = new Float32Array(n);
-  const rolloutLogProbs = new Float32Array(n);
-  responses.forEach((ids, r) => ids.forEach((id, j) => {
-    responseIds[r * responseLength + j] = id;
-    responseMask[r * responseLength + j] = 1;
-  }));
+  const batch = TrainingBatch.fromSequences(prompts, responses);
+  batch.advantages.forEach((_, i) => { batch.advantages[i] = ((i % 5) - 2) / 2; });
+  return batch.all();
+}
+
+/** One optimizer step of AdamW at `lr` over the view's rows. */
+export function updateRequest(view, loss, microBatchSize, lr = 1e-5) {
   return {
-    workerGroupId: 'bench', agentIds: ['a', 'b'], rows, responseLength, keys: [],
-    promptIds: prompts.map((p) => Int32Array.from(p)), responseIds, responseMask,
-    advantages: Float32Array.from({ length: n }, (_, i) => ((i % 5) - 2) / 2), rolloutLogProbs,
+    batch: view, totals: lossTotals(view, { responseLength: longestResponse(view), microBatchSize }), loss, microBatchSize, lrScale: 1,
+    optimizer: { lr, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, paramGroups: [] },
   };
 }
 

@@ -22,9 +22,10 @@ export { BindingLedger, type BindingRecord } from './di/BindingLedger.js';
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
 export { AdvantageEstimator, BackendFactory, MetricsSink } from './roles/tokens.js';
+export { BATCH_INPUTS, BatchInputSource, type BatchInput } from './roles/BatchInputSource.js';
 export { Checkpointable } from './roles/Checkpointable.js';
 export { InfoSection } from './roles/InfoSection.js';
-export { WorkerGroups, type WorkerGroup, type WorkerGroupTraining } from './roles/WorkerGroups.js';
+export { WorkerGroups, type WorkerGroup } from './roles/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
 
 export {
@@ -45,15 +46,18 @@ export { agent, agentName, type AgentConstructor } from './agents/agent.js';
 export { Agent, AgentRegistry } from './agents/AgentRegistry.js';
 
 export type { Trajectory, Turn, TurnKey, RolloutBatch } from './data/Turn.js';
-export type { WorkerGroupBatch } from './data/WorkerGroupBatch.js';
+export { ID_NAMES, scoringTemperature, TrainingBatch, type IdColumn, type IdName, type PreferencePairs } from './data/TrainingBatch.js';
+export {
+  longestResponse, lossTotals, responseValues, rowsWithAdvantage, selectRows, type BatchView, type WorkerGroupBatch,
+} from './data/BatchView.js';
 export type { EvalContext, Metrics, RunContext, StepContext, StepResult } from './data/StepContext.js';
-export { packTurns, packWorkerGroups, rowsWithAdvantage, scoringTemperature, selectRows } from './data/packWorkerGroups.js';
 
 export type {
   GenerateRequest, GenerateResult, OptimizerSettings, ParamGroupSettings, PolicyBackend, SamplingParams, ScoreRequest, ScoreResult,
   UpdateRequest, UpdateResult, WeightTensor,
 } from './compute/PolicyBackend.js';
-export { LossFunction, type LossInput, type LossOutput, type TensorOps } from './compute/TensorOps.js';
+export { assignParamGroups, ParamGroupError } from './compute/paramGroups.js';
+export { LossFunction, type LossInput, type LossOutput, type LossTotals, type TensorOps } from './compute/TensorOps.js';
 
 export { Rng, SeededRng, type RngState } from './random/Rng.js';
 

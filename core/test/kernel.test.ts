@@ -43,8 +43,8 @@ function recorder(calls: string[]): Plugin {
       hooks.rollout.tapPromise('recorder', async (s) => { calls.push(`rollout:${s.step}`); return batch(); });
       hooks.afterRollout.tapPromise('recorder', async (b) => { calls.push('afterRollout'); return b; });
       hooks.reward.tapPromise('recorder', async (b) => { calls.push('reward'); return b; });
-      hooks.advantage.tapPromise('recorder', async (b) => { calls.push('advantage'); return b; });
-      hooks.update.tapPromise('recorder', async (g) => { calls.push(`update:${g.workerGroupId}:${g.rows}`); });
+      hooks.advantage.tapPromise('recorder', async () => { calls.push('advantage'); });
+      hooks.update.tapPromise('recorder', async (g) => { calls.push(`update:${g.workerGroupId}:${g.rows.length}`); });
       hooks.afterStep.tapPromise('recorder', async (r) => { calls.push(`afterStep:${r.step}`); });
       hooks.evaluate.tapPromise('recorder', async (e) => { calls.push(`evaluate:${e.step}`); });
       hooks.shutdown.tapPromise('recorder', async () => { calls.push('shutdown'); });
@@ -72,22 +72,32 @@ describe('Kernel', () => {
     expect(calls).toEqual(['configure', 'validate', 'setup', 'evaluate:0', ...step(1), ...step(2), 'evaluate:2', ...step(3), 'evaluate:3', 'shutdown']);
   });
 
-  test('a worker group batch holds only its agents\' turns, padded, with rollout log-probs', async () => {
-    const seen: Array<{ id: string; agents: string[]; ids: number[]; mask: number[]; logp: number[] }> = [];
+  test('one batch is packed per step; each worker group gets a view of only its agents\' rows', async () => {
+    const seen: Array<{ id: string; agents: readonly string[]; rows: number[]; ids: number[]; mask: number[]; logp: number[] }> = [];
+    const batches = new Set<unknown>();
     const kernel = new Kernel();
     const capture: Plugin = {
       name: 'capture',
       apply(k) {
+        k.hooks.advantage.tap('capture', (b) => { batches.add(b); });
         k.hooks.update.tap('capture', (g) => {
-          seen.push({ id: g.workerGroupId, agents: g.agentIds, ids: [...g.responseIds], mask: [...g.responseMask], logp: [...g.rolloutLogProbs] });
+          batches.add(g.batch);
+          const R = g.batch.responseLength;
+          const column = (c: ArrayLike<number>) => [...g.rows].flatMap((r) => Array.from({ length: R }, (_, j) => c[r * R + j]!));
+          seen.push({
+            id: g.workerGroupId, agents: g.agentIds, rows: [...g.rows],
+            ids: column(g.batch.responseIds), mask: column(g.batch.responseMask), logp: column(g.batch.rolloutLogProbs),
+          });
         });
       },
     };
     kernel.configure(config(1), [loaded(recorder([])), loaded(capture)]);
     await kernel.run({ runDir: '/nonexistent' });
+    expect(batches.size).toBe(1);
+    // Rows in trajectory order: t0 solver [5, 6], t0 verifier [7], t1 solver [8]; responses padded to 2 tokens.
     expect(seen).toEqual([
-      { id: 'wg-a', agents: ['solver'], ids: [5, 6, 8, 0], mask: [1, 1, 1, 0], logp: [-1, -1, -1, 0] },
-      { id: 'wg-b', agents: ['verifier'], ids: [7], mask: [1], logp: [-1] },
+      { id: 'wg-a', agents: ['solver'], rows: [0, 2], ids: [5, 6, 8, 0], mask: [1, 1, 1, 0], logp: [-1, -1, -1, 0] },
+      { id: 'wg-b', agents: ['verifier'], rows: [1], ids: [7, 0], mask: [1, 0], logp: [-1, 0] },
     ]);
   });
 

@@ -14,7 +14,7 @@ class OtherSolver {}
 
 class Undecorated {}
 
-const estimator = (name: string) => ({ name, estimate: (batch: RolloutBatch) => batch });
+const estimator = (name: string): AdvantageEstimator => ({ name, inputs: [], estimate: () => {} });
 
 async function kernelWith(...plugins: Plugin[]): Promise<Kernel> {
   const { kernel } = await createKernel({ cwd: '/', inline: { plugins } });

@@ -89,37 +89,42 @@ export default function banditPlugin(options = {}) {
         return batch;
       });
 
+      // The batch is columnar: one row per turn, ids integer-coded. Advantage = reward minus the mean of its
+      // (prompt group, agent) pool, written on the row's one token.
       kernel.hooks.advantage.tap(PLUGIN_NAME, (batch) => {
-        /** @type {Map<string, number[]>} */
-        const rewards = new Map();
-        const turns = batch.trajectories.flatMap((t) => t.turns);
-        for (const turn of turns) {
-          const key = `${turn.groupId}/${turn.agentId}`;
-          rewards.set(key, [...(rewards.get(key) ?? []), turn.reward ?? 0]);
+        const { group, agent } = batch.ids;
+        /** @type {Map<number, { sum: number; count: number }>} */
+        const pools = new Map();
+        const keyOf = (/** @type {number} */ row) => group.codes[row] * agent.names.length + agent.codes[row];
+        for (let row = 0; row < batch.rows; row++) {
+          const pool = pools.get(keyOf(row)) ?? { sum: 0, count: 0 };
+          pool.sum += batch.rewards[row];
+          pool.count += 1;
+          pools.set(keyOf(row), pool);
         }
-        for (const turn of turns) {
-          const group = /** @type {number[]} */ (rewards.get(`${turn.groupId}/${turn.agentId}`));
-          const mean = group.reduce((a, b) => a + b, 0) / group.length;
-          turn.advantages = [(turn.reward ?? 0) - mean];
+        for (let row = 0; row < batch.rows; row++) {
+          const pool = /** @type {{ sum: number; count: number }} */ (pools.get(keyOf(row)));
+          batch.advantages[row * batch.responseLength] = batch.rewards[row] - pool.sum / pool.count;
         }
-        return batch;
       });
 
-      kernel.hooks.update.tap(PLUGIN_NAME, (batch, step) => {
-        const prefs = /** @type {Float64Array} */ (preferences.get(batch.workerGroupId));
+      // Each worker group gets a view: row indices into the step's batch.
+      kernel.hooks.update.tap(PLUGIN_NAME, (view, step) => {
+        const { batch, rows } = view;
+        const prefs = /** @type {Float64Array} */ (preferences.get(view.workerGroupId));
         const probs = softmax(prefs);
         const gradient = new Float64Array(settings.arms);
-        for (let row = 0; row < batch.rows; row++) {
+        for (const row of rows) {
           const arm = batch.responseIds[row * batch.responseLength];
           const advantage = batch.advantages[row * batch.responseLength];
-          for (let a = 0; a < settings.arms; a++) gradient[a] += advantage * ((a === arm ? 1 : 0) - probs[a]) / batch.rows;
+          for (let a = 0; a < settings.arms; a++) gradient[a] += advantage * ((a === arm ? 1 : 0) - probs[a]) / rows.length;
         }
         let norm = 0;
         for (let a = 0; a < settings.arms; a++) {
           prefs[a] += settings.learningRate * gradient[a];
           norm += gradient[a] ** 2;
         }
-        step.metrics[`actor/${batch.workerGroupId}/grad_norm`] = Math.sqrt(norm);
+        step.metrics[`actor/${view.workerGroupId}/grad_norm`] = Math.sqrt(norm);
       });
 
       kernel.hooks.afterStep.tap(PLUGIN_NAME, (result) => {

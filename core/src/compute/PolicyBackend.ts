@@ -1,5 +1,5 @@
-import type { WorkerGroupBatch } from '../data/WorkerGroupBatch.js';
-import type { LossFunction } from './TensorOps.js';
+import type { BatchView } from '../data/BatchView.js';
+import type { LossFunction, LossTotals } from './TensorOps.js';
 import type { TextCodec } from './TextCodec.js';
 
 export interface SamplingParams {
@@ -29,21 +29,17 @@ export interface GenerateResult {
   finishReasons: Array<'stop' | 'length'>;
 }
 
+/** Teacher-forced scoring of some rows of a batch: their prompts and responses, each at its row's temperature. */
 export interface ScoreRequest {
-  promptIds: number[][];
-  responseIds: number[][];
+  batch: BatchView;
   withEntropy?: boolean;
-  /**
-   * Temperature of each row's policy (its logits are divided by it, veRL's `logits / temperature`): score a turn
-   * at the temperature it was sampled with. Default 1; 0 (greedy) counts as 1.
-   */
-  temperatures?: ArrayLike<number>;
 }
 
+/** Per view row, `[rows * batch.responseLength]` row-major in the view's order; 0 beyond each response. */
 export interface ScoreResult {
-  /** Teacher-forced log-prob of each response token (at its row's temperature). */
-  logProbs: number[][];
-  entropy?: number[][];
+  /** Log-prob of each response token under the policy, its logits divided by the row's temperature (veRL's `logits / T`). */
+  logProbs: Float32Array;
+  entropy?: Float32Array;
 }
 
 /**
@@ -60,26 +56,31 @@ export interface ParamGroupSettings {
   eps?: number;
 }
 
+/** AdamW settings of one trained model (its worker group), read once from `models.<id>.optimizer`. */
 export interface OptimizerSettings {
   lr: number;
-  betas?: [number, number];
-  eps?: number;
-  weightDecay?: number;
-  warmupSteps?: number;
-  schedule?: 'constant' | 'warmup_constant' | 'cosine';
-  totalSteps?: number;
-  maxGradNorm?: number;
-  paramGroups?: ParamGroupSettings[];
+  betas: [number, number];
+  eps: number;
+  weightDecay: number;
+  /** Clip the gradient to this global norm (0: no clipping). */
+  maxGradNorm: number;
+  paramGroups: readonly ParamGroupSettings[];
 }
 
+/** One optimizer step over some rows of a batch: forward, loss, backward (micro-batches accumulate), clip, AdamW. */
 export interface UpdateRequest {
-  batch: WorkerGroupBatch;
+  /** The rows to compute: a mini-batch, less rows an inert loss learns nothing from. */
+  batch: BatchView;
+  /** Totals of the whole mini-batch (rows left out included), which the loss normalizes by. */
+  totals: LossTotals;
   loss: LossFunction;
   /** Rows per micro-batch (gradient accumulation across micro-batches). */
   microBatchSize: number;
-  optimizer?: Partial<OptimizerSettings>;
+  optimizer: OptimizerSettings;
+  /** The learning-rate schedule's factor at this step, applied to `optimizer.lr` and every param group's lr. */
+  lrScale: number;
   /**
-   * Also report `actor/entropy`, the policy's token-mean entropy over the trained rows' response tokens, from the
+   * Also report `actor/entropy`, the policy's token-mean entropy over the computed rows' response tokens, from the
    * update's own forward pass (for callers that skip scoring the batch before updating).
    */
   entropyMetric?: boolean;
@@ -91,6 +92,7 @@ export interface UpdateResult {
   /** True when the step was skipped (non-finite gradient norm); weights and optimizer state are unchanged. */
   skipped: boolean;
   learningRate: number;
+  /** The loss's own metrics (`pg_loss`, `pg_clipfrac`, ...) and the backend's (`actor/skipped_nonfinite`), summed over micro-batches. */
   metrics: Record<string, number>;
 }
 
@@ -112,6 +114,8 @@ export interface PolicyBackend {
   generate(request: GenerateRequest): Promise<GenerateResult>;
   score(request: ScoreRequest): Promise<ScoreResult>;
   update(request: UpdateRequest): Promise<UpdateResult>;
+  /** Names of the trained parameters, as in the checkpoint (param groups are matched against them). */
+  parameterNames(): string[];
   /** Writes a Hugging Face checkpoint (config.json, model.safetensors, tokenizer files) plus optimizer state. */
   save(dir: string, options?: { optimizer?: boolean; dtype?: 'float32' | 'bfloat16' }): Promise<void>;
   load(dir: string, options?: { optimizer?: boolean }): Promise<void>;

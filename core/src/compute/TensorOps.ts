@@ -29,6 +29,17 @@ export interface TensorOps<T> {
   scalar(value: number): T;
 }
 
+/** Totals over a whole mini-batch, so that the losses of its micro-batches add up to the mini-batch's loss. */
+export interface LossTotals {
+  /** Trained tokens (the sum of the response mask). */
+  tokens: number;
+  /** Rows with at least one trained token. */
+  rows: number;
+  /** The seq-mean-token-sum-norm divisor: the worker group's longest response. */
+  responseLength: number;
+  microBatches: number;
+}
+
 /** The per-token inputs of a policy loss for one micro-batch, each `[rows, tokens]`. */
 export interface LossInput<T> {
   logProbs: T;
@@ -38,8 +49,7 @@ export interface LossInput<T> {
   refLogProbs?: T;
   /** Per-token entropy of the current policy, when the loss asks for it. */
   entropy?: T;
-  /** Totals over the whole mini-batch, so micro-batch losses add up to the mini-batch loss. */
-  totals: { tokens: number; rows: number; responseLength: number; microBatches: number };
+  totals: LossTotals;
 }
 
 export interface LossOutput<T> {

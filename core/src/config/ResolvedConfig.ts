@@ -1,8 +1,7 @@
-import type { ParamGroupSettings } from '../compute/PolicyBackend.js';
 import { createToken } from '../di/Token.js';
 import type { EvalConfig, TrainerConfig } from './UserConfig.js';
 
-/** `models.<id>` after validation (backend plugins may add keys). */
+/** `models.<id>` after validation (the trainer adds `optimizer`, backend plugins their own keys). */
 export interface ModelSettings {
   backend: string;
   model: string;
@@ -11,17 +10,12 @@ export interface ModelSettings {
   runtime: string;
   /** Backend that samples for this model when it is not the trainer (e.g. `onnx`). */
   rollout?: string;
-  optimizer: {
-    lr: number; betas: [number, number]; eps: number; weightDecay: number; warmupSteps: number;
-    schedule: 'constant' | 'warmup_constant' | 'cosine'; maxGradNorm: number; paramGroups: ParamGroupSettings[];
-  };
   [key: string]: unknown;
 }
 
-/** `agents.<role>` after validation (orchestra plugins add sampling and prompt keys). */
+/** `agents.<role>` after validation (the trainer adds `train`, orchestra plugins sampling and prompt keys). */
 export interface AgentSettings {
   model?: string;
-  train?: { lr?: number; weightDecay?: number; maxGradNorm?: number; microBatchSize?: number; miniBatches?: number; epochs?: number };
   [key: string]: unknown;
 }
 

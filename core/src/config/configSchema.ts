@@ -42,36 +42,10 @@ function coreSections(): Record<string, ZodObject> {
       seed: z.number().int().optional(),
       /** Compute runtime of the backend (`auto` picks the best installed). */
       runtime: z.string().min(1).default('auto'),
-      optimizer: z.strictObject({
-        lr: z.number().positive().default(1e-4),
-        betas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).default([0.9, 0.999]),
-        eps: z.number().positive().default(1e-8),
-        weightDecay: z.number().min(0).default(0.01),
-        warmupSteps: z.number().int().min(0).default(0),
-        schedule: z.enum(['constant', 'warmup_constant', 'cosine']).default('constant'),
-        maxGradNorm: z.number().positive().default(1),
-        /** Settings for the parameters matching `params` (`*` wildcards); the first matching group wins. */
-        paramGroups: z.array(z.strictObject({
-          params: z.array(z.string().min(1)).min(1),
-          lr: z.number().positive().optional(),
-          weightDecay: z.number().min(0).optional(),
-          betas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).optional(),
-          eps: z.number().positive().optional(),
-        })).default([]),
-      }).prefault({}),
     }),
     agents: z.strictObject({
       /** The model id (under `models`) this agent runs on; agents on one id share a worker group. */
       model: z.string().min(1).optional(),
-      /** Training overrides; agents sharing a model must agree on them. */
-      train: z.strictObject({
-        lr: z.number().positive().optional(),
-        weightDecay: z.number().min(0).optional(),
-        maxGradNorm: z.number().positive().optional(),
-        microBatchSize: z.number().int().positive().optional(),
-        miniBatches: z.number().int().positive().optional(),
-        epochs: z.number().int().positive().optional(),
-      }).optional(),
     }),
   };
 }

@@ -1,5 +1,6 @@
 import type { Container } from 'inversify';
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
+import type { TrainingBatch } from './TrainingBatch.js';
 import type { RolloutBatch } from './Turn.js';
 
 /** A mutable bag of metrics: `name -> value`; names use `/` to nest (`actor/solver/grad_norm`). */
@@ -28,7 +29,10 @@ export interface StepContext {
 
 export interface StepResult {
   step: number;
-  batch: RolloutBatch;
+  /** The episodes as the `reward` hook left them. */
+  rollout: RolloutBatch;
+  /** The same turns packed for training, with the estimator's advantages and the trainer's log-probs. */
+  batch: TrainingBatch;
   metrics: Metrics;
   context: StepContext;
 }

@@ -33,19 +33,12 @@ export interface Turn extends TurnKey {
   /** Why the output was invalid, for auditing. */
   invalidReason?: string;
   finishReason?: 'stop' | 'length';
-  /** Scalar reward of this turn, filled by the reward hook. */
+  /** Scalar reward of this turn, filled by the reward hook; packed into `TrainingBatch.rewards`. */
   reward?: number;
   /** Optional per-token rewards (same length as responseIds); overrides `reward` placement when present. */
   tokenRewards?: number[];
   /** The environment observation this turn acted on (GiGPO anchor states; audits). */
   observation?: string;
-  /** Critic values per response token (PPO with GAE). */
-  values?: number[];
-  /** Set by filters (e.g. zero-variance groups) to keep the turn out of the loss. */
-  excludeFromLoss?: boolean;
-  /** Filled by the advantage hook: per response token. */
-  advantages?: number[];
-  returns?: number[];
   /** Free-form data an orchestra or reward allocator attaches (e.g. F1 gain of an answer). */
   info?: Record<string, unknown>;
 }

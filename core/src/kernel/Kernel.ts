@@ -4,7 +4,7 @@ import { AgentRegistry } from '../agents/AgentRegistry.js';
 import type { AgentConstructor } from '../agents/agent.js';
 import { ResolvedConfig } from '../config/ResolvedConfig.js';
 import type { Metrics, RunContext, StepContext, StepResult } from '../data/StepContext.js';
-import { packWorkerGroups } from '../data/packWorkerGroups.js';
+import { TrainingBatch } from '../data/TrainingBatch.js';
 import { BindingLedger } from '../di/BindingLedger.js';
 import { translateContainerError } from '../di/containerErrors.js';
 import type { RegisterContext } from '../di/RegisterContext.js';
@@ -139,17 +139,18 @@ export class Kernel {
     const started = performance.now();
     try {
       await this.hooks.beforeStep.promise(context);
-      let batch = await this.hooks.rollout.promise(context);
-      if (!batch) {
+      let rollout = await this.hooks.rollout.promise(context);
+      if (!rollout) {
         throw new DrmasError('NO_ROLLOUT', 'no plugin produced a rollout batch: the `rollout` hook has no tap that returns one', {
           key: 'presets', hint: 'add a preset with an orchestra (e.g. "math") or a plugin that taps kernel.hooks.rollout',
         });
       }
-      batch = await this.hooks.afterRollout.promise(batch, context);
-      batch = await this.hooks.reward.promise(batch, context);
-      batch = await this.hooks.advantage.promise(batch, context);
-      for (const group of packWorkerGroups(batch)) await this.hooks.update.promise(group, context);
-      const result: StepResult = { step, batch, metrics, context };
+      rollout = await this.hooks.afterRollout.promise(rollout, context);
+      rollout = await this.hooks.reward.promise(rollout, context);
+      const batch = TrainingBatch.fromTrajectories(rollout.trajectories);
+      await this.hooks.advantage.promise(batch, context);
+      for (const group of batch.workerGroups()) await this.hooks.update.promise(group, context);
+      const result: StepResult = { step, rollout, batch, metrics, context };
       await this.hooks.afterStep.promise(result);
       const { every, atEnd } = this.config.eval;
       if (this.hasTaps('evaluate') && ((every > 0 && step % every === 0) || (atEnd && isLast))) {

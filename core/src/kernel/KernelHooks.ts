@@ -4,7 +4,8 @@ import {
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
 import type { EvalContext, RunContext, StepContext, StepResult } from '../data/StepContext.js';
 import type { RolloutBatch } from '../data/Turn.js';
-import type { WorkerGroupBatch } from '../data/WorkerGroupBatch.js';
+import type { WorkerGroupBatch } from '../data/BatchView.js';
+import type { TrainingBatch } from '../data/TrainingBatch.js';
 
 /** Every hook of the kernel, in the order a run calls them; the argument names are those tapable reports. */
 export function createKernelHooks() {
@@ -23,9 +24,9 @@ export function createKernelHooks() {
     afterRollout: new AsyncSeriesWaterfallHook<[RolloutBatch, StepContext]>(['batch', 'step']),
     /** Scorers and reward allocators fill per-turn rewards. */
     reward: new AsyncSeriesWaterfallHook<[RolloutBatch, StepContext]>(['batch', 'step']),
-    /** The estimator fills per-token advantages. */
-    advantage: new AsyncSeriesWaterfallHook<[RolloutBatch, StepContext]>(['batch', 'step']),
-    /** Called once per worker group: optimizer step, then weight sync. */
+    /** The estimator fills the batch's advantages (and returns), in place: the batch is packed once, after `reward`. */
+    advantage: new AsyncSeriesHook<[TrainingBatch, StepContext]>(['batch', 'step']),
+    /** Called once per worker group with a view of its rows: optimizer steps, then weight sync. */
     update: new AsyncSeriesHook<[WorkerGroupBatch, StepContext]>(['batch', 'step']),
     /** Metrics, checkpoints, evaluation triggers. */
     afterStep: new AsyncSeriesHook<[StepResult]>(['result']),

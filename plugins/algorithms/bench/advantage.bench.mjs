@@ -1,6 +1,6 @@
 // Median timings of drmas advantages for 1,000,000 tokens in 10,000 rows.
 // Build first: npx tsc -p plugins/algorithms/tsconfig.json; then: node plugins/algorithms/bench/advantage.bench.mjs
-import { computeAdvantage, computeAdvantageColumnar } from '../dist/index.js';
+import { ADVANTAGE_ESTIMATORS, computeAdvantage, computeAdvantageColumnar } from '../dist/index.js';
 
 const ROWS = 10_000;
 const COLS = 100;
@@ -40,8 +40,8 @@ function median(f) {
   return times[Math.floor(times.length / 2)];
 }
 
-const col = median(() => computeAdvantageColumnar('drmas', columnar));
-const arr = median(() => computeAdvantage('drmas', nested));
+const col = median(() => computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, columnar));
+const arr = median(() => computeAdvantage(ADVANTAGE_ESTIMATORS.drmas, nested));
 console.log(`drmas, ${ROWS} rows x ${COLS} tokens (${ROWS * COLS} tokens), median of ${RUNS}:`);
 console.log(`  columnar (Float32Array + Int32Array codes): ${col.toFixed(2)} ms`);
 console.log(`  number[][] + string ids:                    ${arr.toFixed(2)} ms`);

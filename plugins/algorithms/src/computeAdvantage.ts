@@ -1,12 +1,11 @@
 import { AlgorithmInputError } from './errors.js';
 import { resolveAdvantageOptions } from './estimators/advantageOptions.js';
-import { getAdvantageEstimator } from './estimators/registry.js';
 import type {
-  AdvantageEstimator,
   AdvantageInput,
   AdvantageOptions,
   AdvantageResult,
   EstimatorBatch,
+  EstimatorDefinition,
   EstimatorOutput,
 } from './estimators/types.js';
 import { encodeIds, integerCoding, combineCodings, type Coding } from './grouping/coding.js';
@@ -21,8 +20,8 @@ export interface ColumnarAdvantageInput {
   rowLength: number;
   tokenRewards: FloatBuffer;
   responseMask: FloatBuffer | Uint8Array;
-  /** Prompt group of each row as a non-negative integer. */
-  groupCodes: ArrayLike<number>;
+  /** Prompt group of each row as a non-negative integer; needed only by estimators that group rows. */
+  groupCodes?: ArrayLike<number>;
   trajectoryCodes?: ArrayLike<number>;
   agentCodes?: ArrayLike<number>;
   turnCodes?: ArrayLike<number>;
@@ -55,7 +54,7 @@ const COLUMNAR_KEY: Record<IdColumn, keyof ColumnarAdvantageInput> = {
   workerGroupIds: 'workerGroupCodes',
 };
 
-function checkRequired(estimator: AdvantageEstimator, present: Record<string, unknown>, hint: Record<string, string>): void {
+function checkRequired(estimator: EstimatorDefinition, present: Record<string, unknown>, hint: Record<string, string>): void {
   for (const need of estimator.requires) {
     if (present[need] === undefined) {
       throw new AlgorithmInputError(need, `is required by estimator '${estimator.name}'${hint[need] ? ` (${hint[need]})` : ''}`);
@@ -74,8 +73,18 @@ function checkRowVector(v: ArrayLike<unknown> | undefined, key: string, rows: nu
   if (v !== undefined && v.length !== rows) throw new AlgorithmInputError(key, `has ${v.length} entries, expected ${rows} (one per row)`);
 }
 
+/** Every row in one group: the coding estimators that do not group see when no group ids were given. */
+function singleGroup(rows: number): Coding {
+  return { codes: new Int32Array(rows), count: rows > 0 ? 1 : 0 };
+}
+
+/** Group ids are required when the estimator groups rows (by its own key or one given in the options). */
+function groupsNeeded(estimator: EstimatorDefinition, options: { groupKey?: unknown; groupKeyCodes?: unknown; excludeZeroStdGroups?: boolean } | undefined): boolean {
+  return estimator.defaultGroupKey !== undefined || options?.groupKey !== undefined || options?.excludeZeroStdGroups === true;
+}
+
 function run(
-  estimator: AdvantageEstimator,
+  estimator: EstimatorDefinition,
   batch: EstimatorBatch,
   options: AdvantageOptions | ColumnarAdvantageOptions | undefined,
 ): { out: EstimatorOutput; lossRowMask?: number[] } {
@@ -87,19 +96,20 @@ function run(
 }
 
 /**
- * Advantages and returns of a batch, `[rows][tokens]`, with the named estimator
- * (`grpo`, `drmas`, `grpo_passk`, `rloo`, `opo`, `gpg`, `reinforce_plus_plus`, `reinforce_plus_plus_baseline`,
- * `remax`, `gae`, `gigpo`, `dapo`). Computed in float64 by the same kernels as {@link computeAdvantageColumnar}.
+ * Advantages and returns of a batch, `[rows][tokens]`, with `estimator` (one of `ADVANTAGE_ESTIMATORS`, or your
+ * own definition). Computed in float64 by the same kernels as {@link computeAdvantageColumnar}.
  */
-export function computeAdvantage(estimatorName: string, input: AdvantageInput, options?: AdvantageOptions): AdvantageResult {
-  const estimator = getAdvantageEstimator(estimatorName);
+export function computeAdvantage(estimator: EstimatorDefinition, input: AdvantageInput, options?: AdvantageOptions): AdvantageResult {
   if (input === null || typeof input !== 'object') throw new AlgorithmInputError('input', 'must be an object');
   checkRequired(estimator, input as unknown as Record<string, unknown>, REQUIRED_HINTS);
   const rewards = flattenMatrix(input.tokenRewards, 'tokenRewards', undefined, undefined, true);
   const { rows, cols } = rewards;
   const mask = flattenMatrix(input.responseMask, 'responseMask', rows, cols, true);
   const values = input.values === undefined ? undefined : flattenMatrix(input.values, 'values', rows, cols, true).data;
-  const prompts = encodeIds(input.groupIds, 'groupIds', rows);
+  if (input.groupIds === undefined && groupsNeeded(estimator, options)) {
+    throw new AlgorithmInputError('groupIds', `is required by estimator '${estimator.name}' (it normalizes within groups of rows)`);
+  }
+  const prompts = input.groupIds === undefined ? singleGroup(rows) : encodeIds(input.groupIds, 'groupIds', rows);
   const columns: Partial<Record<IdColumn, Coding>> = { groupIds: prompts };
   const column = (c: IdColumn): Coding | undefined => {
     if (columns[c] === undefined && input[c] !== undefined) columns[c] = encodeIds(input[c] as ArrayLike<string | number>, c, rows);
@@ -107,7 +117,9 @@ export function computeAdvantage(estimatorName: string, input: AdvantageInput, o
   };
   const key = options?.groupKey ?? estimator.defaultGroupKey;
   let groups: Coding;
-  if (typeof key === 'function') {
+  if (key === undefined) {
+    groups = prompts;
+  } else if (typeof key === 'function') {
     const keys = new Array<string | number>(rows);
     for (let r = 0; r < rows; r++) keys[r] = key(r, input);
     groups = encodeIds(keys, 'options.groupKey', rows);
@@ -152,30 +164,33 @@ function checkFlat(buffer: ArrayLike<number> | undefined, key: string, size: num
  * Returns flat float64 buffers; `returns` is a separate buffer even where it equals `advantages`.
  */
 export function computeAdvantageColumnar(
-  estimatorName: string,
+  estimator: EstimatorDefinition,
   input: ColumnarAdvantageInput,
   options?: ColumnarAdvantageOptions,
 ): ColumnarAdvantageResult {
-  const estimator = getAdvantageEstimator(estimatorName);
   if (input === null || typeof input !== 'object') throw new AlgorithmInputError('input', 'must be an object');
   checkRequired(estimator, input as unknown as Record<string, unknown>, REQUIRED_HINTS);
   const cols = input.rowLength;
   if (!Number.isInteger(cols) || cols < 0) throw new AlgorithmInputError('rowLength', `must be a non-negative integer, got ${String(cols)}`);
-  const rows = input.groupCodes?.length ?? 0;
+  if (input.groupCodes === undefined && groupsNeeded(estimator, options)) {
+    throw new AlgorithmInputError('groupCodes', `is required by estimator '${estimator.name}' (it normalizes within groups of rows)`);
+  }
+  const rows = input.groupCodes?.length ?? (cols > 0 ? Math.floor(input.tokenRewards.length / cols) : 0);
   checkFlat(input.tokenRewards, 'tokenRewards', rows * cols);
   checkFlat(input.responseMask, 'responseMask', rows * cols);
   checkFlat(input.values, 'values', rows * cols);
-  const prompts = integerCoding(input.groupCodes, 'groupCodes', rows);
+  const prompts = input.groupCodes === undefined ? singleGroup(rows) : integerCoding(input.groupCodes, 'groupCodes', rows);
   const columns: Partial<Record<IdColumn, Coding>> = { groupIds: prompts };
   const column = (c: IdColumn): Coding | undefined => {
     const codes = input[COLUMNAR_KEY[c]] as ArrayLike<number> | undefined;
     if (columns[c] === undefined && codes !== undefined) columns[c] = integerCoding(codes, COLUMNAR_KEY[c], rows);
     return columns[c];
   };
-  const groups =
-    options?.groupKeyCodes !== undefined
-      ? integerCoding(options.groupKeyCodes, 'options.groupKeyCodes', rows)
-      : resolveBuiltInGroupKey(options?.groupKey ?? estimator.defaultGroupKey, column, (c) => COLUMNAR_KEY[c]);
+  const key = options?.groupKey ?? estimator.defaultGroupKey;
+  let groups: Coding;
+  if (options?.groupKeyCodes !== undefined) groups = integerCoding(options.groupKeyCodes, 'options.groupKeyCodes', rows);
+  else if (key === undefined) groups = prompts;
+  else groups = resolveBuiltInGroupKey(key, column, (c) => COLUMNAR_KEY[c]);
   const trajectories =
     input.trajectoryCodes === undefined ? undefined : combineCodings(prompts, integerCoding(input.trajectoryCodes, 'trajectoryCodes', rows));
   checkRowVector(input.stepRewards, 'stepRewards', rows);

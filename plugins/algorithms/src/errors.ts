@@ -1,13 +1,11 @@
-/**
- * Thrown for invalid inputs or options. `key` names the offending input field or option
- * (e.g. `responseMask`, `options.clipRatioC`), so callers can map it onto their own error types.
- */
-export class AlgorithmInputError extends Error {
-  readonly key: string;
+import { DrmasError } from '@drmas/core';
 
+/**
+ * Invalid inputs or options of the pure functions (`computeAdvantage`, `policyLoss`, ...). `key` names the offending
+ * input field or option (e.g. `responseMask`, `options.clipRatioC`).
+ */
+export class AlgorithmInputError extends DrmasError {
   constructor(key: string, message: string) {
-    super(`${key}: ${message}`);
-    this.name = 'AlgorithmInputError';
-    this.key = key;
+    super('INVALID_ARGUMENT', `${key}: ${message}`, { key });
   }
 }

@@ -9,17 +9,16 @@ export {
   type ColumnarAdvantageResult,
 } from './computeAdvantage.js';
 export type {
-  AdvantageEstimator,
   AdvantageInput,
   AdvantageOptions,
   AdvantageResult,
   EstimatorBatch,
+  EstimatorDefinition,
   EstimatorOutput,
   ResolvedAdvantageOptions,
   RequiredInput,
 } from './estimators/types.js';
-export { advantageEstimatorNames, getAdvantageEstimator } from './estimators/registry.js';
-export { DAPO_CONFIG } from './estimators/dapo.js';
+export { ADVANTAGE_ESTIMATORS, type BuiltinEstimatorName } from './estimators/builtinEstimators.js';
 
 export { GROUP_KEYS, GROUP_KEY_NAMES, type GroupKey, type GroupKeyFn, type GroupKeyName } from './grouping/groupKeys.js';
 export type { Coding } from './grouping/coding.js';
@@ -52,6 +51,6 @@ export {
 export { default, AlgorithmsPlugin, lossSettings } from './plugin/AlgorithmsPlugin.js';
 export { algorithmSection, type AlgorithmSettings } from './plugin/algorithmConfig.js';
 export { PolicyLossFunction, TRAINABLE_VARIANTS, type PolicyLossSettings, type TrainableVariant } from './plugin/PolicyLossFunction.js';
-export { RolloutAdvantageEstimator } from './plugin/RolloutAdvantageEstimator.js';
+export { BatchEstimator } from './plugin/BatchEstimator.js';
 export { evaluateSamples, passAtK, type SampleSummary, type TaskSamples } from './evaluation/passAtK.js';
 export { NllLossFunction } from './plugin/NllLossFunction.js';

@@ -1,4 +1,4 @@
-import { computeAdvantage, computeAdvantageColumnar } from '../src/index.js';
+import { ADVANTAGE_ESTIMATORS, computeAdvantage, computeAdvantageColumnar, type BuiltinEstimatorName } from '../src/index.js';
 import { expectClose } from './closeTo.js';
 
 function batch(rows: number, cols: number) {
@@ -30,9 +30,9 @@ describe('columnar fast path', () => {
     agentIds: Array.from(b.agentCodes, (a) => `agent-${a}`),
   };
 
-  it.each(['drmas', 'grpo', 'rloo', 'reinforce_plus_plus_baseline'])('%s matches the number[][] path', (name) => {
-    const flat = computeAdvantageColumnar(name, b);
-    const out = computeAdvantage(name, nested);
+  it.each<BuiltinEstimatorName>(['drmas', 'grpo', 'rloo', 'reinforce_plus_plus_baseline'])('%s matches the number[][] path', (name) => {
+    const flat = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS[name], b);
+    const out = computeAdvantage(ADVANTAGE_ESTIMATORS[name], nested);
     for (let r = 0; r < rows; r++) {
       for (let t = 0; t < cols; t++) {
         expectClose(flat.advantages[r * cols + t], out.advantages[r][t], 0, `${r},${t}`);
@@ -44,20 +44,20 @@ describe('columnar fast path', () => {
 
   it('accepts Float32Array buffers and sparse integer codes', () => {
     const f32 = { ...b, tokenRewards: Float32Array.from(b.tokenRewards), responseMask: Float32Array.from(b.responseMask), groupCodes: Int32Array.from(b.groupCodes, (g) => g * 1_000_000) };
-    const a = computeAdvantageColumnar('drmas', f32).advantages;
-    const e = computeAdvantageColumnar('drmas', b).advantages;
+    const a = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, f32).advantages;
+    const e = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, b).advantages;
     for (let i = 0; i < a.length; i++) expectClose(a[i], e[i], 1e-6, `${i}`);
   });
 
   it('precomputed group key codes override the named key', () => {
-    const byAgent = computeAdvantageColumnar('grpo', b, { groupKeyCodes: Int32Array.from(b.groupCodes, (g, r) => g * 2 + b.agentCodes[r]) });
-    const drmas = computeAdvantageColumnar('drmas', b);
+    const byAgent = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.grpo, b, { groupKeyCodes: Int32Array.from(b.groupCodes, (g, r) => g * 2 + b.agentCodes[r]) });
+    const drmas = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, b);
     expect(Array.from(byAgent.advantages)).toEqual(Array.from(drmas.advantages));
   });
 
   it('validates buffer sizes and codes', () => {
-    expect(() => computeAdvantageColumnar('grpo', { ...b, responseMask: new Float64Array(3) })).toThrow(/responseMask/);
-    expect(() => computeAdvantageColumnar('grpo', { ...b, groupCodes: Int32Array.from(b.groupCodes, (g) => g - 1) })).toThrow(/groupCodes/);
-    expect(() => computeAdvantageColumnar('drmas', { ...b, agentCodes: undefined })).toThrow(/agentCodes/);
+    expect(() => computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.grpo, { ...b, responseMask: new Float64Array(3) })).toThrow(/responseMask/);
+    expect(() => computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.grpo, { ...b, groupCodes: Int32Array.from(b.groupCodes, (g) => g - 1) })).toThrow(/groupCodes/);
+    expect(() => computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, { ...b, agentCodes: undefined })).toThrow(/agentCodes/);
   });
 });

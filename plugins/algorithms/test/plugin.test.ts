@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import {
-  builtinPlugins, createKernel, LossFunction, type Plugin, type RolloutBatch, type TensorOps, type Trajectory,
+  builtinPlugins, createKernel, LossFunction, type Plugin, type RolloutBatch, type TensorOps, type TrainingBatch, type Trajectory,
 } from '@drmas/core';
 import algorithmsPlugin, { policyLoss, klPenalty, aggregateLoss, PolicyLossFunction } from '../src/index.js';
 
@@ -24,16 +24,22 @@ function producer(batches: RolloutBatch[]): Plugin {
   };
 }
 
+/** The advantages of a batch row (one turn), over its response tokens. */
+function advantagesOf(batch: TrainingBatch, row: number): number[] {
+  const R = batch.responseLength;
+  return Array.from(batch.advantages.subarray(row * R, row * R + batch.responseLengths[row]!));
+}
+
 async function runStep(advantage: string, batches: RolloutBatch[], extra: Record<string, unknown> = {}) {
-  let seen: RolloutBatch | undefined;
-  const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = r.batch; }); } };
+  let seen: { rollout: RolloutBatch; batch: TrainingBatch } | undefined;
+  const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = { rollout: r.rollout, batch: r.batch }; }); } };
   const { kernel } = await createKernel({
     cwd: process.cwd(), builtins: builtinPlugins('info'),
     inline: { plugins: [algorithmsPlugin(), producer(batches), capture], algorithm: { advantage, ...extra } },
   });
   const logs: string[] = [];
   const result = await kernel.step({ config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: (m) => logs.push(m) }, 1);
-  return { batch: seen!, metrics: result.metrics, logs, kernel };
+  return { rollout: seen!.rollout, batch: seen!.batch, metrics: result.metrics, logs, kernel };
 }
 
 // Two rollouts of one prompt; solver rewards 1 and 0, verifier rewards 1 and 1.
@@ -45,12 +51,12 @@ const twoAgents: RolloutBatch = {
 describe('the advantage hook with algorithm.advantage', () => {
   test('drmas normalizes each agent by its own statistics (hand-worked)', async () => {
     const { batch, metrics } = await runStep('drmas', [twoAgents]);
-    const [t0, t1] = batch.trajectories;
+    // Rows in trajectory order: t0 solver, t0 verifier, t1 solver, t1 verifier.
     // solver: mean 0.5, unbiased std sqrt(0.5) = 0.70710678; A = +-0.5 / (0.70710678 + 1e-6) = +-0.70710578
-    expect(t0.turns[0].advantages![0]).toBeCloseTo(0.70710578, 7);
-    expect(t1.turns[0].advantages![2]).toBeCloseTo(-0.70710578, 7);
+    expect(advantagesOf(batch, 0)[0]).toBeCloseTo(0.70710578, 7);
+    expect(advantagesOf(batch, 2)[2]).toBeCloseTo(-0.70710578, 7);
     // verifier: both 1, std 0: A = 0 / (0 + 1e-6) = 0
-    expect(t0.turns[1].advantages).toEqual([0, 0, 0]);
+    expect(advantagesOf(batch, 1)).toEqual([0, 0, 0]);
     expect(metrics['advantage/frac_reward_zero_std']).toBe(0);
   });
 
@@ -58,8 +64,8 @@ describe('the advantage hook with algorithm.advantage', () => {
     const { batch } = await runStep('grpo', [twoAgents]);
     // trajectory scores: t0 = (1 + 1) / 2 = 1, t1 = (0 + 1) / 2 = 0.5; mean 0.75, std sqrt(0.125) = 0.35355339
     // A = +-0.25 / (0.35355339 + 1e-6) = +-0.70710478, on every turn of the trajectory
-    for (const turn of batch.trajectories[0].turns) expect(turn.advantages![1]).toBeCloseTo(0.70710478, 7);
-    for (const turn of batch.trajectories[1].turns) expect(turn.advantages![1]).toBeCloseTo(-0.70710478, 7);
+    for (const row of [0, 1]) expect(advantagesOf(batch, row)[1]).toBeCloseTo(0.70710478, 7);
+    for (const row of [2, 3]) expect(advantagesOf(batch, row)[1]).toBeCloseTo(-0.70710478, 7);
   });
 
   test('a zero-variance group is counted and, on request, kept out of the loss', async () => {
@@ -67,7 +73,7 @@ describe('the advantage hook with algorithm.advantage', () => {
     let masks: number[][] = [];
     const { kernel } = await createKernel({
       cwd: process.cwd(), builtins: builtinPlugins('info'),
-      inline: { plugins: [algorithmsPlugin(), producer([equal]), { name: 'u', apply(k) { k.hooks.update.tap('u', (g) => { masks.push([...g.responseMask]); }); } }],
+      inline: { plugins: [algorithmsPlugin(), producer([equal]), { name: 'u', apply(k) { k.hooks.update.tap('u', (g) => { masks.push([...g.rows].flatMap((r) => [...g.batch.responseMask.subarray(r * 3, r * 3 + 3)])); }); } }],
         algorithm: { advantage: 'drmas', excludeZeroStdGroups: true } },
     });
     const { metrics } = await kernel.step({ config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: () => {} }, 1);
@@ -79,7 +85,7 @@ describe('the advantage hook with algorithm.advantage', () => {
     const { kernel } = await runStep('rloo', [twoAgents]);
     const { AdvantageEstimator } = await import('@drmas/core');
     const names = kernel.namesOf(AdvantageEstimator);
-    expect(names.sort()).toEqual(['dapo', 'drmas', 'gae', 'gigpo', 'gpg', 'grpo', 'grpo_passk', 'opo', 'reinforce_plus_plus',
+    expect(names.sort()).toEqual(['drmas', 'gae', 'gigpo', 'gpg', 'grpo', 'grpo_passk', 'opo', 'reinforce_plus_plus',
       'reinforce_plus_plus_baseline', 'remax', 'rloo']);
     await expect(runStep('drmass', [twoAgents])).rejects.toMatchObject({ code: 'UNKNOWN_NAME', key: 'algorithm.advantage', hint: 'Did you mean "drmas"?' });
   });
@@ -90,15 +96,16 @@ describe('DAPO dynamic sampling on afterRollout', () => {
   const varied: RolloutBatch = { metrics: {}, trajectories: [trajectory('g2', 'e', { s: 0 }, 0), trajectory('g2', 'f', { s: 1 }, 1), trajectory('g3', 'g', { s: 0 }, 0), trajectory('g3', 'h', { s: 0 }, 0)] };
 
   test('drops groups with equal outcomes and samples again until the batch is full', async () => {
-    const { batch, metrics } = await runStep('dapo', [flat, varied]);
-    expect(batch.trajectories.map((t) => t.trajectoryId)).toEqual(['c', 'd', 'e', 'f']);
+    const { rollout, metrics } = await runStep('grpo', [flat, varied], { dynamicSampling: { enabled: true } });
+    expect(rollout.trajectories.map((t) => t.trajectoryId)).toEqual(['c', 'd', 'e', 'f']);
     expect(metrics['rollout/dynamic_sampling_rounds']).toBe(2);
   });
 
   test('gives up after maxRounds with a warning and trains on what it has', async () => {
     const solved: RolloutBatch = { metrics: {}, trajectories: [trajectory('g0', 'a', { s: 1 }, 1), trajectory('g0', 'b', { s: 1 }, 1), trajectory('g1', 'c', { s: 0 }, 0), trajectory('g1', 'd', { s: 0 }, 0)] };
-    const { batch, logs, metrics } = await runStep('grpo', [solved], { dynamicSampling: { enabled: true, maxRounds: 3 } });
-    expect(batch.trajectories).toEqual([]);
+    const { rollout, batch, logs, metrics } = await runStep('grpo', [solved], { dynamicSampling: { enabled: true, maxRounds: 3 } });
+    expect(rollout.trajectories).toEqual([]);
+    expect(batch.rows).toBe(0);
     expect(metrics['rollout/dynamic_sampling_rounds']).toBe(3);
     expect(logs.join('\n')).toContain('dynamic sampling gave up after 3 rounds with 0 of 2 groups');
   });
@@ -207,8 +214,8 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
     expect(out.loss.data[0]).toBeCloseTo(base - entropyCoef * tokenMean, 6);
   });
 
-  test('the plugin binds the loss from algorithm.loss, with dapo\'s clip-higher defaults', async () => {
-    const { kernel } = await createKernel({ cwd: process.cwd(), inline: { plugins: ['algorithms'], algorithm: { advantage: 'dapo', loss: { entropyCoef: 0.001 } } } });
+  test('the plugin binds the loss from algorithm.loss; each clip bound defaults to clipRatio', async () => {
+    const { kernel } = await createKernel({ cwd: process.cwd(), inline: { plugins: ['algorithms'], algorithm: { advantage: 'grpo', loss: { clipRatioHigh: 0.28, entropyCoef: 0.001 } } } });
     const loss = kernel.get(LossFunction) as PolicyLossFunction;
     expect(loss.settings).toMatchObject({ variant: 'vanilla', clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, aggregation: 'token-mean', entropyCoef: 0.001 });
     expect(loss.needsEntropy).toBe(true);

@@ -1,4 +1,4 @@
-import { computeAdvantage, DynamicSamplingAccumulator, selectGroupsWithVariance, zeroStdGroups } from '../src/index.js';
+import { ADVANTAGE_ESTIMATORS, computeAdvantage, DynamicSamplingAccumulator, selectGroupsWithVariance, zeroStdGroups } from '../src/index.js';
 
 describe('zero-variance groups', () => {
   // a: 1, 1 (zero std); b: 0, 1; c: one row (not counted).
@@ -20,12 +20,12 @@ describe('zero-variance groups', () => {
 
   it('computeAdvantage can return a loss row mask excluding zero-variance groups', () => {
     const out = computeAdvantage(
-      'grpo',
+      ADVANTAGE_ESTIMATORS.grpo,
       { tokenRewards: rewards.map((r) => [r]), responseMask: rewards.map(() => [1]), groupIds: groups },
       { excludeZeroStdGroups: true },
     );
     expect(out.lossRowMask).toEqual([0, 0, 1, 1, 1]);
-    expect(computeAdvantage('grpo', { tokenRewards: [[1]], responseMask: [[1]], groupIds: ['g'] }).lossRowMask).toBeUndefined();
+    expect(computeAdvantage(ADVANTAGE_ESTIMATORS.grpo, { tokenRewards: [[1]], responseMask: [[1]], groupIds: ['g'] }).lossRowMask).toBeUndefined();
   });
 });
 

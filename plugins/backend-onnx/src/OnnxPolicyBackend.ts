@@ -312,46 +312,54 @@ export class OnnxPolicyBackend implements PolicyBackend {
     };
   }
 
-  /** Teacher-forced log-probs (and entropy) of each response token, in row chunks of bounded logits size. */
+  /**
+   * Teacher-forced log-probs (and entropy) of each response token of the view's rows, each at its row's temperature,
+   * in row chunks of bounded logits size.
+   */
   async score(request: ScoreRequest): Promise<ScoreResult> {
     this.ensureLive();
-    const rows = request.promptIds.length;
-    if (request.responseIds.length !== rows) {
-      throw new OnnxRequestError(`scoring got ${rows} prompts but ${request.responseIds.length} responses`);
-    }
-    if (request.temperatures && request.temperatures.length !== rows) {
-      throw new OnnxRequestError(`scoring got ${rows} prompts but ${request.temperatures.length} temperatures`);
-    }
-    const logProbs: number[][] = [];
-    const entropy: number[][] = [];
+    const { batch, rows: viewRows } = request.batch;
+    const R = batch.responseLength;
+    const rows = viewRows.length;
+    const logProbs = new Float32Array(rows * R);
+    const entropy = request.withEntropy ? new Float32Array(rows * R) : undefined;
     const maxLogits = 1 << 24;
     const vocab = this.configRef.vocabSize;
-    const longest = (from: number, to: number) => Math.max(1, ...request.responseIds.slice(from, to).map((r) => r.length));
+    const longest = (from: number, to: number) => {
+      let max = 1;
+      for (let i = from; i < to; i++) max = Math.max(max, batch.responseLengths[viewRows[i]!]!);
+      return max;
+    };
     let start = 0;
     while (start < rows) {
       let end = start + 1;
       while (end < rows && (end + 1 - start) * longest(start, end + 1) * vocab <= maxLogits) end++;
-      const responses = request.responseIds.slice(start, end);
-      const layout = promptResponseLayout(request.promptIds.slice(start, end), responses);
+      const chunk = viewRows.subarray(start, end);
+      const responses = Array.from(chunk, (r) => batch.responseIds.subarray(r * R, r * R + batch.responseLengths[r]!));
+      const layout = promptResponseLayout(Array.from(chunk, (r) => batch.promptIds[r]!), responses);
       const { promptColumns: p, responseColumns: r } = layout;
       const n = end - start;
       const feeds = this.forwardFeeds(layout.ids, layout.valid, layout.positions, n, p + r);
       feeds[GraphNames.targets] = this.tensor(BigInt64Array.from(layout.targets, (x) => BigInt(x)), [n, r]);
       feeds[GraphNames.predictStart] = this.tensor(BigInt64Array.of(BigInt(p - 1)), [1]);
       feeds[GraphNames.predictEnd] = this.tensor(BigInt64Array.of(BigInt(p - 1 + r)), [1]);
-      feeds[GraphNames.inverseTemperature] = this.tensor(
-        Float32Array.from({ length: n }, (_, i) => 1 / scoringTemperature(request.temperatures?.[start + i])), [n, 1, 1],
-      );
+      feeds[GraphNames.inverseTemperature] = this.tensor(Float32Array.from(chunk, (row) => 1 / scoringTemperature(batch.temperatures[row])), [n, 1, 1]);
       const out = await this.run('score', feeds);
-      const lp = out[GraphNames.logProbs].data as Float32Array;
-      const ent = out[GraphNames.entropy].data as Float32Array;
+      const lp = out[GraphNames.logProbs]!.data as Float32Array;
+      const ent = out[GraphNames.entropy]!.data as Float32Array;
       responses.forEach((response, i) => {
-        logProbs.push(Array.from(lp.subarray(i * r, i * r + response.length)));
-        if (request.withEntropy) entropy.push(Array.from(ent.subarray(i * r, i * r + response.length)));
+        const at = (start + i) * R;
+        logProbs.set(lp.subarray(i * r, i * r + response.length), at);
+        entropy?.set(ent.subarray(i * r, i * r + response.length), at);
       });
       start = end;
     }
-    return request.withEntropy ? { logProbs, entropy } : { logProbs };
+    return entropy ? { logProbs, entropy } : { logProbs };
+  }
+
+  /** Names of the decoder's parameters, as in the checkpoint. */
+  parameterNames(): string[] {
+    return [...this.weights.keys()];
   }
 
   async update(_request: UpdateRequest): Promise<UpdateResult> {

@@ -3,34 +3,13 @@
 //   env DRMAS_RUNTIME=auto|wasm|cpu|tfjs-node|tfjs-node-gpu
 import * as tf from '@tensorflow/tfjs';
 import { createTfjsPolicyBackend } from '../dist/TfjsPolicyBackend.js';
+import { policyGradientLoss as loss, trainingBatch, updateRequest } from '../../../bench/lib/workloads.mjs';
 
 const models = process.argv.slice(2).length ? process.argv.slice(2) : ['tiny', 'small'];
 const runtime = process.env.DRMAS_RUNTIME ?? 'auto';
 
-/** Advantage-weighted token-mean log-likelihood, the shape of a policy-gradient loss. */
-const loss = {
-  compute(ops, input) {
-    const weighted = ops.mul(ops.mul(input.logProbs, input.advantages), input.responseMask);
-    return { loss: ops.div(ops.neg(ops.sum(weighted)), input.totals.tokens), metrics: {} };
-  },
-};
-
-function trainingBatch(rows, promptLength, responseLength, vocab) {
-  let seed = 7;
-  const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) % vocab;
-  const n = rows * responseLength;
-  return {
-    workerGroupId: 'bench', agentIds: ['a'], rows, responseLength, keys: [],
-    promptIds: Array.from({ length: rows }, () => Int32Array.from({ length: promptLength }, next)),
-    responseIds: Int32Array.from({ length: n }, next),
-    responseMask: new Float32Array(n).fill(1),
-    advantages: Float32Array.from({ length: n }, (_, i) => ((i % 7) - 3) / 3),
-    rolloutLogProbs: new Float32Array(n),
-  };
-}
-
 for (const name of models) {
-  const backend = await createTfjsPolicyBackend({ model: name, seed: 0, runtime, optimizer: { lr: 1e-5 } });
+  const backend = await createTfjsPolicyBackend({ model: name, seed: 0, runtime });
   const vocab = backend.model.config.vocabSize;
   const params = backend.model.parameterCount;
 
@@ -49,13 +28,13 @@ for (const name of models) {
   // Training: 32 rows x 256 tokens (32 prompt + 224 response), forward + backward + AdamW. Micro-batches of 8
   // rows for tiny, 2 for small (wasm's 32-bit heap cannot hold the activations of 8 x 256 tokens of small).
   const microBatchSize = Number(process.env.DRMAS_MICRO_BATCH ?? (name === 'small' ? 2 : 8));
-  await backend.update({ batch: trainingBatch(2, 8, 8, vocab), loss, microBatchSize: 2 });
+  await backend.update(updateRequest(trainingBatch(2, 8, 8, vocab), loss, 2));
   const batch = trainingBatch(32, 32, 224, vocab);
   const steps = Number(process.env.DRMAS_TRAIN_STEPS ?? 1);
   const tensorsBefore = tf.memory().numTensors;
   t = performance.now();
   let result;
-  for (let i = 0; i < steps; i++) result = await backend.update({ batch, loss, microBatchSize });
+  for (let i = 0; i < steps; i++) result = await backend.update(updateRequest(batch, loss, microBatchSize));
   seconds = (performance.now() - t) / 1000 / steps;
   console.log(JSON.stringify({
     bench: 'train', model: name, params, runtime: backend.runtime, rows: 32, tokensPerRow: 256, microBatchSize,

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type {
   GenerateRequest,
   GenerateResult,
-  OptimizerSettings,
   PolicyBackend,
   ScoreRequest,
   ScoreResult,
@@ -32,7 +31,6 @@ export interface TfjsBackendOptions {
   seed?: number;
   /** `auto` (default) or a runtime name: tfjs-node-gpu, tfjs-node, wasm, cpu. */
   runtime?: string;
-  optimizer?: Partial<OptimizerSettings>;
   /** Backend name in logs (default `tfjs`). */
   name?: string;
 }
@@ -56,12 +54,12 @@ export class TfjsPolicyBackend implements PolicyBackend {
   private tokenizerRef: Tokenizer | undefined;
   private disposed = false;
 
-  constructor(name: string, runtime: string, model: DecoderModel, tokenizer: Tokenizer | undefined, optimizer: Partial<OptimizerSettings> = {}) {
+  constructor(name: string, runtime: string, model: DecoderModel, tokenizer: Tokenizer | undefined) {
     this.name = name;
     this.runtime = runtime;
     this.modelRef = model;
     this.tokenizerRef = tokenizer;
-    this.trainerRef = new PolicyTrainer(model, optimizer);
+    this.trainerRef = new PolicyTrainer(model);
   }
 
   get model(): DecoderModel {
@@ -111,7 +109,11 @@ export class TfjsPolicyBackend implements PolicyBackend {
   }
 
   async score(request: ScoreRequest): Promise<ScoreResult> {
-    return scoreTokens(this.model, request);
+    return scoreTokens(this.model, request.batch, request.withEntropy ?? false);
+  }
+
+  parameterNames(): string[] {
+    return [...this.model.weights.keys()];
   }
 
   async update(request: UpdateRequest): Promise<UpdateResult> {
@@ -136,12 +138,11 @@ export class TfjsPolicyBackend implements PolicyBackend {
     this.ensureLive();
     const loaded = await loadDecoderModel(dir);
     const tokenizer = loaded.tokenizerDir ? await Tokenizer.fromDirectory(loaded.tokenizerDir) : undefined;
-    const settings = this.trainerRef.settings;
     this.trainerRef.dispose();
     this.modelRef.dispose();
     this.modelRef = loaded.model;
     if (tokenizer) this.tokenizerRef = tokenizer;
-    this.trainerRef = new PolicyTrainer(loaded.model, settings);
+    this.trainerRef = new PolicyTrainer(loaded.model);
     const hasState = await access(join(dir, OPTIMIZER_META_FILE)).then(() => true, () => false);
     if (options.optimizer ?? hasState) await this.trainerRef.optimizer.load(dir, loaded.model.weights);
   }
@@ -184,9 +185,9 @@ export async function createTfjsPolicyBackend(options: TfjsBackendOptions): Prom
   const name = options.name ?? 'tfjs';
   if (isBuiltinModelName(options.model)) {
     const { model, tokenizer } = createBuiltinModel(options.model, { seed: options.seed, architecture: options.architecture });
-    return new TfjsPolicyBackend(name, runtime.description, model, tokenizer, options.optimizer);
+    return new TfjsPolicyBackend(name, runtime.description, model, tokenizer);
   }
   const loaded = await loadDecoderModel(options.model);
   const tokenizer = loaded.tokenizerDir ? await Tokenizer.fromDirectory(loaded.tokenizerDir) : undefined;
-  return new TfjsPolicyBackend(name, runtime.description, loaded.model, tokenizer, options.optimizer);
+  return new TfjsPolicyBackend(name, runtime.description, loaded.model, tokenizer);
 }

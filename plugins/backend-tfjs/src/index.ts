@@ -20,7 +20,6 @@ export { generateInChunks, generateTokens } from './generation/generateTokens.js
 export { scoreTokens } from './generation/scoreTokens.js';
 export { PolicyTrainer } from './training/PolicyTrainer.js';
 export { AdamW } from './training/AdamW.js';
-export { assignParamGroups, ParamGroupError } from './training/paramGroups.js';
 export { tfjsTensorOps } from './training/TfjsTensorOps.js';
 export { generateCommand, CommandInputError, type GenerateCommandOptions } from './cli/generateCommand.js';
 export { openPolicyBackend, type EngineOptions } from './cli/openPolicyBackend.js';

@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '../src/TfjsPolicyBackend.js';
 import { generateCommand } from '../src/cli/generateCommand.js';
 import { scoreCommand } from '../src/cli/scoreCommand.js';
-import { makeBatch, weightedCrossEntropy } from './trainingFixtures.js';
+import { makeBatch, scoreSequences, updateRequest, weightedCrossEntropy } from './trainingFixtures.js';
 import { batchLogits, maxAbsDiff } from './modelFixtures.js';
 
 let dir: string;
@@ -28,8 +28,8 @@ describe('TfjsPolicyBackend', () => {
   let a: TfjsPolicyBackend;
   let b: TfjsPolicyBackend;
   beforeAll(async () => {
-    a = await createTfjsPolicyBackend({ model: 'tiny', seed: 1, runtime: 'wasm', optimizer: { lr: 1e-3 } });
-    b = await createTfjsPolicyBackend({ model: 'tiny', seed: 1, runtime: 'wasm', optimizer: { lr: 1e-3 } });
+    a = await createTfjsPolicyBackend({ model: 'tiny', seed: 1, runtime: 'wasm' });
+    b = await createTfjsPolicyBackend({ model: 'tiny', seed: 1, runtime: 'wasm' });
   });
   afterAll(() => {
     a.dispose();
@@ -42,7 +42,7 @@ describe('TfjsPolicyBackend', () => {
 
   it('instances are independent: updating one leaves the other unchanged; syncWeights copies', async () => {
     const before = await b.exportWeights();
-    const result = await a.update({ batch: makeBatch(PAIRS), loss: weightedCrossEntropy, microBatchSize: 1 });
+    const result = await a.update(updateRequest(makeBatch(PAIRS), weightedCrossEntropy, 1, { optimizer: { lr: 1e-3 } }));
     expect(result.skipped).toBe(false);
     expect(result.gradNorm).toBeGreaterThan(0);
     expect(same(await b.exportWeights(), before)).toBe(true);
@@ -61,8 +61,8 @@ describe('TfjsPolicyBackend', () => {
     await b.load(path);
     expect(b.trainer.optimizer.step).toBe(1);
     const batch = makeBatch(PAIRS, [1, -1]);
-    const ra = await a.update({ batch, loss: weightedCrossEntropy, microBatchSize: 2 });
-    const rb = await b.update({ batch, loss: weightedCrossEntropy, microBatchSize: 2 });
+    const ra = await a.update(updateRequest(batch, weightedCrossEntropy, 2, { optimizer: { lr: 1e-3 } }));
+    const rb = await b.update(updateRequest(batch, weightedCrossEntropy, 2, { optimizer: { lr: 1e-3 } }));
     expect(rb.loss).toBe(ra.loss);
     expect(same(await b.exportWeights(), await a.exportWeights())).toBe(true);
   });
@@ -96,7 +96,7 @@ describe('a checkpoint with only config.json and model.safetensors', () => {
     const backend = await createTfjsPolicyBackend({ model: path, runtime: 'wasm' });
     expect(backend.tokenizer).toBeUndefined();
     const out = await backend.generate({ prompts: [[1, 2, 3], [4]], maxNewTokens: 4, temperature: 0 });
-    const scored = await backend.score({ promptIds: [[1, 2, 3], [4]], responseIds: out.tokenIds });
+    const scored = await scoreSequences(backend, [[1, 2, 3], [4]], out.tokenIds);
     scored.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(Math.abs(lp - out.logProbs[r][j])).toBeLessThan(1e-4)));
     const fresh = await createTfjsPolicyBackend({ model: 'tiny', seed: 5, runtime: 'wasm', architecture: 'LlamaForCausalLM' });
     expect(maxAbsDiff(batchLogits(backend.model, [[1, 2, 3]]), batchLogits(fresh.model, [[1, 2, 3]]))).toBe(0);
@@ -114,7 +114,7 @@ describe('a checkpoint with only config.json and model.safetensors', () => {
     expect(printed.logprobs[0]).toBeNull();
     expect(printed.logprobs).toEqual(result);
     const backend = await createTfjsPolicyBackend({ model: path, runtime: 'wasm' });
-    const { logProbs } = await backend.score({ promptIds: [[5]], responseIds: [[9, 2, 7]] });
+    const { logProbs } = await scoreSequences(backend, [[5]], [[9, 2, 7]]);
     expect(printed.logprobs.slice(1)).toEqual(logProbs[0]);
     backend.dispose();
   });

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { createTfjsPolicyBackend } from '../src/index.js';
+import { scoreSequences } from './trainingFixtures.js';
 import { runBin } from '../../../test/support/cliRunner.js';
 import { TempProject } from '../../../test/support/tempProject.js';
 
@@ -15,7 +16,7 @@ describe('drmas generate / score through the drmas bin', () => {
     await backend.save(dir, { optimizer: false });
     for (const extra of ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json']) rmSync(path.join(dir, extra), { force: true });
     const ids = [5, 17, 300, 42, 7];
-    const direct = (await backend.score({ promptIds: [ids.slice(0, 2)], responseIds: [ids.slice(2)] })).logProbs[0];
+    const direct = (await scoreSequences(backend, [ids.slice(0, 2)], [ids.slice(2)])).logProbs[0];
     backend.dispose();
     const result = runBin(['score', '--model', dir, '--ids', ids.join(','), '--prompt-length', '2', '--json', '--runtime', 'wasm']);
     expect(result.stderr).toBe('');

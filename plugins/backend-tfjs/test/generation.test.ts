@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { responseValues, TrainingBatch } from '@drmas/core';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import { generateTokens } from '../src/generation/generateTokens.js';
 import { scoreTokens } from '../src/generation/scoreTokens.js';
@@ -19,11 +20,13 @@ afterAll(() => model.dispose());
 describe('generateTokens', () => {
   it('log-probs of sampled tokens agree with teacher-forced scoring at the sampling temperature to 1e-4 (mixed prompt lengths)', async () => {
     const out = await generateTokens(model, { prompts: PROMPTS, maxNewTokens: 12, temperature: 0.8, topP: 0.95, seed: 3 });
-    const scored = await scoreTokens(model, { promptIds: PROMPTS, responseIds: out.tokenIds, withEntropy: true, temperatures: PROMPTS.map(() => 0.8) });
+    const view = TrainingBatch.fromSequences(PROMPTS, out.tokenIds, { temperatures: PROMPTS.map(() => 0.8) }).all();
+    const result = await scoreTokens(model, view, true);
+    const scored = { logProbs: responseValues(view, result.logProbs), entropy: responseValues(view, result.entropy!) };
     for (let r = 0; r < PROMPTS.length; r++) {
       expect(scored.logProbs[r]).toHaveLength(out.tokenIds[r].length);
       out.logProbs[r].forEach((lp, j) => expect(Math.abs(lp - scored.logProbs[r][j])).toBeLessThan(1e-4));
-      scored.entropy![r].forEach((e) => expect(e).toBeGreaterThan(0));
+      scored.entropy[r].forEach((e) => expect(e).toBeGreaterThan(0));
     }
   });
 

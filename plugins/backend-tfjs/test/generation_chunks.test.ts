@@ -1,4 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
+import { responseValues, TrainingBatch } from '@drmas/core';
 import { createTfjsPolicyBackend, generateInChunks, generateTokens, scoreTokens } from '../src/index.js';
 
 describe('large requests run in row chunks with the same results', () => {
@@ -14,9 +15,10 @@ describe('large requests run in row chunks with the same results', () => {
       // Padding differs between the passes, so float32 sums differ in the last bits.
       chunked.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(whole.logProbs[r][j], 5)));
       const responses = whole.tokenIds;
-      const one = await scoreTokens(backend.model, { promptIds: prompts, responseIds: responses });
-      const many = await scoreTokens(backend.model, { promptIds: prompts, responseIds: responses, maxTokensPerChunk: 20 });
-      many.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(one.logProbs[r][j], 5)));
+      const view = TrainingBatch.fromSequences(prompts, responses).all();
+      const one = responseValues(view, (await scoreTokens(backend.model, view)).logProbs);
+      const many = responseValues(view, (await scoreTokens(backend.model, view, false, { maxTokensPerChunk: 20 })).logProbs);
+      many.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(one[r]![j]!, 5)));
     } finally {
       backend.dispose();
     }

@@ -1,10 +1,10 @@
-import type { LossFunction, LossInput, TensorOps } from '@drmas/core';
+import { TrainingBatch, type LossFunction, type LossInput, type TensorOps } from '@drmas/core';
 import { TfjsPolicyBackend } from '../src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import type { DecoderModel } from '../src/model/DecoderModel.js';
 import { logProbAtTemperature } from '../src/generation/sampling.js';
 import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from './modelFixtures.js';
-import { makeBatch } from './trainingFixtures.js';
+import { scoreSequences, updateRequest } from './trainingFixtures.js';
 
 /** log softmax(z / T)[token], in float64, from raw logits. */
 function tempered(logits: number[], token: number, temperature: number): number {
@@ -41,7 +41,7 @@ describe('scoring and training at a temperature', () => {
   beforeAll(async () => {
     await selectRuntime('wasm');
     model = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 7);
-    backend = new TfjsPolicyBackend('tfjs', 'test', model, undefined, { lr: 1e-3 });
+    backend = new TfjsPolicyBackend('tfjs', 'test', model, undefined);
   });
   afterAll(() => backend.dispose());
 
@@ -56,28 +56,27 @@ describe('scoring and training at a temperature', () => {
   });
 
   it('score divides each row\'s logits by its temperature', async () => {
-    const { logProbs } = await backend.score({ promptIds: PROMPTS, responseIds: RESPONSES, temperatures: TEMPERATURES });
+    const { logProbs } = await scoreSequences(backend, PROMPTS, RESPONSES, { temperatures: TEMPERATURES });
     const want = expected();
     logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(want[r][j], 4)));
-    const plain = await backend.score({ promptIds: PROMPTS, responseIds: RESPONSES });
+    const plain = await scoreSequences(backend, PROMPTS, RESPONSES);
     expect(Math.abs(plain.logProbs[0][0] - logProbs[0][0])).toBeGreaterThan(1e-3);
   });
 
   it('generate records log-probs at the sampling temperature, equal to scoring at it', async () => {
     const out = await backend.generate({ prompts: PROMPTS, maxNewTokens: 5, temperature: 0.6, seed: 3, stopTokenIds: [] });
-    const scored = await backend.score({ promptIds: PROMPTS, responseIds: out.tokenIds, temperatures: [0.6, 0.6] });
+    const scored = await scoreSequences(backend, PROMPTS, out.tokenIds, { temperatures: [0.6, 0.6] });
     out.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(scored.logProbs[r][j], 4)));
   });
 
   it('an update computes the policy\'s log-probs at the batch\'s row temperatures', async () => {
-    const batch = makeBatch(PROMPTS.map((p, r) => [p, RESPONSES[r]]));
-    batch.temperatures = Float32Array.from(TEMPERATURES);
-    const result = await backend.update({ batch, loss: meanLogProb, microBatchSize: 1 });
+    const batch = TrainingBatch.fromSequences(PROMPTS, RESPONSES, { temperatures: TEMPERATURES }).all();
+    const result = await backend.update(updateRequest(batch, meanLogProb, 1, { optimizer: { lr: 1e-3 } }));
     const want = expected().flat();
     expect(result.metrics.mean_logprob).toBeCloseTo(want.reduce((s, x) => s + x, 0) / want.length, 4);
   });
 
   it('rejects a temperature list of the wrong length', async () => {
-    await expect(backend.score({ promptIds: PROMPTS, responseIds: RESPONSES, temperatures: [0.5] })).rejects.toThrow(/2 prompts but 1 temperatures/);
+    await expect(scoreSequences(backend, PROMPTS, RESPONSES, { temperatures: [0.5] })).rejects.toThrow(/2 prompts but 1 temperatures/);
   });
 });

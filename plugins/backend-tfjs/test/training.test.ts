@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import { PolicyTrainer } from '../src/training/PolicyTrainer.js';
 import { promptResponseLayout, responseTokenStats } from '../src/model/responseLogProbs.js';
-import { learningRateAt } from '../src/training/learningRateSchedule.js';
+import { rowsWithAdvantage } from '@drmas/core';
 import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from './modelFixtures.js';
-import { makeBatch, weightedCrossEntropy } from './trainingFixtures.js';
+import { makeBatch, updateRequest, weightedCrossEntropy } from './trainingFixtures.js';
 import type { DecoderModel } from '../src/model/DecoderModel.js';
 
 const PAIRS: [number[], number[]][] = [
@@ -145,12 +145,12 @@ describe('entropy gradients', () => {
 describe('PolicyTrainer on wasm', () => {
   it('memorizes a sequence: cross-entropy falls by more than half in 20 AdamW steps, no tensor leak', async () => {
     const model = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 12);
-    const trainer = new PolicyTrainer(model, { lr: 1e-2, weightDecay: 0, maxGradNorm: 1 });
+    const trainer = new PolicyTrainer(model);
     const batch = makeBatch([[[1, 2, 3], [10, 20, 30, 40, 5, 6, 7, 8]]]);
     const losses: number[] = [];
     let tensorsAfterFirst = 0;
     for (let i = 0; i < 20; i++) {
-      const result = await trainer.update({ batch, loss: weightedCrossEntropy, microBatchSize: 1 });
+      const result = await trainer.update(updateRequest(batch, weightedCrossEntropy, 1, { optimizer: { lr: 1e-2, weightDecay: 0, maxGradNorm: 1 } }));
       losses.push(result.loss);
       expect(result.skipped).toBe(false);
       if (i === 0) tensorsAfterFirst = tf.memory().numTensors;
@@ -166,8 +166,8 @@ describe('PolicyTrainer on wasm', () => {
     const b = randomModel(tinyConfigJson('LlamaForCausalLM'), 3);
     const batch = makeBatch(PAIRS, [1, -0.5, 0.25]);
     const settings = { lr: 1e-3, maxGradNorm: 0 };
-    const full = await new PolicyTrainer(a, settings).update({ batch, loss: weightedCrossEntropy, microBatchSize: 3 });
-    const micro = await new PolicyTrainer(b, settings).update({ batch, loss: weightedCrossEntropy, microBatchSize: 1 });
+    const full = await new PolicyTrainer(a).update(updateRequest(batch, weightedCrossEntropy, 3, { optimizer: settings }));
+    const micro = await new PolicyTrainer(b).update(updateRequest(batch, weightedCrossEntropy, 1, { optimizer: settings }));
     expect(micro.loss).toBeCloseTo(full.loss, 5);
     expect(micro.gradNorm).toBeCloseTo(full.gradNorm, 4);
     expect(micro.metrics['actor/mean_logprob']).toBeCloseTo(full.metrics['actor/mean_logprob'], 5);
@@ -181,20 +181,19 @@ describe('PolicyTrainer on wasm', () => {
     b.dispose();
   });
 
-  it('leaves out zero-advantage rows of an inert loss with the same update as computing them', async () => {
+  it('computing only the rows with advantage, normalized by the whole mini-batch, gives the update of computing them all', async () => {
     const a = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 5);
     const b = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 5);
-    const inert = { ...weightedCrossEntropy, zeroAdvantageRowsInert: true };
-    const settings = { lr: 1e-3, maxGradNorm: 0.5 };
-    const ta = new PolicyTrainer(a, settings);
-    const tb = new PolicyTrainer(b, settings);
+    const optimizer = { lr: 1e-3, maxGradNorm: 0.5 };
+    const ta = new PolicyTrainer(a);
+    const tb = new PolicyTrainer(b);
     // The second batch has no advantage at all: AdamW still steps on its momentum, as with zero gradients.
     for (const advantages of [[1, 0, -0.5], [0, 0, 0]]) {
       const batch = makeBatch(PAIRS, advantages);
-      const skipping = await ta.update({ batch, loss: inert, microBatchSize: 1 });
-      const computing = await tb.update({ batch, loss: weightedCrossEntropy, microBatchSize: 1 });
-      expect(skipping.metrics['actor/zero_adv_rows_skipped']).toBeCloseTo(advantages.filter((x) => x === 0).length / 3, 6);
-      expect(computing.metrics['actor/zero_adv_rows_skipped']).toBe(0);
+      const learning = rowsWithAdvantage(batch);
+      expect(learning.rows.length).toBe(advantages.filter((x) => x !== 0).length);
+      const skipping = await ta.update(updateRequest(learning, weightedCrossEntropy, 1, { optimizer, normalizeBy: batch }));
+      const computing = await tb.update(updateRequest(batch, weightedCrossEntropy, 1, { optimizer }));
       expect(skipping.loss).toBeCloseTo(computing.loss, 6);
       expect(skipping.gradNorm).toBeCloseTo(computing.gradNorm, 5);
     }
@@ -215,12 +214,12 @@ describe('PolicyTrainer on wasm', () => {
     const model = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 7);
     // Token-mean over the rows with advantage (0 and 2).
     const expected = plainEntropy(model, 1, [0, 2]);
-    const trainer = new PolicyTrainer(model, { lr: 1e-3 });
-    const inert = { ...weightedCrossEntropy, zeroAdvantageRowsInert: true };
+    const trainer = new PolicyTrainer(model);
     const batch = makeBatch(PAIRS, [1, 0, -0.5]);
-    const result = await trainer.update({ batch, loss: inert, microBatchSize: 1, entropyMetric: true });
+    const learning = rowsWithAdvantage(batch);
+    const result = await trainer.update(updateRequest(learning, weightedCrossEntropy, 1, { optimizer: { lr: 1e-3 }, entropyMetric: true, normalizeBy: batch }));
     expect(result.metrics['actor/entropy']).toBeCloseTo(expected, 4);
-    const without = await trainer.update({ batch, loss: inert, microBatchSize: 1 });
+    const without = await trainer.update(updateRequest(learning, weightedCrossEntropy, 1, { optimizer: { lr: 1e-3 }, normalizeBy: batch }));
     expect(without.metrics['actor/entropy']).toBeUndefined();
     trainer.dispose();
     model.dispose();
@@ -228,11 +227,11 @@ describe('PolicyTrainer on wasm', () => {
 
   it('skips a step with a non-finite gradient norm, leaving weights and optimizer untouched', async () => {
     const model = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 6);
-    const trainer = new PolicyTrainer(model, { lr: 1e-3 });
-    await trainer.update({ batch: makeBatch(PAIRS), loss: weightedCrossEntropy, microBatchSize: 2 });
+    const trainer = new PolicyTrainer(model);
+    await trainer.update(updateRequest(makeBatch(PAIRS), weightedCrossEntropy, 2, { optimizer: { lr: 1e-3 } }));
     const before = await model.exportTensors();
     const bad = makeBatch(PAIRS, [1, NaN, 1]);
-    const result = await trainer.update({ batch: bad, loss: weightedCrossEntropy, microBatchSize: 2 });
+    const result = await trainer.update(updateRequest(bad, weightedCrossEntropy, 2, { optimizer: { lr: 1e-3 } }));
     expect(result.skipped).toBe(true);
     expect(result.metrics['actor/skipped_nonfinite']).toBe(1);
     expect(trainer.optimizer.step).toBe(1);
@@ -246,20 +245,20 @@ describe('PolicyTrainer on wasm', () => {
     const dir = mkdtempSync(join(tmpdir(), 'drmas-opt-'));
     const a = randomModel(tinyConfigJson('Qwen3ForCausalLM'), 8);
     const b = randomModel(tinyConfigJson('Qwen3ForCausalLM'), 99);
-    const settings = { lr: 5e-3, warmupSteps: 2 };
-    const ta = new PolicyTrainer(a, settings);
+    const train = (trainer: PolicyTrainer, lrScale: number) => trainer.update(updateRequest(batch, weightedCrossEntropy, 3, { optimizer: { lr: 5e-3 }, lrScale }));
+    const ta = new PolicyTrainer(a);
     const batch = makeBatch(PAIRS, [1, -1, 0.5]);
-    for (let i = 0; i < 3; i++) await ta.update({ batch, loss: weightedCrossEntropy, microBatchSize: 3 });
+    for (let i = 0; i < 3; i++) await train(ta, (i + 1) / 4);
     const { saveDecoderModel, loadDecoderModel } = await import('../src/model/modelCheckpoint.js');
     await saveDecoderModel(dir, a, { extraFiles: await ta.optimizer.serialize(ta.settings) });
     b.assignTensors((await loadDecoderModel(dir)).model.weights.size ? await (await loadDecoderModel(dir)).model.exportTensors() : new Map());
-    const tb = new PolicyTrainer(b, settings);
+    const tb = new PolicyTrainer(b);
     await tb.optimizer.load(dir, b.weights);
     expect(tb.optimizer.step).toBe(3);
-    const ra = await ta.update({ batch, loss: weightedCrossEntropy, microBatchSize: 3 });
-    const rb = await tb.update({ batch, loss: weightedCrossEntropy, microBatchSize: 3 });
+    const ra = await train(ta, 0.75);
+    const rb = await train(tb, 0.75);
     expect(rb.loss).toBe(ra.loss);
-    expect(rb.learningRate).toBe(ra.learningRate);
+    expect(rb.learningRate).toBe(5e-3 * 0.75);
     const wa = await a.exportTensors();
     const wb = await b.exportTensors();
     for (const [name, t] of wa) expect(wb.get(name)!.data).toEqual(t.data);
@@ -268,15 +267,5 @@ describe('PolicyTrainer on wasm', () => {
     a.dispose();
     b.dispose();
     rmSync(dir, { recursive: true, force: true });
-  });
-});
-
-describe('learning-rate schedules', () => {
-  it('warmup, constant and cosine like transformers', () => {
-    expect(learningRateAt({ lr: 1, warmupSteps: 4 }, 0)).toBe(0);
-    expect(learningRateAt({ lr: 1, warmupSteps: 4 }, 2)).toBe(0.5);
-    expect(learningRateAt({ lr: 1, warmupSteps: 4 }, 10)).toBe(1);
-    expect(learningRateAt({ lr: 1, schedule: 'cosine', warmupSteps: 0, totalSteps: 10 }, 5)).toBeCloseTo(0.5);
-    expect(learningRateAt({ lr: 1, schedule: 'cosine', warmupSteps: 0, totalSteps: 10 }, 10)).toBeCloseTo(0);
   });
 });

@@ -1,4 +1,7 @@
-import type { LossFunction, LossInput, TensorOps, WorkerGroupBatch } from '@drmas/core';
+import {
+  longestResponse, lossTotals, responseValues, TrainingBatch, type BatchView, type LossFunction, type LossInput, type OptimizerSettings,
+  type PolicyBackend, type TensorOps, type UpdateRequest, type WorkerGroupBatch,
+} from '@drmas/core';
 
 /** Token-mean cross-entropy of the response tokens (advantage-weighted): `-sum(A * logp * mask) / tokens`. */
 export const weightedCrossEntropy: LossFunction = {
@@ -10,31 +13,42 @@ export const weightedCrossEntropy: LossFunction = {
   },
 };
 
-/** A batch of `rows` (prompt, response) pairs with unit advantages, responses right-padded to the longest. */
+/** A worker group's view of `rows` (prompt, response) pairs with unit advantages (or the given ones per row). */
 export function makeBatch(pairs: [number[], number[]][], advantages?: number[]): WorkerGroupBatch {
-  const rows = pairs.length;
-  const responseLength = Math.max(...pairs.map(([, r]) => r.length));
-  const responseIds = new Int32Array(rows * responseLength);
-  const responseMask = new Float32Array(rows * responseLength);
-  const adv = new Float32Array(rows * responseLength);
-  pairs.forEach(([, response], r) =>
-    response.forEach((id, j) => {
-      responseIds[r * responseLength + j] = id;
-      responseMask[r * responseLength + j] = 1;
-      adv[r * responseLength + j] = advantages?.[r] ?? 1;
-    }),
-  );
+  const batch = TrainingBatch.fromSequences(pairs.map(([p]) => p), pairs.map(([, r]) => r), { workerGroup: 'test' });
+  const R = batch.responseLength;
+  pairs.forEach(([, response], r) => response.forEach((_, j) => { batch.advantages[r * R + j] = advantages?.[r] ?? 1; }));
+  return batch.workerGroups()[0]!;
+}
+
+/** AdamW settings as torch's defaults, lr aside. */
+export const OPTIMIZER: OptimizerSettings = { lr: 1e-6, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, paramGroups: [] };
+
+/** An update of `view`'s rows; the loss normalizes by `normalizeBy`'s totals (default: the view's own). */
+export function updateRequest(
+  view: BatchView,
+  loss: LossFunction,
+  microBatchSize: number,
+  options: { optimizer?: Partial<OptimizerSettings>; lrScale?: number; entropyMetric?: boolean; normalizeBy?: BatchView } = {},
+): UpdateRequest {
+  const whole = options.normalizeBy ?? view;
   return {
-    workerGroupId: 'test',
-    agentIds: ['agent'],
-    rows,
-    responseLength,
-    keys: pairs.map((_, r) => ({ groupId: 'g', trajectoryId: `t${r}`, agentId: 'agent', step: 0, workerGroupId: 'test' })),
-    promptIds: pairs.map(([p]) => Int32Array.from(p)),
-    responseLengths: Int32Array.from(pairs, ([, r]) => r.length),
-    responseIds,
-    responseMask,
-    advantages: adv,
-    rolloutLogProbs: new Float32Array(rows * responseLength),
+    batch: view, totals: lossTotals(whole, { responseLength: longestResponse(whole), microBatchSize }), loss, microBatchSize,
+    optimizer: { ...OPTIMIZER, ...options.optimizer }, lrScale: options.lrScale ?? 1, entropyMetric: options.entropyMetric,
+  };
+}
+
+/** Scores (prompt, response) rows with `backend`, each row's values cut to its response (the shape tests compare). */
+export async function scoreSequences(
+  backend: Pick<PolicyBackend, 'score'>,
+  prompts: readonly ArrayLike<number>[],
+  responses: readonly ArrayLike<number>[],
+  options: { temperatures?: ArrayLike<number>; withEntropy?: boolean } = {},
+): Promise<{ logProbs: number[][]; entropy?: number[][] }> {
+  const view = TrainingBatch.fromSequences(prompts, responses, { temperatures: options.temperatures }).all();
+  const scored = await backend.score({ batch: view, withEntropy: options.withEntropy });
+  return {
+    logProbs: responseValues(view, scored.logProbs),
+    ...(scored.entropy ? { entropy: responseValues(view, scored.entropy) } : {}),
   };
 }

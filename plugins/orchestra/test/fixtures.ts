@@ -54,6 +54,10 @@ export class ScriptedBackend implements PolicyBackend {
     return result;
   }
 
+  parameterNames(): string[] {
+    return [];
+  }
+
   /** Rows of each generate call. */
   get batchSizes(): number[] {
     return this.requests.map((r) => r.prompts.length);

@@ -39,7 +39,7 @@ async function mathKernel(config: Record<string, unknown> = {}, extra: Plugin[] 
     : `<verify>${request.seed! % 2 ? 'approve' : 'reject'}</verify>`));
   const plugin = orchestraPlugin();
   let seen: RolloutBatch | undefined;
-  const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = r.batch; }); } };
+  const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = r.rollout; }); } };
   const { kernel } = await createKernel({
     cwd: process.cwd(), builtins: builtinPlugins('info'),
     inline: {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { builtinPlugins, createKernel, type Plugin, type RolloutBatch, type RunContext, type TextCodec } from '@drmas/core';
+import { builtinPlugins, createKernel, responseValues, TrainingBatch, type Plugin, type RolloutBatch, type RunContext, type TextCodec } from '@drmas/core';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import orchestraPlugin from '../src/index.js';
 import { testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
@@ -15,7 +15,7 @@ const sampling = { sampling: { maxNewTokens: 16 } };
 
 async function rolloutStep(roles: string[], config: Record<string, unknown>): Promise<RolloutBatch> {
   let seen: RolloutBatch | undefined;
-  const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = r.batch; }); } };
+  const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = r.rollout; }); } };
   const groups = testWorkerGroups(Object.fromEntries(roles.map((r) => [r, backend])), (b) => b.tokenizer as TextCodec);
   const { kernel } = await createKernel({
     cwd: process.cwd(), builtins: builtinPlugins('info'),
@@ -65,10 +65,9 @@ describe('rollout on the tiny tfjs model', () => {
     });
     const turns = batch.trajectories.flatMap((t) => t.turns);
     for (const turn of turns) expect(turn.temperature).toBe(turn.agentId === 'solver' ? 0.7 : 1);
-    const scored = await backend.score({
-      promptIds: turns.map((t) => t.promptIds), responseIds: turns.map((t) => t.responseIds), temperatures: turns.map((t) => t.temperature!),
-    });
-    turns.forEach((turn, i) => turn.logProbs.forEach((lp, j) => expect(Math.abs(lp - scored.logProbs[i][j])).toBeLessThan(1e-4)));
+    const view = TrainingBatch.fromTurns(turns).all();
+    const scored = responseValues(view, (await backend.score({ batch: view })).logProbs);
+    turns.forEach((turn, i) => turn.logProbs.forEach((lp, j) => expect(Math.abs(lp - scored[i]![j]!)).toBeLessThan(1e-4)));
   });
 
   test('search: verifier routes each step; the episode ends by an answer or the step limit', async () => {

@@ -1,13 +1,15 @@
 import { appendFileSync } from 'node:fs';
-import type { RolloutBatch } from '@drmas/core';
+import type { TrainingBatch } from '@drmas/core';
 
 /**
- * Appends the sampled turns of a step to `rollouts.jsonl`: prompts, responses, parsed actions, validity,
- * rewards and advantages, one line per turn, for auditing what the policy learns (reward hacking shows here).
- * `limit` bounds the trajectories logged per step (the first ones of the batch).
+ * Appends the sampled turns of a step to `rollouts.jsonl`: prompts, responses, parsed actions, validity, rewards and
+ * advantages, one line per turn, for auditing what the policy learns (reward hacking shows here). Numbers come from
+ * the batch's columns, text from its turns. `limit` bounds the trajectories logged per step (the first ones).
  */
-export function appendRollouts(file: string, step: number, batch: RolloutBatch, limit: number): void {
+export function appendRollouts(file: string, step: number, batch: TrainingBatch, limit: number): void {
   const lines: string[] = [];
+  const R = batch.responseLength;
+  let row = 0;
   for (const trajectory of batch.trajectories.slice(0, limit)) {
     for (const turn of trajectory.turns) {
       lines.push(JSON.stringify({
@@ -26,11 +28,12 @@ export function appendRollouts(file: string, step: number, batch: RolloutBatch, 
         valid: turn.valid,
         invalidReason: turn.invalidReason,
         finishReason: turn.finishReason,
-        reward: turn.reward,
-        advantage: turn.advantages?.[0],
+        reward: batch.rewards[row],
+        advantage: batch.advantages[row * R],
         outcome: trajectory.outcome,
-        responseTokens: turn.responseIds.length,
+        responseTokens: batch.responseLengths[row],
       }));
+      row++;
     }
   }
   if (lines.length) appendFileSync(file, `${lines.join('\n')}\n`);

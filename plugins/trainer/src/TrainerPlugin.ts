@@ -6,7 +6,9 @@ import {
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
 import { appendRollouts } from './RolloutLog.js';
 import { batchMetrics } from './stepMetrics.js';
-import { updateWorkerGroup, type OldLogProbSource } from './updateWorkerGroup.js';
+import { optimizerSection, trainerSection, trainOverridesSection, type TrainerSection } from './config/trainingConfig.js';
+import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
+import { updateWorkerGroup } from './updateWorkerGroup.js';
 import { WorkerGroupsService } from './WorkerGroupsService.js';
 import { planWorkerGroups } from './workerGroupPlan.js';
 
@@ -22,15 +24,9 @@ const PLUGIN_NAME = 'trainer';
 export class TrainerPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   readonly configSchema = {
-    trainer: z.object({
-      /** Trajectories per step written to rollouts.jsonl (0: none). */
-      logRollouts: z.number().int().min(0).default(16),
-      /**
-       * The PPO ratio's old log-probs: `recompute` scores each batch with the trainer first (veRL's default);
-       * `rollout` takes the rollout engine's sampling log-probs (veRL's bypass mode), one forward pass fewer.
-       */
-      oldLogProbs: z.enum(['recompute', 'rollout']).default('recompute'),
-    }),
+    trainer: trainerSection,
+    models: z.object({ optimizer: optimizerSection.prefault({}) }),
+    agents: z.object({ train: trainOverridesSection.optional() }),
   };
   private readonly groups = new WorkerGroupsService();
   private stepStarted = 0;
@@ -45,13 +41,13 @@ export class TrainerPlugin implements Plugin {
       describe: (kernel) => planWorkerGroups(kernel.config).map((plan) => ({
         id: plan.id, agents: plan.agents, backend: plan.settings.backend, rollout: plan.settings.rollout ?? plan.settings.backend,
         model: plan.settings.model, architecture: plan.settings.architecture ?? '(from checkpoint)', runtime: plan.settings.runtime,
-        lr: plan.training.lr, microBatchSize: plan.training.microBatchSize,
+        lr: plan.training.optimizer.lr, schedule: plan.training.schedule.kind, microBatchSize: plan.training.microBatchSize,
       })),
     });
   }
 
   apply(kernel: Kernel): void {
-    const trainer = () => kernel.config.trainer as typeof kernel.config.trainer & { logRollouts: number; oldLogProbs: OldLogProbSource };
+    const trainer = () => kernel.config.trainer as typeof kernel.config.trainer & TrainerSection;
 
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
       const loss = kernel.container.isBound(LossFunction) ? kernel.get(LossFunction) : undefined;
@@ -77,10 +73,17 @@ export class TrainerPlugin implements Plugin {
       this.stepStarted = performance.now();
     });
 
-    kernel.hooks.update.tapPromise(PLUGIN_NAME, async (batch, step) => {
-      const group = this.groups.get(batch.workerGroupId);
-      const rng = new SeededRng(kernel.config.trainer.seed).fork(`update/${step.step}/${group.id}`);
-      await updateWorkerGroup(group, batch, kernel.get(LossFunction, { key: 'algorithm.loss' }), rng, step.metrics, trainer().oldLogProbs);
+    kernel.hooks.update.tapPromise(PLUGIN_NAME, async (view, step) => {
+      const group = this.groups.get(view.workerGroupId);
+      const { seed, steps } = kernel.config.trainer;
+      const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
+      await updateWorkerGroup(group, view, {
+        loss: kernel.get(LossFunction, { key: 'algorithm.loss' }),
+        rng: new SeededRng(seed).fork(`update/${step.step}/${group.id}`),
+        metrics: step.metrics,
+        lrScale: schedule.scaleAt(step.step - 1),
+        oldLogProbs: trainer().oldLogProbs,
+      });
     });
 
     kernel.hooks.afterStep.tap({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, (result) => {

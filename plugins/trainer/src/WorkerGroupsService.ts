@@ -1,12 +1,28 @@
 import {
-  BackendFactory, DrmasError, didYouMean, type Kernel, type PolicyBackend, type RunContext, type WorkerGroup,
-  type WorkerGroups,
+  assignParamGroups, BackendFactory, DrmasError, didYouMean, ParamGroupError, type Kernel, type PolicyBackend, type RunContext,
+  type WorkerGroup, type WorkerGroups,
 } from '@drmas/core';
-import { planWorkerGroups } from './workerGroupPlan.js';
+import { planWorkerGroups, type WorkerGroupTraining } from './workerGroupPlan.js';
 
 export interface TrainedWorkerGroup extends WorkerGroup {
+  training: WorkerGroupTraining;
   /** A frozen copy of the initial policy, when the loss has a KL term. */
   reference?: PolicyBackend;
+}
+
+/**
+ * Checks that every param-group pattern names a parameter of the trained model, before any step runs (engines with no
+ * parameters, such as a scripted teacher, cannot train and are not checked).
+ */
+function checkParamGroups(modelId: string, backend: PolicyBackend, training: WorkerGroupTraining): void {
+  const names = training.optimizer.paramGroups.length ? backend.parameterNames() : [];
+  if (names.length === 0) return;
+  try {
+    assignParamGroups(names, training.optimizer.paramGroups);
+  } catch (cause) {
+    if (!(cause instanceof ParamGroupError)) throw cause;
+    throw new DrmasError('CONFIG_INVALID', cause.message, { key: `models.${modelId}.optimizer.paramGroups.${cause.group}.params`, cause, hint: cause.hint });
+  }
 }
 
 /** Creates one trainer (and rollout engine, and reference model when needed) per worker group at setup. */
@@ -20,6 +36,12 @@ export class WorkerGroupsService implements WorkerGroups {
       const settings = { ...plan.settings, seed: plan.settings.seed ?? kernel.config.trainer.seed } as Record<string, unknown>;
       const make = (name: string, key: string) => kernel.getNamed(BackendFactory, name, key).create({ modelId: plan.id, settings, run });
       const trainer = await make(plan.settings.backend, backendKey);
+      try {
+        checkParamGroups(plan.id, trainer, plan.training);
+      } catch (error) {
+        trainer.dispose();
+        throw error;
+      }
       const rolloutName = (plan.settings as { rollout?: string }).rollout;
       let rollout = trainer;
       if (rolloutName && rolloutName !== plan.settings.backend) {

@@ -1,7 +1,11 @@
 export { default, TrainerPlugin } from './TrainerPlugin.js';
-export { planWorkerGroups, type WorkerGroupPlan } from './workerGroupPlan.js';
+export { planWorkerGroups, type WorkerGroupPlan, type WorkerGroupTraining } from './workerGroupPlan.js';
 export { WorkerGroupsService, type TrainedWorkerGroup } from './WorkerGroupsService.js';
-export { updateWorkerGroup } from './updateWorkerGroup.js';
+export { updateWorkerGroup, type OldLogProbSource, type WorkerGroupUpdate } from './updateWorkerGroup.js';
+export { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
+export {
+  optimizerSection, trainerSection, trainOverridesSection, type OptimizerSection, type ScheduleKind, type TrainerSection, type TrainOverrides,
+} from './config/trainingConfig.js';
 export { batchMetrics } from './stepMetrics.js';
 export { appendRollouts } from './RolloutLog.js';
 export { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';

@@ -1,14 +1,21 @@
-import type { Metrics, RolloutBatch } from '@drmas/core';
+import type { Metrics, TrainingBatch } from '@drmas/core';
 
-function meanStd(values: number[]): { mean: number; std: number } {
-  if (values.length === 0) return { mean: 0, std: 0 };
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  const variance = values.reduce((a, b) => a + (b - mean) ** 2, 0) / values.length;
-  return { mean, std: Math.sqrt(variance) };
+function meanStd(values: ArrayLike<number>): { mean: number; std: number } {
+  const n = values.length;
+  if (n === 0) return { mean: 0, std: 0 };
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += values[i]!;
+  const mean = sum / n;
+  let squares = 0;
+  for (let i = 0; i < n; i++) squares += (values[i]! - mean) ** 2;
+  return { mean, std: Math.sqrt(squares / n) };
 }
 
-/** Episode and per-agent statistics of a step's batch: outcomes, rewards, validity, lengths, token counts. */
-export function batchMetrics(batch: RolloutBatch, stepSeconds: number): Metrics {
+/**
+ * Statistics of a step's batch: episode outcomes from its trajectories; per agent, from the batch's columns, turn
+ * counts, valid and truncated fractions, mean turn reward and response lengths; token totals and throughput.
+ */
+export function batchMetrics(batch: TrainingBatch, stepSeconds: number): Metrics {
   const metrics: Metrics = {};
   const outcomes = batch.trajectories.map((t) => t.outcome ?? 0);
   const { mean, std } = meanStd(outcomes);
@@ -18,22 +25,27 @@ export function batchMetrics(batch: RolloutBatch, stepSeconds: number): Metrics 
   metrics['reward/min'] = outcomes.length ? Math.min(...outcomes) : 0;
   metrics['episode/count'] = batch.trajectories.length;
   metrics['episode/done_fraction'] = batch.trajectories.length ? batch.trajectories.filter((t) => t.done).length / batch.trajectories.length : 0;
-  const turns = batch.trajectories.flatMap((t) => t.turns);
-  const byAgent = new Map<string, typeof turns>();
-  for (const turn of turns) byAgent.set(turn.agentId, [...(byAgent.get(turn.agentId) ?? []), turn]);
+  const agent = batch.ids.agent;
   let tokens = 0;
-  for (const [agent, list] of [...byAgent.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-    const lengths = list.map((t) => t.responseIds.length);
-    tokens += lengths.reduce((a, b) => a + b, 0);
-    metrics[`agent/${agent}/turns`] = list.length;
-    metrics[`agent/${agent}/valid_fraction`] = list.filter((t) => t.valid).length / list.length;
-    metrics[`agent/${agent}/reward_mean`] = meanStd(list.map((t) => t.reward ?? 0)).mean;
-    metrics[`agent/${agent}/response_length_mean`] = meanStd(lengths).mean;
-    metrics[`agent/${agent}/response_length_max`] = Math.max(...lengths);
-    metrics[`agent/${agent}/truncated_fraction`] = list.filter((t) => t.finishReason === 'length').length / list.length;
+  let valid = 0;
+  const byName = agent.names.map((name, code) => ({ name, code })).sort((a, b) => a.name.localeCompare(b.name));
+  for (const { name, code } of byName) {
+    const rows: number[] = [];
+    for (let r = 0; r < batch.rows; r++) if (agent.codes[r] === code) rows.push(r);
+    const lengths = rows.map((r) => batch.responseLengths[r]!);
+    const agentTokens = lengths.reduce((a, b) => a + b, 0);
+    const agentValid = rows.filter((r) => batch.valid[r]).length;
+    tokens += agentTokens;
+    valid += agentValid;
+    metrics[`agent/${name}/turns`] = rows.length;
+    metrics[`agent/${name}/valid_fraction`] = agentValid / rows.length;
+    metrics[`agent/${name}/reward_mean`] = meanStd(rows.map((r) => batch.rewards[r]!)).mean;
+    metrics[`agent/${name}/response_length_mean`] = meanStd(lengths).mean;
+    metrics[`agent/${name}/response_length_max`] = Math.max(...lengths);
+    metrics[`agent/${name}/truncated_fraction`] = rows.filter((r) => batch.truncated[r]).length / rows.length;
   }
   metrics['response/tokens'] = tokens;
-  metrics['response/valid_fraction'] = turns.length ? turns.filter((t) => t.valid).length / turns.length : 0;
+  metrics['response/valid_fraction'] = batch.rows ? valid / batch.rows : 0;
   metrics['perf/tokens_per_second'] = stepSeconds > 0 ? tokens / stepSeconds : 0;
   return metrics;
 }

@@ -1,4 +1,17 @@
-import { DrmasError, didYouMean, type ResolvedConfig, type WorkerGroupTraining } from '@drmas/core';
+import { DrmasError, didYouMean, type OptimizerSettings, type ResolvedConfig } from '@drmas/core';
+import type { OptimizerSection, ScheduleKind, TrainOverrides } from './config/trainingConfig.js';
+
+/** A worker group's training settings: its model's optimizer with the agents' shared overrides applied. */
+export interface WorkerGroupTraining {
+  optimizer: OptimizerSettings;
+  schedule: { kind: ScheduleKind; warmupSteps: number };
+  /** Rows per micro-batch (gradient accumulation). */
+  microBatchSize: number;
+  /** Optimizer steps per training step: the group's rows are split into this many mini-batches. */
+  miniBatches: number;
+  /** Passes over the group's rows per training step (PPO epochs). */
+  epochs: number;
+}
 
 /** What a worker group will be: its model settings and the agents (and their shared training settings). */
 export interface WorkerGroupPlan {
@@ -7,8 +20,6 @@ export interface WorkerGroupPlan {
   settings: ResolvedConfig['models'][string];
   training: WorkerGroupTraining;
 }
-
-type TrainOverrides = Partial<Pick<WorkerGroupTraining, 'lr' | 'weightDecay' | 'maxGradNorm' | 'microBatchSize' | 'miniBatches' | 'epochs'>>;
 
 const DEFAULTS = { microBatchSize: 8, miniBatches: 1, epochs: 1 };
 
@@ -41,7 +52,7 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
     const shared: TrainOverrides = {};
     const setBy: Record<string, string> = {};
     for (const agent of agents) {
-      const train = (config.agents[agent].train ?? {}) as TrainOverrides;
+      const train = (config.agents[agent]!.train ?? {}) as TrainOverrides;
       for (const [key, value] of Object.entries(train) as Array<[keyof TrainOverrides, number]>) {
         if (value === undefined) continue;
         if (key in shared && shared[key] !== value) {
@@ -55,8 +66,17 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
         setBy[key] = agent;
       }
     }
-    const optimizer = settings.optimizer as Omit<WorkerGroupTraining, 'microBatchSize' | 'miniBatches' | 'epochs'>;
-    const training: WorkerGroupTraining = { ...optimizer, ...DEFAULTS, ...shared };
+    const model = settings.optimizer as OptimizerSection;
+    const training: WorkerGroupTraining = {
+      optimizer: {
+        lr: shared.lr ?? model.lr, betas: model.betas, eps: model.eps, weightDecay: shared.weightDecay ?? model.weightDecay,
+        maxGradNorm: shared.maxGradNorm ?? model.maxGradNorm, paramGroups: model.paramGroups,
+      },
+      schedule: { kind: model.schedule, warmupSteps: model.warmupSteps },
+      microBatchSize: shared.microBatchSize ?? DEFAULTS.microBatchSize,
+      miniBatches: shared.miniBatches ?? DEFAULTS.miniBatches,
+      epochs: shared.epochs ?? DEFAULTS.epochs,
+    };
     return { id, agents, settings, training };
   });
 }

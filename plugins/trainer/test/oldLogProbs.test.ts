@@ -37,7 +37,7 @@ async function updateWith(source: OldLogProbSource) {
     const logits = batchLogits(model, [[...prompt, ...response]])[0];
     response.forEach((token, j) => {
       const logp = logSoftmax(logits[prompt.length - 1 + j])[token];
-      batch.rolloutLogProbs[r * batch.responseLength + j] = logp - 1;
+      batch.batch.rolloutLogProbs[r * batch.batch.responseLength + j] = logp - 1;
       probabilities.push(Math.exp(logp));
     });
   });
@@ -46,12 +46,12 @@ async function updateWith(source: OldLogProbSource) {
   const group: TrainedWorkerGroup = {
     id: 'policy', agents: ['agent'], trainer: backend, rollout: backend, codec: undefined,
     training: {
-      lr: 1e-2, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, warmupSteps: 0, schedule: 'constant', maxGradNorm: 1, paramGroups: [],
-      microBatchSize: 4, miniBatches: 1, epochs: 1,
+      optimizer: { lr: 1e-2, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, maxGradNorm: 1, paramGroups: [] },
+      schedule: { kind: 'constant', warmupSteps: 0 }, microBatchSize: 4, miniBatches: 1, epochs: 1,
     },
   };
   const metrics: Metrics = {};
-  await updateWorkerGroup(group, batch, loss, new SeededRng(0), metrics, source);
+  await updateWorkerGroup(group, batch, { loss, rng: new SeededRng(0), metrics, lrScale: 1, oldLogProbs: source });
   const after = await backend.exportWeights();
   const moved = [...before].some(([name, t]) => t.data.some((x, i) => x !== after.get(name)!.data[i]));
   return { metrics, scoreCalls: score.mock.calls.length, moved, probabilities };

@@ -93,9 +93,9 @@ describe('drmas sft', () => {
   });
 
   test('an unknown schedule is an error naming --schedule, before any training', async () => {
-    const result = await sft('--schedule', 'linear');
+    const result = await sft('--schedule', 'warmup_cosine');
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toMatch(/--schedule must be cosine or constant, got "linear"/);
+    expect(result.stderr).toMatch(/--schedule must be cosine, linear or constant, got "warmup_cosine"/);
     expect(result.stderr).not.toMatch(/step \d+/);
   });
 });

@@ -1,9 +1,10 @@
 import { describe, expect, test } from '@jest/globals';
-import { DrmasError, resolveConfig, type UserConfig } from '@drmas/core';
-import { planWorkerGroups } from '../src/index.js';
+import { createKernel, DrmasError, resolveConfig, type UserConfig } from '@drmas/core';
+import { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
+import { planWorkerGroups, TrainerPlugin } from '../src/index.js';
 
 async function plan(config: UserConfig) {
-  const { config: resolved } = await resolveConfig({ cwd: process.cwd(), inline: config });
+  const { config: resolved } = await resolveConfig({ cwd: process.cwd(), inline: { ...config, plugins: [new TrainerPlugin()] } });
   return planWorkerGroups(resolved);
 }
 
@@ -21,14 +22,17 @@ describe('worker groups from models and agents', () => {
   test('shared: agents on one model id share one worker group', async () => {
     const groups = await plan({ models: { policy: { model: 'tiny' } }, agents: { solver: { model: 'policy' }, verifier: { model: 'policy' } } });
     expect(groups.map((g) => [g.id, g.agents])).toEqual([['policy', ['solver', 'verifier']]]);
-    expect(groups[0].training).toMatchObject({ lr: 1e-4, maxGradNorm: 1, microBatchSize: 8, miniBatches: 1, epochs: 1 });
+    expect(groups[0]!.training).toEqual({
+      optimizer: { lr: 1e-4, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, paramGroups: [] },
+      schedule: { kind: 'constant', warmupSteps: 0 }, microBatchSize: 8, miniBatches: 1, epochs: 1,
+    });
   });
 
   test("a model's param groups reach its worker group's training settings", async () => {
     const paramGroups = [{ params: ['model.norm.weight'], lr: 1e-2 }];
     const groups = await plan({ models: { policy: { model: 'tiny', optimizer: { paramGroups } } }, agents: { solver: {} } });
-    expect(groups[0].training.paramGroups).toEqual(paramGroups);
-    expect((await plan({ models: { policy: { model: 'tiny' } }, agents: { solver: {} } }))[0].training.paramGroups).toEqual([]);
+    expect(groups[0]!.training.optimizer.paramGroups).toEqual(paramGroups);
+    expect((await plan({ models: { policy: { model: 'tiny' } }, agents: { solver: {} } }))[0]!.training.optimizer.paramGroups).toEqual([]);
   });
 
   test('non-shared and heterogeneous: one group per model id, each with its own settings', async () => {
@@ -39,7 +43,7 @@ describe('worker groups from models and agents', () => {
       },
       agents: { solver: { model: 'a', train: { microBatchSize: 4 } }, verifier: { model: 'b', train: { lr: 5e-4 } } },
     });
-    expect(groups.map((g) => [g.id, g.agents, g.settings.architecture, g.training.lr, g.training.microBatchSize])).toEqual([
+    expect(groups.map((g) => [g.id, g.agents, g.settings.architecture, g.training.optimizer.lr, g.training.microBatchSize])).toEqual([
       ['a', ['solver'], 'Qwen2ForCausalLM', 1e-3, 4],
       ['b', ['verifier'], 'LlamaForCausalLM', 5e-4, 8],
     ]);
@@ -69,5 +73,28 @@ describe('worker groups from models and agents', () => {
     const error = await failure({ models: { a: { model: 'tiny' }, b: { model: 'tiny' } }, agents: { solver: {} } });
     expect(error.key).toBe('agents.solver.model');
     expect(error.hint).toContain('one of a, b');
+  });
+
+  test('a schedule and its warm-up reach the group; an unknown schedule is rejected naming the key', async () => {
+    const groups = await plan({ models: { policy: { model: 'tiny', optimizer: { schedule: 'cosine', warmupSteps: 3 } } }, agents: { solver: {} } });
+    expect(groups[0]!.training.schedule).toEqual({ kind: 'cosine', warmupSteps: 3 });
+    await expect(plan({ models: { policy: { model: 'tiny', optimizer: { schedule: 'warmup_cosine' } } }, agents: { solver: {} } }))
+      .rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.optimizer.schedule' });
+  });
+
+  test('a param group naming no parameter of the model fails at setup, under models.<id>.optimizer.paramGroups.<i>.params', async () => {
+    const { kernel } = await createKernel({
+      cwd: process.cwd(),
+      inline: {
+        plugins: [new TrainerPlugin(), new TfjsBackendPlugin()],
+        models: { policy: { model: 'tiny', runtime: 'wasm', optimizer: { paramGroups: [{ params: ['model.nrom.weight'], lr: 1e-2 }] } } },
+        agents: { solver: {} },
+      },
+    });
+    const error = await kernel.setup({ runDir: '/nonexistent' }).then(() => undefined, (e: unknown) => e);
+    expect(DrmasError.is(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.optimizer.paramGroups.0.params' });
+    expect((error as Error).message).toMatch(/did you mean "model\.norm\.weight"/);
+    await kernel.hooks.shutdown.promise();
   });
 });

@@ -1,12 +1,12 @@
 import { broadcastRows } from '../kernels/broadcast.js';
 import { groupNormalizedRowAdvantages } from './grpo.js';
-import type { AdvantageEstimator } from './types.js';
+import type { EstimatorDefinition } from './types.js';
 
 /**
  * Dr. MAS: the GRPO formula with one baseline per (prompt group, agent); every row is its own sample, so each
  * agent is normalized by its own reward statistics. Other schemes are one `groupKey` away.
  */
-export const drmas: AdvantageEstimator = {
+export const drmas: EstimatorDefinition = {
   name: 'drmas',
   defaultGroupKey: 'prompt_agent',
   requires: [],

@@ -1,5 +1,5 @@
 import { maskedWhiten } from '../kernels/maskedStatistics.js';
-import type { AdvantageEstimator } from './types.js';
+import type { EstimatorDefinition } from './types.js';
 
 /**
  * Mirrors veRL `compute_gae_advantage_return`: backwards, delta_t = r_t + gamma nv - V_t and
@@ -7,9 +7,8 @@ import type { AdvantageEstimator } from './types.js';
  * through masked (tool / padding) tokens. returns = a + V; advantages = batch masked whitening of a.
  * As in veRL the whitened advantages are not multiplied by the mask.
  */
-export const gae: AdvantageEstimator = {
+export const gae: EstimatorDefinition = {
   name: 'gae',
-  defaultGroupKey: 'prompt',
   requires: ['values'],
   compute(batch, options) {
     const { rows, cols, tokenRewards, responseMask } = batch;

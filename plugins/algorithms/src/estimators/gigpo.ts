@@ -1,7 +1,7 @@
 import { anchorStepGroups } from '../grouping/anchorClusters.js';
 import { groupStatistics, normalizeInGroups } from '../kernels/groupStatistics.js';
 import { rowSums } from '../kernels/rowScores.js';
-import type { AdvantageEstimator } from './types.js';
+import type { EstimatorDefinition } from './types.js';
 
 /**
  * GiGPO (https://arxiv.org/abs/2505.10978), mirroring verl-agent `compute_gigpo_outcome_advantage`:
@@ -9,7 +9,7 @@ import type { AdvantageEstimator } from './types.js';
  * a group of one has mean 0, std 1); step part = `stepRewards` normalized within step groups (same group and
  * anchor observation), where a step group of one gives 0; A = (A_episode + w A_step) * mask.
  */
-export const gigpo: AdvantageEstimator = {
+export const gigpo: EstimatorDefinition = {
   name: 'gigpo',
   defaultGroupKey: 'prompt',
   requires: ['stepRewards', 'anchorObservations'],

@@ -1,13 +1,13 @@
 import { broadcastRows } from '../kernels/broadcast.js';
 import { groupStatistics } from '../kernels/groupStatistics.js';
 import { rowSums } from '../kernels/rowScores.js';
-import type { AdvantageEstimator } from './types.js';
+import type { EstimatorDefinition } from './types.js';
 
 /**
  * Mirrors veRL `compute_gpg_outcome_advantage` (f_norm = 1): alpha (r - mean_g) with
  * alpha = rows / max(1, rows with a nonzero score) over the whole batch; a group of one has mean 0.
  */
-export const gpg: AdvantageEstimator = {
+export const gpg: EstimatorDefinition = {
   name: 'gpg',
   defaultGroupKey: 'prompt',
   requires: [],

@@ -2,7 +2,7 @@ import { broadcastRows } from '../kernels/broadcast.js';
 import { groupStatistics, normalizeInGroups } from '../kernels/groupStatistics.js';
 import { rowSums } from '../kernels/rowScores.js';
 import { combineCodings } from '../grouping/coding.js';
-import type { AdvantageEstimator, EstimatorBatch, ResolvedAdvantageOptions } from './types.js';
+import type { EstimatorBatch, EstimatorDefinition, ResolvedAdvantageOptions } from './types.js';
 
 /**
  * Per-row group-normalized scores, mirroring veRL `compute_grpo_outcome_advantage`:
@@ -40,7 +40,7 @@ export function groupNormalizedRowAdvantages(
   return out;
 }
 
-export const grpo: AdvantageEstimator = {
+export const grpo: EstimatorDefinition = {
   name: 'grpo',
   defaultGroupKey: 'prompt',
   requires: [],

@@ -2,13 +2,13 @@ import { AlgorithmInputError } from '../errors.js';
 import { broadcastRows } from '../kernels/broadcast.js';
 import { groupStatistics } from '../kernels/groupStatistics.js';
 import { rowSums } from '../kernels/rowScores.js';
-import type { AdvantageEstimator } from './types.js';
+import type { EstimatorDefinition } from './types.js';
 
 /**
  * Mirrors veRL `compute_grpo_passk_outcome_advantage` (https://arxiv.org/abs/2503.19595): only each group's best
  * row gets r_max - r_second (divided by std + eps when normalizing); the others get 0.
  */
-export const grpoPassk: AdvantageEstimator = {
+export const grpoPassk: EstimatorDefinition = {
   name: 'grpo_passk',
   defaultGroupKey: 'prompt',
   requires: [],

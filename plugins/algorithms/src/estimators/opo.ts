@@ -1,13 +1,13 @@
 import { broadcastRows } from '../kernels/broadcast.js';
 import { maskLengths, rowSums } from '../kernels/rowScores.js';
-import type { AdvantageEstimator } from './types.js';
+import type { EstimatorDefinition } from './types.js';
 
 /**
  * Mirrors veRL `compute_opo_outcome_advantage` (https://arxiv.org/pdf/2505.23585): the baseline is the
  * length-weighted mean score of the group, sum(len_i r_i) / sum(len_i), len = mask sum; a group of one has
  * baseline 0. A group whose rows are all empty also gets baseline 0 (veRL would divide 0 by 0).
  */
-export const opo: AdvantageEstimator = {
+export const opo: EstimatorDefinition = {
   name: 'opo',
   defaultGroupKey: 'prompt',
   requires: [],

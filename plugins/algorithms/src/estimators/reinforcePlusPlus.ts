@@ -1,14 +1,13 @@
 import { maskedWhiten } from '../kernels/maskedStatistics.js';
-import type { AdvantageEstimator } from './types.js';
+import type { EstimatorDefinition } from './types.js';
 
 /**
  * Mirrors veRL `compute_reinforce_plus_plus_outcome_advantage` (https://arxiv.org/abs/2501.03262):
  * G_t = r_t + gamma G_{t+1}, with the running return reset after a position whose mask is 0;
  * advantages = batch masked whitening of G, times the mask; returns = G.
  */
-export const reinforcePlusPlus: AdvantageEstimator = {
+export const reinforcePlusPlus: EstimatorDefinition = {
   name: 'reinforce_plus_plus',
-  defaultGroupKey: 'prompt',
   requires: [],
   compute(batch, options) {
     const { rows, cols, tokenRewards, responseMask } = batch;

@@ -2,13 +2,13 @@ import { broadcastRows } from '../kernels/broadcast.js';
 import { groupStatistics } from '../kernels/groupStatistics.js';
 import { maskedWhiten } from '../kernels/maskedStatistics.js';
 import { rowSums } from '../kernels/rowScores.js';
-import type { AdvantageEstimator } from './types.js';
+import type { EstimatorDefinition } from './types.js';
 
 /**
  * Mirrors veRL `compute_reinforce_plus_plus_baseline_outcome_advantage`: r - mean_g (a group of one has mean 0)
  * broadcast over the mask, then batch masked whitening, times the mask.
  */
-export const reinforcePlusPlusBaseline: AdvantageEstimator = {
+export const reinforcePlusPlusBaseline: EstimatorDefinition = {
   name: 'reinforce_plus_plus_baseline',
   defaultGroupKey: 'prompt',
   requires: [],

@@ -1,12 +1,11 @@
-import type { AdvantageEstimator } from './types.js';
+import type { EstimatorDefinition } from './types.js';
 
 /**
  * Mirrors veRL `compute_remax_outcome_advantage` (https://arxiv.org/abs/2310.10505): returns = reverse cumulative
  * sum of masked rewards; advantages = returns - baseline reward * mask. Not whitened.
  */
-export const remax: AdvantageEstimator = {
+export const remax: EstimatorDefinition = {
   name: 'remax',
-  defaultGroupKey: 'prompt',
   requires: ['baselineRewards'],
   compute(batch) {
     const { rows, cols, tokenRewards, responseMask } = batch;

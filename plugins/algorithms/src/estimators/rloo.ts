@@ -1,10 +1,10 @@
 import { broadcastRows } from '../kernels/broadcast.js';
 import { groupStatistics } from '../kernels/groupStatistics.js';
 import { rowSums } from '../kernels/rowScores.js';
-import type { AdvantageEstimator } from './types.js';
+import type { EstimatorDefinition } from './types.js';
 
 /** Mirrors veRL `compute_rloo_outcome_advantage`: n/(n-1) (r - mean_g), i.e. r minus the mean of the others; a group of one keeps r. */
-export const rloo: AdvantageEstimator = {
+export const rloo: EstimatorDefinition = {
   name: 'rloo',
   defaultGroupKey: 'prompt',
   requires: [],

@@ -9,8 +9,8 @@ export interface AdvantageInput {
   tokenRewards: Matrix;
   /** `[rows][tokens]`, 1 where the token is a trained (response) token. */
   responseMask: Matrix;
-  /** Prompt group of each row (veRL `uid` / `index`). */
-  groupIds: ArrayLike<Id>;
+  /** Prompt group of each row (veRL `uid` / `index`); needed only by estimators that group rows (see `defaultGroupKey`). */
+  groupIds?: ArrayLike<Id>;
   /** Rollout of each row (veRL `traj_uid`). */
   trajectoryIds?: ArrayLike<Id>;
   /** Agent of each row (one row = one agent turn). */
@@ -74,9 +74,9 @@ export interface EstimatorBatch {
   readonly tokenRewards: ArrayLike<number>;
   readonly responseMask: ArrayLike<number>;
   readonly values?: ArrayLike<number>;
-  /** Prompt groups. */
+  /** Prompt groups (one group of every row when the estimator does not group and none were given). */
   readonly prompts: Coding;
-  /** Baseline groups, after the group key. */
+  /** Baseline groups, after the group key (the prompt groups for estimators that do not group). */
   readonly groups: Coding;
   /** (group, trajectory) pairs, when trajectory ids were given. */
   readonly trajectories?: Coding;
@@ -93,10 +93,15 @@ export interface EstimatorOutput {
 /** Inputs beyond rewards, mask and group ids that an estimator needs. */
 export type RequiredInput = 'values' | 'stepRewards' | 'anchorObservations' | 'baselineRewards';
 
-export interface AdvantageEstimator {
+/**
+ * An advantage estimator's formula over columns, and what it reads. Plugins provide it to the kernel by name
+ * (`AlgorithmsPlugin` provides the built-ins); `computeAdvantage` runs one directly.
+ */
+export interface EstimatorDefinition {
   readonly name: string;
-  /** Group key used when `options.groupKey` is not given. */
-  readonly defaultGroupKey: GroupKeyName;
+  /** Which rows share a baseline when `options.groupKey` is not given; absent for estimators that do not group rows. */
+  readonly defaultGroupKey?: GroupKeyName;
+  /** Inputs beyond rewards, the mask and ids. */
   readonly requires: readonly RequiredInput[];
   compute(batch: EstimatorBatch, options: ResolvedAdvantageOptions): EstimatorOutput;
 }

@@ -2,15 +2,14 @@ import {
   AdvantageEstimator, DrmasError, LossFunction, Stage, type Kernel, type Plugin, type RegisterContext,
   type RolloutBatch, type StepContext,
 } from '@drmas/core';
-import { advantageEstimatorNames } from '../estimators/registry.js';
+import { ADVANTAGE_ESTIMATORS } from '../estimators/builtinEstimators.js';
 import type { GroupKeyName } from '../grouping/groupKeys.js';
 import { DynamicSamplingAccumulator } from '../sampling/dynamicSampling.js';
 import type { KlPenaltyKind } from '../losses/klPenalty.js';
 import type { LossAggregation } from '../losses/aggregateLoss.js';
-import { DAPO_CONFIG } from '../estimators/dapo.js';
 import { algorithmSection, type AlgorithmSettings } from './algorithmConfig.js';
 import { PolicyLossFunction, type TrainableVariant } from './PolicyLossFunction.js';
-import { RolloutAdvantageEstimator } from './RolloutAdvantageEstimator.js';
+import { BatchEstimator } from './BatchEstimator.js';
 
 const PLUGIN_NAME = 'algorithms';
 
@@ -18,18 +17,13 @@ function settingsOf(kernel: Kernel): AlgorithmSettings {
   return kernel.config.algorithm as AlgorithmSettings;
 }
 
-function dynamicSamplingEnabled(settings: AlgorithmSettings): boolean {
-  return settings.dynamicSampling.enabled ?? settings.advantage === 'dapo';
-}
-
-/** Reads `algorithm.loss` into the loss settings, with DAPO's clip-higher defaults when the estimator is `dapo`. */
+/** Reads `algorithm.loss` into the loss settings: each clip bound defaults to `clipRatio`. */
 export function lossSettings(settings: AlgorithmSettings): PolicyLossFunction['settings'] {
   const loss = settings.loss;
-  const dapo = settings.advantage === 'dapo';
   return {
     variant: loss.variant as TrainableVariant,
-    clipRatioLow: loss.clipRatioLow ?? (dapo ? DAPO_CONFIG.clipRatioLow : loss.clipRatio),
-    clipRatioHigh: loss.clipRatioHigh ?? (dapo ? DAPO_CONFIG.clipRatioHigh : loss.clipRatio),
+    clipRatioLow: loss.clipRatioLow ?? loss.clipRatio,
+    clipRatioHigh: loss.clipRatioHigh ?? loss.clipRatio,
     clipRatioC: loss.clipRatioC,
     aggregation: loss.aggregation as LossAggregation,
     lossScaleFactor: loss.lossScaleFactor,
@@ -84,21 +78,24 @@ export class AlgorithmsPlugin implements Plugin {
         groupKey: s.groupKey as GroupKeyName | undefined, excludeZeroStdGroups: s.excludeZeroStdGroups,
       };
     };
-    for (const name of advantageEstimatorNames()) ctx.provide(AdvantageEstimator, name, new RolloutAdvantageEstimator(name, options));
+    for (const definition of Object.values(ADVANTAGE_ESTIMATORS)) ctx.provide(AdvantageEstimator, definition.name, new BatchEstimator(definition, options));
     ctx.bind(LossFunction).toDynamicValue(() => new PolicyLossFunction(lossSettings(ctx.config.algorithm as AlgorithmSettings)));
   }
 
   apply(kernel: Kernel): void {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       const s = config.algorithm as AlgorithmSettings;
-      if (s.advantage === 'gae' && s.excludeZeroStdGroups) {
-        throw new DrmasError('CONFIG_INVALID', 'excludeZeroStdGroups applies to group-based estimators, not gae', {
-          key: 'algorithm.excludeZeroStdGroups', hint: 'remove it, or choose a group-based estimator such as drmas or grpo',
+      const estimator = s.advantage ? kernel.getNamed(AdvantageEstimator, s.advantage, 'algorithm.advantage') : undefined;
+      if (!(estimator instanceof BatchEstimator) || estimator.definition.defaultGroupKey !== undefined) return;
+      for (const key of ['groupKey', 'excludeZeroStdGroups'] as const) {
+        if (s[key] === undefined || s[key] === false) continue;
+        throw new DrmasError('CONFIG_INVALID', `algorithm.${key} applies to estimators that normalize within groups; "${estimator.name}" does not group rows`, {
+          key: `algorithm.${key}`, hint: 'remove it, or choose a group-based estimator such as drmas or grpo',
         });
       }
     });
     kernel.hooks.afterRollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (batch, step) => (
-      dynamicSamplingEnabled(settingsOf(kernel)) ? dynamicSampling(kernel, batch, step) : batch
+      settingsOf(kernel).dynamicSampling.enabled ? dynamicSampling(kernel, batch, step) : batch
     ));
   }
 }

@@ -21,9 +21,9 @@ export const algorithmSection = z.object({
   loss: z.strictObject({
     variant: z.enum(TRAINABLE_VARIANTS).default('vanilla'),
     clipRatio: z.number().gt(0).lt(1).default(0.2),
-    /** Defaults to `clipRatio` (0.2 for dapo). */
+    /** Defaults to `clipRatio`. */
     clipRatioLow: z.number().gt(0).lt(1).optional(),
-    /** Defaults to `clipRatio` (0.28 for dapo). */
+    /** Defaults to `clipRatio`; above it is clip-higher (DAPO: 0.28). */
     clipRatioHigh: z.number().gt(0).optional(),
     /** Dual-clip bound for negative advantages. */
     clipRatioC: z.number().gt(1).default(3),
@@ -35,8 +35,8 @@ export const algorithmSection = z.object({
     entropyCoef: z.number().default(0),
   }).prefault({}),
   dynamicSampling: z.strictObject({
-    /** Drop groups whose episode outcomes are all equal and sample more (DAPO); on by default for `dapo`. */
-    enabled: z.boolean().optional(),
+    /** Drop groups whose episode outcomes are all equal and sample more (DAPO). */
+    enabled: z.boolean().default(false),
     /** Rollout rounds at most, the first included (veRL's max_num_gen_batches). */
     maxRounds: z.number().int().min(1).default(10),
   }).prefault({}),

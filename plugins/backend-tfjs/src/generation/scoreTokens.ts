@@ -1,13 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
+import type { BatchView, ScoreResult } from '@drmas/core';
 import type { DecoderModel } from '../model/DecoderModel.js';
 import { promptResponseLayout, responseTokenStats, type ResponseTokenStats } from '../model/responseLogProbs.js';
 
-export interface ScoreOptions {
-  promptIds: ArrayLike<number>[];
-  responseIds: ArrayLike<number>[];
-  withEntropy?: boolean;
-  /** Temperature of each row (default 1). */
-  temperatures?: ArrayLike<number>;
+export interface ScoreLimits {
   /** Bound on rows * responseColumns * vocab per forward pass (memory of the log-softmax). */
   maxLogitsPerChunk?: number;
   /**
@@ -17,47 +13,41 @@ export interface ScoreOptions {
   maxTokensPerChunk?: number;
 }
 
-export interface ScoreOutput {
-  logProbs: number[][];
-  entropy?: number[][];
-}
-
-function rowSlice(values: ArrayLike<number> | undefined, start: number, end: number): number[] | undefined {
-  return values ? Array.from({ length: end - start }, (_, i) => values[start + i]) : undefined;
-}
-
-/** Teacher-forced log-prob (and entropy) of each response token after its prompt, in row chunks. */
-export async function scoreTokens(model: DecoderModel, options: ScoreOptions): Promise<ScoreOutput> {
-  const rows = options.promptIds.length;
-  if (options.responseIds.length !== rows) {
-    throw new RangeError(`scoring got ${rows} prompts but ${options.responseIds.length} responses`);
-  }
-  if (options.temperatures && options.temperatures.length !== rows) {
-    throw new RangeError(`scoring got ${rows} prompts but ${options.temperatures.length} temperatures`);
-  }
-  const logProbs: number[][] = [];
-  const entropy: number[][] = [];
-  const maxLogits = options.maxLogitsPerChunk ?? 1 << 24;
-  const maxTokens = options.maxTokensPerChunk ?? 8192;
-  const longest = (ids: ArrayLike<number>[], from: number, to: number) => {
+/**
+ * Teacher-forced log-prob (and entropy) of each response token of the view's rows after their prompts, each at its
+ * row's temperature, in row chunks; `[rows * batch.responseLength]` in the view's order.
+ */
+export async function scoreTokens(model: DecoderModel, view: BatchView, withEntropy = false, limits: ScoreLimits = {}): Promise<ScoreResult> {
+  const { batch } = view;
+  const R = batch.responseLength;
+  const rows = view.rows.length;
+  const logProbs = new Float32Array(rows * R);
+  const entropy = withEntropy ? new Float32Array(rows * R) : undefined;
+  const maxLogits = limits.maxLogitsPerChunk ?? 1 << 24;
+  const maxTokens = limits.maxTokensPerChunk ?? 8192;
+  const responseLength = (i: number) => batch.responseLengths[view.rows[i]!]!;
+  const promptLength = (i: number) => batch.promptIds[view.rows[i]!]!.length;
+  const longest = (length: (i: number) => number, from: number, to: number) => {
     let max = 1;
-    for (let i = from; i < to; i++) max = Math.max(max, ids[i].length);
+    for (let i = from; i < to; i++) max = Math.max(max, length(i));
     return max;
   };
   const fits = (from: number, to: number) => {
-    const responseColumns = longest(options.responseIds, from, to);
+    const responseColumns = longest(responseLength, from, to);
     return (to - from) * responseColumns * model.config.vocabSize <= maxLogits
-      && (to - from) * (responseColumns + longest(options.promptIds, from, to)) <= maxTokens;
+      && (to - from) * (responseColumns + longest(promptLength, from, to)) <= maxTokens;
   };
   let start = 0;
   while (start < rows) {
     let end = start + 1;
     while (end < rows && fits(start, end + 1)) end++;
-    const prompts = options.promptIds.slice(start, end);
-    const responses = options.responseIds.slice(start, end);
+    const chunk = view.rows.subarray(start, end);
+    const prompts = Array.from(chunk, (r) => batch.promptIds[r]!);
+    const responses = Array.from(chunk, (r) => batch.responseIds.subarray(r * R, r * R + batch.responseLengths[r]!));
     const layout = promptResponseLayout(prompts, responses);
+    const temperatures = Array.from(chunk, (r) => batch.temperatures[r]!);
     const stats = tf.tidy(
-      () => responseTokenStats(model, layout, options.withEntropy ?? false, false, rowSlice(options.temperatures, start, end)) as unknown as tf.TensorContainer,
+      () => responseTokenStats(model, layout, withEntropy, false, temperatures) as unknown as tf.TensorContainer,
     ) as unknown as ResponseTokenStats;
     const lp = await stats.logProbs.data();
     const ent = stats.entropy ? await stats.entropy.data() : undefined;
@@ -65,10 +55,11 @@ export async function scoreTokens(model: DecoderModel, options: ScoreOptions): P
     stats.entropy?.dispose();
     const r = layout.responseColumns;
     responses.forEach((response, i) => {
-      logProbs.push(Array.from(lp.subarray(i * r, i * r + response.length)));
-      if (ent) entropy.push(Array.from(ent.subarray(i * r, i * r + response.length)));
+      const at = (start + i) * R;
+      logProbs.set(lp.subarray(i * r, i * r + response.length), at);
+      if (ent && entropy) entropy.set(ent.subarray(i * r, i * r + response.length), at);
     });
     start = end;
   }
-  return options.withEntropy ? { logProbs, entropy } : { logProbs };
+  return entropy ? { logProbs, entropy } : { logProbs };
 }

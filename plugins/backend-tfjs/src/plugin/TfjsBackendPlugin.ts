@@ -2,7 +2,6 @@ import { BackendFactory, DrmasError, type Kernel, type ModelSettings, type Plugi
 import { createTfjsPolicyBackend } from '../TfjsPolicyBackend.js';
 import type { ArchitectureName } from '../model/ModelConfig.js';
 import { builtinRuntimeCandidates, RuntimeUnavailableError } from '../runtime/RuntimeSelector.js';
-import { assignParamGroups, ParamGroupError } from '../training/paramGroups.js';
 
 const PLUGIN_NAME = 'backend-tfjs';
 const ARCHITECTURES: ArchitectureName[] = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'];
@@ -21,7 +20,6 @@ export const tfjsBackendFactory: BackendFactory = {
         architecture: model.architecture as ArchitectureName | undefined,
         seed: model.seed,
         runtime: model.runtime,
-        optimizer: model.optimizer,
       });
     } catch (cause) {
       if (cause instanceof RuntimeUnavailableError) {
@@ -29,16 +27,6 @@ export const tfjsBackendFactory: BackendFactory = {
       }
       throw new DrmasError('CONFIG_INVALID', `model ${modelId} (${model.model}) failed to load: ${(cause as Error).message}`, {
         key: `models.${modelId}.model`, cause, hint: 'give tiny, small or a Hugging Face checkpoint folder (config.json + model.safetensors)',
-      });
-    }
-    try {
-      assignParamGroups([...backend.model.weights.keys()], model.optimizer.paramGroups);
-    } catch (cause) {
-      if (!(cause instanceof ParamGroupError)) throw cause;
-      backend.dispose();
-      throw new DrmasError('CONFIG_INVALID', cause.message, {
-        key: `models.${modelId}.optimizer.paramGroups.${cause.group}.params`, cause,
-        hint: `name parameters as the checkpoint does (model.norm.weight, model.layers.0.mlp.up_proj.weight); * matches any run of characters`,
       });
     }
     run.log(`model ${modelId}: ${model.model} on tfjs runtime ${backend.runtime}`);

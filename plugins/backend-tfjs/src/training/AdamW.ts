@@ -1,24 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
 import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
-import type { OptimizerSettings, ParamGroupSettings } from '@drmas/core';
+import { assignParamGroups, type OptimizerSettings, type ParamGroupSettings } from '@drmas/core';
 import { readSafetensors, serializeSafetensors } from '../checkpoint/index.js';
-import { assignParamGroups } from './paramGroups.js';
 
 export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';
 export const OPTIMIZER_META_FILE = 'optimizer.json';
-
-export const DEFAULT_OPTIMIZER_SETTINGS: Required<Omit<OptimizerSettings, 'totalSteps' | 'maxGradNorm' | 'paramGroups'>> &
-  Pick<OptimizerSettings, 'totalSteps' | 'maxGradNorm' | 'paramGroups'> = {
-  lr: 1e-6,
-  betas: [0.9, 0.999],
-  eps: 1e-8,
-  weightDecay: 0.01,
-  warmupSteps: 0,
-  schedule: 'constant',
-  totalSteps: undefined,
-  maxGradNorm: 1.0,
-};
 
 export class OptimizerStateError extends Error {
   constructor(file: string, message: string) {
@@ -44,20 +31,22 @@ export class AdamW {
   /** Each parameter's group, per `paramGroups` list (the same list arrives with every update of a run). */
   private readonly groupIndex = new WeakMap<readonly ParamGroupSettings[], Map<string, number>>();
 
-  /** Applies one update with `grads` (already clipped) at learning rate `lr` (`settings.lr` after the schedule). */
-  apply(weights: Map<string, tf.Variable>, grads: Map<string, tf.Tensor>, lr: number, settings: OptimizerSettings): void {
-    const [beta1, beta2] = settings.betas ?? DEFAULT_OPTIMIZER_SETTINGS.betas;
-    const eps = settings.eps ?? DEFAULT_OPTIMIZER_SETTINGS.eps;
-    const weightDecay = settings.weightDecay ?? DEFAULT_OPTIMIZER_SETTINGS.weightDecay;
+  /**
+   * Applies one update with `grads` (already clipped); `lrScale` is the schedule's factor on `settings.lr` and on
+   * every param group's lr.
+   */
+  apply(weights: Map<string, tf.Variable>, grads: Map<string, tf.Tensor>, settings: OptimizerSettings, lrScale: number): void {
+    const [beta1, beta2] = settings.betas;
+    const { eps, weightDecay } = settings;
+    const lr = settings.lr * lrScale;
     this.step += 1;
-    const groups = settings.paramGroups ?? [];
+    const groups = settings.paramGroups;
     const groupOf = groups.length ? this.groupsOf(weights, groups) : undefined;
-    const scheduleFactor = settings.lr > 0 ? lr / settings.lr : 0;
     for (const [name, param] of weights) {
       const grad = grads.get(name);
       if (!grad) continue;
       const group = groups[groupOf?.get(name) ?? -1];
-      const paramLr = group?.lr === undefined ? lr : group.lr * scheduleFactor;
+      const paramLr = group?.lr === undefined ? lr : group.lr * lrScale;
       const paramDecay = group?.weightDecay ?? weightDecay;
       const [b1, b2] = group?.betas ?? [beta1, beta2];
       const paramEps = group?.eps ?? eps;
@@ -95,7 +84,7 @@ export class AdamW {
   }
 
   /** The contents of `optimizer.safetensors` and `optimizer.json` (written with the checkpoint, atomically). */
-  async serialize(settings: OptimizerSettings): Promise<Record<string, string | Uint8Array>> {
+  async serialize(settings: OptimizerSettings | undefined): Promise<Record<string, string | Uint8Array>> {
     const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
     for (const [name, m] of this.moments) {
       tensors.set(`${name}.exp_avg`, { shape: [...m.expAvg.shape], data: (await m.expAvg.data()) as Float32Array });
@@ -103,7 +92,7 @@ export class AdamW {
     }
     return {
       [OPTIMIZER_STATE_FILE]: serializeSafetensors(tensors, { dtype: 'F32' }),
-      [OPTIMIZER_META_FILE]: JSON.stringify({ type: 'adamw', step: this.step, settings }, null, 2) + '\n',
+      [OPTIMIZER_META_FILE]: JSON.stringify({ type: 'adamw', step: this.step, settings: settings ?? null }, null, 2) + '\n',
     };
   }
 

@@ -1,9 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
-import { rowsWithAdvantage, selectRows, type LossInput, type OptimizerSettings, type UpdateRequest, type UpdateResult, type WorkerGroupBatch } from '@drmas/core';
+import type { BatchView, LossInput, OptimizerSettings, TrainingBatch, UpdateRequest, UpdateResult } from '@drmas/core';
 import type { DecoderModel } from '../model/DecoderModel.js';
 import { promptResponseLayout, responseTokenStats } from '../model/responseLogProbs.js';
-import { AdamW, DEFAULT_OPTIMIZER_SETTINGS } from './AdamW.js';
-import { learningRateAt } from './learningRateSchedule.js';
+import { AdamW } from './AdamW.js';
 import { tfjsTensorOps } from './TfjsTensorOps.js';
 
 export class TrainingInputError extends Error {
@@ -14,29 +13,25 @@ export class TrainingInputError extends Error {
 }
 
 /**
- * One model's optimizer and update step: micro-batches with gradient accumulation, clipping by global norm
- * (the norm reported is before clipping, like torch's clip_grad_norm_), AdamW; a non-finite norm skips the step.
+ * One model's optimizer and update step: micro-batches of the request's rows with gradient accumulation, clipping by
+ * global norm (the norm reported is before clipping, like torch's clip_grad_norm_), AdamW; a non-finite norm skips
+ * the step. The loss normalizes by the request's totals, which cover rows the caller left out.
  */
 export class PolicyTrainer {
   readonly optimizer = new AdamW();
-  settings: OptimizerSettings;
+  /** The settings of the latest update, saved with the optimizer state. */
+  settings: OptimizerSettings | undefined;
 
-  constructor(
-    private readonly model: DecoderModel,
-    settings: Partial<OptimizerSettings> = {},
-  ) {
-    this.settings = { ...DEFAULT_OPTIMIZER_SETTINGS, ...settings };
-  }
+  constructor(private readonly model: DecoderModel) {}
 
   async update(request: UpdateRequest): Promise<UpdateResult> {
-    const settings: OptimizerSettings = { ...this.settings, ...request.optimizer };
-    const { loss } = request;
-    validateBatch(request.batch);
-    const microBatchSize = Math.max(1, Math.floor(request.microBatchSize || request.batch.rows));
-    const totals = { ...responseTotals(request.batch), microBatches: Math.max(1, Math.ceil(request.batch.rows / microBatchSize)) };
-    // Rows whose advantages are all zero add nothing to an inert loss; the totals above still count them.
-    const trained = loss.zeroAdvantageRowsInert ? rowsWithAdvantage(request.batch) : undefined;
-    const batch = trained && trained.length < request.batch.rows ? selectRows(request.batch, trained) : request.batch;
+    const { loss, totals, optimizer: settings, lrScale } = request;
+    this.settings = settings;
+    const view = request.batch;
+    validateView(view);
+    const { batch } = view;
+    const rows = view.rows.length;
+    const microBatchSize = Math.max(1, Math.floor(request.microBatchSize || rows));
     const variables = [...this.model.weights.values()];
     const names = [...this.model.weights.keys()];
 
@@ -46,84 +41,82 @@ export class PolicyTrainer {
     const metricSums: Record<string, number> = {};
     const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
     try {
-      for (let start = 0; start < batch.rows; start += microBatchSize) {
-        const end = Math.min(batch.rows, start + microBatchSize);
+      for (let start = 0; start < rows; start += microBatchSize) {
+        const micro = view.rows.subarray(start, Math.min(rows, start + microBatchSize));
         const metricTensors: Record<string, tf.Tensor> = {};
         let entropyTensor: tf.Tensor | undefined;
         const { value, grads } = tf.variableGrads(() => {
-          const input = this.lossInput(batch, start, end, totals, withEntropy, loss.needsReference ?? false);
+          const input = this.lossInput(batch, micro, totals, withEntropy, loss.needsReference ?? false);
           const out = loss.compute(tfjsTensorOps, input);
           for (const [k, t] of Object.entries(out.metrics)) metricTensors[k] = tf.keep(t);
           if (request.entropyMetric && input.entropy) entropyTensor = tf.keep(tf.sum(tf.mul(input.entropy, input.responseMask)));
           return out.loss as tf.Scalar;
         }, variables);
-        lossSum += (await value.data())[0];
+        lossSum += (await value.data())[0]!;
         value.dispose();
         if (entropyTensor) {
-          entropySum += (await entropyTensor.data())[0];
+          entropySum += (await entropyTensor.data())[0]!;
           entropyTensor.dispose();
         }
         for (const [k, t] of Object.entries(metricTensors)) {
-          metricSums[k] = (metricSums[k] ?? 0) + (await t.data())[0];
+          metricSums[k] = (metricSums[k] ?? 0) + (await t.data())[0]!;
           t.dispose();
         }
         variables.forEach((v, i) => {
           const g = grads[v.name];
           if (!g) return;
-          const previous = accumulated.get(names[i]);
+          const previous = accumulated.get(names[i]!);
           if (previous) {
-            accumulated.set(names[i], tf.add(previous, g));
+            accumulated.set(names[i]!, tf.add(previous, g));
             previous.dispose();
             g.dispose();
           } else {
-            accumulated.set(names[i], g);
+            accumulated.set(names[i]!, g);
           }
         });
       }
-      if (batch.rows === 0) variables.forEach((v, i) => accumulated.set(names[i], tf.zerosLike(v)));
-      metricSums['actor/zero_adv_rows_skipped'] = (request.batch.rows - batch.rows) / Math.max(request.batch.rows, 1);
+      if (rows === 0) variables.forEach((v, i) => accumulated.set(names[i]!, tf.zerosLike(v)));
       if (request.entropyMetric) {
-        const tokens = responseTotals(batch).tokens;
+        const tokens = trainedTokens(view);
         metricSums['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
       }
 
       const normTensor = tf.tidy(() => tf.sqrt(tf.addN([...accumulated.values()].map((g) => tf.sum(tf.square(g))))));
-      const gradNorm = (await normTensor.data())[0];
+      const gradNorm = (await normTensor.data())[0]!;
       normTensor.dispose();
-      const learningRate = learningRateAt(settings, this.optimizer.step);
-      const metrics: Record<string, number> = { ...metricSums, 'actor/grad_norm': gradNorm, 'actor/lr': learningRate };
+      const learningRate = settings.lr * lrScale;
+      const metrics: Record<string, number> = { ...metricSums };
       if (!Number.isFinite(gradNorm)) {
         metrics['actor/skipped_nonfinite'] = 1;
         return { loss: lossSum, gradNorm, skipped: true, learningRate, metrics };
       }
       metrics['actor/skipped_nonfinite'] = 0;
       const maxNorm = settings.maxGradNorm;
-      const clipCoef = maxNorm !== undefined && maxNorm > 0 ? Math.min(1, maxNorm / (gradNorm + 1e-6)) : 1;
+      const clipCoef = maxNorm > 0 ? Math.min(1, maxNorm / (gradNorm + 1e-6)) : 1;
       if (clipCoef < 1) {
         for (const [name, g] of accumulated) {
           accumulated.set(name, tf.mul(g, clipCoef));
           g.dispose();
         }
       }
-      this.optimizer.apply(this.model.weights, accumulated, learningRate, settings);
+      this.optimizer.apply(this.model.weights, accumulated, settings, lrScale);
       return { loss: lossSum, gradNorm, skipped: false, learningRate, metrics };
     } finally {
       for (const g of accumulated.values()) g.dispose();
     }
   }
 
-  /** Loss inputs of rows [start, end), response columns trimmed after the last counted token. */
+  /** Loss inputs of `rows`, response columns trimmed after the last trained token. */
   private lossInput(
-    batch: WorkerGroupBatch,
-    start: number,
-    end: number,
+    batch: TrainingBatch,
+    rows: Int32Array,
     totals: LossInput<tf.Tensor>['totals'],
     withEntropy: boolean,
     withReference: boolean,
   ): LossInput<tf.Tensor> {
     const R = batch.responseLength;
     let columns = 1;
-    for (let r = start; r < end; r++) {
+    for (const r of rows) {
       for (let j = R - 1; j >= columns; j--) {
         if (batch.responseMask[r * R + j] !== 0) {
           columns = j + 1;
@@ -131,15 +124,18 @@ export class PolicyTrainer {
         }
       }
     }
-    const rows = end - start;
+    const n = rows.length;
     const take = (flat: ArrayLike<number>): tf.Tensor2D => {
-      const out = new Float32Array(rows * columns);
-      for (let r = 0; r < rows; r++) for (let j = 0; j < columns; j++) out[r * columns + j] = flat[(start + r) * R + j];
-      return tf.tensor2d(out, [rows, columns]);
+      const out = new Float32Array(n * columns);
+      rows.forEach((r, i) => {
+        for (let j = 0; j < columns; j++) out[i * columns + j] = flat[r * R + j]!;
+      });
+      return tf.tensor2d(out, [n, columns]);
     };
-    const responses = Array.from({ length: rows }, (_, r) => batch.responseIds.subarray((start + r) * R, (start + r) * R + columns));
-    const layout = promptResponseLayout(batch.promptIds.slice(start, end), responses, columns);
-    const stats = responseTokenStats(this.model, layout, withEntropy, true, batch.temperatures?.subarray(start, end));
+    const prompts = Array.from(rows, (r) => batch.promptIds[r]!);
+    const responses = Array.from(rows, (r) => batch.responseIds.subarray(r * R, r * R + columns));
+    const layout = promptResponseLayout(prompts, responses, columns);
+    const stats = responseTokenStats(this.model, layout, withEntropy, true, Array.from(rows, (r) => batch.temperatures[r]!));
     if (withReference && !batch.refLogProbs) {
       throw new TrainingInputError('batch.refLogProbs', 'the loss needs reference log-probs but the batch has none');
     }
@@ -159,27 +155,19 @@ export class PolicyTrainer {
   }
 }
 
-/** Response tokens and rows with at least one token; rows with none do not count, as in aggregateLoss's seq-mean modes. */
-function responseTotals(batch: WorkerGroupBatch): { tokens: number; rows: number; responseLength: number } {
+/** Trained tokens of the view's rows (the sum of their response mask). */
+function trainedTokens(view: BatchView): number {
+  const { responseLength: R, responseMask } = view.batch;
   let tokens = 0;
-  let rows = 0;
-  for (let r = 0; r < batch.rows; r++) {
-    let rowTokens = 0;
-    for (let t = 0; t < batch.responseLength; t++) rowTokens += batch.responseMask[r * batch.responseLength + t];
-    tokens += rowTokens;
-    if (rowTokens > 0) rows++;
-  }
-  return { tokens, rows, responseLength: batch.responseLength };
+  for (const r of view.rows) for (let t = 0; t < R; t++) tokens += responseMask[r * R + t]!;
+  return tokens;
 }
 
-function validateBatch(batch: WorkerGroupBatch): void {
-  const n = batch.rows * batch.responseLength;
-  for (const key of ['responseIds', 'responseMask', 'advantages', 'rolloutLogProbs'] as const) {
-    if (batch[key].length !== n) {
-      throw new TrainingInputError(`batch.${key}`, `has ${batch[key].length} values, expected rows x responseLength = ${n}`);
+function validateView(view: BatchView): void {
+  const { batch } = view;
+  for (const row of view.rows) {
+    if (!Number.isInteger(row) || row < 0 || row >= batch.rows) {
+      throw new TrainingInputError('batch.rows', `row ${row} is outside the batch's ${batch.rows} rows`);
     }
-  }
-  if (batch.promptIds.length !== batch.rows) {
-    throw new TrainingInputError('batch.promptIds', `has ${batch.promptIds.length} rows, expected ${batch.rows}`);
   }
 }

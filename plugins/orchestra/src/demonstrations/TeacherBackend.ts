@@ -38,6 +38,11 @@ export class TeacherBackend implements PolicyBackend {
     return this.refuse('update');
   }
 
+  /** None: the teacher has no parameters (it cannot train). */
+  parameterNames(): string[] {
+    return [];
+  }
+
   async save(): Promise<void> {
     this.refuse('save');
   }

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  builtinPlugins, CONFIG_HELP, CONFIG_OPTIONS, createKernel, DrmasError, MetricsSink, packTurns, SeededRng, WorkerGroups,
-  type CliCommand, type Turn, type WorkerGroupBatch,
+  builtinPlugins, CONFIG_HELP, CONFIG_OPTIONS, createKernel, DrmasError, longestResponse, lossTotals, MetricsSink, SeededRng, selectRows,
+  TrainingBatch, WorkerGroups, type BatchView, type CliCommand, type Turn,
 } from '@drmas/core';
 import { NllLossFunction } from '@drmas/plugin-algorithms';
+import { LearningRateSchedule } from '../optimizer/LearningRateSchedule.js';
+import type { TrainedWorkerGroup } from '../WorkerGroupsService.js';
 
 export interface Demonstration {
   agent: string;
@@ -76,15 +78,20 @@ export function demonstrationTurn(promptIds: number[], responseIds: number[], pr
   };
 }
 
-/** Scales a packed batch's weights so they sum to its token count: the NLL is then the weighted mean per token. */
-function normaliseWeights(batch: WorkerGroupBatch): void {
+/**
+ * Writes each row's demonstration weights into the batch's advantages for the view's rows, scaled so they sum to the
+ * view's token count: the NLL is then the weighted mean per token.
+ */
+function setWeights(view: BatchView, weights: readonly number[][]): void {
+  const { responseLength: R, advantages } = view.batch;
   let tokens = 0;
-  let weight = 0;
-  batch.responseMask.forEach((mask, i) => {
-    tokens += mask;
-    weight += mask * batch.advantages[i];
-  });
-  if (weight > 0 && weight !== tokens) batch.advantages.forEach((a, i) => { batch.advantages[i] = (a * tokens) / weight; });
+  let total = 0;
+  for (const row of view.rows) {
+    for (const w of weights[row]!) total += w;
+    tokens += weights[row]!.length;
+  }
+  const scale = total > 0 && total !== tokens ? tokens / total : 1;
+  for (const row of view.rows) weights[row]!.forEach((w, j) => { advantages[row * R + j] = w * scale; });
 }
 
 function warmupSteps(value: unknown): number {
@@ -129,14 +136,14 @@ class SftProgress {
 export const sft: CliCommand = {
   name: 'sft',
   summary: 'supervised warm-up of each worker group on JSONL demonstrations (prompt/response per agent)',
-  usage: 'drmas sft --config PATH --data FILE.jsonl [--epochs 3] [--batch-size 16] [--lr 1e-3] [--schedule cosine|constant] [--warmup-steps N] [--prompt-loss-weight W] [--out DIR] [--dtype float32|bfloat16]',
+  usage: 'drmas sft --config PATH --data FILE.jsonl [--epochs 3] [--batch-size 16] [--lr 1e-3] [--schedule cosine|linear|constant] [--warmup-steps N] [--prompt-loss-weight W] [--out DIR] [--dtype float32|bfloat16]',
   help: [
     ...CONFIG_HELP,
     ['--data FILE', 'JSONL of {"agent", "prompt", "response"}: prompt as the agent sends it, response as it should answer'],
     ['--epochs N', 'passes over the demonstrations (default 3)'],
     ['--batch-size N', 'demonstrations per optimizer step (default 16)'],
     ['--lr X', 'learning rate (default: the model\'s optimizer.lr)'],
-    ['--schedule S', 'cosine (default: linear warm-up, then a half-cosine to 0 at the last step) or constant (after the warm-up)'],
+    ['--schedule S', 'cosine (default: after the warm-up, a half-cosine to 0 at the last step), linear (to 0 at the last step) or constant'],
     ['--warmup-steps N', 'optimizer steps of linear warm-up (default: 3% of all steps)'],
     ['--prompt-loss-weight W', 'also train on the prompt tokens, each counting W times a response token (default 0: responses only); the logged nll is then the weighted mean'],
     ['--out DIR', 'where each worker group\'s model is saved (default <trainer.outputDir>/sft-<time>/<model id>)'],
@@ -155,8 +162,8 @@ export const sft: CliCommand = {
     const epochs = numberOption(values, 'epochs', 3);
     const batchSize = numberOption(values, 'batch-size', 16);
     const schedule = (values.schedule as string | undefined) ?? 'cosine';
-    if (schedule !== 'cosine' && schedule !== 'constant') {
-      throw new DrmasError('INVALID_ARGUMENT', `--schedule must be cosine or constant, got "${schedule}"`, { key: '--schedule' });
+    if (schedule !== 'cosine' && schedule !== 'linear' && schedule !== 'constant') {
+      throw new DrmasError('INVALID_ARGUMENT', `--schedule must be cosine, linear or constant, got "${schedule}"`, { key: '--schedule' });
     }
     const warmup = values['warmup-steps'] === undefined ? undefined : warmupSteps(values['warmup-steps']);
     const promptWeight = promptLossWeight(values['prompt-loss-weight']);
@@ -177,40 +184,46 @@ export const sft: CliCommand = {
         });
       }
       const sinks = kernel.getAll(MetricsSink);
-      for (const group of groups.all()) {
+      for (const group of groups.all() as TrainedWorkerGroup[]) {
         const codec = group.codec;
         if (!codec) throw new DrmasError('INVALID_ARGUMENT', `model ${group.id} has no tokenizer, so text demonstrations cannot be encoded`, { key: `models.${group.id}.model` });
         const eos = codec.eosTokenId === undefined ? [] : [codec.eosTokenId];
+        const weights: number[][] = [];
         const turns: Turn[] = demos.filter((d) => group.agents.includes(d.agent)).map((demo, index) => {
-          const { promptIds, responseIds, weights } = demonstrationTurn(
+          const { promptIds, responseIds, weights: rowWeights } = demonstrationTurn(
             codec.encode(demo.prompt, { addSpecialTokens: false }), [...codec.encode(demo.response, { addSpecialTokens: false }), ...eos], promptWeight,
           );
+          weights.push(rowWeights);
           return {
             groupId: `sft-${index}`, trajectoryId: `sft-${index}`, agentId: demo.agent, step: 0, workerGroupId: group.id, index: 0,
-            promptIds, responseIds, logProbs: responseIds.map(() => 0), advantages: weights, valid: true,
+            promptIds, responseIds, logProbs: responseIds.map(() => 0), valid: true,
           };
         });
         if (turns.length === 0) continue;
+        const all = TrainingBatch.fromTurns(turns).all();
         const rng = new SeededRng(config.trainer.seed).fork(`sft/${group.id}`);
         const totalSteps = epochs * Math.ceil(turns.length / batchSize);
-        const optimizer = {
-          lr: values.lr === undefined ? group.training.lr : numberOption(values, 'lr', group.training.lr),
-          maxGradNorm: group.training.maxGradNorm, weightDecay: group.training.weightDecay, betas: group.training.betas, eps: group.training.eps,
-          schedule, totalSteps,
-          warmupSteps: warmup ?? Math.ceil(0.03 * totalSteps),
-        } as const;
+        const optimizer = { ...group.training.optimizer, lr: values.lr === undefined ? group.training.optimizer.lr : numberOption(values, 'lr', group.training.optimizer.lr) };
+        const lrSchedule = new LearningRateSchedule(schedule, warmup ?? Math.ceil(0.03 * totalSteps), totalSteps);
+        const { microBatchSize } = group.training;
         const progress = new SftProgress(log, group.id, totalSteps);
+        let stepIndex = 0;
         for (let epoch = 1; epoch <= epochs; epoch++) {
           const order = rng.shuffle(turns.map((_, i) => i));
           let total = 0;
           let batches = 0;
           for (let start = 0; start < order.length; start += batchSize) {
-            const batch = packTurns(group.id, order.slice(start, start + batchSize).map((i) => turns[i]));
-            normaliseWeights(batch);
-            const result = await group.trainer.update({ batch, loss, microBatchSize: group.training.microBatchSize, optimizer });
+            const view = selectRows(all, order.slice(start, start + batchSize));
+            setWeights(view, weights);
+            const result = await group.trainer.update({
+              batch: view, totals: lossTotals(view, { responseLength: longestResponse(view), microBatchSize }), loss, microBatchSize, optimizer,
+              lrScale: lrSchedule.scaleAt(stepIndex++),
+            });
             total += result.loss;
             batches++;
-            progress.step(result.loss, result.learningRate, batch.promptIds.reduce((n, ids) => n + ids.length, 0) + batch.responseLengths.reduce((n, length) => n + length, 0));
+            let tokens = 0;
+            for (const row of view.rows) tokens += all.batch.promptIds[row]!.length + all.batch.responseLengths[row]!;
+            progress.step(result.loss, result.learningRate, tokens);
           }
           const metrics = { [`sft/${group.id}/nll`]: total / batches, [`sft/${group.id}/demonstrations`]: turns.length };
           for (const sink of sinks) await sink.write({ step: epoch, metrics });

@@ -1,14 +1,17 @@
-import { closestMatches, type ParamGroupSettings } from '@drmas/core';
+import { closestMatches } from '../errors/didYouMean.js';
+import { DrmasError } from '../errors/DrmasError.js';
+import type { ParamGroupSettings } from './PolicyBackend.js';
 
 /** A param group whose patterns name no parameter of the model. */
-export class ParamGroupError extends Error {
+export class ParamGroupError extends DrmasError {
   constructor(
     /** Index of the group in `paramGroups`. */
     readonly group: number,
     message: string,
   ) {
-    super(message);
-    this.name = 'ParamGroupError';
+    super('CONFIG_INVALID', message, {
+      hint: 'name parameters as the checkpoint does (model.norm.weight, model.layers.0.mlp.up_proj.weight); * matches any run of characters',
+    });
   }
 }
 
@@ -29,8 +32,8 @@ export function assignParamGroups(names: readonly string[], groups: readonly Par
       const matched = names.filter((name) => re.test(name));
       if (matched.length === 0) {
         const near = closestMatches(pattern, names, 3);
-        throw new ParamGroupError(index, `parameter pattern "${pattern}" matches no parameter of the model` +
-          (near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(', ')}?` : `; names look like "${names[0]}"`));
+        throw new ParamGroupError(index, `parameter pattern "${pattern}" matches no parameter of the model`
+          + (near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(', ')}?` : `; names look like "${names[0]}"`));
       }
       for (const name of matched) if (assigned.get(name) === -1) assigned.set(name, index);
     }

@@ -1,0 +1,70 @@
+import type { LossTotals } from '../compute/TensorOps.js';
+import type { TrainingBatch } from './TrainingBatch.js';
+
+/** Some rows of a batch, in the order given: a worker group's share, a mini-batch, the rows to score. */
+export interface BatchView {
+  readonly batch: TrainingBatch;
+  /** Row indices into `batch`. */
+  readonly rows: Int32Array;
+}
+
+/** The rows one worker group trains on: its agents' turns, in trajectory order. */
+export interface WorkerGroupBatch extends BatchView {
+  readonly workerGroupId: string;
+  readonly agentIds: readonly string[];
+}
+
+/** The rows at `positions` of a view (positions index `view.rows`), in that order. */
+export function selectRows(view: BatchView, positions: ArrayLike<number>): BatchView {
+  return { batch: view.batch, rows: Int32Array.from(positions, (p) => view.rows[p]!) };
+}
+
+/** The rows with a nonzero advantage on some trained token: the only rows an inert loss (`zeroAdvantageRowsInert`) learns from. */
+export function rowsWithAdvantage(view: BatchView): BatchView {
+  const { responseLength: R, responseMask, advantages } = view.batch;
+  const kept: number[] = [];
+  for (const row of view.rows) {
+    for (let t = 0; t < R; t++) {
+      if (responseMask[row * R + t] !== 0 && advantages[row * R + t] !== 0) {
+        kept.push(row);
+        break;
+      }
+    }
+  }
+  return { batch: view.batch, rows: Int32Array.from(kept) };
+}
+
+/**
+ * What a loss over `view` normalizes by: trained tokens, rows with at least one trained token (rows with none do
+ * not count, as in the seq-mean aggregations), `responseLength` (the seq-mean-token-sum-norm divisor) and the
+ * number of micro-batches of `microBatchSize` rows.
+ */
+export function lossTotals(view: BatchView, options: { responseLength: number; microBatchSize: number }): LossTotals {
+  const { responseLength: R, responseMask } = view.batch;
+  let tokens = 0;
+  let rows = 0;
+  for (const row of view.rows) {
+    let rowTokens = 0;
+    for (let t = 0; t < R; t++) rowTokens += responseMask[row * R + t]!;
+    tokens += rowTokens;
+    if (rowTokens > 0) rows++;
+  }
+  const microBatchSize = Math.max(1, Math.floor(options.microBatchSize || view.rows.length));
+  return { tokens, rows, responseLength: options.responseLength, microBatches: Math.max(1, Math.ceil(view.rows.length / microBatchSize)) };
+}
+
+/** The longest response among the view's rows (at least 1). */
+export function longestResponse(view: BatchView): number {
+  let longest = 1;
+  for (const row of view.rows) longest = Math.max(longest, view.batch.responseLengths[row]!);
+  return longest;
+}
+
+/**
+ * Each view row's values over its response tokens, from an array laid out `[view rows * responseLength]` in the
+ * view's order (as `PolicyBackend.score` returns them).
+ */
+export function responseValues(view: BatchView, values: ArrayLike<number>): number[][] {
+  const { responseLength: R, responseLengths } = view.batch;
+  return Array.from(view.rows, (row, i) => Array.from({ length: responseLengths[row]! }, (_, j) => values[i * R + j]!));
+}

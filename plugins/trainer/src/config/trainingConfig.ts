@@ -1,0 +1,57 @@
+import { z } from '@drmas/core';
+
+const betas = z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]);
+
+/** `models.<id>.optimizer`: AdamW and its learning-rate schedule, read once per worker group at setup. */
+export const optimizerSection = z.strictObject({
+  lr: z.number().positive().default(1e-4),
+  betas: betas.default([0.9, 0.999]),
+  eps: z.number().positive().default(1e-8),
+  weightDecay: z.number().min(0).default(0.01),
+  /** Clip the gradient to this global norm (0: no clipping). */
+  maxGradNorm: z.number().min(0).default(1),
+  /**
+   * How the learning rate moves over the run's training steps (`trainer.steps`; for `drmas sft`, its optimizer
+   * steps): `constant`, `linear` decay to 0, or a half-cosine to 0 (transformers' schedules), after `warmupSteps`.
+   */
+  schedule: z.enum(['constant', 'linear', 'cosine']).default('constant'),
+  /** Training steps of linear warm-up from 0 (veRL's lr_warmup_steps). */
+  warmupSteps: z.number().int().min(0).default(0),
+  /** Settings for the parameters matching `params` (`*` wildcards); the first matching group wins. */
+  paramGroups: z.array(z.strictObject({
+    params: z.array(z.string().min(1)).min(1),
+    lr: z.number().positive().optional(),
+    weightDecay: z.number().min(0).optional(),
+    betas: betas.optional(),
+    eps: z.number().positive().optional(),
+  })).default([]),
+});
+
+/** `agents.<role>.train`: training overrides; agents that share a model must agree on them. */
+export const trainOverridesSection = z.strictObject({
+  lr: z.number().positive().optional(),
+  weightDecay: z.number().min(0).optional(),
+  maxGradNorm: z.number().min(0).optional(),
+  /** Rows per micro-batch (gradient accumulation). */
+  microBatchSize: z.number().int().positive().optional(),
+  /** Optimizer steps per training step: a worker group's rows are split into this many mini-batches. */
+  miniBatches: z.number().int().positive().optional(),
+  /** Passes over a worker group's rows per training step (PPO epochs). */
+  epochs: z.number().int().positive().optional(),
+});
+
+/** The keys the trainer adds to the `trainer` section (core owns steps, seed, outputDir, runName, saveEvery, keepLast). */
+export const trainerSection = z.object({
+  /** Trajectories per step written to rollouts.jsonl (0: none). */
+  logRollouts: z.number().int().min(0).default(16),
+  /**
+   * The PPO ratio's old log-probs: `recompute` scores each batch with the trainer first (veRL's default);
+   * `rollout` takes the rollout engine's sampling log-probs (veRL's bypass mode), one forward pass fewer.
+   */
+  oldLogProbs: z.enum(['recompute', 'rollout']).default('recompute'),
+});
+
+export type OptimizerSection = z.output<typeof optimizerSection>;
+export type TrainOverrides = z.output<typeof trainOverridesSection>;
+export type TrainerSection = z.output<typeof trainerSection>;
+export type ScheduleKind = OptimizerSection['schedule'];
