@@ -5,7 +5,6 @@ export {
   type OnnxBackendOptions,
   type OnnxEngineOptions,
 } from './OnnxPolicyBackend.js';
-export { openEngine, ENGINE_NAMES, type EngineName, type OpenEngineOptions } from './openEngine.js';
 export {
   detectCuda,
   loadOnnxRuntime,

@@ -10,7 +10,6 @@ import {
   OnnxPolicyBackend,
   OnnxTrainingUnsupportedError,
   onnxBackendFactory,
-  openEngine,
 } from '../src/index.js';
 import onnxBackendPlugin from '../src/index.js';
 import { makeBatch, maxAbsDiff, weightedLogLikelihood } from './parityFixtures.js';
@@ -102,8 +101,8 @@ describe('built-in models', () => {
 
   it('saves a checkpoint that both engines load to the same scores', async () => {
     await onnx.save(dir);
-    const again = await openEngine('onnx', { model: dir, provider: 'cpu' });
-    const other = await openEngine('tfjs', { model: dir });
+    const again = await createOnnxPolicyBackend({ model: dir, provider: 'cpu' });
+    const other = await createTfjsPolicyBackend({ model: dir });
     const request = { promptIds: PROMPTS, responseIds: PROMPTS.map((p) => p.slice().reverse()) };
     const [x, y, z] = await Promise.all([onnx.score(request), again.score(request), other.score(request)]);
     expect(y.logProbs).toEqual(x.logProbs);
