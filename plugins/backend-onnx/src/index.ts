@@ -19,7 +19,6 @@ export {
 export { buildDecoderGraph, GraphNames, type DecoderGraphKind, type WeightMode } from './DecoderGraph.js';
 export { GraphBuilder, OPSET, type Dim, type ElementType } from './onnx/GraphBuilder.js';
 export { ProtobufWriter } from './onnx/ProtobufWriter.js';
-export { loadModelWeights, type ModelSource, type ModelWeights } from './ModelWeights.js';
 export {
   OnnxBackendDisposedError,
   OnnxRequestError,

@@ -1,7 +1,7 @@
-import { TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
-import type { ArchitectureName } from '@drmas/plugin-backend-tfjs';
+import type { ArchitectureName } from '@drmas/models';
+import { DecoderModel, TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import { OnnxPolicyBackend } from '../src/OnnxPolicyBackend.js';
-import { makeBatch, maxAbsDiff, randomModel, tinyConfigJson, weightedLogLikelihood } from './parityFixtures.js';
+import { makeBatch, maxAbsDiff, randomWeights, tinyConfigJson, weightedLogLikelihood } from './parityFixtures.js';
 
 const CASES: { label: string; architecture: ArchitectureName; extra: Record<string, unknown> }[] = [
   {
@@ -25,9 +25,9 @@ describe.each(CASES)('onnx vs tfjs: $label', ({ architecture, extra }) => {
   let tfjs: TfjsPolicyBackend;
   let onnx: OnnxPolicyBackend;
   beforeAll(async () => {
-    const model = randomModel(tinyConfigJson(architecture, extra), 3);
-    tfjs = new TfjsPolicyBackend('tfjs', 'test', model, undefined, { lr: 3e-3 });
-    onnx = await OnnxPolicyBackend.create(model.config, await model.exportTensors(), undefined, { provider: 'cpu' });
+    const { config, weights } = randomWeights(tinyConfigJson(architecture, extra), 3);
+    tfjs = new TfjsPolicyBackend('tfjs', 'test', DecoderModel.fromTensors(config, weights), undefined, { lr: 3e-3 });
+    onnx = await OnnxPolicyBackend.create(config, weights, undefined, { provider: 'cpu' });
   });
   afterAll(() => {
     tfjs.dispose();

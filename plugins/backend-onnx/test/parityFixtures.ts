@@ -1,6 +1,6 @@
 import type { LossFunction, LossInput, TensorOps, WorkerGroupBatch } from '@drmas/core';
 
-export { randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
+export { randomWeights, tinyConfigJson } from '../../../models/test/modelFixtures.js';
 
 /** Advantage-weighted token-mean log-likelihood. */
 export const weightedLogLikelihood: LossFunction = {

@@ -1,8 +1,8 @@
 import type { LossFunction, LossInput, TensorOps } from '@drmas/core';
+import { logProbAtTemperature } from '@drmas/models';
 import { TfjsPolicyBackend } from '../src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import type { DecoderModel } from '../src/model/DecoderModel.js';
-import { logProbAtTemperature } from '../src/generation/sampling.js';
 import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from './modelFixtures.js';
 import { makeBatch } from './trainingFixtures.js';
 

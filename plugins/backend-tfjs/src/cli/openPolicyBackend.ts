@@ -1,5 +1,5 @@
 import { DrmasError, type PolicyBackend } from '@drmas/core';
-import type { ArchitectureName } from '../model/ModelConfig.js';
+import type { ArchitectureName } from '@drmas/models';
 
 export interface EngineOptions {
   model: string;

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
+import { promptResponseLayout } from '@drmas/models';
 import type { DecoderModel } from '../model/DecoderModel.js';
-import { promptResponseLayout, responseTokenStats, type ResponseTokenStats } from '../model/responseLogProbs.js';
+import { responseTokenStats, type ResponseTokenStats } from '../model/responseLogProbs.js';
 
 export interface ScoreOptions {
   promptIds: ArrayLike<number>[];

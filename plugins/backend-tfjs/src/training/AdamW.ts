@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import type { OptimizerSettings, ParamGroupSettings } from '@drmas/core';
-import { readSafetensors, serializeSafetensors } from '../checkpoint/index.js';
+import { readSafetensors, serializeSafetensors } from '@drmas/models';
 import { assignParamGroups } from './paramGroups.js';
 
 export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';

@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { rowsWithAdvantage, selectRows, type LossInput, type OptimizerSettings, type UpdateRequest, type UpdateResult, type WorkerGroupBatch } from '@drmas/core';
+import { promptResponseLayout } from '@drmas/models';
 import type { DecoderModel } from '../model/DecoderModel.js';
-import { promptResponseLayout, responseTokenStats } from '../model/responseLogProbs.js';
+import { responseTokenStats } from '../model/responseLogProbs.js';
 import { AdamW, DEFAULT_OPTIMIZER_SETTINGS } from './AdamW.js';
 import { learningRateAt } from './learningRateSchedule.js';
 import { tfjsTensorOps } from './TfjsTensorOps.js';
