@@ -14,6 +14,7 @@ export default {
   },
   testMatch: [
     '<rootDir>/core/test/**/*.test.ts',
+    '<rootDir>/models/test/**/*.test.ts',
     '<rootDir>/plugins/*/test/**/*.test.ts',
     '<rootDir>/presets/*/test/**/*.test.ts',
     '<rootDir>/test/**/*.test.ts',

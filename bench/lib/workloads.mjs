@@ -2,7 +2,7 @@ import { longestResponse, lossTotals, TrainingBatch } from '@drmas/core';
 
 // Workloads shared by the engine scripts (and mirrored in bench/pytorch/reference_decoder.py).
 
-/** Shapes of the built-in models (plugins/backend-tfjs/src/builtin/builtinModels.ts). */
+/** Shapes of the built-in models (models/src/builtin/builtinModels.ts). */
 export const MODEL_SHAPES = {
   tiny: { hidden: 256, layers: 4, heads: 4, kvHeads: 2, intermediate: 704, vocab: 512 },
   small: { hidden: 512, layers: 8, heads: 8, kvHeads: 4, intermediate: 1408, vocab: 4096 },

@@ -57,6 +57,7 @@ export type {
   UpdateRequest, UpdateResult, WeightTensor,
 } from './compute/PolicyBackend.js';
 export { assignParamGroups, ParamGroupError } from './compute/paramGroups.js';
+export { scoreSequences } from './compute/scoreSequences.js';
 export { LossFunction, type LossInput, type LossOutput, type LossTotals, type TensorOps } from './compute/TensorOps.js';
 
 export { Rng, SeededRng, type RngState } from './random/Rng.js';

@@ -1,5 +1,5 @@
 import type { WeightTensor } from '@drmas/core';
-import type { DecoderConfig } from './tfjsBackend.js';
+import type { DecoderConfig } from '@drmas/models';
 import { GraphBuilder } from './onnx/GraphBuilder.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { WeightTensor } from '@drmas/core';
-import type { DecoderConfig } from './tfjsBackend.js';
+import type { DecoderConfig } from '@drmas/models';
 
 /**
  * The weights as the graphs take them, derived from the Hugging Face tensors: projections transposed to

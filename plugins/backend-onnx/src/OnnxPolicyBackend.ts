@@ -9,6 +9,23 @@ import type {
   WeightTensor,
 } from '@drmas/core';
 import { scoringTemperature } from '@drmas/core';
+import {
+  configJsonFor,
+  expectedWeightShapes,
+  leftPad,
+  loadModelWeights,
+  logProbAtTemperature,
+  promptResponseLayout,
+  rotaryInverseFrequencies,
+  rotaryTables,
+  sampleToken,
+  saveCheckpoint,
+  SeededRandom,
+  type DecoderConfig,
+  type ModelSource,
+  type SamplingSettings,
+  type Tokenizer,
+} from '@drmas/models';
 import type * as OrtModule from 'onnxruntime-node';
 import { buildDecoderGraph, GraphNames, type DecoderGraphKind, type WeightMode } from './DecoderGraph.js';
 import { graphWeights } from './GraphWeights.js';
@@ -29,22 +46,6 @@ import {
   OnnxTrainingUnsupportedError,
   OnnxWeightMismatchError,
 } from './OnnxBackendErrors.js';
-import { loadModelWeights, type ModelSource } from './ModelWeights.js';
-import {
-  configJsonFor,
-  expectedWeightShapes,
-  leftPad,
-  promptResponseLayout,
-  rotaryInverseFrequencies,
-  rotaryTables,
-  logProbAtTemperature,
-  sampleToken,
-  saveCheckpoint,
-  SeededRandom,
-  type DecoderConfig,
-  type SamplingSettings,
-  type Tokenizer,
-} from './tfjsBackend.js';
 
 type Session = OrtModule.InferenceSession;
 type Feeds = Record<string, OrtModule.Tensor>;

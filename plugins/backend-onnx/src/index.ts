@@ -5,7 +5,6 @@ export {
   type OnnxBackendOptions,
   type OnnxEngineOptions,
 } from './OnnxPolicyBackend.js';
-export { openEngine, ENGINE_NAMES, type EngineName, type OpenEngineOptions } from './openEngine.js';
 export {
   detectCuda,
   loadOnnxRuntime,
@@ -20,7 +19,6 @@ export {
 export { buildDecoderGraph, GraphNames, type DecoderGraphKind, type WeightMode } from './DecoderGraph.js';
 export { GraphBuilder, OPSET, type Dim, type ElementType } from './onnx/GraphBuilder.js';
 export { ProtobufWriter } from './onnx/ProtobufWriter.js';
-export { loadModelWeights, type ModelSource, type ModelWeights } from './ModelWeights.js';
 export {
   OnnxBackendDisposedError,
   OnnxRequestError,

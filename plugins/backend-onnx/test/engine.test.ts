@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GenerateRequest, PolicyBackend } from '@drmas/core';
-import { BackendFactory } from '@drmas/core';
+import { BackendFactory, scoreSequences } from '@drmas/core';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import {
   createOnnxPolicyBackend,
@@ -10,10 +10,9 @@ import {
   OnnxPolicyBackend,
   OnnxTrainingUnsupportedError,
   onnxBackendFactory,
-  openEngine,
 } from '../src/index.js';
 import onnxBackendPlugin from '../src/index.js';
-import { makeBatch, maxAbsDiff, weightedLogLikelihood } from './parityFixtures.js';
+import { makeBatch, maxAbsDiff, updateRequest, weightedLogLikelihood } from './parityFixtures.js';
 
 const PROMPTS = [[5, 60, 7, 81, 9, 3, 44], [12], [30, 4, 11, 2, 19], [100, 101]];
 
@@ -52,7 +51,7 @@ describe('built-in models', () => {
     expect(b.tokenIds).toEqual(a.tokenIds);
     expect(maxAbsDiff(a.logProbs, b.logProbs)).toBeLessThan(1e-4);
     // The log-probs are of the policy at the sampling temperature: scoring the samples at 0.9 gives them back.
-    const scored = await onnx.score({ promptIds: PROMPTS, responseIds: b.tokenIds, temperatures: PROMPTS.map(() => 0.9) });
+    const scored = await scoreSequences(onnx, PROMPTS, b.tokenIds, { temperatures: PROMPTS.map(() => 0.9) });
     expect(maxAbsDiff(scored.logProbs, b.logProbs)).toBeLessThan(1e-4);
   });
 
@@ -95,17 +94,17 @@ describe('built-in models', () => {
   });
 
   it('refuses to train and says to train with tfjs', async () => {
-    const request = { batch: makeBatch([[[1, 2], [3]]]), loss: weightedLogLikelihood, microBatchSize: 1 };
+    const request = updateRequest(makeBatch([[[1, 2], [3]]]), weightedLogLikelihood, 1);
     await expect(onnx.update(request)).rejects.toThrow(OnnxTrainingUnsupportedError);
     await expect(onnx.update(request)).rejects.toThrow(/rollout engine only.*tfjs/);
   });
 
   it('saves a checkpoint that both engines load to the same scores', async () => {
     await onnx.save(dir);
-    const again = await openEngine('onnx', { model: dir, provider: 'cpu' });
-    const other = await openEngine('tfjs', { model: dir });
-    const request = { promptIds: PROMPTS, responseIds: PROMPTS.map((p) => p.slice().reverse()) };
-    const [x, y, z] = await Promise.all([onnx.score(request), again.score(request), other.score(request)]);
+    const again = await createOnnxPolicyBackend({ model: dir, provider: 'cpu' });
+    const other = await createTfjsPolicyBackend({ model: dir });
+    const score = (backend: PolicyBackend) => scoreSequences(backend, PROMPTS, PROMPTS.map((p) => p.slice().reverse()));
+    const [x, y, z] = await Promise.all([score(onnx), score(again), score(other)]);
     expect(y.logProbs).toEqual(x.logProbs);
     expect(maxAbsDiff(z.logProbs, x.logProbs)).toBeLessThan(1e-4);
     again.dispose();
@@ -168,8 +167,7 @@ describe('plugin', () => {
     });
     expect(logs[0]).toMatch(/model policy: tiny on onnxruntime-node/);
     await backend.syncWeights(onnx);
-    const request = { promptIds: PROMPTS, responseIds: PROMPTS };
-    expect((await backend.score(request)).logProbs).toEqual((await onnx.score(request)).logProbs);
+    expect((await scoreSequences(backend, PROMPTS, PROMPTS)).logProbs).toEqual((await scoreSequences(onnx, PROMPTS, PROMPTS)).logProbs);
     backend.dispose();
   });
 });

@@ -1,7 +1,8 @@
-import { TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
-import type { ArchitectureName } from '@drmas/plugin-backend-tfjs';
+import type { ArchitectureName } from '@drmas/models';
+import { DecoderModel, TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import { OnnxPolicyBackend } from '../src/OnnxPolicyBackend.js';
-import { makeBatch, maxAbsDiff, randomModel, tinyConfigJson, weightedLogLikelihood } from './parityFixtures.js';
+import { scoreSequences, type PolicyBackend } from '@drmas/core';
+import { makeBatch, maxAbsDiff, randomWeights, tinyConfigJson, updateRequest, weightedLogLikelihood } from './parityFixtures.js';
 
 const CASES: { label: string; architecture: ArchitectureName; extra: Record<string, unknown> }[] = [
   {
@@ -25,9 +26,9 @@ describe.each(CASES)('onnx vs tfjs: $label', ({ architecture, extra }) => {
   let tfjs: TfjsPolicyBackend;
   let onnx: OnnxPolicyBackend;
   beforeAll(async () => {
-    const model = randomModel(tinyConfigJson(architecture, extra), 3);
-    tfjs = new TfjsPolicyBackend('tfjs', 'test', model, undefined, { lr: 3e-3 });
-    onnx = await OnnxPolicyBackend.create(model.config, await model.exportTensors(), undefined, { provider: 'cpu' });
+    const { config, weights } = randomWeights(tinyConfigJson(architecture, extra), 3);
+    tfjs = new TfjsPolicyBackend('tfjs', 'test', DecoderModel.fromTensors(config, weights), undefined);
+    onnx = await OnnxPolicyBackend.create(config, weights, undefined, { provider: 'cpu' });
   });
   afterAll(() => {
     tfjs.dispose();
@@ -35,8 +36,8 @@ describe.each(CASES)('onnx vs tfjs: $label', ({ architecture, extra }) => {
   });
 
   const scoreDiff = async () => {
-    const request = { promptIds: PROMPTS, responseIds: RESPONSES, withEntropy: true };
-    const [a, b] = await Promise.all([tfjs.score(request), onnx.score(request)]);
+    const score = (backend: PolicyBackend) => scoreSequences(backend, PROMPTS, RESPONSES, { withEntropy: true });
+    const [a, b] = await Promise.all([score(tfjs), score(onnx)]);
     return { logProbs: maxAbsDiff(a.logProbs, b.logProbs), entropy: maxAbsDiff(a.entropy!, b.entropy!), a, b };
   };
 
@@ -48,12 +49,12 @@ describe.each(CASES)('onnx vs tfjs: $label', ({ architecture, extra }) => {
 
   it('scores the same log-probs at per-row temperatures, and samples with log-probs at the sampling temperature', async () => {
     const temperatures = [0.6, 1, 1.7];
-    const request = { promptIds: PROMPTS, responseIds: RESPONSES, temperatures };
-    const [a, b, plain] = await Promise.all([tfjs.score(request), onnx.score(request), onnx.score({ promptIds: PROMPTS, responseIds: RESPONSES })]);
+    const score = (backend: PolicyBackend) => scoreSequences(backend, PROMPTS, RESPONSES, { temperatures });
+    const [a, b, plain] = await Promise.all([score(tfjs), score(onnx), scoreSequences(onnx, PROMPTS, RESPONSES)]);
     expect(maxAbsDiff(a.logProbs, b.logProbs)).toBeLessThan(1e-4);
     expect(maxAbsDiff(plain.logProbs, b.logProbs)).toBeGreaterThan(1e-3);
     const sampled = await onnx.generate({ prompts: PROMPTS, maxNewTokens: 6, temperature: 0.6, seed: 2, stopTokenIds: [] });
-    const rescored = await tfjs.score({ promptIds: PROMPTS, responseIds: sampled.tokenIds, temperatures: [0.6, 0.6, 0.6] });
+    const rescored = await scoreSequences(tfjs, PROMPTS, sampled.tokenIds, { temperatures: [0.6, 0.6, 0.6] });
     expect(maxAbsDiff(sampled.logProbs, rescored.logProbs)).toBeLessThan(1e-4);
   });
 
@@ -65,8 +66,9 @@ describe.each(CASES)('onnx vs tfjs: $label', ({ architecture, extra }) => {
   });
 
   it('agrees again after a tfjs update and syncWeights', async () => {
-    const before = (await onnx.score({ promptIds: PROMPTS, responseIds: RESPONSES })).logProbs;
-    await tfjs.update({ batch: makeBatch(PROMPTS.map((p, i) => [p, RESPONSES[i]])), loss: weightedLogLikelihood, microBatchSize: 3 });
+    const before = (await scoreSequences(onnx, PROMPTS, RESPONSES)).logProbs;
+    const pairs = PROMPTS.map((p, i): [number[], number[]] => [p, RESPONSES[i]!]);
+    await tfjs.update(updateRequest(makeBatch(pairs, pairs.map((_, r) => (r % 2 === 0 ? 1 : -0.5))), weightedLogLikelihood, 3, { optimizer: { lr: 3e-3 } }));
     await onnx.syncWeights(tfjs);
     const diff = await scoreDiff();
     expect(maxAbsDiff(before, diff.b.logProbs)).toBeGreaterThan(1e-3);

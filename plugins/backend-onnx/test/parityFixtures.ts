@@ -1,6 +1,7 @@
-import type { LossFunction, LossInput, TensorOps, WorkerGroupBatch } from '@drmas/core';
+import type { LossFunction, LossInput, TensorOps } from '@drmas/core';
 
-export { randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
+export { randomWeights, tinyConfigJson } from '../../../models/test/modelFixtures.js';
+export { makeBatch, updateRequest } from '../../backend-tfjs/test/trainingFixtures.js';
 
 /** Advantage-weighted token-mean log-likelihood. */
 export const weightedLogLikelihood: LossFunction = {
@@ -9,27 +10,6 @@ export const weightedLogLikelihood: LossFunction = {
     return { loss: ops.div(ops.neg(ops.sum(weighted)), input.totals.tokens), metrics: {} };
   },
 };
-
-export function makeBatch(pairs: [number[], number[]][]): WorkerGroupBatch {
-  const rows = pairs.length;
-  const responseLength = Math.max(...pairs.map(([, r]) => r.length));
-  const responseIds = new Int32Array(rows * responseLength);
-  const responseMask = new Float32Array(rows * responseLength);
-  const advantages = new Float32Array(rows * responseLength);
-  pairs.forEach(([, response], r) =>
-    response.forEach((id, j) => {
-      responseIds[r * responseLength + j] = id;
-      responseMask[r * responseLength + j] = 1;
-      advantages[r * responseLength + j] = r % 2 === 0 ? 1 : -0.5;
-    }),
-  );
-  return {
-    workerGroupId: 'test', agentIds: ['agent'], rows, responseLength, keys: [],
-    promptIds: pairs.map(([p]) => Int32Array.from(p)),
-    responseLengths: Int32Array.from(pairs, ([, r]) => r.length),
-    responseIds, responseMask, advantages, rolloutLogProbs: new Float32Array(rows * responseLength),
-  };
-}
 
 export function maxAbsDiff(a: number[][], b: number[][]): number {
   let m = 0;

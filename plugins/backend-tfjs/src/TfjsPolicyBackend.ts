@@ -11,14 +11,12 @@ import type {
   UpdateResult,
   WeightTensor,
 } from '@drmas/core';
-import { createBuiltinModel, isBuiltinModelName } from './builtin/builtinModels.js';
+import { loadModelWeights, Tokenizer, type ArchitectureName } from '@drmas/models';
 import { generateInChunks } from './generation/generateTokens.js';
 import { scoreTokens } from './generation/scoreTokens.js';
-import type { DecoderModel } from './model/DecoderModel.js';
-import type { ArchitectureName } from './model/ModelConfig.js';
+import { DecoderModel } from './model/DecoderModel.js';
 import { loadDecoderModel, saveDecoderModel } from './model/modelCheckpoint.js';
 import { selectRuntime } from './runtime/RuntimeSelector.js';
-import { Tokenizer } from './tokenizer/index.js';
 import { OPTIMIZER_META_FILE } from './training/AdamW.js';
 import { PolicyTrainer } from './training/PolicyTrainer.js';
 
@@ -182,12 +180,6 @@ function textCodecOf(tokenizer: Tokenizer): TextCodec {
 /** Selects the runtime, then builds (`tiny`/`small`) or loads (a checkpoint folder) the model. */
 export async function createTfjsPolicyBackend(options: TfjsBackendOptions): Promise<TfjsPolicyBackend> {
   const runtime = await selectRuntime(options.runtime ?? 'auto');
-  const name = options.name ?? 'tfjs';
-  if (isBuiltinModelName(options.model)) {
-    const { model, tokenizer } = createBuiltinModel(options.model, { seed: options.seed, architecture: options.architecture });
-    return new TfjsPolicyBackend(name, runtime.description, model, tokenizer);
-  }
-  const loaded = await loadDecoderModel(options.model);
-  const tokenizer = loaded.tokenizerDir ? await Tokenizer.fromDirectory(loaded.tokenizerDir) : undefined;
-  return new TfjsPolicyBackend(name, runtime.description, loaded.model, tokenizer);
+  const { config, weights, tokenizer } = await loadModelWeights(options);
+  return new TfjsPolicyBackend(options.name ?? 'tfjs', runtime.description, DecoderModel.fromTensors(config, weights), tokenizer);
 }

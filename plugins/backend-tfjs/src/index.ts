@@ -3,14 +3,7 @@ export {
   BackendDisposedError, createTfjsPolicyBackend, createTfjsPolicyBackend as createPolicyBackend, TfjsPolicyBackend,
   type TfjsBackendOptions,
 } from './TfjsPolicyBackend.js';
-export {
-  BUILTIN_MODELS, builtinConfigJson, builtinTokenizer, createBuiltinModel, isBuiltinModelName, type BuiltinModelName,
-} from './builtin/builtinModels.js';
 export { loadDecoderModel, saveDecoderModel, type LoadedModel } from './model/modelCheckpoint.js';
-export {
-  ARCHITECTURES, configJsonFor, expectedWeightShapes, isArchitectureName, parseModelConfig, type ArchitectureName,
-  type DecoderConfig, type RopeScaling,
-} from './model/ModelConfig.js';
 export { DecoderModel } from './model/DecoderModel.js';
 export {
   builtinRuntimeCandidates, RuntimeSelector, runtimeSelector, RuntimeUnavailableError, selectRuntime,
@@ -23,11 +16,4 @@ export { AdamW } from './training/AdamW.js';
 export { tfjsTensorOps } from './training/TfjsTensorOps.js';
 export { generateCommand, CommandInputError, type GenerateCommandOptions } from './cli/generateCommand.js';
 export { openPolicyBackend, type EngineOptions } from './cli/openPolicyBackend.js';
-export { rotaryInverseFrequencies, rotaryTables } from './model/rotaryEmbedding.js';
-export { leftPad } from './model/batchLayout.js';
-export { promptResponseLayout } from './model/responseLogProbs.js';
-export { SeededRandom } from './model/SeededRandom.js';
-export { logProbAtTemperature, sampleToken, type SamplingSettings } from './generation/sampling.js';
 export { scoreCommand, type ScoreCommandOptions } from './cli/scoreCommand.js';
-export * from './checkpoint/index.js';
-export * from './tokenizer/index.js';

@@ -5,7 +5,8 @@ import { PassThrough } from 'node:stream';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '../src/TfjsPolicyBackend.js';
 import { generateCommand } from '../src/cli/generateCommand.js';
 import { scoreCommand } from '../src/cli/scoreCommand.js';
-import { makeBatch, scoreSequences, updateRequest, weightedCrossEntropy } from './trainingFixtures.js';
+import { scoreSequences } from '@drmas/core';
+import { makeBatch, updateRequest, weightedCrossEntropy } from './trainingFixtures.js';
 import { batchLogits, maxAbsDiff } from './modelFixtures.js';
 
 let dir: string;

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { createTfjsPolicyBackend } from '../src/index.js';
-import { scoreSequences } from './trainingFixtures.js';
+import { scoreSequences } from '@drmas/core';
 import { runBin } from '../../../test/support/cliRunner.js';
 import { TempProject } from '../../../test/support/tempProject.js';
 

@@ -1,10 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import { responseValues, TrainingBatch } from '@drmas/core';
+import { sampleToken, SeededRandom } from '@drmas/models';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import { generateTokens } from '../src/generation/generateTokens.js';
 import { scoreTokens } from '../src/generation/scoreTokens.js';
-import { sampleToken } from '../src/generation/sampling.js';
-import { SeededRandom } from '../src/model/SeededRandom.js';
 import type { DecoderModel } from '../src/model/DecoderModel.js';
 import { batchLogits, randomModel, tinyConfigJson } from './modelFixtures.js';
 

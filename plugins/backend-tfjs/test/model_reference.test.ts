@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ArchitectureName } from '@drmas/models';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import { saveDecoderModel, loadDecoderModel } from '../src/model/modelCheckpoint.js';
 import type { DecoderModel } from '../src/model/DecoderModel.js';
-import type { ArchitectureName } from '../src/model/ModelConfig.js';
 import { batchLogits, maxAbsDiff, randomModel, tinyConfigJson } from './modelFixtures.js';
 
 const PYTHON = '/usr/bin/python3';

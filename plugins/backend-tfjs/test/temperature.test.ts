@@ -1,10 +1,10 @@
-import { TrainingBatch, type LossFunction, type LossInput, type TensorOps } from '@drmas/core';
+import { scoreSequences, TrainingBatch, type LossFunction, type LossInput, type TensorOps } from '@drmas/core';
+import { logProbAtTemperature } from '@drmas/models';
 import { TfjsPolicyBackend } from '../src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import type { DecoderModel } from '../src/model/DecoderModel.js';
-import { logProbAtTemperature } from '../src/generation/sampling.js';
 import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from './modelFixtures.js';
-import { scoreSequences, updateRequest } from './trainingFixtures.js';
+import { updateRequest } from './trainingFixtures.js';
 
 /** log softmax(z / T)[token], in float64, from raw logits. */
 function tempered(logits: number[], token: number, temperature: number): number {

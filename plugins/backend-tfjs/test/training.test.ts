@@ -1,10 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
+import { promptResponseLayout } from '@drmas/models';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import { PolicyTrainer } from '../src/training/PolicyTrainer.js';
-import { promptResponseLayout, responseTokenStats } from '../src/model/responseLogProbs.js';
+import { responseTokenStats } from '../src/model/responseLogProbs.js';
 import { rowsWithAdvantage } from '@drmas/core';
 import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from './modelFixtures.js';
 import { makeBatch, updateRequest, weightedCrossEntropy } from './trainingFixtures.js';

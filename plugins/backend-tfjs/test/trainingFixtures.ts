@@ -1,6 +1,6 @@
 import {
-  longestResponse, lossTotals, responseValues, TrainingBatch, type BatchView, type LossFunction, type LossInput, type OptimizerSettings,
-  type PolicyBackend, type TensorOps, type UpdateRequest, type WorkerGroupBatch,
+  longestResponse, lossTotals, TrainingBatch, type BatchView, type LossFunction, type LossInput, type OptimizerSettings, type TensorOps,
+  type UpdateRequest, type WorkerGroupBatch,
 } from '@drmas/core';
 
 /** Token-mean cross-entropy of the response tokens (advantage-weighted): `-sum(A * logp * mask) / tokens`. */
@@ -14,7 +14,7 @@ export const weightedCrossEntropy: LossFunction = {
 };
 
 /** A worker group's view of `rows` (prompt, response) pairs with unit advantages (or the given ones per row). */
-export function makeBatch(pairs: [number[], number[]][], advantages?: number[]): WorkerGroupBatch {
+export function makeBatch(pairs: [number[], number[]][], advantages?: readonly number[]): WorkerGroupBatch {
   const batch = TrainingBatch.fromSequences(pairs.map(([p]) => p), pairs.map(([, r]) => r), { workerGroup: 'test' });
   const R = batch.responseLength;
   pairs.forEach(([, response], r) => response.forEach((_, j) => { batch.advantages[r * R + j] = advantages?.[r] ?? 1; }));
@@ -38,17 +38,3 @@ export function updateRequest(
   };
 }
 
-/** Scores (prompt, response) rows with `backend`, each row's values cut to its response (the shape tests compare). */
-export async function scoreSequences(
-  backend: Pick<PolicyBackend, 'score'>,
-  prompts: readonly ArrayLike<number>[],
-  responses: readonly ArrayLike<number>[],
-  options: { temperatures?: ArrayLike<number>; withEntropy?: boolean } = {},
-): Promise<{ logProbs: number[][]; entropy?: number[][] }> {
-  const view = TrainingBatch.fromSequences(prompts, responses, { temperatures: options.temperatures }).all();
-  const scored = await backend.score({ batch: view, withEntropy: options.withEntropy });
-  return {
-    logProbs: responseValues(view, scored.logProbs),
-    ...(scored.entropy ? { entropy: responseValues(view, scored.entropy) } : {}),
-  };
-}

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { existsSync } from 'node:fs';
-import { builtinTokenizer } from '@drmas/plugin-backend-tfjs';
+import { builtinTokenizer } from '@drmas/models';
 import { runCli } from '../../../test/support/cliRunner.js';
 import { TempProject } from '../../../test/support/tempProject.js';
 import { demonstrationTurn } from '../src/index.js';

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { BackendFactory, builtinPlugins, createKernel, DrmasError, type Plugin } from '@drmas/core';
-import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/plugin-backend-tfjs';
+import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/models';
 import { generateKnowledgeBase } from '@drmas/plugin-env-search';
 import { warmupPresetBase, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions, type TeacherPolicy } from '@drmas/plugin-orchestra';
 import { searchPreset } from './searchPreset.js';

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { BUILTIN_MODELS, builtinTokenizer, createTfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
+import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/models';
+import { createTfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import { applySearches, Bm25Retriever, generateKnowledgeBase, SearchEpisode, type SearchQuestion } from '@drmas/plugin-env-search';
 import type { DemonstrationLine } from '@drmas/plugin-orchestra';
 import { buildSearchBase, PRESET_DIR, writeSearchDemonstrations } from '../src/buildBase.js';

@@ -1,7 +1,7 @@
 import { BackendFactory, DrmasError, z, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
+import type { ArchitectureName } from '@drmas/models';
 import { createOnnxPolicyBackend } from '../OnnxPolicyBackend.js';
 import { parseProviderRequest, PROVIDER_REQUESTS } from '../ExecutionProvider.js';
-import type { ArchitectureName } from '../tfjsBackend.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 

@@ -1,7 +1,7 @@
 import { DrmasError, type CliCommand } from '@drmas/core';
 import { CommandInputError, generateCommand } from './generateCommand.js';
 import { scoreCommand } from './scoreCommand.js';
-import type { ArchitectureName } from '../model/ModelConfig.js';
+import type { ArchitectureName } from '@drmas/models';
 
 function number(values: Record<string, unknown>, key: string): number | undefined {
   const raw = values[key] as string | undefined;

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { openPolicyBackend } from './openPolicyBackend.js';
-import type { ArchitectureName } from '../model/ModelConfig.js';
+import type { ArchitectureName } from '@drmas/models';
 
 export interface GenerateCommandOptions {
   /** `tiny`, `small` or a checkpoint folder. */

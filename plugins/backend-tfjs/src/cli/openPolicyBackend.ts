@@ -1,6 +1,5 @@
 import { DrmasError, type PolicyBackend } from '@drmas/core';
-import { createTfjsPolicyBackend } from '../TfjsPolicyBackend.js';
-import type { ArchitectureName } from '../model/ModelConfig.js';
+import type { ArchitectureName } from '@drmas/models';
 
 export interface EngineOptions {
   model: string;
@@ -11,10 +10,10 @@ export interface EngineOptions {
 
 /**
  * The engine a CLI command runs on: `tfjs` here; any other name is the package `@drmas/plugin-backend-<name>`,
- * whose `createPolicyBackend(options)` opens the same checkpoint (e.g. `onnx`).
+ * whose `createPolicyBackend(options)` opens the same checkpoint (e.g. `onnx`). tfjs is imported only for `tfjs`.
  */
 export async function openPolicyBackend(engine: string, options: EngineOptions): Promise<PolicyBackend> {
-  if (engine === 'tfjs') return createTfjsPolicyBackend(options);
+  if (engine === 'tfjs') return (await import('../TfjsPolicyBackend.js')).createTfjsPolicyBackend(options);
   const packageName = `@drmas/plugin-backend-${engine}`;
   let mod: { createPolicyBackend?: (o: EngineOptions) => Promise<PolicyBackend> };
   try {

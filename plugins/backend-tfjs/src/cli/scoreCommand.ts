@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { TrainingBatch } from '@drmas/core';
+import { scoreSequences } from '@drmas/core';
 import { openPolicyBackend } from './openPolicyBackend.js';
 import { CommandInputError } from './generateCommand.js';
 
@@ -30,9 +30,8 @@ export async function scoreCommand(options: ScoreCommandOptions, out: Writable =
     const vocab = backend.vocabSize;
     const bad = options.ids.find((id) => !Number.isInteger(id) || id < 0 || id >= vocab);
     if (bad !== undefined) throw new CommandInputError('ids', `id ${bad} is outside the vocabulary [0, ${vocab})`);
-    const response = options.ids.slice(promptLength);
-    const { logProbs } = await backend.score({ batch: TrainingBatch.fromSequences([options.ids.slice(0, promptLength)], [response]).all() });
-    const result: (number | null)[] = [...new Array<null>(promptLength).fill(null), ...logProbs.subarray(0, response.length)];
+    const { logProbs } = await scoreSequences(backend, [options.ids.slice(0, promptLength)], [options.ids.slice(promptLength)]);
+    const result: (number | null)[] = [...new Array<null>(promptLength).fill(null), ...logProbs[0]!];
     if (options.json) out.write(JSON.stringify({ logprobs: result }) + '\n');
     else result.forEach((lp, i) => out.write(`${i}\t${options.ids[i]}\t${lp === null ? '-' : lp.toFixed(6)}\n`));
     return result;

@@ -1,8 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import type { DecoderModel, LayerCache } from '../model/DecoderModel.js';
-import { leftPad } from '../model/batchLayout.js';
-import { SeededRandom } from '../model/SeededRandom.js';
-import { logProbAtTemperature, sampleToken, type SamplingSettings } from './sampling.js';
+import { leftPad, logProbAtTemperature, sampleToken, SeededRandom, type SamplingSettings } from '@drmas/models';
 
 export interface GenerationOptions {
   prompts: ArrayLike<number>[];

@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import type { BatchView, ScoreResult } from '@drmas/core';
+import { promptResponseLayout } from '@drmas/models';
 import type { DecoderModel } from '../model/DecoderModel.js';
-import { promptResponseLayout, responseTokenStats, type ResponseTokenStats } from '../model/responseLogProbs.js';
+import { responseTokenStats, type ResponseTokenStats } from '../model/responseLogProbs.js';
 
 export interface ScoreLimits {
   /** Bound on rows * responseColumns * vocab per forward pass (memory of the log-softmax). */

@@ -1,10 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
-import { expectedWeightShapes, type DecoderConfig } from './ModelConfig.js';
-import { expectTensor, type CheckpointTensor } from '../checkpoint/index.js';
-import { ModelWeightError } from './ModelErrors.js';
+import {
+  expectedWeightShapes, expectTensor, ModelWeightError, rotaryInverseFrequencies, rotaryTables,
+  type CheckpointTensor, type DecoderConfig, type HostTensor,
+} from '@drmas/models';
 import { plainMatMul } from './plainMatMul.js';
-import { rotaryInverseFrequencies, rotaryTables } from './rotaryEmbedding.js';
-import { SeededRandom } from './SeededRandom.js';
 
 /** Keys and values of one layer for the columns seen so far, `[batch, kvHeads, columns, headDim]` (keys after rope). */
 export interface LayerCache {
@@ -37,12 +36,6 @@ export interface ForwardOutput {
   cache?: LayerCache[];
 }
 
-/** A host copy of one weight. */
-export interface HostTensor {
-  shape: number[];
-  data: Float32Array;
-}
-
 const MASKED = -1e9;
 
 /** A Llama / Qwen2 / Qwen3 decoder over tf.Variables named like Hugging Face's tensors. */
@@ -71,20 +64,6 @@ export class DecoderModel {
       weights.set(name, tf.tidy(() => tf.variable(tf.tensor(data, shape, 'float32'), true, uniqueVariableName(name))));
     }
     return new DecoderModel(config, weights);
-  }
-
-  /** Fresh weights like transformers' `_init_weights`: normal(0, initializer_range), norms 1, biases 0. */
-  static randomInit(config: DecoderConfig, seed: number): DecoderModel {
-    const rng = new SeededRandom(seed);
-    const tensors = new Map<string, HostTensor>();
-    for (const [name, shape] of expectedWeightShapes(config)) {
-      const size = shape.reduce((a, b) => a * b, 1);
-      const data = new Float32Array(size);
-      if (name.endsWith('norm.weight')) data.fill(1);
-      else if (!name.endsWith('.bias')) rng.fillNormal(data, config.initializerRange);
-      tensors.set(name, { shape, data });
-    }
-    return DecoderModel.fromTensors(config, tensors);
   }
 
   weight(name: string): tf.Variable {

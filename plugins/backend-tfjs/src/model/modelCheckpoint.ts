@@ -1,7 +1,5 @@
-import { loadCheckpoint, saveCheckpoint, type CheckpointTokenizer } from '../checkpoint/index.js';
+import { configJsonFor, readModelFolder, saveCheckpoint, type CheckpointTokenizer } from '@drmas/models';
 import { DecoderModel } from './DecoderModel.js';
-import { configJsonFor, expectedWeightShapes, parseModelConfig } from './ModelConfig.js';
-import { join } from 'node:path';
 
 export interface LoadedModel {
   model: DecoderModel;
@@ -12,15 +10,8 @@ export interface LoadedModel {
 
 /** Loads a Hugging Face checkpoint folder (config.json + safetensors); only the tensors the decoder uses are read. */
 export async function loadDecoderModel(dir: string): Promise<LoadedModel> {
-  const probe = await loadCheckpoint(dir, { filter: () => false });
-  const config = parseModelConfig(probe.config, join(probe.dir, 'config.json'));
-  const wanted = expectedWeightShapes(config);
-  const checkpoint = await loadCheckpoint(dir, { filter: (name) => wanted.has(name) });
-  return {
-    model: DecoderModel.fromTensors(config, checkpoint.tensors),
-    tokenizerDir: checkpoint.tokenizerDir,
-    generationConfig: checkpoint.generationConfig,
-  };
+  const { config, weights, tokenizerDir, generationConfig } = await readModelFolder(dir);
+  return { model: DecoderModel.fromTensors(config, weights), tokenizerDir, generationConfig };
 }
 
 export interface SaveModelOptions {

@@ -1,6 +1,6 @@
 import { BackendFactory, DrmasError, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
 import { createTfjsPolicyBackend } from '../TfjsPolicyBackend.js';
-import type { ArchitectureName } from '../model/ModelConfig.js';
+import type { ArchitectureName } from '@drmas/models';
 import { builtinRuntimeCandidates, RuntimeUnavailableError } from '../runtime/RuntimeSelector.js';
 
 const PLUGIN_NAME = 'backend-tfjs';

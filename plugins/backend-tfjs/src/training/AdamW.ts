@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { assignParamGroups, type OptimizerSettings, type ParamGroupSettings } from '@drmas/core';
-import { readSafetensors, serializeSafetensors } from '../checkpoint/index.js';
+import { readSafetensors, serializeSafetensors } from '@drmas/models';
 
 export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';
 export const OPTIMIZER_META_FILE = 'optimizer.json';

@@ -1,7 +1,8 @@
 import * as tf from '@tensorflow/tfjs';
 import type { BatchView, LossInput, OptimizerSettings, TrainingBatch, UpdateRequest, UpdateResult } from '@drmas/core';
+import { promptResponseLayout } from '@drmas/models';
 import type { DecoderModel } from '../model/DecoderModel.js';
-import { promptResponseLayout, responseTokenStats } from '../model/responseLogProbs.js';
+import { responseTokenStats } from '../model/responseLogProbs.js';
 import { AdamW } from './AdamW.js';
 import { tfjsTensorOps } from './TfjsTensorOps.js';
 

@@ -1,4 +1,4 @@
-import type { DecoderConfig } from './ModelConfig.js';
+import type { DecoderConfig } from '../config/ModelConfig.js';
 
 // Module-level bindings: a global lookup of `Math` per call is slow inside vm contexts (jest).
 const { cos: cosine, sin: sine, pow, PI } = Math;

@@ -1,4 +1,4 @@
-import type { SeededRandom } from '../model/SeededRandom.js';
+import type { SeededRandom } from './SeededRandom.js';
 
 // Module-level binding: a global lookup of `Math` per call is slow inside vm contexts (jest).
 const { exp } = Math;

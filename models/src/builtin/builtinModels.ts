@@ -1,6 +1,8 @@
-import { DecoderModel } from '../model/DecoderModel.js';
-import { ARCHITECTURES, parseModelConfig, type ArchitectureName } from '../model/ModelConfig.js';
-import { trainByteLevelBpe, type Tokenizer } from '../tokenizer/index.js';
+import { ARCHITECTURES, parseModelConfig, type ArchitectureName, type DecoderConfig } from '../config/ModelConfig.js';
+import type { Tokenizer } from '../tokenizer/Tokenizer.js';
+import { trainByteLevelBpe } from '../tokenizer/trainByteLevelBpe.js';
+import type { HostTensor } from '../weights/HostTensor.js';
+import { randomInitWeights } from '../weights/randomInitWeights.js';
 import { builtinCorpus } from './builtinCorpus.js';
 
 export type BuiltinModelName = 'tiny' | 'small';
@@ -69,12 +71,12 @@ export interface BuiltinModelOptions {
   architecture?: ArchitectureName;
 }
 
-/** A freshly initialised built-in model (HF init, seeded) with its tokenizer. */
-export function createBuiltinModel(
+/** A freshly initialised built-in model (HF init, seeded): its config, host weights and tokenizer. */
+export function builtinModel(
   name: BuiltinModelName,
   options: BuiltinModelOptions = {},
-): { model: DecoderModel; tokenizer: Tokenizer } {
+): { config: DecoderConfig; weights: Map<string, HostTensor>; tokenizer: Tokenizer } {
   const tokenizer = builtinTokenizer(BUILTIN_MODELS[name].vocab_size);
   const config = parseModelConfig(builtinConfigJson(name, options.architecture, tokenizer), `builtin:${name}`);
-  return { model: DecoderModel.randomInit(config, options.seed ?? 0), tokenizer };
+  return { config, weights: randomInitWeights(config, options.seed ?? 0), tokenizer };
 }

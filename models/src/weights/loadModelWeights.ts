@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+import { loadCheckpoint } from '../checkpoint/checkpointDirectory.js';
+import { builtinModel, isBuiltinModelName } from '../builtin/builtinModels.js';
+import { expectedWeightShapes, parseModelConfig, type ArchitectureName, type DecoderConfig } from '../config/ModelConfig.js';
+import { Tokenizer } from '../tokenizer/Tokenizer.js';
+import type { HostTensor } from './HostTensor.js';
+
+export interface ModelSource {
+  /** `tiny` / `small` (built-in, initialised from `seed`) or a checkpoint folder. */
+  model: string;
+  /** Initialisation seed of a built-in model (default 0). */
+  seed?: number;
+  /** Architecture of a built-in model (default Qwen2ForCausalLM); ignored for checkpoints. */
+  architecture?: ArchitectureName;
+}
+
+export interface ModelWeights {
+  config: DecoderConfig;
+  weights: Map<string, HostTensor>;
+  tokenizer?: Tokenizer;
+}
+
+/** A checkpoint folder's decoder: its config, the tensors the decoder uses, and what else the folder holds. */
+export interface ModelFolder {
+  config: DecoderConfig;
+  weights: Map<string, HostTensor>;
+  /** The folder when it holds a tokenizer.json. */
+  tokenizerDir?: string;
+  generationConfig?: Record<string, unknown>;
+}
+
+/** Reads a Hugging Face checkpoint folder (config.json + safetensors); only the tensors the decoder uses are read. */
+export async function readModelFolder(dir: string): Promise<ModelFolder> {
+  const probe = await loadCheckpoint(dir, { filter: () => false });
+  const config = parseModelConfig(probe.config, join(probe.dir, 'config.json'));
+  const wanted = expectedWeightShapes(config);
+  const checkpoint = await loadCheckpoint(dir, { filter: (name) => wanted.has(name) });
+  return {
+    config,
+    weights: checkpoint.tensors,
+    tokenizerDir: checkpoint.tokenizerDir,
+    generationConfig: checkpoint.generationConfig,
+  };
+}
+
+/** A decoder's config, host weights and tokenizer: a built-in model initialised from its seed, or a checkpoint folder. */
+export async function loadModelWeights(source: ModelSource): Promise<ModelWeights> {
+  if (isBuiltinModelName(source.model)) return builtinModel(source.model, { seed: source.seed, architecture: source.architecture });
+  const { config, weights, tokenizerDir } = await readModelFolder(source.model);
+  const tokenizer = tokenizerDir ? await Tokenizer.fromDirectory(tokenizerDir) : undefined;
+  return { config, weights, tokenizer };
+}

@@ -1,0 +1,48 @@
+import {
+  expectedWeightShapes, parseModelConfig, SeededRandom, type ArchitectureName, type DecoderConfig, type HostTensor,
+} from '../src/index.js';
+
+/** config.json of a very small decoder of each family (GQA 4:2, 2 layers). */
+export function tinyConfigJson(architecture: ArchitectureName, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const modelType = { LlamaForCausalLM: 'llama', Qwen2ForCausalLM: 'qwen2', Qwen3ForCausalLM: 'qwen3' }[architecture];
+  return {
+    architectures: [architecture],
+    model_type: modelType,
+    vocab_size: 48,
+    hidden_size: 32,
+    intermediate_size: 40,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    rms_norm_eps: 1e-6,
+    rope_theta: 10000,
+    max_position_embeddings: 128,
+    tie_word_embeddings: false,
+    ...(architecture === 'Qwen3ForCausalLM' ? { head_dim: 12 } : {}),
+    ...extra,
+  };
+}
+
+/**
+ * A decoder whose every tensor is random (norm weights around 1, biases nonzero, larger std than the HF init), so
+ * each feature visibly changes the logits.
+ */
+export function randomWeights(configJson: Record<string, unknown>, seed = 1): { config: DecoderConfig; weights: Map<string, HostTensor> } {
+  const config = parseModelConfig(configJson);
+  const rng = new SeededRandom(seed + 1000);
+  const weights = new Map<string, HostTensor>();
+  for (const [name, shape] of expectedWeightShapes(config)) {
+    const size = shape.reduce((a, b) => a * b, 1);
+    const data = rng.fillNormal(new Float32Array(size), name.endsWith('norm.weight') ? 0.2 : name.endsWith('.bias') ? 0.3 : 0.15);
+    if (name.endsWith('norm.weight')) for (let i = 0; i < data.length; i++) data[i] += 1;
+    weights.set(name, { shape, data });
+  }
+  return { config, weights };
+}
+
+/** log softmax of one row of logits, in float64 (a plain-JavaScript reference for the model's log-probs). */
+export function logSoftmax(logits: readonly number[]): number[] {
+  const max = Math.max(...logits);
+  const lse = max + Math.log(logits.reduce((s, z) => s + Math.exp(z - max), 0));
+  return logits.map((z) => z - lse);
+}
