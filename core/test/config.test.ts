@@ -79,6 +79,48 @@ describe('finding and loading config files', () => {
   });
 });
 
+describe('TypeScript config files', () => {
+  test.each([
+    ['drmas.config.mts', "import type { UserConfig } from '@drmas/core';\nconst steps: string = 4;\nexport default { trainer: { steps } } satisfies UserConfig;\n"],
+    ['drmas.config.cts', "import type { UserConfig } from '@drmas/core';\nconst config: UserConfig = { trainer: { steps: 4 } };\nexport = config;\n"],
+  ])('%s is found by search; its types are erased, not checked', async (name, content) => {
+    const p = project({ [name]: content });
+    const { config, file } = await resolveConfig({ cwd: p.dir });
+    expect(file).toBe(p.path(name));
+    expect(config.trainer.steps).toBe(4);
+  });
+
+  test('a syntax error names the file, the line and the column, and shows the line', async () => {
+    const p = project({ 'drmas.config.ts': "import { defineConfig } from '@drmas/core';\n\nexport default defineConfig({ trainer: { steps: 4, seed: } });\n" });
+    const error = await failure(() => resolveConfig({ cwd: p.dir }));
+    expect(error.code).toBe('CONFIG_LOAD_FAILED');
+    expect(error.file).toBe(p.path('drmas.config.ts'));
+    expect(error.message).toBe([
+      'cannot load config: syntax error at line 3, column 58: Unexpected token',
+      '  3 | export default defineConfig({ trainer: { steps: 4, seed: } });',
+      '    |                                                          ^',
+    ].join('\n'));
+  });
+
+  test('a syntax error in a file the config imports names that file', async () => {
+    const p = project({
+      'configs/run.config.ts': "import { trainer } from './parts/trainer.js';\nexport default { trainer };\n",
+      'configs/parts/trainer.ts': "export const trainer = {\n  steps: 4\n  seed: 1,\n};\n",
+    });
+    const error = await failure(() => resolveConfig({ cwd: p.dir, configPath: 'configs/run.config.ts' }));
+    expect(error.code).toBe('CONFIG_LOAD_FAILED');
+    expect(error.file).toBe(p.path('configs', 'run.config.ts'));
+    expect(error.message).toContain(`syntax error in ${p.path('configs', 'parts', 'trainer.ts')} at line 3, column 3: Unexpected token, expected ","`);
+  });
+
+  test('a throw while the config is evaluated names the error and where', async () => {
+    const p = project({ 'drmas.config.ts': "const home: string | undefined = undefined;\nif (!home) throw new RangeError('DRMAS_HOME is not set');\nexport default {};\n" });
+    const error = await failure(() => resolveConfig({ cwd: p.dir }));
+    expect(error.code).toBe('CONFIG_LOAD_FAILED');
+    expect(error.message).toContain(`cannot load config: it threw while being evaluated: RangeError: DRMAS_HOME is not set (${p.path('drmas.config.ts')}:2:`);
+  });
+});
+
 describe('schema validation', () => {
   test('a wrong type names the key path and the file', async () => {
     const p = project({ 'drmas.config.json': JSON.stringify({ trainer: { steps: 'ten' } }) });

@@ -24,7 +24,15 @@ beforeAll(() => {
     .package('drmas-plugin-throws-factory', `export default () => { throw new Error('bad options'); };\n`)
     .package('drmas-preset-loop-a', preset('loop-a', [], ['loop-b']))
     .package('drmas-preset-loop-b', preset('loop-b', [], ['loop-a']))
-    .write({ 'local/my-plugin.js': plugin('local') });
+    .write({
+      'local/my-plugin.js': plugin('local'),
+      'ts/typed.ts': "import type { Plugin } from '@drmas/core';\ninterface Depth { depth: number }\nconst depth: Depth = { depth: 2 };\nconst typed: Plugin<Depth> = { name: 'typed', options: depth, apply() {} };\nexport default typed;\n",
+      'ts/preset.mts': "import type { Preset } from '@drmas/core';\nexport default { name: 'ts-preset', plugins: ['./typed'], config: { trainer: { steps: 6 } } } satisfies Preset;\n",
+      'ts/type-error.ts': "const name: number = 'type-error';\nexport default { name, apply(): void {} };\n",
+      'ts/syntax.ts': "export default { name: 'syntax',\n  apply() { const a = ; },\n};\n",
+      'ts/definite-field.ts': "const mark = (target: object, key: string): void => {};\nclass Agent { @mark name!: string; }\nexport default { name: 'definite-field', apply() { return new Agent(); } };\n",
+      'ts/throws.ts': "const key: string | undefined = undefined;\nif (!key) throw new Error('ACME_KEY is not set');\nexport default { name: 'throws', apply() {} };\n",
+    });
 });
 
 afterAll(() => project.dispose());
@@ -74,6 +82,43 @@ describe('loading', () => {
     expect(kernel.plugins.map((p) => p.plugin.name)).toEqual(['search', 'foo']);
     expect(config.trainer.steps).toBe(7);
     expect(config.trainer.seed).toBe(9);
+  });
+});
+
+describe('TypeScript plugins and presets', () => {
+  test('a .ts plugin by path, with or without its extension, and a .mts preset listing one', async () => {
+    const { kernel, presets, config } = await load({ presets: ['./ts/preset.mts'], plugins: [['./ts/type-error.ts']] });
+    expect(presets.map((p) => [p.preset.name, p.resolvedFrom])).toEqual([['ts-preset', project.path('ts', 'preset.mts')]]);
+    expect(kernel.plugins.map((p) => [p.plugin.name, p.resolvedFrom])).toEqual([
+      ['typed', project.path('ts', 'typed.ts')], ['type-error', project.path('ts', 'type-error.ts')],
+    ]);
+    expect(kernel.plugins[0].plugin.options).toEqual({ depth: 2 });
+    expect(config.trainer.steps).toBe(6);
+  });
+
+  test('a syntax error names the file, line and column, and shows the line', async () => {
+    const error = await failure({ plugins: ['./ts/syntax.ts'] });
+    expect(error.code).toBe('PLUGIN_LOAD_FAILED');
+    expect(error.key).toBe('plugins[0]');
+    expect(error.message).toBe([
+      `plugin "./ts/syntax.ts" was found at ${project.path('ts', 'syntax.ts')} but failed to load: syntax error at line 2, column 23: Unexpected token`,
+      '  2 |   apply() { const a = ; },',
+      '    |                       ^',
+    ].join('\n'));
+    expect(error.hint).toContain('only syntax stops a file from loading');
+  });
+
+  test('TypeScript that tsc accepts but Babel cannot transpile names the file and the construct', async () => {
+    const error = await failure({ plugins: ['./ts/definite-field.ts'] });
+    expect(error.code).toBe('PLUGIN_LOAD_FAILED');
+    expect(error.message).toContain(`failed to load: cannot transpile ${project.path('ts', 'definite-field.ts')}: Definitely assigned fields cannot be initialized here`);
+    expect(error.hint).toContain('compile the file with tsc');
+  });
+
+  test('a throw while the module is evaluated names the error and where', async () => {
+    const error = await failure({ plugins: ['./ts/throws.ts'] });
+    expect(error.code).toBe('PLUGIN_LOAD_FAILED');
+    expect(error.message).toContain(`failed to load: it threw while being evaluated: Error: ACME_KEY is not set (${project.path('ts', 'throws.ts')}:2:`);
   });
 });
 

@@ -26,10 +26,15 @@ export async function runCli(args: string[], cwd = REPO_ROOT): Promise<CliResult
   return { code, stdout: out(), stderr: err() };
 }
 
-/** Runs the built `drmas` bin in a child process, exactly as a user would (needs `npm run build`). */
-export function runBin(args: string[], cwd = REPO_ROOT, timeoutMs = 120_000): CliResult {
-  const result = spawnSync(process.execPath, [path.join(REPO_ROOT, 'core', 'bin', 'drmas.js'), ...args], {
+/** Runs `node args...` in a child process in `cwd`, with no flags and no NODE_OPTIONS, as a user's shell would. */
+export function runNode(args: string[], cwd: string, timeoutMs = 120_000): CliResult {
+  const result = spawnSync(process.execPath, args, {
     cwd, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, NODE_OPTIONS: '' },
   });
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs the built `drmas` bin in a child process, exactly as a user would (needs `npm run build`). */
+export function runBin(args: string[], cwd = REPO_ROOT, timeoutMs = 120_000): CliResult {
+  return runNode([path.join(REPO_ROOT, 'core', 'bin', 'drmas.js'), ...args], cwd, timeoutMs);
 }

@@ -6,13 +6,13 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
 
 /**
  * A scratch folder inside the repository (so packages written into it resolve `@drmas/core` through the
- * workspace's node_modules, as an installed third-party plugin would), removed by `dispose`.
+ * workspace's node_modules, as an installed third-party plugin would), or inside `parent` when given, removed by
+ * `dispose`.
  */
 export class TempProject {
   readonly dir: string;
 
-  constructor(label: string) {
-    const parent = path.join(REPO_ROOT, '.drmas-cache', 'tests');
+  constructor(label: string, parent = path.join(REPO_ROOT, '.drmas-cache', 'tests')) {
     mkdirSync(parent, { recursive: true });
     this.dir = mkdtempSync(path.join(parent, `${label}-`));
   }

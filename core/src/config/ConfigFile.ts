@@ -1,8 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { cosmiconfig, defaultLoaders, type Loader } from 'cosmiconfig';
+import { cosmiconfig, type Loader } from 'cosmiconfig';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { DrmasError } from '../errors/DrmasError.js';
+import { importModule, type ModuleImportError } from '../plugins/ModuleImporter.js';
 import { isPlainObject, type ConfigObject } from './ConfigLayers.js';
 
 /** Where config files are looked for, in order, in the start folder and each parent up to the home folder. */
@@ -14,6 +15,7 @@ export const CONFIG_SEARCH_PLACES = Object.freeze([
   '.drmasrc.yml',
   'drmas.config.ts',
   'drmas.config.mts',
+  'drmas.config.cts',
   'drmas.config.mjs',
   'drmas.config.js',
   'drmas.config.json',
@@ -60,6 +62,17 @@ const loadYaml: Loader = (filepath, content) => {
   }
 };
 
+/** JavaScript through Node's `import()`, TypeScript through the TypeScript loader (no `typescript` needed). */
+const loadModule: Loader = async (filepath) => {
+  try {
+    const mod = await importModule(filepath);
+    return 'default' in mod ? mod.default : mod;
+  } catch (cause) {
+    const failure = cause as ModuleImportError;
+    throw new DrmasError('CONFIG_LOAD_FAILED', `cannot load config: ${failure.message}`, { file: filepath, cause: failure.cause, hint: failure.hint });
+  }
+};
+
 function explorer() {
   return cosmiconfig('drmas', {
     searchPlaces: [...CONFIG_SEARCH_PLACES],
@@ -69,7 +82,12 @@ function explorer() {
       '.yaml': loadYaml,
       '.yml': loadYaml,
       noExt: loadYaml,
-      '.mts': defaultLoaders['.ts'],
+      '.js': loadModule,
+      '.mjs': loadModule,
+      '.cjs': loadModule,
+      '.ts': loadModule,
+      '.mts': loadModule,
+      '.cts': loadModule,
     },
   });
 }

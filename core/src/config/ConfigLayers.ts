@@ -1,9 +1,11 @@
 /** A plain-object config merged from labelled layers, remembering which layer set each key. */
 export type ConfigObject = Record<string, unknown>;
 
+/** An object literal, from this realm or another (a TS config is evaluated in Node's main context, also under jest). */
 export function isPlainObject(value: unknown): value is ConfigObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    && (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as object | null;
+  return prototype === null || Object.getPrototypeOf(prototype) === null;
 }
 
 export function formatPath(path: ReadonlyArray<string | number>): string {

@@ -40,6 +40,17 @@ function resolveExportTarget(target: unknown): string | undefined {
   return undefined;
 }
 
+/** Built JavaScript is preferred to a TypeScript source of the same name. */
+const FILE_SUFFIXES = ['', '.js', '.mjs', '.cjs', '.ts', '.mts', '.cts', '/index.js', '/index.mjs', '/index.ts', '/index.mts'];
+
+function findFile(base: string): string | undefined {
+  for (const suffix of FILE_SUFFIXES) {
+    const file = base + suffix;
+    if (existsSync(file) && statSync(file).isFile()) return file;
+  }
+  return undefined;
+}
+
 function packageEntry(dir: string, pkg: PackageJson): string | undefined {
   if (pkg.exports !== undefined) {
     const exportsField = pkg.exports as Record<string, unknown> | string;
@@ -49,12 +60,10 @@ function packageEntry(dir: string, pkg: PackageJson): string | undefined {
     const target = resolveExportTarget(root);
     return target ? path.join(dir, target) : undefined;
   }
-  for (const field of [pkg.module, pkg.main, 'index.js', 'index.mjs']) {
+  for (const field of [pkg.module, pkg.main, 'index']) {
     if (!field) continue;
-    const file = path.join(dir, field);
-    if (existsSync(file) && statSync(file).isFile()) return file;
-    if (existsSync(`${file}.js`)) return `${file}.js`;
-    if (existsSync(path.join(file, 'index.js'))) return path.join(file, 'index.js');
+    const file = findFile(path.join(dir, field));
+    if (file) return file;
   }
   return undefined;
 }
@@ -76,8 +85,6 @@ export function locatePackage(name: string, fromDir: string): LocatedModule | un
   }
 }
 
-const FILE_EXTENSIONS = ['', '.js', '.mjs', '.cjs', '/index.js', '/index.mjs'];
-
 /** Resolves a relative or absolute path specifier: a file, or a folder with a package.json or index file. */
 export function locatePath(specifier: string, fromDir: string): LocatedModule | undefined {
   const base = path.resolve(fromDir, specifier.startsWith('file:') ? new URL(specifier).pathname : specifier);
@@ -86,11 +93,8 @@ export function locatePath(specifier: string, fromDir: string): LocatedModule | 
     const entry = packageEntry(base, pkg);
     if (entry) return { entry, packageName: pkg.name, version: pkg.version, location: base };
   }
-  for (const extension of FILE_EXTENSIONS) {
-    const file = base + extension;
-    if (existsSync(file) && statSync(file).isFile()) return { entry: file, location: file };
-  }
-  return undefined;
+  const file = findFile(base);
+  return file ? { entry: file, location: file } : undefined;
 }
 
 /** Installed package names visible from `fromDir`, for "Did you mean ...?" hints. */

@@ -1,10 +1,10 @@
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
 import type { UserConfig } from '../config/UserConfig.js';
 import { candidatePackageNames, isPathSpecifier, shortName, type ModuleKind } from './packageNames.js';
 import { installedPackageNames, locatePackage, locatePath, type LocatedModule } from './ModuleLocator.js';
+import { importModule, type ModuleImportError } from './ModuleImporter.js';
 import {
   isPlugin, looksLikePreset, type Plugin, type PluginSpec, type Preset, type PresetSpec,
 } from './Plugin.js';
@@ -151,7 +151,7 @@ export class PluginLoader {
       if (found) return found;
       throw new DrmasError(kind === 'plugin' ? 'PLUGIN_NOT_FOUND' : 'PRESET_NOT_FOUND',
         `cannot find ${kind} "${name}": no file or package at ${path.resolve(fromDir, name)}`, {
-          key, file: listedIn, hint: `paths are resolved from ${fromDir}; check the spelling and that the file exists (built .js, not .ts)`,
+          key, file: listedIn, hint: `paths are resolved from ${fromDir}; check the spelling and that the file exists`,
         });
     }
     const tried = candidatePackageNames(name, kind);
@@ -179,12 +179,13 @@ export class PluginLoader {
 
   private async importDefault(located: LocatedModule, kind: ModuleKind, name: string, key: string, listedIn: string): Promise<unknown> {
     try {
-      const mod = await import(pathToFileURL(located.entry).href) as Record<string, unknown>;
+      const mod = await importModule(located.entry);
       return 'default' in mod ? mod.default : mod;
     } catch (cause) {
+      const failure = cause as ModuleImportError;
       throw new DrmasError(kind === 'plugin' ? 'PLUGIN_LOAD_FAILED' : 'PRESET_LOAD_FAILED',
-        `${kind} "${name}" was found at ${located.entry} but failed to load: ${(cause as Error).message ?? cause}`, {
-          key, file: listedIn, cause, hint: 'run with --verbose for the stack; if it is a workspace package, run `npm run build` first',
+        `${kind} "${name}" was found at ${located.entry} but failed to load: ${failure.message}`, {
+          key, file: listedIn, cause: failure.cause, hint: failure.hint,
         });
     }
   }

@@ -1,0 +1,138 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Jiti } from 'jiti';
+
+const TYPESCRIPT_FILE = /\.[cm]?ts$/;
+
+let loader: Promise<Jiti> | undefined;
+
+/**
+ * jiti strips types with Babel (no type-check; legacy decorators and their metadata, as `experimentalDecorators`
+ * gives) and imports the ESM JavaScript a TypeScript file depends on with Node's own `import()`, so a TS plugin
+ * shares `@drmas/core`'s module instance (tokens, `@agent` metadata) with the kernel that loads it. It does not
+ * need the project's `typescript`, whatever its version.
+ */
+function typescriptLoader(): Promise<Jiti> {
+  loader ??= import('jiti').then(({ createJiti }) => createJiti(import.meta.url));
+  return loader;
+}
+
+/** Why a module did not load, in the terms of the file a person fixes. */
+export class ModuleImportError extends Error {
+  override readonly name = 'ModuleImportError';
+
+  constructor(message: string, readonly hint: string, cause: unknown) {
+    super(message, { cause });
+  }
+}
+
+interface ThrownValue {
+  name?: string;
+  message?: string;
+  code?: string;
+  stack?: string;
+  requireStack?: string[];
+}
+
+function asThrown(value: unknown): ThrownValue {
+  return typeof value === 'object' && value !== null ? value as ThrownValue : { message: String(value) };
+}
+
+function shown(file: string, entry: string): string {
+  return file === entry ? '' : ` in ${file}`;
+}
+
+/** The offending line with a caret under `column` (1-based), as Babel and Jest print it. */
+function codeFrame(file: string, line: number, column: number): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').split(/\r?\n/)[line - 1] ?? '';
+  } catch {
+    return '';
+  }
+  const gutter = String(line);
+  const pad = text.slice(0, column - 1).replace(/[^\t]/g, ' ');
+  return `\n  ${gutter} | ${text}\n  ${' '.repeat(gutter.length)} | ${pad}^`;
+}
+
+/** jiti reports a Babel failure as `<code>: <message> \n <file>:<line>:<column>`, the column 0-based. */
+const JITI_TRANSFORM_ERROR = /^(\w+): ([\s\S]*?)\s*\n (.+):(\d+):(\d+)$/;
+const NOT_FOUND = /Cannot find (?:module|package) '([^']+)'(?: imported from (.+))?/;
+const MISSING_EXPORT = /The requested module '([^']+)' does not provide an export named '([^']+)'/;
+const STACK_LOCATION = /\(?((?:file:\/\/)?[^\s()]+):(\d+):(\d+)\)?$/;
+
+function missingImport(request: string, importer: string | undefined, entry: string): [message: string, hint: string] {
+  const from = importer ? `, imported by ${importer.startsWith('file:') ? fileURLToPath(importer) : importer}` : '';
+  const relative = request.startsWith('.') || request.startsWith('/') || request.startsWith('file:');
+  const hint = relative
+    ? `check the path: it resolves from the folder of the file that imports it${importer ? '' : ` (${path.dirname(entry)})`}`
+    : `install it in the project (npm install ${request.startsWith('@') ? request.split('/').slice(0, 2).join('/') : request.split('/')[0]}) or fix the import`;
+  return [`cannot find "${request}"${from}`, hint];
+}
+
+/**
+ * Where a thrown error comes from: the first stack frame in the user's own files, else the first outside Node's
+ * internals and jiti.
+ */
+function throwLocation(stack: string | undefined): string {
+  const frames: string[] = [];
+  for (const line of (stack ?? '').split('\n').slice(1)) {
+    const match = STACK_LOCATION.exec(line.trim());
+    if (!match || match[1].startsWith('node:') || /[\\/]node_modules[\\/]jiti[\\/]/.test(match[1])) continue;
+    frames.push(`${match[1].startsWith('file:') ? fileURLToPath(match[1]) : match[1]}:${match[2]}:${match[3]}`);
+  }
+  const frame = frames.find((f) => !/[\\/]node_modules[\\/]/.test(f)) ?? frames[0];
+  return frame ? ` (${frame})` : '';
+}
+
+function explain(cause: unknown, entry: string): ModuleImportError {
+  const thrown = asThrown(cause);
+  const message = thrown.message ?? String(cause);
+  const transform = JITI_TRANSFORM_ERROR.exec(message);
+  if (transform) {
+    const [, code, reason, file, line, column] = transform;
+    if (code === 'ParseError' && Number(line) > 0) {
+      const col = Number(column) + 1;
+      return new ModuleImportError(
+        `syntax error${shown(file, entry)} at line ${line}, column ${col}: ${reason}${codeFrame(file, Number(line), col)}`,
+        'fix the syntax there; TypeScript types are erased without being checked, so only syntax stops a file from loading', cause);
+    }
+    return new ModuleImportError(`cannot transpile ${file}: ${reason}`,
+      'the TypeScript loader (jiti, with Babel) does not support this construct: rewrite it, or compile the file with tsc and load the .js', cause);
+  }
+  const notFound = thrown.code === 'MODULE_NOT_FOUND' || thrown.code === 'ERR_MODULE_NOT_FOUND' ? NOT_FOUND.exec(message) : null;
+  if (notFound) {
+    const [text, hint] = missingImport(notFound[1], notFound[2] ?? thrown.requireStack?.[0], entry);
+    return new ModuleImportError(text, hint, cause);
+  }
+  const missingExport = thrown.name === 'SyntaxError' ? MISSING_EXPORT.exec(message) : null;
+  if (missingExport) {
+    return new ModuleImportError(`"${missingExport[1]}" has no export named "${missingExport[2]}"`,
+      'check the name against what that module exports (and its version)', cause);
+  }
+  const location = throwLocation(thrown.stack);
+  if (thrown.name === 'SyntaxError' && !location) {
+    return new ModuleImportError(`syntax error: ${message}`,
+      `fix the syntax; \`node --check ${entry}\` shows the line (if it is not there, it is in a file this one imports)`, cause);
+  }
+  return new ModuleImportError(`it threw while being evaluated: ${thrown.name ? `${thrown.name}: ` : ''}${message}${location}`,
+    'the error comes from the module\'s own top-level code; run with --verbose for the stack trace', cause);
+}
+
+/**
+ * Imports `file` (absolute): TypeScript (`.ts`, `.mts`, `.cts`) through jiti, created on the first such file,
+ * anything else through Node's `import()`. A failure is a `ModuleImportError` saying what to fix where.
+ */
+export async function importModule(file: string): Promise<Record<string, unknown>> {
+  if (!existsSync(file)) {
+    throw new ModuleImportError('the file does not exist',
+      'a package.json names it as the entry: if it is a workspace package, run `npm run build` first, else reinstall the package', undefined);
+  }
+  try {
+    if (TYPESCRIPT_FILE.test(file)) return await (await typescriptLoader()).import<Record<string, unknown>>(file);
+    return await import(pathToFileURL(file).href) as Record<string, unknown>;
+  } catch (cause) {
+    throw explain(cause, file);
+  }
+}
