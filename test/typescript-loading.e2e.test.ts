@@ -72,7 +72,7 @@ export default definePlugin<ToyOptions>((options) => ({
       return batch;
     });
     kernel.hooks.update.tap('toy', (batch, step) => {
-      step.metrics[\`toy/\${batch.workerGroupId}/rows\`] = batch.rows;
+      step.metrics[\`toy/\${batch.workerGroupId}/rows\`] = batch.rows.length;
     });
   },
 }));
