@@ -68,8 +68,7 @@ export default definePlugin<ToyOptions>((options) => ({
       return batch;
     });
     kernel.hooks.advantage.tap('toy', (batch) => {
-      for (const turn of batch.trajectories.flatMap((t) => t.turns)) turn.advantages = [(turn.reward ?? 0) - 0.5];
-      return batch;
+      for (let row = 0; row < batch.rows; row++) batch.advantages[row * batch.responseLength] = batch.rewards[row]! - 0.5;
     });
     kernel.hooks.update.tap('toy', (batch, step) => {
       step.metrics[\`toy/\${batch.workerGroupId}/rows\`] = batch.rows.length;
