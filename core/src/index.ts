@@ -23,6 +23,7 @@ export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
 export { AdvantageEstimator, BackendFactory, MetricsSink } from './roles/tokens.js';
 export { Checkpointable } from './roles/Checkpointable.js';
+export { Environment, type EnvAction, type EnvTask, type EnvTaskBatch, type Episode } from './roles/Environment.js';
 export { InfoSection } from './roles/InfoSection.js';
 export { WorkerGroups, type WorkerGroup, type WorkerGroupTraining } from './roles/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
@@ -34,12 +35,12 @@ export {
 export { PluginLoader, type LoadedPlugin, type LoadedPreset, type ModuleOrigin } from './plugins/PluginLoader.js';
 export { candidatePackageNames, shortName } from './plugins/packageNames.js';
 
-export { defineConfig, type EvalConfig, type TrainerConfig, type UserConfig } from './config/UserConfig.js';
+export { defineConfig, type EnvConfig, type EvalConfig, type TrainerConfig, type UserConfig } from './config/UserConfig.js';
 export { ResolvedConfig, type AgentSettings, type ModelSettings } from './config/ResolvedConfig.js';
 export { resolveConfig, type ConfigResolution, type ResolveConfigOptions } from './config/resolveConfig.js';
 export { CONFIG_SEARCH_PLACES, loadConfigFile } from './config/ConfigFile.js';
 export { coerceOverride, parseOverride, type Override } from './config/overrides.js';
-export { buildConfigSchema, ENTRY_SECTIONS } from './config/configSchema.js';
+export { buildConfigSchema, ENTRY_SECTIONS, envSection, type EnvSettings } from './config/configSchema.js';
 
 export { agent, agentName, type AgentConstructor } from './agents/agent.js';
 export { Agent, AgentRegistry } from './agents/AgentRegistry.js';

@@ -1,5 +1,6 @@
 import type { ParamGroupSettings } from '../compute/PolicyBackend.js';
 import { createToken } from '../di/Token.js';
+import type { EnvSettings } from './configSchema.js';
 import type { EvalConfig, TrainerConfig } from './UserConfig.js';
 
 /** `models.<id>` after validation (backend plugins may add keys). */
@@ -37,6 +38,7 @@ export interface ResolvedConfig {
   algorithm: { advantage?: string; [key: string]: unknown };
   trainer: Required<Omit<TrainerConfig, 'runName'>> & { runName?: string };
   eval: Required<EvalConfig> & Record<string, unknown>;
+  env: EnvSettings & Record<string, unknown>;
   [section: string]: unknown;
 }
 
