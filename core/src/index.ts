@@ -24,6 +24,7 @@ export type { RegisterContext } from './di/RegisterContext.js';
 export { AdvantageEstimator, BackendFactory, MetricsSink } from './roles/tokens.js';
 export { BATCH_INPUTS, BatchInputSource, type BatchInput } from './roles/BatchInputSource.js';
 export { Checkpointable } from './roles/Checkpointable.js';
+export { Environment, type EnvAction, type EnvTask, type EnvTaskBatch, type Episode } from './roles/Environment.js';
 export { InfoSection } from './roles/InfoSection.js';
 export { WorkerGroups, type WorkerGroup } from './roles/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
@@ -35,12 +36,12 @@ export {
 export { PluginLoader, type LoadedPlugin, type LoadedPreset, type ModuleOrigin } from './plugins/PluginLoader.js';
 export { candidatePackageNames, shortName } from './plugins/packageNames.js';
 
-export { defineConfig, type EvalConfig, type TrainerConfig, type UserConfig } from './config/UserConfig.js';
+export { defineConfig, type EnvConfig, type EvalConfig, type TrainerConfig, type UserConfig } from './config/UserConfig.js';
 export { ResolvedConfig, type AgentSettings, type ModelSettings } from './config/ResolvedConfig.js';
 export { resolveConfig, type ConfigResolution, type ResolveConfigOptions } from './config/resolveConfig.js';
 export { CONFIG_SEARCH_PLACES, loadConfigFile } from './config/ConfigFile.js';
 export { coerceOverride, parseOverride, type Override } from './config/overrides.js';
-export { buildConfigSchema, ENTRY_SECTIONS } from './config/configSchema.js';
+export { buildConfigSchema, ENTRY_SECTIONS, envSection, type EnvSettings } from './config/configSchema.js';
 
 export { agent, agentName, type AgentConstructor } from './agents/agent.js';
 export { Agent, AgentRegistry } from './agents/AgentRegistry.js';

@@ -148,6 +148,16 @@ describe('schema validation', () => {
     const { config } = await resolveConfig({ cwd: '/', inline: {} });
     expect(config.trainer).toEqual({ steps: 1, seed: 0, outputDir: 'runs', saveEvery: 0, keepLast: 3 });
     expect(config.eval).toEqual({ every: 0, atEnd: true, atStart: false });
+    expect(config.env).toEqual({ seed: 0 });
+  });
+
+  test('the kernel owns the env keys every environment shares; an environment plugin may not declare them again', async () => {
+    const { config } = await resolveConfig({ cwd: '/', inline: { env: { name: 'math', maxSteps: 2, testFraction: 0.25 } } });
+    expect(config.env).toEqual({ name: 'math', seed: 0, maxSteps: 2, testFraction: 0.25 });
+    const error = await failure(() => resolveConfig({ cwd: '/', inline: { env: { testFractoin: 0.1 } } }));
+    expect(error.message).toContain('env.testFractoin: unknown key. Did you mean "testFraction"?');
+    const claimsSeed = { plugin: 'env-x', sections: { env: z.object({ seed: z.number() }) } };
+    expect(() => buildConfigSchema([claimsSeed])).toThrow('config key env.seed is declared by both the kernel and plugin "env-x"');
   });
 
   test('plugins declare their own sections and extend the kernel\'s', async () => {

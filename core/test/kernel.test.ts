@@ -8,6 +8,7 @@ function config(steps: number, extra: Partial<ResolvedConfig> = {}): ResolvedCon
     presets: [], plugins: [], models: {}, agents: {}, algorithm: {},
     trainer: { steps, seed: 0, outputDir: 'runs', saveEvery: 0, keepLast: 3 },
     eval: { every: 0, atEnd: true, atStart: false },
+    env: { seed: 0 },
     ...extra,
   };
 }

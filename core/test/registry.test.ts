@@ -1,6 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import {
-  AdvantageEstimator, agent, AgentRegistry, BackendFactory, createKernel, DrmasError, inject, injectable, Kernel,
+  AdvantageEstimator, agent, AgentRegistry, BackendFactory, createKernel, DrmasError, Environment, inject, injectable, Kernel,
   type Plugin, type RolloutBatch,
 } from '@drmas/core';
 
@@ -129,5 +132,33 @@ describe('DI errors reach the user as config-level messages', () => {
     }] }, builtins: builtinPlugins('train') })).rejects.toMatchObject({
       code: 'UNKNOWN_NAME', key: 'algorithm.advantage', hint: 'Did you mean "grpo"?',
     });
+  });
+
+  test('a named role whose config key is not set: the key, and every registered name with its plugin', async () => {
+    const environment = (name: string): Environment => ({
+      name, maxSteps: 1, init: async () => {}, batch: () => ({ tasks: [], nextCursor: 0 }), test: () => [],
+      reset: () => { throw new Error('unused'); }, step: async () => {},
+    });
+    const provide = (plugin: string, name: string): Plugin => ({ name: plugin, register: (ctx) => ctx.provide(Environment, name, environment(name)), apply() {} });
+    const kernel = await kernelWith(provide('env-a', 'alpha'), provide('env-b', 'beta'));
+    const error = caught(() => kernel.getNamed(Environment, kernel.config.env.name, 'env.name'));
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID', key: 'env.name', hint: 'set env.name to one of: alpha, beta' });
+    expect(error.message).toBe('env.name is not set, so no environment is chosen (registered: alpha (plugin env-a), beta (plugin env-b))');
+    const empty = await kernelWith();
+    const none = caught(() => empty.getNamed(Environment, undefined));
+    expect(none).toMatchObject({ key: 'env.name', message: expect.stringContaining('(registered: none)'), hint: expect.stringContaining('set env.name') });
+  });
+
+  test('a key the validate hook rejects names the config file it belongs in', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'drmas-validate-'));
+    try {
+      const file = path.join(dir, 'drmas.config.json');
+      writeFileSync(file, JSON.stringify({ env: { seed: 3 } }));
+      const needsEnvironment: Plugin = { name: 'needs-env', apply: (k) => k.hooks.validate.tap('needs-env', (c) => { k.getNamed(Environment, c.env.name, 'env.name'); }) };
+      const { createKernel: create } = await import('@drmas/core');
+      await expect(create({ cwd: dir, builtins: [needsEnvironment] })).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'env.name', file });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { createToken } from '../di/Token.js';
+import type { EnvSettings } from './configSchema.js';
 import type { EvalConfig, TrainerConfig } from './UserConfig.js';
 
 /** `models.<id>` after validation (the trainer adds `optimizer`, backend plugins their own keys). */
@@ -31,6 +32,7 @@ export interface ResolvedConfig {
   algorithm: { advantage?: string; [key: string]: unknown };
   trainer: Required<Omit<TrainerConfig, 'runName'>> & { runName?: string };
   eval: Required<EvalConfig> & Record<string, unknown>;
+  env: EnvSettings & Record<string, unknown>;
   [section: string]: unknown;
 }
 

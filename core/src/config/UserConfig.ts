@@ -24,6 +24,17 @@ export interface EvalConfig {
   atStart?: boolean;
 }
 
+export interface EnvConfig {
+  /** The environment, by name (`math`, `search`, ...); environment plugins provide them. */
+  name?: string;
+  /** Seed of task generation, splits and epoch shuffles. */
+  seed?: number;
+  /** Environment steps per episode. */
+  maxSteps?: number;
+  /** Held-out share of a task set without its own test split. */
+  testFraction?: number;
+}
+
 /** A config file as the user writes it. Sections other than these are declared by plugins. */
 export interface UserConfig {
   presets?: PresetSpec[];
@@ -36,6 +47,8 @@ export interface UserConfig {
   /** Plugins add keys of their own to these sections (`trainer.logRollouts`, `eval.k`, ...). */
   trainer?: TrainerConfig & Record<string, unknown>;
   eval?: EvalConfig & Record<string, unknown>;
+  /** Environment plugins add their keys (`env.levels`, `env.topk`, ...). */
+  env?: EnvConfig & Record<string, unknown>;
   [section: string]: unknown;
 }
 

@@ -11,6 +11,22 @@ const specSchema = z.union([
   z.looseObject({ name: z.string() }),
 ]);
 
+/**
+ * The `env` keys every environment shares. Environment plugins add their own keys to the section; an environment
+ * parses `env` with this schema extended by its keys (unknown keys stripped, since other plugins' keys may be there).
+ */
+export const envSection = z.object({
+  /** The Environment provided under this name (`math`, `search`, ...); presets set it. */
+  name: z.string().min(1).optional(),
+  /** Seeds task generation, splits and epoch shuffles. */
+  seed: z.number().int().default(0),
+  /** Environment steps per episode; each environment has its default. */
+  maxSteps: z.number().int().positive().optional(),
+  /** Held-out share of a dataset or question set without its own test file. */
+  testFraction: z.number().min(0).lt(1).optional(),
+});
+export type EnvSettings = z.output<typeof envSection>;
+
 /** The sections the kernel itself understands; plugins add keys to them and sections of their own. */
 function coreSections(): Record<string, ZodObject> {
   return {
@@ -29,6 +45,7 @@ function coreSections(): Record<string, ZodObject> {
       atStart: z.boolean().default(false),
     }),
     algorithm: z.strictObject({ advantage: z.string().min(1).optional() }),
+    env: z.strictObject(envSection.shape),
     models: z.strictObject({
       /** Backend that trains this model (a BackendFactory name). */
       backend: z.string().min(1).default('tfjs'),

@@ -77,10 +77,23 @@ export class Kernel {
     return this.container.isBound(token) ? this.container.getAll<T>(token) : [];
   }
 
-  /** Resolves the contribution called `name` of a named role; `key` is the config key that chose the name. */
-  getNamed<T>(token: Token<T>, name: string, key?: string): T {
+  /**
+   * Resolves the contribution called `name` of a named role; `key` is the config key that chose the name. An
+   * undefined name (the key is not set) is an error listing what is registered.
+   */
+  getNamed<T>(token: Token<T>, name: string | undefined, key?: string): T {
     const names = this.ledger.namesOf(token);
     const info = tokenInfo(token);
+    if (name === undefined) {
+      const configKey = key ?? info.configKey;
+      const registered = this.ledger.bindingsOf(token).filter((r) => r.name !== undefined).map((r) => `${r.name} (plugin ${r.plugin})`);
+      throw new DrmasError('CONFIG_INVALID', `${configKey} is not set, so no ${info.label} is chosen (registered: ${registered.join(', ') || 'none'})`, {
+        key: configKey,
+        hint: names.length
+          ? `set ${configKey} to one of: ${names.join(', ')}`
+          : `add to \`plugins\` a plugin (or a preset) that provides one, and set ${configKey}`,
+      });
+    }
     if (!names.includes(name)) {
       throw new DrmasError('UNKNOWN_NAME', `no ${info.label} named "${name}" is registered${names.length ? ` (registered: ${names.join(', ')})` : ''}`, {
         key: key ?? info.configKey,

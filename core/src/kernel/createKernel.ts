@@ -1,4 +1,5 @@
 import { resolveConfig, type ConfigResolution, type ResolveConfigOptions } from '../config/resolveConfig.js';
+import { DrmasError } from '../errors/DrmasError.js';
 import { Kernel } from './Kernel.js';
 
 export interface KernelSetup extends ConfigResolution {
@@ -9,6 +10,15 @@ export interface KernelSetup extends ConfigResolution {
 export async function createKernel(options: ResolveConfigOptions): Promise<KernelSetup> {
   const resolution = await resolveConfig(options);
   const kernel = new Kernel();
-  const config = kernel.configure(resolution.config, resolution.plugins);
+  let config;
+  try {
+    config = kernel.configure(resolution.config, resolution.plugins);
+  } catch (error) {
+    // A config key the `validate` hook rejects is fixed in the user's config file.
+    if (DrmasError.is(error) && error.key && !error.file && resolution.file) {
+      throw new DrmasError(error.code, error.message, { key: error.key, file: resolution.file, hint: error.hint, cause: error });
+    }
+    throw error;
+  }
   return { ...resolution, config, kernel };
 }

@@ -33,3 +33,8 @@ export { extractVerifierVerdict, VERIFY_APPROVE, VERIFY_REJECT, type VerifierVer
 
 export { SeededRandom, splitmix32 } from './random/splitmix32.js';
 export { hashParts } from './random/hash.js';
+
+export { MathEnvironment, MathEpisode } from './environment/MathEnvironment.js';
+export { mathEnvKeys, mathEnvSettings, type MathEnvSettings, type MathEnvSettingsInput } from './environment/mathEnvConfig.js';
+export { EnvMathPlugin, PLUGIN_NAME } from './plugin/EnvMathPlugin.js';
+export { default } from './plugin/EnvMathPlugin.js';

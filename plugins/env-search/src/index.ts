@@ -51,3 +51,8 @@ export {
 } from './SearchEpisode.js';
 export { DemonstrationBuilder, type DemonstrationTurn, type SearchDemonstration, type SearchAgentName } from './SearchDemonstration.js';
 export { retriever as retrieverCommand } from './cli/retrieverCommand.js';
+
+export { SearchEnvironment, SearchEnvEpisode } from './environment/SearchEnvironment.js';
+export { searchEnvKeys, searchEnvSettings, type SearchEnvSettings, type SearchEnvSettingsInput } from './environment/searchEnvConfig.js';
+export { EnvSearchPlugin, PLUGIN_NAME } from './plugin/EnvSearchPlugin.js';
+export { default } from './plugin/EnvSearchPlugin.js';

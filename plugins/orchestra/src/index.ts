@@ -21,11 +21,6 @@ export { createSearchOrchestra } from './orchestras/SearchOrchestra.js';
 export { MATH_SOLVER_PROMPT, MATH_VERIFIER_PROMPT } from './orchestras/mathPrompts.js';
 export { ANSWERER_PROMPT, SEARCHER_PROMPT, SEARCH_VERIFIER_PROMPT } from './orchestras/searchPrompts.js';
 
-export { Environment, type EnvAction, type EnvTask, type EnvTaskBatch, type Episode } from './env/Environment.js';
-export { envSection, type EnvSettings } from './env/envConfig.js';
-export { MathEnvironment, MathEpisode, type EnvSettingsInput } from './env/MathEnvironment.js';
-export { SearchEnvironment, SearchEnvEpisode } from './env/SearchEnvironment.js';
-
 export {
   EpisodeRunner, OrchestraRunner, type AgentEngine, type EpisodeRun, type OrchestraRunnerOptions, type RunEpisodesRequest,
 } from './rollout/OrchestraRunner.js';

@@ -1,8 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
-import type { GenerateRequest } from '@drmas/core';
+import type { EnvTask, Environment, GenerateRequest } from '@drmas/core';
+import { MathEnvironment } from '@drmas/plugin-env-math';
+import { SearchEnvironment } from '@drmas/plugin-env-search';
 import {
-  ANSWERER_PROMPT, createMathOrchestra, createSearchOrchestra, MathEnvironment, OrchestraRunner, PromptedAgent, SearchEnvironment,
-  type Agent, type Environment, type Orchestra, type EnvTask,
+  ANSWERER_PROMPT, createMathOrchestra, createSearchOrchestra, OrchestraRunner, PromptedAgent, type Agent, type Orchestra,
 } from '../src/index.js';
 import { ScriptedBackend } from './fixtures.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { builtinPlugins, createKernel, type Plugin, type RolloutBatch, type RunContext, type Trajectory, type Turn } from '@drmas/core';
+import envMathPlugin from '@drmas/plugin-env-math';
 import orchestraPlugin, { drmasAllocator, perTurnAllocator, type OrchestraPlugin } from '../src/index.js';
 import { roleOf, ScriptedBackend, testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
 
@@ -43,7 +44,7 @@ async function mathKernel(config: Record<string, unknown> = {}, extra: Plugin[] 
   const { kernel } = await createKernel({
     cwd: process.cwd(), builtins: builtinPlugins('info'),
     inline: {
-      plugins: [plugin, workerGroupsPlugin(testWorkerGroups({ solver: backend, verifier: backend })), capture, ...extra],
+      plugins: [envMathPlugin(), plugin, workerGroupsPlugin(testWorkerGroups({ solver: backend, verifier: backend })), capture, ...extra],
       trainer: { seed: 7 }, env: { name: 'math', levels: [1], testSize: 4 }, rollout: { promptsPerStep: 2, samplesPerPrompt: 3 },
       ...config,
     },
@@ -111,6 +112,9 @@ describe('OrchestraPlugin', () => {
   test('unknown names are DrmasErrors naming the config key', async () => {
     await expect(mathKernel({ orchestra: { name: 'maths' } })).rejects.toMatchObject({ code: 'UNKNOWN_NAME', key: 'orchestra.name', hint: expect.stringContaining('math') });
     await expect(mathKernel({ env: { name: 'serch' } })).rejects.toMatchObject({ key: 'env.name' });
+    await expect(mathKernel({ env: { levels: [1] } })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID', key: 'env.name', message: expect.stringContaining('registered: math (plugin env-math)'), hint: 'set env.name to one of: math',
+    });
     await expect(mathKernel({ reward: { allocator: 'per-turn' } })).rejects.toMatchObject({ key: 'reward.allocator' });
     await expect(mathKernel({ agents: { solver: { samplng: {} } } })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
   });

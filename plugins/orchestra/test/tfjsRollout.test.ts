@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { builtinPlugins, createKernel, responseValues, TrainingBatch, type Plugin, type RolloutBatch, type RunContext, type TextCodec } from '@drmas/core';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
+import envMathPlugin from '@drmas/plugin-env-math';
+import envSearchPlugin from '@drmas/plugin-env-search';
 import orchestraPlugin from '../src/index.js';
 import { testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
 
@@ -20,7 +22,7 @@ async function rolloutStep(roles: string[], config: Record<string, unknown>): Pr
   const { kernel } = await createKernel({
     cwd: process.cwd(), builtins: builtinPlugins('info'),
     inline: {
-      plugins: [orchestraPlugin(), workerGroupsPlugin(groups), capture],
+      plugins: [envMathPlugin(), envSearchPlugin(), orchestraPlugin(), workerGroupsPlugin(groups), capture],
       agents: Object.fromEntries(roles.map((r) => [r, sampling])),
       rollout: { promptsPerStep: 2, samplesPerPrompt: 2 },
       ...config,

@@ -1,7 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
+import { MathEnvironment } from '@drmas/plugin-env-math';
 import {
-  actionFrom, call, defineOrchestra, evaluateEpisodes, loopUntil, MathEnvironment, notLastLoop, OrchestraRunner, PromptedAgent,
-  sequential, verdictIs, when, NO_ACTION, type Agent,
+  actionFrom, call, defineOrchestra, evaluateEpisodes, loopUntil, notLastLoop, OrchestraRunner, PromptedAgent, sequential, verdictIs,
+  when, NO_ACTION, type Agent,
 } from '../src/index.js';
 import { ScriptedBackend } from './fixtures.js';
 

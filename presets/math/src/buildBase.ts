@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import { BackendFactory, builtinPlugins, createKernel, type Plugin } from '@drmas/core';
+import { BackendFactory, builtinPlugins, createKernel, Environment, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/models';
 import { extractBoxedAnswer, mathAnswersEqual, type MathTask } from '@drmas/plugin-env-math';
-import { Environment, warmupPresetBase, type DemonstrationLine, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions } from '@drmas/plugin-orchestra';
+import { warmupPresetBase, type DemonstrationLine, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions } from '@drmas/plugin-orchestra';
 import { mathPreset } from './mathPreset.js';
 import { mathTeacher } from './mathTeacher.js';
 

@@ -38,7 +38,7 @@ export const MATH_DEFAULTS: Partial<UserConfig> = {
 /** `presets: ['math']`: the Dr. MAS math workflow with every plugin it needs. */
 export const mathPreset: Preset = {
   name: 'math',
-  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'orchestra', 'report'],
+  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'env-math', 'orchestra', 'report'],
   config: MATH_DEFAULTS,
 };
 

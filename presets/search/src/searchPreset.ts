@@ -50,7 +50,7 @@ export const SEARCH_DEFAULTS: Partial<UserConfig> = {
 /** `presets: ['search']`: the Dr. MAS search workflow with every plugin it needs. */
 export const searchPreset: Preset = {
   name: 'search',
-  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'orchestra', 'report'],
+  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'env-search', 'orchestra', 'report'],
   config: SEARCH_DEFAULTS,
 };
 

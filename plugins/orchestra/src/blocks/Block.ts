@@ -1,6 +1,5 @@
-import type { Trajectory, Turn } from '@drmas/core';
+import type { Episode, Trajectory, Turn } from '@drmas/core';
 import type { TaggedAction } from '../agents/Agent.js';
-import type { Episode } from '../env/Environment.js';
 
 /** One agent call's result for one row. */
 export interface AgentOutput {

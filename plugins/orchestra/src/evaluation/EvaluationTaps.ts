@@ -1,8 +1,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { z, type EvalContext, type Kernel, type Metrics } from '@drmas/core';
+import { z, type Environment, type EvalContext, type Kernel, type Metrics } from '@drmas/core';
 import { evaluateSamples } from '@drmas/plugin-algorithms';
-import type { Environment } from '../env/Environment.js';
 import { evaluateEpisodes, EVAL_SAMPLING } from '../rollout/evaluateEpisodes.js';
 import type { EpisodeRunner } from '../rollout/OrchestraRunner.js';
 

@@ -1,4 +1,4 @@
-import type { Turn } from '@drmas/core';
+import type { EnvAction, Turn } from '@drmas/core';
 import type { TaggedAction } from '../agents/Agent.js';
 import { call } from '../blocks/call.js';
 import { loopUntil } from '../blocks/loopUntil.js';
@@ -6,7 +6,6 @@ import { notLastLoop, verdictIs } from '../blocks/predicates.js';
 import { sequential } from '../blocks/sequential.js';
 import { when } from '../blocks/when.js';
 import { MATH_SOLVER_PROMPT, MATH_VERIFIER_PROMPT } from './mathPrompts.js';
-import type { EnvAction } from '../env/Environment.js';
 import { actionFrom, defineOrchestra, NO_ACTION, type Orchestra } from './Orchestra.js';
 
 /** `orchestra.maxLoops` when the config gives none: Dr. MAS's max_loop_num. */

@@ -1,7 +1,6 @@
-import { createToken, type Turn } from '@drmas/core';
+import { createToken, type EnvAction, type Turn } from '@drmas/core';
 import type { PromptedAgentOptions } from '../agents/agentConfig.js';
 import type { Block, OrchestraRow } from '../blocks/Block.js';
-import type { EnvAction } from '../env/Environment.js';
 
 /**
  * A multi-agent workflow: its roles (with default prompt, output format, sampling and invalid penalty, which

@@ -1,14 +1,10 @@
 import {
-  Checkpointable, DrmasError, InfoSection, SeededRng, Stage, WorkerGroups, type Kernel, type Plugin, type RegisterContext, type ResolvedConfig,
-  type RngState, type RolloutBatch, type StepContext,
+  Checkpointable, DrmasError, Environment, InfoSection, SeededRng, Stage, WorkerGroups, type Kernel, type Plugin, type RegisterContext,
+  type ResolvedConfig, type RngState, type RolloutBatch, type StepContext,
 } from '@drmas/core';
 import type { Agent } from '../agents/Agent.js';
 import { agentEntrySchema, mergeAgentOptions } from '../agents/agentConfig.js';
 import { ROLE_AGENTS } from '../agents/RoleAgents.js';
-import { envSection } from '../env/envConfig.js';
-import { Environment } from '../env/Environment.js';
-import { MathEnvironment, type EnvSettingsInput } from '../env/MathEnvironment.js';
-import { SearchEnvironment } from '../env/SearchEnvironment.js';
 import { createMathOrchestra } from '../orchestras/MathOrchestra.js';
 import { Orchestra } from '../orchestras/Orchestra.js';
 import { createSearchOrchestra } from '../orchestras/SearchOrchestra.js';
@@ -28,17 +24,16 @@ export interface OrchestraState {
 }
 
 /**
- * Provides the built-in agents, orchestras (`math`, `search`), environments and reward allocators, and taps
- * `rollout`: each step draws `rollout.promptsPerStep` tasks, runs `rollout.samplesPerPrompt` episodes of each
- * through the orchestra named by `orchestra.name`, and returns the trajectories.
+ * Provides the built-in agents, orchestras (`math`, `search`) and reward allocators, and taps `rollout`: each step
+ * draws `rollout.promptsPerStep` tasks from the Environment named by `env.name` (provided by an environment
+ * plugin), runs `rollout.samplesPerPrompt` episodes of each through the orchestra named by `orchestra.name`, and
+ * returns the trajectories.
  */
 export class OrchestraPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   readonly configSchema = {
-    orchestra: orchestraSection, env: envSection, rollout: rolloutSection, reward: rewardSection, agents: agentEntrySchema,
-    eval: evalSection,
+    orchestra: orchestraSection, rollout: rolloutSection, reward: rewardSection, agents: agentEntrySchema, eval: evalSection,
   };
-  readonly configPaths = ['env.file', 'env.testFile', 'env.questionsFile', 'env.corpusFile'];
   private readonly evaluation = new EvaluationTaps(() => this.environment(), () => this.runner());
   private readonly rewards = new RewardAllocationPlugin((agentId) => this.invalidPenalty(agentId));
   private kernelRef?: Kernel;
@@ -52,16 +47,13 @@ export class OrchestraPlugin implements Plugin {
     for (const role of ROLE_AGENTS) ctx.agents.register(role);
     ctx.provide(Orchestra, 'math', createMathOrchestra());
     ctx.provide(Orchestra, 'search', createSearchOrchestra());
-    const envSettings = () => this.config().env as EnvSettingsInput;
-    ctx.provide(Environment, 'math', new MathEnvironment(envSettings));
-    ctx.provide(Environment, 'search', new SearchEnvironment(envSettings));
     ctx.bind(EpisodeRunner).toDynamicValue(() => this.runner());
     ctx.bind(InfoSection).toConstantValue({
       title: 'workflow',
       describe: () => ({
         orchestra: (this.config().orchestra as OrchestraSettings).name,
         agents: Object.keys(this.orchestra().agents),
-        environment: (this.config().env as { name: string }).name,
+        environment: this.config().env.name,
         promptsPerStep: (this.config().rollout as RolloutSettings).promptsPerStep,
         samplesPerPrompt: (this.config().rollout as RolloutSettings).samplesPerPrompt,
         rewardAllocator: (this.config().reward as { allocator: string }).allocator,
@@ -130,7 +122,7 @@ export class OrchestraPlugin implements Plugin {
   }
 
   environment(): Environment {
-    return this.kernel().getNamed(Environment, (this.config().env as { name: string }).name, 'env.name');
+    return this.kernel().getNamed(Environment, this.config().env.name, 'env.name');
   }
 
   /** The runner of the configured orchestra, on the worker groups' rollout engines. */

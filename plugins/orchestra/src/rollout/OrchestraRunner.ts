@@ -1,7 +1,9 @@
-import { createToken, DrmasError, scoringTemperature, SeededRng, type PolicyBackend, type TextCodec, type Trajectory, type Turn } from '@drmas/core';
+import {
+  createToken, DrmasError, scoringTemperature, SeededRng, type EnvTask, type Environment, type Episode, type PolicyBackend, type TextCodec, type Trajectory,
+  type Turn,
+} from '@drmas/core';
 import type { Agent, AgentSampling } from '../agents/Agent.js';
 import type { AgentOutput, BlockContext, OrchestraRow } from '../blocks/Block.js';
-import type { EnvTask, Environment, Episode } from '../env/Environment.js';
 import type { Orchestra } from '../orchestras/Orchestra.js';
 
 /** The engine an agent samples from: its worker group's rollout backend and the model's codec. */
@@ -137,7 +139,7 @@ export class OrchestraRunner implements EpisodeRunner {
         const trajectory: Trajectory = {
           groupId, trajectoryId: `${groupId}-n${s}`, taskId: task.id, dataSource: task.dataSource, turns: [], done: false,
         };
-        rows.push({ index: rows.length, episode: this.environment.createEpisode(task), trajectory, teamContext: [], outputs: new Map() });
+        rows.push({ index: rows.length, episode: this.environment.reset(task), trajectory, teamContext: [], outputs: new Map() });
       }
     });
     return rows;

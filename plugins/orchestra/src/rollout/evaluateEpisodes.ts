@@ -1,6 +1,5 @@
-import type { Trajectory } from '@drmas/core';
+import type { EnvTask, Trajectory } from '@drmas/core';
 import type { AgentSampling } from '../agents/Agent.js';
-import type { EnvTask } from '../env/Environment.js';
 import type { EpisodeRunner } from './OrchestraRunner.js';
 import { agentTurnStats, type AgentTurnStats } from './rolloutMetrics.js';
 

@@ -1,11 +1,14 @@
-import { DrmasError } from '@drmas/core';
-import {
-  applySearches, Bm25Retriever, generateKnowledgeBase, loadCorpusJsonl, loadQaJsonl, RetrieverClient, SearchEnvError,
-  SearchEpisode, SearchInputError, SearchTaskSource, type Retriever, type SearchDocument, type SearchQuestion,
-} from '@drmas/plugin-env-search';
-import { envSection, type EnvSettings } from './envConfig.js';
-import type { EnvAction, EnvTaskBatch, Environment, Episode } from './Environment.js';
-import type { EnvSettingsInput } from './MathEnvironment.js';
+import { DrmasError, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
+import type { SearchQuestion } from '../corpus/SearchQuestion.js';
+import { generateKnowledgeBase } from '../corpus/KnowledgeBase.js';
+import { loadCorpusJsonl, loadQaJsonl } from '../corpus/jsonlLoaders.js';
+import { SearchTaskSource } from '../corpus/SearchTaskSource.js';
+import { SearchEnvError, SearchInputError } from '../errors.js';
+import { RetrieverClient } from '../http/RetrieverClient.js';
+import { Bm25Retriever } from '../retrieval/Bm25Retriever.js';
+import type { Retriever, SearchDocument } from '../retrieval/Retriever.js';
+import { applySearches, SearchEpisode } from '../SearchEpisode.js';
+import { searchEnvSettings, type SearchEnvSettings, type SearchEnvSettingsInput } from './searchEnvConfig.js';
 
 /** One question: searches append `<information>` to the observation; an answer ends it (exact match outcome). */
 export class SearchEnvEpisode implements Episode {
@@ -63,12 +66,12 @@ export class SearchEnvEpisode implements Episode {
  */
 export class SearchEnvironment implements Environment<SearchQuestion> {
   readonly name = 'search';
-  private readonly settingsOf: () => EnvSettingsInput;
-  private settings?: EnvSettings;
+  private readonly settingsOf: () => SearchEnvSettingsInput;
+  private settings?: SearchEnvSettings;
   private source?: SearchTaskSource;
   private retriever?: Retriever;
 
-  constructor(settings: EnvSettingsInput | (() => EnvSettingsInput) = {}) {
+  constructor(settings: SearchEnvSettingsInput | (() => SearchEnvSettingsInput) = {}) {
     this.settingsOf = typeof settings === 'function' ? settings : () => settings;
   }
 
@@ -78,7 +81,7 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
 
   async init(): Promise<void> {
     if (this.source) return;
-    const s = envSection.parse(this.settingsOf());
+    const s = searchEnvSettings.parse(this.settingsOf());
     if (s.questionsFile && !s.corpusFile && !s.retriever.urls) {
       throw new DrmasError('CONFIG_INVALID', 'search environment: env.questionsFile needs documents to search', {
         key: 'env.corpusFile', hint: 'set env.corpusFile (Search-R1 corpus JSONL) or env.retriever.urls (a retriever server)',
@@ -107,7 +110,7 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
     return this.ready().test();
   }
 
-  createEpisode(task: SearchQuestion): SearchEnvEpisode {
+  reset(task: SearchQuestion): SearchEnvEpisode {
     return new SearchEnvEpisode(new SearchEpisode(task, { maxSteps: this.maxSteps }));
   }
 

@@ -1,13 +1,11 @@
-import { DrmasError } from '@drmas/core';
-import {
-  ArithmeticTaskSource, DatasetTaskSource, MathTaskSourceError, checkArithmeticClaims, scoreMathResponse, type MathScore,
-  type MathTask, type MathTaskSource,
-} from '@drmas/plugin-env-math';
-import type { z } from '@drmas/core';
-import { envSection, type EnvSettings } from './envConfig.js';
-import type { EnvAction, EnvTaskBatch, Environment, Episode } from './Environment.js';
-
-export type EnvSettingsInput = z.input<typeof envSection>;
+import { DrmasError, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
+import { ArithmeticTaskSource } from '../ArithmeticTaskSource.js';
+import { DatasetTaskSource } from '../DatasetTaskSource.js';
+import { MathTaskSourceError } from '../errors.js';
+import type { MathTask, MathTaskSource } from '../MathTask.js';
+import { checkArithmeticClaims } from '../arithmeticClaims.js';
+import { scoreMathResponse, type MathScore } from '../scoreMathResponse.js';
+import { mathEnvSettings, type MathEnvSettings, type MathEnvSettingsInput } from './mathEnvConfig.js';
 
 /**
  * One math problem: a single environment step that scores the submitted solution's last `\boxed{}`. With
@@ -67,11 +65,11 @@ export class MathEpisode implements Episode {
  */
 export class MathEnvironment implements Environment<MathTask> {
   readonly name = 'math';
-  private readonly settingsOf: () => EnvSettingsInput;
+  private readonly settingsOf: () => MathEnvSettingsInput;
   private source?: MathTaskSource;
-  private settings?: EnvSettings;
+  private settings?: MathEnvSettings;
 
-  constructor(settings: EnvSettingsInput | (() => EnvSettingsInput) = {}) {
+  constructor(settings: MathEnvSettingsInput | (() => MathEnvSettingsInput) = {}) {
     this.settingsOf = typeof settings === 'function' ? settings : () => settings;
   }
 
@@ -81,7 +79,7 @@ export class MathEnvironment implements Environment<MathTask> {
 
   async init(): Promise<void> {
     if (this.source) return;
-    const s = envSection.parse(this.settingsOf());
+    const s = mathEnvSettings.parse(this.settingsOf());
     this.settings = s;
     try {
       this.source = s.file
@@ -105,7 +103,7 @@ export class MathEnvironment implements Environment<MathTask> {
     return this.ready().test();
   }
 
-  createEpisode(task: MathTask): MathEpisode {
+  reset(task: MathTask): MathEpisode {
     return new MathEpisode(task, this.settings?.checkSteps ?? false);
   }
 

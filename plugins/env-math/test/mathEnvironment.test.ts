@@ -7,7 +7,7 @@ async function scored(checkSteps: boolean | undefined, split: 'train' | 'test', 
   await environment.init();
   const task = split === 'train' ? environment.batch(0, 1).tasks[0] : environment.test()[0];
   expect(task.split).toBe(split);
-  const episode = environment.createEpisode(task);
+  const episode = environment.reset(task);
   await environment.step([episode], [{ type: 'answer', content: solution(task.answer) }]);
   const judged = episode.judge({ type: 'answer', content: solution(task.answer) });
   expect(judged).toBe(episode.outcome);

@@ -1,4 +1,4 @@
-import { createToken } from '@drmas/core';
+import { createToken } from '../di/Token.js';
 
 /** One task (prompt) of an environment. */
 export interface EnvTask {
@@ -48,7 +48,8 @@ export interface Episode {
 
 /**
  * An environment: a resumable source of training tasks, a held-out split, and episodes that advance together
- * (one `step` call for all rows, so a retriever sees one batched request).
+ * (one `step` call for all rows, so a retriever sees one batched request). Chosen by name with `env.name`;
+ * plugins provide one with `ctx.provide(Environment, name, environment)` and add their settings to `env`.
  */
 export interface Environment<T extends EnvTask = EnvTask> {
   readonly name: string;
@@ -56,9 +57,12 @@ export interface Environment<T extends EnvTask = EnvTask> {
   readonly maxSteps: number;
   /** Loads data, builds indexes (idempotent); called in `setup` before the first batch. */
   init(): Promise<void>;
+  /** Training tasks from `cursor` on; the same cursor gives the same tasks. */
   batch(cursor: number, count: number): EnvTaskBatch<T>;
+  /** The held-out tasks, never handed out by `batch`. */
   test(): T[];
-  createEpisode(task: T): Episode;
+  /** Starts an episode of `task` (gym's `reset`). */
+  reset(task: T): Episode;
   /** Applies `actions[i]` to `episodes[i]`; every episode given is open. */
   step(episodes: Episode[], actions: EnvAction[]): Promise<void>;
 }

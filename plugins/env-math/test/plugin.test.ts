@@ -1,0 +1,48 @@
+import { afterEach, describe, expect, test } from '@jest/globals';
+import { createKernel, DrmasError, Environment } from '@drmas/core';
+import { ArithmeticTaskSource, type MathTask } from '../src/index.js';
+import { TempProject } from '../../../test/support/tempProject.js';
+
+const projects: TempProject[] = [];
+function project(files: Record<string, string | object>): TempProject {
+  const p = new TempProject('env-math').write(files);
+  projects.push(p);
+  return p;
+}
+afterEach(() => { while (projects.length) projects.pop()!.dispose(); });
+
+async function environmentOf(config: object, files: Record<string, string> = {}): Promise<Environment<MathTask>> {
+  const p = project({ 'config/drmas.config.json': { plugins: ['env-math'], ...config }, ...files });
+  const { kernel } = await createKernel({ cwd: p.dir, configPath: p.path('config', 'drmas.config.json') });
+  const environment = kernel.getNamed(Environment, 'math') as Environment<MathTask>;
+  await environment.init();
+  return environment;
+}
+
+describe('plugins: [\'env-math\']', () => {
+  test('provides the math environment, reading its env keys from the config', async () => {
+    const environment = await environmentOf({ env: { name: 'math', seed: 5, levels: [3], testSize: 3, trainSize: 10 } });
+    const source = new ArithmeticTaskSource({ seed: 5, levels: [3], testSize: 3, trainSize: 10 });
+    expect(environment.batch(4, 8)).toEqual(source.batch(4, 8));
+    expect(environment.test()).toEqual(source.test());
+    expect(environment.maxSteps).toBe(1);
+  });
+
+  test('env.file and env.testFile are resolved from the folder of the config file that set them', async () => {
+    const jsonl = (pairs: string[][]) => pairs.map(([question, answer]) => JSON.stringify({ question, answer })).join('\n');
+    const environment = await environmentOf({ env: { name: 'math', file: './data/train.jsonl', testFile: './data/test.jsonl' } }, {
+      'config/data/train.jsonl': jsonl([['What is 2+2?', '4'], ['What is 3+5?', '8']]),
+      'config/data/test.jsonl': jsonl([['What is 9-4?', '5']]),
+    });
+    expect(environment.test().map((t) => [t.question, t.answer, t.split])).toEqual([['What is 9-4?', '5', 'test']]);
+    expect(environment.batch(0, 2).tasks.map((t) => t.question).sort()).toEqual(['What is 2+2?', 'What is 3+5?']);
+  });
+
+  test('rejects the keys of another environment, and a bad dataset names env.file', async () => {
+    const p = project({ 'drmas.config.json': { plugins: ['env-math'], env: { name: 'math', entities: 40 } } });
+    await expect(createKernel({ cwd: p.dir })).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'env.entities' });
+    const missing = await environmentOf({ env: { name: 'math', file: './absent.jsonl' } }).catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(DrmasError);
+    expect(missing).toMatchObject({ key: 'env.file' });
+  });
+});

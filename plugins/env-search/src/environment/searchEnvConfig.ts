@@ -1,0 +1,24 @@
+import { envSection, z } from '@drmas/core';
+
+/** The keys env-search adds to the `env` section (core owns `name`, `seed`, `maxSteps` and `testFraction`). */
+export const searchEnvKeys = z.object({
+  /** Entities of the synthetic knowledge base (one document each), when no questions file is given. */
+  entities: z.number().int().min(12).default(120),
+  /** Search-R1 QA JSONL (`question`, `golden_answers`); replaces the knowledge-base questions. */
+  questionsFile: z.string().min(1).optional(),
+  /** Search-R1 corpus JSONL (`id`, `contents`) for the in-process BM25 retriever. */
+  corpusFile: z.string().min(1).optional(),
+  /** Documents per search. */
+  topk: z.number().int().positive().default(3),
+  retriever: z.strictObject({
+    /** Search-R1 retriever servers; when set, searches go over HTTP instead of the in-process BM25. */
+    urls: z.array(z.string().min(1)).min(1).optional(),
+    timeoutMs: z.number().positive().optional(),
+    maxRetries: z.number().int().min(0).optional(),
+  }).prefault({}),
+});
+
+/** What the search environment reads of `env`: the shared keys and its own. */
+export const searchEnvSettings = envSection.extend(searchEnvKeys.shape);
+export type SearchEnvSettings = z.output<typeof searchEnvSettings>;
+export type SearchEnvSettingsInput = z.input<typeof searchEnvSettings>;

@@ -1,0 +1,27 @@
+import { Environment, ResolvedConfig, type Plugin, type RegisterContext } from '@drmas/core';
+import { searchEnvKeys, type SearchEnvSettingsInput } from '../environment/searchEnvConfig.js';
+import { SearchEnvironment } from '../environment/SearchEnvironment.js';
+
+export const PLUGIN_NAME = 'env-search';
+
+/**
+ * Provides the `search` Environment (`env.name: search`): questions answered with a search engine (the synthetic
+ * knowledge base and BM25 by default). Adds its keys to the `env` section; the orchestra that runs it
+ * initializes it in `setup`.
+ */
+export class EnvSearchPlugin implements Plugin {
+  readonly name = PLUGIN_NAME;
+  readonly configSchema = { env: searchEnvKeys };
+  readonly configPaths = ['env.questionsFile', 'env.corpusFile'];
+
+  register(ctx: RegisterContext): void {
+    ctx.provide(Environment, 'search', new SearchEnvironment(() => ctx.container.get<ResolvedConfig>(ResolvedConfig).env as SearchEnvSettingsInput));
+  }
+
+  apply(): void {}
+}
+
+/** The plugin module's default export: `plugins: ['env-search']`. */
+export default function envSearchPlugin(): EnvSearchPlugin {
+  return new EnvSearchPlugin();
+}
