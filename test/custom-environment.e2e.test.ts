@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { cpSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { builtinPlugins, createKernel, DrmasError, type EnvAction } from '@drmas/core';
+import { createKernel, DrmasError, type EnvAction } from '@drmas/core';
 import { ListsEnvironment } from '../examples/custom-environment/index.js';
 import { runCli } from './support/cliRunner.js';
 import { REPO_ROOT, TempProject } from './support/tempProject.js';
@@ -100,7 +100,7 @@ describe('examples/custom-environment as an installed package', () => {
   });
 
   test('loads by name and trains a step of the math orchestra on the tiny model', async () => {
-    const { kernel } = await createKernel({ cwd: project.dir, builtins: builtinPlugins('train') });
+    const { kernel } = await createKernel({ cwd: project.dir });
     const loaded = kernel.plugins.find((p) => p.plugin.name === 'env-lists');
     expect(loaded?.packageName).toBe('drmas-plugin-env-lists');
     expect(loaded?.resolvedFrom).toBe(project.path('node_modules', 'drmas-plugin-env-lists', 'index.js'));

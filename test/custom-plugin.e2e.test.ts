@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { cpSync, readFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { builtinPlugins, createKernel, HOOK_NAMES, type Kernel } from '@drmas/core';
+import { createKernel, HOOK_NAMES, type Kernel } from '@drmas/core';
 import { runBin } from './support/cliRunner.js';
 import { REPO_ROOT, TempProject } from './support/tempProject.js';
 
@@ -24,7 +24,42 @@ function traceTaps(kernel: Kernel): string[] {
   return calls;
 }
 
+/** The metrics lines of a run without the wall-clock keys (`timing/*`), which differ between any two runs. */
+function withoutTimings(lines: Array<Record<string, number>>): Array<Record<string, number>> {
+  return lines.map((line) => Object.fromEntries(Object.entries(line).filter(([key]) => !key.startsWith('timing/'))));
+}
+
 describe('examples/custom-plugin', () => {
+  test('createKernel(config).run() trains as `drmas train` does: the same files and the same metrics lines', async () => {
+    const fromCli = scratch.path('same-cli');
+    expect(runBin(['train', '--config', 'examples/custom-plugin/drmas.config.json', '--run-dir', fromCli]).code).toBe(0);
+    const fromCode = scratch.path('same-code');
+    const { kernel } = await createKernel({ cwd: REPO_ROOT, configPath: 'examples/custom-plugin/drmas.config.json' });
+    const run = await kernel.run({ runDir: fromCode, log: () => {} });
+    expect(run.runDir).toBe(fromCode);
+    expect(readdirSync(fromCode).sort()).toEqual(readdirSync(fromCli).sort());
+    const cli = withoutTimings(readMetrics(fromCli));
+    expect(cli).toHaveLength(20);
+    expect(withoutTimings(readMetrics(fromCode))).toEqual(cli);
+  });
+
+  test('run() without a run directory writes <trainer.outputDir>/<trainer.runName> from the kernel\'s folder', async () => {
+    const project = new TempProject('default-run-dir');
+    try {
+      cpSync(path.join(example, 'index.js'), project.path('bandit.js'));
+      project.write({ 'drmas.config.json': { plugins: ['./bandit.js'], trainer: { steps: 2, outputDir: 'out', runName: 'first' } } });
+      const { kernel } = await createKernel({ cwd: project.dir });
+      const logs: string[] = [];
+      const run = await kernel.run({ log: (m) => logs.push(m) });
+      expect(run.runDir).toBe(project.path('out', 'first'));
+      expect(readMetrics(run.runDir).map((l) => l.step)).toEqual([1, 2]);
+      expect(logs[0]).toBe(`config ${project.path('drmas.config.json')}; 2 steps; run directory ${project.path('out', 'first')}`);
+    } finally {
+      project.dispose();
+    }
+  });
+
+
   test('`drmas train --config examples/custom-plugin/drmas.config.json --set trainer.steps=3` writes three metrics lines', () => {
     const runDir = scratch.path('example-run');
     const result = runBin(['train', '--config', 'examples/custom-plugin/drmas.config.json', '--set', 'trainer.steps=3', '--run-dir', runDir]);
@@ -62,7 +97,7 @@ describe('examples/custom-plugin', () => {
     });
 
     test('loads by its name, with options, and its taps run in loop order each step', async () => {
-      const { kernel } = await createKernel({ cwd: project.dir, builtins: builtinPlugins('train') });
+      const { kernel } = await createKernel({ cwd: project.dir });
       const loaded = kernel.plugins.find((p) => p.packageName === 'drmas-plugin-copied-bandit');
       expect(loaded?.version).toBe('9.9.9');
       expect(loaded?.plugin.options).toMatchObject({ arms: 3, agents: ['solo'], groups: 1, samplesPerGroup: 4 });

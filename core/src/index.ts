@@ -11,7 +11,7 @@ export { z } from 'zod';
 export { DrmasError, type DrmasErrorCode, type DrmasErrorDetails } from './errors/DrmasError.js';
 export { closestMatches, didYouMean, editDistance } from './errors/didYouMean.js';
 
-export { Kernel, type RunOptions } from './kernel/Kernel.js';
+export { Kernel, type KernelOptions, type RunOptions, type SetupOptions } from './kernel/Kernel.js';
 export { createKernel, type KernelSetup } from './kernel/createKernel.js';
 export { createKernelHooks, HOOK_NAMES, type HookName, type KernelHooks } from './kernel/KernelHooks.js';
 export { Stage, type StageName } from './kernel/stages.js';
@@ -66,7 +66,7 @@ export { Rng, SeededRng, type RngState } from './random/Rng.js';
 export {
   checkpointDirName, CHECKPOINT_STATE_FILE, CHECKPOINTS_DIR, listCheckpoints, readTrainerState, resolveResume, type TrainerState,
 } from './run/checkpointLayout.js';
-export { builtinPlugins, type CommandName } from './builtins/builtinPlugins.js';
+export { planEvaluation, planRun, type RunPlan } from './run/runDirectory.js';
 export { AdvantagePlugin } from './builtins/AdvantagePlugin.js';
 export { JsonlMetricsSink, RunDirectoryPlugin } from './builtins/RunDirectoryPlugin.js';
 

@@ -42,9 +42,9 @@ describe('drmas CLI', () => {
     expect(code).toBe(0);
     const report = JSON.parse(stdout);
     expect(report.configFile).toBe(project.path('drmas.config.json'));
-    expect(report.plugins.map((p: { name: string }) => p.name)).toEqual(['drmas:advantage', 'team']);
-    expect(report.plugins[1].resolvedFrom).toBe(project.path('team.js'));
-    expect(report.hooks.setup).toEqual([{ name: 'team', type: 'sync', stage: -300 }]);
+    expect(report.plugins.map((p: { name: string }) => p.name)).toEqual(['drmas:advantage', 'drmas:run-directory', 'team']);
+    expect(report.plugins[2].resolvedFrom).toBe(project.path('team.js'));
+    expect(report.hooks.setup).toEqual([{ name: 'drmas:run-directory', type: 'sync', stage: -1000 }, { name: 'team', type: 'sync', stage: -300 }]);
     expect(report.hooks.advantage.map((t: { name: string }) => t.name)).toEqual(['drmas:advantage']);
     expect(report.hooks.validate.map((t: { name: string }) => t.name)).toEqual(['drmas:advantage']);
     expect(report.hooks.rollout).toEqual([{ name: 'team', type: 'promise', stage: 0 }]);

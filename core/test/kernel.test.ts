@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import {
-  DrmasError, HOOK_NAMES, Kernel, Stage, type LoadedPlugin, type Plugin, type ResolvedConfig, type RolloutBatch,
+  AdvantagePlugin, DrmasError, HOOK_NAMES, Kernel, Stage, type LoadedPlugin, type Plugin, type ResolvedConfig, type RolloutBatch,
 } from '@drmas/core';
 
 function config(steps: number, extra: Partial<ResolvedConfig> = {}): ResolvedConfig {
@@ -100,6 +100,27 @@ describe('Kernel', () => {
       { id: 'wg-a', agents: ['solver'], rows: [0, 2], ids: [5, 6, 8, 0], mask: [1, 1, 1, 0], logp: [-1, -1, -1, 0] },
       { id: 'wg-b', agents: ['verifier'], rows: [1], ids: [7, 0], mask: [1, 0], logp: [-1, 0] },
     ]);
+  });
+
+  test('a run whose updates would see only zero advantages fails before setup, naming algorithm.advantage', async () => {
+    const calls: string[] = [];
+    const trainerOnly: Plugin = {
+      name: 'trainer-only',
+      apply(k) {
+        k.hooks.setup.tap('trainer-only', () => { calls.push('setup'); });
+        k.hooks.update.tap('trainer-only', () => {});
+      },
+    };
+    const kernel = new Kernel();
+    kernel.configure(config(1), [loaded(new AdvantagePlugin()), loaded(trainerOnly)]);
+    await expect(kernel.run({ runDir: '/nonexistent', log: () => {} })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID', key: 'algorithm.advantage', message: expect.stringContaining('nothing computes advantages'),
+    });
+    expect(calls).toEqual([]);
+    // A plugin of its own on the advantage hook is enough.
+    const own = new Kernel();
+    own.configure(config(1), [loaded(new AdvantagePlugin()), loaded(trainerOnly), loaded(recorder([]))]);
+    await expect(own.run({ runDir: '/nonexistent', log: () => {} })).resolves.toMatchObject({ runDir: '/nonexistent' });
   });
 
   test('stages order taps regardless of registration order', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { candidatePackageNames, createKernel, DrmasError, type ResolveConfigOptions } from '@drmas/core';
+import { candidatePackageNames, createKernel, DrmasError, type Kernel, type ResolveConfigOptions } from '@drmas/core';
 import { TempProject } from '../../test/support/tempProject.js';
 
 const plugin = (name: string, body = '') => `export default { name: ${JSON.stringify(name)}, apply(kernel) { ${body} } };\n`;
@@ -66,20 +66,25 @@ describe('name normalization', () => {
   });
 });
 
+/** The plugins the config brought (the kernel adds its own `drmas:` built-ins first). */
+function userPlugins(kernel: Kernel) {
+  return kernel.plugins.filter((p) => !p.plugin.name.startsWith('drmas:'));
+}
+
 describe('loading', () => {
   test('shorthands, scoped shorthands, full names, paths and [name, options] all load', async () => {
     const { kernel } = await load({ plugins: ['search', '@acme/x', ['drmas-plugin-foo', { depth: 2 }], './local/my-plugin.js'] });
-    expect(kernel.plugins.map((p) => [p.plugin.name, p.packageName ?? null])).toEqual([
+    expect(userPlugins(kernel).map((p) => [p.plugin.name, p.packageName ?? null])).toEqual([
       ['search', '@drmas/plugin-search'], ['acme-x', '@acme/drmas-plugin-x'], ['foo', 'drmas-plugin-foo'], ['local', null],
     ]);
-    expect(kernel.plugins[2].plugin.options).toEqual({ depth: 2 });
-    expect(kernel.plugins[0].version).toBe('1.2.3');
+    expect(userPlugins(kernel)[2]!.plugin.options).toEqual({ depth: 2 });
+    expect(userPlugins(kernel)[0]!.version).toBe('1.2.3');
   });
 
   test('presets expand depth-first; user config wins over preset defaults', async () => {
     const { kernel, config, presets } = await load({ presets: ['@acme/bundle'], trainer: { seed: 9 } });
     expect(presets.map((p) => p.preset.name)).toEqual(['search', 'bundle']);
-    expect(kernel.plugins.map((p) => p.plugin.name)).toEqual(['search', 'foo']);
+    expect(userPlugins(kernel).map((p) => p.plugin.name)).toEqual(['search', 'foo']);
     expect(config.trainer.steps).toBe(7);
     expect(config.trainer.seed).toBe(9);
   });
@@ -89,10 +94,10 @@ describe('TypeScript plugins and presets', () => {
   test('a .ts plugin by path, with or without its extension, and a .mts preset listing one', async () => {
     const { kernel, presets, config } = await load({ presets: ['./ts/preset.mts'], plugins: [['./ts/type-error.ts']] });
     expect(presets.map((p) => [p.preset.name, p.resolvedFrom])).toEqual([['ts-preset', project.path('ts', 'preset.mts')]]);
-    expect(kernel.plugins.map((p) => [p.plugin.name, p.resolvedFrom])).toEqual([
+    expect(userPlugins(kernel).map((p) => [p.plugin.name, p.resolvedFrom])).toEqual([
       ['typed', project.path('ts', 'typed.ts')], ['type-error', project.path('ts', 'type-error.ts')],
     ]);
-    expect(kernel.plugins[0].plugin.options).toEqual({ depth: 2 });
+    expect(userPlugins(kernel)[0]!.plugin.options).toEqual({ depth: 2 });
     expect(config.trainer.steps).toBe(6);
   });
 

@@ -1,7 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { TempProject } from '../../test/support/tempProject.js';
 import {
   AdvantageEstimator, agent, AgentRegistry, BackendFactory, createKernel, DrmasError, Environment, inject, injectable, Kernel,
   type Plugin, type RolloutBatch,
@@ -126,10 +124,10 @@ describe('DI errors reach the user as config-level messages', () => {
   });
 
   test('algorithm.advantage naming no estimator fails at validation', async () => {
-    const { createKernel: create, builtinPlugins } = await import('@drmas/core');
+    const { createKernel: create } = await import('@drmas/core');
     await expect(create({ cwd: '/', inline: { algorithm: { advantage: 'gpro' }, plugins: [{
       name: 'algos', register: (ctx) => ctx.provide(AdvantageEstimator, 'grpo', estimator('grpo')), apply() {},
-    }] }, builtins: builtinPlugins('train') })).rejects.toMatchObject({
+    }] } })).rejects.toMatchObject({
       code: 'UNKNOWN_NAME', key: 'algorithm.advantage', hint: 'Did you mean "grpo"?',
     });
   });
@@ -150,15 +148,17 @@ describe('DI errors reach the user as config-level messages', () => {
   });
 
   test('a key the validate hook rejects names the config file it belongs in', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'drmas-validate-'));
+    const project = new TempProject('validate-file');
     try {
-      const file = path.join(dir, 'drmas.config.json');
-      writeFileSync(file, JSON.stringify({ env: { seed: 3 } }));
-      const needsEnvironment: Plugin = { name: 'needs-env', apply: (k) => k.hooks.validate.tap('needs-env', (c) => { k.getNamed(Environment, c.env.name, 'env.name'); }) };
+      project.write({
+        'drmas.config.json': { plugins: ['./needs-env.mjs'], env: { seed: 3 } },
+        'needs-env.mjs': "import { Environment } from '@drmas/core';\n"
+          + "export default { name: 'needs-env', apply: (k) => k.hooks.validate.tap('needs-env', (c) => { k.getNamed(Environment, c.env.name, 'env.name'); }) };\n",
+      });
       const { createKernel: create } = await import('@drmas/core');
-      await expect(create({ cwd: dir, builtins: [needsEnvironment] })).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'env.name', file });
+      await expect(create({ cwd: project.dir })).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'env.name', file: project.path('drmas.config.json') });
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      project.dispose();
     }
   });
 });

@@ -5,7 +5,9 @@ import type { Plugin } from '../plugins/Plugin.js';
 import { BATCH_INPUTS, BatchInputSource } from '../roles/BatchInputSource.js';
 import { AdvantageEstimator } from '../roles/tokens.js';
 
-const PLUGIN_NAME = 'drmas:advantage';
+/** The tap name of the built-in advantage plugin. */
+export const ADVANTAGE_PLUGIN_NAME = 'drmas:advantage';
+const PLUGIN_NAME = ADVANTAGE_PLUGIN_NAME;
 const KEY = 'algorithm.advantage';
 
 /**

@@ -41,9 +41,9 @@ export class RunDirectoryPlugin implements Plugin {
   private runDir: string | undefined;
 
   register(ctx: RegisterContext): void {
-    ctx.bind(MetricsSink).toDynamicValue(() => {
-      if (!this.runDir) throw new Error('metrics written before setup created the run directory');
-      return new JsonlMetricsSink(path.join(this.runDir, 'metrics.jsonl'));
+    // Steps driven without `setup` (a custom loop calling kernel.step) have no run directory to write to.
+    ctx.bind(MetricsSink).toConstantValue({
+      write: (record) => { if (this.runDir) new JsonlMetricsSink(path.join(this.runDir, 'metrics.jsonl')).write(record); },
     });
   }
 

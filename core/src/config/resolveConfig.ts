@@ -1,10 +1,10 @@
 import path from 'node:path';
 import type { ZodError, ZodObject } from 'zod';
+import { builtinPlugins } from '../builtins/builtinPlugins.js';
 import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
 import type { LoadedPlugin, LoadedPreset } from '../plugins/PluginLoader.js';
 import { PluginLoader } from '../plugins/PluginLoader.js';
-import type { Plugin } from '../plugins/Plugin.js';
 import { ConfigLayers, formatPath, isPlainObject, type ConfigObject } from './ConfigLayers.js';
 import { loadConfigFile } from './ConfigFile.js';
 import { buildConfigSchema, knownKeysAt, moduleListsSchema } from './configSchema.js';
@@ -22,8 +22,6 @@ export interface ResolveConfigOptions {
   overrides?: string[];
   /** Whether finding no config file is an error. */
   required?: boolean;
-  /** Plugins the kernel adds itself (before the user's), chosen from the command. */
-  builtins?: Plugin[];
 }
 
 export interface ConfigResolution {
@@ -115,7 +113,7 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
 
   const loader = new PluginLoader(loaded.dir, fileLabel ?? loaded.dir);
   const expanded = await loader.expand(lists as Pick<UserConfig, 'presets' | 'plugins'>);
-  const builtins: LoadedPlugin[] = (options.builtins ?? []).map((plugin) => ({
+  const builtins: LoadedPlugin[] = builtinPlugins().map((plugin) => ({
     plugin, key: '(built-in)', listedIn: 'drmas', request: plugin.name, resolvedFrom: '@drmas/core',
   }));
   const plugins = [...builtins, ...expanded.plugins];

@@ -15,15 +15,37 @@ import type { LoadedPlugin } from '../plugins/PluginLoader.js';
 import { MetricsSink } from '../roles/tokens.js';
 import { createKernelHooks, type KernelHooks } from './KernelHooks.js';
 import { TimingInterceptor } from './TimingInterceptor.js';
+import { ADVANTAGE_PLUGIN_NAME } from '../builtins/AdvantagePlugin.js';
+import { planEvaluation, planRun } from '../run/runDirectory.js';
 
 export interface RunOptions {
+  /** The run directory (relative to the kernel's folder); default `<trainer.outputDir>/<trainer.runName or a timestamp>`. */
+  runDir?: string;
+  /** Continue a run: `auto` (the latest checkpoint of `runDir`, or of the newest run), a run directory or a checkpoint folder. */
+  resume?: string;
+  /** Aborting stops the run before the next step (a checkpoint of the last finished step is written). */
+  signal?: AbortSignal;
+  /** Where the run's messages go; default: standard error, each line prefixed `drmas: `. */
+  log?: (message: string) => void;
+}
+
+/** What `setup` needs: the run directory and, on resume, the checkpoint plugins restore from. */
+export interface SetupOptions {
   runDir: string;
   signal?: AbortSignal;
   log?: (message: string) => void;
-  /** First step to run (1-based); later than 1 when resuming. */
-  firstStep?: number;
-  /** Checkpoint folder to restore from (plugins read it in `setup`). */
   resumeFrom?: string;
+}
+
+export interface KernelOptions {
+  /** The folder relative paths and the default run directory resolve from (default: the process's). */
+  cwd?: string;
+  /** The config file the kernel was made from, for messages. */
+  configFile?: string;
+}
+
+function logToStderr(message: string): void {
+  process.stderr.write(`drmas: ${message}\n`);
 }
 
 /**
@@ -36,10 +58,14 @@ export class Kernel {
   readonly ledger = new BindingLedger();
   readonly agents = new AgentRegistry(this.ledger);
   readonly plugins: LoadedPlugin[] = [];
+  readonly cwd: string;
+  readonly configFile: string | undefined;
   private readonly timing = new TimingInterceptor();
   private resolvedConfig: ResolvedConfig | undefined;
 
-  constructor() {
+  constructor(options: KernelOptions = {}) {
+    this.cwd = options.cwd ?? process.cwd();
+    this.configFile = options.configFile;
     this.timing.install(this.hooks);
     this.container.bind(AgentRegistry).toConstantValue(this.agents);
   }
@@ -117,19 +143,28 @@ export class Kernel {
   }
 
   /** Runs the `setup` hook and returns the run context (for commands that drive the kernel themselves). */
-  async setup(options: RunOptions): Promise<RunContext> {
+  async setup(options: SetupOptions): Promise<RunContext> {
     const run = this.runContext(options);
     await this.hooks.setup.promise(run);
     return run;
   }
 
-  /** Runs `trainer.steps` steps (from `firstStep`), with setup before and shutdown after. */
-  async run(options: RunOptions): Promise<void> {
-    const run = await this.setup(options);
+  /**
+   * Trains: `trainer.steps` steps (after the checkpoint's, when resuming) with setup before and shutdown after,
+   * writing the run directory `drmas train` writes.
+   */
+  async run(options: RunOptions = {}): Promise<RunContext> {
+    this.checkAdvantages();
+    const log = options.log ?? logToStderr;
+    const plan = planRun({ cwd: this.cwd, config: this.config, runDir: options.runDir, resume: options.resume });
+    log(`config ${this.configFile ?? '(inline)'}; ${this.config.trainer.steps} steps; run directory ${plan.runDir}`
+      + (plan.resume ? `; resuming after step ${plan.resume.step} from ${plan.resume.checkpoint}` : ''));
+    const firstStep = plan.resume ? plan.resume.step + 1 : 1;
+    const run = await this.setup({ runDir: plan.runDir, signal: options.signal, log, resumeFrom: plan.resume?.checkpoint });
     try {
       const last = this.config.trainer.steps;
-      if (this.config.eval.atStart && (options.firstStep ?? 1) === 1 && this.hasTaps('evaluate')) await this.evaluateAt(run, 0);
-      for (let step = options.firstStep ?? 1; step <= last; step++) {
+      if (this.config.eval.atStart && firstStep === 1 && this.hasTaps('evaluate')) await this.evaluateAt(run, 0);
+      for (let step = firstStep; step <= last; step++) {
         if (run.signal.aborted) {
           run.log(`stopping before step ${step}: ${String(run.signal.reason ?? 'interrupted')}`);
           break;
@@ -142,6 +177,7 @@ export class Kernel {
     } finally {
       await this.hooks.shutdown.promise();
     }
+    return run;
   }
 
   /** One training step through the hooks; returns its metrics (also handed to every MetricsSink). */
@@ -177,9 +213,10 @@ export class Kernel {
     }
   }
 
-  /** Runs the `evaluate` hook once, outside training (`drmas eval`). */
-  async evaluate(options: RunOptions & { step?: number }): Promise<Metrics> {
-    const run = await this.setup(options);
+  /** Runs the `evaluate` hook once, outside training (`drmas eval`); the folder defaults to `<trainer.outputDir>/eval-<time>`. */
+  async evaluate(options: Omit<RunOptions, 'resume'> & { step?: number } = {}): Promise<Metrics> {
+    const runDir = planEvaluation({ cwd: this.cwd, config: this.config, runDir: options.runDir });
+    const run = await this.setup({ runDir, signal: options.signal, log: options.log ?? logToStderr });
     try {
       return await this.evaluateAt(run, options.step ?? 0);
     } catch (error) {
@@ -188,6 +225,20 @@ export class Kernel {
     } finally {
       await this.hooks.shutdown.promise();
     }
+  }
+
+  /**
+   * A run whose `update` taps would only ever see zero advantages is a config mistake: neither `algorithm.advantage`
+   * names an estimator nor does a plugin tap the `advantage` hook.
+   */
+  private checkAdvantages(): void {
+    if (!this.hasTaps('update') || this.config.algorithm.advantage) return;
+    const taps = (this.hooks.advantage as unknown as { taps: Array<{ name: string }> }).taps;
+    if (taps.some((tap) => tap.name !== ADVANTAGE_PLUGIN_NAME)) return;
+    throw new DrmasError('CONFIG_INVALID', 'nothing computes advantages: algorithm.advantage is not set and no plugin taps the advantage hook, so every update would see zero advantages', {
+      key: 'algorithm.advantage', file: this.configFile,
+      hint: 'set algorithm.advantage to an estimator (drmas, grpo, ...; `drmas info` lists them), or add a plugin that taps kernel.hooks.advantage',
+    });
   }
 
   /** One evaluation outside the step loop (before training, or eval-only), written to the metrics sinks. */
@@ -203,14 +254,14 @@ export class Kernel {
     }
   }
 
-  private runContext(options: RunOptions): RunContext {
+  private runContext(options: SetupOptions): RunContext {
     return {
       config: this.config,
       container: this.container,
       runDir: options.runDir,
       resumeFrom: options.resumeFrom,
       signal: options.signal ?? new AbortController().signal,
-      log: options.log ?? (() => {}),
+      log: options.log ?? logToStderr,
     };
   }
 

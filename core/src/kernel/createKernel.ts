@@ -6,10 +6,13 @@ export interface KernelSetup extends ConfigResolution {
   kernel: Kernel;
 }
 
-/** Resolves the config (file, presets, plugins, overrides) and returns a kernel with every plugin applied. */
+/**
+ * Resolves the config (file, presets, plugins, overrides) and returns a kernel with the built-in plugins and every
+ * configured one applied: `kernel.run()` then trains and writes the run directory `drmas train` writes.
+ */
 export async function createKernel(options: ResolveConfigOptions): Promise<KernelSetup> {
   const resolution = await resolveConfig(options);
-  const kernel = new Kernel();
+  const kernel = new Kernel({ cwd: options.cwd, configFile: resolution.file });
   let config;
   try {
     config = kernel.configure(resolution.config, resolution.plugins);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import {
-  builtinPlugins, createKernel, LossFunction, type Plugin, type RolloutBatch, type TensorOps, type TrainingBatch, type Trajectory,
+  BATCH_INPUTS, BatchInputSource, createKernel, LossFunction, type BatchInput, type Plugin, type RolloutBatch, type TensorOps, type TrainingBatch, type Trajectory,
 } from '@drmas/core';
 import algorithmsPlugin, { policyLoss, klPenalty, aggregateLoss, PolicyLossFunction } from '../src/index.js';
 
@@ -30,12 +30,12 @@ function advantagesOf(batch: TrainingBatch, row: number): number[] {
   return Array.from(batch.advantages.subarray(row * R, row * R + batch.responseLengths[row]!));
 }
 
-async function runStep(advantage: string, batches: RolloutBatch[], extra: Record<string, unknown> = {}) {
+async function runStep(advantage: string, batches: RolloutBatch[], extra: Record<string, unknown> = {}, plugins: Plugin[] = []) {
   let seen: { rollout: RolloutBatch; batch: TrainingBatch } | undefined;
   const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = { rollout: r.rollout, batch: r.batch }; }); } };
   const { kernel } = await createKernel({
-    cwd: process.cwd(), builtins: builtinPlugins('info'),
-    inline: { plugins: [algorithmsPlugin(), producer(batches), capture], algorithm: { advantage, ...extra } },
+    cwd: process.cwd(),
+    inline: { plugins: [algorithmsPlugin(), producer(batches), capture, ...plugins], algorithm: { advantage, ...extra } },
   });
   const logs: string[] = [];
   const result = await kernel.step({ config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: (m) => logs.push(m) }, 1);
@@ -72,7 +72,7 @@ describe('the advantage hook with algorithm.advantage', () => {
     const equal: RolloutBatch = { metrics: {}, trajectories: [trajectory('g', 'a', { solver: 1 }, 1), trajectory('g', 'b', { solver: 1 }, 1)] };
     let masks: number[][] = [];
     const { kernel } = await createKernel({
-      cwd: process.cwd(), builtins: builtinPlugins('info'),
+      cwd: process.cwd(),
       inline: { plugins: [algorithmsPlugin(), producer([equal]), { name: 'u', apply(k) { k.hooks.update.tap('u', (g) => { masks.push([...g.rows].flatMap((r) => [...g.batch.responseMask.subarray(r * 3, r * 3 + 3)])); }); } }],
         algorithm: { advantage: 'drmas', excludeZeroStdGroups: true } },
     });
@@ -88,6 +88,37 @@ describe('the advantage hook with algorithm.advantage', () => {
     expect(names.sort()).toEqual(['drmas', 'gae', 'gigpo', 'gpg', 'grpo', 'grpo_passk', 'opo', 'reinforce_plus_plus',
       'reinforce_plus_plus_baseline', 'remax', 'rloo']);
     await expect(runStep('drmass', [twoAgents])).rejects.toMatchObject({ code: 'UNKNOWN_NAME', key: 'algorithm.advantage', hint: 'Did you mean "drmas"?' });
+  });
+});
+
+describe('estimator inputs are checked at validate', () => {
+  test.each([
+    ['gae', 'values', 'critic values at every response token'],
+    ['remax', 'baselineRewards', 'the reward of a greedy rollout of each prompt'],
+    ['gigpo', 'observations', 'the environment observation each turn acted on'],
+  ])('%s without a plugin that supplies %s fails before any step, with its own message', async (name, input, what) => {
+    const error = await runStep(name, [twoAgents]).then(() => undefined, (e: unknown) => e);
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID', key: 'algorithm.advantage' });
+    expect((error as Error).message).toBe(`advantage estimator "${name}" needs ${input}: ${BATCH_INPUTS[input as BatchInput]}; no plugin in this config supplies it`);
+    expect((error as Error).message).toContain(what);
+  });
+
+  test('a plugin that supplies the input makes the estimator valid; its column is filled before the estimator runs', async () => {
+    const baselines: Plugin = {
+      name: 'fixed-baseline',
+      register: (ctx) => ctx.provide(BatchInputSource, 'baselineRewards', { fill: (batch) => { batch.baselineRewards = new Float64Array(batch.rows).fill(0.25); } }),
+      apply() {},
+    };
+    const { batch } = await runStep('remax', [twoAgents], {}, [baselines]);
+    // ReMax on row 0 (solver, reward 1 on its last of 3 tokens): reward-to-go [1, 1, 1] minus 0.25.
+    expect(advantagesOf(batch, 0)).toEqual([0.75, 0.75, 0.75]);
+  });
+
+  test('groupKey and excludeZeroStdGroups are rejected for estimators that do not group rows', async () => {
+    await expect(runStep('reinforce_plus_plus', [twoAgents], { excludeZeroStdGroups: true })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID', key: 'algorithm.excludeZeroStdGroups', message: expect.stringContaining('"reinforce_plus_plus" does not group rows'),
+    });
+    await expect(runStep('reinforce_plus_plus', [twoAgents], { groupKey: 'prompt_agent' })).rejects.toMatchObject({ key: 'algorithm.groupKey' });
   });
 });
 

@@ -44,3 +44,4 @@ export {
   collectDemonstrations, supervisedWarmup, warmupPresetBase, writeDemonstrations, type BaseBuildOptions, type CollectOptions, type DemonstrationLine,
   type WarmupOptions,
 } from './demonstrations/collectDemonstrations.js';
+export { GreedyBaselineSource, observationSource } from './rollout/batchInputs.js';

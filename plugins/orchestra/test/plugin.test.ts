@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { builtinPlugins, createKernel, type Plugin, type RolloutBatch, type RunContext, type Trajectory, type Turn } from '@drmas/core';
+import { createKernel, type Plugin, type RolloutBatch, type RunContext, type TrainingBatch, type Trajectory, type Turn } from '@drmas/core';
+import algorithmsPlugin from '@drmas/plugin-algorithms';
 import envMathPlugin from '@drmas/plugin-env-math';
 import orchestraPlugin, { drmasAllocator, perTurnAllocator, type OrchestraPlugin } from '../src/index.js';
 import { roleOf, ScriptedBackend, testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
@@ -42,7 +43,7 @@ async function mathKernel(config: Record<string, unknown> = {}, extra: Plugin[] 
   let seen: RolloutBatch | undefined;
   const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = r.rollout; }); } };
   const { kernel } = await createKernel({
-    cwd: process.cwd(), builtins: builtinPlugins('info'),
+    cwd: process.cwd(),
     inline: {
       plugins: [envMathPlugin(), plugin, workerGroupsPlugin(testWorkerGroups({ solver: backend, verifier: backend })), capture, ...extra],
       trainer: { seed: 7 }, env: { name: 'math', levels: [1], testSize: 4 }, rollout: { promptsPerStep: 2, samplesPerPrompt: 3 },
@@ -117,5 +118,51 @@ describe('OrchestraPlugin', () => {
     });
     await expect(mathKernel({ reward: { allocator: 'per-turn' } })).rejects.toMatchObject({ key: 'reward.allocator' });
     await expect(mathKernel({ agents: { solver: { samplng: {} } } })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+  });
+});
+
+describe('batch inputs the orchestra supplies', () => {
+  /** One step of the math workflow on `backend` with the estimator `advantage`; the packed batch it trained on. */
+  async function stepWith(backend: ScriptedBackend, advantage: string, rollout: { promptsPerStep: number; samplesPerPrompt: number }) {
+    let batch: TrainingBatch | undefined;
+    const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { batch = r.batch; }); } };
+    const { kernel } = await createKernel({
+      cwd: process.cwd(),
+      inline: {
+        plugins: [algorithmsPlugin(), envMathPlugin(), orchestraPlugin(), workerGroupsPlugin(testWorkerGroups({ solver: backend, verifier: backend })), capture],
+        algorithm: { advantage }, env: { name: 'math', levels: [1], testSize: 4 }, rollout,
+      },
+    });
+    const { metrics } = await kernel.step(run(kernel), 1);
+    return { batch: batch!, metrics };
+  }
+
+  /** `What is 57 + 73?` -> 130, as the arithmetic source's level-1 questions are written. */
+  const solve = (prompt: string) => {
+    const [, a, op, b] = /What is (\d+) ([+-]) (\d+)\?/.exec(prompt)!;
+    return op === '+' ? Number(a) + Number(b) : Number(a) - Number(b);
+  };
+
+  test('remax: one greedy episode per task; every row is trained against its greedy outcome (hand-worked)', async () => {
+    // Greedy (temperature 0) solves every problem, sampling never does (it answers -1), the verifier always approves.
+    const backend = new ScriptedBackend('policy', (prompt, request) => (roleOf(prompt) === 'solver'
+      ? `\\boxed{${request.temperature === 0 ? solve(prompt) : -1}}` : '<verify>approve</verify>'));
+    const { batch, metrics } = await stepWith(backend, 'remax', { promptsPerStep: 2, samplesPerPrompt: 3 });
+    // Sampled: 2 tasks x 3 episodes of a solver and a verifier turn (6 solver calls); greedy: 2 episodes, 2 calls each.
+    expect(backend.requests.map((r) => [r.temperature, r.prompts.length])).toEqual([[1, 6], [1, 6], [0, 2], [0, 2]]);
+    expect(metrics['rollout/greedy_baseline_mean']).toBe(1);
+    expect(Array.from(batch.baselineRewards!)).toEqual(new Array(12).fill(1));
+    // ReMax: A_t = (reward-to-go) - baseline; every reward is 0 (wrong, valid), so every trained token gets -1.
+    const R = batch.responseLength;
+    for (let row = 0; row < batch.rows; row++) {
+      for (let t = 0; t < batch.responseLengths[row]!; t++) expect(batch.advantages[row * R + t]).toBe(-1);
+    }
+  });
+
+  test('gigpo: each turn\'s observation is its anchor state', async () => {
+    const backend = new ScriptedBackend('policy', (prompt) => (roleOf(prompt) === 'solver' ? '\\boxed{1}' : '<verify>approve</verify>'));
+    const { batch } = await stepWith(backend, 'gigpo', { promptsPerStep: 1, samplesPerPrompt: 2 });
+    expect(batch.observations).toEqual(batch.turns.map((t) => t.observation));
+    expect(batch.observations![0]).toMatch(/^What is \d+ [+-] \d+\?$/);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { builtinPlugins, createKernel, responseValues, TrainingBatch, type Plugin, type RolloutBatch, type RunContext, type TextCodec } from '@drmas/core';
+import { createKernel, responseValues, TrainingBatch, type Plugin, type RolloutBatch, type RunContext, type TextCodec } from '@drmas/core';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import envMathPlugin from '@drmas/plugin-env-math';
 import envSearchPlugin from '@drmas/plugin-env-search';
@@ -20,7 +20,7 @@ async function rolloutStep(roles: string[], config: Record<string, unknown>): Pr
   const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = r.rollout; }); } };
   const groups = testWorkerGroups(Object.fromEntries(roles.map((r) => [r, backend])), (b) => b.tokenizer as TextCodec);
   const { kernel } = await createKernel({
-    cwd: process.cwd(), builtins: builtinPlugins('info'),
+    cwd: process.cwd(),
     inline: {
       plugins: [envMathPlugin(), envSearchPlugin(), orchestraPlugin(), workerGroupsPlugin(groups), capture],
       agents: Object.fromEntries(roles.map((r) => [r, sampling])),

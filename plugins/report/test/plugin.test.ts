@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { builtinPlugins, createKernel, type Plugin } from '@drmas/core';
+import { createKernel, type Plugin } from '@drmas/core';
 import reportPlugin, { PLUGIN_NAME, reportCommand, REPORT_DATA_ELEMENT_ID, type ProgressStream } from '../src/index.js';
 import { syntheticRunDir } from './fixtures.js';
 
@@ -42,7 +42,7 @@ const fakeTraining: Plugin = {
 async function train(config: Record<string, unknown>, stream: ProgressStream) {
   let clock = 0;
   const { kernel } = await createKernel({
-    cwd: tempDir(), builtins: builtinPlugins('train'),
+    cwd: tempDir(),
     inline: {
       plugins: [reportPlugin({ stream, now: () => (clock += 1000) }), fakeTraining],
       trainer: { steps: 4 }, eval: { every: 2, atEnd: true }, ...config,

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { BackendFactory, builtinPlugins, createKernel, Environment, type Plugin } from '@drmas/core';
+import { BackendFactory, createKernel, Environment, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/models';
 import { extractBoxedAnswer, mathAnswersEqual, type MathTask } from '@drmas/plugin-env-math';
 import { warmupPresetBase, type DemonstrationLine, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions } from '@drmas/plugin-orchestra';
@@ -27,7 +27,7 @@ export async function writeMathDemonstrations(options: Pick<BuildBaseOptions, 'r
     apply() {},
   };
   const { kernel } = await createKernel({
-    cwd: PRESET_DIR, builtins: builtinPlugins('info'),
+    cwd: PRESET_DIR,
     inline: {
       presets: [mathPreset], plugins: [teacher],
       models: { policy: { backend: 'teacher', rollout: 'teacher', model: 'tiny' } },

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { builtinPlugins, createKernel, type UserConfig } from '@drmas/core';
+import { createKernel, type UserConfig } from '@drmas/core';
 import type { MathTask } from '@drmas/plugin-env-math';
 import { BASE_CHECKPOINT, buildMathBase, mathPreset, mathTeacher } from '../src/index.js';
 import { writeMathDemonstrations } from '../src/buildBase.js';
@@ -20,7 +20,7 @@ const SMALL: UserConfig = {
 };
 
 async function oneStep(config: UserConfig, runDir: string): Promise<Record<string, number>> {
-  const { kernel } = await createKernel({ cwd: REPO_ROOT, inline: { presets: [mathPreset], ...SMALL, ...config }, builtins: builtinPlugins('train') });
+  const { kernel } = await createKernel({ cwd: REPO_ROOT, inline: { presets: [mathPreset], ...SMALL, ...config } });
   await kernel.run({ runDir });
   return JSON.parse(readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n')[0]) as Record<string, number>;
 }

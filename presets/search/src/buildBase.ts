@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { BackendFactory, builtinPlugins, createKernel, DrmasError, type Plugin } from '@drmas/core';
+import { BackendFactory, createKernel, DrmasError, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/models';
 import { generateKnowledgeBase } from '@drmas/plugin-env-search';
 import { warmupPresetBase, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions, type TeacherPolicy } from '@drmas/plugin-orchestra';
@@ -26,7 +26,7 @@ export async function writeSearchDemonstrations(options: Pick<BuildBaseOptions, 
     apply() {},
   };
   const { kernel, config } = await createKernel({
-    cwd: PRESET_DIR, builtins: builtinPlugins('info'),
+    cwd: PRESET_DIR,
     inline: {
       presets: [searchPreset], plugins: [teacher],
       models: { policy: { backend: 'teacher', rollout: 'teacher', model: 'tiny' } },

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { builtinPlugins, createKernel } from '@drmas/core';
+import { createKernel } from '@drmas/core';
 import { PRESET_DIR } from '../src/buildBase.js';
 import { searchPreset } from '../src/searchPreset.js';
 
@@ -25,7 +25,7 @@ const TINY_RUN = {
 async function oneStep(example: string): Promise<Record<string, number>> {
   const user = JSON.parse(readFileSync(path.join(EXAMPLES, example), 'utf8')) as Record<string, unknown>;
   const { kernel } = await createKernel({
-    cwd: EXAMPLES, builtins: builtinPlugins('train'),
+    cwd: EXAMPLES,
     inline: { ...user, ...TINY_RUN, presets: [searchPreset], trainer: { ...(user.trainer as object), steps: 1, saveEvery: 0 } },
   });
   const runDir = path.join(scratch, example.replace(/\.json$/, ''));

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { builtinPlugins } from '../../builtins/builtinPlugins.js';
 import { resolveConfig } from '../../config/resolveConfig.js';
 import { DrmasError } from '../../errors/DrmasError.js';
 import { createKernel } from '../../kernel/createKernel.js';
@@ -21,7 +20,7 @@ async function checkpointOverrides(dir: string, cwd: string, configPath: string 
   if (!existsSync(path.join(dir, 'config.json'))) {
     throw new DrmasError('INVALID_ARGUMENT', `${dir} is neither a training checkpoint (${CHECKPOINT_STATE_FILE}) nor a model folder (config.json)`, { key: '--checkpoint' });
   }
-  const { config } = await resolveConfig({ cwd, configPath, overrides, builtins: builtinPlugins('eval') });
+  const { config } = await resolveConfig({ cwd, configPath, overrides });
   return Object.keys(config.models).map((id) => `models.${id}.model=${dir}`);
 }
 
@@ -44,15 +43,12 @@ export const evalCommand: CliCommand = {
     if (values.checkpoint) {
       overrides.push(...await checkpointOverrides(path.resolve(io.cwd, values.checkpoint as string), io.cwd, configPath, overrides));
     }
-    const { kernel, config } = await createKernel({ cwd: io.cwd, configPath, overrides, builtins: builtinPlugins('eval') });
+    const { kernel } = await createKernel({ cwd: io.cwd, configPath, overrides });
     if (!kernel.hasTaps('evaluate')) {
       io.stderr.write('drmas: no plugin taps the evaluate hook, so there is nothing to evaluate (add a preset with an environment)\n');
       return 1;
     }
-    const runDir = values['run-dir']
-      ? path.resolve(io.cwd, values['run-dir'] as string)
-      : path.resolve(io.cwd, config.trainer.outputDir, `eval-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-    const metrics = await kernel.evaluate({ runDir, log: (m) => io.stderr.write(`drmas: ${m}\n`) });
+    const metrics = await kernel.evaluate({ runDir: values['run-dir'] as string | undefined, log: (m) => io.stderr.write(`drmas: ${m}\n`) });
     if (values.json) io.stdout.write(`${JSON.stringify(metrics)}\n`);
     else for (const [key, value] of Object.entries(metrics)) io.stdout.write(`${key.padEnd(44)} ${Number.isInteger(value) ? value : value.toFixed(4)}\n`);
     return 0;

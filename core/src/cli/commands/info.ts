@@ -1,4 +1,3 @@
-import { builtinPlugins } from '../../builtins/builtinPlugins.js';
 import { namedTokens, tokenInfo } from '../../di/Token.js';
 import '../../agents/AgentRegistry.js';
 import { createKernel } from '../../kernel/createKernel.js';
@@ -88,7 +87,7 @@ export const infoCommand: CliCommand = {
   async run({ values }, io) {
     const { kernel, file, presets } = await createKernel({
       cwd: io.cwd, configPath: values.config as string | undefined, overrides: values.set as string[] | undefined,
-      required: false, builtins: builtinPlugins('info'),
+      required: false,
     });
     const report = infoReport(kernel, file, presets);
     if (values.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -1,7 +1,8 @@
 import {
-  Checkpointable, DrmasError, Environment, InfoSection, SeededRng, Stage, WorkerGroups, type Kernel, type Plugin, type RegisterContext,
-  type ResolvedConfig, type RngState, type RolloutBatch, type StepContext,
+  BatchInputSource, Checkpointable, DrmasError, Environment, InfoSection, SeededRng, Stage, WorkerGroups, type Kernel, type Plugin, type RegisterContext,
+  type EnvTask, type ResolvedConfig, type RngState, type RolloutBatch, type StepContext,
 } from '@drmas/core';
+import { GreedyBaselineSource, observationSource } from '../rollout/batchInputs.js';
 import type { Agent } from '../agents/Agent.js';
 import { agentEntrySchema, mergeAgentOptions } from '../agents/agentConfig.js';
 import { ROLE_AGENTS } from '../agents/RoleAgents.js';
@@ -42,8 +43,12 @@ export class OrchestraPlugin implements Plugin {
   private cursor = 0;
   private rollouts = 0;
   private rng?: SeededRng;
+  /** The tasks drawn by the current step's rollouts (greedy baselines run them again). */
+  private readonly stepTasks = new Map<string, EnvTask>();
 
   register(ctx: RegisterContext): void {
+    ctx.provide(BatchInputSource, 'observations', observationSource);
+    ctx.provide(BatchInputSource, 'baselineRewards', new GreedyBaselineSource(() => this.runner(), (id) => this.stepTasks.get(id)));
     for (const role of ROLE_AGENTS) ctx.agents.register(role);
     ctx.provide(Orchestra, 'math', createMathOrchestra());
     ctx.provide(Orchestra, 'search', createSearchOrchestra());
@@ -74,6 +79,7 @@ export class OrchestraPlugin implements Plugin {
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.ENVIRONMENT }, async () => {
       await this.environment().init();
     });
+    kernel.hooks.beforeStep.tap(PLUGIN_NAME, () => { this.stepTasks.clear(); });
     kernel.hooks.rollout.tapPromise(PLUGIN_NAME, (step) => this.rollout(step));
     this.rewards.apply(kernel);
     this.evaluation.apply(kernel);
@@ -86,6 +92,7 @@ export class OrchestraPlugin implements Plugin {
     const { promptsPerStep, samplesPerPrompt } = this.config().rollout as RolloutSettings;
     const { tasks, nextCursor } = environment.batch(this.cursor, promptsPerStep);
     this.cursor = nextCursor;
+    for (const task of tasks) this.stepTasks.set(task.id, task);
     const round = this.rollouts++;
     const run = await this.runner().run({
       tasks, samplesPerTask: samplesPerPrompt, seed: this.random().nextUint32(), idPrefix: `s${step.step}r${round}`,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  builtinPlugins, CONFIG_HELP, CONFIG_OPTIONS, createKernel, DrmasError, longestResponse, lossTotals, MetricsSink, SeededRng, selectRows,
+  CONFIG_HELP, CONFIG_OPTIONS, createKernel, DrmasError, longestResponse, lossTotals, MetricsSink, SeededRng, selectRows,
   TrainingBatch, WorkerGroups, type BatchView, type CliCommand, type Turn,
 } from '@drmas/core';
 import { NllLossFunction } from '@drmas/plugin-algorithms';
@@ -168,7 +168,7 @@ export const sft: CliCommand = {
     const warmup = values['warmup-steps'] === undefined ? undefined : warmupSteps(values['warmup-steps']);
     const promptWeight = promptLossWeight(values['prompt-loss-weight']);
     const { kernel, config } = await createKernel({
-      cwd: io.cwd, configPath: values.config as string | undefined, overrides: values.set as string[] | undefined, builtins: builtinPlugins('train'),
+      cwd: io.cwd, configPath: values.config as string | undefined, overrides: values.set as string[] | undefined,
     });
     const outDir = path.resolve(io.cwd, (values.out as string | undefined) ?? path.join(config.trainer.outputDir, `sft-${new Date().toISOString().replace(/[:.]/g, '-')}`));
     const log = (message: string) => io.stderr.write(`drmas: ${message}\n`);

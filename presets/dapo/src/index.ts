@@ -1,0 +1,1 @@
+export { default, DAPO_SETTINGS, dapoPreset } from './dapoPreset.js';
