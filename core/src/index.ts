@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 
 export * as inversify from 'inversify';
-export { Container, inject, injectable, multiInject, named, optional } from 'inversify';
+export { Container, ContainerModule, injectable, named, optional } from 'inversify';
+export { inject, multiInject } from './di/injection.js';
 export * as tapable from 'tapable';
 export {
   AsyncParallelHook, AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncBailHook, SyncHook, SyncWaterfallHook,
@@ -17,11 +18,15 @@ export { createKernelHooks, HOOK_NAMES, type HookName, type KernelHooks } from '
 export { Stage, type StageName } from './kernel/stages.js';
 export { TimingInterceptor } from './kernel/TimingInterceptor.js';
 
-export { createToken, namedTokens, tokenInfo, type Token, type TokenInfo } from './di/Token.js';
-export { BindingLedger, type BindingRecord } from './di/BindingLedger.js';
+export { createToken, isToken, serviceIdentifier, type ServiceKey, type Token } from './di/Token.js';
+export { BindingLedger, describeKey, type BindingRecord } from './di/BindingLedger.js';
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
-export { AdvantageEstimator, BackendFactory, MetricsSink } from './roles/tokens.js';
+export { AdvantageEstimator } from './roles/AdvantageEstimator.js';
+export { BackendFactory } from './roles/BackendFactory.js';
+export { MetricsSink } from './roles/MetricsSink.js';
+export { Roles } from './roles/Roles.js';
+export { coreRoles } from './roles/coreRoles.js';
 export { BATCH_INPUTS, BatchInputSource, type BatchInput } from './roles/BatchInputSource.js';
 export { Checkpointable } from './roles/Checkpointable.js';
 export { Environment, type EnvAction, type EnvTask, type EnvTaskBatch, type Episode } from './roles/Environment.js';

@@ -102,8 +102,8 @@ describe('DI errors reach the user as config-level messages', () => {
     class Trainer {
       constructor(@inject(BackendFactory) readonly backend: BackendFactory) {}
     }
-    const kernel = await kernelWith({ name: 'trainer-plugin', register: (ctx) => { ctx.container.bind(Trainer).toSelf(); }, apply() {} });
-    const error = caught(() => kernel.get(Trainer as never));
+    const kernel = await kernelWith({ name: 'trainer-plugin', register: (ctx) => { ctx.bind(Trainer).toSelf(); }, apply() {} });
+    const error = caught(() => kernel.get(Trainer));
     expect(error.code).toBe('MISSING_BINDING');
     expect(error.message).toBe('no backend is registered (needed by Trainer).');
     expect(error.key).toBe('models.<id>.backend');

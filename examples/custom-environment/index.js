@@ -5,7 +5,7 @@
  * (`max`), the list sorted (`sort`) or reversed (`reverse`). It provides the `lists` Environment, so the built-in
  * `math` orchestra (a Solver answering in `\boxed{}`, a Verifier) runs it: `env: { name: 'lists' }`.
  */
-import { DrmasError, Environment, envSection, ResolvedConfig, SeededRng, z } from '@drmas/core';
+import { DrmasError, Environment, envSection, SeededRng, z } from '@drmas/core';
 import { extractBoxedAnswer, hashParts } from '@drmas/plugin-env-math';
 
 const PLUGIN_NAME = 'env-lists';
@@ -161,7 +161,7 @@ export default function envListsPlugin() {
     name: PLUGIN_NAME,
     configSchema: { env: listsKeys },
     register(ctx) {
-      const env = () => /** @type {z.input<typeof listsSettings>} */ (ctx.container.get(ResolvedConfig).env);
+      const env = () => /** @type {z.input<typeof listsSettings>} */ (ctx.config.env);
       ctx.provide(Environment, ENVIRONMENT_NAME, new ListsEnvironment(env));
     },
     apply() {},

@@ -49,7 +49,7 @@ export class AgentRegistry {
           key: `agents.${name}`, hint: 'give one of the two classes another @agent name, or drop one of the plugins',
         });
     }
-    this.ledger?.record({ token: Agent, name, plugin: origin });
+    this.ledger?.record({ key: Agent, name, plugin: origin });
     this.entries.set(name, { create: target, origin });
   }
 

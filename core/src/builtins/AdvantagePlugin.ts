@@ -3,7 +3,7 @@ import { DrmasError } from '../errors/DrmasError.js';
 import type { Kernel } from '../kernel/Kernel.js';
 import type { Plugin } from '../plugins/Plugin.js';
 import { BATCH_INPUTS, BatchInputSource } from '../roles/BatchInputSource.js';
-import { AdvantageEstimator } from '../roles/tokens.js';
+import { AdvantageEstimator } from '../roles/AdvantageEstimator.js';
 
 /** The tap name of the built-in advantage plugin. */
 export const ADVANTAGE_PLUGIN_NAME = 'drmas:advantage';

@@ -4,7 +4,7 @@ import type { Kernel } from '../kernel/Kernel.js';
 import { Stage } from '../kernel/stages.js';
 import type { Plugin } from '../plugins/Plugin.js';
 import type { RegisterContext } from '../di/RegisterContext.js';
-import { MetricsSink } from '../roles/tokens.js';
+import { MetricsSink } from '../roles/MetricsSink.js';
 import { readTrainerState } from '../run/checkpointLayout.js';
 
 /** Keeps the metrics lines up to `step` (a resumed run rewrites what came after its checkpoint). */

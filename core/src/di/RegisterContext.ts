@@ -1,19 +1,25 @@
-import type { BindToFluentSyntax, Container } from 'inversify';
+import type { BindToFluentSyntax } from 'inversify';
 import type { AgentConstructor } from '../agents/agent.js';
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
-import type { Token } from './Token.js';
+import type { ServiceKey, Token } from './Token.js';
 
-/** What a plugin's `register` receives: bindings made through it are recorded under the plugin's name. */
+/**
+ * What a plugin's `register` receives: the load options of the plugin's own inversify `ContainerModule`, with every
+ * binding recorded under the plugin's name (for messages and `drmas info`).
+ */
 export interface RegisterContext {
   /** The registering plugin. */
   readonly plugin: string;
+  /** The run's config (as the `configure` hook leaves it, when read after it). */
   readonly config: ResolvedConfig;
-  /** The kernel's container, for lookups; bind through `bind`/`provide` so errors can name the plugin. */
-  readonly container: Container;
-  /** Binds a single role (one binding expected) or adds to an open role (read with getAll). */
-  bind<T>(token: Token<T>): BindToFluentSyntax<T>;
+  /**
+   * Binds a single role (one binding expected), adds to an open role (read with `getAll` / `@multiInject`), or binds a
+   * class of the plugin's own (`ctx.bind(WorkerGroupsService).toSelf().inSingletonScope()`).
+   */
+  bind<T>(key: ServiceKey<T>): BindToFluentSyntax<T>;
   /** Adds a named contribution to a role (`provide(AdvantageEstimator, 'drmas', estimator)`); names are unique. */
   provide<T>(token: Token<T>, name: string, value: T): void;
+  isBound(key: ServiceKey<unknown>): boolean;
   readonly agents: {
     /** Registers an `@agent('name')`-decorated class, or a class under an explicit name. */
     register(target: AgentConstructor): void;

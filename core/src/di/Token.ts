@@ -1,43 +1,36 @@
-/** A DI token: a symbol that also carries, at the type level, the interface bound to it. */
-export type Token<T> = symbol & { readonly __type?: T };
-
-export interface TokenInfo {
-  /** The interface name, e.g. `AdvantageEstimator`. */
-  name: string;
-  /** How a person calls one, e.g. `advantage estimator`. */
-  label: string;
-  /** The config key that picks among named bindings, e.g. `algorithm.advantage`. */
-  configKey?: string;
-  /** Named roles list their names in `drmas info`. */
-  named: boolean;
-}
-
-const infos = new Map<symbol, TokenInfo>();
+import type { Newable, ServiceIdentifier } from 'inversify';
 
 /**
- * Declares a token. Tokens are declared once, at module scope, next to their interface (same name). The symbol is
- * registered (`Symbol.for`), so two copies of one package in a process (a plugin installed twice, sources and
- * build side by side) still share their tokens.
+ * A DI token: the identifier a role is bound under, with what messages need to name it. Declared once as a constant
+ * beside its interface, under the same name (`export const AdvantageEstimator = createToken<AdvantageEstimator>(...)`).
  */
-export function createToken<T>(name: string, info: Omit<TokenInfo, 'name' | 'named'> & { named?: boolean }): Token<T> {
-  const token = Symbol.for(`drmas:${name}`) as Token<T>;
-  infos.set(token, { name, named: false, ...info });
-  return token;
+export interface Token<T> {
+  /** The identifier inversify binds. `Symbol.for`, so two copies of core loaded in one process share their tokens. */
+  readonly id: symbol;
+  /** The interface name, e.g. `AdvantageEstimator`. */
+  readonly name: string;
+  /** How a person calls one, e.g. `advantage estimator`. */
+  readonly label: string;
+  /** The config key that picks among named bindings, e.g. `algorithm.advantage`. */
+  readonly configKey?: string;
+  /** Named roles are chosen by name from config and listed by `drmas info`. */
+  readonly named: boolean;
+  /** Carries `T` for type inference only. */
+  readonly __type?: T;
 }
 
-export function tokenInfo(token: symbol): TokenInfo {
-  return infos.get(token) ?? { name: token.description ?? String(token), label: token.description ?? 'service', named: false };
+export function createToken<T>(name: string, info: { label: string; configKey?: string; named?: boolean }): Token<T> {
+  return Object.freeze({ id: Symbol.for(`drmas:${name}`), name, label: info.label, configKey: info.configKey, named: info.named ?? false });
 }
 
-/** Finds a declared token by the description inversify prints (`Symbol(AdvantageEstimator)`). */
-export function tokenByDescription(description: string): symbol | undefined {
-  for (const token of infos.keys()) {
-    if (`Symbol(${token.description})` === description || token.description === description) return token;
-  }
-  return undefined;
+/** What can be asked of the container: a token, or a class bound to itself. */
+export type ServiceKey<T> = Token<T> | Newable<T>;
+
+export function isToken(value: unknown): value is Token<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as Token<unknown>).id === 'symbol' && typeof (value as Token<unknown>).label === 'string';
 }
 
-/** Every declared token of a named role (agents, estimators, backends, orchestras, ...), in declaration order. */
-export function namedTokens(): symbol[] {
-  return [...infos.entries()].filter(([, info]) => info.named).map(([token]) => token);
+/** The identifier inversify knows a key by. */
+export function serviceIdentifier<T>(key: ServiceKey<T> | ServiceIdentifier<T>): ServiceIdentifier<T> {
+  return isToken(key) ? key.id : key;
 }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Container } from 'inversify';
+import { Container, ContainerModule, type ContainerModuleLoadOptions } from 'inversify';
 import { AgentRegistry } from '../agents/AgentRegistry.js';
 import type { AgentConstructor } from '../agents/agent.js';
 import { ResolvedConfig } from '../config/ResolvedConfig.js';
@@ -8,11 +8,14 @@ import { TrainingBatch } from '../data/TrainingBatch.js';
 import { BindingLedger } from '../di/BindingLedger.js';
 import { translateContainerError } from '../di/containerErrors.js';
 import type { RegisterContext } from '../di/RegisterContext.js';
-import { tokenInfo, type Token } from '../di/Token.js';
+import { describeKey } from '../di/BindingLedger.js';
+import { serviceIdentifier, type ServiceKey, type Token } from '../di/Token.js';
 import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
 import type { LoadedPlugin } from '../plugins/PluginLoader.js';
-import { MetricsSink } from '../roles/tokens.js';
+import { coreRoles } from '../roles/coreRoles.js';
+import { MetricsSink } from '../roles/MetricsSink.js';
+import { Roles } from '../roles/Roles.js';
 import { createKernelHooks, type KernelHooks } from './KernelHooks.js';
 import { TimingInterceptor } from './TimingInterceptor.js';
 import { ADVANTAGE_PLUGIN_NAME } from '../builtins/AdvantagePlugin.js';
@@ -50,12 +53,15 @@ function logToStderr(message: string): void {
 
 /**
  * The kernel: a frozen set of hooks, a DI container and the step loop. It knows nothing of models or maths;
- * plugins give it behaviour by binding roles (`register`) and tapping hooks (`apply`).
+ * plugins give it behaviour by binding roles (`register`, loaded as one inversify `ContainerModule` per plugin) and
+ * tapping hooks (`apply`).
  */
-export class Kernel {
+export class Kernel implements Roles {
   readonly hooks: KernelHooks = createKernelHooks();
   readonly container = new Container({ defaultScope: 'Singleton' });
-  readonly ledger = new BindingLedger();
+  readonly ledger = new BindingLedger(coreRoles());
+  /** Each plugin's bindings, as the container module they were loaded in. */
+  readonly modules = new Map<string, ContainerModule>();
   readonly agents = new AgentRegistry(this.ledger);
   readonly plugins: LoadedPlugin[] = [];
   readonly cwd: string;
@@ -68,6 +74,7 @@ export class Kernel {
     this.configFile = options.configFile;
     this.timing.install(this.hooks);
     this.container.bind(AgentRegistry).toConstantValue(this.agents);
+    this.container.bind(Roles.id).toConstantValue(this);
   }
 
   get config(): ResolvedConfig {
@@ -78,10 +85,14 @@ export class Kernel {
   /** Sets the resolved config, registers then applies `plugins`, and runs the `configure` and `validate` hooks. */
   configure(config: ResolvedConfig, plugins: LoadedPlugin[]): ResolvedConfig {
     this.resolvedConfig = config;
-    this.container.bind(ResolvedConfig).toDynamicValue(() => this.config);
+    this.container.bind(ResolvedConfig.id).toDynamicValue(() => this.config);
     for (const loaded of plugins) this.plugins.push(loaded);
     for (const loaded of plugins) {
-      if (loaded.plugin.register) this.guard(loaded, 'register', () => loaded.plugin.register!(this.registerContext(loaded.plugin.name)));
+      const register = loaded.plugin.register?.bind(loaded.plugin);
+      if (!register) continue;
+      const module = new ContainerModule((options) => register(this.registerContext(loaded.plugin.name, options)));
+      this.modules.set(loaded.plugin.name, module);
+      this.guard(loaded, 'register', () => this.container.load(module));
     }
     for (const loaded of plugins) this.guard(loaded, 'apply', () => loaded.plugin.apply(this));
     this.resolvedConfig = this.hooks.configure.call(config);
@@ -89,18 +100,20 @@ export class Kernel {
     return this.resolvedConfig;
   }
 
-  /** Resolves a single role; inversify's errors come back as DrmasErrors naming the plugins and config key. */
-  get<T>(token: Token<T>, request: { key?: string; requester?: string } = {}): T {
+  /** Resolves a single role (or a class bound to itself); inversify's errors come back as DrmasErrors naming the plugins and config key. */
+  get<T>(key: ServiceKey<T>, request: { key?: string; requester?: string } = {}): T {
+    this.ledger.remember(key);
     try {
-      return this.container.get<T>(token);
+      return this.container.get<T>(serviceIdentifier(key));
     } catch (error) {
-      throw translateContainerError(error, this.ledger, request);
+      throw translateContainerError(error, this.ledger, { key, configKey: request.key, requester: request.requester });
     }
   }
 
   /** Every binding of an open role, in registration order. */
-  getAll<T>(token: Token<T>): T[] {
-    return this.container.isBound(token) ? this.container.getAll<T>(token) : [];
+  getAll<T>(key: ServiceKey<T>): T[] {
+    const id = serviceIdentifier(key);
+    return this.container.isBound(id) ? this.container.getAll<T>(id) : [];
   }
 
   /**
@@ -108,8 +121,9 @@ export class Kernel {
    * undefined name (the key is not set) is an error listing what is registered.
    */
   getNamed<T>(token: Token<T>, name: string | undefined, key?: string): T {
+    this.ledger.remember(token);
     const names = this.ledger.namesOf(token);
-    const info = tokenInfo(token);
+    const info = describeKey(token);
     if (name === undefined) {
       const configKey = key ?? info.configKey;
       const registered = this.ledger.bindingsOf(token).filter((r) => r.name !== undefined).map((r) => `${r.name} (plugin ${r.plugin})`);
@@ -127,9 +141,9 @@ export class Kernel {
       });
     }
     try {
-      return this.container.get<T>(token, { name });
+      return this.container.get<T>(token.id, { name });
     } catch (error) {
-      throw translateContainerError(error, this.ledger, { name, key });
+      throw translateContainerError(error, this.ledger, { key: token, name, configKey: key });
     }
   }
 
@@ -138,7 +152,7 @@ export class Kernel {
     return (this.hooks[hook] as unknown as { taps: unknown[] }).taps.length > 0;
   }
 
-  namesOf(token: symbol): string[] {
+  namesOf(token: Token<unknown>): string[] {
     return this.ledger.namesOf(token);
   }
 
@@ -265,20 +279,23 @@ export class Kernel {
     };
   }
 
-  private registerContext(plugin: string): RegisterContext {
-    const { container, ledger, agents } = this;
+  private registerContext(plugin: string, options: ContainerModuleLoadOptions): RegisterContext {
+    const { ledger, agents } = this;
+    const kernel = this;
     return {
       plugin,
-      config: this.config,
-      container,
-      bind: (token) => {
-        ledger.record({ token, plugin });
-        return container.bind(token);
+      get config() {
+        return kernel.config;
       },
-      provide: (token, name, value) => {
-        ledger.record({ token, name, plugin });
-        container.bind(token).toConstantValue(value).whenNamed(name);
+      bind: <T>(key: ServiceKey<T>) => {
+        ledger.record({ key, plugin });
+        return options.bind<T>(serviceIdentifier(key));
       },
+      provide: <T>(token: Token<T>, name: string, value: T) => {
+        ledger.record({ key: token, name, plugin });
+        options.bind<T>(token.id).toConstantValue(value).whenNamed(name);
+      },
+      isBound: (key) => options.isBound(serviceIdentifier(key)),
       agents: {
         register: (nameOrClass: string | AgentConstructor, target?: AgentConstructor) => {
           if (typeof nameOrClass === 'string') agents.register(nameOrClass, target!, plugin);

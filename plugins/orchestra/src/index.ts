@@ -37,6 +37,7 @@ export {
   orchestraSection, rewardSection, rolloutSection, type OrchestraSettings, type RewardSettings, type RolloutSettings,
 } from './plugin/orchestraConfig.js';
 export { OrchestraPlugin, type OrchestraState } from './plugin/OrchestraPlugin.js';
+export { Workflow } from './plugin/Workflow.js';
 export { default } from './plugin/OrchestraPlugin.js';
 export { EvaluationTaps, evalSection, type EvalSettings } from './evaluation/EvaluationTaps.js';
 export { TeacherBackend, teacherBackendFactory, type TeacherPolicy } from './demonstrations/TeacherBackend.js';

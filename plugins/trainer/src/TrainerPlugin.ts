@@ -28,14 +28,14 @@ export class TrainerPlugin implements Plugin {
     models: z.object({ optimizer: optimizerSection.prefault({}) }),
     agents: z.object({ train: trainOverridesSection.optional() }),
   };
-  private readonly groups = new WorkerGroupsService();
   private stepStarted = 0;
   /** The step whose checkpoint is due; written once that step's metrics line is out (next beforeStep or shutdown). */
   private pendingSave: { step: number; run: RunContext } | undefined;
   private failed = false;
 
   register(ctx: RegisterContext): void {
-    ctx.bind(WorkerGroups).toConstantValue(this.groups);
+    ctx.bind(WorkerGroupsService).toSelf().inSingletonScope();
+    ctx.bind(WorkerGroups).toService(WorkerGroupsService);
     ctx.bind(InfoSection).toConstantValue({
       title: 'workerGroups',
       describe: (kernel) => planWorkerGroups(kernel.config).map((plan) => ({
@@ -48,23 +48,24 @@ export class TrainerPlugin implements Plugin {
 
   apply(kernel: Kernel): void {
     const trainer = () => kernel.config.trainer as typeof kernel.config.trainer & TrainerSection;
+    const groups = () => kernel.get(WorkerGroupsService);
 
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
-      const loss = kernel.container.isBound(LossFunction) ? kernel.get(LossFunction) : undefined;
-      await this.groups.create(kernel, run, { reference: loss?.needsReference ?? false });
+      const loss = kernel.getAll(LossFunction)[0];
+      await groups().create(run, { reference: loss?.needsReference ?? false });
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, async (run) => {
       if (!run.resumeFrom) return;
-      const state = await restoreCheckpoint(run.resumeFrom, this.groups.all(), kernel.getAll(Checkpointable));
+      const state = await restoreCheckpoint(run.resumeFrom, groups().all(), kernel.getAll(Checkpointable));
       run.log(`restored step ${state.step} from ${run.resumeFrom}`);
     });
 
     const savePending = async () => {
       const pending = this.pendingSave;
       this.pendingSave = undefined;
-      if (!pending || this.failed || this.groups.all().length === 0) return;
+      if (!pending || this.failed || groups().all().length === 0) return;
       const { keepLast, seed } = trainer();
-      const dir = await saveCheckpoint(pending.run.runDir, pending.step, seed, this.groups.all(), kernel.getAll(Checkpointable), keepLast);
+      const dir = await saveCheckpoint(pending.run.runDir, pending.step, seed, groups().all(), kernel.getAll(Checkpointable), keepLast);
       pending.run.log(`checkpoint ${dir}`);
     };
 
@@ -74,7 +75,7 @@ export class TrainerPlugin implements Plugin {
     });
 
     kernel.hooks.update.tapPromise(PLUGIN_NAME, async (view, step) => {
-      const group = this.groups.get(view.workerGroupId);
+      const group = groups().get(view.workerGroupId);
       const { seed, steps } = kernel.config.trainer;
       const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
       await updateWorkerGroup(group, view, {
@@ -103,7 +104,7 @@ export class TrainerPlugin implements Plugin {
       try {
         await savePending();
       } finally {
-        this.groups.dispose();
+        groups().dispose();
       }
     });
   }

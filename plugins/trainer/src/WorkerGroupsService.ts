@@ -1,6 +1,6 @@
 import {
-  assignParamGroups, BackendFactory, DrmasError, didYouMean, ParamGroupError, type Kernel, type PolicyBackend, type RunContext,
-  type WorkerGroup, type WorkerGroups,
+  assignParamGroups, BackendFactory, DrmasError, didYouMean, inject, injectable, ParamGroupError, ResolvedConfig, Roles, type PolicyBackend,
+  type RunContext, type WorkerGroup, type WorkerGroups,
 } from '@drmas/core';
 import { planWorkerGroups, type WorkerGroupTraining } from './workerGroupPlan.js';
 
@@ -26,15 +26,18 @@ function checkParamGroups(modelId: string, backend: PolicyBackend, training: Wor
 }
 
 /** Creates one trainer (and rollout engine, and reference model when needed) per worker group at setup. */
+@injectable()
 export class WorkerGroupsService implements WorkerGroups {
   private groups: TrainedWorkerGroup[] = [];
   private readonly byAgent = new Map<string, TrainedWorkerGroup>();
 
-  async create(kernel: Kernel, run: RunContext, options: { reference: boolean }): Promise<void> {
-    for (const plan of planWorkerGroups(kernel.config)) {
+  constructor(@inject(ResolvedConfig) private readonly config: ResolvedConfig, @inject(Roles) private readonly roles: Roles) {}
+
+  async create(run: RunContext, options: { reference: boolean }): Promise<void> {
+    for (const plan of planWorkerGroups(this.config)) {
       const backendKey = `models.${plan.id}.backend`;
-      const settings = { ...plan.settings, seed: plan.settings.seed ?? kernel.config.trainer.seed } as Record<string, unknown>;
-      const make = (name: string, key: string) => kernel.getNamed(BackendFactory, name, key).create({ modelId: plan.id, settings, run });
+      const settings = { ...plan.settings, seed: plan.settings.seed ?? this.config.trainer.seed } as Record<string, unknown>;
+      const make = (name: string, key: string) => this.roles.getNamed(BackendFactory, name, key).create({ modelId: plan.id, settings, run });
       const trainer = await make(plan.settings.backend, backendKey);
       try {
         checkParamGroups(plan.id, trainer, plan.training);

@@ -1,9 +1,6 @@
-import { namedTokens, tokenInfo } from '../../di/Token.js';
-import '../../agents/AgentRegistry.js';
 import { createKernel } from '../../kernel/createKernel.js';
 import type { Kernel } from '../../kernel/Kernel.js';
 import { HOOK_NAMES } from '../../kernel/KernelHooks.js';
-import '../../roles/tokens.js';
 import '../../roles/Environment.js';
 import { InfoSection } from '../../roles/InfoSection.js';
 import type { ModuleOrigin } from '../../plugins/PluginLoader.js';
@@ -31,10 +28,9 @@ export function infoReport(kernel: Kernel, configFile: string | undefined, prese
     hooks[name] = taps.map((t) => ({ name: t.name, type: t.type, stage: t.stage ?? 0 }));
   }
   const roles: InfoReport['roles'] = {};
-  for (const token of namedTokens()) {
-    const info = tokenInfo(token);
-    roles[info.name] = {
-      label: info.label, configKey: info.configKey ?? null,
+  for (const token of kernel.ledger.namedTokens()) {
+    roles[token.name] = {
+      label: token.label, configKey: token.configKey ?? null,
       entries: kernel.ledger.bindingsOf(token).filter((r) => r.name !== undefined).map((r) => ({ name: r.name!, plugin: r.plugin })),
     };
   }

@@ -1,4 +1,4 @@
-import { Environment, ResolvedConfig, type Plugin, type RegisterContext } from '@drmas/core';
+import { Environment, type Plugin, type RegisterContext } from '@drmas/core';
 import { mathEnvKeys, type MathEnvSettingsInput } from '../environment/mathEnvConfig.js';
 import { MathEnvironment } from '../environment/MathEnvironment.js';
 
@@ -14,7 +14,7 @@ export class EnvMathPlugin implements Plugin {
   readonly configPaths = ['env.file', 'env.testFile'];
 
   register(ctx: RegisterContext): void {
-    ctx.provide(Environment, 'math', new MathEnvironment(() => ctx.container.get<ResolvedConfig>(ResolvedConfig).env as MathEnvSettingsInput));
+    ctx.provide(Environment, 'math', new MathEnvironment(() => ctx.config.env as MathEnvSettingsInput));
   }
 
   apply(): void {}

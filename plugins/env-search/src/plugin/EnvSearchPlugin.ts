@@ -1,4 +1,4 @@
-import { Environment, ResolvedConfig, type Plugin, type RegisterContext } from '@drmas/core';
+import { Environment, type Plugin, type RegisterContext } from '@drmas/core';
 import { searchEnvKeys, type SearchEnvSettingsInput } from '../environment/searchEnvConfig.js';
 import { SearchEnvironment } from '../environment/SearchEnvironment.js';
 
@@ -15,7 +15,7 @@ export class EnvSearchPlugin implements Plugin {
   readonly configPaths = ['env.questionsFile', 'env.corpusFile'];
 
   register(ctx: RegisterContext): void {
-    ctx.provide(Environment, 'search', new SearchEnvironment(() => ctx.container.get<ResolvedConfig>(ResolvedConfig).env as SearchEnvSettingsInput));
+    ctx.provide(Environment, 'search', new SearchEnvironment(() => ctx.config.env as SearchEnvSettingsInput));
   }
 
   apply(): void {}

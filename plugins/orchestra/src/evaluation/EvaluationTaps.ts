@@ -26,7 +26,7 @@ export type EvalSettings = z.output<typeof evalSection>;
  * is also appended to `eval.jsonl` in the run directory.
  */
 export class EvaluationTaps {
-  constructor(private readonly environment: () => Environment, private readonly runner: () => EpisodeRunner) {}
+  constructor(private readonly workflow: () => { environment(): Environment; runner(): EpisodeRunner }) {}
 
   apply(kernel: Kernel): void {
     kernel.hooks.evaluate.tapPromise(TAP_NAME, async (evaluation) => { await this.evaluate(kernel, evaluation); });
@@ -34,11 +34,11 @@ export class EvaluationTaps {
 
   async evaluate(kernel: Kernel, evaluation: EvalContext): Promise<Metrics> {
     const settings = kernel.config.eval as unknown as EvalSettings;
-    const environment = this.environment();
+    const environment = this.workflow().environment();
     await environment.init();
     const all = environment.test();
     const tasks = settings.tasks > 0 ? all.slice(0, settings.tasks) : all;
-    const result = await evaluateEpisodes(this.runner(), tasks, {
+    const result = await evaluateEpisodes(this.workflow().runner(), tasks, {
       k: settings.k, seed: kernel.config.trainer.seed, tasksPerBatch: settings.tasksPerBatch,
       sampling: { temperature: settings.temperature, topP: settings.topP },
     });

@@ -1,0 +1,14 @@
+import type { PolicyBackend } from '../compute/PolicyBackend.js';
+import type { RunContext } from '../data/StepContext.js';
+import { createToken } from '../di/Token.js';
+
+/** Creates policy backends (one per worker group); chosen by name with `models.<id>.backend`. */
+export interface BackendFactory {
+  readonly name: string;
+  /** Human-readable description of the runtime this factory would use, for `drmas info`. */
+  describe?(): string;
+  create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext }): Promise<PolicyBackend>;
+}
+export const BackendFactory = createToken<BackendFactory>('BackendFactory', {
+  label: 'backend', configKey: 'models.<id>.backend', named: true,
+});

@@ -1,0 +1,16 @@
+import { createToken, type ServiceKey, type Token } from '../di/Token.js';
+
+/**
+ * The kernel's lookups, for services that choose a contribution by a config value (`models.<id>.backend` picks a
+ * `BackendFactory` by name): inject it as `@inject(Roles) roles: Roles`. Errors name the plugins, the role and the
+ * config key, with suggestions.
+ */
+export interface Roles {
+  get<T>(key: ServiceKey<T>, request?: { key?: string; requester?: string }): T;
+  /** Every binding of an open role, in registration order. */
+  getAll<T>(key: ServiceKey<T>): T[];
+  /** The contribution `name` of a named role; `key` is the config key that chose it. */
+  getNamed<T>(token: Token<T>, name: string | undefined, key?: string): T;
+  namesOf(token: Token<unknown>): string[];
+}
+export const Roles = createToken<Roles>('Roles', { label: 'role lookup' });

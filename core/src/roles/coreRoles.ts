@@ -1,0 +1,22 @@
+import { Agent } from '../agents/AgentRegistry.js';
+import { LossFunction } from '../compute/TensorOps.js';
+import { ResolvedConfig } from '../config/ResolvedConfig.js';
+import type { Token } from '../di/Token.js';
+import { Rng } from '../random/Rng.js';
+import { AdvantageEstimator } from './AdvantageEstimator.js';
+import { BackendFactory } from './BackendFactory.js';
+import { BatchInputSource } from './BatchInputSource.js';
+import { Checkpointable } from './Checkpointable.js';
+import { Environment } from './Environment.js';
+import { InfoSection } from './InfoSection.js';
+import { MetricsSink } from './MetricsSink.js';
+import { Roles } from './Roles.js';
+import { WorkerGroups } from './WorkerGroups.js';
+
+/** The roles core declares: every kernel can name them in messages, and `drmas info` lists the named ones. */
+export function coreRoles(): Token<unknown>[] {
+  return [
+    ResolvedConfig, Roles, Agent, AdvantageEstimator, BatchInputSource, BackendFactory, Environment, LossFunction, WorkerGroups,
+    MetricsSink, Checkpointable, InfoSection, Rng,
+  ];
+}

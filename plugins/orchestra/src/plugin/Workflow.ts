@@ -1,0 +1,79 @@
+import {
+  AgentRegistry, DrmasError, Environment, inject, injectable, ResolvedConfig, Roles, WorkerGroups, type WorkerGroup,
+} from '@drmas/core';
+import type { Agent } from '../agents/Agent.js';
+import { mergeAgentOptions } from '../agents/agentConfig.js';
+import { Orchestra } from '../orchestras/Orchestra.js';
+import { OrchestraRunner, type AgentEngine } from '../rollout/OrchestraRunner.js';
+import type { OrchestraSettings } from './orchestraConfig.js';
+
+/** The engine an agent samples from: its worker group's rollout engine and the model's tokenizer. */
+function engineOf(group: WorkerGroup, agentId: string): AgentEngine {
+  const codec = group.codec ?? group.rollout.tokenizer;
+  if (!codec) {
+    throw new DrmasError('CONFIG_INVALID', `model "${group.id}" of agent "${agentId}" has no tokenizer, so prompts cannot be encoded`, {
+      key: `models.${group.id}.model`, hint: 'use a checkpoint folder with tokenizer.json, or a built-in model (tiny, small)',
+    });
+  }
+  return { workerGroupId: group.id, backend: group.rollout, codec };
+}
+
+/**
+ * The configured workflow of a run: the Environment named by `env.name`, the Orchestra named by `orchestra.name`, its
+ * agents built from the orchestra's defaults and `agents.<role>`, and the runner that plays episodes on the worker
+ * groups' rollout engines. Each is resolved once, on first use.
+ */
+@injectable()
+export class Workflow {
+  private agentsRef?: ReadonlyMap<string, Agent>;
+  private runnerRef?: OrchestraRunner;
+
+  constructor(
+    @inject(ResolvedConfig) private readonly config: ResolvedConfig,
+    @inject(Roles) private readonly roles: Roles,
+    @inject(AgentRegistry) private readonly registry: AgentRegistry,
+  ) {}
+
+  environment(): Environment {
+    return this.roles.getNamed(Environment, this.config.env.name, 'env.name');
+  }
+
+  orchestra(): Orchestra {
+    return this.roles.getNamed(Orchestra, (this.config.orchestra as OrchestraSettings).name, 'orchestra.name');
+  }
+
+  agents(): ReadonlyMap<string, Agent> {
+    this.agentsRef ??= new Map(Object.entries(this.orchestra().agents).map(([role, defaults]) => [
+      role, this.registry.create<Agent>(role, mergeAgentOptions(defaults, this.config.agents[role]), `agents.${role}`),
+    ]));
+    return this.agentsRef;
+  }
+
+  /** The agent's invalid-turn penalty (what the reward allocators subtract). */
+  invalidPenalty(agentId: string): number {
+    return this.agents().get(agentId)?.invalidPenalty ?? 0;
+  }
+
+  runner(): OrchestraRunner {
+    if (!this.runnerRef) {
+      // Worker groups exist once the trainer's setup ran; they are looked up then, not when the workflow is built.
+      const groups = this.roles.get(WorkerGroups, { requester: 'orchestra' });
+      const engines = new Map<string, AgentEngine>();
+      this.runnerRef = new OrchestraRunner({
+        environment: this.environment(),
+        orchestra: this.orchestra(),
+        agents: this.agents(),
+        settings: this.config.orchestra as OrchestraSettings,
+        engineFor: (agentId) => {
+          let engine = engines.get(agentId);
+          if (!engine) {
+            engine = engineOf(groups.forAgent(agentId), agentId);
+            engines.set(agentId, engine);
+          }
+          return engine;
+        },
+      });
+    }
+    return this.runnerRef;
+  }
+}
