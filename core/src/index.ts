@@ -41,7 +41,10 @@ export {
 export { PluginLoader, type LoadedPlugin, type LoadedPreset, type ModuleOrigin } from './plugins/PluginLoader.js';
 export { candidatePackageNames, shortName } from './plugins/packageNames.js';
 
-export { defineConfig, type EnvConfig, type EvalConfig, type TrainerConfig, type UserConfig } from './config/UserConfig.js';
+export {
+  defineConfig, type AgentConfig, type AlgorithmConfig, type ConfigSections, type EnvConfig, type EvalConfig, type ModelConfig, type PresetConfig,
+  type TrainerConfig, type UserConfig,
+} from './config/UserConfig.js';
 export { ResolvedConfig, type AgentSettings, type ModelSettings } from './config/ResolvedConfig.js';
 export { resolveConfig, type ConfigResolution, type ResolveConfigOptions } from './config/resolveConfig.js';
 export { CONFIG_SEARCH_PLACES, loadConfigFile } from './config/ConfigFile.js';

@@ -1,6 +1,5 @@
 import { createToken } from '../di/Token.js';
 import type { EnvSettings } from './configSchema.js';
-import type { EvalConfig, TrainerConfig } from './UserConfig.js';
 
 /** `models.<id>` after validation (the trainer adds `optimizer`, backend plugins their own keys). */
 export interface ModelSettings {
@@ -30,8 +29,8 @@ export interface ResolvedConfig {
   models: Record<string, ModelSettings>;
   agents: Record<string, AgentSettings>;
   algorithm: { advantage?: string; [key: string]: unknown };
-  trainer: Required<Omit<TrainerConfig, 'runName'>> & { runName?: string };
-  eval: Required<EvalConfig> & Record<string, unknown>;
+  trainer: { steps: number; seed: number; outputDir: string; runName?: string; saveEvery: number; keepLast: number; [key: string]: unknown };
+  eval: { every: number; atEnd: boolean; atStart: boolean; [key: string]: unknown };
   env: EnvSettings & Record<string, unknown>;
   [section: string]: unknown;
 }

@@ -16,8 +16,8 @@ export interface ResolveConfigOptions {
   cwd: string;
   /** `--config PATH`; otherwise the config is searched from `cwd`. */
   configPath?: string;
-  /** A config given in code instead of a file (tests, programmatic use). */
-  inline?: UserConfig;
+  /** A config given in code instead of a file (tests, programmatic use); checked against the schema like a file. */
+  inline?: UserConfig | Readonly<Record<string, unknown>>;
   /** `--set a.b.c=value` texts, applied last. */
   overrides?: string[];
   /** Whether finding no config file is an error. */

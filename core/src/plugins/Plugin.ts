@@ -1,7 +1,7 @@
 import type { ZodObject } from 'zod';
 import type { RegisterContext } from '../di/RegisterContext.js';
 import type { Kernel } from '../kernel/Kernel.js';
-import type { UserConfig } from '../config/UserConfig.js';
+import type { PresetConfig } from '../config/UserConfig.js';
 
 /** A unit of behaviour: DI bindings in `register`, hook taps in `apply`. `name` is also the tap name. */
 export interface Plugin<O = unknown> {
@@ -31,7 +31,7 @@ export interface Preset {
   presets?: PresetSpec[];
   plugins?: PluginSpec[];
   /** Defaults; the user's config wins over them. */
-  config?: Partial<UserConfig>;
+  config?: PresetConfig;
 }
 export type PresetFactory<O = unknown> = (options: O) => Preset | Promise<Preset>;
 export type PresetSpec = string | [name: string, options?: unknown] | Preset;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
-import type { UserConfig } from '../config/UserConfig.js';
+import type { PresetConfig, UserConfig } from '../config/UserConfig.js';
 import { candidatePackageNames, isPathSpecifier, shortName, type ModuleKind } from './packageNames.js';
 import { installedPackageNames, locatePackage, locatePath, type LocatedModule } from './ModuleLocator.js';
 import { importModule, type ModuleImportError } from './ModuleImporter.js';
@@ -35,7 +35,7 @@ export interface ExpandedConfig {
   presets: LoadedPreset[];
   plugins: LoadedPlugin[];
   /** Preset defaults in application order; each labelled for error messages. */
-  layers: Array<{ source: string; config: Partial<UserConfig> }>;
+  layers: Array<{ source: string; config: PresetConfig }>;
 }
 
 interface SpecParts {

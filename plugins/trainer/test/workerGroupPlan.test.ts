@@ -78,7 +78,9 @@ describe('worker groups from models and agents', () => {
   test('a schedule and its warm-up reach the group; an unknown schedule is rejected naming the key', async () => {
     const groups = await plan({ models: { policy: { model: 'tiny', optimizer: { schedule: 'cosine', warmupSteps: 3 } } }, agents: { solver: {} } });
     expect(groups[0]!.training.schedule).toEqual({ kind: 'cosine', warmupSteps: 3 });
-    await expect(plan({ models: { policy: { model: 'tiny', optimizer: { schedule: 'warmup_cosine' } } }, agents: { solver: {} } }))
+    // A JSON config is not type-checked: the schema catches what the types would.
+    const untyped = JSON.parse('{ "models": { "policy": { "model": "tiny", "optimizer": { "schedule": "warmup_cosine" } } }, "agents": { "solver": {} } }') as UserConfig;
+    await expect(plan(untyped))
       .rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.optimizer.schedule' });
   });
 

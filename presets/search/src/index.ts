@@ -1,3 +1,13 @@
 export { default, ANSWERER_PROMPT, BASE_CHECKPOINT, SEARCH_DEFAULTS, searchPreset, SEARCHER_PROMPT, VERIFIER_PROMPT } from './searchPreset.js';
 export { searchTeacher, type SearchTeacherKnowledge } from './searchTeacher.js';
 export { buildSearchBase, PRESET_DIR, writeSearchDemonstrations, type BuildBaseOptions } from './buildBase.js';
+
+export { defineConfig } from '@drmas/core';
+/** The plugins this preset lists, as types: a config importing `defineConfig` from here is typed with their sections. */
+export type { AlgorithmsPlugin } from '@drmas/plugin-algorithms';
+export type { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
+export type { OnnxBackendPlugin } from '@drmas/plugin-backend-onnx';
+export type { TrainerPlugin } from '@drmas/plugin-trainer';
+export type { EnvSearchPlugin } from '@drmas/plugin-env-search';
+export type { OrchestraPlugin } from '@drmas/plugin-orchestra';
+export type { ReportPlugin } from '@drmas/plugin-report';

@@ -1,7 +1,7 @@
 import { z } from '@drmas/core';
-import { GROUP_KEY_NAMES } from '../grouping/groupKeys.js';
-import { KL_PENALTY_KINDS } from '../losses/klPenalty.js';
-import { LOSS_AGGREGATIONS } from '../losses/aggregateLoss.js';
+import { GROUP_KEY_NAMES, type GroupKeyName } from '../grouping/groupKeys.js';
+import { KL_PENALTY_KINDS, type KlPenaltyKind } from '../losses/klPenalty.js';
+import { LOSS_AGGREGATIONS, type LossAggregation } from '../losses/aggregateLoss.js';
 import { TRAINABLE_VARIANTS } from './PolicyLossFunction.js';
 
 /** The keys the algorithms plugin adds to the `algorithm` config section. */
@@ -15,7 +15,7 @@ export const algorithmSection = z.object({
   gigpoMode: z.enum(['mean_norm', 'mean_std_norm']).default('mean_norm'),
   similarityThreshold: z.number().gt(0).max(1).optional(),
   /** Which rows share a baseline; each estimator has its own default (`drmas`: prompt_agent). */
-  groupKey: z.enum(GROUP_KEY_NAMES as unknown as [string, ...string[]]).optional(),
+  groupKey: z.enum(GROUP_KEY_NAMES as [GroupKeyName, ...GroupKeyName[]]).optional(),
   /** Keep turns of groups whose rewards are all equal out of the loss (they carry no signal). */
   excludeZeroStdGroups: z.boolean().default(false),
   loss: z.strictObject({
@@ -27,10 +27,10 @@ export const algorithmSection = z.object({
     clipRatioHigh: z.number().gt(0).optional(),
     /** Dual-clip bound for negative advantages. */
     clipRatioC: z.number().gt(1).default(3),
-    aggregation: z.enum(LOSS_AGGREGATIONS as unknown as [string, ...string[]]).default('token-mean'),
+    aggregation: z.enum(LOSS_AGGREGATIONS as [LossAggregation, ...LossAggregation[]]).default('token-mean'),
     lossScaleFactor: z.number().positive().optional(),
     klCoef: z.number().min(0).default(0),
-    klType: z.enum(KL_PENALTY_KINDS as unknown as [string, ...string[]]).default('low_var_kl'),
+    klType: z.enum(KL_PENALTY_KINDS as [KlPenaltyKind, ...KlPenaltyKind[]]).default('low_var_kl'),
     /** Positive: an entropy bonus (veRL's entropy_coeff). Negative: entropy minimization, which sharpens the policy. */
     entropyCoef: z.number().default(0),
   }).prefault({}),
@@ -43,3 +43,7 @@ export const algorithmSection = z.object({
 });
 
 export type AlgorithmSettings = z.infer<typeof algorithmSection> & { advantage?: string };
+
+declare module '@drmas/core' {
+  interface AlgorithmConfig extends z.input<typeof algorithmSection> {}
+}

@@ -1,7 +1,7 @@
 import { BackendFactory, DrmasError, z, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
 import type { ArchitectureName } from '@drmas/models';
 import { createOnnxPolicyBackend } from '../OnnxPolicyBackend.js';
-import { parseProviderRequest, PROVIDER_REQUESTS } from '../ExecutionProvider.js';
+import { parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 
@@ -38,7 +38,7 @@ export const onnxBackendFactory: BackendFactory = {
 export class OnnxBackendPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   /** `models.<id>.provider`: onnxruntime's execution provider for this model's onnx engine. */
-  readonly configSchema = { models: z.object({ provider: z.enum(PROVIDER_REQUESTS as unknown as [string, ...string[]]).optional() }) };
+  readonly configSchema = { models: z.object({ provider: z.enum(PROVIDER_REQUESTS as unknown as [ProviderRequest, ...ProviderRequest[]]).optional() }) };
 
   register(ctx: RegisterContext): void {
     ctx.provide(BackendFactory, 'onnx', onnxBackendFactory);
@@ -56,4 +56,11 @@ export class OnnxBackendPlugin implements Plugin {
 /** The plugin module's default export: `plugins: ['backend-onnx']`. */
 export default function onnxBackendPlugin(): OnnxBackendPlugin {
   return new OnnxBackendPlugin();
+}
+
+declare module '@drmas/core' {
+  interface ModelConfig {
+    /** onnxruntime's execution provider for this model's onnx engine (default auto: CUDA when installed). */
+    provider?: ProviderRequest;
+  }
 }

@@ -22,3 +22,7 @@ export const mathEnvKeys = z.object({
 export const mathEnvSettings = envSection.extend(mathEnvKeys.shape);
 export type MathEnvSettings = z.output<typeof mathEnvSettings>;
 export type MathEnvSettingsInput = z.input<typeof mathEnvSettings>;
+
+declare module '@drmas/core' {
+  interface EnvConfig extends z.input<typeof mathEnvKeys> {}
+}

@@ -22,3 +22,7 @@ export const searchEnvKeys = z.object({
 export const searchEnvSettings = envSection.extend(searchEnvKeys.shape);
 export type SearchEnvSettings = z.output<typeof searchEnvSettings>;
 export type SearchEnvSettingsInput = z.input<typeof searchEnvSettings>;
+
+declare module '@drmas/core' {
+  interface EnvConfig extends z.input<typeof searchEnvKeys> {}
+}

@@ -60,3 +60,7 @@ export function mergeAgentOptions(defaults: PromptedAgentOptions | undefined, en
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+
+declare module '@drmas/core' {
+  interface AgentConfig extends z.input<typeof agentEntrySchema> {}
+}

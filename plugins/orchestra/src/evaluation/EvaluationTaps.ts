@@ -65,3 +65,7 @@ export class EvaluationTaps {
     return metrics;
   }
 }
+
+declare module '@drmas/core' {
+  interface EvalConfig extends z.input<typeof evalSection> {}
+}

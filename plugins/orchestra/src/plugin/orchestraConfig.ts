@@ -25,3 +25,14 @@ export const rewardSection = z.object({
 export type OrchestraSettings = z.output<typeof orchestraSection>;
 export type RolloutSettings = z.output<typeof rolloutSection>;
 export type RewardSettings = z.output<typeof rewardSection>;
+
+declare module '@drmas/core' {
+  interface ConfigSections {
+    /** Which orchestra runs, and settings its blocks read. */
+    orchestra?: z.input<typeof orchestraSection>;
+    /** Episodes per training step. */
+    rollout?: z.input<typeof rolloutSection>;
+    /** How episode outcomes become turn rewards. */
+    reward?: z.input<typeof rewardSection>;
+  }
+}

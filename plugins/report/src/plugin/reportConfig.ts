@@ -9,3 +9,10 @@ export const reportSection = z.object({
 });
 
 export type ReportSettings = z.infer<typeof reportSection>;
+
+declare module '@drmas/core' {
+  interface ConfigSections {
+    /** report.html and the terminal progress. */
+    report?: z.input<typeof reportSection>;
+  }
+}

@@ -55,3 +55,15 @@ export type OptimizerSection = z.output<typeof optimizerSection>;
 export type TrainOverrides = z.output<typeof trainOverridesSection>;
 export type TrainerSection = z.output<typeof trainerSection>;
 export type ScheduleKind = OptimizerSection['schedule'];
+
+declare module '@drmas/core' {
+  interface TrainerConfig extends z.input<typeof trainerSection> {}
+  interface ModelConfig {
+    /** AdamW and its learning-rate schedule. */
+    optimizer?: z.input<typeof optimizerSection>;
+  }
+  interface AgentConfig {
+    /** Training overrides; agents sharing a model must agree on them. */
+    train?: z.input<typeof trainOverridesSection>;
+  }
+}
