@@ -132,6 +132,9 @@ describeSlow('installing the packed packages into a fresh project', () => {
       + 'skipped onnx: onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)');
     expect(result.metrics?.step).toBe(1);
     expect(Number.isFinite(result.metrics?.['reward/mean'])).toBe(true);
+    const generate = run('npx', ['drmas', 'generate', '--model', 'tiny', '--prompt-ids', '1,2,3', '--max-new-tokens', '2', '--engine', 'onnx'], project);
+    expect(generate.code).toBe(1);
+    expect(generate.output).toContain('error INVALID_ARGUMENT (--engine): --engine onnx needs onnxruntime-node: onnxruntime-node is not installed');
   }, 600_000);
 
   test('after the documented opt-in, onnx samples', () => {

@@ -1,7 +1,7 @@
 export {
   OnnxPolicyBackend,
   createOnnxPolicyBackend,
-  createOnnxPolicyBackend as createPolicyBackend,
+  createPolicyBackend,
   type OnnxBackendOptions,
   type OnnxEngineOptions,
 } from './OnnxPolicyBackend.js';
