@@ -68,7 +68,7 @@ const machine = {
   memoryGiB: +(totalmem() / 2 ** 30).toFixed(1),
   node: process.version,
   onnxruntime: version('onnxruntime-node'),
-  tfjs: version('@tensorflow/tfjs'),
+  tfjs: version('@tensorflow/tfjs-core'),
   torch: torchVersion ?? 'absent',
   loadAverageAtStart: loadavg().map((x) => +x.toFixed(2)),
 };

@@ -1,5 +1,5 @@
 // tfjs engine measurements: node ... tfjsEngine.mjs generate|train <model> [repeats] | matmul
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import { createTfjsPolicyBackend } from '../../plugins/backend-tfjs/src/TfjsPolicyBackend.ts';
 import { selectRuntime } from '../../plugins/backend-tfjs/src/runtime/RuntimeSelector.ts';
 import { emit, generationPrompts, GENERATION, median, policyGradientLoss, TRAINING, trainingBatch, updateRequest } from '../lib/workloads.mjs';

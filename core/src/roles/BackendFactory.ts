@@ -7,6 +7,13 @@ export interface BackendFactory {
   readonly name: string;
   /** Human-readable description of the runtime this factory would use, for `drmas info`. */
   describe?(): string;
+  /** Rank among the engines `models.<id>.rollout: auto` may pick, higher first; absent: never picked by `auto`. */
+  readonly priority?: number;
+  /**
+   * Why this factory cannot create a backend here (a package not installed, a library that does not load), or
+   * undefined when it can. Initialises what it checks on the first call only and answers every call alike.
+   */
+  probe?(): Promise<string | undefined>;
   create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext }): Promise<PolicyBackend>;
 }
 export const BackendFactory = createToken<BackendFactory>('BackendFactory', {

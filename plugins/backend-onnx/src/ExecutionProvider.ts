@@ -3,17 +3,31 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DrmasError } from '@drmas/core';
+import { OnnxRuntimeUnavailableError } from './OnnxBackendErrors.js';
 import type * as OrtModule from 'onnxruntime-node';
 
 export type Ort = typeof OrtModule;
 export type ProviderRequest = 'cpu' | 'cuda' | 'auto';
 export const PROVIDER_REQUESTS: readonly ProviderRequest[] = ['cpu', 'cuda', 'auto'];
 
+/** The onnxruntime-node release this package is built and tested against: its optional peer dependency. */
+export const ONNXRUNTIME_VERSION = '1.30.0';
+/** Installs onnxruntime-node for the CPU, without the download of CUDA providers its install script makes by default. */
+export const ONNXRUNTIME_INSTALL = `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@${ONNXRUNTIME_VERSION}`;
+
 let ortPromise: Promise<Ort> | undefined;
 
-/** onnxruntime-node, loaded on first use (its native library is not touched at import time). */
+/**
+ * onnxruntime-node, loaded on first use (its native library is not touched at import time); rejects with
+ * `OnnxRuntimeUnavailableError` when it is not installed or does not load, and keeps that answer.
+ */
 export function loadOnnxRuntime(): Promise<Ort> {
-  ortPromise ??= import('onnxruntime-node').then((m) => ((m as unknown as { default?: Ort }).default ?? m) as Ort);
+  ortPromise ??= import('onnxruntime-node').then(
+    (m) => ((m as unknown as { default?: Ort }).default ?? m) as Ort,
+    (cause: unknown) => {
+      throw new OnnxRuntimeUnavailableError(cause, ONNXRUNTIME_INSTALL);
+    },
+  );
   return ortPromise;
 }
 
@@ -51,7 +65,7 @@ export async function detectCuda(): Promise<CudaAvailability> {
 }
 
 export const CUDA_INSTALL_HINT =
-  'to use CUDA, put onnxruntime-node-install=cuda12 in .npmrc and reinstall onnxruntime-node on a machine with internet, CUDA 12 and cuDNN 9';
+  `to use CUDA, run ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node@${ONNXRUNTIME_VERSION} on a machine with internet, CUDA 12 and cuDNN 9`;
 
 export interface ResolvedProvider {
   provider: 'cpu' | 'cuda';

@@ -32,3 +32,17 @@ export class OnnxBackendDisposedError extends Error {
     this.name = 'OnnxBackendDisposedError';
   }
 }
+
+/** onnxruntime-node, an optional peer dependency, is not installed (or its native library does not load). */
+export class OnnxRuntimeUnavailableError extends Error {
+  constructor(cause: unknown, install: string) {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    super(
+      /Cannot find (package|module) 'onnxruntime-node'/.test(detail)
+        ? `onnxruntime-node is not installed (${install})`
+        : `onnxruntime-node did not load: ${detail.split('\n')[0]}`,
+      { cause },
+    );
+    this.name = 'OnnxRuntimeUnavailableError';
+  }
+}

@@ -8,7 +8,7 @@ import type {
   UpdateResult,
   WeightTensor,
 } from '@drmas/core';
-import { scoringTemperature } from '@drmas/core';
+import { DrmasError, scoringTemperature } from '@drmas/core';
 import {
   configJsonFor,
   expectedWeightShapes,
@@ -32,6 +32,7 @@ import { graphWeights } from './GraphWeights.js';
 import {
   describeProvider,
   loadOnnxRuntime,
+  ONNXRUNTIME_INSTALL,
   parseProviderRequest,
   resolveProvider,
   sessionOptions,
@@ -43,6 +44,7 @@ import {
 import {
   OnnxBackendDisposedError,
   OnnxRequestError,
+  OnnxRuntimeUnavailableError,
   OnnxTrainingUnsupportedError,
   OnnxWeightMismatchError,
 } from './OnnxBackendErrors.js';
@@ -464,4 +466,19 @@ function checkedWeights(config: DecoderConfig, weights: Map<string, WeightTensor
 export async function createOnnxPolicyBackend(options: OnnxBackendOptions): Promise<OnnxPolicyBackend> {
   const { config, weights, tokenizer } = await loadModelWeights(options);
   return OnnxPolicyBackend.create(config, weights, tokenizer, options);
+}
+
+/**
+ * What `drmas generate|score --engine onnx` opens: `createOnnxPolicyBackend`, where a missing onnxruntime-node is a
+ * user error naming `--engine`, with the line that installs it.
+ */
+export async function createPolicyBackend(options: OnnxBackendOptions): Promise<OnnxPolicyBackend> {
+  try {
+    return await createOnnxPolicyBackend(options);
+  } catch (cause) {
+    if (!(cause instanceof OnnxRuntimeUnavailableError)) throw cause;
+    throw new DrmasError('INVALID_ARGUMENT', `--engine onnx needs onnxruntime-node: ${cause.message}`, {
+      key: '--engine', cause, hint: `install it (${ONNXRUNTIME_INSTALL}), or use --engine tfjs`,
+    });
+  }
 }

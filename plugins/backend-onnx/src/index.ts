@@ -1,7 +1,7 @@
 export {
   OnnxPolicyBackend,
   createOnnxPolicyBackend,
-  createOnnxPolicyBackend as createPolicyBackend,
+  createPolicyBackend,
   type OnnxBackendOptions,
   type OnnxEngineOptions,
 } from './OnnxPolicyBackend.js';
@@ -11,6 +11,8 @@ export {
   parseProviderRequest,
   resolveProvider,
   CUDA_INSTALL_HINT,
+  ONNXRUNTIME_INSTALL,
+  ONNXRUNTIME_VERSION,
   PROVIDER_REQUESTS,
   type CudaAvailability,
   type ProviderRequest,
@@ -22,6 +24,7 @@ export { ProtobufWriter } from './onnx/ProtobufWriter.js';
 export {
   OnnxBackendDisposedError,
   OnnxRequestError,
+  OnnxRuntimeUnavailableError,
   OnnxTrainingUnsupportedError,
   OnnxWeightMismatchError,
 } from './OnnxBackendErrors.js';

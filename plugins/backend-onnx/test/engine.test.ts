@@ -1,13 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GenerateRequest, PolicyBackend } from '@drmas/core';
 import { BackendFactory, scoreSequences } from '@drmas/core';
-import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
+import { createTfjsPolicyBackend, tfjsBackendFactory, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import {
   createOnnxPolicyBackend,
   detectCuda,
+  ONNXRUNTIME_INSTALL,
+  ONNXRUNTIME_VERSION,
   OnnxPolicyBackend,
+  OnnxRuntimeUnavailableError,
   OnnxTrainingUnsupportedError,
   onnxBackendFactory,
 } from '../src/index.js';
@@ -122,7 +126,7 @@ describe('execution provider', () => {
     });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/CUDA was requested but is unavailable: the CUDA provider library is not installed; falling back to the CPU/);
-    expect(warnings[0]).toMatch(/onnxruntime-node-install=cuda12/);
+    expect(warnings[0]).toContain('ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node@1.30.0');
     expect(backend.provider.provider).toBe('cpu');
     expect(backend.runtime).toMatch(/CPU.*fell back/);
     const out = await backend.generate({ prompts: [[1, 2, 3]], maxNewTokens: 3, temperature: 0 });
@@ -172,3 +176,27 @@ describe('plugin', () => {
   });
 });
 
+describe('onnxruntime-node, an optional peer dependency', () => {
+  const manifest = (path: string) => JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as Record<string, Record<string, string>>;
+
+  it('is ranked above tfjs for rollout: auto and available here (the repository installs it)', async () => {
+    expect(onnxBackendFactory.priority!).toBeGreaterThan(tfjsBackendFactory.priority!);
+    await expect(onnxBackendFactory.probe!()).resolves.toBeUndefined();
+  });
+
+  it('the install line the messages give is the version the package declares and the repository tests', () => {
+    expect(manifest('../package.json').peerDependencies!['onnxruntime-node']).toBe(ONNXRUNTIME_VERSION);
+    expect(manifest('../package.json').peerDependenciesMeta!['onnxruntime-node']).toEqual({ optional: true });
+    expect(manifest('../../../package.json').devDependencies!['onnxruntime-node']).toBe(ONNXRUNTIME_VERSION);
+    expect(ONNXRUNTIME_INSTALL).toBe('ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0');
+  });
+
+  it('says "not installed" with the install line when the package is missing, else why it did not load', () => {
+    const missing = (message: string) => new OnnxRuntimeUnavailableError(Object.assign(new Error(message), { code: 'ERR_MODULE_NOT_FOUND' }), ONNXRUNTIME_INSTALL).message;
+    expect(missing("Cannot find package 'onnxruntime-node' imported from /p/dist/ExecutionProvider.js"))
+      .toBe(`onnxruntime-node is not installed (${ONNXRUNTIME_INSTALL})`);
+    expect(missing("Cannot find module 'onnxruntime-node' from 'dist/ExecutionProvider.js'")).toContain('is not installed');
+    expect(missing("Cannot find package 'onnxruntime-common' imported from /p/node_modules/onnxruntime-node/dist/index.js"))
+      .toBe("onnxruntime-node did not load: Cannot find package 'onnxruntime-common' imported from /p/node_modules/onnxruntime-node/dist/index.js");
+  });
+});

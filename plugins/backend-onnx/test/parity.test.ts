@@ -1,5 +1,5 @@
 import type { ArchitectureName } from '@drmas/models';
-import { DecoderModel, TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
+import { DecoderModel, selectRuntime, TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import { OnnxPolicyBackend } from '../src/OnnxPolicyBackend.js';
 import { scoreSequences, type PolicyBackend } from '@drmas/core';
 import { makeBatch, maxAbsDiff, randomWeights, tinyConfigJson, updateRequest, weightedLogLikelihood } from './parityFixtures.js';
@@ -26,6 +26,7 @@ describe.each(CASES)('onnx vs tfjs: $label', ({ architecture, extra }) => {
   let tfjs: TfjsPolicyBackend;
   let onnx: OnnxPolicyBackend;
   beforeAll(async () => {
+    await selectRuntime('cpu');
     const { config, weights } = randomWeights(tinyConfigJson(architecture, extra), 3);
     tfjs = new TfjsPolicyBackend('tfjs', 'test', DecoderModel.fromTensors(config, weights), undefined);
     onnx = await OnnxPolicyBackend.create(config, weights, undefined, { provider: 'cpu' });

@@ -1,7 +1,7 @@
 // Throughput of the tfjs backend on the selected runtime; prints one JSON line per measurement.
 // usage: npx tsc -p plugins/backend-tfjs/tsconfig.json && node plugins/backend-tfjs/bench/model.bench.mjs [tiny|small ...]
 //   env DRMAS_RUNTIME=auto|wasm|cpu|tfjs-node|tfjs-node-gpu
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import { createTfjsPolicyBackend } from '../dist/TfjsPolicyBackend.js';
 import { policyGradientLoss as loss, trainingBatch, updateRequest } from '../../../bench/lib/workloads.mjs';
 

@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import { responseValues, TrainingBatch } from '@drmas/core';
 import { sampleToken, SeededRandom } from '@drmas/models';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';

@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import { leftPad } from '@drmas/models';
 import { DecoderModel } from '../src/model/DecoderModel.js';
 import { randomWeights } from '../../../models/test/modelFixtures.js';

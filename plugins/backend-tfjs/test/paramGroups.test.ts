@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import { AdamW } from '../src/training/AdamW.js';
 import { OPTIMIZER } from './trainingFixtures.js';

@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import { promptResponseLayout } from '@drmas/models';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

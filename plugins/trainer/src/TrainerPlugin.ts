@@ -8,6 +8,7 @@ import { appendRollouts } from './RolloutLog.js';
 import { batchMetrics } from './stepMetrics.js';
 import { optimizerSection, trainerSection, trainOverridesSection, type TrainerSection } from './config/trainingConfig.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
+import { AUTO_ROLLOUT, describeAutoRollout } from './rolloutEngine.js';
 import { updateWorkerGroup } from './updateWorkerGroup.js';
 import { WorkerGroupsService } from './WorkerGroupsService.js';
 import { planWorkerGroups } from './workerGroupPlan.js';
@@ -39,7 +40,8 @@ export class TrainerPlugin implements Plugin {
     ctx.bind(InfoSection).toConstantValue({
       title: 'workerGroups',
       describe: (kernel) => planWorkerGroups(kernel.config).map((plan) => ({
-        id: plan.id, agents: plan.agents, backend: plan.settings.backend, rollout: plan.settings.rollout ?? plan.settings.backend,
+        id: plan.id, agents: plan.agents, backend: plan.settings.backend,
+        rollout: plan.settings.rollout === AUTO_ROLLOUT ? describeAutoRollout(kernel, plan.settings.backend) : plan.settings.rollout ?? plan.settings.backend,
         model: plan.settings.model, architecture: plan.settings.architecture ?? '(from checkpoint)', runtime: plan.settings.runtime,
         lr: plan.training.optimizer.lr, schedule: plan.training.schedule.kind, microBatchSize: plan.training.microBatchSize,
       })),

@@ -1,7 +1,8 @@
 import {
-  assignParamGroups, BackendFactory, DrmasError, didYouMean, inject, injectable, ParamGroupError, ResolvedConfig, Roles, type PolicyBackend,
+  assignParamGroups, DrmasError, didYouMean, inject, injectable, ParamGroupError, ResolvedConfig, Roles, type PolicyBackend,
   type RunContext, type WorkerGroup, type WorkerGroups,
 } from '@drmas/core';
+import { AUTO_ROLLOUT, availableFactory, chooseRolloutEngine, describeRolloutChoice } from './rolloutEngine.js';
 import { planWorkerGroups, type WorkerGroupTraining } from './workerGroupPlan.js';
 
 export interface TrainedWorkerGroup extends WorkerGroup {
@@ -25,7 +26,11 @@ function checkParamGroups(modelId: string, backend: PolicyBackend, training: Wor
   }
 }
 
-/** Creates one trainer (and rollout engine, and reference model when needed) per worker group at setup. */
+/**
+ * Creates one trainer (and rollout engine, and reference model when needed) per worker group at setup. The rollout
+ * engine is the factory named by `models.<id>.rollout` (absent: the trainer samples), or with `auto` the available
+ * factory of highest priority, else the trainer's; the run log says which and why others were passed over.
+ */
 @injectable()
 export class WorkerGroupsService implements WorkerGroups {
   private groups: TrainedWorkerGroup[] = [];
@@ -37,7 +42,16 @@ export class WorkerGroupsService implements WorkerGroups {
     for (const plan of planWorkerGroups(this.config)) {
       const backendKey = `models.${plan.id}.backend`;
       const settings = { ...plan.settings, seed: plan.settings.seed ?? this.config.trainer.seed } as Record<string, unknown>;
-      const make = (name: string, key: string) => this.roles.getNamed(BackendFactory, name, key).create({ modelId: plan.id, settings, run });
+      const make = async (name: string, key: string) => (await availableFactory(this.roles, name, key)).create({ modelId: plan.id, settings, run });
+      const rolloutKey = `models.${plan.id}.rollout`;
+      let rolloutName = plan.settings.rollout;
+      if (rolloutName === AUTO_ROLLOUT) {
+        const choice = await chooseRolloutEngine(this.roles, plan.settings.backend);
+        run.log(describeRolloutChoice(plan.id, choice, plan.settings.backend));
+        rolloutName = choice.name;
+      } else if (rolloutName && rolloutName !== plan.settings.backend) {
+        await availableFactory(this.roles, rolloutName, rolloutKey);
+      }
       const trainer = await make(plan.settings.backend, backendKey);
       try {
         checkParamGroups(plan.id, trainer, plan.training);
@@ -45,10 +59,9 @@ export class WorkerGroupsService implements WorkerGroups {
         trainer.dispose();
         throw error;
       }
-      const rolloutName = (plan.settings as { rollout?: string }).rollout;
       let rollout = trainer;
       if (rolloutName && rolloutName !== plan.settings.backend) {
-        rollout = await make(rolloutName, `models.${plan.id}.rollout`);
+        rollout = await make(rolloutName, rolloutKey);
         await rollout.syncWeights(trainer);
       }
       const reference = options.reference ? await make(plan.settings.backend, backendKey) : undefined;

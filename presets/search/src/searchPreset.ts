@@ -21,7 +21,7 @@ export const ANSWERER_PROMPT = 'Answer: {observation}';
 export const SEARCH_DEFAULTS: Partial<UserConfig> = {
   models: {
     policy: {
-      backend: 'tfjs', rollout: 'onnx', model: BASE_CHECKPOINT, runtime: 'auto', optimizer: { lr: 1e-4, weightDecay: 0, maxGradNorm: 1 },
+      backend: 'tfjs', rollout: 'auto', model: BASE_CHECKPOINT, runtime: 'auto', optimizer: { lr: 1e-4, weightDecay: 0, maxGradNorm: 1 },
     },
   },
   agents: {

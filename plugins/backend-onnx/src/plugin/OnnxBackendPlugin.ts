@@ -1,17 +1,20 @@
 import { BackendFactory, DrmasError, z, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
 import type { ArchitectureName } from '@drmas/models';
 import { createOnnxPolicyBackend } from '../OnnxPolicyBackend.js';
-import { parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
+import { loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 
 /**
  * The `onnx` backend factory: a rollout engine on onnxruntime-node (`models.<id>.rollout: onnx`, or `backend: onnx`
- * for sampling and scoring only). `models.<id>.provider` picks the execution provider: cpu, cuda or auto.
+ * for sampling and scoring only). `models.<id>.provider` picks the execution provider: cpu, cuda or auto. Ranked
+ * above tfjs for `rollout: auto`, which takes it when onnxruntime-node (an optional peer dependency) loads.
  */
 export const onnxBackendFactory: BackendFactory = {
   name: 'onnx',
+  priority: 20,
   describe: () => `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,
+  probe: () => loadOnnxRuntime().then(() => undefined, (error: Error) => error.message),
   async create({ modelId, settings, run }) {
     const model = settings as ModelSettings;
     const provider = parseProviderRequest(model.provider, `models.${modelId}.provider`);

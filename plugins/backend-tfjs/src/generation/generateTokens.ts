@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import type { DecoderModel, LayerCache } from '../model/DecoderModel.js';
 import { leftPad, logProbAtTemperature, sampleToken, SeededRandom, type SamplingSettings } from '@drmas/models';
 
@@ -74,7 +74,7 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
         const ids = tf.tensor2d(input.ids, [n, input.width], 'int32');
         const result = model.forward({ inputIds: ids, positions: input.positions, keyValid, cache: previous }, true);
         const h = model.config.hiddenSize;
-        const last = result.hidden.reshape([n, input.width, h]).slice([0, input.width - 1, 0], [n, 1, h]).reshape([n, h]);
+        const last = tf.reshape(tf.slice(tf.reshape(result.hidden, [n, input.width, h]), [0, input.width - 1, 0], [n, 1, h]), [n, h]);
         return { logp: tf.logSoftmax(model.logits(last as tf.Tensor2D)), cache: result.cache! } as unknown as tf.TensorContainer;
       }) as unknown as { logp: tf.Tensor2D; cache: LayerCache[] };
       disposeCache(previous);

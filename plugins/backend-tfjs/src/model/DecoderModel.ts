@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import {
   expectedWeightShapes, expectTensor, ModelWeightError, rotaryInverseFrequencies, rotaryTables,
   type CheckpointTensor, type DecoderConfig, type HostTensor,
@@ -92,7 +92,7 @@ export class DecoderModel {
     const mask = attentionMask(input.keyValid, batch, columns, past, group);
     this.differentiable = input.differentiable ?? false;
 
-    let x: tf.Tensor2D = embeddingLookup(this.weight('model.embed_tokens.weight'), input.inputIds.reshape([-1]) as tf.Tensor1D);
+    let x: tf.Tensor2D = embeddingLookup(this.weight('model.embed_tokens.weight'), tf.reshape(input.inputIds, [-1]) as tf.Tensor1D);
     const newCache: LayerCache[] = [];
     for (let i = 0; i < c.numLayers; i++) {
       const p = `model.layers.${i}`;
@@ -153,9 +153,9 @@ export class DecoderModel {
     const d = c.headDim;
     const group = c.numHeads / c.numKvHeads;
     const a = `${prefix}.self_attn`;
-    let q = this.linear(x, `${a}.q_proj`, c.qkvBias).reshape([batch, columns, c.numHeads, d]) as tf.Tensor4D;
-    let k = this.linear(x, `${a}.k_proj`, c.qkvBias).reshape([batch, columns, c.numKvHeads, d]) as tf.Tensor4D;
-    const v = this.linear(x, `${a}.v_proj`, c.qkvBias).reshape([batch, columns, c.numKvHeads, d]) as tf.Tensor4D;
+    let q = tf.reshape(this.linear(x, `${a}.q_proj`, c.qkvBias), [batch, columns, c.numHeads, d]) as tf.Tensor4D;
+    let k = tf.reshape(this.linear(x, `${a}.k_proj`, c.qkvBias), [batch, columns, c.numKvHeads, d]) as tf.Tensor4D;
+    const v = tf.reshape(this.linear(x, `${a}.v_proj`, c.qkvBias), [batch, columns, c.numKvHeads, d]) as tf.Tensor4D;
     if (c.qkNorm) {
       q = this.rmsNorm(q, `${a}.q_norm.weight`);
       k = this.rmsNorm(k, `${a}.k_norm.weight`);
@@ -164,12 +164,12 @@ export class DecoderModel {
     k = applyRotary(k, cos, sinSigned);
 
     // Query head h uses KV head floor(h / group) (transformers' repeat_kv): fold the group into the query rows.
-    const qGrouped = q
-      .reshape([batch, columns, c.numKvHeads, group, d])
-      .transpose([0, 2, 3, 1, 4])
-      .reshape([batch, c.numKvHeads, group * columns, d]);
-    let keys = k.transpose([0, 2, 1, 3]) as tf.Tensor4D;
-    let values = v.transpose([0, 2, 1, 3]) as tf.Tensor4D;
+    const qGrouped = tf.reshape(
+      tf.transpose(tf.reshape(q, [batch, columns, c.numKvHeads, group, d]), [0, 2, 3, 1, 4]),
+      [batch, c.numKvHeads, group * columns, d],
+    );
+    let keys = tf.transpose(k, [0, 2, 1, 3]) as tf.Tensor4D;
+    let values = tf.transpose(v, [0, 2, 1, 3]) as tf.Tensor4D;
     if (cache) {
       keys = tf.concat([cache.key, keys], 2);
       values = tf.concat([cache.value, values], 2);
@@ -177,10 +177,10 @@ export class DecoderModel {
     const keysT = tf.transpose(keys, [0, 1, 3, 2]);
     const scores = tf.add(tf.mul(plainMatMul(qGrouped, keysT), 1 / Math.sqrt(d)), mask);
     const probs = tf.softmax(scores);
-    const context = plainMatMul(probs, values)
-      .reshape([batch, c.numKvHeads, group, columns, d])
-      .transpose([0, 3, 1, 2, 4])
-      .reshape([batch * columns, c.numHeads * d]) as tf.Tensor2D;
+    const context = tf.reshape(
+      tf.transpose(tf.reshape(plainMatMul(probs, values), [batch, c.numKvHeads, group, columns, d]), [0, 3, 1, 2, 4]),
+      [batch * columns, c.numHeads * d],
+    ) as tf.Tensor2D;
     return { output: this.linear(context, `${a}.o_proj`, c.outputBias), cache: { key: keys, value: values } };
   }
 
@@ -238,7 +238,7 @@ function uniqueVariableName(name: string): string {
 /** `x * cos + swap_halves(x) * sinSigned`, x `[batch, columns, heads, headDim]`. */
 function applyRotary(x: tf.Tensor4D, cos: tf.Tensor4D, sinSigned: tf.Tensor4D): tf.Tensor4D {
   const [b, t, h, d] = x.shape;
-  const swapped = tf.reverse(x.reshape([b, t, h, 2, d / 2]), 3).reshape([b, t, h, d]);
+  const swapped = tf.reshape(tf.reverse(tf.reshape(x, [b, t, h, 2, d / 2]), 3), [b, t, h, d]);
   return tf.add(tf.mul(x, cos), tf.mul(swapped, sinSigned));
 }
 
@@ -273,7 +273,7 @@ function embeddingLookup(table: tf.Tensor2D | tf.Variable, ids: tf.Tensor1D): tf
     (args[1] as tf.GradSaveFunc)([ids]);
     return {
       value: tf.gather(t, ids),
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.scatterND(saved[0].reshape([-1, 1]), dy, t.shape),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.scatterND(tf.reshape(saved[0], [-1, 1]), dy, t.shape),
     };
   });
   return lookup(table as tf.Tensor) as tf.Tensor2D;

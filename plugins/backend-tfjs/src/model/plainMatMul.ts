@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 
 /** Swaps the last two axes. */
 function swapLast(x: tf.Tensor): tf.Tensor {
@@ -20,9 +20,9 @@ function matMulKernel(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   if (m * k * n < 1 << 16) return tf.matMul(a, b);
   const count = batchShape.reduce((x, y) => x * y, 1);
   return tf.tidy(() => {
-    const as = tf.unstack(a.reshape([count, m, k]));
-    const bs = tf.unstack(b.reshape([count, k, n]));
-    return tf.stack(as.map((x, i) => tf.matMul(x, bs[i]))).reshape([...batchShape, m, n]);
+    const as = tf.unstack(tf.reshape(a, [count, m, k]));
+    const bs = tf.unstack(tf.reshape(b, [count, k, n]));
+    return tf.reshape(tf.stack(as.map((x, i) => tf.matMul(x, bs[i]))), [...batchShape, m, n]);
   });
 }
 

@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import { scoringTemperature } from '@drmas/core';
 import type { PromptResponseLayout } from '@drmas/models';
 import type { DecoderModel } from './DecoderModel.js';
@@ -40,14 +40,14 @@ export function responseTokenStats(
   const ids = tf.tensor2d(layout.ids, [rows, width], 'int32');
   const { hidden } = model.forward({ inputIds: ids, positions: layout.positions, keyValid: layout.valid, differentiable });
   const h = model.config.hiddenSize;
-  const predicting = hidden.reshape([rows, width, h]).slice([0, p - 1, 0], [rows, r, h]).reshape([rows * r, h]) as tf.Tensor2D;
+  const predicting = tf.reshape(tf.slice(tf.reshape(hidden, [rows, width, h]), [0, p - 1, 0], [rows, r, h]), [rows * r, h]) as tf.Tensor2D;
   const scale = inverseTemperatureColumn(temperatures, rows, r);
   const logits = model.logits(predicting);
   const logp = tf.logSoftmax(scale ? tf.mul(logits, scale) : logits);
   // int32 one-hot then cast: the wasm OneHot kernel writes int bits into a float32 output (tfjs 4.22).
   const oneHot = tf.cast(tf.oneHot(tf.tensor1d(layout.targets, 'int32'), model.config.vocabSize), 'float32');
-  const logProbs = tf.sum(tf.mul(logp, oneHot), -1).reshape([rows, r]) as tf.Tensor2D;
+  const logProbs = tf.reshape(tf.sum(tf.mul(logp, oneHot), -1), [rows, r]) as tf.Tensor2D;
   if (!withEntropy) return { logProbs };
-  const entropy = tf.neg(tf.sum(tf.mul(tf.exp(logp), logp), -1)).reshape([rows, r]) as tf.Tensor2D;
+  const entropy = tf.reshape(tf.neg(tf.sum(tf.mul(tf.exp(logp), logp), -1)), [rows, r]) as tf.Tensor2D;
   return { logProbs, entropy };
 }

@@ -6,9 +6,13 @@ import { builtinRuntimeCandidates, RuntimeUnavailableError } from '../runtime/Ru
 const PLUGIN_NAME = 'backend-tfjs';
 const ARCHITECTURES: ArchitectureName[] = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'];
 
-/** The `tfjs` backend factory: trains and samples Llama/Qwen decoders with tfjs on the best runtime installed. */
+/**
+ * The `tfjs` backend factory: trains and samples Llama/Qwen decoders with tfjs on the best runtime installed. Always
+ * available (its wasm and cpu runtimes are dependencies), ranked below onnx for `rollout: auto`.
+ */
 export const tfjsBackendFactory: BackendFactory = {
   name: 'tfjs',
+  priority: 10,
   describe: () => `tfjs on ${builtinRuntimeCandidates().sort((a, b) => b.priority - a.priority).map((c) => c.name).join(' > ')} (first that loads)`,
   async create({ modelId, settings, run }) {
     const model = settings as ModelSettings;

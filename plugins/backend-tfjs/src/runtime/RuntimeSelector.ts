@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import { installWasmSliceKernels } from './wasmSliceKernels.js';
 
 /** A way to run tfjs: a module that registers a backend, and the tfjs backend name it registers. */
@@ -36,6 +36,15 @@ export class RuntimeUnavailableError extends Error {
 /** Imports an optional module by a name the compiler does not resolve (it may not be installed). */
 async function importOptional(specifier: string): Promise<Record<string, unknown>> {
   return (await import(specifier)) as Record<string, unknown>;
+}
+
+/**
+ * Registers tfjs-core's gradients, which training needs. tfjs-core's Node build does not register them (its
+ * `register_all_gradients` module is ESM in a CommonJS package, which Node cannot load); tfjs-layers' Node bundle
+ * carries them all and registers them when imported, as the `@tensorflow/tfjs` umbrella does.
+ */
+async function registerGradients(): Promise<void> {
+  await import('@tensorflow/tfjs-layers');
 }
 
 async function activate(backend: string): Promise<void> {
@@ -83,6 +92,7 @@ export function builtinRuntimeCandidates(): RuntimeCandidate[] {
       backend: 'cpu',
       priority: 10,
       async initialize() {
+        await import('@tensorflow/tfjs-backend-cpu');
         await activate('cpu');
         return 'cpu (plain JavaScript)';
       },
@@ -98,6 +108,7 @@ export class RuntimeSelector {
   private readonly candidates = new Map<string, RuntimeCandidate>();
   private readonly initialized = new Map<string, Promise<string>>();
   private current: SelectedRuntime | undefined;
+  private gradients: Promise<void> | undefined;
 
   constructor(candidates: RuntimeCandidate[] = builtinRuntimeCandidates()) {
     for (const c of candidates) this.register(c);
@@ -123,6 +134,8 @@ export class RuntimeSelector {
         { name: requested, reason: `unknown runtime; known: auto, ${this.names.join(', ')}` },
       ]);
     }
+    this.gradients ??= registerGradients();
+    await this.gradients;
     const order = requested === 'auto' ? this.names : [requested];
     const failures: { name: string; reason: string }[] = [];
     for (const name of order) {

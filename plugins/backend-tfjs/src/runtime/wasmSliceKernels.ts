@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 
 /** The parts of tfjs-backend-wasm's backend object the slice kernels use. */
 interface WasmBackend {

@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { assignParamGroups, type OptimizerSettings, type ParamGroupSettings } from '@drmas/core';

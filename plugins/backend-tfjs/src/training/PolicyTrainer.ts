@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import type { BatchView, LossInput, OptimizerSettings, TrainingBatch, UpdateRequest, UpdateResult } from '@drmas/core';
 import { promptResponseLayout } from '@drmas/models';
 import type { DecoderModel } from '../model/DecoderModel.js';

@@ -1,4 +1,4 @@
-import * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs-core';
 import type { TensorOps } from '@drmas/core';
 
 const stopGradientOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => ({

@@ -1,0 +1,70 @@
+import { BackendFactory, DrmasError, type Roles } from '@drmas/core';
+
+/** `models.<id>.rollout` value that picks the engine by availability and priority. */
+export const AUTO_ROLLOUT = 'auto';
+
+export interface RolloutChoice {
+  /** The factory that samples; the trainer's own when nothing ranked above it is available. */
+  name: string;
+  /** Candidates passed over, each with its probe's reason. */
+  skipped: Array<{ name: string; reason: string }>;
+}
+
+/** The factories `rollout: auto` may pick (those with a priority), highest first; registration order among equals. */
+function autoCandidates(roles: Roles): Array<{ name: string; factory: BackendFactory }> {
+  return roles.namesOf(BackendFactory)
+    .map((name) => ({ name, factory: roles.getNamed(BackendFactory, name) }))
+    .filter((c) => c.factory.priority !== undefined)
+    .sort((a, b) => b.factory.priority! - a.factory.priority!);
+}
+
+/** `rollout: auto`: the first available candidate, else the trainer's engine. */
+export async function chooseRolloutEngine(roles: Roles, trainerName: string): Promise<RolloutChoice> {
+  const skipped: RolloutChoice['skipped'] = [];
+  for (const { name, factory } of autoCandidates(roles)) {
+    if (name === trainerName) return { name, skipped };
+    const reason = await factory.probe?.();
+    if (reason === undefined) return { name, skipped };
+    skipped.push({ name, reason });
+  }
+  return { name: trainerName, skipped };
+}
+
+/**
+ * What `rollout: auto` resolves to when that needs no probe (for `drmas info`, which loads no engine); otherwise
+ * `auto` and the order it would try, e.g. `auto (onnx, else tfjs)`.
+ */
+export function describeAutoRollout(roles: Roles, trainerName: string): string {
+  const order: string[] = [];
+  for (const { name, factory } of autoCandidates(roles)) {
+    if (name === trainerName || !factory.probe) {
+      if (order.length === 0) return name;
+      order.push(name);
+      return `${AUTO_ROLLOUT} (${order.join(', else ')})`;
+    }
+    order.push(name);
+  }
+  return order.length === 0 ? trainerName : `${AUTO_ROLLOUT} (${[...order, trainerName].join(', else ')})`;
+}
+
+/** The run log's line for an `auto` choice. */
+export function describeRolloutChoice(modelId: string, choice: RolloutChoice, trainerName: string): string {
+  const skipped = choice.skipped.map((s) => `; skipped ${s.name}: ${s.reason}`).join('');
+  return `rollout engine of ${modelId} (models.${modelId}.rollout: ${AUTO_ROLLOUT}): ${choice.name}`
+    + `${choice.name === trainerName ? ", the trainer's engine" : ''}${skipped}`;
+}
+
+/** The factory named at `key`, which must be available: an unavailable one fails with the key and its reason. */
+export async function availableFactory(roles: Roles, name: string, key: string): Promise<BackendFactory> {
+  const factory = roles.getNamed(BackendFactory, name, key);
+  const reason = await factory.probe?.();
+  if (reason !== undefined) {
+    throw new DrmasError('CONFIG_INVALID', `engine "${name}" is unavailable here: ${reason}`, {
+      key,
+      hint: key.endsWith('.rollout')
+        ? `install what is missing, or set ${key}: ${AUTO_ROLLOUT} to sample on the best engine available`
+        : `install what is missing, or name another engine at ${key}`,
+    });
+  }
+  return factory;
+}

@@ -1,0 +1,157 @@
+import { describe, expect, test } from '@jest/globals';
+import {
+  BackendFactory, createKernel, DrmasError, InfoSection, WorkerGroups, type Plugin, type PolicyBackend, type UserConfig,
+} from '@drmas/core';
+import { ONNXRUNTIME_INSTALL, onnxBackendFactory, OnnxBackendPlugin, OnnxRuntimeUnavailableError } from '@drmas/plugin-backend-onnx';
+import { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
+import { TrainerPlugin, type TrainedWorkerGroup } from '../src/index.js';
+
+/** A backend that holds no model: enough for worker groups to be built around it. */
+function stubBackend(name: string): PolicyBackend {
+  return {
+    name, runtime: 'stub', tokenizer: undefined, parameterNames: () => [], syncWeights: async () => {}, dispose: () => {},
+  } as unknown as PolicyBackend;
+}
+
+interface StubEngine {
+  name: string;
+  priority?: number;
+  /** Why it is unavailable; absent: available. */
+  missing?: string;
+}
+
+/** Registers stub engines and counts what each is asked. */
+function stubEngines(engines: StubEngine[]) {
+  const created: string[] = [];
+  const probes: Record<string, number> = {};
+  const plugin: Plugin = {
+    name: 'stub-engines',
+    register(ctx) {
+      for (const engine of engines) {
+        const factory: BackendFactory = {
+          name: engine.name,
+          priority: engine.priority,
+          probe: async () => {
+            probes[engine.name] = (probes[engine.name] ?? 0) + 1;
+            return engine.missing;
+          },
+          create: async ({ modelId }) => {
+            created.push(`${engine.name}:${modelId}`);
+            return stubBackend(`${engine.name}:${modelId}`);
+          },
+        };
+        ctx.provide(BackendFactory, engine.name, factory);
+      }
+    },
+    apply() {},
+  };
+  return { plugin, created, probes };
+}
+
+async function setup(plugins: Plugin[], config: UserConfig): Promise<{ groups: TrainedWorkerGroup[]; log: string[]; info: Array<Record<string, unknown>> }> {
+  const { kernel } = await createKernel({ cwd: process.cwd(), inline: { ...config, plugins: [new TrainerPlugin(), ...plugins] } });
+  const info = kernel.getAll(InfoSection).find((s) => s.title === 'workerGroups')!.describe(kernel) as Array<Record<string, unknown>>;
+  const log: string[] = [];
+  try {
+    await kernel.setup({ runDir: '/tmp/unused', log: (m) => log.push(m) });
+    return { groups: kernel.get(WorkerGroups).all() as TrainedWorkerGroup[], log, info };
+  } finally {
+    await kernel.hooks.shutdown.promise();
+  }
+}
+
+async function setupError(plugins: Plugin[], config: UserConfig): Promise<DrmasError> {
+  const error = await setup(plugins, config).then(() => undefined, (e: unknown) => e);
+  if (!DrmasError.is(error)) throw new Error(`expected a DrmasError, got ${String(error)}`);
+  return error;
+}
+
+const ONE_GROUP = (rollout: string, backend = 'trainer-engine'): UserConfig => ({
+  models: { policy: { backend, rollout, model: 'tiny' } }, agents: { solver: { model: 'policy' } },
+});
+
+describe('models.<id>.rollout: auto', () => {
+  test('picks the available engine of highest priority, saying which it skipped', async () => {
+    const engines = stubEngines([
+      { name: 'trainer-engine', priority: 10 }, { name: 'fast', priority: 30 }, { name: 'faster', priority: 40, missing: 'libfaster is not installed' },
+    ]);
+    const { groups, log, info } = await setup([engines.plugin], ONE_GROUP('auto'));
+    expect(groups[0]!.rollout.name).toBe('fast:policy');
+    expect(groups[0]!.trainer.name).toBe('trainer-engine:policy');
+    expect(log).toContain('rollout engine of policy (models.policy.rollout: auto): fast; skipped faster: libfaster is not installed');
+    expect(info[0]!.rollout).toBe('auto (faster, else fast, else trainer-engine)');
+  });
+
+  test("falls back to the trainer's engine when nothing ranked above it is available, saying why", async () => {
+    const engines = stubEngines([{ name: 'trainer-engine', priority: 10 }, { name: 'fast', priority: 20, missing: 'libfast is not installed (npm install libfast)' }]);
+    const { groups, log } = await setup([engines.plugin], ONE_GROUP('auto'));
+    expect(groups[0]!.rollout).toBe(groups[0]!.trainer);
+    expect(log).toContain("rollout engine of policy (models.policy.rollout: auto): trainer-engine, the trainer's engine; skipped fast: libfast is not installed (npm install libfast)");
+    expect(engines.created).toEqual(['trainer-engine:policy']);
+  });
+
+  test('engines without a priority (a scripted teacher) are never picked; the trainer samples', async () => {
+    const engines = stubEngines([{ name: 'trainer-engine' }, { name: 'teacher' }]);
+    const { groups, info } = await setup([engines.plugin], ONE_GROUP('auto'));
+    expect(groups[0]!.rollout).toBe(groups[0]!.trainer);
+    expect(info[0]!.rollout).toBe('trainer-engine');
+  });
+
+  test('each worker group chooses; a probe answers every group', async () => {
+    const engines = stubEngines([{ name: 'trainer-engine', priority: 10 }, { name: 'fast', priority: 20 }]);
+    const { groups } = await setup([engines.plugin], {
+      models: { a: { backend: 'trainer-engine', rollout: 'auto', model: 'tiny' }, b: { backend: 'trainer-engine', rollout: 'auto', model: 'tiny' } },
+      agents: { solver: { model: 'a' }, verifier: { model: 'b' } },
+    });
+    expect(groups.map((g) => g.rollout.name)).toEqual(['fast:a', 'fast:b']);
+  });
+});
+
+describe('an explicitly named rollout engine', () => {
+  test('that is unavailable fails at setup, naming models.<id>.rollout and the reason, before any model loads', async () => {
+    const engines = stubEngines([{ name: 'trainer-engine', priority: 10 }, { name: 'fast', priority: 20, missing: 'libfast is not installed' }]);
+    const error = await setupError([engines.plugin], ONE_GROUP('fast'));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.key).toBe('models.policy.rollout');
+    expect(error.message).toContain('libfast is not installed');
+    expect(error.hint).toContain('models.policy.rollout: auto');
+    expect(engines.created).toEqual([]);
+  });
+
+  test('that is available samples, as before', async () => {
+    const engines = stubEngines([{ name: 'trainer-engine', priority: 10 }, { name: 'fast', priority: 20 }]);
+    const { groups, info } = await setup([engines.plugin], ONE_GROUP('fast'));
+    expect(groups[0]!.rollout.name).toBe('fast:policy');
+    expect(info[0]!.rollout).toBe('fast');
+  });
+
+  test('an unavailable trainer engine fails with models.<id>.backend', async () => {
+    const engines = stubEngines([{ name: 'trainer-engine', missing: 'no accelerator' }]);
+    expect((await setupError([engines.plugin], ONE_GROUP('trainer-engine'))).key).toBe('models.policy.backend');
+  });
+});
+
+describe('auto on the real engines (tiny model)', () => {
+  const config: UserConfig = { models: { policy: { model: 'tiny', runtime: 'wasm', rollout: 'auto' } }, agents: { solver: { model: 'policy' } } };
+
+  test('onnx samples when onnxruntime-node loads', async () => {
+    const { groups, log, info } = await setup([new TfjsBackendPlugin(), new OnnxBackendPlugin()], config);
+    expect(groups[0]!.rollout.name).toBe('onnx:policy');
+    expect(groups[0]!.trainer.name).toBe('tfjs:policy');
+    expect(log).toContain('rollout engine of policy (models.policy.rollout: auto): onnx');
+    expect(info[0]!.rollout).toBe('auto (onnx, else tfjs)');
+  });
+
+  test('without onnxruntime-node, tfjs samples and the log says how to install it', async () => {
+    const notInstalled = new OnnxRuntimeUnavailableError(new Error("Cannot find package 'onnxruntime-node' imported from /x/y.js"), ONNXRUNTIME_INSTALL);
+    const onnxWithoutRuntime: Plugin = {
+      name: 'backend-onnx',
+      register: (ctx) => ctx.provide(BackendFactory, 'onnx', { ...onnxBackendFactory, probe: async () => notInstalled.message }),
+      apply() {},
+    };
+    const { groups, log } = await setup([new TfjsBackendPlugin(), onnxWithoutRuntime], config);
+    expect(groups[0]!.rollout).toBe(groups[0]!.trainer);
+    expect(log).toContain("rollout engine of policy (models.policy.rollout: auto): tfjs, the trainer's engine; skipped onnx: "
+      + 'onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)');
+  });
+});
