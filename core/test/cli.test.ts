@@ -25,10 +25,23 @@ export default {
   'bad.json': '{ "trainer": { "steps": "two" } }',
   'node_modules/drmas-plugin-greeter/package.json': {
     name: 'drmas-plugin-greeter', version: '1.0.0', type: 'module', main: 'index.js',
-    drmas: { commands: { greet: { module: './commands.js', summary: 'say hello' }, broken: { module: './missing.js', summary: 'never loads' } } },
+    drmas: {
+      commands: {
+        greet: { module: './commands.js', summary: 'say hello' }, refuse: { module: './commands.js', summary: 'refuse to greet' },
+        broken: { module: './missing.js', summary: 'never loads' },
+      },
+    },
   },
   'node_modules/drmas-plugin-greeter/index.js': 'export default { name: "greeter", apply() {} };\n',
-  'node_modules/drmas-plugin-greeter/commands.js': `export const greetCommand = {
+  'node_modules/drmas-plugin-greeter/commands.js': `import { DrmasError } from '@drmas/core';
+class GreetingError extends DrmasError {
+  constructor(name) { super('INVALID_ARGUMENT', 'cannot greet "' + name + '"', { key: '--name', hint: 'give a name of letters' }); }
+}
+export const refuseCommand = {
+  name: 'refuse', summary: 'refuse to greet', usage: 'drmas refuse --name N', help: [], options: { name: { type: 'string' } },
+  async run({ values }) { throw new GreetingError(values.name); },
+};
+export const greetCommand = {
   name: 'greet', summary: 'say hello', usage: 'drmas greet --name N', help: [['--name N', 'who']],
   options: { name: { type: 'string' } },
   async run({ values }, io) { io.stdout.write('hello ' + values.name + '\\n'); return 0; },
@@ -115,6 +128,13 @@ describe('drmas CLI', () => {
     const broken = await runCli(['broken'], project.dir);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toContain('command "broken" of drmas-plugin-greeter failed to load');
+  });
+
+  test('a DrmasError subclass of an installed package is a user error, named after its class under --verbose', async () => {
+    const { code, stderr } = await runCli(['refuse', '--name', '42'], project.dir);
+    expect(code).toBe(1);
+    expect(stderr).toBe('error INVALID_ARGUMENT (--name): cannot greet "42"\n  hint: give a name of letters\n');
+    expect((await runCli(['refuse', '--name', '42', '--verbose'], project.dir)).stderr).toContain('\nGreetingError: cannot greet "42"\n    at ');
   });
 
   test('eval without an evaluate tap says what is missing', async () => {

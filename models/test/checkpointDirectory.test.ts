@@ -99,7 +99,7 @@ test('a temporary folder left by a killed process is never loaded, and the next 
   expect(isTemporaryCheckpointName('.ckpt.tmp-999999999-0badf00d')).toBe(true);
   expect(isTemporaryCheckpointName('ckpt')).toBe(false);
 
-  await expect(loadCheckpoint(join(root, 'ckpt'))).rejects.toThrow(/ckpt: checkpoint folder does not exist/);
+  await expect(loadCheckpoint(join(root, 'ckpt'))).rejects.toMatchObject({ file: join(root, 'ckpt'), message: 'checkpoint folder does not exist' });
   await expect(loadCheckpoint(dead)).rejects.toThrow(/temporary folder of an unfinished checkpoint save/);
 
   await saveCheckpoint(join(root, 'ckpt'), { config, tensors: tensors(3) });
@@ -111,7 +111,9 @@ test('an existing folder that is not a checkpoint is never replaced', async () =
   const dir = join(root, 'logs');
   await mkdir(dir);
   await writeFile(join(dir, 'important.txt'), 'keep me');
-  await expect(saveCheckpoint(dir, { config, tensors: tensors() })).rejects.toThrow(/logs: exists and is not a checkpoint folder/);
+  await expect(saveCheckpoint(dir, { config, tensors: tensors() })).rejects.toMatchObject({
+    file: dir, message: expect.stringMatching(/^exists and is not a checkpoint folder/),
+  });
   expect(await readdir(dir)).toEqual(['important.txt']);
   expect(await readdir(root)).toEqual(['logs']);
 });
@@ -127,7 +129,7 @@ test.each([
     expect(reader.names.sort()).toEqual(['model.embed_tokens.weight', 'model.norm.weight']);
     expect(reader.entry('model.embed_tokens.weight')).toMatchObject({ dtype: 'F32', shape: [8, 4] });
     expect((await reader.read('model.norm.weight')).data).toEqual(Float32Array.of(1, 1, 1, 1));
-    await expect(reader.read('nope')).rejects.toThrow(/ckpt: the checkpoint has no tensor "nope"/);
+    await expect(reader.read('nope')).rejects.toMatchObject({ file: dir, message: 'the checkpoint has no tensor "nope"' });
   } finally {
     await reader.close();
   }
@@ -136,7 +138,7 @@ test.each([
 test('a folder without weights or config is a clear error', async () => {
   const dir = join(root, 'empty');
   await mkdir(dir);
-  await expect(loadCheckpoint(dir)).rejects.toThrow(/empty: no config\.json/);
+  await expect(loadCheckpoint(dir)).rejects.toMatchObject({ file: dir, message: expect.stringMatching(/^no config\.json/) });
   await writeFile(join(dir, 'config.json'), '{}');
   await writeFile(join(dir, 'pytorch_model.bin'), '');
   await expect(loadCheckpoint(dir)).rejects.toThrow(/no model\.safetensors.*pytorch_model\.bin is not supported/);

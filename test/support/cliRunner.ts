@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import path from 'node:path';
-import { main } from '@drmas/core';
+import { main, type CliCommand } from '@drmas/core';
 import { REPO_ROOT } from './tempProject.js';
 
 export interface CliResult {
@@ -16,13 +16,13 @@ function collect(stream: PassThrough): () => string {
   return () => Buffer.concat(chunks).toString('utf8');
 }
 
-/** Runs the CLI in this process (fast; for most tests). */
-export async function runCli(args: string[], cwd = REPO_ROOT): Promise<CliResult> {
+/** Runs the CLI in this process (fast; for most tests); `commands` replaces the built-in ones. */
+export async function runCli(args: string[], cwd = REPO_ROOT, commands?: readonly CliCommand[]): Promise<CliResult> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const out = collect(stdout);
   const err = collect(stderr);
-  const code = await main(args, { stdout, stderr, cwd });
+  const code = await main(args, { stdout, stderr, cwd }, commands);
   return { code, stdout: out(), stderr: err() };
 }
 

@@ -19,7 +19,17 @@ export type DrmasErrorCode =
   | 'AMBIGUOUS_BINDING'
   | 'NO_ROLLOUT'
   | 'INVALID_ARGUMENT'
-  | 'RUN_FAILED';
+  | 'RUN_FAILED'
+  /** A model checkpoint (config.json, safetensors weights, optimizer state) that is missing, damaged or does not fit the model. */
+  | 'CHECKPOINT_INVALID'
+  /** A tokenizer (tokenizer.json, tokenizer_config.json, a chat template) that cannot be loaded or cannot do what is asked. */
+  | 'TOKENIZER_INVALID'
+  /** A dataset file (tasks, questions, a corpus) that cannot be read or has a malformed record. */
+  | 'DATASET_INVALID'
+  /** A compute runtime (a tfjs backend package) that is not installed or does not start. */
+  | 'RUNTIME_UNAVAILABLE'
+  /** A service the config points at (a retriever server) that is unreachable, rejects requests or answers nonsense. */
+  | 'SERVICE_FAILED';
 
 export interface DrmasErrorDetails {
   /** Config key path the error concerns, e.g. `trainer.steps` or `plugins[1]`. */
@@ -31,9 +41,18 @@ export interface DrmasErrorDetails {
   cause?: unknown;
 }
 
-/** An error the user can cause and fix. The CLI prints `format()` and exits non-zero, without a stack trace. */
+/**
+ * Marks DrmasErrors for `is`: `instanceof` fails across two copies of this module in one process (jest's source copy
+ * and a plugin's dist copy), while a registered symbol is the same in both.
+ */
+const BRAND = Symbol.for('@drmas/core:DrmasError');
+
+/**
+ * An error the user can cause and fix. The CLI prints `format()` and exits non-zero, without a stack trace.
+ * Subclasses keep their own class name as `name` (`TokenizerError: ...` in a stack trace).
+ */
 export class DrmasError extends Error {
-  override readonly name = 'DrmasError';
+  override readonly name: string;
   readonly code: DrmasErrorCode;
   readonly key?: string;
   readonly file?: string;
@@ -41,6 +60,7 @@ export class DrmasError extends Error {
 
   constructor(code: DrmasErrorCode, message: string, details: DrmasErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = new.target.name;
     this.code = code;
     this.key = details.key;
     this.file = details.file;
@@ -55,7 +75,20 @@ export class DrmasError extends Error {
     return lines.join('\n');
   }
 
+  /**
+   * The same error located at `key`, a config key or CLI option its thrower could not know (`models.policy.model`,
+   * `--model`); the file and key it named move into the message. `context` prefixes the message.
+   */
+  at(key: string, context?: string): DrmasError {
+    const where = [this.file, this.key].filter(Boolean).join(': ');
+    const message = [context, where, this.message].filter(Boolean).join(': ');
+    return new DrmasError(this.code, message, { key, hint: this.hint, cause: this });
+  }
+
+  /** Whether `value` is a DrmasError of any copy of @drmas/core, a subclass included. */
   static is(value: unknown): value is DrmasError {
-    return value instanceof Error && (value as { name?: string }).name === 'DrmasError' && 'code' in value;
+    return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
   }
 }
+
+Object.defineProperty(DrmasError.prototype, BRAND, { value: true });

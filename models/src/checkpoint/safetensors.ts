@@ -96,7 +96,9 @@ export function elementCount(shape: readonly number[]): number {
 }
 
 function assertLittleEndianHost(file: string): void {
-  if (endianness() !== 'LE') throw new SafetensorsError(file, 'big-endian hosts are not supported');
+  if (endianness() !== 'LE') {
+    throw new SafetensorsError(file, 'big-endian hosts are not supported', undefined, 'run on a little-endian machine (x86-64, arm64)');
+  }
 }
 
 /** Validates a parsed header against the size of the data section. */
@@ -236,7 +238,12 @@ export class SafetensorsReader {
 
   static async open(file: string): Promise<SafetensorsReader> {
     assertLittleEndianHost(file);
-    const fh = await open(file, 'r');
+    let fh: FileHandle;
+    try {
+      fh = await open(file, 'r');
+    } catch (err) {
+      throw new SafetensorsError(file, `cannot open the file: ${(err as Error).message}`, undefined, 'check that the file exists and is readable');
+    }
     try {
       const { size } = await fh.stat();
       const prefix = new Uint8Array(8);
@@ -334,19 +341,20 @@ export function tensorEntries(tensors: TensorMapInput): [string, TensorInput][] 
 }
 
 const WRITABLE: ReadonlySet<string> = new Set<WritableDtype>(['F32', 'F16', 'BF16', 'I32', 'I64']);
+const WRITE_HINT = 'fix the tensors given to the writer: a name other than __metadata__, dtype F32, F16, BF16, I32 or I64, and as many values as the shape holds';
 
 function planTensors(file: string, entries: [string, TensorInput][], defaultDtype: WritableDtype): PlannedTensor[] {
   let offset = 0;
   return entries.map(([name, t]) => {
-    if (name === '__metadata__' || name === '') throw new SafetensorsError(file, 'reserved or empty tensor name', name);
+    if (name === '__metadata__' || name === '') throw new SafetensorsError(file, 'reserved or empty tensor name', name, WRITE_HINT);
     const dtype = t.dtype ?? defaultDtype;
-    if (!WRITABLE.has(dtype)) throw new SafetensorsError(file, `cannot write dtype ${dtype} (use F32, F16, BF16, I32 or I64)`, name);
+    if (!WRITABLE.has(dtype)) throw new SafetensorsError(file, `cannot write dtype ${dtype} (use F32, F16, BF16, I32 or I64)`, name, WRITE_HINT);
     if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
-      throw new SafetensorsError(file, `shape [${t.shape.join(', ')}] is not a list of non-negative integers`, name);
+      throw new SafetensorsError(file, `shape [${t.shape.join(', ')}] is not a list of non-negative integers`, name, WRITE_HINT);
     }
     const count = elementCount(t.shape);
     if (t.data.length !== count) {
-      throw new SafetensorsError(file, `shape [${t.shape.join(', ')}] needs ${count} values but data holds ${t.data.length}`, name);
+      throw new SafetensorsError(file, `shape [${t.shape.join(', ')}] needs ${count} values but data holds ${t.data.length}`, name, WRITE_HINT);
     }
     const begin = offset;
     offset += count * DTYPE_BYTES[dtype];
@@ -358,7 +366,7 @@ function planTensors(file: string, entries: [string, TensorInput][], defaultDtyp
 function headerBytes(file: string, planned: PlannedTensor[], extraMetadata: Record<string, string> | undefined): Uint8Array {
   const metadata: Record<string, string> = { format: 'pt', ...extraMetadata };
   for (const [k, v] of Object.entries(metadata)) {
-    if (typeof v !== 'string') throw new SafetensorsError(file, `__metadata__ value for "${k}" must be a string`);
+    if (typeof v !== 'string') throw new SafetensorsError(file, `__metadata__ value for "${k}" must be a string`, undefined, 'give metadata as string values');
   }
   const header: Record<string, unknown> = { __metadata__: metadata };
   for (const p of planned) header[p.name] = { dtype: p.dtype, shape: p.shape, data_offsets: [p.begin, p.end] };

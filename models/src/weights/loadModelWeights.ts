@@ -1,6 +1,9 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { didYouMean } from '@drmas/core';
 import { loadCheckpoint } from '../checkpoint/checkpointDirectory.js';
-import { builtinModel, isBuiltinModelName } from '../builtin/builtinModels.js';
+import { CheckpointError } from '../checkpoint/errors.js';
+import { BUILTIN_MODELS, builtinModel, isBuiltinModelName } from '../builtin/builtinModels.js';
 import { expectedWeightShapes, parseModelConfig, type ArchitectureName, type DecoderConfig } from '../config/ModelConfig.js';
 import { Tokenizer } from '../tokenizer/Tokenizer.js';
 import type { HostTensor } from './HostTensor.js';
@@ -46,7 +49,16 @@ export async function readModelFolder(dir: string): Promise<ModelFolder> {
 /** A decoder's config, host weights and tokenizer: a built-in model initialised from its seed, or a checkpoint folder. */
 export async function loadModelWeights(source: ModelSource): Promise<ModelWeights> {
   if (isBuiltinModelName(source.model)) return builtinModel(source.model, { seed: source.seed, architecture: source.architecture });
-  const { config, weights, tokenizerDir } = await readModelFolder(source.model);
+  let folder: ModelFolder;
+  try {
+    folder = await readModelFolder(source.model);
+  } catch (error) {
+    if (!(error instanceof CheckpointError) || existsSync(source.model)) throw error;
+    const names = Object.keys(BUILTIN_MODELS);
+    throw new CheckpointError(error.path, error.message,
+      `give ${names.join(', ')} or a Hugging Face checkpoint folder (config.json + model.safetensors).${didYouMean(source.model, names)}`);
+  }
+  const { config, weights, tokenizerDir } = folder;
   const tokenizer = tokenizerDir ? await Tokenizer.fromDirectory(tokenizerDir) : undefined;
   return { config, weights, tokenizer };
 }

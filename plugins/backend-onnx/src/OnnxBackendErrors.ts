@@ -1,31 +1,32 @@
+import { DrmasError } from '@drmas/core';
+
 /** `update` was called on the onnx backend, which only samples and scores. */
-export class OnnxTrainingUnsupportedError extends Error {
+export class OnnxTrainingUnsupportedError extends DrmasError {
   constructor(name: string) {
-    super(
-      `policy backend '${name}' runs on onnxruntime and cannot train: it is a rollout engine only. ` +
-        "Train with the tfjs backend (models.<id>.backend: tfjs) and set models.<id>.rollout: onnx; the trainer's " +
+    super('CONFIG_INVALID', `policy backend '${name}' runs on onnxruntime and cannot train: it is a rollout engine only`, {
+      hint: "train with the tfjs backend (models.<id>.backend: tfjs) and set models.<id>.rollout: onnx; the trainer's " +
         'weights are copied in with syncWeights after each update',
-    );
-    this.name = 'OnnxTrainingUnsupportedError';
+    });
   }
 }
 
 /** A generation or scoring request the engine cannot serve as given. */
-export class OnnxRequestError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'OnnxRequestError';
+export class OnnxRequestError extends DrmasError {
+  constructor(message: string, hint?: string) {
+    super('INVALID_ARGUMENT', message, { hint });
   }
 }
 
 /** Weights handed to `syncWeights` or `load` that do not fit the graphs this engine built. */
-export class OnnxWeightMismatchError extends Error {
+export class OnnxWeightMismatchError extends DrmasError {
   constructor(detail: string) {
-    super(`cannot take these weights: ${detail}. The onnx engine's graphs are built for one model shape; create a new onnx backend for a different model`);
-    this.name = 'OnnxWeightMismatchError';
+    super('CHECKPOINT_INVALID', `cannot take these weights: ${detail}`, {
+      hint: "the onnx engine's graphs are built for one model shape; create a new onnx backend for a different model",
+    });
   }
 }
 
+/** The backend was used after `dispose()`: a bug of the caller, not something a user can fix. */
 export class OnnxBackendDisposedError extends Error {
   constructor(name: string) {
     super(`policy backend '${name}' was disposed; create a new one`);

@@ -182,7 +182,8 @@ export class OnnxPolicyBackend implements PolicyBackend {
     const stopStrings = request.stopStrings ?? [];
     const tokenizer = this.tokenizerRef;
     if (stopStrings.length > 0 && !tokenizer) {
-      throw new OnnxRequestError('stop strings need a tokenizer to decode the output; this model has none (use stop token ids)');
+      throw new OnnxRequestError('stop strings need a tokenizer to decode the output; this model has none',
+        'stop on token ids instead, or give the checkpoint folder a tokenizer.json');
     }
     request.prompts.forEach((p, r) => {
       if (p.length === 0) throw new OnnxRequestError(`prompt ${r} is empty; generation needs at least one prompt token`);

@@ -1,5 +1,12 @@
-import { describe, expect, test } from '@jest/globals';
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { statSync, truncateSync } from 'node:fs';
+import path from 'node:path';
+import { builtinConfigJson, builtinModel, saveCheckpoint } from '@drmas/models';
 import { runBin } from '../../../test/support/cliRunner.js';
+import { TempProject } from '../../../test/support/tempProject.js';
+
+const project = new TempProject('onnx-cli');
+afterAll(() => project.dispose());
 
 describe('drmas score / generate --engine', () => {
   test('the same checkpoint scores the same on onnx and tfjs (1e-4), and greedy generation agrees', () => {
@@ -14,6 +21,18 @@ describe('drmas score / generate --engine', () => {
     a.slice(2).forEach((lp, i) => expect(Math.abs((lp as number) - (b[i + 2] as number))).toBeLessThan(1e-4));
     const generate = (engine: string) => runBin(['generate', '--model', 'tiny', '--seed', '5', '--prompt-ids', '7,42,300', '--temperature', '0', '--max-new-tokens', '6', '--engine', engine]);
     expect(generate('onnx').stdout).toBe(generate('tfjs').stdout);
+  });
+
+  test('a truncated checkpoint on onnx: exit 1, CHECKPOINT_INVALID at --model naming the file, a hint, no stack', async () => {
+    const dir = project.path('truncated');
+    const { weights, tokenizer } = builtinModel('tiny');
+    await saveCheckpoint(dir, { config: builtinConfigJson('tiny', undefined, tokenizer), tensors: weights, tokenizer });
+    const file = path.join(dir, 'model.safetensors');
+    truncateSync(file, statSync(file).size - 100);
+    const result = runBin(['score', '--model', dir, '--ids', '1,2', '--engine', 'onnx']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`error CHECKPOINT_INVALID (--model): ${file}: tensor "`);
+    expect(result.stderr).toMatch(/the file is truncated[^\n]*\n  hint: .+\n$/);
   });
 
   test('an engine that is not installed is a clear error', () => {

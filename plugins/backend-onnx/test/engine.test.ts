@@ -100,7 +100,7 @@ describe('built-in models', () => {
   it('refuses to train and says to train with tfjs', async () => {
     const request = updateRequest(makeBatch([[[1, 2], [3]]]), weightedLogLikelihood, 1);
     await expect(onnx.update(request)).rejects.toThrow(OnnxTrainingUnsupportedError);
-    await expect(onnx.update(request)).rejects.toThrow(/rollout engine only.*tfjs/);
+    await expect(onnx.update(request)).rejects.toMatchObject({ message: expect.stringMatching(/rollout engine only/), hint: expect.stringMatching(/tfjs/) });
   });
 
   it('saves a checkpoint that both engines load to the same scores', async () => {
@@ -173,6 +173,17 @@ describe('plugin', () => {
     await backend.syncWeights(onnx);
     expect((await scoreSequences(backend, PROMPTS, PROMPTS)).logProbs).toEqual((await scoreSequences(onnx, PROMPTS, PROMPTS)).logProbs);
     backend.dispose();
+  });
+
+  it('a model that fails to load is reported at models.<id>.model, keeping the code and naming the folder', async () => {
+    const create = onnxBackendFactory.create({
+      modelId: 'policy', settings: { model: './no-such-model', provider: 'cpu', runtime: 'auto' }, run: { log: () => {} } as never,
+    });
+    await expect(create).rejects.toMatchObject({
+      code: 'CHECKPOINT_INVALID', key: 'models.policy.model',
+      message: expect.stringMatching(/^model policy failed to load on onnx: .*no-such-model: checkpoint folder does not exist/),
+      hint: expect.stringContaining('Hugging Face checkpoint folder'),
+    });
   });
 });
 

@@ -33,6 +33,7 @@ export interface TfjsBackendOptions {
   name?: string;
 }
 
+/** The backend was used after `dispose()`: a bug of the caller, not something a user can fix. */
 export class BackendDisposedError extends Error {
   constructor(name: string) {
     super(`policy backend '${name}' was disposed; create a new one`);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '../src/TfjsPolicyBackend.js';
+import { tfjsBackendFactory } from '../src/plugin/TfjsBackendPlugin.js';
 import { generateCommand } from '../src/cli/generateCommand.js';
 import { scoreCommand } from '../src/cli/scoreCommand.js';
 import { scoreSequences } from '@drmas/core';
@@ -132,5 +133,21 @@ describe('a checkpoint with only config.json and model.safetensors', () => {
     await generateCommand({ model: 'tiny', prompt: 'How many clips', maxNewTokens: 6, seed: 2, runtime: 'wasm' }, out2);
     expect(text2.endsWith('\n')).toBe(true);
     await expect(generateCommand({ model: path, prompt: 'hi', runtime: 'wasm' }, new PassThrough())).rejects.toThrow(/no tokenizer/);
+  });
+});
+
+describe('the tfjs backend factory', () => {
+  const create = (settings: Record<string, unknown>) =>
+    tfjsBackendFactory.create({ modelId: 'policy', settings: { seed: 0, ...settings }, run: { log: () => {} } as never });
+
+  it('reports a model that fails to load at models.<id>.model and an unknown runtime at models.<id>.runtime, keeping their codes', async () => {
+    await expect(create({ model: join(dir, 'absent'), runtime: 'wasm' })).rejects.toMatchObject({
+      code: 'CHECKPOINT_INVALID', key: 'models.policy.model',
+      message: `model policy failed to load: ${join(dir, 'absent')}: checkpoint folder does not exist`,
+      hint: expect.stringMatching(/^give tiny, small or a Hugging Face checkpoint folder/),
+    });
+    await expect(create({ model: 'tiny', runtime: 'tpu' })).rejects.toMatchObject({
+      code: 'RUNTIME_UNAVAILABLE', key: 'models.policy.runtime', message: expect.stringMatching(/^model policy \(tiny\) failed to load: no tfjs runtime available for 'tpu'/),
+    });
   });
 });

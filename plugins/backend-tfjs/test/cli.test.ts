@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { rmSync } from 'node:fs';
+import { rmSync, statSync, truncateSync } from 'node:fs';
 import path from 'node:path';
 import { createTfjsPolicyBackend } from '../src/index.js';
 import { scoreSequences } from '@drmas/core';
@@ -42,5 +42,29 @@ describe('drmas generate / score through the drmas bin', () => {
     const missing = runBin(['generate', '--model', project.path('nope'), '--prompt', 'x']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('(--model)');
+  });
+
+  test('a truncated checkpoint, an unknown runtime and a text prompt without a tokenizer: exit 1 naming the flag, a hint, no stack', async () => {
+    const backend = await createTfjsPolicyBackend({ model: 'tiny', seed: 3, runtime: 'wasm' });
+    const dir = project.path('truncated');
+    await backend.save(dir, { optimizer: false });
+    backend.dispose();
+    const weights = path.join(dir, 'model.safetensors');
+    truncateSync(weights, statSync(weights).size - 100);
+    const truncated = runBin(['generate', '--model', dir, '--prompt', 'hi', '--runtime', 'wasm']);
+    expect(truncated.code).toBe(1);
+    expect(truncated.stderr).toContain(`error CHECKPOINT_INVALID (--model): ${weights}: tensor "`);
+    expect(truncated.stderr).toMatch(/the file is truncated[^\n]*\n  hint: .*save the checkpoint again\n$/);
+
+    const runtime = runBin(['generate', '--model', 'tiny', '--prompt', 'hi', '--runtime', 'wsam']);
+    expect(runtime.code).toBe(1);
+    expect(runtime.stderr).toMatch(/^error RUNTIME_UNAVAILABLE \(--runtime\): no tfjs runtime available for 'wsam':\n  - wsam: unknown runtime/);
+    expect(runtime.stderr).toContain('hint: pick a known runtime, or auto. Did you mean "wasm"?');
+
+    const text = runBin(['generate', '--model', project.path('bare'), '--prompt', 'hi', '--runtime', 'wasm']);
+    expect(text.code).toBe(1);
+    expect(text.stderr).toBe(`error INVALID_ARGUMENT (--prompt): ${project.path('bare')} has no tokenizer.json to encode a text prompt\n`
+      + '  hint: give the prompt as token ids: --prompt-ids 1,2,3\n');
+    for (const { stderr } of [truncated, runtime, text]) expect(stderr).not.toMatch(/\n\s+at /);
   });
 });

@@ -1,3 +1,5 @@
+import { DrmasError } from '@drmas/core';
+
 export interface MathDatasetErrorDetails {
   file: string;
   /** 1-based line of a JSONL file. */
@@ -11,40 +13,28 @@ export interface MathDatasetErrorDetails {
   cause?: unknown;
 }
 
-/** A dataset file that cannot be read as math tasks. The message names the file, line or record, key, and the fix. */
-export class MathDatasetError extends Error {
-  override readonly name = 'MathDatasetError';
-  readonly file: string;
+/** A dataset file that cannot be read as math tasks. Names the file, line or record, key, and the fix. */
+export class MathDatasetError extends DrmasError {
+  declare readonly file: string;
   readonly line?: number;
   readonly record?: number;
   readonly field?: string;
-  readonly hint?: string;
 
   constructor(problem: string, details: MathDatasetErrorDetails) {
-    const where =
-      details.line !== undefined
-        ? `${details.file}:${details.line}`
-        : details.record !== undefined
-          ? `${details.file} (record ${details.record})`
-          : details.file;
-    super(`${where}: ${problem}${details.hint ? `. ${details.hint}` : ''}`, details.cause === undefined ? undefined : { cause: details.cause });
-    this.file = details.file;
+    const where = details.line !== undefined ? `line ${details.line}: ` : details.record !== undefined ? `record ${details.record}: ` : '';
+    super('DATASET_INVALID', `${where}${problem}`, { file: details.file, hint: details.hint, cause: details.cause });
     this.line = details.line;
     this.record = details.record;
     this.field = details.field;
-    this.hint = details.hint;
   }
 }
 
-/** Invalid options or arguments given to a task source. */
-export class MathTaskSourceError extends Error {
-  override readonly name = 'MathTaskSourceError';
-
+/** Invalid options or arguments given to a task source; `option` names the one at fault, e.g. `levels` or `cursor`. */
+export class MathTaskSourceError extends DrmasError {
   constructor(
     message: string,
-    /** The option or argument at fault, e.g. `levels` or `cursor`. */
     readonly option: string,
   ) {
-    super(message);
+    super('INVALID_ARGUMENT', message);
   }
 }

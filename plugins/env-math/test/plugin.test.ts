@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { createKernel, DrmasError, Environment } from '@drmas/core';
 import { ArithmeticTaskSource, type MathTask } from '../src/index.js';
+import { runCli } from '../../../test/support/cliRunner.js';
 import { TempProject } from '../../../test/support/tempProject.js';
 
 const projects: TempProject[] = [];
@@ -44,5 +45,24 @@ describe('plugins: [\'env-math\']', () => {
     const missing = await environmentOf({ env: { name: 'math', file: './absent.jsonl' } }).catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(DrmasError);
     expect(missing).toMatchObject({ key: 'env.file' });
+  });
+
+  test('a malformed dataset line stops drmas train: exit 1, DATASET_INVALID at env.file naming the file and line, a hint, no stack', async () => {
+    const p = project({
+      'drmas.config.json': { plugins: ['env-math', './team.js'], env: { name: 'math', file: './data.jsonl' }, algorithm: { advantage: 'flat' } },
+      'data.jsonl': '{"question": "What is 2+2?", "answer": "4"}\n{"question": "What is 3+3?" "answer": "6"}\n',
+      'team.js': `import { AdvantageEstimator, Environment } from '@drmas/core';
+export default {
+  name: 'team',
+  register(ctx) { ctx.provide(AdvantageEstimator, 'flat', { name: 'flat', estimate: (b) => b }); },
+  apply(kernel) { kernel.hooks.setup.tapPromise('team', () => kernel.getNamed(Environment, 'math').init()); },
+};
+`,
+    });
+    const { code, stderr } = await runCli(['train', '--run-dir', p.path('run')], p.dir);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`error DATASET_INVALID (env.file): math environment: ${p.path('data.jsonl')}: line 2: invalid JSON (`);
+    expect(stderr).toContain('\n  hint: a JSONL file holds one JSON object per line; fix or remove this line\n');
+    expect(stderr).not.toMatch(/\n\s+at /);
   });
 });

@@ -138,6 +138,7 @@ export class SearchEpisode {
   private assertOpen(action: string): void {
     if (this.finished) {
       throw new SearchEnvError(
+        'INVALID_ARGUMENT',
         `${action}: the episode of question ${this.question.id} is finished (${this.steps} steps${this.finalAnswer === undefined ? '' : ', answered'}); check episode.done before acting`,
       );
     }

@@ -1,8 +1,9 @@
+import { DrmasError, type DrmasErrorCode } from '@drmas/core';
+
 /** Base class of the errors this package throws; `instanceof SearchEnvError` catches them all. */
-export class SearchEnvError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
+export class SearchEnvError extends DrmasError {
+  constructor(code: DrmasErrorCode, message: string, details: { hint?: string; file?: string; cause?: unknown } = {}) {
+    super(code, message, details);
   }
 }
 
@@ -11,24 +12,29 @@ export class SearchInputError extends SearchEnvError {
   readonly argument: string;
 
   constructor(argument: string, message: string) {
-    super(`${argument}: ${message}`);
+    super('INVALID_ARGUMENT', `${argument}: ${message}`);
     this.argument = argument;
   }
 }
 
-/** A line of a JSONL data file is unreadable or lacks a field. */
+const DATA_LINE_HINT =
+  'fix or remove this line: a questions file holds {"question", "golden_answers"} objects, a corpus {"id", "contents"} objects, one per line';
+
+/** A line of a JSONL data file is unreadable or lacks a field; `line` 0 is the file as a whole. */
 export class DataFileError extends SearchEnvError {
-  readonly file: string;
+  declare readonly file: string;
   readonly line: number;
   readonly field: string | undefined;
 
-  constructor(file: string, line: number, field: string | undefined, message: string, options?: { cause?: unknown }) {
-    super(`${file}${line > 0 ? `:${line}` : ''}${field ? ` (field "${field}")` : ''}: ${message}`, options);
-    this.file = file;
+  constructor(file: string, line: number, field: string | undefined, message: string, options: { cause?: unknown; hint?: string } = {}) {
+    const where = [line > 0 ? `line ${line}` : '', field ? `(field "${field}")` : ''].filter(Boolean).join(' ');
+    super('DATASET_INVALID', `${where ? `${where}: ` : ''}${message}`, { file, cause: options.cause, hint: options.hint ?? DATA_LINE_HINT });
     this.line = line;
     this.field = field;
   }
 }
+
+const RETRIEVER_HINT = 'check that the URL points at a Search-R1 compatible retriever server (POST /retrieve)';
 
 /** A retriever server rejected a request (HTTP 4xx); retrying the same request cannot help. */
 export class RetrieverRequestError extends SearchEnvError {
@@ -36,7 +42,7 @@ export class RetrieverRequestError extends SearchEnvError {
   readonly status: number;
 
   constructor(url: string, status: number, serverMessage: string) {
-    super(`retriever at ${url} rejected the request (HTTP ${status}): ${serverMessage}`);
+    super('SERVICE_FAILED', `retriever at ${url} rejected the request (HTTP ${status}): ${serverMessage}`, { hint: RETRIEVER_HINT });
     this.url = url;
     this.status = status;
   }
@@ -47,10 +53,7 @@ export class RetrieverResponseError extends SearchEnvError {
   readonly url: string;
 
   constructor(url: string, problem: string) {
-    super(
-      `retriever at ${url} sent a response that is not a /retrieve result: ${problem}; ` +
-        'check that the URL points at a Search-R1 compatible retriever server',
-    );
+    super('SERVICE_FAILED', `retriever at ${url} sent a response that is not a /retrieve result: ${problem}`, { hint: RETRIEVER_HINT });
     this.url = url;
   }
 }
@@ -68,11 +71,9 @@ export class RetrieverUnavailableError extends SearchEnvError {
 
   constructor(attempts: readonly RetrieveAttemptFailure[]) {
     const lines = attempts.map((a) => `  attempt ${a.attempt}: ${a.url}: ${a.reason}`);
-    super(
-      `retriever request failed after ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}:\n${lines.join('\n')}\n` +
-        'check that the retriever server is running and reachable at these URLs ' +
-        '(GET /health should answer), or raise timeoutMs/maxRetries',
-    );
+    super('SERVICE_FAILED', `retriever request failed after ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}:\n${lines.join('\n')}`, {
+      hint: 'check that the retriever server is running and reachable at these URLs (GET /health should answer), or raise timeoutMs/maxRetries',
+    });
     this.attempts = attempts;
   }
 }

@@ -183,14 +183,15 @@ describe('JSONL loaders', () => {
     expect(error).toBeInstanceOf(DataFileError);
     expect((error as DataFileError).line).toBe(line);
     expect((error as DataFileError).field).toBe(field);
-    expect((error as Error).message).toContain(`${file}:${line} (field "${field}")`);
+    expect(error).toMatchObject({ code: 'DATASET_INVALID', file, message: expect.stringContaining(`line ${line} (field "${field}")`) });
   });
 
   it('reports invalid JSON and a missing file', async () => {
     const file = join(dir, 'broken.jsonl');
     await writeFile(file, '{"question": "q", "answer": "a"}\n{"question": \n');
-    await expect(loadQaJsonl(file)).rejects.toThrow(`${file}:2: not valid JSON`);
-    await expect(loadQaJsonl(join(dir, 'absent.jsonl'))).rejects.toThrow(/absent\.jsonl: cannot read the file: .*ENOENT/);
+    await expect(loadQaJsonl(file)).rejects.toMatchObject({ file, message: expect.stringMatching(/^line 2: not valid JSON/) });
+    const absent = join(dir, 'absent.jsonl');
+    await expect(loadQaJsonl(absent)).rejects.toMatchObject({ file: absent, message: expect.stringMatching(/^cannot read the file: .*ENOENT/) });
   });
 
   it('round-trips a Search-R1 corpus and rejects bad corpus lines', async () => {
@@ -201,8 +202,8 @@ describe('JSONL loaders', () => {
 
     const bad = join(dir, 'bad-corpus.jsonl');
     await writeFile(bad, '{"id": 0, "contents": "\\"T\\"\\ntext"}\n{"id": 1, "title": "T", "text": "x"}\n');
-    await expect(loadCorpusJsonl(bad)).rejects.toThrow(`${bad}:2 (field "contents")`);
+    await expect(loadCorpusJsonl(bad)).rejects.toMatchObject({ file: bad, message: expect.stringMatching(/^line 2 \(field "contents"\)/) });
     await writeFile(bad, '{"id": 0, "contents": "a"}\n{"id": "0", "contents": "b"}\n');
-    await expect(loadCorpusJsonl(bad)).rejects.toThrow(/:2 \(field "id"\): duplicate id "0" \(first on line 1\)/);
+    await expect(loadCorpusJsonl(bad)).rejects.toThrow(/^line 2 \(field "id"\): duplicate id "0" \(first on line 1\)/);
   });
 });

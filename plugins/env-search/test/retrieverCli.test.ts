@@ -2,7 +2,8 @@ import { describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Bm25Retriever, generateKnowledgeBase, RetrieverClient } from '../src/index.js';
-import { REPO_ROOT } from '../../../test/support/tempProject.js';
+import { runCli } from '../../../test/support/cliRunner.js';
+import { REPO_ROOT, TempProject } from '../../../test/support/tempProject.js';
 
 describe('drmas retriever serve', () => {
   test('serves the knowledge base over HTTP; the client gets what the in-process retriever gives; SIGTERM stops it', async () => {
@@ -31,5 +32,18 @@ describe('drmas retriever serve', () => {
     }
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
+  });
+
+  test('a malformed corpus line: exit 1, DATASET_INVALID at --corpus naming the file and line, a hint, no stack', async () => {
+    const project = new TempProject('retriever-cli').write({ 'corpus.jsonl': '{"id": 0, "contents": "\\"T\\"\\ntext"}\n{"id": 1, "title": "T"}\n' });
+    try {
+      const { code, stderr } = await runCli(['retriever', 'serve', '--port', '0', '--corpus', 'corpus.jsonl'], project.dir);
+      expect(code).toBe(1);
+      expect(stderr).toContain(`error DATASET_INVALID (--corpus): ${project.path('corpus.jsonl')}: line 2 (field "contents"): must be a string`);
+      expect(stderr).toMatch(/\n  hint: fix or remove this line.*\n$/);
+      expect(stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      project.dispose();
+    }
   });
 });

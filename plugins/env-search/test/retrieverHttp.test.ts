@@ -134,7 +134,7 @@ describe('retriever server and client', () => {
     const message = (error as Error).message;
     expect(message).toContain('failed after 3 attempts');
     expect(message).toContain(`attempt 3: ${url}/retrieve: timed out after 100 ms`);
-    expect(message).toMatch(/check that the retriever server is running/);
+    expect((error as RetrieverUnavailableError).hint).toMatch(/check that the retriever server is running/);
     // 3 time-outs of 100 ms and waits of 10 + 20 ms
     expect(elapsed).toBeGreaterThanOrEqual(300);
     expect(elapsed).toBeLessThan(2000);

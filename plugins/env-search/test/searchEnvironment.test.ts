@@ -66,4 +66,16 @@ describe('plugins: [\'env-search\']', () => {
   test('questions without documents to search name env.corpusFile', async () => {
     await expect(searchEnvironment({ corpusFile: undefined })).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'env.corpusFile' });
   });
+
+  test('an unreadable data file names the env key and the file; an unreachable retriever names env.retriever.urls', async () => {
+    await expect(searchEnvironment({ corpusFile: './data/absent.jsonl' })).rejects.toMatchObject({
+      code: 'DATASET_INVALID', key: 'env.corpusFile',
+      message: expect.stringMatching(/^search environment: .*absent\.jsonl: cannot read the file: ENOENT/),
+    });
+    const remote = await searchEnvironment({ retriever: { urls: ['http://127.0.0.1:9/retrieve'], timeoutMs: 500, maxRetries: 0 } });
+    const episode = remote.reset(remote.batch(0, 1).tasks[0]);
+    await expect(remote.step([episode], [{ type: 'search', content: 'Osmara' }])).rejects.toMatchObject({
+      code: 'SERVICE_FAILED', key: 'env.retriever.urls', message: expect.stringMatching(/^search environment: retriever request failed after 1 attempt/),
+    });
+  });
 });

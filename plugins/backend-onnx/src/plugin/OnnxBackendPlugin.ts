@@ -30,9 +30,8 @@ export const onnxBackendFactory: BackendFactory = {
       run.log(`model ${modelId}: ${model.model} on ${backend.runtime}`);
       return backend;
     } catch (cause) {
-      throw new DrmasError('CONFIG_INVALID', `model ${modelId} (${model.model}) failed to load on onnx: ${(cause as Error).message}`, {
-        key: `models.${modelId}.model`, cause, hint: 'give tiny, small or a Hugging Face checkpoint folder (config.json + model.safetensors)',
-      });
+      if (!DrmasError.is(cause)) throw cause;
+      throw cause.at(`models.${modelId}.model`, `model ${modelId}${cause.file ? '' : ` (${model.model})`} failed to load on onnx`);
     }
   },
 };

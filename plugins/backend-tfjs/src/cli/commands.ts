@@ -1,5 +1,5 @@
-import { DrmasError, type CliCommand } from '@drmas/core';
-import { CommandInputError, generateCommand } from './generateCommand.js';
+import { DrmasError, type CliCommand, type DrmasErrorCode } from '@drmas/core';
+import { generateCommand } from './generateCommand.js';
 import { scoreCommand } from './scoreCommand.js';
 import type { ArchitectureName } from '@drmas/models';
 
@@ -21,15 +21,17 @@ function ids(text: string, key: string): number[] {
   return parsed;
 }
 
-async function asUserError<T>(run: () => Promise<T>): Promise<T> {
+const FLAG_AT_FAULT: Partial<Record<DrmasErrorCode, string>> = {
+  CHECKPOINT_INVALID: '--model', TOKENIZER_INVALID: '--model', RUNTIME_UNAVAILABLE: '--runtime',
+};
+
+/** Errors of the model or runtime a command opened, located at the flag that chose it. */
+async function atFlags<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (error instanceof CommandInputError) throw new DrmasError('INVALID_ARGUMENT', error.message, { key: error.message.split(':')[0] });
-    if (error instanceof Error && !(DrmasError.is(error)) && /config\.json|safetensors|checkpoint|tensor/i.test(error.message)) {
-      throw new DrmasError('INVALID_ARGUMENT', error.message, { key: '--model', cause: error, hint: 'give tiny, small or a Hugging Face checkpoint folder' });
-    }
-    throw error;
+    const flag = DrmasError.is(error) ? FLAG_AT_FAULT[error.code] : undefined;
+    throw flag ? (error as DrmasError).at(flag) : error;
   }
 }
 
@@ -58,7 +60,7 @@ export const generate: CliCommand = {
   async run({ values }, io) {
     if (!values.model) throw new DrmasError('INVALID_ARGUMENT', '--model is required', { key: '--model', hint: 'e.g. --model tiny' });
     if (!values.prompt && !values['prompt-ids']) throw new DrmasError('INVALID_ARGUMENT', 'give --prompt TEXT or --prompt-ids 1,2,3', { key: '--prompt' });
-    await asUserError(() => generateCommand({
+    await atFlags(() => generateCommand({
       model: values.model as string,
       prompt: values.prompt as string | undefined,
       promptIds: values['prompt-ids'] ? ids(values['prompt-ids'] as string, 'prompt-ids') : undefined,
@@ -95,7 +97,7 @@ export const score: CliCommand = {
   async run({ values }, io) {
     if (!values.model) throw new DrmasError('INVALID_ARGUMENT', '--model is required', { key: '--model', hint: 'e.g. --model tiny' });
     if (!values.ids) throw new DrmasError('INVALID_ARGUMENT', '--ids is required', { key: '--ids', hint: 'e.g. --ids 1,2,3' });
-    await asUserError(() => scoreCommand({
+    await atFlags(() => scoreCommand({
       model: values.model as string,
       ids: ids(values.ids as string, 'ids'),
       promptLength: number(values, 'prompt-length'),

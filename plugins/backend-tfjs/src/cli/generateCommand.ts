@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { DrmasError } from '@drmas/core';
 import { openPolicyBackend } from './openPolicyBackend.js';
 import type { ArchitectureName } from '@drmas/models';
 
@@ -22,10 +23,10 @@ export interface GenerateCommandOptions {
   engine?: string;
 }
 
-export class CommandInputError extends Error {
-  constructor(option: string, message: string) {
-    super(`--${option}: ${message}`);
-    this.name = 'CommandInputError';
+/** A `drmas generate` / `drmas score` option the command cannot use; `key` is the flag, e.g. `--prompt`. */
+export class CommandInputError extends DrmasError {
+  constructor(option: string, message: string, hint?: string) {
+    super('INVALID_ARGUMENT', message, { key: `--${option}`, hint });
   }
 }
 
@@ -46,9 +47,11 @@ export async function generateCommand(options: GenerateCommandOptions, out: Writ
     if (!promptIds) {
       if (options.prompt === undefined) throw new CommandInputError('prompt', 'give a prompt');
       if (!tokenizer) {
-        throw new CommandInputError('prompt', `${options.model} has no tokenizer.json; pass token ids instead`);
+        throw new CommandInputError('prompt', `${options.model} has no tokenizer.json to encode a text prompt`, 'give the prompt as token ids: --prompt-ids 1,2,3');
       }
-      if (options.chat && !tokenizer.applyChatTemplate) throw new CommandInputError('chat', `${options.model} has no chat template`);
+      if (options.chat && !tokenizer.applyChatTemplate) {
+        throw new CommandInputError('chat', `${options.model} has no chat template`, 'drop --chat, or use a checkpoint whose tokenizer_config.json has a chat_template');
+      }
       const text = options.chat && tokenizer.applyChatTemplate
         ? tokenizer.applyChatTemplate([{ role: 'user', content: options.prompt }], { addGenerationPrompt: true })
         : options.prompt;

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { DrmasError } from '@drmas/core';
 import type { DecoderModel, LayerCache } from '../model/DecoderModel.js';
 import { leftPad, logProbAtTemperature, sampleToken, SeededRandom, type SamplingSettings } from '@drmas/models';
 
@@ -24,10 +25,10 @@ export interface GenerationOutput {
   finishReasons: Array<'stop' | 'length'>;
 }
 
-export class GenerationError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'GenerationError';
+/** A generation request the model cannot serve as given. */
+export class GenerationError extends DrmasError {
+  constructor(message: string, hint?: string) {
+    super('INVALID_ARGUMENT', message, { hint });
   }
 }
 
@@ -44,7 +45,8 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
     topP: options.topP ?? 1,
   };
   if (options.stopStrings?.length && !options.decode) {
-    throw new GenerationError('stop strings need a tokenizer to decode the output; this model has none (use stop token ids)');
+    throw new GenerationError('stop strings need a tokenizer to decode the output; this model has none',
+      'stop on token ids instead, or give the checkpoint folder a tokenizer.json');
   }
   options.prompts.forEach((p, r) => {
     if (p.length === 0) throw new GenerationError(`prompt ${r} is empty; generation needs at least one prompt token`);

@@ -1,7 +1,7 @@
 import { BackendFactory, DrmasError, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
 import { createTfjsPolicyBackend } from '../TfjsPolicyBackend.js';
 import type { ArchitectureName } from '@drmas/models';
-import { builtinRuntimeCandidates, RuntimeUnavailableError } from '../runtime/RuntimeSelector.js';
+import { builtinRuntimeCandidates } from '../runtime/RuntimeSelector.js';
 
 const PLUGIN_NAME = 'backend-tfjs';
 const ARCHITECTURES: ArchitectureName[] = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'];
@@ -26,12 +26,9 @@ export const tfjsBackendFactory: BackendFactory = {
         runtime: model.runtime,
       });
     } catch (cause) {
-      if (cause instanceof RuntimeUnavailableError) {
-        throw new DrmasError('CONFIG_INVALID', cause.message, { key: `models.${modelId}.runtime`, cause, hint: 'use runtime: auto, or install the runtime named' });
-      }
-      throw new DrmasError('CONFIG_INVALID', `model ${modelId} (${model.model}) failed to load: ${(cause as Error).message}`, {
-        key: `models.${modelId}.model`, cause, hint: 'give tiny, small or a Hugging Face checkpoint folder (config.json + model.safetensors)',
-      });
+      if (!DrmasError.is(cause)) throw cause;
+      const key = cause.code === 'RUNTIME_UNAVAILABLE' ? `models.${modelId}.runtime` : `models.${modelId}.model`;
+      throw cause.at(key, `model ${modelId}${cause.file ? '' : ` (${model.model})`} failed to load`);
     }
     run.log(`model ${modelId}: ${model.model} on tfjs runtime ${backend.runtime}`);
     return backend;

@@ -1,16 +1,16 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
-import { assignParamGroups, type OptimizerSettings, type ParamGroupSettings } from '@drmas/core';
+import { assignParamGroups, DrmasError, type OptimizerSettings, type ParamGroupSettings } from '@drmas/core';
 import { readSafetensors, serializeSafetensors } from '@drmas/models';
 
 export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';
 export const OPTIMIZER_META_FILE = 'optimizer.json';
 
-export class OptimizerStateError extends Error {
-  constructor(file: string, message: string) {
-    super(`${file}: ${message}`);
-    this.name = 'OptimizerStateError';
+/** Optimizer state of a checkpoint (optimizer.json, optimizer.safetensors) that is missing or does not fit the model. */
+export class OptimizerStateError extends DrmasError {
+  constructor(file: string, message: string, hint = 'resume from a checkpoint saved with its optimizer state ({ optimizer: true }) by this model') {
+    super('CHECKPOINT_INVALID', message, { file, hint });
   }
 }
 
@@ -103,7 +103,7 @@ export class AdamW {
     try {
       meta = JSON.parse(await readFile(metaFile, 'utf8')) as typeof meta;
     } catch (err) {
-      throw new OptimizerStateError(metaFile, `cannot read optimizer state: ${(err as Error).message} (save with { optimizer: true })`);
+      throw new OptimizerStateError(metaFile, `cannot read optimizer state: ${(err as Error).message}`);
     }
     if (typeof meta.step !== 'number') throw new OptimizerStateError(metaFile, "missing numeric 'step'");
     const stateFile = join(dir, OPTIMIZER_STATE_FILE);

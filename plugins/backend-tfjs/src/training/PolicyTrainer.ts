@@ -6,6 +6,7 @@ import { responseTokenStats } from '../model/responseLogProbs.js';
 import { AdamW } from './AdamW.js';
 import { tfjsTensorOps } from './TfjsTensorOps.js';
 
+/** An update request that breaks the trainer's contract: a bug of the plugin that built it, so a plain Error. */
 export class TrainingInputError extends Error {
   constructor(key: string, message: string) {
     super(`${key}: ${message}`);

@@ -1,7 +1,7 @@
 import { DrmasError, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
 import { ArithmeticTaskSource } from '../ArithmeticTaskSource.js';
 import { DatasetTaskSource } from '../DatasetTaskSource.js';
-import { MathTaskSourceError } from '../errors.js';
+import { MathDatasetError, MathTaskSourceError } from '../errors.js';
 import type { MathTask, MathTaskSource } from '../MathTask.js';
 import { checkArithmeticClaims } from '../arithmeticClaims.js';
 import { scoreMathResponse, type MathScore } from '../scoreMathResponse.js';
@@ -89,9 +89,8 @@ export class MathEnvironment implements Environment<MathTask> {
       if (error instanceof MathTaskSourceError) {
         throw new DrmasError('CONFIG_INVALID', `math environment: ${error.message}`, { key: `env.${error.option}`, cause: error });
       }
-      throw new DrmasError('CONFIG_INVALID', `math environment: cannot load ${s.file}: ${(error as Error).message}`, {
-        key: 'env.file', cause: error, hint: 'point env.file at a JSONL or JSON file of { question, answer } records',
-      });
+      if (error instanceof MathDatasetError) throw error.at(error.file === s.testFile ? 'env.testFile' : 'env.file', 'math environment');
+      throw error;
     }
   }
 

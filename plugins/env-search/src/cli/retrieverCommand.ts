@@ -40,7 +40,9 @@ export const retriever: CliCommand = {
       throw new DrmasError('INVALID_ARGUMENT', `unknown retriever action "${positionals.join(' ')}"`, { key: 'retriever', hint: 'use: drmas retriever serve --port 8000' });
     }
     const documents = values.corpus
-      ? await loadCorpusJsonl(path.resolve(io.cwd, values.corpus as string))
+      ? await loadCorpusJsonl(path.resolve(io.cwd, values.corpus as string)).catch((error: unknown) => {
+        throw DrmasError.is(error) ? error.at('--corpus') : error;
+      })
       : generateKnowledgeBase({ seed: integer(values, 'seed', 0, 0), entities: integer(values, 'entities', 120, 12) }).documents;
     const server = await startRetrieverServer({
       retriever: new Bm25Retriever(documents), port: integer(values, 'port', 8000, 0), host: (values.host as string | undefined) ?? '127.0.0.1',

@@ -23,7 +23,9 @@ async function* jsonlRecords(file: string): AsyncGenerator<{ line: number; recor
     }
   } catch (error) {
     if (error instanceof DataFileError) throw error;
-    throw new DataFileError(file, line, undefined, `cannot read the file: ${(error as Error).message}`, { cause: error });
+    throw new DataFileError(file, line, undefined, `cannot read the file: ${(error as Error).message}`, {
+      cause: error, hint: 'check the path and that the file is readable',
+    });
   } finally {
     lines.close();
     stream.destroy();

@@ -3,12 +3,15 @@ import type { SearchQuestion } from '../corpus/SearchQuestion.js';
 import { generateKnowledgeBase } from '../corpus/KnowledgeBase.js';
 import { loadCorpusJsonl, loadQaJsonl } from '../corpus/jsonlLoaders.js';
 import { SearchTaskSource } from '../corpus/SearchTaskSource.js';
-import { SearchEnvError, SearchInputError } from '../errors.js';
+import { DataFileError, SearchInputError } from '../errors.js';
 import { RetrieverClient } from '../http/RetrieverClient.js';
 import { Bm25Retriever } from '../retrieval/Bm25Retriever.js';
 import type { Retriever, SearchDocument } from '../retrieval/Retriever.js';
 import { applySearches, SearchEpisode } from '../SearchEpisode.js';
 import { searchEnvSettings, type SearchEnvSettings, type SearchEnvSettingsInput } from './searchEnvConfig.js';
+
+/** Arguments of RetrieverClient, which live under `env.retriever`. */
+const RETRIEVER_OPTION = /^(urls|timeoutMs|maxRetries)\b/;
 
 /** One question: searches append `<information>` to the observation; an answer ends it (exact match outcome). */
 export class SearchEnvEpisode implements Episode {
@@ -96,8 +99,10 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
       this.source = new SearchTaskSource(questions, { seed: s.seed, testFraction: s.testFraction });
       this.settings = s;
     } catch (error) {
-      if (!(error instanceof SearchEnvError)) throw error;
-      const key = error instanceof SearchInputError ? `env.${error.argument.replace(/^options\./, '')}` : 'env';
+      if (error instanceof DataFileError) throw error.at(error.file === s.questionsFile ? 'env.questionsFile' : 'env.corpusFile', 'search environment');
+      if (!(error instanceof SearchInputError)) throw error;
+      const option = error.argument.replace(/^options\./, '');
+      const key = `env.${RETRIEVER_OPTION.test(option) ? 'retriever.' : ''}${option}`;
       throw new DrmasError('CONFIG_INVALID', `search environment: ${error.message}`, { key, cause: error });
     }
   }
@@ -121,7 +126,12 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
       const query = own.apply(actions[i]);
       if (query !== undefined) searches.push({ episode: own.inner, query });
     });
-    await applySearches(this.retriever!, searches, this.settings!.topk);
+    try {
+      await applySearches(this.retriever!, searches, this.settings!.topk);
+    } catch (error) {
+      if (DrmasError.is(error) && error.code === 'SERVICE_FAILED') throw error.at('env.retriever.urls', 'search environment');
+      throw error;
+    }
   }
 
   private ready(): SearchTaskSource {

@@ -24,7 +24,7 @@ export class RetrieveRequestInvalid extends SearchEnvError {
   readonly field: string;
 
   constructor(field: string, message: string) {
-    super(`${field}: ${message}`);
+    super('INVALID_ARGUMENT', `${field}: ${message}`);
     this.field = field;
   }
 }

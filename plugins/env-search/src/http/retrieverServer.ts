@@ -24,6 +24,7 @@ export interface RunningRetrieverServer {
   close(): Promise<void>;
 }
 
+/** A request the server answers with an HTTP error status; it never leaves the server, so it is no DrmasError. */
 class HttpProblem extends Error {
   constructor(
     readonly status: number,
@@ -99,7 +100,9 @@ export async function startRetrieverServer(options: RetrieverServerOptions): Pro
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error) =>
-      reject(new SearchEnvError(`retriever server cannot listen on ${host}:${port}: ${error.message}; pick another port, or 0 for any free one`, { cause: error })),
+      reject(new SearchEnvError('INVALID_ARGUMENT', `retriever server cannot listen on ${host}:${port}: ${error.message}`, {
+        cause: error, hint: 'pick another port, or 0 for any free one',
+      })),
     );
     server.listen(port, host, () => {
       server.removeAllListeners('error');
