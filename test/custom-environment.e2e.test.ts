@@ -108,10 +108,10 @@ describe('examples/custom-environment as an installed package', () => {
     await kernel.run({ runDir });
     const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
     expect(lines).toHaveLength(1);
-    expect(lines[0]['rollout/episodes']).toBe(4);
+    expect(lines[0]?.['rollout/episodes']).toBe(4);
     expect(lines[0]).toHaveProperty('rollout/success/lists-sort');
-    expect(lines[0]['agent/solver/turns']).toBeGreaterThanOrEqual(4);
-    expect(Number.isFinite(lines[0]['actor/policy/grad_norm'])).toBe(true);
+    expect(lines[0]?.['agent/solver/turns']).toBeGreaterThanOrEqual(4);
+    expect(Number.isFinite(lines[0]?.['actor/policy/grad_norm'])).toBe(true);
   });
 
   test('drmas eval reports avg@k and pass@k on its held-out lists', async () => {

@@ -80,8 +80,8 @@ describe('examples/custom-plugin', () => {
     const lines = readMetrics(runDir);
     expect(lines).toHaveLength(20);
     // Uniform start over 4 arms gives 0.25; policy gradient on payoffs (0.25, 0.5, 0.75, 1) must raise it.
-    expect(lines[19]['bandit/proposer/p_best_arm']).toBeGreaterThan(0.4);
-    expect(lines[19]['bandit/checker/p_best_arm']).toBeGreaterThan(0.4);
+    expect(lines[19]?.['bandit/proposer/p_best_arm']).toBeGreaterThan(0.4);
+    expect(lines[19]?.['bandit/checker/p_best_arm']).toBeGreaterThan(0.4);
   });
 
   describe('copied into node_modules under a new name', () => {

@@ -189,9 +189,9 @@ describe('paths in the config', () => {
   test('relative model paths resolve from the folder of the file that set them; names stay names', async () => {
     const p = project({ 'configs/drmas.config.json': JSON.stringify({ models: { a: { model: '../ckpt/a' }, b: { model: 'tiny' }, c: { model: './c' } } }) });
     const { config } = await resolveConfig({ cwd: p.dir, configPath: 'configs/drmas.config.json', overrides: ['models.c.model=./from-cli'] });
-    expect(config.models.a.model).toBe(p.path('ckpt', 'a'));
-    expect(config.models.b.model).toBe('tiny');
-    expect(config.models.c.model).toBe(p.path('from-cli'));
+    expect(config.models.a?.model).toBe(p.path('ckpt', 'a'));
+    expect(config.models.b?.model).toBe('tiny');
+    expect(config.models.c?.model).toBe(p.path('from-cli'));
   });
 
   test('plugins declare their own path keys', async () => {

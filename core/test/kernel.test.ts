@@ -163,7 +163,7 @@ describe('Kernel', () => {
       }
       expect(metrics['timing/reward']).toBeGreaterThanOrEqual(0.025);
       expect(metrics['timing/reward']).toBeLessThan(5);
-      expect(metrics['timing/advantage']).toBeLessThan(metrics['timing/reward']);
+      expect(metrics['timing/advantage']).toBeLessThan(metrics['timing/reward']!);
     }
   });
 

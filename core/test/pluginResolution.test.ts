@@ -24,6 +24,7 @@ beforeAll(() => {
     .package('drmas-plugin-throws-factory', `export default () => { throw new Error('bad options'); };\n`)
     .package('drmas-preset-loop-a', preset('loop-a', [], ['loop-b']))
     .package('drmas-preset-loop-b', preset('loop-b', [], ['loop-a']))
+    .package('drmas-preset-not-a-list', `export default { name: 'not-a-list', plugins: 'foo' };\n`)
     .write({
       'local/my-plugin.js': plugin('local'),
       'ts/typed.ts': "import type { Plugin } from '@drmas/core';\ninterface Depth { depth: number }\nconst depth: Depth = { depth: 2 };\nconst typed: Plugin<Depth> = { name: 'typed', options: depth, apply() {} };\nexport default typed;\n",
@@ -193,6 +194,13 @@ describe('one message per failure', () => {
     const error = await failure({ presets: ['loop-a'] });
     expect(error.code).toBe('PRESET_CYCLE');
     expect(error.message).toContain('includes itself');
+  });
+
+  test('a preset whose plugins is not a list', async () => {
+    const error = await failure({ presets: ['not-a-list'] });
+    expect(error.code).toBe('PRESET_INVALID');
+    expect(error.message).toContain('preset "not-a-list": `plugins` must be a list; found a string');
+    expect(error.key).toBe('presets[0]');
   });
 
   test('a missing path', async () => {

@@ -132,9 +132,13 @@ export class ListsEnvironment {
   /** @param {ListTask} task */
   reset(task) { return new ListsEpisode(task); }
 
-  /** @param {Episode[]} episodes @param {EnvAction[]} actions */
+  /** @param {Episode[]} episodes @param {EnvAction[]} actions one per episode */
   async step(episodes, actions) {
-    episodes.forEach((episode, i) => /** @type {ListsEpisode} */ (episode).submit(actions[i]));
+    episodes.forEach((episode, i) => {
+      const action = actions[i];
+      if (action === undefined) throw new Error(`${ENVIRONMENT_NAME}: no action for episode ${i}`);
+      /** @type {ListsEpisode} */ (episode).submit(action);
+    });
   }
 
   /** @param {number[]} digits @param {number | undefined} testFraction */

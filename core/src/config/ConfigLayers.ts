@@ -27,14 +27,15 @@ export class ConfigLayers {
   }
 
   /** Sets one key path (creating objects on the way). */
-  set(path: string[], value: unknown, source: string): void {
+  set(path: readonly string[], value: unknown, source: string): void {
+    const key = path.at(-1);
+    if (key === undefined) throw new Error('ConfigLayers.set: the key path is empty');
     let target = this.value;
-    for (let i = 0; i < path.length - 1; i++) {
-      const next = target[path[i]];
-      if (!isPlainObject(next)) target[path[i]] = {};
-      target = target[path[i]] as ConfigObject;
+    for (const part of path.slice(0, -1)) {
+      if (!isPlainObject(target[part])) target[part] = {};
+      target = target[part] as ConfigObject;
     }
-    target[path[path.length - 1]] = value;
+    target[key] = value;
     this.origins.set(formatPath(path), source);
   }
 

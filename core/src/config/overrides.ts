@@ -3,7 +3,8 @@ import { DrmasError } from '../errors/DrmasError.js';
 import { schemaAt } from './configSchema.js';
 
 export interface Override {
-  path: string[];
+  /** The dotted key, split; never empty. */
+  path: [string, ...string[]];
   raw: string;
 }
 
@@ -11,12 +12,13 @@ export interface Override {
 export function parseOverride(text: string): Override {
   const eq = text.indexOf('=');
   const keyText = eq === -1 ? '' : text.slice(0, eq).trim();
-  if (!keyText || keyText.split('.').some((part) => part === '')) {
+  const [head, ...rest] = keyText.split('.');
+  if (!head || rest.some((part) => part === '')) {
     throw new DrmasError('CONFIG_OVERRIDE_INVALID', `--set expects KEY=VALUE with a dotted key; got "${text}"`, {
       key: '--set', hint: 'write e.g. --set trainer.steps=3',
     });
   }
-  return { path: keyText.split('.'), raw: text.slice(eq + 1) };
+  return { path: [head, ...rest], raw: text.slice(eq + 1) };
 }
 
 function guess(raw: string): unknown {

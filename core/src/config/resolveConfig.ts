@@ -43,8 +43,8 @@ const CORE_PATH_KEYS = ['models.*.model'];
  */
 function resolveRelativePaths(config: ConfigObject, patterns: string[], baseOf: (key: string[]) => string | undefined): void {
   const visit = (node: unknown, pattern: string[], at: string[]) => {
-    if (!isPlainObject(node)) return;
     const [head, ...rest] = pattern;
+    if (!isPlainObject(node) || head === undefined) return;
     for (const key of head === '*' ? Object.keys(node) : [head]) {
       if (!(key in node)) continue;
       if (rest.length) {

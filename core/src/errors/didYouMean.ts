@@ -7,13 +7,14 @@ export function editDistance(a: string, b: string, limit = Infinity): number {
     let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
-      rowMin = Math.min(rowMin, current[j]);
+      const distance = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      current[j] = distance;
+      rowMin = Math.min(rowMin, distance);
     }
     if (rowMin > limit) return rowMin;
     previous = current;
   }
-  return previous[b.length];
+  return previous[b.length]!;
 }
 
 /**

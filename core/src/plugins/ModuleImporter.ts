@@ -78,9 +78,9 @@ function missingImport(request: string, importer: string | undefined, entry: str
 function throwLocation(stack: string | undefined): string {
   const frames: string[] = [];
   for (const line of (stack ?? '').split('\n').slice(1)) {
-    const match = STACK_LOCATION.exec(line.trim());
-    if (!match || match[1].startsWith('node:') || /[\\/]node_modules[\\/]jiti[\\/]/.test(match[1])) continue;
-    frames.push(`${match[1].startsWith('file:') ? fileURLToPath(match[1]) : match[1]}:${match[2]}:${match[3]}`);
+    const [, file, lineNumber, column] = STACK_LOCATION.exec(line.trim()) ?? [];
+    if (file === undefined || file.startsWith('node:') || /[\\/]node_modules[\\/]jiti[\\/]/.test(file)) continue;
+    frames.push(`${file.startsWith('file:') ? fileURLToPath(file) : file}:${lineNumber}:${column}`);
   }
   const frame = frames.find((f) => !/[\\/]node_modules[\\/]/.test(f)) ?? frames[0];
   return frame ? ` (${frame})` : '';
@@ -92,7 +92,7 @@ function explain(cause: unknown, entry: string): ModuleImportError {
   const transform = JITI_TRANSFORM_ERROR.exec(message);
   if (transform) {
     const [, code, reason, file, line, column] = transform;
-    if (code === 'ParseError' && Number(line) > 0) {
+    if (code === 'ParseError' && file !== undefined && Number(line) > 0) {
       const col = Number(column) + 1;
       return new ModuleImportError(
         `syntax error${shown(file, entry)} at line ${line}, column ${col}: ${reason}${codeFrame(file, Number(line), col)}`,
@@ -103,7 +103,8 @@ function explain(cause: unknown, entry: string): ModuleImportError {
   }
   const notFound = thrown.code === 'MODULE_NOT_FOUND' || thrown.code === 'ERR_MODULE_NOT_FOUND' ? NOT_FOUND.exec(message) : null;
   if (notFound) {
-    const [text, hint] = missingImport(notFound[1], notFound[2] ?? thrown.requireStack?.[0], entry);
+    // Group 1 is not optional, so a match has it.
+    const [text, hint] = missingImport(notFound[1]!, notFound[2] ?? thrown.requireStack?.[0], entry);
     return new ModuleImportError(text, hint, cause);
   }
   const missingExport = thrown.name === 'SyntaxError' ? MISSING_EXPORT.exec(message) : null;

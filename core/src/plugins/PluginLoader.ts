@@ -53,6 +53,17 @@ function splitSpec(spec: unknown, key: string, listedIn: string, kind: ModuleKin
   });
 }
 
+/** A preset's `presets` or `plugins` list; a preset module is code the schema does not check. */
+function listIn<K extends 'presets' | 'plugins'>(preset: Preset, field: K, key: string, listedIn: string): NonNullable<Preset[K]> {
+  const list: unknown = preset[field] ?? [];
+  if (!Array.isArray(list)) {
+    throw new DrmasError('PRESET_INVALID', `preset "${preset.name}": \`${field}\` must be a list; found ${describeExport(list)}`, {
+      key, file: listedIn, hint: `write ${field}: ["name", ...] in the preset`,
+    });
+  }
+  return list as NonNullable<Preset[K]>;
+}
+
 function describeExport(value: unknown): string {
   if (value === undefined) return 'no default export';
   if (value === null) return 'null';
@@ -71,12 +82,12 @@ export class PluginLoader {
 
   async expand(config: Pick<UserConfig, 'presets' | 'plugins'>): Promise<ExpandedConfig> {
     const presets = config.presets ?? [];
-    for (let i = 0; i < presets.length; i++) {
-      await this.loadPreset(presets[i], `presets[${i}]`, this.baseDir, this.configFile, []);
+    for (const [i, spec] of presets.entries()) {
+      await this.loadPreset(spec, `presets[${i}]`, this.baseDir, this.configFile, []);
     }
     const plugins = config.plugins ?? [];
-    for (let i = 0; i < plugins.length; i++) {
-      await this.loadPlugin(plugins[i], `plugins[${i}]`, this.baseDir, this.configFile);
+    for (const [i, spec] of plugins.entries()) {
+      await this.loadPlugin(spec, `plugins[${i}]`, this.baseDir, this.configFile);
     }
     return { presets: this.presets, plugins: this.plugins, layers: this.layers };
   }
@@ -104,13 +115,13 @@ export class PluginLoader {
       });
     }
     const label = `preset ${preset.name}`;
-    const nested = preset.presets ?? [];
-    for (let i = 0; i < nested.length; i++) {
-      await this.loadPreset(nested[i], `${key} > presets[${i}]`, presetDir, label, [...chain, identity]);
+    const nested = listIn(preset, 'presets', key, listedIn);
+    for (const [i, spec] of nested.entries()) {
+      await this.loadPreset(spec, `${key} > presets[${i}]`, presetDir, label, [...chain, identity]);
     }
-    const plugins = preset.plugins ?? [];
-    for (let i = 0; i < plugins.length; i++) {
-      await this.loadPlugin(plugins[i], `${key} > plugins[${i}]`, presetDir, label);
+    const plugins = listIn(preset, 'plugins', key, listedIn);
+    for (const [i, spec] of plugins.entries()) {
+      await this.loadPlugin(spec, `${key} > plugins[${i}]`, presetDir, label);
     }
     if (preset.config) this.layers.push({ source: label, config: preset.config });
     this.presets.push({ preset, key, listedIn, ...origin });

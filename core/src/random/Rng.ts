@@ -40,7 +40,7 @@ export class SeededRng implements Rng {
 
   constructor(seed: number | RngState) {
     if (Array.isArray(seed)) {
-      this.s = Uint32Array.from(seed);
+      this.s = stateWords(seed);
     } else {
       const next = splitmix32(seed);
       this.s = Uint32Array.from([next(), next(), next(), next()]);
@@ -51,14 +51,15 @@ export class SeededRng implements Rng {
   /** A uniform 32-bit unsigned integer. */
   nextUint32(): number {
     const s = this.s;
-    const result = Math.imul(rotl(Math.imul(s[1], 5), 7), 9) >>> 0;
-    const t = (s[1] << 9) >>> 0;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 11);
+    const s0 = s[0]!;
+    const s1 = s[1]!;
+    const s2 = s[2]! ^ s0;
+    const s3 = s[3]! ^ s1;
+    const result = Math.imul(rotl(Math.imul(s1, 5), 7), 9) >>> 0;
+    s[0] = s0 ^ s3;
+    s[1] = s1 ^ s2;
+    s[2] = s2 ^ (s1 << 9);
+    s[3] = rotl(s3, 11);
     return result;
   }
 
@@ -85,7 +86,7 @@ export class SeededRng implements Rng {
   shuffle<T>(items: T[]): T[] {
     for (let i = items.length - 1; i > 0; i--) {
       const j = this.int(i + 1);
-      [items[i], items[j]] = [items[j], items[i]];
+      [items[i], items[j]] = [items[j]!, items[i]!];
     }
     return items;
   }
@@ -93,8 +94,9 @@ export class SeededRng implements Rng {
   /** An independent generator for one purpose, derived from this one's current state and the label. */
   fork(label: string): SeededRng {
     const h = hashLabel(label);
-    const next = splitmix32((this.s[0] ^ h ^ Math.imul(this.s[2], 0x9e3779b1)) >>> 0);
-    return new SeededRng([next() ^ this.s[1], next() ^ this.s[3], next(), next()].map((x) => x >>> 0) as RngState);
+    const [s0, s1, s2, s3] = this.getState();
+    const next = splitmix32((s0 ^ h ^ Math.imul(s2, 0x9e3779b1)) >>> 0);
+    return new SeededRng([next() ^ s1, next() ^ s3, next(), next()].map((x) => x >>> 0) as RngState);
   }
 
   getState(): RngState {
@@ -102,8 +104,16 @@ export class SeededRng implements Rng {
   }
 
   setState(state: RngState): void {
-    this.s = Uint32Array.from(state);
+    this.s = stateWords(state);
   }
+}
+
+/** The four state words; `nextUint32` reads them unchecked, so a state of another length (a damaged checkpoint) is refused here. */
+function stateWords(state: readonly number[]): Uint32Array {
+  if (!Array.isArray(state) || state.length !== 4) {
+    throw new Error(`an Rng state is 4 numbers; got ${Array.isArray(state) ? `${state.length} entries` : typeof state}`);
+  }
+  return Uint32Array.from(state);
 }
 
 function rotl(x: number, k: number): number {

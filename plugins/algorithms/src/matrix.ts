@@ -19,10 +19,11 @@ export interface FlatMatrix {
 /** Number of columns of a matrix, checking that it is rectangular. */
 export function matrixCols(m: Matrix, key: string): number {
   if (m.length === 0) return 0;
-  const cols = m[0].length;
+  const cols = m[0]!.length;
   for (let r = 1; r < m.length; r++) {
-    if (m[r].length !== cols) {
-      throw new AlgorithmInputError(key, `row ${r} has ${m[r].length} tokens but row 0 has ${cols}; rows must be padded to one length`);
+    const length = m[r]!.length;
+    if (length !== cols) {
+      throw new AlgorithmInputError(key, `row ${r} has ${length} tokens but row 0 has ${cols}; rows must be padded to one length`);
     }
   }
   return cols;
@@ -44,7 +45,7 @@ export function flattenMatrix(m: Matrix, key: string, rows?: number, cols?: numb
   const width = n === 0 ? (cols ?? 0) : c;
   const data = new Float64Array(n * width);
   for (let r = 0; r < n; r++) {
-    const row = m[r];
+    const row = m[r]!;
     const base = r * width;
     if (requireFinite) {
       for (let t = 0; t < width; t++) {
@@ -55,7 +56,7 @@ export function flattenMatrix(m: Matrix, key: string, rows?: number, cols?: numb
         data[base + t] = v;
       }
     } else {
-      for (let t = 0; t < width; t++) data[base + t] = row[t];
+      for (let t = 0; t < width; t++) data[base + t] = row[t]!;
     }
   }
   return { data, rows: n, cols: width };
@@ -67,7 +68,7 @@ export function unflatten(data: ArrayLike<number>, rows: number, cols: number): 
   for (let r = 0; r < rows; r++) {
     const row = new Array<number>(cols);
     const base = r * cols;
-    for (let t = 0; t < cols; t++) row[t] = data[base + t];
+    for (let t = 0; t < cols; t++) row[t] = data[base + t]!;
     out[r] = row;
   }
   return out;
@@ -80,7 +81,7 @@ export function toRowVector(v: RowVector, key: string, rows: number): Float64Arr
   }
   if (v.length !== rows) throw new AlgorithmInputError(key, `has ${v.length} entries, expected ${rows} (one per row)`);
   const out = new Float64Array(rows);
-  for (let i = 0; i < rows; i++) out[i] = v[i];
+  for (let i = 0; i < rows; i++) out[i] = v[i]!;
   return out;
 }
 

@@ -8,12 +8,12 @@ export function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     cur[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const sub = prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
-      cur[j] = Math.min(sub, prev[j] + 1, cur[j - 1] + 1);
+      const sub = prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
+      cur[j] = Math.min(sub, prev[j]! + 1, cur[j - 1]! + 1);
     }
     [prev, cur] = [cur, prev];
   }
-  return prev[b.length];
+  return prev[b.length]!;
 }
 
 /** The closest known name, if it is close enough to be a plausible typo (distance at most max(2, a third of its length)). */

@@ -7,7 +7,9 @@ export function expectClose(actual: number, expected: number, tol = 1e-9, label 
 export function expectMatrixClose(actual: ArrayLike<ArrayLike<number>>, expected: ArrayLike<ArrayLike<number>>, tol = 1e-9, label = ''): void {
   if (actual.length !== expected.length) throw new Error(`${label}: ${actual.length} rows, expected ${expected.length}`);
   for (let r = 0; r < expected.length; r++) {
-    if (actual[r].length !== expected[r].length) throw new Error(`${label}: row ${r} has ${actual[r].length} entries, expected ${expected[r].length}`);
-    for (let t = 0; t < expected[r].length; t++) expectClose(actual[r][t], expected[r][t], tol, `${label} [${r}][${t}]`);
+    const a = actual[r]!;
+    const e = expected[r]!;
+    if (a.length !== e.length) throw new Error(`${label}: row ${r} has ${a.length} entries, expected ${e.length}`);
+    for (let t = 0; t < e.length; t++) expectClose(a[t]!, e[t]!, tol, `${label} [${r}][${t}]`);
   }
 }

@@ -17,7 +17,7 @@ function batch(rows: number, cols: number) {
 }
 
 const rowsOf = (flat: ArrayLike<number>, rows: number, cols: number) =>
-  Array.from({ length: rows }, (_, r) => Array.from({ length: cols }, (_, t) => flat[r * cols + t]));
+  Array.from({ length: rows }, (_, r) => Array.from({ length: cols }, (_, t) => flat[r * cols + t]!));
 
 describe('columnar fast path', () => {
   const rows = 40;
@@ -35,8 +35,8 @@ describe('columnar fast path', () => {
     const out = computeAdvantage(ADVANTAGE_ESTIMATORS[name], nested);
     for (let r = 0; r < rows; r++) {
       for (let t = 0; t < cols; t++) {
-        expectClose(flat.advantages[r * cols + t], out.advantages[r][t], 0, `${r},${t}`);
-        expectClose(flat.returns[r * cols + t], out.returns[r][t], 0, `${r},${t}`);
+        expectClose(flat.advantages[r * cols + t]!, out.advantages[r]![t]!, 0, `${r},${t}`);
+        expectClose(flat.returns[r * cols + t]!, out.returns[r]![t]!, 0, `${r},${t}`);
       }
     }
     expect(flat.returns).not.toBe(flat.advantages);
@@ -46,11 +46,11 @@ describe('columnar fast path', () => {
     const f32 = { ...b, tokenRewards: Float32Array.from(b.tokenRewards), responseMask: Float32Array.from(b.responseMask), groupCodes: Int32Array.from(b.groupCodes, (g) => g * 1_000_000) };
     const a = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, f32).advantages;
     const e = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, b).advantages;
-    for (let i = 0; i < a.length; i++) expectClose(a[i], e[i], 1e-6, `${i}`);
+    for (let i = 0; i < a.length; i++) expectClose(a[i]!, e[i]!, 1e-6, `${i}`);
   });
 
   it('precomputed group key codes override the named key', () => {
-    const byAgent = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.grpo, b, { groupKeyCodes: Int32Array.from(b.groupCodes, (g, r) => g * 2 + b.agentCodes[r]) });
+    const byAgent = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.grpo, b, { groupKeyCodes: Int32Array.from(b.groupCodes, (g, r) => g * 2 + b.agentCodes[r]!) });
     const drmas = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, b);
     expect(Array.from(byAgent.advantages)).toEqual(Array.from(drmas.advantages));
   });

@@ -110,7 +110,7 @@ describe('hand-worked advantages', () => {
     const variance = vals.reduce((s, v) => s + (v - mean) ** 2, 0) / (vals.length - 1);
     expectClose(mean, 0, 1e-7);
     expectClose(variance, 1, 1e-6);
-    expect(out.advantages[0][2]).toBe(0);
+    expect(out.advantages[0]?.[2]).toBe(0);
   });
 
   it('reinforce_plus_plus_baseline: r - mean, then batch whitening', () => {
@@ -225,15 +225,15 @@ describe('properties', () => {
     const perm = Array.from({ length: rows }, (_, i) => i);
     for (let i = rows - 1; i > 0; i--) {
       const j = Math.floor(r() * (i + 1));
-      [perm[i], perm[j]] = [perm[j], perm[i]];
+      [perm[i], perm[j]] = [perm[j]!, perm[i]!];
     }
     expect(perm.some((p, i) => p !== i)).toBe(true);
     const permuted = Object.fromEntries(Object.entries(b).map(([k, v]) => [k, perm.map((p) => (v as unknown[])[p])])) as unknown as AdvantageInput;
     const base = computeAdvantage(ADVANTAGE_ESTIMATORS[name], b);
     const moved = computeAdvantage(ADVANTAGE_ESTIMATORS[name], permuted);
     perm.forEach((p, i) => {
-      base.advantages[p].forEach((v, t) => expectClose(moved.advantages[i][t], v, 1e-9, `${name} row ${p}`));
-      base.returns[p].forEach((v, t) => expectClose(moved.returns[i][t], v, 1e-9, `${name} returns row ${p}`));
+      base.advantages[p]!.forEach((v, t) => expectClose(moved.advantages[i]![t]!, v, 1e-9, `${name} row ${p}`));
+      base.returns[p]!.forEach((v, t) => expectClose(moved.returns[i]![t]!, v, 1e-9, `${name} returns row ${p}`));
     });
   });
 

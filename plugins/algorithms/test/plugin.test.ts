@@ -19,7 +19,7 @@ function producer(batches: RolloutBatch[]): Plugin {
   return {
     name: 'producer',
     apply(kernel) {
-      kernel.hooks.rollout.tapPromise('producer', async () => structuredClone(batches[Math.min(round++, batches.length - 1)]));
+      kernel.hooks.rollout.tapPromise('producer', async () => structuredClone(batches[Math.min(round++, batches.length - 1)]!));
     },
   };
 }
@@ -144,14 +144,14 @@ describe('DAPO dynamic sampling on afterRollout', () => {
 
 /** TensorOps over plain float64 arrays (shape [rows, cols], [rows] or scalar), to evaluate the loss without tfjs. */
 interface Arr { shape: number[]; data: Float64Array }
-const arr = (rows: number[][]): Arr => ({ shape: [rows.length, rows[0].length], data: Float64Array.from(rows.flat()) });
+const arr = (rows: number[][]): Arr => ({ shape: [rows.length, rows[0]?.length ?? 0], data: Float64Array.from(rows.flat()) });
 function binary(f: (x: number, y: number) => number) {
   return (a: Arr, b: Arr | number): Arr => {
     const other = typeof b === 'number' ? { shape: [], data: Float64Array.of(b) } : b;
     const [big, small, swap] = a.data.length >= other.data.length ? [a, other, false] : [other, a, true];
     if (small.data.length !== 1 && small.data.length !== big.data.length) throw new Error('shape mismatch');
     const data = big.data.map((v, i) => {
-      const w = small.data[small.data.length === 1 ? 0 : i];
+      const w = small.data[small.data.length === 1 ? 0 : i]!;
       return swap ? f(w, v) : f(v, w);
     });
     return { shape: big.shape, data };
@@ -166,6 +166,7 @@ const numberOps: TensorOps<Arr> = {
   sum: (a, axis) => {
     if (axis === undefined) return { shape: [], data: Float64Array.of(a.data.reduce((s, x) => s + x, 0)) };
     const [rows, cols] = a.shape;
+    if (rows === undefined || cols === undefined) throw new Error(`sum over an axis needs a [rows, cols] array, got [${a.shape.join(', ')}]`);
     return { shape: [rows], data: Float64Array.from({ length: rows }, (_, r) => a.data.slice(r * cols, (r + 1) * cols).reduce((s, x) => s + x, 0)) };
   },
   stopGradient: (a) => a,
@@ -181,12 +182,12 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
   const settings = { clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, klCoef: 0, klType: 'low_var_kl' as const, entropyCoef: 0 };
   const totals = { tokens: 9, rows: 3, responseLength: 4, microBatches: 1 };
   const run = (fn: PolicyLossFunction, rows: number[], t = totals) => {
-    const pick = (m: number[][]) => arr(rows.map((r) => m[r]));
+    const pick = (m: number[][]) => arr(rows.map((r) => m[r]!));
     const out = fn.compute(numberOps, {
       logProbs: pick(logProbs), oldLogProbs: pick(oldLogProbs), advantages: pick(advantages), responseMask: pick(responseMask),
       refLogProbs: pick(refLogProbs), totals: t,
     });
-    return { loss: out.loss.data[0], metrics: Object.fromEntries(Object.entries(out.metrics).map(([k, v]) => [k, v.data[0]])) };
+    return { loss: out.loss.data[0]!, metrics: Object.fromEntries(Object.entries(out.metrics).map(([k, v]) => [k, v.data[0]])) };
   };
 
   test.each(['vanilla', 'cispo', 'gpg'] as const)('%s: a zero-advantage row adds 0 to the loss under every aggregation', (variant) => {
@@ -194,10 +195,10 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
     for (const aggregation of ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const) {
       const fn = new PolicyLossFunction({ ...settings, variant, aggregation });
       const lossOf = (rows: number[]) => {
-        const pick = (m: number[][]) => arr(rows.map((r) => m[r]));
+        const pick = (m: number[][]) => arr(rows.map((r) => m[r]!));
         return fn.compute(numberOps, {
           logProbs: pick(logProbs), oldLogProbs: pick(oldLogProbs), advantages: pick(zeroed), responseMask: pick(responseMask), totals,
-        }).loss.data[0];
+        }).loss.data[0]!;
       };
       expect(lossOf([0, 2])).toBeCloseTo(lossOf([0, 1, 2]), 12);
       expect(Math.abs(lossOf([1]))).toBe(0);
@@ -241,7 +242,7 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
     const out = fn.compute(numberOps, {
       logProbs: arr(logProbs), oldLogProbs: arr(oldLogProbs), advantages: arr(advantages), responseMask: arr(responseMask), entropy: arr(entropy), totals,
     });
-    expect(out.metrics.entropy.data[0]).toBeCloseTo(tokenMean, 6);
+    expect(out.metrics.entropy?.data[0]).toBeCloseTo(tokenMean, 6);
     expect(out.loss.data[0]).toBeCloseTo(base - entropyCoef * tokenMean, 6);
   });
 

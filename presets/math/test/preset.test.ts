@@ -22,7 +22,7 @@ const SMALL: UserConfig = {
 async function oneStep(config: UserConfig, runDir: string): Promise<Record<string, number>> {
   const { kernel } = await createKernel({ cwd: REPO_ROOT, inline: { presets: [mathPreset], ...SMALL, ...config } });
   await kernel.run({ runDir });
-  return JSON.parse(readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n')[0]) as Record<string, number>;
+  return JSON.parse(readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n')[0]!) as Record<string, number>;
 }
 
 describe('the math teacher', () => {

@@ -20,10 +20,11 @@ const DOC_LINE = /^Doc \d+\(Title: ([^)\n]*)\)(.*)$/;
 
 function informationLines(prompt: string): InformationLine[] {
   const lines: InformationLine[] = [];
-  for (const block of prompt.matchAll(INFORMATION)) {
-    for (const line of block[1].split('\n')) {
-      const doc = DOC_LINE.exec(line.trim());
-      if (doc) lines.push({ title: doc[1].trim(), normalized: ` ${normalizeAnswer(`${doc[1]} ${doc[2]}`)} ` });
+  for (const [, body] of prompt.matchAll(INFORMATION)) {
+    // Group 1 is not optional, so every match has it.
+    for (const line of body!.split('\n')) {
+      const [, title, text] = DOC_LINE.exec(line.trim()) ?? [];
+      if (title !== undefined) lines.push({ title: title.trim(), normalized: ` ${normalizeAnswer(`${title} ${text}`)} ` });
     }
   }
   return lines;
@@ -64,13 +65,13 @@ export function searchTeacher(knowledge: SearchTeacherKnowledge): TeacherPolicy 
   };
 
   return (prompt) => {
-    const role = ROLE.exec(prompt);
-    const question = role ? questions.get(role[2].trim()) : undefined;
-    if (!role || !question) return 'I cannot read the question.';
+    const [, role, questionText] = ROLE.exec(prompt) ?? [];
+    const question = questionText === undefined ? undefined : questions.get(questionText.trim());
+    if (!question) return 'I cannot read the question.';
     const lines = informationLines(prompt);
     const golden = goldenIn(question, lines);
-    if (role[1] === 'Verify') return `<verify>${golden === undefined ? 'no' : 'yes'}</verify>`;
-    if (role[1] === 'Answer') return `<answer>${golden ?? 'unknown'}</answer>`;
+    if (role === 'Verify') return `<verify>${golden === undefined ? 'no' : 'yes'}</verify>`;
+    if (role === 'Answer') return `<answer>${golden ?? 'unknown'}</answer>`;
     const steps = question.steps ?? [];
     const next = steps.find((step) => !hopDone(lines, step.docId, step.finds)) ?? steps.at(-1);
     return `<search>${next?.query ?? question.question}</search>`;

@@ -37,14 +37,16 @@ describe('search base checkpoint', () => {
     let episodes = 0;
     for (const demo of demos) {
       if (demo.agent === 'verifier' && !demo.prompt.includes('<search>')) {
-        const text = /Question: ([^\n<]*)/.exec(demo.prompt)![1];
+        const text = /Question: ([^\n<]*)/.exec(demo.prompt)![1]!;
         episode = new SearchEpisode(byText.get(text) as SearchQuestion, { maxSteps: env.maxSteps });
         episodes++;
       }
-      const content = templates[demo.agent].replace('{observation}', episode!.observation());
+      const template = templates[demo.agent];
+      if (template === undefined) throw new Error(`a demonstration from an unknown agent: ${demo.agent}`);
+      const content = template.replace('{observation}', episode!.observation());
       expect(demo.prompt).toBe(codec.applyChatTemplate!([{ role: 'user', content }], { addGenerationPrompt: true }));
       if (demo.agent === 'searcher') {
-        const query = /^<search>(.*)<\/search>$/.exec(demo.response)![1];
+        const query = /^<search>(.*)<\/search>$/.exec(demo.response)![1]!;
         await applySearches(retriever, [{ episode: episode!, query }], env.topk);
       }
       if (demo.agent === 'answerer') {
@@ -74,7 +76,7 @@ describe('search base checkpoint', () => {
     try {
       const prompt = backend.tokenizer!.encode('Verify: Question: Who?', { addSpecialTokens: false });
       const out = await backend.generate({ prompts: [prompt], maxNewTokens: 4, temperature: 0, seed: 0 });
-      expect(out.tokenIds[0].length).toBeGreaterThan(0);
+      expect(out.tokenIds[0]?.length).toBeGreaterThan(0);
     } finally {
       backend.dispose();
     }

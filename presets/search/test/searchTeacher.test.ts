@@ -19,6 +19,12 @@ function question(test: (q: SearchQuestion) => boolean): SearchQuestion {
   return found;
 }
 
+function hop(q: SearchQuestion, index: number): NonNullable<SearchQuestion['steps']>[number] {
+  const step = q.steps?.[index];
+  if (!step) throw new Error(`"${q.question}" has no step ${index}`);
+  return step;
+}
+
 const bornIn = question((q) => q.question.startsWith('Where was ') && q.question.endsWith(' born?'));
 const countryOfBirth = question((q) => q.dataSource === KB_TWO_HOP && q.question.startsWith('In which country was '));
 const river = question((q) => q.question.startsWith('On which river does '));
@@ -26,7 +32,7 @@ const unrelated = kb.documents.find((d) => !bornIn.supportingDocIds.includes(d.i
 
 describe('search teacher', () => {
   test('single hop: search the entity and relation, then verify yes and answer from the information', () => {
-    const step = bornIn.steps![0];
+    const step = hop(bornIn, 0);
     const found = [{ query: step.query, docs: [documents.get(step.docId)!, unrelated] }];
     expect(teacher(prompt('Verify', bornIn))).toBe('<verify>no</verify>');
     expect(teacher(prompt('Search', bornIn))).toBe(`<search>${step.query}</search>`);
@@ -38,11 +44,11 @@ describe('search teacher', () => {
   test('single hop: information without the supporting document is not enough', () => {
     const missed = [{ query: 'something else', docs: [unrelated] }];
     expect(teacher(prompt('Verify', bornIn, missed))).toBe('<verify>no</verify>');
-    expect(teacher(prompt('Search', bornIn, missed))).toBe(`<search>${bornIn.steps![0].query}</search>`);
+    expect(teacher(prompt('Search', bornIn, missed))).toBe(`<search>${hop(bornIn, 0).query}</search>`);
   });
 
   test('two hops: the second query names the bridge entity read from the first document', () => {
-    const [first, second] = countryOfBirth.steps!;
+    const [first, second] = [hop(countryOfBirth, 0), hop(countryOfBirth, 1)];
     const hop1 = { query: first.query, docs: [documents.get(first.docId)!, unrelated] };
     const hop2 = { query: second.query, docs: [documents.get(second.docId)!] };
     expect(teacher(prompt('Search', countryOfBirth))).toBe(`<search>${first.query}</search>`);
@@ -55,7 +61,7 @@ describe('search teacher', () => {
   });
 
   test('the answer is a golden answer spelled as in the information; unknown when it is missing', () => {
-    const step = river.steps![0];
+    const step = hop(river, 0);
     const answer = teacher(prompt('Answer', river, [{ query: step.query, docs: [documents.get(step.docId)!] }]));
     expect(river.answers.map((a) => `<answer>${a}</answer>`)).toContain(answer);
     expect(teacher(prompt('Answer', river))).toBe('<answer>unknown</answer>');

@@ -22,9 +22,9 @@ export const gae: EstimatorDefinition = {
       let last = 0;
       for (let t = cols - 1; t >= 0; t--) {
         const i = base + t;
-        const v = values[i];
-        const m = responseMask[i];
-        const delta = tokenRewards[i] + gamma * nextValue - v;
+        const v = values[i]!;
+        const m = responseMask[i]!;
+        const delta = tokenRewards[i]! + gamma * nextValue - v;
         const a = delta + gamma * lam * last;
         nextValue = v * m + (1 - m) * nextValue;
         last = a * m + (1 - m) * last;

@@ -27,10 +27,10 @@ export const gigpo: EstimatorDefinition = {
     const advantages = new Float64Array(rows * cols);
     for (let r = 0; r < rows; r++) {
       const base = r * cols;
-      const e = episode[r];
-      const s = step[r];
+      const e = episode[r]!;
+      const s = step[r]!;
       for (let t = 0; t < cols; t++) {
-        const m = responseMask[base + t];
+        const m = responseMask[base + t]!;
         advantages[base + t] = e * m + w * (s * m);
       }
     }

@@ -19,7 +19,7 @@ export const gpg: EstimatorDefinition = {
     const alpha = batch.rows / Math.max(1, nonzero);
     const stats = groupStatistics(scores, codes, count);
     const rowAdvantages = new Float64Array(batch.rows);
-    for (let r = 0; r < batch.rows; r++) rowAdvantages[r] = alpha * (scores[r] - stats.mean[codes[r]]);
+    for (let r = 0; r < batch.rows; r++) rowAdvantages[r] = alpha * (scores[r]! - stats.mean[codes[r]!]!);
     const advantages = broadcastRows(rowAdvantages, batch.responseMask, batch.rows, batch.cols);
     return { advantages, returns: advantages };
   },

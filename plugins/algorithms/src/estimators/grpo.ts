@@ -27,16 +27,16 @@ export function groupNormalizedRowAdvantages(
   const trajRows = new Int32Array(traj.count);
   const trajGroup = new Int32Array(traj.count);
   for (let r = 0; r < batch.rows; r++) {
-    const t = traj.codes[r];
-    trajScore[t] += scores[r];
-    trajRows[t]++;
-    trajGroup[t] = groupOf[r];
+    const t = traj.codes[r]!;
+    trajScore[t]! += scores[r]!;
+    trajRows[t]!++;
+    trajGroup[t] = groupOf[r]!;
   }
-  for (let t = 0; t < traj.count; t++) trajScore[t] /= trajRows[t];
+  for (let t = 0; t < traj.count; t++) trajScore[t]! /= trajRows[t]!;
   const stats = groupStatistics(trajScore, trajGroup, batch.groups.count);
   const trajAdvantage = normalizeInGroups(trajScore, trajGroup, stats, options.normalizeByStd, options.epsilon);
   const out = new Float64Array(batch.rows);
-  for (let r = 0; r < batch.rows; r++) out[r] = trajAdvantage[traj.codes[r]];
+  for (let r = 0; r < batch.rows; r++) out[r] = trajAdvantage[traj.codes[r]!]!;
   return out;
 }
 

@@ -20,24 +20,27 @@ export const grpoPassk: EstimatorDefinition = {
     const top = new Float64Array(count).fill(-Infinity);
     const second = new Float64Array(count).fill(-Infinity);
     for (let r = 0; r < batch.rows; r++) {
-      const g = codes[r];
-      const s = scores[r];
-      if (best[g] < 0 || s > top[g]) {
-        second[g] = top[g];
+      const g = codes[r]!;
+      const s = scores[r]!;
+      const currentTop = top[g]!;
+      if (best[g]! < 0 || s > currentTop) {
+        second[g] = currentTop;
         top[g] = s;
         best[g] = r;
-      } else if (s > second[g]) {
+      } else if (s > second[g]!) {
         second[g] = s;
       }
     }
     const rowAdvantages = new Float64Array(batch.rows);
     for (let g = 0; g < count; g++) {
-      if (stats.size[g] === 0) continue;
-      if (stats.size[g] < 2) {
-        throw new AlgorithmInputError('groupIds', `grpo_passk needs at least 2 rows per group; group ${g} (first at row ${best[g]}) has ${stats.size[g]}`);
+      const size = stats.size[g]!;
+      if (size === 0) continue;
+      if (size < 2) {
+        throw new AlgorithmInputError('groupIds', `grpo_passk needs at least 2 rows per group; group ${g} (first at row ${best[g]}) has ${size}`);
       }
-      const gap = top[g] - second[g];
-      rowAdvantages[best[g]] = options.normalizeByStd ? gap / (stats.std[g] + options.epsilon) : gap;
+      const gap = top[g]! - second[g]!;
+      // The group has rows, so the first pass set best[g] to one of them.
+      rowAdvantages[best[g]!] = options.normalizeByStd ? gap / (stats.std[g]! + options.epsilon) : gap;
     }
     const advantages = broadcastRows(rowAdvantages, batch.responseMask, batch.rows, batch.cols);
     return { advantages, returns: advantages };

@@ -19,16 +19,18 @@ export const opo: EstimatorDefinition = {
     const weighted = new Float64Array(count);
     const total = new Float64Array(count);
     for (let r = 0; r < batch.rows; r++) {
-      const g = codes[r];
-      size[g]++;
-      weighted[g] += lengths[r] * scores[r];
-      total[g] += lengths[r];
+      const g = codes[r]!;
+      const length = lengths[r]!;
+      size[g]!++;
+      weighted[g]! += length * scores[r]!;
+      total[g]! += length;
     }
     const rowAdvantages = new Float64Array(batch.rows);
     for (let r = 0; r < batch.rows; r++) {
-      const g = codes[r];
-      const baseline = size[g] > 1 && total[g] !== 0 ? weighted[g] / total[g] : 0;
-      rowAdvantages[r] = scores[r] - baseline;
+      const g = codes[r]!;
+      const groupTotal = total[g]!;
+      const baseline = size[g]! > 1 && groupTotal !== 0 ? weighted[g]! / groupTotal : 0;
+      rowAdvantages[r] = scores[r]! - baseline;
     }
     const advantages = broadcastRows(rowAdvantages, batch.responseMask, batch.rows, batch.cols);
     return { advantages, returns: advantages };

@@ -16,13 +16,13 @@ export const reinforcePlusPlus: EstimatorDefinition = {
       const base = r * cols;
       let running = 0;
       for (let t = cols - 1; t >= 0; t--) {
-        running = tokenRewards[base + t] + options.gamma * running;
+        running = tokenRewards[base + t]! + options.gamma * running;
         returns[base + t] = running;
-        running *= responseMask[base + t];
+        running *= responseMask[base + t]!;
       }
     }
     const advantages = maskedWhiten(returns, responseMask, 'responseMask');
-    for (let i = 0; i < advantages.length; i++) advantages[i] *= responseMask[i];
+    for (let i = 0; i < advantages.length; i++) advantages[i]! *= responseMask[i]!;
     return { advantages, returns };
   },
 };

@@ -17,10 +17,10 @@ export const reinforcePlusPlusBaseline: EstimatorDefinition = {
     const { codes, count } = batch.groups;
     const stats = groupStatistics(scores, codes, count);
     const centered = new Float64Array(batch.rows);
-    for (let r = 0; r < batch.rows; r++) centered[r] = scores[r] - stats.mean[codes[r]];
+    for (let r = 0; r < batch.rows; r++) centered[r] = scores[r]! - stats.mean[codes[r]!]!;
     const tiled = broadcastRows(centered, batch.responseMask, batch.rows, batch.cols);
     const advantages = maskedWhiten(tiled, batch.responseMask, 'responseMask');
-    for (let i = 0; i < advantages.length; i++) advantages[i] *= batch.responseMask[i];
+    for (let i = 0; i < advantages.length; i++) advantages[i]! *= batch.responseMask[i]!;
     return { advantages, returns: advantages };
   },
 };

@@ -14,12 +14,13 @@ export const remax: EstimatorDefinition = {
     const advantages = new Float64Array(rows * cols);
     for (let r = 0; r < rows; r++) {
       const base = r * cols;
+      const baseline = baselines[r]!;
       let running = 0;
       for (let t = cols - 1; t >= 0; t--) {
-        const m = responseMask[base + t];
-        running += tokenRewards[base + t] * m;
+        const m = responseMask[base + t]!;
+        running += tokenRewards[base + t]! * m;
         returns[base + t] = running;
-        advantages[base + t] = running - baselines[r] * m;
+        advantages[base + t] = running - baseline * m;
       }
     }
     return { advantages, returns };

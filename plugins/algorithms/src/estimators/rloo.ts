@@ -14,9 +14,10 @@ export const rloo: EstimatorDefinition = {
     const stats = groupStatistics(scores, codes, count);
     const rowAdvantages = new Float64Array(batch.rows);
     for (let r = 0; r < batch.rows; r++) {
-      const g = codes[r];
-      const n = stats.size[g];
-      rowAdvantages[r] = n > 1 ? (scores[r] * n) / (n - 1) - (stats.mean[g] * n) / (n - 1) : scores[r];
+      const g = codes[r]!;
+      const n = stats.size[g]!;
+      const score = scores[r]!;
+      rowAdvantages[r] = n > 1 ? (score * n) / (n - 1) - (stats.mean[g]! * n) / (n - 1) : score;
     }
     const advantages = broadcastRows(rowAdvantages, batch.responseMask, batch.rows, batch.cols);
     return { advantages, returns: advantages };

@@ -24,9 +24,8 @@ export function anchorStepGroups(observations: readonly string[], groups: Coding
     return { codes, count };
   }
   const clusters: Array<Array<{ rep: string; code: number }>> = Array.from({ length: groups.count }, () => []);
-  for (let r = 0; r < rows; r++) {
-    const list = clusters[groups.codes[r]];
-    const obs = observations[r];
+  for (const [r, obs] of observations.entries()) {
+    const list = clusters[groups.codes[r]!]!;
     let code = -1;
     for (const cluster of list) {
       if (similarityRatio(obs, cluster.rep) >= similarityThreshold) {

@@ -38,7 +38,7 @@ export function integerCoding(codes: ArrayLike<number>, key: string, rows: numbe
   let max = -1;
   for (let i = 0; i < rows; i++) {
     const c = codes[i];
-    if (!Number.isInteger(c) || c < 0 || c > 0x7fffffff) {
+    if (c === undefined || !Number.isInteger(c) || c < 0 || c > 0x7fffffff) {
       throw new AlgorithmInputError(key, `entry ${i} is ${c}; expected a non-negative integer code`);
     }
     if (c > max) max = c;
@@ -58,8 +58,8 @@ export function combineCodings(a: Coding, b: Coding): Coding {
     const table = new Int32Array(dense).fill(-1);
     let count = 0;
     for (let i = 0; i < rows; i++) {
-      const k = a.codes[i] * b.count + b.codes[i];
-      let code = table[k];
+      const k = a.codes[i]! * b.count + b.codes[i]!;
+      let code = table[k]!;
       if (code < 0) code = table[k] = count++;
       out[i] = code;
     }
@@ -67,7 +67,7 @@ export function combineCodings(a: Coding, b: Coding): Coding {
   }
   const seen = new Map<number, number>();
   for (let i = 0; i < rows; i++) {
-    const k = a.codes[i] * b.count + b.codes[i];
+    const k = a.codes[i]! * b.count + b.codes[i]!;
     let code = seen.get(k);
     if (code === undefined) {
       code = seen.size;

@@ -9,9 +9,9 @@ export function similarityRatio(aText: string, bText: string): number {
   const total = a.length + b.length;
   if (total === 0) return 1;
   const b2j = new Map<string, number[]>();
-  for (let j = 0; j < b.length; j++) {
-    const list = b2j.get(b[j]);
-    if (list === undefined) b2j.set(b[j], [j]);
+  for (const [j, elt] of b.entries()) {
+    const list = b2j.get(elt);
+    if (list === undefined) b2j.set(elt, [j]);
     else list.push(j);
   }
   if (b.length >= 200) {
@@ -48,7 +48,7 @@ function longestMatch(
   let j2len = new Map<number, number>();
   for (let i = alo; i < ahi; i++) {
     const next = new Map<number, number>();
-    const js = b2j.get(a[i]);
+    const js = b2j.get(a[i]!);
     if (js !== undefined) {
       for (const j of js) {
         if (j < blo) continue;

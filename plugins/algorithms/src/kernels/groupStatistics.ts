@@ -21,19 +21,23 @@ export function groupStatistics(
   const mean = new Float64Array(groupCount);
   const std = new Float64Array(groupCount);
   for (let i = 0; i < n; i++) {
-    const g = groupOf[i];
-    size[g]++;
-    mean[g] += samples[i];
-  }
-  for (let g = 0; g < groupCount; g++) if (size[g] > 0) mean[g] /= size[g];
-  for (let i = 0; i < n; i++) {
-    const g = groupOf[i];
-    const d = samples[i] - mean[g];
-    std[g] += d * d;
+    const g = groupOf[i]!;
+    size[g]!++;
+    mean[g]! += samples[i]!;
   }
   for (let g = 0; g < groupCount; g++) {
-    if (size[g] > 1) {
-      std[g] = Math.sqrt(std[g] / (size[g] - 1));
+    const count = size[g]!;
+    if (count > 0) mean[g]! /= count;
+  }
+  for (let i = 0; i < n; i++) {
+    const g = groupOf[i]!;
+    const d = samples[i]! - mean[g]!;
+    std[g]! += d * d;
+  }
+  for (let g = 0; g < groupCount; g++) {
+    const count = size[g]!;
+    if (count > 1) {
+      std[g] = Math.sqrt(std[g]! / (count - 1));
     } else {
       std[g] = 1;
       if (singleton === 'zero') mean[g] = 0;
@@ -52,9 +56,9 @@ export function normalizeInGroups(
 ): Float64Array {
   const out = new Float64Array(samples.length);
   for (let i = 0; i < samples.length; i++) {
-    const g = groupOf[i];
-    const centered = samples[i] - stats.mean[g];
-    out[i] = normalizeByStd ? centered / (stats.std[g] + epsilon) : centered;
+    const g = groupOf[i]!;
+    const centered = samples[i]! - stats.mean[g]!;
+    out[i] = normalizeByStd ? centered / (stats.std[g]! + epsilon) : centered;
   }
   return out;
 }

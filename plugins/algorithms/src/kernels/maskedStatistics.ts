@@ -4,15 +4,15 @@ import { AlgorithmInputError } from '../errors.js';
 export function maskedSum(values: ArrayLike<number>, mask: ArrayLike<number>): number {
   let s = 0;
   for (let i = 0; i < values.length; i++) {
-    const m = mask[i];
-    if (m !== 0) s += values[i] * m;
+    const m = mask[i]!;
+    if (m !== 0) s += values[i]! * m;
   }
   return s;
 }
 
 export function maskTotal(mask: ArrayLike<number>): number {
   let s = 0;
-  for (let i = 0; i < mask.length; i++) s += mask[i];
+  for (let i = 0; i < mask.length; i++) s += mask[i]!;
   return s;
 }
 
@@ -32,15 +32,15 @@ export function maskedWhiten(values: ArrayLike<number>, mask: ArrayLike<number>,
   const mean = maskedSum(values, mask) / (n + 1e-8);
   let sq = 0;
   for (let i = 0; i < values.length; i++) {
-    const m = mask[i];
+    const m = mask[i]!;
     if (m !== 0) {
-      const d = values[i] - mean;
+      const d = values[i]! - mean;
       sq += d * d * m;
     }
   }
   const variance = (sq / (n + 1e-8)) * (n / (n - 1));
   const scale = 1 / Math.sqrt(variance + 1e-8);
   const out = new Float64Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = (values[i] - mean) * scale;
+  for (let i = 0; i < values.length; i++) out[i] = (values[i]! - mean) * scale;
   return out;
 }

@@ -4,7 +4,7 @@ export function rowSums(data: ArrayLike<number>, rows: number, cols: number): Fl
   for (let r = 0; r < rows; r++) {
     let s = 0;
     const base = r * cols;
-    for (let t = 0; t < cols; t++) s += data[base + t];
+    for (let t = 0; t < cols; t++) s += data[base + t]!;
     out[r] = s;
   }
   return out;

@@ -22,8 +22,8 @@ function rowTotals(m: FlatLoss): { sums: Float64Array; counts: Float64Array } {
     let c = 0;
     const base = r * m.cols;
     for (let t = 0; t < m.cols; t++) {
-      const w = m.mask[base + t];
-      if (w !== 0) s += m.loss[base + t] * w;
+      const w = m.mask[base + t]!;
+      if (w !== 0) s += m.loss[base + t]! * w;
       c += w;
     }
     sums[r] = s;
@@ -38,8 +38,9 @@ function seqMean(m: FlatLoss, perRow: (sum: number, count: number) => number): n
   let total = 0;
   let n = 0;
   for (let r = 0; r < m.rows; r++) {
-    if (counts[r] > 0) {
-      total += perRow(sums[r], counts[r]);
+    const count = counts[r]!;
+    if (count > 0) {
+      total += perRow(sums[r]!, count);
       n++;
     }
   }
@@ -53,8 +54,8 @@ const AGGREGATORS: Record<LossAggregation, Aggregator> = {
     let s = 0;
     let c = 0;
     for (let r = 0; r < m.rows; r++) {
-      s += sums[r];
-      c += counts[r];
+      s += sums[r]!;
+      c += counts[r]!;
     }
     return c === 0 ? 0 : s / c;
   },
@@ -63,7 +64,7 @@ const AGGREGATORS: Record<LossAggregation, Aggregator> = {
   'seq-mean-token-sum-norm': (m, factor) => {
     const { sums } = rowTotals(m);
     let s = 0;
-    for (let r = 0; r < m.rows; r++) s += sums[r];
+    for (let r = 0; r < m.rows; r++) s += sums[r]!;
     return s / (factor ?? m.cols);
   },
 };

@@ -3,13 +3,14 @@ import { AlgorithmInputError } from '../errors.js';
 /** Entropy of softmax(z): logsumexp(z) - sum softmax(z) z (veRL `entropy_from_logits`), stabilized by the max. */
 function entropyOf(z: ArrayLike<number>): number {
   let max = -Infinity;
-  for (let k = 0; k < z.length; k++) if (z[k] > max) max = z[k];
+  for (let k = 0; k < z.length; k++) if (z[k]! > max) max = z[k]!;
   let sum = 0;
   let weighted = 0;
   for (let k = 0; k < z.length; k++) {
-    const e = Math.exp(z[k] - max);
+    const zk = z[k]!;
+    const e = Math.exp(zk - max);
     sum += e;
-    weighted += e * z[k];
+    weighted += e * zk;
   }
   return max + Math.log(sum) - weighted / sum;
 }
@@ -19,11 +20,12 @@ export function entropyFromLogits(logits: ReadonlyArray<ReadonlyArray<ArrayLike<
   if (logits === null || typeof logits !== 'object') throw new AlgorithmInputError('logits', 'expected [rows][tokens][vocab]');
   const out: number[][] = [];
   for (let r = 0; r < logits.length; r++) {
-    const row = logits[r];
+    const row = logits[r]!;
     const entropies = new Array<number>(row.length);
     for (let t = 0; t < row.length; t++) {
-      if (row[t].length === 0) throw new AlgorithmInputError('logits', `row ${r} token ${t} has an empty vocabulary`);
-      entropies[t] = entropyOf(row[t]);
+      const z = row[t]!;
+      if (z.length === 0) throw new AlgorithmInputError('logits', `row ${r} token ${t} has an empty vocabulary`);
+      entropies[t] = entropyOf(z);
     }
     out.push(entropies);
   }

@@ -33,6 +33,6 @@ export function klPenalty(logProbs: Matrix, refLogProbs: Matrix, kind: KlPenalty
   const ref = flattenMatrix(refLogProbs, 'refLogProbs', rows, cols).data;
   const f = KL_KINDS[kind];
   const out = new Float64Array(logp.length);
-  for (let i = 0; i < out.length; i++) out[i] = f(logp[i], ref[i]);
+  for (let i = 0; i < out.length; i++) out[i] = f(logp[i]!, ref[i]!);
   return unflatten(out, rows, cols);
 }

@@ -64,7 +64,7 @@ const clamp = (x: number, lo: number, hi: number): number => Math.min(Math.max(x
 /** Clamped log-ratio logp - old in [-20, 20], as veRL clamps `negative_approx_kl`. */
 function clampedLogRatios(b: PolicyBatch): Float64Array {
   const d = new Float64Array(b.logp.length);
-  for (let i = 0; i < d.length; i++) d[i] = clamp(b.logp[i] - b.old[i], -20, 20);
+  for (let i = 0; i < d.length; i++) d[i] = clamp(b.logp[i]! - b.old[i]!, -20, 20);
   return d;
 }
 
@@ -80,8 +80,8 @@ function vanilla(b: PolicyBatch, clip: ClipSettings): TokenLosses {
   const clipped = new Float64Array(n);
   const clippedLower = new Float64Array(n);
   for (let i = 0; i < n; i++) {
-    const a = b.adv[i];
-    const ratio = Math.exp(d[i]);
+    const a = b.adv[i]!;
+    const ratio = Math.exp(d[i]!);
     const l1 = -a * ratio;
     const l2 = -a * clamp(ratio, 1 - clip.low, 1 + clip.high);
     const c1 = Math.max(l1, l2);
@@ -107,19 +107,20 @@ function gspo(b: PolicyBatch, clip: ClipSettings): TokenLosses {
   const losses = new Float64Array(n);
   const clipped = new Float64Array(n);
   const d = new Float64Array(n);
-  for (let i = 0; i < n; i++) d[i] = b.logp[i] - b.old[i];
+  for (let i = 0; i < n; i++) d[i] = b.logp[i]! - b.old[i]!;
   for (let r = 0; r < b.rows; r++) {
     const base = r * b.cols;
     let s = 0;
     let len = 0;
     for (let t = 0; t < b.cols; t++) {
-      s += d[base + t] * b.mask[base + t];
-      len += b.mask[base + t];
+      const m = b.mask[base + t]!;
+      s += d[base + t]! * m;
+      len += m;
     }
     const ratio = Math.exp(Math.min(s / Math.max(len, 1), 10));
     for (let t = 0; t < b.cols; t++) {
       const i = base + t;
-      const a = b.adv[i];
+      const a = b.adv[i]!;
       const l1 = -a * ratio;
       const l2 = -a * clamp(ratio, 1 - clip.low, 1 + clip.high);
       losses[i] = Math.max(l1, l2);
@@ -136,9 +137,9 @@ function cispo(b: PolicyBatch, clip: ClipSettings): TokenLosses {
   const losses = new Float64Array(n);
   const clipped = new Float64Array(n);
   for (let i = 0; i < n; i++) {
-    const ratio = Math.exp(d[i]);
+    const ratio = Math.exp(d[i]!);
     const c = clamp(ratio, 1 - clip.low, 1 + clip.high);
-    losses[i] = -c * b.adv[i] * b.logp[i];
+    losses[i] = -c * b.adv[i]! * b.logp[i]!;
     clipped[i] = ratio !== c ? 1 : 0;
   }
   return { losses, clipFraction: maskedMean(clipped, b.mask), clipFractionLower: 0, approxKl: negatedMean(d, b.mask) };
@@ -150,8 +151,9 @@ function gpgLoss(b: PolicyBatch): TokenLosses {
   const losses = new Float64Array(n);
   const d = new Float64Array(n);
   for (let i = 0; i < n; i++) {
-    losses[i] = -b.logp[i] * b.adv[i];
-    d[i] = b.logp[i] - b.old[i];
+    const logp = b.logp[i]!;
+    losses[i] = -logp * b.adv[i]!;
+    d[i] = logp - b.old[i]!;
   }
   return { losses, clipFraction: 0, clipFractionLower: 0, approxKl: negatedMean(d, b.mask) };
 }
@@ -211,7 +213,7 @@ export function policyLoss(input: PolicyLossInput, options: PolicyLossOptions = 
     cols,
   };
   const t = variant.tokenLosses(batch, clip);
-  if (batch.weights !== undefined) for (let i = 0; i < t.losses.length; i++) t.losses[i] *= batch.weights[i];
+  if (batch.weights !== undefined) for (let i = 0; i < t.losses.length; i++) t.losses[i]! *= batch.weights[i]!;
   const loss = aggregateFlat({ loss: t.losses, mask: batch.mask, rows, cols }, aggregation);
   return { loss, clipFraction: t.clipFraction, clipFractionLower: t.clipFractionLower, approxKl: t.approxKl };
 }

@@ -33,10 +33,12 @@ export function valueLoss(
   const losses = new Float64Array(v.data.length);
   const clipped = new Float64Array(v.data.length);
   for (let i = 0; i < losses.length; i++) {
-    const pred = v.data[i];
-    const clippedPred = Math.max(Math.min(pred, old[i] + c), old[i] - c);
-    const l1 = (pred - ret[i]) ** 2;
-    const l2 = (clippedPred - ret[i]) ** 2;
+    const pred = v.data[i]!;
+    const before = old[i]!;
+    const target = ret[i]!;
+    const clippedPred = Math.max(Math.min(pred, before + c), before - c);
+    const l1 = (pred - target) ** 2;
+    const l2 = (clippedPred - target) ** 2;
     losses[i] = Math.max(l1, l2);
     clipped[i] = l2 > l1 ? 1 : 0;
   }

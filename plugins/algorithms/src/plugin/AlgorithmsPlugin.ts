@@ -51,7 +51,7 @@ async function dynamicSampling(kernel: Kernel, first: RolloutBatch, step: StepCo
     batch = await kernel.hooks.rollout.promise(step);
   }
   const result = accumulator.result();
-  const trajectories = result.rowsByRound.flatMap((rows, round) => rows.map((r) => rounds[round].trajectories[r]));
+  const trajectories = result.rowsByRound.flatMap((rows, round) => rows.map((r) => rounds[round]!.trajectories[r]!));
   step.metrics['rollout/dynamic_sampling_rounds'] = result.rounds;
   step.metrics['rollout/dynamic_sampling_groups'] = result.groups.length;
   if (result.gaveUp) {

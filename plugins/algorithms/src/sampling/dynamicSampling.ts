@@ -29,10 +29,11 @@ export function selectGroupsWithVariance(
   const size = new Int32Array(count);
   const varies = new Uint8Array(count);
   for (let r = 0; r < rows; r++) {
-    const g = codes[r];
-    size[g]++;
-    if (first[g] < 0) first[g] = r;
-    else if (rewards[r] !== rewards[first[g]]) varies[g] = 1;
+    const g = codes[r]!;
+    size[g]!++;
+    const firstRow = first[g]!;
+    if (firstRow < 0) first[g] = r;
+    else if (rewards[r] !== rewards[firstRow]) varies[g] = 1;
   }
   const keepSingletons = options.keepSingletonGroups ?? true;
   const keep = new Uint8Array(count);
@@ -40,10 +41,11 @@ export function selectGroupsWithVariance(
   const droppedGroupIds: GroupId[] = [];
   for (let g = 0; g < count; g++) {
     keep[g] = varies[g] || (keepSingletons && size[g] === 1) ? 1 : 0;
-    (keep[g] ? keptGroupIds : droppedGroupIds).push(groupIds[first[g]]);
+    // Every code in [0, count) is some row's, so first[g] is a row index.
+    (keep[g] ? keptGroupIds : droppedGroupIds).push(groupIds[first[g]!]!);
   }
   const keptRows: number[] = [];
-  for (let r = 0; r < rows; r++) if (keep[codes[r]]) keptRows.push(r);
+  for (let r = 0; r < rows; r++) if (keep[codes[r]!]) keptRows.push(r);
   return { keptGroupIds, droppedGroupIds, keptRows };
 }
 
@@ -108,7 +110,7 @@ export class DynamicSamplingAccumulator {
     const selection = selectGroupsWithVariance(episodeRewards, groupIds, { keepSingletonGroups: this.keepSingletonGroups });
     const rowsOf = new Map<GroupId, number[]>();
     for (const r of selection.keptRows) {
-      const id = groupIds[r];
+      const id = groupIds[r]!;
       const list = rowsOf.get(id);
       if (list === undefined) rowsOf.set(id, [r]);
       else list.push(r);
@@ -122,7 +124,7 @@ export class DynamicSamplingAccumulator {
     const status = this.status;
     const groups = this.kept.slice(0, this.targetGroups);
     const rowsByRound: number[][] = Array.from({ length: this.roundCount }, () => []);
-    for (const g of groups) rowsByRound[g.round].push(...g.rows);
+    for (const g of groups) rowsByRound[g.round]!.push(...g.rows);
     for (const rows of rowsByRound) rows.sort((a, b) => a - b);
     return { status, complete: status === 'complete', gaveUp: status === 'gave-up', rounds: this.roundCount, groups, rowsByRound };
   }

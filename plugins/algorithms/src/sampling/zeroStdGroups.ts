@@ -16,29 +16,30 @@ export function zeroStdGroupFlags(scores: ArrayLike<number>, groups: Coding, tol
   const max = new Float64Array(groups.count).fill(-Infinity);
   const size = new Int32Array(groups.count);
   for (let r = 0; r < scores.length; r++) {
-    const g = groups.codes[r];
-    size[g]++;
-    if (scores[r] < min[g]) min[g] = scores[r];
-    if (scores[r] > max[g]) max[g] = scores[r];
+    const g = groups.codes[r]!;
+    const score = scores[r]!;
+    size[g]!++;
+    if (score < min[g]!) min[g] = score;
+    if (score > max[g]!) max[g] = score;
   }
   const flags = new Uint8Array(groups.count);
-  for (let g = 0; g < groups.count; g++) flags[g] = size[g] >= 2 && max[g] - min[g] <= tolerance ? 1 : 0;
+  for (let g = 0; g < groups.count; g++) flags[g] = size[g]! >= 2 && max[g]! - min[g]! <= tolerance ? 1 : 0;
   return flags;
 }
 
 export function summarizeZeroStdGroups(scores: ArrayLike<number>, groups: Coding, tolerance = 0): ZeroStdGroupSummary {
   const flags = zeroStdGroupFlags(scores, groups, tolerance);
   const present = new Uint8Array(groups.count);
-  for (let r = 0; r < scores.length; r++) present[groups.codes[r]] = 1;
+  for (let r = 0; r < scores.length; r++) present[groups.codes[r]!] = 1;
   let groupCount = 0;
   let zero = 0;
   for (let g = 0; g < groups.count; g++) {
     if (!present[g]) continue;
     groupCount++;
-    zero += flags[g];
+    zero += flags[g]!;
   }
   const rowMask = new Array<number>(scores.length);
-  for (let r = 0; r < scores.length; r++) rowMask[r] = flags[groups.codes[r]] ? 0 : 1;
+  for (let r = 0; r < scores.length; r++) rowMask[r] = flags[groups.codes[r]!] ? 0 : 1;
   return { fracRewardZeroStd: groupCount === 0 ? 0 : zero / groupCount, zeroStdGroupCount: zero, groupCount, rowMask };
 }
 
