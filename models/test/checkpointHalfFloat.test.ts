@@ -101,9 +101,9 @@ describe('half-float encoding rounds to nearest, ties to even', () => {
   test('every f16 pattern survives decode then encode', () => {
     const all = new Uint16Array(65536).map((_, i) => i);
     const back = encodeF16(decodeF16(all));
-    for (let i = 0; i < 65536; i++) {
+    for (const [i, b] of back.entries()) {
       const isNaN = (i & 0x7c00) === 0x7c00 && (i & 0x3ff) !== 0;
-      if (!isNaN && back[i] !== i) throw new Error(`0x${i.toString(16)} came back as 0x${back[i].toString(16)}`);
+      if (!isNaN && b !== i) throw new Error(`0x${i.toString(16)} came back as 0x${b.toString(16)}`);
     }
   });
 });

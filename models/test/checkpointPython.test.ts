@@ -63,7 +63,7 @@ pythonTest('a checkpoint written here is read identically by the independent Pyt
   expect(shards.length).toBeGreaterThan(1);
   const py = JSON.parse(runPython('read_safetensors.py', shards)) as {
     metadata: Record<string, string>;
-    tensors: Record<string, { dtype: string; shape: number[]; values: JsonNumber[]; bits?: number[]; as_f16_bits?: number[]; as_bf16_bits?: number[] }>;
+    tensors: Record<'ids.i64' | 'layer.0.weight' | 'x.bf16' | 'x.f16' | 'x.f32', { dtype: string; shape: number[]; values: JsonNumber[]; bits?: number[]; as_f16_bits?: number[]; as_bf16_bits?: number[] }>;
   };
   expect(py.metadata).toEqual({ format: 'pt' });
   expect(Object.keys(py.tensors).sort()).toEqual(['ids.i64', 'layer.0.weight', 'x.bf16', 'x.f16', 'x.f32']);
@@ -80,8 +80,9 @@ pythonTest('a checkpoint written here is read identically by the independent Pyt
     // NaN payloads may differ; compare NaN-ness there.
     const ours = py.tensors['x.bf16'].bits!;
     py.tensors['x.f32'].as_bf16_bits.forEach((b, i) => {
-      if (Number.isNaN(tricky[i])) expect((ours[i] & 0x7f80) === 0x7f80 && (ours[i] & 0x7f) !== 0).toBe(true);
-      else expect(ours[i]).toBe(b);
+      const mine = ours[i]!;
+      if (Number.isNaN(tricky[i])) expect((mine & 0x7f80) === 0x7f80 && (mine & 0x7f) !== 0).toBe(true);
+      else expect(mine).toBe(b);
     });
   } else {
     console.warn('torch missing: bfloat16 rounding not cross-checked against torch');

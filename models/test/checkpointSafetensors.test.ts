@@ -55,7 +55,7 @@ describe('reading', () => {
     let at = 0;
     for (const p of parts) offsets.push([at, (at += p.length)]);
     const data = new Uint8Array(at);
-    parts.forEach((p, i) => data.set(p, offsets[i][0]));
+    parts.forEach((p, i) => data.set(p, offsets[i]![0]));
     const bytes = handMade(
       {
         __metadata__: { format: 'pt' },
@@ -128,7 +128,7 @@ describe('writing', () => {
     for (const [name, t] of Object.entries(tensors)) {
       const got = back.get(name)!;
       expect(got.shape).toEqual(t.shape);
-      Array.from(t.data).forEach((v, i) => expect(Math.abs(got.data[i] - v)).toBeLessThanOrEqual(Math.abs(v) * tolerance[got.dtype]));
+      Array.from(t.data).forEach((v, i) => expect(Math.abs(got.data[i]! - v)).toBeLessThanOrEqual(Math.abs(v) * tolerance[got.dtype]!));
     }
   });
 

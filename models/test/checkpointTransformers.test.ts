@@ -90,9 +90,11 @@ pythonTest('transformers loads the model weights and tokenizer unchanged', async
     tokenizer: { ids: number[][]; chat: string; eos_token_id: number; pad_token_id: number };
   };
   for (const [name, t] of ours.tensors) {
-    expect(py.tensors[name].shape).toEqual(t.shape);
-    expect(py.tensors[name].dtype).toBe('torch.bfloat16');
-    expect(py.tensors[name].sum).toBeCloseTo(t.data.reduce((a, b) => a + b, 0), 4);
+    const theirs = py.tensors[name];
+    if (theirs === undefined) throw new Error(`load_with_transformers.py did not report ${name}`);
+    expect(theirs.shape).toEqual(t.shape);
+    expect(theirs.dtype).toBe('torch.bfloat16');
+    expect(theirs.sum).toBeCloseTo(t.data.reduce((a, b) => a + b, 0), 4);
   }
   if (py.model === null) console.warn('transformers cannot use the installed torch: model loading not checked');
   else expect(py.model).toEqual({ missing: [], unexpected: [], mismatched: [], max_abs_diff: 0 });

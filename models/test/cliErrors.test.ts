@@ -12,8 +12,10 @@ afterAll(() => project.dispose());
 const open: CliCommand = {
   name: 'open', summary: 'open a model folder', usage: 'drmas open DIR', help: [], options: {}, positionals: true,
   async run({ positionals }) {
-    await readModelFolder(positionals[0]);
-    await Tokenizer.fromDirectory(positionals[0]);
+    const [dir] = positionals;
+    if (dir === undefined) throw new Error('usage: drmas open DIR');
+    await readModelFolder(dir);
+    await Tokenizer.fromDirectory(dir);
     return 0;
   },
 };

@@ -34,7 +34,7 @@ export function randomWeights(configJson: Record<string, unknown>, seed = 1): { 
   for (const [name, shape] of expectedWeightShapes(config)) {
     const size = shape.reduce((a, b) => a * b, 1);
     const data = rng.fillNormal(new Float32Array(size), name.endsWith('norm.weight') ? 0.2 : name.endsWith('.bias') ? 0.3 : 0.15);
-    if (name.endsWith('norm.weight')) for (let i = 0; i < data.length; i++) data[i] += 1;
+    if (name.endsWith('norm.weight')) for (let i = 0; i < data.length; i++) data[i] = data[i]! + 1;
     weights.set(name, { shape, data });
   }
   return { config, weights };

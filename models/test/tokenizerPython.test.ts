@@ -87,9 +87,10 @@ describe.each(cases)('same ids and text as the tokenizers library: %s', (name, b
     const tok = new Tokenizer(json);
     TEXTS.forEach((text, i) => {
       const ids = tok.encode(text);
-      expect({ text, ids }).toEqual({ text, ids: expected[i].ids });
-      expect({ text, decoded: tok.decode(ids) }).toEqual({ text, decoded: expected[i].decoded });
-      expect({ text, decoded: tok.decode(ids, { skipSpecialTokens: true }) }).toEqual({ text, decoded: expected[i].decoded_skip });
+      const want = expected[i]!;
+      expect({ text, ids }).toEqual({ text, ids: want.ids });
+      expect({ text, decoded: tok.decode(ids) }).toEqual({ text, decoded: want.decoded });
+      expect({ text, decoded: tok.decode(ids, { skipSpecialTokens: true }) }).toEqual({ text, decoded: want.decoded_skip });
     });
   });
 });

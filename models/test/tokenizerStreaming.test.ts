@@ -46,8 +46,8 @@ test('streamed text equals decode on a trained tokenizer, for every prefix', () 
   const ids = tok.encode(text);
   const decoder = tok.createStreamingDecoder();
   let streamed = '';
-  for (let i = 0; i < ids.length; i++) {
-    streamed += decoder.push(ids[i]);
+  for (const [i, id] of ids.entries()) {
+    streamed += decoder.push(id);
     const full = tok.decode(ids.slice(0, i + 1));
     // What has streamed is the decoded prefix without a trailing incomplete character.
     expect(full.startsWith(streamed)).toBe(true);

@@ -25,7 +25,7 @@ function corpus(bytes: number, seed = 1): string[] {
   const madeUpWord = () => {
     let w = '';
     for (let n = 1 + Math.floor(rand() * 4); n > 0; n--) w += syllables[Math.floor(rand() * syllables.length)];
-    return rand() < 0.1 ? w[0].toUpperCase() + w.slice(1) : w;
+    return rand() < 0.1 ? w.charAt(0).toUpperCase() + w.slice(1) : w;
   };
   const docs: string[] = [];
   let size = 0;

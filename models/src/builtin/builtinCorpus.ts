@@ -47,7 +47,7 @@ function arithmeticLines(count: number): string[] {
   for (let i = 0; i < count; i++) {
     const a = next(100);
     const b = next(50);
-    const [symbol, f] = ops[next(ops.length)];
+    const [symbol, f] = ops[next(ops.length)]!;
     lines.push(`${a} ${symbol} ${b} = ${f(a, b)}`);
   }
   return lines;

@@ -105,8 +105,8 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
   }
   if (!(await exists(path))) {
     const parent = dirname(path);
-    const leftovers = (await readdir(parent).catch(() => [] as string[])).filter((n) => n.startsWith(`.${basename(path)}${OLD_MARK}`));
-    const hint = leftovers.length > 0 ? `; a save was interrupted, the previous checkpoint is in ${join(parent, leftovers[0])}` : '';
+    const leftover = (await readdir(parent).catch(() => [] as string[])).find((n) => n.startsWith(`.${basename(path)}${OLD_MARK}`));
+    const hint = leftover !== undefined ? `; a save was interrupted, the previous checkpoint is in ${join(parent, leftover)}` : '';
     throw new CheckpointError(path, `checkpoint folder does not exist${hint}`);
   }
   const configFile = join(path, CONFIG_FILE);

@@ -31,7 +31,7 @@ export function f16BitsToFloat(bits: number): number {
 /** Half-float bit pattern of `value`, first rounded to float32, then to half with ties to even. */
 export function floatToF16Bits(value: number): number {
   f32Scratch[0] = value;
-  return f32BitsToF16Bits(u32Scratch[0]);
+  return f32BitsToF16Bits(u32Scratch[0]!);
 }
 
 function f32BitsToF16Bits(x: number): number {
@@ -62,13 +62,13 @@ function f32BitsToF16Bits(x: number): number {
 /** Value of the bfloat16 with bit pattern `bits` (0..0xFFFF). */
 export function bf16BitsToFloat(bits: number): number {
   u32Scratch[0] = (bits & 0xffff) << 16;
-  return f32Scratch[0];
+  return f32Scratch[0]!;
 }
 
 /** bfloat16 bit pattern of `value` (float32 rounded to nearest, ties to even; NaN stays a quiet NaN). */
 export function floatToBf16Bits(value: number): number {
   f32Scratch[0] = value;
-  return f32BitsToBf16Bits(u32Scratch[0]);
+  return f32BitsToBf16Bits(u32Scratch[0]!);
 }
 
 function f32BitsToBf16Bits(x: number): number {
@@ -80,27 +80,27 @@ function f32BitsToBf16Bits(x: number): number {
 export function decodeF16(bits: Uint16Array): Float32Array {
   const table = halfTable();
   const out = new Float32Array(bits.length);
-  for (let i = 0; i < bits.length; i++) out[i] = table[bits[i]];
+  for (let i = 0; i < bits.length; i++) out[i] = table[bits[i]!]!;
   return out;
 }
 
 export function decodeBf16(bits: Uint16Array): Float32Array {
   const out = new Float32Array(bits.length);
   const outBits = new Uint32Array(out.buffer);
-  for (let i = 0; i < bits.length; i++) outBits[i] = bits[i] << 16;
+  for (let i = 0; i < bits.length; i++) outBits[i] = bits[i]! << 16;
   return out;
 }
 
 export function encodeF16(values: Float32Array): Uint16Array {
   const inBits = new Uint32Array(values.buffer, values.byteOffset, values.length);
   const out = new Uint16Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = f32BitsToF16Bits(inBits[i]);
+  for (let i = 0; i < values.length; i++) out[i] = f32BitsToF16Bits(inBits[i]!);
   return out;
 }
 
 export function encodeBf16(values: Float32Array): Uint16Array {
   const inBits = new Uint32Array(values.buffer, values.byteOffset, values.length);
   const out = new Uint16Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = f32BitsToBf16Bits(inBits[i]);
+  for (let i = 0; i < values.length; i++) out[i] = f32BitsToBf16Bits(inBits[i]!);
   return out;
 }

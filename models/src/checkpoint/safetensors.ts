@@ -394,7 +394,7 @@ function* tensorBytes(p: PlannedTensor): Generator<Uint8Array> {
   for (let start = 0; start < n; start += ENCODE_CHUNK) {
     const stop = Math.min(n, start + ENCODE_CHUNK);
     const f32 =
-      p.data instanceof Float32Array ? p.data.subarray(start, stop) : Float32Array.from({ length: stop - start }, (_, i) => p.data[start + i]);
+      p.data instanceof Float32Array ? p.data.subarray(start, stop) : Float32Array.from({ length: stop - start }, (_, i) => p.data[start + i]!);
     switch (p.dtype) {
       case 'F32':
         yield new Uint8Array(f32.buffer, f32.byteOffset, f32.byteLength);
@@ -411,13 +411,13 @@ function* tensorBytes(p: PlannedTensor): Generator<Uint8Array> {
       }
       case 'I32': {
         const ints = new Int32Array(stop - start);
-        for (let i = 0; i < ints.length; i++) ints[i] = Math.round(p.data[start + i]);
+        for (let i = 0; i < ints.length; i++) ints[i] = Math.round(p.data[start + i]!);
         yield new Uint8Array(ints.buffer);
         break;
       }
       case 'I64': {
         const ints = new BigInt64Array(stop - start);
-        for (let i = 0; i < ints.length; i++) ints[i] = BigInt(Math.round(p.data[start + i]));
+        for (let i = 0; i < ints.length; i++) ints[i] = BigInt(Math.round(p.data[start + i]!));
         yield new Uint8Array(ints.buffer);
         break;
       }
@@ -435,7 +435,7 @@ export function serializeSafetensors(tensors: TensorMapInput, options: WriteSafe
   assertLittleEndianHost('<memory>');
   const planned = planTensors('<memory>', tensorEntries(tensors), options.dtype ?? 'F32');
   const header = headerBytes('<memory>', planned, options.metadata);
-  const dataLength = planned.length === 0 ? 0 : planned[planned.length - 1].end;
+  const dataLength = planned.at(-1)?.end ?? 0;
   const out = new Uint8Array(8 + header.length + dataLength);
   out.set(lengthPrefix(header.length), 0);
   out.set(header, 8);
@@ -474,5 +474,5 @@ export async function writeSafetensors(file: string, tensors: TensorMapInput, op
   } finally {
     await fh.close();
   }
-  return planned.length === 0 ? 0 : planned[planned.length - 1].end;
+  return planned.at(-1)?.end ?? 0;
 }

@@ -133,15 +133,15 @@ export async function writeShardedSafetensors(
   if (current.length > 0 || shards.length === 0) shards.push(current);
 
   if (shards.length === 1) {
-    await writeSafetensors(join(dir, SAFETENSORS_FILE), new Map(shards[0]), options);
+    await writeSafetensors(join(dir, SAFETENSORS_FILE), new Map(shards[0]!), options);
     return { files: [SAFETENSORS_FILE], totalSize };
   }
   const weightMap: Record<string, string> = {};
   const files: string[] = [];
-  for (let i = 0; i < shards.length; i++) {
+  for (const [i, shard] of shards.entries()) {
     const file = shardFileName(i, shards.length);
-    await writeSafetensors(join(dir, file), new Map(shards[i]), options);
-    for (const [name] of shards[i]) weightMap[name] = file;
+    await writeSafetensors(join(dir, file), new Map(shard), options);
+    for (const [name] of shard) weightMap[name] = file;
     files.push(file);
   }
   const index: SafetensorsIndex = { metadata: { total_size: totalSize }, weight_map: weightMap };

@@ -20,23 +20,30 @@ export class SeededRandom {
       z = imul(z ^ (z >>> 13), 0xc2b2ae35);
       this.state[i] = z ^ (z >>> 16);
     }
-    if ((this.state[0] | this.state[1] | this.state[2] | this.state[3]) === 0) this.state[0] = 1;
+    const [s0, s1, s2, s3] = this.state;
+    if ((s0! | s1! | s2! | s3!) === 0) this.state[0] = 1;
   }
 
   /** Next 32 random bits as an unsigned integer. */
   nextUint32(): number {
     const s = this.state;
-    const s1 = s[1];
+    let s0 = s[0]!;
+    let s1 = s[1]!;
+    let s2 = s[2]!;
+    let s3 = s[3]!;
     const r = imul(s1, 5);
     const result = imul((r << 7) | (r >>> 25), 9) >>> 0;
     const t = s1 << 9;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    const s3 = s[3];
-    s[3] = (s3 << 11) | (s3 >>> 21);
+    s2 ^= s0;
+    s3 ^= s1;
+    s1 ^= s2;
+    s0 ^= s3;
+    s2 ^= t;
+    s3 = (s3 << 11) | (s3 >>> 21);
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
     return result;
   }
 

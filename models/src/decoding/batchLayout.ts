@@ -27,14 +27,14 @@ export function leftPad(sequences: ArrayLike<number>[], columns?: number): LeftP
   const padding: number[] = [];
   const lengths: number[] = [];
   for (let r = 0; r < rows; r++) {
-    const seq = sequences[r];
+    const seq = sequences[r]!;
     const pad = width - seq.length;
     if (pad < 0) throw new RangeError(`row ${r} has ${seq.length} tokens, more than the ${width} columns`);
     padding.push(pad);
     lengths.push(seq.length);
     for (let j = 0; j < seq.length; j++) {
       const o = r * width + pad + j;
-      ids[o] = seq[j];
+      ids[o] = seq[j]!;
       valid[o] = 1;
       positions[o] = j;
     }

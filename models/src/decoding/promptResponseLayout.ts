@@ -21,6 +21,7 @@ export function promptResponseLayout(
   responseColumns = Math.max(1, ...responses.map((r) => r.length)),
 ): PromptResponseLayout {
   const rows = prompts.length;
+  if (responses.length !== rows) throw new RangeError(`${rows} prompts but ${responses.length} responses`);
   const promptColumns = Math.max(1, ...prompts.map((p) => p.length));
   const width = promptColumns + responseColumns;
   const ids = new Int32Array(rows * width);
@@ -28,23 +29,24 @@ export function promptResponseLayout(
   const positions = new Int32Array(rows * width);
   const targets = new Int32Array(rows * responseColumns);
   for (let r = 0; r < rows; r++) {
-    const prompt = prompts[r];
-    const response = responses[r];
+    const prompt = prompts[r]!;
+    const response = responses[r]!;
     if (prompt.length === 0) throw new RangeError(`row ${r} has an empty prompt; scoring needs at least one prompt token`);
     const pad = promptColumns - prompt.length;
     const n = Math.min(response.length, responseColumns);
     for (let j = 0; j < prompt.length; j++) {
       const o = r * width + pad + j;
-      ids[o] = prompt[j];
+      ids[o] = prompt[j]!;
       valid[o] = 1;
       positions[o] = j;
     }
     for (let j = 0; j < n; j++) {
       const o = r * width + promptColumns + j;
-      ids[o] = response[j];
+      const token = response[j]!;
+      ids[o] = token;
       valid[o] = 1;
       positions[o] = prompt.length + j;
-      targets[r * responseColumns + j] = response[j];
+      targets[r * responseColumns + j] = token;
     }
   }
   return { rows, promptColumns, responseColumns, ids, valid, positions, targets };

@@ -13,18 +13,19 @@ export function rotaryInverseFrequencies(config: DecoderConfig): Float64Array {
   for (let i = 0; i < dim / 2; i++) invFreq[i] = 1 / pow(config.ropeTheta, (2 * i) / dim);
   const scaling = config.ropeScaling;
   if (scaling?.type === 'linear') {
-    for (let i = 0; i < invFreq.length; i++) invFreq[i] /= scaling.factor;
+    for (let i = 0; i < invFreq.length; i++) invFreq[i] = invFreq[i]! / scaling.factor;
   } else if (scaling?.type === 'llama3') {
     const { factor, lowFreqFactor, highFreqFactor, originalMaxPositionEmbeddings: oldContext } = scaling;
     const lowFreqWavelen = oldContext / lowFreqFactor;
     const highFreqWavelen = oldContext / highFreqFactor;
     for (let i = 0; i < invFreq.length; i++) {
-      const wavelen = (2 * PI) / invFreq[i];
+      const freq = invFreq[i]!;
+      const wavelen = (2 * PI) / freq;
       if (wavelen > lowFreqWavelen) {
-        invFreq[i] /= factor;
+        invFreq[i] = freq / factor;
       } else if (wavelen >= highFreqWavelen) {
         const smooth = (oldContext / wavelen - lowFreqFactor) / (highFreqFactor - lowFreqFactor);
-        invFreq[i] = (1 - smooth) * (invFreq[i] / factor) + smooth * invFreq[i];
+        invFreq[i] = (1 - smooth) * (freq / factor) + smooth * freq;
       }
     }
   }
@@ -46,8 +47,9 @@ export function rotaryTables(
   const sinSigned = new Float32Array(positions.length * dim);
   for (let p = 0; p < positions.length; p++) {
     const base = p * dim;
+    const position = positions[p]!;
     for (let i = 0; i < half; i++) {
-      const angle = positions[p] * invFreq[i];
+      const angle = position * invFreq[i]!;
       const c = cosine(angle);
       const s = sine(angle);
       cos[base + i] = c;

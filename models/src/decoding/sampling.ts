@@ -15,16 +15,19 @@ export interface SamplingSettings {
 /**
  * Log-prob of `token` under the policy at `temperature`, from a row of temperature-1 log-probs:
  * `l/T - logsumexp(l/T)` (veRL's `logits / temperature`; top-k and top-p do not change it). Greedy (0) and 1 return
- * the row's value.
+ * the row's value. `token` is an index into `logProbs` (the token sampled from that row).
  */
 export function logProbAtTemperature(logProbs: Float32Array, token: number, temperature: number): number {
-  if (temperature <= 0 || temperature === 1) return logProbs[token];
+  if (temperature <= 0 || temperature === 1) return logProbs[token]!;
   const invT = 1 / temperature;
   let max = -Infinity;
-  for (let i = 0; i < logProbs.length; i++) if (logProbs[i] > max) max = logProbs[i];
+  for (let i = 0; i < logProbs.length; i++) {
+    const l = logProbs[i]!;
+    if (l > max) max = l;
+  }
   let total = 0;
-  for (let i = 0; i < logProbs.length; i++) total += exp((logProbs[i] - max) * invT);
-  return (logProbs[token] - max) * invT - Math.log(total);
+  for (let i = 0; i < logProbs.length; i++) total += exp((logProbs[i]! - max) * invT);
+  return (logProbs[token]! - max) * invT - Math.log(total);
 }
 
 /**
@@ -41,20 +44,22 @@ export function sampleToken(logProbs: Float32Array, settings: SamplingSettings, 
   if (settings.topK > 0 && settings.topK < v) {
     const kth = kthLargest(logProbs, settings.topK);
     let n = 0;
-    for (let i = 0; i < v; i++) if (logProbs[i] >= kth) n++;
+    for (let i = 0; i < v; i++) if (logProbs[i]! >= kth) n++;
     candidates = new Int32Array(n);
-    for (let i = 0, j = 0; i < v; i++) if (logProbs[i] >= kth) candidates[j++] = i;
+    for (let i = 0, j = 0; i < v; i++) if (logProbs[i]! >= kth) candidates[j++] = i;
   }
   if (settings.topP < 1) {
     const ids = candidates ?? Int32Array.from({ length: v }, (_, i) => i);
-    const sorted = Array.from(ids).sort((a, b) => logProbs[b] - logProbs[a]);
-    const weights = sorted.map((i) => exp((logProbs[i] - logProbs[sorted[0]]) * invT));
+    const sorted = Array.from(ids).sort((a, b) => logProbs[b]! - logProbs[a]!);
+    // sorted is non-empty: v > 0 and top-k keeps at least the k-th value.
+    const best = logProbs[sorted[0]!]!;
+    const weights = sorted.map((i) => exp((logProbs[i]! - best) * invT));
     const total = weights.reduce((a, b) => a + b, 0);
     let cumulative = 0;
     let keep = 0;
     // HF removes tokens whose ascending cumulative probability is <= 1 - top_p: keep until the rest falls there.
     while (keep < sorted.length) {
-      cumulative += weights[keep] / total;
+      cumulative += weights[keep]! / total;
       keep++;
       if (cumulative >= settings.topP) break;
     }
@@ -65,24 +70,27 @@ export function sampleToken(logProbs: Float32Array, settings: SamplingSettings, 
 
 function drawFrom(logProbs: Float32Array, candidates: Int32Array | undefined, invT: number, rng: SeededRandom): number {
   const n = candidates ? candidates.length : logProbs.length;
-  const at = (j: number): number => (candidates ? candidates[j] : j);
+  const at = (j: number): number => (candidates ? candidates[j]! : j);
   let max = -Infinity;
-  for (let j = 0; j < n; j++) if (logProbs[at(j)] > max) max = logProbs[at(j)];
+  for (let j = 0; j < n; j++) {
+    const l = logProbs[at(j)]!;
+    if (l > max) max = l;
+  }
   const weights = new Float64Array(n);
   let total = 0;
-  for (let j = 0; j < n; j++) total += weights[j] = exp((logProbs[at(j)] - max) * invT);
+  for (let j = 0; j < n; j++) total += weights[j] = exp((logProbs[at(j)]! - max) * invT);
   let u = rng.uniform() * total;
   for (let j = 0; j < n; j++) {
-    u -= weights[j];
+    u -= weights[j]!;
     if (u < 0) return at(j);
   }
-  for (let j = n - 1; j >= 0; j--) if (weights[j] > 0) return at(j);
+  for (let j = n - 1; j >= 0; j--) if (weights[j]! > 0) return at(j);
   return at(0);
 }
 
 export function argmax(values: Float32Array): number {
   let best = 0;
-  for (let i = 1; i < values.length; i++) if (values[i] > values[best]) best = i;
+  for (let i = 1; i < values.length; i++) if (values[i]! > values[best]!) best = i;
   return best;
 }
 
@@ -91,13 +99,13 @@ function kthLargest(values: Float32Array, k: number): number {
   if (k <= 64) {
     const top = new Float32Array(k).fill(-Infinity);
     for (let i = 0; i < values.length; i++) {
-      const x = values[i];
-      if (x <= top[k - 1]) continue;
+      const x = values[i]!;
+      if (x <= top[k - 1]!) continue;
       let j = k - 1;
-      while (j > 0 && top[j - 1] < x) (top[j] = top[j - 1]), j--;
+      while (j > 0 && top[j - 1]! < x) (top[j] = top[j - 1]!), j--;
       top[j] = x;
     }
-    return top[k - 1];
+    return top[k - 1]!;
   }
-  return Float32Array.from(values).sort().reverse()[k - 1];
+  return Float32Array.from(values).sort().reverse()[k - 1]!;
 }

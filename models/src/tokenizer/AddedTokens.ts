@@ -56,13 +56,13 @@ export class AddedTokens {
       let end = start + m[0].length;
       if (
         token.single_word &&
-        ((start > 0 && WORD_CHAR.test(text[start - 1])) || (end < text.length && WORD_CHAR.test(text[end])))
+        ((start > 0 && WORD_CHAR.test(text[start - 1]!)) || (end < text.length && WORD_CHAR.test(text[end]!)))
       ) {
         regex.lastIndex = start + 1;
         continue;
       }
-      if (token.lstrip) while (start > last && WHITESPACE.test(text[start - 1])) start--;
-      if (token.rstrip) while (end < text.length && WHITESPACE.test(text[end])) end++;
+      if (token.lstrip) while (start > last && WHITESPACE.test(text[start - 1]!)) start--;
+      if (token.rstrip) while (end < text.length && WHITESPACE.test(text[end]!)) end++;
       if (start > last) out.push({ text: text.slice(last, start) });
       out.push({ id: token.id });
       last = end;

@@ -30,15 +30,17 @@ class NumberHeap {
     let i = a.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (a[parent] <= value) break;
-      a[i] = a[parent];
+      const p = a[parent]!;
+      if (p <= value) break;
+      a[i] = p;
       i = parent;
     }
     a[i] = value;
   }
+  /** Only on a non-empty heap. */
   pop(): number {
     const a = this.items;
-    const top = a[0];
+    const top = a[0]!;
     const last = a.pop()!;
     if (a.length > 0) {
       let i = 0;
@@ -46,9 +48,10 @@ class NumberHeap {
         const l = 2 * i + 1;
         if (l >= a.length) break;
         const r = l + 1;
-        const c = r < a.length && a[r] < a[l] ? r : l;
-        if (a[c] >= last) break;
-        a[i] = a[c];
+        const c = r < a.length && a[r]! < a[l]! ? r : l;
+        const child = a[c]!;
+        if (child >= last) break;
+        a[i] = child;
         i = c;
       }
       a[i] = last;
@@ -176,9 +179,10 @@ export class BpeModel implements TokenizerModel {
     // Heap entries pack (rank, position) so that lower rank, then leftmost position, pops first.
     const heap = new NumberHeap();
     const consider = (i: number): void => {
-      const j = next[i];
-      if (i < 0 || j < 0) return;
-      const m = this.merges.get(ids[i] * base + ids[j]);
+      if (i < 0) return;
+      const j = next[i]!;
+      if (j < 0) return;
+      const m = this.merges.get(ids[i]! * base + ids[j]!);
       if (m !== undefined) heap.push(Math.floor(m / base) * n + i);
     };
     for (let i = 0; i + 1 < n; i++) consider(i);
@@ -186,19 +190,20 @@ export class BpeModel implements TokenizerModel {
       const entry = heap.pop();
       const rank = Math.floor(entry / n);
       const i = entry - rank * n;
-      const j = next[i];
+      const j = next[i]!;
       if (!alive[i] || j < 0) continue;
-      const m = this.merges.get(ids[i] * base + ids[j]);
+      const m = this.merges.get(ids[i]! * base + ids[j]!);
       if (m === undefined || Math.floor(m / base) !== rank) continue;
       ids[i] = m % base;
       alive[j] = 0;
-      next[i] = next[j];
-      if (next[j] >= 0) prev[next[j]] = i;
-      consider(prev[i]);
+      const after = next[j]!;
+      next[i] = after;
+      if (after >= 0) prev[after] = i;
+      consider(prev[i]!);
       consider(i);
     }
     const out: number[] = [];
-    for (let i = 0; i >= 0; i = next[i]) out.push(ids[i]);
+    for (let i = 0; i >= 0; i = next[i]!) out.push(ids[i]!);
     return out;
   }
 

@@ -39,7 +39,7 @@ export function toByteLevel(text: string): string {
   const table = byteLevelAlphabet();
   const bytes = utf8.encode(text);
   let out = '';
-  for (let i = 0; i < bytes.length; i++) out += table[bytes[i]];
+  for (let i = 0; i < bytes.length; i++) out += table[bytes[i]!];
   return out;
 }
 

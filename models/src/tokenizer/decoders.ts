@@ -35,7 +35,7 @@ const BYTE_TOKEN = /^<0x([0-9A-Fa-f]{2})>$/;
 
 function fallbackBytes(token: string): Uint8Array {
   const m = BYTE_TOKEN.exec(token);
-  return m ? Uint8Array.of(parseInt(m[1], 16)) : utf8Encoder.encode(token);
+  return m ? Uint8Array.of(parseInt(m[1]!, 16)) : utf8Encoder.encode(token);
 }
 
 /** A decoder step: token list to token list, as `tokenizers`' decode_chain. */
@@ -62,7 +62,7 @@ function chainOf(component: ComponentJson, file?: string): Chain {
         };
         for (const t of tokens) {
           const m = BYTE_TOKEN.exec(t);
-          if (m) pending.push(parseInt(m[1], 16));
+          if (m) pending.push(parseInt(m[1]!, 16));
           else {
             flush();
             out.push(t);

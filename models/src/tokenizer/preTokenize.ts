@@ -95,7 +95,7 @@ export function splitByRegex(text: string, regex: RegExp, behavior: SplitBehavio
       return out;
     case 'MergedWithNext':
       for (let i = segments.length - 1; i >= 0; i--) {
-        const [s, isMatch] = segments[i];
+        const [s, isMatch] = segments[i]!;
         if (isMatch && !previousMatch && out.length > 0) out[out.length - 1] = s + out[out.length - 1];
         else out.push(s);
         previousMatch = isMatch;

@@ -24,7 +24,7 @@ export function translateRegex(source: string): string {
   // One entry per open group: whether it is case-insensitive.
   const stack: boolean[] = [false];
   let i = 0;
-  const fail = (what: string): never => {
+  const fail: (what: string) => never = (what) => {
     throw new TokenizerError(`cannot translate the pre-tokenizer regex ${JSON.stringify(source)}: ${what} is not supported`);
   };
   /** Reads one escape starting at the backslash; returns [text for JS, literal char or undefined, next index]. */
@@ -50,8 +50,9 @@ export function translateRegex(source: string): string {
   };
 
   while (i < chars.length) {
-    const c = chars[i];
-    const insensitive = stack[stack.length - 1];
+    const c = chars[i]!;
+    // The outermost entry is never popped.
+    const insensitive = stack[stack.length - 1]!;
     if (c === '\\') {
       const [text, literal, next] = readEscape(i);
       out += insensitive && literal !== undefined && bothCases(literal).length > 1
@@ -69,20 +70,20 @@ export function translateRegex(source: string): string {
       let first = true;
       while (i < chars.length && (chars[i] !== ']' || first)) {
         first = false;
-        if (chars[i] === '[') fail('a nested character class');
-        if (chars[i] === '\\') {
+        const from = chars[i]!;
+        const to = chars[i + 1] === '-' ? chars[i + 2] : undefined;
+        if (from === '[') fail('a nested character class');
+        if (from === '\\') {
           const [text, literal, next] = readEscape(i);
           cls += insensitive && literal !== undefined ? bothCases(literal).map(escapeForClass).join('') : text;
           i = next;
-        } else if (chars[i + 1] === '-' && chars[i + 2] !== undefined && chars[i + 2] !== ']') {
-          const from = chars[i];
-          const to = chars[i + 2];
+        } else if (to !== undefined && to !== ']') {
           cls += `${escapeForClass(from)}-${escapeForClass(to)}`;
           if (insensitive && /[a-z]/.test(from) && /[a-z]/.test(to)) cls += `${from.toUpperCase()}-${to.toUpperCase()}`;
           if (insensitive && /[A-Z]/.test(from) && /[A-Z]/.test(to)) cls += `${from.toLowerCase()}-${to.toLowerCase()}`;
           i += 3;
         } else {
-          cls += insensitive ? bothCases(chars[i]).map(escapeForClass).join('') : escapeForClass(chars[i]);
+          cls += insensitive ? bothCases(from).map(escapeForClass).join('') : escapeForClass(from);
           i++;
         }
       }
@@ -92,8 +93,9 @@ export function translateRegex(source: string): string {
     } else if (c === '(') {
       if (chars[i + 1] === '?') {
         const flagMatch = /^\(\?([imsx-]*)(:|\))/.exec(chars.slice(i, i + 12).join(''));
-        if (flagMatch && flagMatch[1].length > 0) {
-          const [on, off = ''] = flagMatch[1].split('-');
+        const flags = flagMatch?.[1] ?? '';
+        if (flagMatch && flags.length > 0) {
+          const [on = '', off = ''] = flags.split('-');
           if (/[msx]/.test(on) || /[msx]/.test(off)) fail(`the flag group ${flagMatch[0]}`);
           const ci = on.includes('i') ? true : off.includes('i') ? false : insensitive;
           if (flagMatch[2] === ')') {

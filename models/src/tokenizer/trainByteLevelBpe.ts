@@ -40,11 +40,13 @@ class PairHeap {
     return this.counts.length;
   }
   private before(i: number, j: number): boolean {
-    return this.counts[i] > this.counts[j] || (this.counts[i] === this.counts[j] && this.keys[i] < this.keys[j]);
+    const ci = this.counts[i]!;
+    const cj = this.counts[j]!;
+    return ci > cj || (ci === cj && this.keys[i]! < this.keys[j]!);
   }
   private swap(i: number, j: number): void {
-    [this.counts[i], this.counts[j]] = [this.counts[j], this.counts[i]];
-    [this.keys[i], this.keys[j]] = [this.keys[j], this.keys[i]];
+    [this.counts[i], this.counts[j]] = [this.counts[j]!, this.counts[i]!];
+    [this.keys[i], this.keys[j]] = [this.keys[j]!, this.keys[i]!];
   }
   push(count: number, key: number): void {
     this.counts.push(count);
@@ -57,8 +59,9 @@ class PairHeap {
       i = parent;
     }
   }
+  /** Only on a non-empty heap. */
   peek(): [number, number] {
-    return [this.counts[0], this.keys[0]];
+    return [this.counts[0]!, this.keys[0]!];
   }
   pop(): void {
     const last = this.counts.length - 1;
@@ -109,11 +112,10 @@ function learnMerges(wordCounts: Map<string, number>, mergesWanted: number, minF
   const idOf = new Map<string, number>(tokenStrings.map((s, i) => [s, i]));
   const pairCounts = new Map<number, number>();
   const pairWords = new Map<number, Set<number>>();
-  for (let w = 0; w < words.length; w++) {
-    const word = words[w];
+  for (const [w, word] of words.entries()) {
     for (let i = 0; i + 1 < word.length; i++) {
-      const key = word[i] * PAIR_BASE + word[i + 1];
-      pairCounts.set(key, (pairCounts.get(key) ?? 0) + freqs[w]);
+      const key = word[i]! * PAIR_BASE + word[i + 1]!;
+      pairCounts.set(key, (pairCounts.get(key) ?? 0) + freqs[w]!);
       let set = pairWords.get(key);
       if (set === undefined) pairWords.set(key, (set = new Set()));
       set.add(w);
@@ -131,7 +133,10 @@ function learnMerges(wordCounts: Map<string, number>, mergesWanted: number, minF
     if (count < minFrequency) break;
     const a = Math.floor(key / PAIR_BASE);
     const b = key - a * PAIR_BASE;
-    const mergedString = tokenStrings[a] + tokenStrings[b];
+    // Both halves of a counted pair are ids of tokens already in tokenStrings.
+    const left = tokenStrings[a]!;
+    const right = tokenStrings[b]!;
+    const mergedString = left + right;
     let merged = idOf.get(mergedString);
     if (merged === undefined) {
       merged = tokenStrings.length;
@@ -140,13 +145,13 @@ function learnMerges(wordCounts: Map<string, number>, mergesWanted: number, minF
       idOf.set(mergedString, merged);
       newTokens++;
     }
-    merges.push([tokenStrings[a], tokenStrings[b]]);
+    merges.push([left, right]);
 
     const changed = new Set<number>();
     const adjust = (word: Int32Array, w: number, sign: number): void => {
       for (let i = 0; i + 1 < word.length; i++) {
-        const k = word[i] * PAIR_BASE + word[i + 1];
-        pairCounts.set(k, (pairCounts.get(k) ?? 0) + sign * freqs[w]);
+        const k = word[i]! * PAIR_BASE + word[i + 1]!;
+        pairCounts.set(k, (pairCounts.get(k) ?? 0) + sign * freqs[w]!);
         changed.add(k);
         if (sign > 0) {
           let set = pairWords.get(k);
@@ -156,7 +161,7 @@ function learnMerges(wordCounts: Map<string, number>, mergesWanted: number, minF
       }
     };
     for (const w of pairWords.get(key) ?? []) {
-      const word = words[w];
+      const word = words[w]!;
       let has = false;
       for (let i = 0; i + 1 < word.length; i++) if (word[i] === a && word[i + 1] === b) has = true;
       if (!has) continue;
@@ -166,10 +171,11 @@ function learnMerges(wordCounts: Map<string, number>, mergesWanted: number, minF
         if (i + 1 < word.length && word[i] === a && word[i + 1] === b) {
           out.push(merged);
           i++;
-        } else out.push(word[i]);
+        } else out.push(word[i]!);
       }
-      words[w] = Int32Array.from(out);
-      adjust(words[w], w, +1);
+      const mergedWord = Int32Array.from(out);
+      words[w] = mergedWord;
+      adjust(mergedWord, w, +1);
     }
     pairWords.delete(key);
     for (const k of changed) {

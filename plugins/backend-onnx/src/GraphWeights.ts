@@ -35,15 +35,19 @@ export function graphWeights(config: DecoderConfig, hf: Map<string, WeightTensor
   return out;
 }
 
-/** `[out_k, in]` matrices -> one `[in, sum(out_k)]` matrix (transposed, side by side). */
+/**
+ * `[out_k, in]` matrices -> one `[in, sum(out_k)]` matrix (transposed, side by side). At least one part; the shapes
+ * were checked against the config (`checkedWeights`).
+ */
 function transposeConcat(parts: WeightTensor[]): WeightTensor {
-  const rows = parts[0].shape[1];
-  const columns = parts.reduce((s, p) => s + p.shape[0], 0);
+  const rows = parts[0]!.shape[1]!;
+  const columns = parts.reduce((s, p) => s + p.shape[0]!, 0);
   const data = new Float32Array(rows * columns);
   const tile = 32;
   let offset = 0;
   for (const part of parts) {
-    const [outs, ins] = part.shape;
+    const outs = part.shape[0]!;
+    const ins = part.shape[1]!;
     const src = part.data;
     for (let o0 = 0; o0 < outs; o0 += tile) {
       for (let i0 = 0; i0 < ins; i0 += tile) {
@@ -51,7 +55,7 @@ function transposeConcat(parts: WeightTensor[]): WeightTensor {
         const iEnd = Math.min(i0 + tile, ins);
         for (let o = o0; o < oEnd; o++) {
           const row = o * ins;
-          for (let i = i0; i < iEnd; i++) data[i * columns + offset + o] = src[row + i];
+          for (let i = i0; i < iEnd; i++) data[i * columns + offset + o] = src[row + i]!;
         }
       }
     }

@@ -220,13 +220,15 @@ export class OnnxPolicyBackend implements PolicyBackend {
     // Prefill: every prompt column at once.
     const prefill = await this.run('prefill', this.forwardFeeds(batch.ids, batch.valid, batch.positions, rows, columns));
     for (let l = 0; l < layers; l++) {
-      const keys = prefill[GraphNames.key(l)].data as Float32Array;
-      const values = prefill[GraphNames.value(l)].data as Float32Array;
-      for (let i = 0; i < rows * kv * d; i++) keyCache[l].set(keys.subarray(i * columns, (i + 1) * columns), i * slots);
-      for (let i = 0; i < rows * kv; i++) valueCache[l].set(values.subarray(i * columns * d, (i + 1) * columns * d), i * slots * d);
+      const keys = prefill[GraphNames.key(l)]!.data as Float32Array;
+      const values = prefill[GraphNames.value(l)]!.data as Float32Array;
+      const kc = keyCache[l]!;
+      const vc = valueCache[l]!;
+      for (let i = 0; i < rows * kv * d; i++) kc.set(keys.subarray(i * columns, (i + 1) * columns), i * slots);
+      for (let i = 0; i < rows * kv; i++) vc.set(values.subarray(i * columns * d, (i + 1) * columns * d), i * slots * d);
     }
     for (let r = 0; r < rows; r++) valid.set(batch.valid.subarray(r * columns, (r + 1) * columns), r * slots);
-    let logp = prefill[GraphNames.logProbs].data as Float32Array;
+    let logp = prefill[GraphNames.logProbs]!.data as Float32Array;
     let filled = columns;
     let active = Array.from({ length: rows }, (_, r) => r);
 
@@ -234,13 +236,14 @@ export class OnnxPolicyBackend implements PolicyBackend {
       const n = active.length;
       const still: number[] = [];
       for (let i = 0; i < n; i++) {
-        const r = active[i];
+        const r = active[i]!;
         const row = logp.subarray(i * v, (i + 1) * v);
-        const token = sampleToken(row, settings, rngs[r]);
-        tokenIds[r].push(token);
-        logProbs[r].push(logProbAtTemperature(row, token, settings.temperature));
+        const token = sampleToken(row, settings, rngs[r]!);
+        const ids = tokenIds[r]!;
+        ids.push(token);
+        logProbs[r]!.push(logProbAtTemperature(row, token, settings.temperature));
         request.onToken?.(r, token);
-        if (stopIds.has(token) || hitsStopString(tokenIds[r])) finishReasons[r] = 'stop';
+        if (stopIds.has(token) || hitsStopString(ids)) finishReasons[r] = 'stop';
         else still.push(i);
       }
       if (step + 1 >= maxNew || still.length === 0) break;
@@ -251,20 +254,22 @@ export class OnnxPolicyBackend implements PolicyBackend {
       still.forEach((i, j) => {
         if (i === j) return;
         for (let l = 0; l < layers; l++) {
-          keyCache[l].copyWithin(j * keyBlock, i * keyBlock, (i + 1) * keyBlock);
-          valueCache[l].copyWithin(j * keyBlock, i * keyBlock, (i + 1) * keyBlock);
+          keyCache[l]!.copyWithin(j * keyBlock, i * keyBlock, (i + 1) * keyBlock);
+          valueCache[l]!.copyWithin(j * keyBlock, i * keyBlock, (i + 1) * keyBlock);
         }
         valid.copyWithin(j * slots, i * slots, (i + 1) * slots);
       });
-      active = still.map((i) => active[i]);
+      active = still.map((i) => active[i]!);
 
       const ids = new BigInt64Array(m);
       const positions = new Int32Array(m);
       const bias = new Float32Array(m * (slots + 1));
       for (let j = 0; j < m; j++) {
-        const r = active[j];
-        ids[j] = BigInt(tokenIds[r][tokenIds[r].length - 1]);
-        positions[j] = batch.lengths[r] + tokenIds[r].length - 1;
+        const r = active[j]!;
+        // Every active row has sampled at least one token.
+        const generated = tokenIds[r]!;
+        ids[j] = BigInt(generated[generated.length - 1]!);
+        positions[j] = batch.lengths[r]! + generated.length - 1;
         for (let t = 0; t < slots; t++) if (valid[j * slots + t] === 0) bias[j * (slots + 1) + t] = MASKED;
       }
       const { cos, sinSigned } = rotaryTables(this.invFreq, positions);
@@ -275,21 +280,21 @@ export class OnnxPolicyBackend implements PolicyBackend {
         [GraphNames.attentionBias]: this.tensor(bias, [m, 1, 1, slots + 1]),
       };
       for (let l = 0; l < layers; l++) {
-        feeds[GraphNames.pastKey(l)] = this.tensor(keyCache[l].subarray(0, m * keyBlock), [m, kv, d, slots]);
-        feeds[GraphNames.pastValue(l)] = this.tensor(valueCache[l].subarray(0, m * keyBlock), [m, kv, slots, d]);
+        feeds[GraphNames.pastKey(l)] = this.tensor(keyCache[l]!.subarray(0, m * keyBlock), [m, kv, d, slots]);
+        feeds[GraphNames.pastValue(l)] = this.tensor(valueCache[l]!.subarray(0, m * keyBlock), [m, kv, slots, d]);
       }
       const out = await this.run('decode', feeds);
       for (let l = 0; l < layers; l++) {
-        const key = out[GraphNames.key(l)].data as Float32Array;
-        const value = out[GraphNames.value(l)].data as Float32Array;
-        const kc = keyCache[l];
-        const vc = valueCache[l];
-        for (let i = 0; i < m * kv * d; i++) kc[i * slots + filled] = key[i];
+        const key = out[GraphNames.key(l)]!.data as Float32Array;
+        const value = out[GraphNames.value(l)]!.data as Float32Array;
+        const kc = keyCache[l]!;
+        const vc = valueCache[l]!;
+        for (let i = 0; i < m * kv * d; i++) kc[i * slots + filled] = key[i]!;
         for (let i = 0; i < m * kv; i++) vc.set(value.subarray(i * d, (i + 1) * d), (i * slots + filled) * d);
       }
       for (let j = 0; j < m; j++) valid[j * slots + filled] = 1;
       filled++;
-      logp = out[GraphNames.logProbs].data as Float32Array;
+      logp = out[GraphNames.logProbs]!.data as Float32Array;
     }
     return { tokenIds, logProbs, finishReasons };
   }

@@ -66,7 +66,7 @@ describe('built-in models', () => {
     expect(free.finishReasons).toEqual(['length', 'length', 'length', 'length']);
 
     // A stop string that row 1 produces at its 6th token.
-    const text = decode(free.tokenIds[1].slice(0, 6));
+    const text = decode(free.tokenIds[1]!.slice(0, 6));
     const stop = text.slice(-2).trim() ? text.slice(-2) : text.slice(-3);
     const stops = free.tokenIds.map((ids) => expectedStop(ids, stop, decode));
     expect(stops[1]).toBeGreaterThan(0);
@@ -74,14 +74,15 @@ describe('built-in models', () => {
     const withStop: GenerateRequest = { ...base, stopStrings: [stop] };
     const [a, b] = await Promise.all([onnx.generate(withStop), tfjs.generate(withStop)]);
     free.tokenIds.forEach((ids, r) => {
-      expect(a.tokenIds[r]).toEqual(stops[r] > 0 ? ids.slice(0, stops[r]) : ids);
-      expect(a.finishReasons[r]).toBe(stops[r] > 0 ? 'stop' : 'length');
+      const at = stops[r]!;
+      expect(a.tokenIds[r]).toEqual(at > 0 ? ids.slice(0, at) : ids);
+      expect(a.finishReasons[r]).toBe(at > 0 ? 'stop' : 'length');
     });
     expect(a.finishReasons).toContain('length');
     expect(b).toEqual({ ...a, logProbs: b.logProbs });
 
     // A stop id: row 2's 4th token ends every row at its first occurrence.
-    const stopId = free.tokenIds[2][3];
+    const stopId = free.tokenIds[2]![3]!;
     const byId = await onnx.generate({ ...base, stopTokenIds: [stopId] });
     free.tokenIds.forEach((ids, r) => {
       const at = ids.indexOf(stopId);

@@ -12,10 +12,12 @@ export const weightedLogLikelihood: LossFunction = {
 };
 
 export function maxAbsDiff(a: number[][], b: number[][]): number {
+  if (a.length !== b.length) return Infinity;
   let m = 0;
   a.forEach((row, i) => {
-    if (row.length !== b[i].length) m = Infinity;
-    row.forEach((x, j) => (m = Math.max(m, Math.abs(x - b[i][j]))));
+    const other = b[i]!;
+    if (row.length !== other.length) m = Infinity;
+    row.forEach((x, j) => (m = Math.max(m, Math.abs(x - other[j]!))));
   });
   return m;
 }

@@ -73,11 +73,11 @@ describe('TfjsPolicyBackend', () => {
     const tok = a.tokenizer!;
     const prompt = tok.encode('Natalia sold 48 clips');
     const free = await a.generate({ prompts: [prompt], maxNewTokens: 12, seed: 4, stopTokenIds: [] });
-    const text = tok.decode(free.tokenIds[0]);
+    const text = tok.decode(free.tokenIds[0]!);
     const stop = text.slice(2, 4);
     if (stop.length === 2) {
       const stopped = await a.generate({ prompts: [prompt], maxNewTokens: 12, seed: 4, stopStrings: [stop], stopTokenIds: [] });
-      expect(tok.decode(stopped.tokenIds[0])).toContain(stop);
+      expect(tok.decode(stopped.tokenIds[0]!)).toContain(stop);
       expect(stopped.finishReasons[0]).toBe('stop');
     }
     expect(a.defaultStopTokenIds).toContain(tok.eosTokenId);
@@ -99,7 +99,7 @@ describe('a checkpoint with only config.json and model.safetensors', () => {
     expect(backend.tokenizer).toBeUndefined();
     const out = await backend.generate({ prompts: [[1, 2, 3], [4]], maxNewTokens: 4, temperature: 0 });
     const scored = await scoreSequences(backend, [[1, 2, 3], [4]], out.tokenIds);
-    scored.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(Math.abs(lp - out.logProbs[r][j])).toBeLessThan(1e-4)));
+    scored.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(Math.abs(lp - out.logProbs[r]![j]!)).toBeLessThan(1e-4)));
     const fresh = await createTfjsPolicyBackend({ model: 'tiny', seed: 5, runtime: 'wasm', architecture: 'LlamaForCausalLM' });
     expect(maxAbsDiff(batchLogits(backend.model, [[1, 2, 3]]), batchLogits(fresh.model, [[1, 2, 3]]))).toBe(0);
     fresh.dispose();

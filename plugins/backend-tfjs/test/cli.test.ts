@@ -16,14 +16,14 @@ describe('drmas generate / score through the drmas bin', () => {
     await backend.save(dir, { optimizer: false });
     for (const extra of ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json']) rmSync(path.join(dir, extra), { force: true });
     const ids = [5, 17, 300, 42, 7];
-    const direct = (await scoreSequences(backend, [ids.slice(0, 2)], [ids.slice(2)])).logProbs[0];
+    const direct = (await scoreSequences(backend, [ids.slice(0, 2)], [ids.slice(2)])).logProbs[0]!;
     backend.dispose();
     const result = runBin(['score', '--model', dir, '--ids', ids.join(','), '--prompt-length', '2', '--json', '--runtime', 'wasm']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const { logprobs } = JSON.parse(result.stdout) as { logprobs: Array<number | null> };
     expect(logprobs.slice(0, 2)).toEqual([null, null]);
-    logprobs.slice(2).forEach((lp, i) => expect(lp).toBeCloseTo(direct[i], 4));
+    logprobs.slice(2).forEach((lp, i) => expect(lp).toBeCloseTo(direct[i]!, 4));
   });
 
   test('generate streams text from a built-in model and prompt ids from a bare checkpoint', () => {

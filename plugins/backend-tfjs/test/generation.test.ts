@@ -23,9 +23,10 @@ describe('generateTokens', () => {
     const result = await scoreTokens(model, view, true);
     const scored = { logProbs: responseValues(view, result.logProbs), entropy: responseValues(view, result.entropy!) };
     for (let r = 0; r < PROMPTS.length; r++) {
-      expect(scored.logProbs[r]).toHaveLength(out.tokenIds[r].length);
-      out.logProbs[r].forEach((lp, j) => expect(Math.abs(lp - scored.logProbs[r][j])).toBeLessThan(1e-4));
-      scored.entropy[r].forEach((e) => expect(e).toBeGreaterThan(0));
+      const scoredRow = scored.logProbs[r]!;
+      expect(scoredRow).toHaveLength(out.tokenIds[r]!.length);
+      out.logProbs[r]!.forEach((lp, j) => expect(Math.abs(lp - scoredRow[j]!)).toBeLessThan(1e-4));
+      scored.entropy[r]!.forEach((e) => expect(e).toBeGreaterThan(0));
     }
   });
 
@@ -39,15 +40,15 @@ describe('generateTokens', () => {
 
   it('greedy with the KV cache equals step-by-step argmax of the full forward; each row as if alone', async () => {
     const out = await generateTokens(model, { prompts: PROMPTS, maxNewTokens: 6, temperature: 0 });
-    for (let r = 0; r < PROMPTS.length; r++) {
-      const seq = [...PROMPTS[r]];
+    for (const [r, prompt] of PROMPTS.entries()) {
+      const seq = [...prompt];
       for (let j = 0; j < 6; j++) {
-        const logits = batchLogits(model, [seq])[0].at(-1)!;
+        const logits = batchLogits(model, [seq])[0]!.at(-1)!;
         const next = logits.indexOf(Math.max(...logits));
-        expect(out.tokenIds[r][j]).toBe(next);
+        expect(out.tokenIds[r]![j]).toBe(next);
         seq.push(next);
       }
-      const alone = await generateTokens(model, { prompts: [PROMPTS[r]], maxNewTokens: 6, temperature: 0 });
+      const alone = await generateTokens(model, { prompts: [prompt], maxNewTokens: 6, temperature: 0 });
       expect(alone.tokenIds[0]).toEqual(out.tokenIds[r]);
     }
   });
@@ -60,16 +61,17 @@ describe('generateTokens', () => {
 
   it('stops each row independently on a stop id; finished rows do not grow', async () => {
     const free = await generateTokens(model, { prompts: PROMPTS, maxNewTokens: 8, seed: 5 });
-    const stopId = free.tokenIds[0][2];
+    const stopId = free.tokenIds[0]![2]!;
     const stopped = await generateTokens(model, { prompts: PROMPTS, maxNewTokens: 8, seed: 5, stopTokenIds: [stopId] });
     for (let r = 0; r < PROMPTS.length; r++) {
-      const at = free.tokenIds[r].indexOf(stopId);
+      const freeIds = free.tokenIds[r]!;
+      const at = freeIds.indexOf(stopId);
       if (at < 0) {
-        expect(stopped.tokenIds[r]).toEqual(free.tokenIds[r]);
+        expect(stopped.tokenIds[r]).toEqual(freeIds);
         expect(stopped.finishReasons[r]).toBe('length');
       } else {
-        expect(stopped.tokenIds[r]).toEqual(free.tokenIds[r].slice(0, at + 1));
-        expect(stopped.logProbs[r]).toEqual(free.logProbs[r].slice(0, at + 1));
+        expect(stopped.tokenIds[r]).toEqual(freeIds.slice(0, at + 1));
+        expect(stopped.logProbs[r]).toEqual(free.logProbs[r]!.slice(0, at + 1));
         expect(stopped.finishReasons[r]).toBe('stop');
       }
     }
@@ -79,18 +81,18 @@ describe('generateTokens', () => {
   it('stops on a stop string in the decoded text (kept in the output)', async () => {
     const decode = (ids: number[]) => ids.map((i) => String.fromCharCode(97 + (i % 26))).join('');
     const free = await generateTokens(model, { prompts: PROMPTS, maxNewTokens: 10, seed: 8 });
-    const target = decode(free.tokenIds[1].slice(3, 5));
+    const target = decode(free.tokenIds[1]!.slice(3, 5));
     const stopped = await generateTokens(model, { prompts: PROMPTS, maxNewTokens: 10, seed: 8, stopStrings: [target], decode });
-    const text = decode(stopped.tokenIds[1]);
+    const text = decode(stopped.tokenIds[1]!);
     expect(text.endsWith(target)).toBe(true);
     expect(stopped.finishReasons[1]).toBe('stop');
-    expect(stopped.tokenIds[1].length).toBeLessThanOrEqual(5);
+    expect(stopped.tokenIds[1]!.length).toBeLessThanOrEqual(5);
   });
 
   it('streams every token through onToken and leaks no tensors', async () => {
     const seen: number[][] = PROMPTS.map(() => []);
     const before = tf.memory().numTensors;
-    const out = await generateTokens(model, { prompts: PROMPTS, maxNewTokens: 5, seed: 1, onToken: (r, t) => seen[r].push(t) });
+    const out = await generateTokens(model, { prompts: PROMPTS, maxNewTokens: 5, seed: 1, onToken: (r, t) => seen[r]!.push(t) });
     expect(tf.memory().numTensors).toBe(before);
     expect(seen).toEqual(out.tokenIds);
   });
@@ -101,8 +103,8 @@ describe('sampleToken', () => {
   it('top-p keeps the smallest set reaching p, top-k the k largest', () => {
     const rng = new SeededRandom(1);
     const counts = (settings: { temperature: number; topK: number; topP: number }) => {
-      const c = [0, 0, 0, 0];
-      for (let i = 0; i < 4000; i++) c[sampleToken(logp, settings, rng)]++;
+      const c: [number, number, number, number] = [0, 0, 0, 0];
+      for (let i = 0; i < 4000; i++) c[sampleToken(logp, settings, rng)]!++;
       return c;
     };
     const p = counts({ temperature: 1, topK: 0, topP: 0.8 });

@@ -13,7 +13,7 @@ describe('large requests run in row chunks with the same results', () => {
       expect(chunked.tokenIds).toEqual(whole.tokenIds);
       expect(chunked.finishReasons).toEqual(whole.finishReasons);
       // Padding differs between the passes, so float32 sums differ in the last bits.
-      chunked.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(whole.logProbs[r][j], 5)));
+      chunked.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(whole.logProbs[r]![j]!, 5)));
       const responses = whole.tokenIds;
       const view = TrainingBatch.fromSequences(prompts, responses).all();
       const one = responseValues(view, (await scoreTokens(backend.model, view)).logProbs);

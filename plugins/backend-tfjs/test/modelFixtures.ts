@@ -24,7 +24,7 @@ export function batchLogits(model: DecoderModel, rows: number[][]): number[][][]
   const v = model.config.vocabSize;
   return rows.map((row, r) =>
     row.map((_, j) => {
-      const o = (r * batch.columns + batch.padding[r] + j) * v;
+      const o = (r * batch.columns + batch.padding[r]! + j) * v;
       return Array.from(data.subarray(o, o + v));
     }),
   );
@@ -32,6 +32,6 @@ export function batchLogits(model: DecoderModel, rows: number[][]): number[][][]
 
 export function maxAbsDiff(a: number[][][], b: number[][][]): number {
   let m = 0;
-  a.forEach((rows, i) => rows.forEach((row, j) => row.forEach((x, k) => (m = Math.max(m, Math.abs(x - b[i][j][k]))))));
+  a.forEach((rows, i) => rows.forEach((row, j) => row.forEach((x, k) => (m = Math.max(m, Math.abs(x - b[i]![j]![k]!))))));
   return m;
 }

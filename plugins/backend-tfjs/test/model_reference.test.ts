@@ -48,7 +48,9 @@ function reference(checkpoint: string): number[][][] {
     if (run.status !== 0) throw new Error(`reference failed: ${run.stderr}`);
     referenceLogits = JSON.parse(run.stdout) as Record<string, number[][][]>;
   }
-  return referenceLogits[checkpoint];
+  const logits = referenceLogits[checkpoint];
+  if (logits === undefined) throw new Error(`the reference reported no logits for ${checkpoint}`);
+  return logits;
 }
 
 const checkpoints: string[] = [];

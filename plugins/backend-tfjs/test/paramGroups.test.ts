@@ -45,8 +45,8 @@ describe('AdamW with param groups', () => {
       const grads = new Map([...weights.keys()].map((name) => [name, tf.tensor1d([g])]));
       optimizer.apply(weights, grads, settings, 1);
       for (const t of grads.values()) t.dispose();
-      expect(weights.get('model.norm.weight')!.dataSync()[0]).toBeCloseTo(expected[step][0], 5);
-      expect(weights.get('lm_head.weight')!.dataSync()[0]).toBeCloseTo(expected[step][1], 5);
+      expect(weights.get('model.norm.weight')!.dataSync()[0]).toBeCloseTo(expected[step]![0]!, 5);
+      expect(weights.get('lm_head.weight')!.dataSync()[0]).toBeCloseTo(expected[step]![1]!, 5);
     }
     optimizer.dispose();
     for (const t of weights.values()) t.dispose();

@@ -8,7 +8,7 @@ import { updateRequest } from './trainingFixtures.js';
 
 /** log softmax(z / T)[token], in float64, from raw logits. */
 function tempered(logits: number[], token: number, temperature: number): number {
-  return logSoftmax(logits.map((z) => z / temperature))[token];
+  return logSoftmax(logits.map((z) => z / temperature))[token]!;
 }
 
 /** Reports the token-mean log-prob the update computed, and no gradient worth speaking of. */
@@ -51,22 +51,23 @@ describe('scoring and training at a temperature', () => {
 
   /** Expected log-probs from the raw logits of prompt + response, at each row's temperature. */
   const expected = (): number[][] => PROMPTS.map((prompt, r) => {
-    const logits = batchLogits(model, [[...prompt, ...RESPONSES[r]]])[0];
-    return RESPONSES[r].map((token, j) => tempered(logits[prompt.length - 1 + j], token, TEMPERATURES[r]));
+    const response = RESPONSES[r]!;
+    const logits = batchLogits(model, [[...prompt, ...response]])[0]!;
+    return response.map((token, j) => tempered(logits[prompt.length - 1 + j]!, token, TEMPERATURES[r]!));
   });
 
   it('score divides each row\'s logits by its temperature', async () => {
     const { logProbs } = await scoreSequences(backend, PROMPTS, RESPONSES, { temperatures: TEMPERATURES });
     const want = expected();
-    logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(want[r][j], 4)));
+    logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(want[r]![j]!, 4)));
     const plain = await scoreSequences(backend, PROMPTS, RESPONSES);
-    expect(Math.abs(plain.logProbs[0][0] - logProbs[0][0])).toBeGreaterThan(1e-3);
+    expect(Math.abs(plain.logProbs[0]![0]! - logProbs[0]![0]!)).toBeGreaterThan(1e-3);
   });
 
   it('generate records log-probs at the sampling temperature, equal to scoring at it', async () => {
     const out = await backend.generate({ prompts: PROMPTS, maxNewTokens: 5, temperature: 0.6, seed: 3, stopTokenIds: [] });
     const scored = await scoreSequences(backend, PROMPTS, out.tokenIds, { temperatures: [0.6, 0.6] });
-    out.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(scored.logProbs[r][j], 4)));
+    out.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(scored.logProbs[r]![j]!, 4)));
   });
 
   it('an update computes the policy\'s log-probs at the batch\'s row temperatures', async () => {

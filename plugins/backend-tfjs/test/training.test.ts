@@ -27,9 +27,9 @@ function lossOf(model: DecoderModel, advantages: number[]): number {
   return tf.tidy(() => {
     const layout = promptResponseLayout(prompts, responses);
     const { logProbs } = responseTokenStats(model, layout, false);
-    const mask = tf.tensor2d(Float32Array.from(layout.targets, (_, i) => (i % layout.responseColumns < responses[Math.floor(i / layout.responseColumns)].length ? 1 : 0)), logProbs.shape);
+    const mask = tf.tensor2d(Float32Array.from(layout.targets, (_, i) => (i % layout.responseColumns < responses[Math.floor(i / layout.responseColumns)]!.length ? 1 : 0)), logProbs.shape);
     const adv = tf.tensor2d(advantages.flatMap((a) => new Array(layout.responseColumns).fill(a)), logProbs.shape);
-    return -tf.sum(tf.mul(tf.mul(logProbs, adv), mask)).dataSync()[0];
+    return -tf.sum(tf.mul(tf.mul(logProbs, adv), mask)).dataSync()[0]!;
   });
 }
 
@@ -47,19 +47,22 @@ function expectFiniteDifferences(
 ): void {
   for (const name of names) {
     const w = model.weights.get(name)!;
-    const g = grads[w.name].dataSync();
+    const grad = grads[w.name];
+    if (grad === undefined) throw new Error(`no gradient for ${name}`);
+    const g = grad.dataSync();
     const original = w.dataSync().slice();
-    const order = Array.from(g.keys()).sort((a, b) => Math.abs(g[b]) - Math.abs(g[a])).slice(0, 2);
+    const order = Array.from(g.keys()).sort((a, b) => Math.abs(g[b]!) - Math.abs(g[a]!)).slice(0, 2);
     for (const i of order) {
       const at = (delta: number) => {
         const data = original.slice();
-        data[i] += delta;
+        data[i] = data[i]! + delta;
         w.assign(tf.tensor(data, w.shape));
         return f();
       };
       const numeric = (at(h) - at(-h)) / (2 * h);
       w.assign(tf.tensor(original, w.shape));
-      expect(Math.abs(numeric - g[i])).toBeLessThan(absolute + relative * Math.abs(g[i]));
+      const analytic = g[i]!;
+      expect(Math.abs(numeric - analytic)).toBeLessThan(absolute + relative * Math.abs(analytic));
     }
   }
 }
@@ -78,7 +81,7 @@ describe('gradients', () => {
       const { logProbs } = responseTokenStats(model, layout, false, true);
       const maskData = new Float32Array(logProbs.size);
       const advData = new Float32Array(logProbs.size);
-      responses.forEach((r, i) => r.forEach((_, j) => ((maskData[i * layout.responseColumns + j] = 1), (advData[i * layout.responseColumns + j] = advantages[i]))));
+      responses.forEach((r, i) => r.forEach((_, j) => ((maskData[i * layout.responseColumns + j] = 1), (advData[i * layout.responseColumns + j] = advantages[i]!))));
       return tf.neg(tf.sum(tf.mul(tf.mul(logProbs, tf.tensor2d(advData, logProbs.shape)), tf.tensor2d(maskData, logProbs.shape)))) as tf.Scalar;
     }, [...model.weights.values()]);
     const checked = [
@@ -110,10 +113,10 @@ function plainEntropy(model: DecoderModel, T: number, rows = PAIRS.map((_, r) =>
   let sum = 0;
   let tokens = 0;
   for (const r of rows) {
-    const [prompt, response] = PAIRS[r];
-    const logits = batchLogits(model, [[...prompt, ...response]])[0];
+    const [prompt, response] = PAIRS[r]!;
+    const logits = batchLogits(model, [[...prompt, ...response]])[0]!;
     for (let j = 0; j < response.length; j++) {
-      sum -= logSoftmax(logits[prompt.length - 1 + j].map((z) => z / T)).reduce((acc, lp) => acc + Math.exp(lp) * lp, 0);
+      sum -= logSoftmax(logits[prompt.length - 1 + j]!.map((z) => z / T)).reduce((acc, lp) => acc + Math.exp(lp) * lp, 0);
       tokens++;
     }
   }
@@ -157,7 +160,7 @@ describe('PolicyTrainer on wasm', () => {
       if (i === 0) tensorsAfterFirst = tf.memory().numTensors;
     }
     expect(tf.memory().numTensors).toBe(tensorsAfterFirst);
-    expect(losses[19]).toBeLessThan(0.5 * losses[0]);
+    expect(losses[19]).toBeLessThan(0.5 * losses[0]!);
     trainer.dispose();
     model.dispose();
   });
@@ -171,12 +174,12 @@ describe('PolicyTrainer on wasm', () => {
     const micro = await new PolicyTrainer(b).update(updateRequest(batch, weightedCrossEntropy, 1, { optimizer: settings }));
     expect(micro.loss).toBeCloseTo(full.loss, 5);
     expect(micro.gradNorm).toBeCloseTo(full.gradNorm, 4);
-    expect(micro.metrics['actor/mean_logprob']).toBeCloseTo(full.metrics['actor/mean_logprob'], 5);
+    expect(micro.metrics['actor/mean_logprob']).toBeCloseTo(full.metrics['actor/mean_logprob']!, 5);
     const wa = await a.exportTensors();
     const wb = await b.exportTensors();
     for (const [name, t] of wa) {
       const u = wb.get(name)!.data;
-      t.data.forEach((x, i) => expect(Math.abs(x - u[i])).toBeLessThan(1e-5));
+      t.data.forEach((x, i) => expect(Math.abs(x - u[i]!)).toBeLessThan(1e-5));
     }
     a.dispose();
     b.dispose();
@@ -203,7 +206,7 @@ describe('PolicyTrainer on wasm', () => {
     const wb = await b.exportTensors();
     for (const [name, t] of wa) {
       const u = wb.get(name)!.data;
-      t.data.forEach((x, i) => expect(Math.abs(x - u[i])).toBeLessThan(1e-6));
+      t.data.forEach((x, i) => expect(Math.abs(x - u[i]!)).toBeLessThan(1e-6));
     }
     ta.dispose();
     tb.dispose();

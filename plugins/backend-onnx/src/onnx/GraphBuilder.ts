@@ -95,7 +95,9 @@ export class GraphBuilder {
     attributes: Record<string, AttributeValue> = {},
     options: { outputs?: string[] | number; domain?: string } = {},
   ): string {
-    return this.opMulti(opType, inputs, attributes, options)[0];
+    const [first] = this.opMulti(opType, inputs, attributes, options);
+    if (first === undefined) throw new Error(`ONNX graph '${this.name}': ${opType} node has no output to return`);
+    return first;
   }
 
   /** Adds a node and returns all its outputs. */

@@ -107,7 +107,7 @@ export class ProtobufWriter {
 
   packedVarints(field: number, values: ArrayLike<number>): this {
     const inner = new ProtobufWriter();
-    for (let i = 0; i < values.length; i++) inner.varint(values[i]);
+    for (let i = 0; i < values.length; i++) inner.varint(values[i]!);
     return this.bytes(field, inner.finish());
   }
 

@@ -88,7 +88,9 @@ export async function generateCommand(options: GenerateCommandOptions, out: Writ
       if (text.startsWith(shown)) out.write(text.slice(shown.length));
     }
     out.write('\n');
-    return result.tokenIds[0];
+    const [tokens] = result.tokenIds;
+    if (tokens === undefined) throw new Error('generate returned no row for the one prompt');
+    return tokens;
   } finally {
     backend.dispose();
   }

@@ -86,13 +86,14 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
 
       const still: number[] = [];
       for (let i = 0; i < n; i++) {
-        const r = active[i];
+        const r = active[i]!;
         const row = logp.subarray(i * v, (i + 1) * v);
-        const token = sampleToken(row, settings, rngs[r]);
-        tokenIds[r].push(token);
-        logProbs[r].push(logProbAtTemperature(row, token, settings.temperature));
+        const token = sampleToken(row, settings, rngs[r]!);
+        const generated = tokenIds[r]!;
+        generated.push(token);
+        logProbs[r]!.push(logProbAtTemperature(row, token, settings.temperature));
         options.onToken?.(r + rowOffset, token);
-        if (stopIds.has(token) || hitsStopString(tokenIds[r], options)) finishReasons[r] = 'stop';
+        if (stopIds.has(token) || hitsStopString(generated, options)) finishReasons[r] = 'stop';
         else still.push(i);
       }
       if (step + 1 >= options.maxNewTokens || still.length === 0) break;
@@ -110,13 +111,15 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
       const ids = new Int32Array(still.length);
       const positions = new Int32Array(still.length);
       still.forEach((i, j) => {
-        const r = active[i];
+        const r = active[i]!;
         nextValid.set(keyValid.subarray(i * columns, (i + 1) * columns), j * nextColumns);
         nextValid[j * nextColumns + columns] = 1;
-        ids[j] = tokenIds[r][tokenIds[r].length - 1];
-        positions[j] = batch.lengths[r] + tokenIds[r].length - 1;
+        // Every row still running has just sampled a token.
+        const generated = tokenIds[r]!;
+        ids[j] = generated[generated.length - 1]!;
+        positions[j] = batch.lengths[r]! + generated.length - 1;
       });
-      active = still.map((i) => active[i]);
+      active = still.map((i) => active[i]!);
       keyValid = nextValid;
       columns = nextColumns;
       input = { ids, positions, width: 1 };
@@ -155,9 +158,9 @@ export async function generateInChunks(model: DecoderModel, options: GenerationO
   let start = 0;
   while (start < rows || (rows === 0 && start === 0)) {
     let end = Math.min(rows, start + 1);
-    let longest = rows ? options.prompts[start].length : 0;
-    while (end < rows && (end + 1 - start) * (Math.max(longest, options.prompts[end].length) + options.maxNewTokens) <= maxTokens) {
-      longest = Math.max(longest, options.prompts[end].length);
+    let longest = rows ? options.prompts[start]!.length : 0;
+    while (end < rows && (end + 1 - start) * (Math.max(longest, options.prompts[end]!.length) + options.maxNewTokens) <= maxTokens) {
+      longest = Math.max(longest, options.prompts[end]!.length);
       end++;
     }
     const chunk = await generateTokens(model, { ...options, seed, prompts: options.prompts.slice(start, end), rowOffset: (options.rowOffset ?? 0) + start });

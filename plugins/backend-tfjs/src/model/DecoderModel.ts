@@ -273,7 +273,7 @@ function embeddingLookup(table: tf.Tensor2D | tf.Variable, ids: tf.Tensor1D): tf
     (args[1] as tf.GradSaveFunc)([ids]);
     return {
       value: tf.gather(t, ids),
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.scatterND(tf.reshape(saved[0], [-1, 1]), dy, t.shape),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.scatterND(tf.reshape(saved[0]!, [-1, 1]), dy, t.shape),
     };
   });
   return lookup(table as tf.Tensor) as tf.Tensor2D;

@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 
-/** Swaps the last two axes. */
+/** Swaps the last two axes (of a tensor of rank 2 or more). */
 function swapLast(x: tf.Tensor): tf.Tensor {
   const perm = x.shape.map((_, i) => i);
-  [perm[perm.length - 2], perm[perm.length - 1]] = [perm[perm.length - 1], perm[perm.length - 2]];
+  [perm[perm.length - 2], perm[perm.length - 1]] = [perm[perm.length - 1]!, perm[perm.length - 2]!];
   return tf.transpose(x, perm);
 }
 
@@ -15,14 +15,15 @@ function matMulKernel(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   if (a.rank <= 2 || a.rank !== b.rank || tf.getBackend() !== 'wasm') return tf.matMul(a, b);
   const batchShape = a.shape.slice(0, -2);
   if (batchShape.some((d, i) => d !== b.shape[i])) return tf.matMul(a, b);
-  const [m, k] = a.shape.slice(-2);
-  const n = b.shape[b.rank - 1];
+  const m = a.shape[a.rank - 2]!;
+  const k = a.shape[a.rank - 1]!;
+  const n = b.shape[b.rank - 1]!;
   if (m * k * n < 1 << 16) return tf.matMul(a, b);
   const count = batchShape.reduce((x, y) => x * y, 1);
   return tf.tidy(() => {
     const as = tf.unstack(tf.reshape(a, [count, m, k]));
     const bs = tf.unstack(tf.reshape(b, [count, k, n]));
-    return tf.reshape(tf.stack(as.map((x, i) => tf.matMul(x, bs[i]))), [...batchShape, m, n]);
+    return tf.reshape(tf.stack(as.map((x, i) => tf.matMul(x, bs[i]!))), [...batchShape, m, n]);
   });
 }
 
@@ -38,8 +39,8 @@ const plainMatMulOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) =
   return {
     value: matMulKernel(a, b),
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [
-      matMulKernel(dy, swapLast(saved[1])),
-      matMulKernel(swapLast(saved[0]), dy),
+      matMulKernel(dy, swapLast(saved[1]!)),
+      matMulKernel(swapLast(saved[0]!), dy),
     ],
   };
 });

@@ -144,7 +144,7 @@ export class RuntimeSelector {
         this.current = { name, description };
         return this.current;
       } catch (err) {
-        failures.push({ name, reason: (err as Error).message.split('\n')[0] });
+        failures.push({ name, reason: (err as Error).message.split('\n')[0]! });
       }
     }
     throw new RuntimeUnavailableError(requested, failures);

@@ -14,7 +14,8 @@ type KernelFunc = (args: { inputs: tf.NamedTensorInfoMap; attrs?: tf.NamedAttrMa
  * costs n full copies: for a training batch it was half of the forward pass's time.
  */
 function sliceInPlace(x: tf.TensorInfo, begin: number[] | number, size: number[] | number, backend: WasmBackend): tf.TensorInfo {
-  const [start, extent] = tf.slice_util.parseSliceParams(x as tf.Tensor, begin, size);
+  // parseSliceParams returns [begin, size], each with one entry per axis of x.
+  const [start, extent] = tf.slice_util.parseSliceParams(x as tf.Tensor, begin, size) as [number[], number[]];
   const out = backend.makeOutput(extent, x.dtype);
   // Views are taken after makeOutput, which may grow (and so move) the heap.
   const source = backend.typedArrayFromHeap(x);
@@ -26,18 +27,21 @@ function sliceInPlace(x: tf.TensorInfo, begin: number[] | number, size: number[]
     return out;
   }
   const rank = x.shape.length;
-  const last = extent[rank - 1];
+  if (rank === 0 || tf.util.sizeFromShape(extent) === 0) return out;
+  const last = extent[rank - 1]!;
   let written = 0;
   const copy = (axis: number, offset: number): void => {
     if (axis === rank - 1) {
-      const from = offset + start[axis];
+      const from = offset + start[axis]!;
       target.set(source.subarray(from, from + last), written);
       written += last;
       return;
     }
-    for (let i = 0; i < extent[axis]; i++) copy(axis + 1, offset + (start[axis] + i) * strides[axis]);
+    const count = extent[axis]!;
+    const first = start[axis]!;
+    const stride = strides[axis]!;
+    for (let i = 0; i < count; i++) copy(axis + 1, offset + (first + i) * stride);
   };
-  if (rank === 0 || tf.util.sizeFromShape(extent) === 0) return out;
   copy(0, 0);
   return out;
 }
@@ -66,7 +70,7 @@ export function installWasmSliceKernels(): void {
     const begin = new Array<number>(rank).fill(0);
     const size = [...value.shape];
     size[axis] = 1;
-    return Array.from({ length: value.shape[axis] }, (_, i) => {
+    return Array.from({ length: value.shape[axis]! }, (_, i) => {
       begin[axis] = i;
       const out = sliceInPlace(value, begin, size, backend as WasmBackend);
       return { dataId: out.dataId, dtype: out.dtype, shape: outShape };
