@@ -91,7 +91,7 @@ export class DatasetTaskSource implements MathTaskSource {
         `train index ${index} is outside 0..${this.trainTasks.length - 1}; use batch(cursor, count) to cycle through epochs`,
         'index',
       );
-    return { ...this.trainTasks[index] };
+    return { ...this.trainTasks[index]! };
   }
 
   test(): MathTask[] {

@@ -22,6 +22,7 @@ export class EpochSchedule {
       this.cachedOrder = shuffledIndices(this.size, hashParts(this.label, this.seed, 'epoch', epoch));
       this.cachedEpoch = epoch;
     }
-    return this.cachedOrder[cursor - epoch * this.size];
+    // In 0..size-1 for the non-negative integer cursors that batch() checks.
+    return this.cachedOrder[cursor - epoch * this.size]!;
   }
 }

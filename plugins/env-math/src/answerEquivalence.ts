@@ -17,13 +17,14 @@ function splitTuple(s: string): Tuple | undefined {
     let depth = 0;
     let closesAtEnd = true;
     for (let i = 0; i < s.length; i++) {
-      if ('([{'.includes(s[i])) depth++;
-      else if (')]}'.includes(s[i])) depth--;
+      const ch = s[i]!;
+      if ('([{'.includes(ch)) depth++;
+      else if (')]}'.includes(ch)) depth--;
       if (depth === 0 && i < s.length - 1) closesAtEnd = false;
     }
     if (closesAtEnd) {
-      open = s[0];
-      close = s[s.length - 1];
+      open = s[0]!;
+      close = s[s.length - 1]!;
       body = s.slice(1, -1);
     }
   }
@@ -31,7 +32,7 @@ function splitTuple(s: string): Tuple | undefined {
   let depth = 0;
   let start = 0;
   for (let i = 0; i < body.length; i++) {
-    const ch = body[i];
+    const ch = body[i]!;
     if ('([{'.includes(ch)) depth++;
     else if (')]}'.includes(ch)) depth--;
     else if (ch === ',' && depth === 0) {
@@ -53,7 +54,7 @@ function normalizedEqual(a: string, b: string): boolean {
   const tb = splitTuple(b);
   if (ta || tb) {
     if (!ta || !tb || ta.open !== tb.open || ta.close !== tb.close || ta.items.length !== tb.items.length) return false;
-    return ta.items.every((item, k) => normalizedEqual(normalizeMathAnswer(item), normalizeMathAnswer(tb.items[k])));
+    return ta.items.every((item, k) => normalizedEqual(normalizeMathAnswer(item), normalizeMathAnswer(tb.items[k]!)));
   }
   return symbolicallyEqual(a, b);
 }

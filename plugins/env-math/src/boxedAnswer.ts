@@ -57,7 +57,7 @@ export function extractBoxedAnswer(text: string): string | undefined {
   if (!box) return undefined;
   let i = box.start + box.length;
   const afterName = i;
-  while (i < section.length && /\s/.test(section[i])) i++;
+  while (i < section.length && /\s/.test(section[i]!)) i++;
   if (section[i] === '{') return readBraceGroup(section, i)?.content.trim();
   if (i === afterName) return undefined;
   const token = /^[^\s$]+/.exec(section.slice(i));

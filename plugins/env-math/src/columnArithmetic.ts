@@ -37,7 +37,9 @@ function columnsOfDifference(a: string, b: string): string[] {
 export function columnWork(expression: string, value: string): string | undefined {
   const match = SUM_OR_DIFFERENCE.exec(expression);
   if (!match) return undefined;
-  const [, a, op, b] = match;
+  const a = match[1]!;
+  const op = match[2]!;
+  const b = match[3]!;
   if (a.length === 1 && b.length === 1) return undefined;
   if (op === '-' && Number(a) < Number(b)) return undefined;
   const columns = op === '+' ? columnsOfSum(a, b) : columnsOfDifference(a, b);

@@ -88,7 +88,7 @@ function parseJsonLines(text: string, file: string, options: LoadMathDatasetOpti
   const tasks: MathTask[] = [];
   const lines = text.split(/\r?\n/);
   for (let k = 0; k < lines.length; k++) {
-    const line = lines[k].trim();
+    const line = lines[k]!.trim();
     if (line === '') continue;
     const place = { file, line: k + 1 };
     let value: unknown;

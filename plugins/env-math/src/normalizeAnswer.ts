@@ -45,8 +45,8 @@ function fixFracs(s: string): string {
 function removeShortAssignment(s: string): string {
   const parts = s.split('=');
   if (parts.length !== 2) return s;
-  const lhs = parts[0].trim();
-  if (lhs.length <= 2 || /^(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+)$/.test(lhs)) return parts[1];
+  const lhs = parts[0]!.trim();
+  if (lhs.length <= 2 || /^(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+)$/.test(lhs)) return parts[1]!;
   return s;
 }
 

@@ -48,8 +48,8 @@ export function parseExactNumber(normalized: string): ExactNumber | undefined {
   if (decimal) return decimal;
   const frac = /^([+-]?)\\frac\{([^{}]+)\}\{([^{}]+)\}$/.exec(s) ?? /^([+-]?)([^/]+)\/([^/]+)$/.exec(s);
   if (!frac) return undefined;
-  const top = parseDecimal(frac[2]);
-  const bottom = parseDecimal(frac[3]);
+  const top = parseDecimal(frac[2]!);
+  const bottom = parseDecimal(frac[3]!);
   if (!top || !bottom) return undefined;
   const value = divide(top, bottom);
   if (!value) return undefined;

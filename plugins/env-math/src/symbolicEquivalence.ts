@@ -34,6 +34,7 @@ let mathjs: MathJsInstance | undefined;
 function math(): MathJsInstance {
   if (!mathjs) {
     const { create, all } = createRequire(import.meta.url)('mathjs') as typeof import('mathjs');
+    if (!all) throw new Error('the installed mathjs has no `all` factory bundle');
     mathjs = create(all);
   }
   return mathjs;

@@ -7,6 +7,6 @@ export const VERIFY_REJECT = '<verify>reject</verify>';
 export function extractVerifierVerdict(text: string): VerifierVerdict | undefined {
   if (typeof text !== 'string') return undefined;
   let verdict: VerifierVerdict | undefined;
-  for (const m of text.matchAll(/<verify>\s*(approve|reject)\s*<\/verify>/gi)) verdict = m[1].toLowerCase() as VerifierVerdict;
+  for (const m of text.matchAll(/<verify>\s*(approve|reject)\s*<\/verify>/gi)) verdict = m[1]!.toLowerCase() as VerifierVerdict;
   return verdict;
 }

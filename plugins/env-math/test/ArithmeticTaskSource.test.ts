@@ -4,7 +4,10 @@ import { ArithmeticTaskSource, MathTaskSourceError, type ArithmeticTask, type Ma
 function fractionAnswer(question: string): string {
   const m = /^What is (\d+)\/(\d+) ([-+*]) (\d+)\/(\d+)\?$/.exec(question);
   if (!m) throw new Error(`not a fraction question: ${question}`);
-  const [a, b, c, d] = [m[1], m[2], m[4], m[5]].map(Number);
+  const a = Number(m[1]);
+  const b = Number(m[2]);
+  const c = Number(m[4]);
+  const d = Number(m[5]);
   let num = m[3] === '*' ? a * c : m[3] === '+' ? a * d + c * b : a * d - c * b;
   let den = b * d;
   const g = (x: number, y: number): number => (y === 0 ? Math.abs(x) : g(y, x % y));
@@ -17,13 +20,13 @@ function fractionAnswer(question: string): string {
 /** The word problems' answers, read back from their text. */
 function wordAnswer(question: string): string {
   let m = /^A shop has (\d+) \w+, sells (\d+) and buys (\d+) more\./.exec(question);
-  if (m) return `${+m[1] - +m[2] + +m[3]}`;
+  if (m) return `${Number(m[1]) - Number(m[2]) + Number(m[3])}`;
   m = /^\w+ has (\d+) \w+ and gets (\d+) bags with (\d+) \w+ each\./.exec(question);
-  if (m) return `${+m[1] + +m[2] * +m[3]}`;
+  if (m) return `${Number(m[1]) + Number(m[2]) * Number(m[3])}`;
   m = /^\w+ shares (\d+) \w+ equally among (\d+) friends\./.exec(question);
-  if (m) return `${+m[1] / +m[2]}`;
+  if (m) return `${Number(m[1]) / Number(m[2])}`;
   m = /^A box holds (\d+) \w+\. \w+ buys (\d+) boxes and gives (\d+) away\./.exec(question);
-  if (m) return `${+m[1] * +m[2] - +m[3]}`;
+  if (m) return `${Number(m[1]) * Number(m[2]) - Number(m[3])}`;
   throw new Error(`unknown word problem: ${question}`);
 }
 
@@ -46,9 +49,8 @@ describe('ArithmeticTaskSource', () => {
     const mismatches: string[] = [];
     for (const task of tasks) {
       seenLevels.add(task.difficulty);
-      const last = task.steps[task.steps.length - 1];
       const expected = independentAnswer(task);
-      if (expected !== task.answer || last[last.length - 1] !== task.answer || !/^-?\d+(\/\d+)?$/.test(task.answer))
+      if (expected !== task.answer || task.steps.at(-1)?.at(-1) !== task.answer || !/^-?\d+(\/\d+)?$/.test(task.answer))
         mismatches.push(`${task.question} -> ${task.answer} (expected ${expected})`);
     }
     expect(mismatches).toEqual([]);

@@ -18,7 +18,7 @@ describe('columnWork', () => {
 
   /** Reads the answer back from the columns alone: each column's last digit from the units up, the last column whole. */
   function answerFromColumns(work: string): string {
-    const results = work.split(';')[0].split(', ').map((column) => column.split('=').at(-1)!);
+    const results = work.split(';')[0]!.split(', ').map((column) => column.split('=').at(-1)!);
     return (results.at(-1)! + results.slice(0, -1).reverse().map((r) => r.at(-1)).join('')).replace(/^0+(?=\d)/, '');
   }
 
@@ -28,10 +28,10 @@ describe('columnWork', () => {
         for (const [op, value] of [['+', a + b], ['-', a - b]] as const) {
           if (value < 0 || (a < 10 && b < 10)) continue;
           const work = columnWork(`${a}${op}${b}`, String(value))!;
-          for (const column of work.split(';')[0].split(', ').filter((c) => c.includes('='))) {
-            const [lhs, rhs] = column.split('=');
+          for (const column of work.split(';')[0]!.split(', ').filter((c) => c.includes('='))) {
+            const [lhs = '', rhs] = column.split('=');
             const terms = lhs.split(/[+-]/).map(Number);
-            const computed = op === '+' ? terms.reduce((x, y) => x + y, 0) : terms.slice(1).reduce((x, y) => x - y, terms[0]);
+            const computed = op === '+' ? terms.reduce((x, y) => x + y, 0) : terms.slice(1).reduce((x, y) => x - y, terms[0]!);
             expect([lhs, computed]).toEqual([lhs, Number(rhs)]);
             expect(terms.slice(1).every((t) => t < 10)).toBe(true);
           }

@@ -44,7 +44,7 @@ describe('demonstrations', () => {
       expect(extractVerifierVerdict(verifierDemonstration(task, `${task.answer}1`))).toBe('reject');
       expect(extractVerifierVerdict(verifierDemonstration(task, undefined))).toBe('reject');
     }
-    const half = { ...tasks[0], answer: '1/2' };
+    const half = { ...tasks[0]!, answer: '1/2' };
     expect(extractVerifierVerdict(verifierDemonstration(half, '0.5'))).toBe('approve');
     expect(mathAnswersEqual('0.5', half.answer)).toBe(true);
   });

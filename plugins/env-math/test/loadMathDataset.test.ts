@@ -124,7 +124,7 @@ describe('DatasetTaskSource', () => {
   }));
 
   test('testFraction holds out questions by hash, disjoint from train, stable across seeds', () => {
-    const source = new DatasetTaskSource({ tasks: [...tasks, { ...tasks[0], id: 'dup' }], testFraction: 0.2, seed: 1 });
+    const source = new DatasetTaskSource({ tasks: [...tasks, { ...tasks[0]!, id: 'dup' }], testFraction: 0.2, seed: 1 });
     const test = source.test();
     expect(test.length).toBeGreaterThan(20);
     expect(test.length).toBeLessThan(60);
@@ -137,7 +137,7 @@ describe('DatasetTaskSource', () => {
   });
 
   test('a separate test list removes its questions from train', () => {
-    const source = new DatasetTaskSource({ tasks, testTasks: [{ ...tasks[3], id: 'x', split: 'test' }] });
+    const source = new DatasetTaskSource({ tasks, testTasks: [{ ...tasks[3]!, id: 'x', split: 'test' }] });
     expect(source.trainSize).toBe(199);
     expect(source.test().map((t) => t.id)).toEqual(['x']);
   });
@@ -155,7 +155,7 @@ describe('DatasetTaskSource', () => {
 
   test('fromFiles with a separate test file', async () => {
     const train = await write('train.jsonl', tasks.slice(0, 5).map((t) => JSON.stringify({ question: t.question, answer: t.answer })).join('\n'));
-    const test = await write('test.json', JSON.stringify([{ problem: tasks[0].question, solution: '\\boxed{1}' }]));
+    const test = await write('test.json', JSON.stringify([{ problem: tasks[0]!.question, solution: '\\boxed{1}' }]));
     const source = await DatasetTaskSource.fromFiles({ file: train, testFile: test, seed: 0 });
     expect(source.trainSize).toBe(4);
     expect(source.test()).toHaveLength(1);

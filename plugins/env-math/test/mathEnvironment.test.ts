@@ -5,7 +5,7 @@ import { MathEnvironment } from '../src/index.js';
 async function scored(checkSteps: boolean | undefined, split: 'train' | 'test', solution: (answer: string) => string) {
   const environment = new MathEnvironment({ seed: 5, levels: [1], testSize: 2, ...(checkSteps === undefined ? {} : { checkSteps }) });
   await environment.init();
-  const task = split === 'train' ? environment.batch(0, 1).tasks[0] : environment.test()[0];
+  const task = split === 'train' ? environment.batch(0, 1).tasks[0]! : environment.test()[0]!;
   expect(task.split).toBe(split);
   const episode = environment.reset(task);
   await environment.step([episode], [{ type: 'answer', content: solution(task.answer) }]);

@@ -41,14 +41,14 @@ const ACTION_TAG = /<(search|answer)>([\s\S]*?)<\/\1>/;
 export function parseSearchAction(text: string): SearchAction {
   const match = ACTION_TAG.exec(text);
   if (!match) return { type: 'invalid' };
-  const content = match[2].trim();
+  const content = match[2]!.trim();
   return match[1] === 'search' ? { type: 'search', query: content } : { type: 'answer', answer: content };
 }
 
 /** `true` for `<verify>yes</verify>`, `false` for `<verify>no</verify>`, `undefined` when the verifier said neither. */
 export function parseVerifierDecision(text: string): boolean | undefined {
   const match = /<verify>\s*(yes|no)\s*<\/verify>/i.exec(text);
-  return match ? match[1].toLowerCase() === 'yes' : undefined;
+  return match ? match[1]!.toLowerCase() === 'yes' : undefined;
 }
 
 /**
@@ -159,5 +159,6 @@ export async function applySearches(
     requests.map((r) => r.query),
     topk,
   );
-  return requests.map((r, i) => r.episode.applySearch(r.query, hits[i]));
+  if (hits.length !== requests.length) throw new Error(`the retriever answered ${hits.length} hit lists for ${requests.length} queries`);
+  return requests.map((r, i) => r.episode.applySearch(r.query, hits[i]!));
 }

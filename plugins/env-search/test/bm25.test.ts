@@ -33,10 +33,10 @@ describe('Bm25Index', () => {
     const ln2 = Math.log(2);
     const hits = index.search('apple pie', 10);
     expect(hits.map((h) => h.document.id)).toEqual(['doc-a', 'doc-d', 'doc-b']);
-    expect(hits[0].score).toBeCloseTo(ln2 * (2 / 2.828 + 1 / 1.828), 9);
-    expect(hits[1].score).toBeCloseTo((ln2 * 3) / 4.044, 9);
-    expect(hits[2].score).toBeCloseTo(ln2 / 1.972, 9);
-    expect(Math.abs(hits[0].score - 0.8693866)).toBeLessThan(1e-6);
+    expect(hits[0]!.score).toBeCloseTo(ln2 * (2 / 2.828 + 1 / 1.828), 9);
+    expect(hits[1]!.score).toBeCloseTo((ln2 * 3) / 4.044, 9);
+    expect(hits[2]!.score).toBeCloseTo(ln2 / 1.972, 9);
+    expect(Math.abs(hits[0]!.score - 0.8693866)).toBeLessThan(1e-6);
   });
 
   it('gives rarer terms a larger idf ("apple crust")', () => {
@@ -44,14 +44,14 @@ describe('Bm25Index', () => {
     // doc-d: ln(10/3) * 1 / (1 + 1.044) = 0.5890279...;  doc-a: ln2 * 2 / 2.828 = 0.4902054...;  doc-b: 0.3514945...
     const hits = index.search('apple crust', 10);
     expect(hits.map((h) => h.document.id)).toEqual(['doc-d', 'doc-a', 'doc-b']);
-    expect(Math.abs(hits[0].score - Math.log(10 / 3) / 2.044)).toBeLessThan(1e-9);
-    expect(Math.abs(hits[1].score - (Math.log(2) * 2) / 2.828)).toBeLessThan(1e-9);
+    expect(Math.abs(hits[0]!.score - Math.log(10 / 3) / 2.044)).toBeLessThan(1e-9);
+    expect(Math.abs(hits[1]!.score - (Math.log(2) * 2) / 2.828)).toBeLessThan(1e-9);
     expect(index.idf('crust')).toBeCloseTo(Math.log(10 / 3), 12);
   });
 
   it('counts a repeated query term twice, cuts at topk and breaks ties by document order', () => {
-    const once = index.search('tart', 10)[0].score;
-    expect(index.search('tart tart', 10)[0].score).toBeCloseTo(2 * once, 12);
+    const once = index.search('tart', 10)[0]!.score;
+    expect(index.search('tart tart', 10)[0]!.score).toBeCloseTo(2 * once, 12);
     expect(index.search('apple pie', 2).map((h) => h.document.id)).toEqual(['doc-a', 'doc-d']);
     expect(index.search('unknownword', 5)).toEqual([]);
     const twins = new Bm25Index([
@@ -70,7 +70,7 @@ describe('Bm25Index', () => {
     for (const q of kb.questions.slice(0, 60)) {
       const full = big.search(q.question, 10000);
       expect(big.search(q.question, 5)).toEqual(full.slice(0, 5));
-      for (let i = 1; i < full.length; i++) expect(full[i - 1].score).toBeGreaterThanOrEqual(full[i].score);
+      for (let i = 1; i < full.length; i++) expect(full[i - 1]!.score).toBeGreaterThanOrEqual(full[i]!.score);
     }
   });
 

@@ -57,14 +57,14 @@ describe('generateKnowledgeBase', () => {
       ids.add(q.id);
       expect(q.hops).toBe(q.supportingDocIds.length);
       expect(q.dataSource).toBe(q.hops === 1 ? KB_SINGLE_HOP : KB_TWO_HOP);
-      const last = docs.get(q.supportingDocIds[q.supportingDocIds.length - 1]);
+      const last = docs.get(q.supportingDocIds.at(-1)!);
       expect(last).toBeDefined();
       expect(last!.text).toContain(q.answers[0]);
       if (q.hops === 2) {
         // The first document names the bridge entity, whose document holds the answer.
         const steps = q.steps!;
-        expect(docs.get(steps[0].docId)!.text).toContain(steps[0].finds);
-        expect(docs.get(steps[1].docId)!.title).toContain(steps[0].finds.replace(/^./, (c) => c.toUpperCase()));
+        expect(docs.get(steps[0]!.docId)!.text).toContain(steps[0]!.finds);
+        expect(docs.get(steps[1]!.docId)!.title).toContain(steps[0]!.finds.replace(/^./, (c) => c.toUpperCase()));
       }
     }
     expect(ids.size).toBe(kb.questions.length);
@@ -82,7 +82,7 @@ describe('generateKnowledgeBase', () => {
     expect(rate).toBeGreaterThan(0.9);
     // The ideal first query of a two-hop question finds the first supporting document too.
     const twoHop = kb.questions.filter((q) => q.hops === 2);
-    const firstHop = twoHop.filter((q) => index.search(q.steps![0].query, 3).some((h) => h.document.id === q.supportingDocIds[0])).length;
+    const firstHop = twoHop.filter((q) => index.search(q.steps![0]!.query, 3).some((h) => h.document.id === q.supportingDocIds[0])).length;
     expect(firstHop / twoHop.length).toBeGreaterThan(0.9);
   });
 

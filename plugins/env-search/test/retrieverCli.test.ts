@@ -17,12 +17,12 @@ describe('drmas retriever serve', () => {
         child.stderr.on('data', (chunk: Buffer) => {
           err += chunk.toString();
           const match = /retriever on (http:\/\/[^\s]+)\/retrieve/.exec(err);
-          if (match) { clearTimeout(timer); resolve(match[1]); }
+          if (match) { clearTimeout(timer); resolve(match[1]!); }
         });
         child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}: ${err}`)); });
       });
       const kb = generateKnowledgeBase({ seed: 3, entities: 40 });
-      const query = kb.questions[0].question;
+      const query = kb.questions[0]!.question;
       const client = new RetrieverClient({ urls: [url], timeoutMs: 5000, maxRetries: 1 });
       const [remote] = await client.retrieve([query], 3);
       const [local] = await new Bm25Retriever(kb.documents).search([query], 3);

@@ -62,10 +62,10 @@ describe('retriever server and client', () => {
     // Search-R1's wire format: documents only unless return_scores; "query" accepted as well as "queries".
     const plain = await post(server.url, { queries: queries.slice(0, 2), topk: 2 });
     expect(plain.status).toBe(200);
-    expect(plain.json.result[0][0]).toEqual({ id: expected[0][0].document.id, contents: expected[0][0].document.contents });
+    expect(plain.json.result[0][0]).toEqual({ id: expected[0]![0]!.document.id, contents: expected[0]![0]!.document.contents });
     const single = await post(server.url, { query: queries[0], topk: 1, return_scores: true });
     expect(single.json.result).toHaveLength(1);
-    expect(single.json.result[0][0].score).toBe(expected[0][0].score);
+    expect(single.json.result[0][0].score).toBe(expected[0]![0]!.score);
     const defaultTopk = await post(server.url, { queries: [queries[0]] });
     expect(defaultTopk.json.result[0]).toHaveLength(3);
 

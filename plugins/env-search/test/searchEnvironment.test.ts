@@ -54,7 +54,7 @@ describe('plugins: [\'env-search\']', () => {
 
   test('env.maxSteps cuts an episode; testFraction holds questions out', async () => {
     const short = await searchEnvironment({ maxSteps: 1 });
-    const episode = short.reset(short.batch(0, 1).tasks[0]);
+    const episode = short.reset(short.batch(0, 1).tasks[0]!);
     await short.step([episode], [{ type: 'invalid', content: 'hmm' }]);
     expect([episode.done, episode.outcome]).toEqual([false, 0]);
     const split = await searchEnvironment({ testFraction: 0.5 });
@@ -73,7 +73,7 @@ describe('plugins: [\'env-search\']', () => {
       message: expect.stringMatching(/^search environment: .*absent\.jsonl: cannot read the file: ENOENT/),
     });
     const remote = await searchEnvironment({ retriever: { urls: ['http://127.0.0.1:9/retrieve'], timeoutMs: 500, maxRetries: 0 } });
-    const episode = remote.reset(remote.batch(0, 1).tasks[0]);
+    const episode = remote.reset(remote.batch(0, 1).tasks[0]!);
     await expect(remote.step([episode], [{ type: 'search', content: 'Osmara' }])).rejects.toMatchObject({
       code: 'SERVICE_FAILED', key: 'env.retriever.urls', message: expect.stringMatching(/^search environment: retriever request failed after 1 attempt/),
     });

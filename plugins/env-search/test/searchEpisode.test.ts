@@ -114,8 +114,8 @@ describe('DemonstrationBuilder', () => {
       '<verify>yes</verify>',
       `<answer>${q.answers[0]}</answer>`,
     ]);
-    expect(demo.turns[0].observation).toBe(`Question: ${q.question}`);
-    expect(demo.turns[2].observation).toContain(q.answers[0]);
+    expect(demo.turns[0]!.observation).toBe(`Question: ${q.question}`);
+    expect(demo.turns[2]!.observation).toContain(q.answers[0]);
     expect(demo.episode.reward()).toBe(1);
   });
 
@@ -123,9 +123,9 @@ describe('DemonstrationBuilder', () => {
     const q = kb.questions.find((x) => x.question.startsWith('In which city was the inventor'))!;
     const demo = builder.build(q);
     expect(demo.turns.map((t) => t.agent)).toEqual(['verifier', 'search', 'verifier', 'search', 'verifier', 'answer']);
-    expect(demo.turns[1].target).toMatch(/<search>.* inventor<\/search>$/);
-    expect(demo.turns[3].observation).toContain(q.steps![0].finds);
-    expect(demo.turns[3].target).toBe(`<think>need birthplace</think><search>${q.steps![0].finds} born</search>`);
+    expect(demo.turns[1]!.target).toMatch(/<search>.* inventor<\/search>$/);
+    expect(demo.turns[3]!.observation).toContain(q.steps![0]!.finds);
+    expect(demo.turns[3]!.target).toBe(`<think>need birthplace</think><search>${q.steps![0]!.finds} born</search>`);
     for (const question of kb.questions) expect(builder.build(question).episode.reward()).toBe(1);
   });
 

@@ -87,7 +87,12 @@ export function testWorkerGroups(byAgent: Record<string, PolicyBackend>, codecOf
   return {
     all: () => all,
     get: (id) => all.find((g) => g.id === id)!,
-    forAgent: (agentId) => groups.get(byAgent[agentId])!,
+    forAgent: (agentId) => {
+      const backend = byAgent[agentId];
+      const group = backend && groups.get(backend);
+      if (!group) throw new Error(`no worker group for agent "${agentId}"`);
+      return group;
+    },
   };
 }
 

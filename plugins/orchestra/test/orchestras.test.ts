@@ -15,7 +15,11 @@ function scriptedRunner(orchestra: Orchestra, environment: Environment, scripts:
   const agents = new Map<string, Agent>(Object.entries(orchestra.agents).map(([role, o]) => [role, new PromptedAgent({ role, ...o })]));
   const runner = new OrchestraRunner({
     environment, orchestra, agents, settings,
-    engineFor: (agentId) => ({ workerGroupId: `wg-${agentId}`, backend: backends[agentId], codec: backends[agentId].codec }),
+    engineFor: (agentId) => {
+      const backend = backends[agentId];
+      if (!backend) throw new Error(`no scripted backend for agent "${agentId}"`);
+      return { workerGroupId: `wg-${agentId}`, backend, codec: backend.codec };
+    },
   });
   return { runner, backends };
 }
@@ -54,10 +58,10 @@ describe('math orchestra (Solver, Verifier loop)', () => {
     }, 3);
     const run = await runner.run({ tasks: tasks.slice(0, 1), samplesPerTask: 2, seed: 1, idPrefix: 't' });
     for (const t of run.trajectories) expect(agentsOf(t.turns)).toEqual(['solver', 'verifier', 'solver', 'verifier', 'solver']);
-    expect(backends.solver.batchSizes).toEqual([2, 2, 2]);
-    expect(backends.verifier.batchSizes).toEqual([2, 2]);
+    expect(backends.solver!.batchSizes).toEqual([2, 2, 2]);
+    expect(backends.verifier!.batchSizes).toEqual([2, 2]);
     // the second solve sees the first solve and the verifier's critique as team context
-    const secondPrompt = run.trajectories[0].turns[2].promptText!;
+    const secondPrompt = run.trajectories[0]!.turns[2]!.promptText!;
     expect(secondPrompt).toContain('The output of "solver": \\boxed{x}');
     expect(secondPrompt).toContain('The output of "verifier": <think>step 2 is wrong</think><verify>reject</verify>');
   });
@@ -81,7 +85,7 @@ describe('math orchestra (Solver, Verifier loop)', () => {
     const { runner, tasks } = await mathSetup({
       // task 0: wrong, then right; task 1: right, then wrong
       solver: (p) => {
-        const first = p.includes(tasksRef[0].question) ? !retry(p) : retry(p);
+        const first = p.includes(tasksRef[0]!.question) ? !retry(p) : retry(p);
         return first ? '\\boxed{-999}' : solveCorrectly(tasksRef)(p);
       },
       verifier: () => '<verify>reject</verify>',
@@ -97,7 +101,7 @@ describe('math orchestra (Solver, Verifier loop)', () => {
   test('turn scores: approving a wrong solve scores 0, an unparseable verdict 0', async () => {
     const { runner, tasks } = await mathSetup({
       solver: () => '\\boxed{-999}',
-      verifier: (p) => (p.includes(tasksRef[0].question) ? '<verify>approve</verify>' : 'fine'),
+      verifier: (p) => (p.includes(tasksRef[0]!.question) ? '<verify>approve</verify>' : 'fine'),
     });
     const tasksRef = tasks;
     const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
@@ -107,12 +111,12 @@ describe('math orchestra (Solver, Verifier loop)', () => {
   test('rows that are approved leave the loop; only rejected rows reach the next solve (one batched call each)', async () => {
     const { runner, backends, tasks } = await mathSetup({
       solver: (p) => solveCorrectly(tasksRef)(p),
-      verifier: (p) => (p.includes(tasksRef[0].question) ? '<verify>approve</verify>' : '<verify>reject</verify>'),
+      verifier: (p) => (p.includes(tasksRef[0]!.question) ? '<verify>approve</verify>' : '<verify>reject</verify>'),
     });
     const tasksRef = tasks;
     const run = await runner.run({ tasks, samplesPerTask: 3, seed: 1, idPrefix: 't' });
-    expect(backends.solver.batchSizes).toEqual([6, 3]);
-    expect(backends.verifier.batchSizes).toEqual([6]);
+    expect(backends.solver!.batchSizes).toEqual([6, 3]);
+    expect(backends.verifier!.batchSizes).toEqual([6]);
     expect(run.generateCalls).toEqual({ solver: 2, verifier: 1 });
     expect(run.trajectories.map((t) => t.turns.length)).toEqual([2, 2, 2, 3, 3, 3]);
   });
@@ -122,23 +126,25 @@ describe('turn records', () => {
   test('every key, the prompt ids, and the sampled ids and log-probs exactly as the backend returned them', async () => {
     const { runner, backends, tasks } = await mathSetup({ solver: () => '\\boxed{1}', verifier: () => '<verify>approve</verify>' });
     const run = await runner.run({ tasks, samplesPerTask: 2, seed: 9, idPrefix: 's1r0' });
-    const [a, b, c] = run.trajectories;
+    const a = run.trajectories[0]!;
+    const b = run.trajectories[1]!;
+    const c = run.trajectories[2]!;
     expect(a.groupId).toBe('s1r0-p0');
     expect(b.groupId).toBe(a.groupId);
     expect(c.groupId).toBe('s1r0-p1');
     expect(new Set(run.trajectories.map((t) => t.trajectoryId)).size).toBe(4);
-    expect(a.taskId).toBe(tasks[0].id);
+    expect(a.taskId).toBe(tasks[0]!.id);
     expect(a.dataSource).toBe('synthetic-arithmetic');
     run.trajectories.forEach((t, row) => {
       t.turns.forEach((turn, index) => {
-        const backend = backends[turn.agentId];
+        const backend = backends[turn.agentId]!;
         const call = 0; // approve on the first verification: one call per agent
         expect(turn).toMatchObject({ groupId: t.groupId, trajectoryId: t.trajectoryId, step: 0, index, workerGroupId: `wg-${turn.agentId}`, finishReason: 'stop' });
-        expect(turn.responseIds).toBe(backend.results[call].tokenIds[row]);
-        expect(turn.logProbs).toBe(backend.results[call].logProbs[row]);
-        expect(turn.promptIds).toBe(backend.requests[call].prompts[row]);
+        expect(turn.responseIds).toBe(backend.results[call]!.tokenIds[row]);
+        expect(turn.logProbs).toBe(backend.results[call]!.logProbs[row]);
+        expect(turn.promptIds).toBe(backend.requests[call]!.prompts[row]);
         expect(turn.promptIds).toEqual(backend.codec.encode(turn.promptText!));
-        expect(turn.observation).toBe(tasks[Math.floor(row / 2)].question);
+        expect(turn.observation).toBe(tasks[Math.floor(row / 2)]!.question);
       });
       expect(t.turns[0]).toMatchObject({ responseText: '\\boxed{1}', action: { tag: 'boxed', content: '1' }, valid: true });
     });
@@ -148,7 +154,7 @@ describe('turn records', () => {
     const seeds = async (seed: number) => {
       const { runner, backends, tasks } = await mathSetup({ verifier: () => '<verify>reject</verify>' });
       await runner.run({ tasks, samplesPerTask: 1, seed, idPrefix: 't' });
-      return [...backends.solver.requests, ...backends.verifier.requests].map((r) => r.seed);
+      return [...backends.solver!.requests, ...backends.verifier!.requests].map((r) => r.seed);
     };
     const first = await seeds(5);
     expect(await seeds(5)).toEqual(first);
@@ -179,14 +185,14 @@ describe('search orchestra (Verifier routes to Searcher or Answerer)', () => {
     for (const t of run.trajectories) {
       expect(agentsOf(t.turns)).toEqual(['verifier', 'searcher', 'verifier', 'answerer']);
       expect(t.turns.map((turn) => turn.step)).toEqual([0, 0, 1, 1]);
-      expect(t.turns[2].observation).toContain('<search>founded</search>\n<information>Doc 1');
+      expect(t.turns[2]!.observation).toContain('<search>founded</search>\n<information>Doc 1');
       expect(t).toMatchObject({ done: true, outcome: 1 });
-      expect(t.turns[3].info).toEqual({ turnScore: 1 });
+      expect(t.turns[3]!.info).toEqual({ turnScore: 1 });
       expect(t.info!.metrics).toEqual({ f1: 1, searches: 1, answered: 1 });
     }
-    expect(backends.verifier.batchSizes).toEqual([4, 4]);
-    expect(backends.searcher.batchSizes).toEqual([4]);
-    expect(backends.answerer.batchSizes).toEqual([4]);
+    expect(backends.verifier!.batchSizes).toEqual([4, 4]);
+    expect(backends.searcher!.batchSizes).toEqual([4]);
+    expect(backends.answerer!.batchSizes).toEqual([4]);
   });
 
   test('the last step forces an answer even when the Verifier says no', async () => {
@@ -200,20 +206,20 @@ describe('search orchestra (Verifier routes to Searcher or Answerer)', () => {
       expect(agentsOf(t.turns)).toEqual(['verifier', 'searcher', 'verifier', 'answerer']);
       expect(t).toMatchObject({ done: true, outcome: 0 });
     }
-    expect(backends.answerer.requests[0].prompts.length).toBe(2);
+    expect(backends.answerer!.requests[0]!.prompts.length).toBe(2);
   });
 
   test('mixed verdicts in one step: each branch is one batched call; an unparseable verdict searches', async () => {
     const { runner, backends, tasks } = await searchSetup({
-      verifier: (p, _r, row) => (p.includes('<search>q</search>') ? '<verify>yes</verify>' : ['<verify>yes</verify>', 'garbage', '<verify>no</verify>', '<verify>yes</verify>'][row]),
+      verifier: (p, _r, row) => (p.includes('<search>q</search>') ? '<verify>yes</verify>' : ['<verify>yes</verify>', 'garbage', '<verify>no</verify>', '<verify>yes</verify>'][row]!),
       searcher: () => '<search>q</search>',
       answerer: () => '<answer>a</answer>',
     });
     const run = await runner.run({ tasks, samplesPerTask: 2, seed: 1, idPrefix: 't' });
-    expect(backends.verifier.batchSizes).toEqual([4, 2]);
-    expect(backends.answerer.batchSizes).toEqual([2, 2]);
-    expect(backends.searcher.batchSizes).toEqual([2]);
-    expect(run.trajectories[1].turns[0]).toMatchObject({ valid: false, invalidReason: 'missing <verify>' });
+    expect(backends.verifier!.batchSizes).toEqual([4, 2]);
+    expect(backends.answerer!.batchSizes).toEqual([2, 2]);
+    expect(backends.searcher!.batchSizes).toEqual([2]);
+    expect(run.trajectories[1]!.turns[0]).toMatchObject({ valid: false, invalidReason: 'missing <verify>' });
   });
 
   test('max steps: episodes whose answers stay invalid are cut, not done', async () => {
@@ -225,7 +231,7 @@ describe('search orchestra (Verifier routes to Searcher or Answerer)', () => {
     for (const t of run.trajectories) {
       expect(agentsOf(t.turns)).toEqual(['verifier', 'answerer', 'verifier', 'answerer', 'verifier', 'answerer']);
       expect(t).toMatchObject({ done: false, outcome: 0 });
-      expect(t.turns[5].observation).toContain('My previous action is invalid');
+      expect(t.turns[5]!.observation).toContain('My previous action is invalid');
     }
   });
 

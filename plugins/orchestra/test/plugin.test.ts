@@ -18,15 +18,15 @@ describe('reward allocation', () => {
     // outcome 0; one invalid solver turn: -0.1
     const lost: Trajectory = { ...won, trajectoryId: 'u', outcome: 0, turns: [turn('solver', 0, false)] };
     const batch = drmasAllocator.allocate({ trajectories: [won, lost], metrics: {} }, penalties);
-    expect(batch.trajectories[0].turns.map((t) => t.reward)).toEqual([1, 0.9, 1]);
-    expect(batch.trajectories[1].turns[0].reward).toBeCloseTo(-0.1, 12);
+    expect(batch.trajectories[0]!.turns.map((t) => t.reward)).toEqual([1, 0.9, 1]);
+    expect(batch.trajectories[1]!.turns[0]!.reward).toBeCloseTo(-0.1, 12);
   });
 
   test('per_turn: turn.info.turnScore (0 when absent), minus the penalty', () => {
     const t: Trajectory = { groupId: 'g', trajectoryId: 't', taskId: 'x', done: true, outcome: 1,
       turns: [turn('verifier', 0, false), turn('answerer', 1, true, { turnScore: 0.5 })] };
     const batch = perTurnAllocator.allocate({ trajectories: [t], metrics: {} }, { invalidPenalty: () => 0.01 });
-    expect(batch.trajectories[0].turns.map((x) => x.reward)).toEqual([-0.01, 0.5]);
+    expect(batch.trajectories[0]!.turns.map((x) => x.reward)).toEqual([-0.01, 0.5]);
   });
 });
 

@@ -57,7 +57,7 @@ describe('rollout on the tiny tfjs model', () => {
     expect(batch.trajectories).toHaveLength(4);
     expect(new Set(batch.trajectories.map((t) => t.groupId)).size).toBe(2);
     checkTurns(batch, backend.tokenizer as TextCodec);
-    for (const t of batch.trajectories) expect(t.turns[0].agentId).toBe('solver');
+    for (const t of batch.trajectories) expect(t.turns[0]!.agentId).toBe('solver');
   });
 
   test('each turn records its sampling temperature, and its log-probs are the policy\'s at that temperature', async () => {
@@ -79,7 +79,7 @@ describe('rollout on the tiny tfjs model', () => {
     expect(batch.trajectories).toHaveLength(4);
     checkTurns(batch, backend.tokenizer as TextCodec);
     for (const t of batch.trajectories) {
-      expect(t.turns[0].agentId).toBe('verifier');
+      expect(t.turns[0]!.agentId).toBe('verifier');
       expect(Math.max(...t.turns.map((x) => x.step))).toBeLessThanOrEqual(1);
     }
   });

@@ -13,10 +13,12 @@ export const CONFIG = {
 };
 
 /** Six steps: two worker groups, validation every second step, a NaN loss, and timing. */
-export function metricLines(): Array<Record<string, number>> {
-  const lines: Array<Record<string, number>> = [];
+type MetricLine = { step: number } & Record<string, number>;
+
+export function metricLines(): MetricLine[] {
+  const lines: MetricLine[] = [];
   for (let step = 1; step <= 6; step++) {
-    const line: Record<string, number> = {
+    const line: MetricLine = {
       step,
       'reward/mean': 0.1 * step,
       'reward/std': 0.05 + 0.01 * step,
@@ -58,7 +60,7 @@ export function syntheticRunDir(): string {
   writeFileSync(path.join(dir, 'config.json'), `${JSON.stringify(CONFIG, null, 2)}\n`);
   const lines = metricLines().map((l) => JSON.stringify(l));
   // Python writes NaN bare; the report must read it.
-  lines[2] = lines[2].replace(/"actor\/judge\/pg_loss":[^,]+/, '"actor/judge/pg_loss":NaN');
+  lines[2] = lines[2]!.replace(/"actor\/judge\/pg_loss":[^,]+/, '"actor/judge/pg_loss":NaN');
   writeFileSync(path.join(dir, 'metrics.jsonl'), `${lines.join('\n')}\n{"step": 7, "reward/mean": 0.7, "actor/pol`);
   writeFileSync(path.join(dir, 'eval.jsonl'), `${JSON.stringify({ step: 6, 'val/avg@16': 0.9, 'val/extra@1': 0.33 })}\n`);
   writeFileSync(path.join(dir, 'rollouts.jsonl'), ROLLOUTS.map((r) => JSON.stringify(r)).join('\n') + '\n');

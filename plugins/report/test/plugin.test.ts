@@ -70,7 +70,7 @@ describe('the report plugin in a run', () => {
     const file = path.join(runDir, 'report.html');
     expect(logs).toContain(`report ${file}`);
     const html = readFileSync(file, 'utf8');
-    const json = html.match(new RegExp(`id="${REPORT_DATA_ELEMENT_ID}">([\\s\\S]*?)</script>`))![1];
+    const json = html.match(new RegExp(`id="${REPORT_DATA_ELEMENT_ID}">([\\s\\S]*?)</script>`))![1]!;
     const data = JSON.parse(json);
     expect(data.series['actor/verifier/grad_norm'].values).toEqual([2, 1, 2 / 3, 0.5]);
     expect(data.series['val/avg@4'].steps).toEqual([2, 4]);

@@ -135,7 +135,7 @@ describe('summary table', () => {
     expect(stats.groups.map((g) => g.group)).toEqual(['judge', 'policy']);
     const policy = stats.groups.find((g) => g.group === 'policy')!;
     expect(policy.gradNormFinal).toBeCloseTo(10 / 6, 12);
-    expect(policy.gradNormMean).toBeCloseTo(lines.reduce((a, l) => a + l['actor/policy/grad_norm'], 0) / 6, 12);
+    expect(policy.gradNormMean).toBeCloseTo(lines.reduce((a, l) => a + l['actor/policy/grad_norm']!, 0) / 6, 12);
     expect(policy.lossKey).toBe('pg_loss');
     expect(policy.lossFinal).toBeCloseTo(-0.06, 12);
     expect(stats.reward).toEqual({ first: 0.1, last: 0.6000000000000001, best: 0.6000000000000001, bestStep: 6 });

@@ -10,7 +10,7 @@ import { CONFIG, metricLines, syntheticRunDir } from './fixtures.js';
 function embeddedData(html: string): ReportData {
   const match = html.match(new RegExp(`<script type="application/json" id="${REPORT_DATA_ELEMENT_ID}">([\\s\\S]*?)</script>`));
   if (!match) throw new Error('no embedded data');
-  return JSON.parse(match[1]) as ReportData;
+  return JSON.parse(match[1]!) as ReportData;
 }
 
 /** Markup with the text between tags removed: what is left are tags and attributes. */
@@ -38,15 +38,15 @@ describe('renderReport', () => {
   test('the embedded series equal the metrics lines, non-finite values kept as strings', () => {
     const lines = metricLines();
     for (const key of ['reward/mean', 'reward/std', 'actor/policy/grad_norm', 'actor/judge/grad_norm', 'timing/update', 'response_length/mean']) {
-      expect(data.series[key].steps).toEqual(lines.map((l) => l.step));
-      expect(data.series[key].values).toEqual(lines.map((l) => l[key]));
+      expect(data.series[key]!.steps).toEqual(lines.map((l) => l.step));
+      expect(data.series[key]!.values).toEqual(lines.map((l) => l[key]));
     }
     const even = lines.filter((l) => l.step % 2 === 0);
     for (const key of ['val/avg@16', 'val/pass@16', 'val/gsm8k/avg@16', 'val/math/avg@16']) {
       expect(data.series[key]).toEqual({ steps: [2, 4, 6], values: even.map((l) => l[key]) });
     }
-    expect(data.series['actor/judge/pg_loss'].values[2]).toBe('NaN');
-    expect(data.series['actor/judge/pg_loss'].values[3]).toBe(lines[3]['actor/judge/pg_loss']);
+    expect(data.series['actor/judge/pg_loss']!.values[2]).toBe('NaN');
+    expect(data.series['actor/judge/pg_loss']!.values[3]).toBe(lines[3]!['actor/judge/pg_loss']);
   });
 
   test('eval.jsonl adds where metrics.jsonl has no value', () => {
@@ -55,7 +55,7 @@ describe('renderReport', () => {
   });
 
   test('a half-written last line is skipped with a note', () => {
-    expect(data.series['reward/mean'].steps).not.toContain(7);
+    expect(data.series['reward/mean']!.steps).not.toContain(7);
     expect(notes.some((n) => n.includes('metrics.jsonl') && n.includes('partly written last line'))).toBe(true);
     expect(html).toContain('partly written last line');
   });
@@ -65,7 +65,7 @@ describe('renderReport', () => {
       presets: ['math'], advantage: 'drmas', seed: 7, stepsPlanned: 6, stepsRecorded: 6, lastStep: 6,
       models: { policy: 'tiny (tfjs)', judge: 'small (tfjs)' }, agents: { solver: 'policy', verifier: 'judge' },
     });
-    expect(data.summary.totalSeconds).toBeCloseTo(metricLines().reduce((a, l) => a + l['timing/step'], 0), 9);
+    expect(data.summary.totalSeconds).toBeCloseTo(metricLines().reduce((a, l) => a + l['timing/step']!, 0), 9);
     expect(data.config).toEqual(CONFIG);
   });
 
@@ -98,8 +98,8 @@ describe('renderReport', () => {
     // only the data element is a script; the `</script>` in the samples did not end it early
     expect(html.match(/<script/g)).toHaveLength(1);
     expect(data.samples.map((s) => s.agentId)).toEqual(['solver', 'verifier']);
-    expect(data.samples[0].responseText).toBe('<script>alert("x")</script> The answer is \\boxed{4} & done');
-    expect(data.samples[0].promptIds).toBe('[40 numbers]');
+    expect(data.samples[0]!.responseText).toBe('<script>alert("x")</script> The answer is \\boxed{4} & done');
+    expect(data.samples[0]!.promptIds).toBe('[40 numbers]');
   });
 
   test('a run directory with nothing in it still renders', () => {
@@ -133,9 +133,9 @@ describe('pieces', () => {
   test('parseJsonLines: bare NaN/Infinity, a bad middle line, a partial last line', () => {
     const { records, notes } = parseJsonLines('{"a": NaN, "b": -Infinity, "s": "NaN Infinity"}\nnot json\n{"a": 1}\n{"a": 2', 'm.jsonl');
     expect(records).toHaveLength(2);
-    expect(records[0].a).toBeNaN();
-    expect(records[0].b).toBe(Number.NEGATIVE_INFINITY);
-    expect(records[0].s).toBe('NaN Infinity');
+    expect(records[0]!.a).toBeNaN();
+    expect(records[0]!.b).toBe(Number.NEGATIVE_INFINITY);
+    expect(records[0]!.s).toBe('NaN Infinity');
     expect(notes).toEqual([
       'm.jsonl: skipped line 2, which is not valid JSON',
       expect.stringContaining('m.jsonl: skipped a partly written last line'),

@@ -29,7 +29,7 @@ const DEFAULTS = { microBatchSize: 8, miniBatches: 1, epochs: 1 };
  */
 export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
   const modelIds = Object.keys(config.models);
-  const byModel = new Map<string, string[]>();
+  const byModel = new Map<string, { settings: WorkerGroupPlan['settings']; agents: string[] }>();
   for (const [agent, entry] of Object.entries(config.agents)) {
     let model = entry.model as string | undefined;
     if (model === undefined) {
@@ -38,17 +38,20 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
           key: `agents.${agent}.model`, hint: modelIds.length ? `set agents.${agent}.model to one of ${modelIds.join(', ')}` : 'add a model under `models`, e.g. models.policy = { model: "tiny" }',
         });
       }
-      model = modelIds[0];
+      model = modelIds[0]!;
     }
-    if (!(model in config.models)) {
+    // Own keys only: a name such as "toString" is no model.
+    const settings = Object.hasOwn(config.models, model) ? config.models[model] : undefined;
+    if (settings === undefined) {
       throw new DrmasError('CONFIG_INVALID', `agent "${agent}" uses model "${model}", which is not defined under \`models\``, {
         key: `agents.${agent}.model`, hint: didYouMean(model, modelIds).trim() || `define models.${model} or use one of: ${modelIds.join(', ') || '(none)'}`,
       });
     }
-    byModel.set(model, [...(byModel.get(model) ?? []), agent]);
+    const group = byModel.get(model);
+    if (group) group.agents.push(agent);
+    else byModel.set(model, { settings, agents: [agent] });
   }
-  return [...byModel.entries()].map(([id, agents]) => {
-    const settings = config.models[id];
+  return [...byModel.entries()].map(([id, { settings, agents }]) => {
     const shared: TrainOverrides = {};
     const setBy: Record<string, string> = {};
     for (const agent of agents) {

@@ -28,7 +28,7 @@ describe('the training loop learns', () => {
     const result = runBin(['train', '--run-dir', runDir], project.dir, 300_000);
     expect(result.code).toBe(0);
     const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
-    const mean = (rows: Array<Record<string, number>>, key: string) => rows.reduce((s, r) => s + r[key], 0) / rows.length;
+    const mean = (rows: Array<Record<string, number>>, key: string) => rows.reduce((s, r) => s + r[key]!, 0) / rows.length;
     const first = lines.slice(0, 5);
     const last = lines.slice(-5);
     expect(Math.abs(mean(first, 'reward/mean') - 0.5)).toBeLessThan(0.1);

@@ -34,9 +34,9 @@ async function updateWith(source: OldLogProbSource) {
   const batch = makeBatch(PAIRS, [1, 0.5]);
   const probabilities: number[] = [];
   PAIRS.forEach(([prompt, response], r) => {
-    const logits = batchLogits(model, [[...prompt, ...response]])[0];
+    const logits = batchLogits(model, [[...prompt, ...response]])[0]!;
     response.forEach((token, j) => {
-      const logp = logSoftmax(logits[prompt.length - 1 + j])[token];
+      const logp = logSoftmax(logits[prompt.length - 1 + j]!)[token]!;
       batch.batch.rolloutLogProbs[r * batch.batch.responseLength + j] = logp - 1;
       probabilities.push(Math.exp(logp));
     });
@@ -82,6 +82,6 @@ describe('trainer.oldLogProbs', () => {
   test('both report the same entropy before the update (one from scoring, one from the update forward pass)', async () => {
     const rollout = await updateWith('rollout');
     const recompute = await updateWith('recompute');
-    expect(rollout.metrics['actor/policy/entropy']).toBeCloseTo(recompute.metrics['actor/policy/entropy'], 5);
+    expect(rollout.metrics['actor/policy/entropy']).toBeCloseTo(recompute.metrics['actor/policy/entropy']!, 5);
   });
 });

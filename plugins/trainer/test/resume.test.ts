@@ -36,15 +36,15 @@ describe('a training run with the trainer plugin', () => {
     for (const key of ['reward/mean', 'reward/std', 'actor/left/grad_norm', 'actor/right/grad_norm', 'actor/left/loss', 'actor/left/lr',
       'actor/left/pg_clipfrac', 'actor/left/ppo_kl', 'actor/left/entropy', 'actor/left/zero_adv_rows_skipped', 'rollout/left/probs_diff_mean', 'agent/left/valid_fraction',
       'agent/right/response_length_mean', 'advantage/frac_reward_zero_std']) {
-      expect(typeof lines[0][key]).toBe('number');
+      expect(typeof lines[0]![key]).toBe('number');
     }
-    expect(lines[0]['actor/left/entropy']).toBeGreaterThan(0);
-    expect(lines[0]['actor/left/updates']).toBe(2);
-    expect(lines[0]['actor/right/updates']).toBe(1);
+    expect(lines[0]!['actor/left/entropy']).toBeGreaterThan(0);
+    expect(lines[0]!['actor/left/updates']).toBe(2);
+    expect(lines[0]!['actor/right/updates']).toBe(1);
     // the trainer engine is the rollout engine here: old log-probs equal the sampled ones up to kernel differences
-    expect(lines[0]['rollout/left/probs_diff_max']).toBeLessThan(1e-3);
+    expect(lines[0]!['rollout/left/probs_diff_max']).toBeLessThan(1e-3);
     expect(listCheckpoints(full).map((c) => c.step)).toEqual([3, 4]);
-    const ckpt = listCheckpoints(full)[1].dir;
+    const ckpt = listCheckpoints(full)[1]!.dir;
     expect(readdirSync(path.join(ckpt, 'left')).sort()).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'optimizer.json', 'optimizer.safetensors']));
     const rollouts = readFileSync(path.join(full, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(rollouts[0]).toMatchObject({ step: 1, agent: 'left', valid: true });

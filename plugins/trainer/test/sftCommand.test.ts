@@ -56,7 +56,7 @@ describe('drmas sft', () => {
     const expected = [2e-3, 1.9239e-3, 1.7071e-3, 1.3827e-3, 1e-3, 0.6173e-3, 0.2929e-3, 0.0761e-3];
     const rates = loggedRates(result.stderr);
     expect(rates).toHaveLength(8);
-    rates.forEach((rate, k) => expect(rate).toBeCloseTo(expected[k], 5));
+    rates.forEach((rate, k) => expect(rate).toBeCloseTo(expected[k]!, 5));
     expect(existsSync(project.path('cosine', 'policy', 'model.safetensors'))).toBe(true);
   }, 120_000);
 

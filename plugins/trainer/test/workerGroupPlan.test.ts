@@ -51,7 +51,7 @@ describe('worker groups from models and agents', () => {
 
   test('an agent without a model uses the only model', async () => {
     const groups = await plan({ models: { m: { model: 'tiny' } }, agents: { solver: {}, verifier: {} } });
-    expect(groups[0].agents).toEqual(['solver', 'verifier']);
+    expect(groups[0]!.agents).toEqual(['solver', 'verifier']);
   });
 
   test('shared agents with conflicting training settings name both agents and the setting', async () => {

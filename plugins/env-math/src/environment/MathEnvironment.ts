@@ -107,7 +107,8 @@ export class MathEnvironment implements Environment<MathTask> {
   }
 
   async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
-    episodes.forEach((episode, i) => (episode as MathEpisode).submit(actions[i]));
+    if (actions.length !== episodes.length) throw new Error(`step got ${actions.length} actions for ${episodes.length} episodes`);
+    episodes.forEach((episode, i) => (episode as MathEpisode).submit(actions[i]!));
   }
 
   private ready(): MathTaskSource {

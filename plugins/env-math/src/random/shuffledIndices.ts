@@ -7,8 +7,8 @@ export function shuffledIndices(n: number, seed: number): Uint32Array {
   const random = new SeededRandom(seed);
   for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(random.float() * (i + 1));
-    const t = order[i];
-    order[i] = order[j];
+    const t = order[i]!;
+    order[i] = order[j]!;
     order[j] = t;
   }
   return order;

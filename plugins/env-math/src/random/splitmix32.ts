@@ -32,7 +32,8 @@ export class SeededRandom {
     return min + Math.floor(this.float() * (max - min + 1));
   }
 
+  /** One of `items`, which must not be empty. */
   pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.float() * items.length)];
+    return items[Math.floor(this.float() * items.length)]!;
   }
 }

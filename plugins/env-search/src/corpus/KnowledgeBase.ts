@@ -75,7 +75,8 @@ export function generateKnowledgeBase(options: KnowledgeBaseOptions): KnowledgeB
   // Document ids are assigned after a shuffle so that ids do not reveal an entity's kind.
   const docIds = draw.fork('doc-order').shuffle(Array.from({ length: entities }, (_, i) => `doc-${i}`));
   let nextDoc = 0;
-  const takeDocId = (): string => docIds[nextDoc++];
+  // One id per entity, and each entity below takes exactly one.
+  const takeDocId = (): string => docIds[nextDoc++]!;
 
   const countries: Country[] = [];
   for (let i = 0; i < nCountries; i++) {
@@ -83,14 +84,14 @@ export function generateKnowledgeBase(options: KnowledgeBaseOptions): KnowledgeB
   }
   const rivers: River[] = [];
   for (let i = 0; i < nRivers; i++) {
-    const country = i < nCountries ? countries[i] : draw.pick(countries);
+    const country = i < nCountries ? countries[i]! : draw.pick(countries);
     const river: River = { name: `${forge.capitalized(2, 2)} River`, docId: takeDocId(), country, lengthKm: draw.range(40, 2400) };
     country.rivers.push(river);
     rivers.push(river);
   }
   const cities: City[] = [];
   for (let i = 0; i < nCities; i++) {
-    const country = i < nCountries ? countries[i] : draw.pick(countries);
+    const country = i < nCountries ? countries[i]! : draw.pick(countries);
     const city: City = {
       name: forge.capitalized(2, 3, draw.pick(CITY_ENDINGS)),
       docId: takeDocId(),
@@ -152,7 +153,7 @@ export function generateKnowledgeBase(options: KnowledgeBaseOptions): KnowledgeB
     const capital = c.capital as City;
     addDocument(c.docId, 'country', c.name, [
       `${c.name} is a country whose capital is ${capital.name}.`,
-      `The ${c.rivers[0].name} flows through ${c.name}.`,
+      `The ${c.rivers[0]!.name} flows through ${c.name}.`,
     ]);
     fact(capital.name, 'capital_of', c.name, c.docId);
   }
@@ -191,7 +192,7 @@ export function generateKnowledgeBase(options: KnowledgeBaseOptions): KnowledgeB
     fact(c.name, 'headquartered_in', c.headquarters.name, c.docId);
   }
   for (const inv of inventions) {
-    const title = inv.name[0].toUpperCase() + inv.name.slice(1);
+    const title = inv.name[0]!.toUpperCase() + inv.name.slice(1);
     addDocument(inv.docId, 'invention', title, [
       `The ${inv.name} is a device invented by ${inv.inventor.name} in ${inv.year}.`,
       `The ${inv.name} was first built in ${inv.firstBuilt.name}.`,

@@ -31,6 +31,6 @@ export class NameForge {
 
   capitalized(minSyllables: number, maxSyllables: number, ending = ''): string {
     const word = this.word(minSyllables, maxSyllables, ending);
-    return word[0].toUpperCase() + word.slice(1);
+    return word[0]!.toUpperCase() + word.slice(1);
   }
 }

@@ -42,7 +42,7 @@ export class SearchTaskSource {
     const positions = SplitMix32.derive(seed, 'split').shuffle(questions.map((_, i) => i));
     const testCount = Math.round(questions.length * testFraction);
     const isTest = new Uint8Array(questions.length);
-    for (let i = 0; i < testCount; i++) isTest[positions[i]] = 1;
+    for (let i = 0; i < testCount; i++) isTest[positions[i]!] = 1;
     this.heldOut = questions.filter((_, i) => isTest[i]);
     const heldOutTexts = new Set(this.heldOut.map((q) => normalizeAnswer(q.question)));
     this.train = questions.filter((q, i) => !isTest[i] && !heldOutTexts.has(normalizeAnswer(q.question)));
@@ -57,7 +57,7 @@ export class SearchTaskSource {
     const n = this.train.length;
     const tasks: SearchQuestion[] = [];
     for (let c = cursor; c < cursor + count; c++) {
-      tasks.push(this.train[this.orderOf(Math.floor(c / n))[c % n]]);
+      tasks.push(this.train[this.orderOf(Math.floor(c / n))[c % n]!]!);
     }
     return { tasks, nextCursor: cursor + count };
   }

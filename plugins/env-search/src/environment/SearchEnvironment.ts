@@ -120,10 +120,11 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
   }
 
   async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+    if (actions.length !== episodes.length) throw new Error(`step got ${actions.length} actions for ${episodes.length} episodes`);
     const searches: { episode: SearchEpisode; query: string }[] = [];
     episodes.forEach((episode, i) => {
       const own = episode as SearchEnvEpisode;
-      const query = own.apply(actions[i]);
+      const query = own.apply(actions[i]!);
       if (query !== undefined) searches.push({ episode: own.inner, query });
     });
     try {

@@ -104,7 +104,7 @@ export class RetrieverClient implements Retriever {
     const body = JSON.stringify({ queries, topk, return_scores: true });
     const failures: RetrieveAttemptFailure[] = [];
     for (let attempt = 1; attempt <= this.maxRetries + 1; attempt++) {
-      const url = this.endpoints[this.nextUrl];
+      const url = this.endpoints[this.nextUrl]!;
       this.nextUrl = (this.nextUrl + 1) % this.endpoints.length;
       const outcome = await this.attempt(url, body, queries.length);
       if (typeof outcome !== 'string') return outcome;

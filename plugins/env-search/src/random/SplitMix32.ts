@@ -43,15 +43,15 @@ export class SplitMix32 {
 
   pick<T>(items: readonly T[]): T {
     if (items.length === 0) throw new RangeError('SplitMix32.pick: cannot pick from an empty list');
-    return items[this.int(items.length)];
+    return items[this.int(items.length)]!;
   }
 
   /** Fisher-Yates shuffle in place; returns `items`. */
   shuffle<T>(items: T[]): T[] {
     for (let i = items.length - 1; i > 0; i--) {
       const j = this.int(i + 1);
-      const t = items[i];
-      items[i] = items[j];
+      const t = items[i]!;
+      items[i] = items[j]!;
       items[j] = t;
     }
     return items;

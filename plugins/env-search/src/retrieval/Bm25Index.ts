@@ -99,17 +99,18 @@ export class Bm25Index<D extends SearchDocument = SearchDocument> {
       if (!list) continue;
       const weight = queryFreq * this.idf(term);
       for (let i = 0; i < list.docs.length; i++) {
-        const doc = list.docs[i];
-        const tf = list.freqs[i];
-        const norm = this.k1 * (1 - this.b + (this.b * this.lengths[doc]) / (avgdl || 1));
-        if (scores[doc] === 0) touched.push(doc);
-        scores[doc] += (weight * tf) / (tf + norm);
+        const doc = list.docs[i]!;
+        const tf = list.freqs[i]!;
+        const norm = this.k1 * (1 - this.b + (this.b * this.lengths[doc]!) / (avgdl || 1));
+        const score = scores[doc]!;
+        if (score === 0) touched.push(doc);
+        scores[doc] = score + (weight * tf) / (tf + norm);
       }
     }
 
     // A zero idf never happens (idf > 0 for every N), so `scores[doc] === 0` marks untouched documents.
     const ranked = selectTop(touched, scores, topk);
-    const hits = ranked.map((doc) => ({ document: this.documents[doc], score: scores[doc] }));
+    const hits = ranked.map((doc) => ({ document: this.documents[doc]!, score: scores[doc]! }));
     for (const doc of touched) scores[doc] = 0;
     return hits;
   }
@@ -120,7 +121,7 @@ export class Bm25Index<D extends SearchDocument = SearchDocument> {
 }
 
 function better(a: number, b: number, scores: Float64Array): boolean {
-  return scores[a] > scores[b] || (scores[a] === scores[b] && a < b);
+  return scores[a]! > scores[b]! || (scores[a] === scores[b] && a < b);
 }
 
 /** The `k` best of `candidates`, best first, via a bounded min-heap (worst candidate at the root). */
@@ -133,10 +134,10 @@ function selectTop(candidates: number[], scores: Float64Array, k: number): numbe
       const l = 2 * i + 1;
       const r = l + 1;
       let worst = i;
-      if (l < heap.length && better(heap[worst], heap[l], scores)) worst = l;
-      if (r < heap.length && better(heap[worst], heap[r], scores)) worst = r;
+      if (l < heap.length && better(heap[worst]!, heap[l]!, scores)) worst = l;
+      if (r < heap.length && better(heap[worst]!, heap[r]!, scores)) worst = r;
       if (worst === i) return;
-      [heap[i], heap[worst]] = [heap[worst], heap[i]];
+      [heap[i], heap[worst]] = [heap[worst]!, heap[i]!];
       i = worst;
     }
   };
@@ -146,11 +147,11 @@ function selectTop(candidates: number[], scores: Float64Array, k: number): numbe
       let i = heap.length - 1;
       while (i > 0) {
         const parent = (i - 1) >> 1;
-        if (!better(heap[parent], heap[i], scores)) break;
-        [heap[i], heap[parent]] = [heap[parent], heap[i]];
+        if (!better(heap[parent]!, heap[i]!, scores)) break;
+        [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
         i = parent;
       }
-    } else if (better(doc, heap[0], scores)) {
+    } else if (better(doc, heap[0]!, scores)) {
       heap[0] = doc;
       siftDown(0);
     }

@@ -21,7 +21,8 @@ export class PromptedAgent implements Agent {
     this.role = (typeof options.role === 'string' ? options.role : undefined) ?? agentName(new.target) ?? new.target.name;
     const parsed = promptedAgentOptionsSchema.safeParse(options);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
+      // A failed parse always has at least one issue.
+      const issue = parsed.error.issues[0]!;
       const path = issue.path.join('.');
       throw new DrmasError('CONFIG_INVALID', `agent "${this.role}": ${path ? `${path}: ` : ''}${issue.message}`, {
         key: `agents.${this.role}${path ? `.${path}` : ''}`,

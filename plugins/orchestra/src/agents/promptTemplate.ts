@@ -7,5 +7,5 @@ const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
  * as `\boxed{}` or `\frac{a}{b}` in a template survives.
  */
 export function renderPrompt(template: string, variables: PromptVariables): string {
-  return template.replace(PLACEHOLDER, (whole, name: string) => (Object.hasOwn(variables, name) ? variables[name] : whole));
+  return template.replace(PLACEHOLDER, (whole, name: string) => (Object.hasOwn(variables, name) ? variables[name]! : whole));
 }

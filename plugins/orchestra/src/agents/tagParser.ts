@@ -37,8 +37,11 @@ export function splitThink(text: string, required = false): { outside: string } 
   if (opens.length === 1 && closes.length === 0) return { reason: 'unclosed <think>' };
   if (opens.length === 0 && closes.length === 1) return { reason: '</think> without <think>' };
   if (opens.length === 0) return required ? { reason: 'missing <think>' } : { outside: text };
-  if (closes[0] < opens[0]) return { reason: '</think> before <think>' };
-  return { outside: text.slice(0, opens[0]) + text.slice(closes[0] + '</think>'.length) };
+  // Exactly one of each from here on.
+  const open = opens[0]!;
+  const close = closes[0]!;
+  if (close < open) return { reason: '</think> before <think>' };
+  return { outside: text.slice(0, open) + text.slice(close + '</think>'.length) };
 }
 
 function parseBoxed(outside: string): ParsedOutput {
@@ -59,8 +62,11 @@ function parseTag(outside: string, format: OutputFormat): ParsedOutput {
   if (opens.length === 0 && closes.length === 0) return { valid: false, reason: `missing ${open}` };
   if (opens.length !== closes.length) return { valid: false, reason: `unbalanced ${open} tags` };
   if (opens.length > 1) return { valid: false, reason: `more than one ${open}` };
-  if (closes[0] < opens[0]) return { valid: false, reason: `${close} before ${open}` };
-  const raw = outside.slice(opens[0] + open.length, closes[0]).trim();
+  // Exactly one of each from here on.
+  const openAt = opens[0]!;
+  const closeAt = closes[0]!;
+  if (closeAt < openAt) return { valid: false, reason: `${close} before ${open}` };
+  const raw = outside.slice(openAt + open.length, closeAt).trim();
   if (raw === '') return { valid: false, reason: `empty ${open}` };
   if (format.values) {
     const value = raw.toLowerCase();

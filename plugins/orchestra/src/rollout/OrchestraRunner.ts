@@ -106,7 +106,7 @@ export class OrchestraRunner implements EpisodeRunner {
       await this.orchestra.step(active, context);
       const actions = active.map((row) => this.orchestra.action(row));
       await this.environment.step(active.map((row) => row.episode), actions);
-      active.forEach((row, i) => this.recordTurnScores(row, step, actions[i].turnIndex));
+      active.forEach((row, i) => this.recordTurnScores(row, step, actions[i]!.turnIndex));
     }
     for (const row of rows) {
       row.trajectory.done = row.episode.done;
@@ -127,6 +127,7 @@ export class OrchestraRunner implements EpisodeRunner {
     }
     for (const [index, score] of scores) {
       const turn = trajectory.turns[index];
+      if (!turn) throw new Error(`orchestra "${this.orchestra.name}" scored turn ${index}, but trajectory ${trajectory.trajectoryId} has ${trajectory.turns.length} turns`);
       turn.info = { ...turn.info, turnScore: score };
     }
   }
@@ -168,7 +169,8 @@ export class OrchestraRunner implements EpisodeRunner {
       throw new Error(`backend "${engine.backend.name}" returned ${result.tokenIds.length} rows for ${rows.length} prompts`);
     }
     rows.forEach((row, i) => {
-      const responseIds = result.tokenIds[i];
+      const prompt = prompts[i]!;
+      const responseIds = result.tokenIds[i]!;
       const text = engine.codec.decode(responseIds, { skipSpecialTokens: true });
       const finishReason = result.finishReasons[i];
       const parsed = agent.parse(text, finishReason);
@@ -176,9 +178,9 @@ export class OrchestraRunner implements EpisodeRunner {
       const turn: Turn = {
         groupId: trajectory.groupId, trajectoryId: trajectory.trajectoryId, agentId, step: context.step,
         workerGroupId: engine.workerGroupId, index: trajectory.turns.length,
-        promptIds: prompts[i].ids, responseIds, logProbs: result.logProbs[i], temperature: scoringTemperature(sampling.temperature),
-        promptText: prompts[i].text, responseText: text, action: parsed.action, valid: parsed.valid,
-        finishReason, observation: prompts[i].observation,
+        promptIds: prompt.ids, responseIds, logProbs: result.logProbs[i]!, temperature: scoringTemperature(sampling.temperature),
+        promptText: prompt.text, responseText: text, action: parsed.action, valid: parsed.valid,
+        finishReason, observation: prompt.observation,
       };
       if (parsed.reason !== undefined) turn.invalidReason = parsed.reason;
       trajectory.turns.push(turn);

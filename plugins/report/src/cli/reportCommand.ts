@@ -22,7 +22,7 @@ export const reportCommand: CliCommand = {
       io.stderr.write(`usage: ${reportCommand.usage}\n`);
       return 2;
     }
-    const runDir = path.resolve(io.cwd, positionals[0]);
+    const runDir = path.resolve(io.cwd, positionals[0]!);
     if (!existsSync(runDir) || !statSync(runDir).isDirectory()) {
       io.stderr.write(`error: ${runDir} is not a directory\n  hint: pass a run directory, e.g. runs/<name>\n`);
       return 1;

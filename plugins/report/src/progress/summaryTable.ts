@@ -52,13 +52,13 @@ export function summarizeMetrics(records: readonly MetricRecord[], totalSeconds?
     if (!match) continue;
     const group = match[1] ?? 'actor';
     if (!byGroup.has(group)) byGroup.set(group, new Map());
-    byGroup.get(group)!.set(match[2], key);
+    byGroup.get(group)!.set(match[2]!, key);
   }
   const groups: WorkerGroupSummary[] = [...byGroup.entries()].map(([group, metrics]) => {
     const summary: WorkerGroupSummary = { group };
     const grad = metrics.has('grad_norm') ? numbers(records, metrics.get('grad_norm')!) : [];
     if (grad.length) {
-      summary.gradNormFinal = grad[grad.length - 1][1];
+      summary.gradNormFinal = grad[grad.length - 1]![1];
       summary.gradNormMean = meanOf(grad);
     }
     const names = [...metrics.keys()];
@@ -67,7 +67,7 @@ export function summarizeMetrics(records: readonly MetricRecord[], totalSeconds?
       const loss = numbers(records, metrics.get(lossName)!);
       if (loss.length) {
         summary.lossKey = lossName;
-        summary.lossFinal = loss[loss.length - 1][1];
+        summary.lossFinal = loss[loss.length - 1]![1];
         summary.lossMean = meanOf(loss);
       }
     }
@@ -78,11 +78,11 @@ export function summarizeMetrics(records: readonly MetricRecord[], totalSeconds?
   let reward: RunSummaryStats['reward'];
   if (rewards.length) {
     const best = rewards.reduce((a, b) => (b[1] > a[1] ? b : a));
-    reward = { first: rewards[0][1], last: rewards[rewards.length - 1][1], best: best[1], bestStep: best[0] };
+    reward = { first: rewards[0]![1], last: rewards[rewards.length - 1]![1], best: best[1], bestStep: best[0] };
   }
   const validation: Array<[string, number]> = [...keys].filter((k) => k.startsWith('val/')).sort().flatMap((k) => {
     const points = numbers(records, k);
-    return points.length ? [[k, points[points.length - 1][1]] as [string, number]] : [];
+    return points.length ? [[k, points[points.length - 1]![1]] as [string, number]] : [];
   });
   const steps = new Set(records.map((r, i) => (typeof r.step === 'number' ? r.step : i + 1))).size;
   const stepTimes = numbers(records, 'timing/step');
@@ -108,7 +108,7 @@ export function formatMetric(value: number | undefined): string {
 export function formatTable(headers: string[], rows: string[][], align?: Array<'left' | 'right'>, indent = '  '): string {
   const widths = headers.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
   const alignOf = (c: number) => align?.[c] ?? (c === 0 ? 'left' : 'right');
-  const render = (cells: string[]) => indent + cells.map((cell, c) => (alignOf(c) === 'left' ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd();
+  const render = (cells: string[]) => indent + cells.map((cell, c) => (alignOf(c) === 'left' ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join('  ').trimEnd();
   return [render(headers), indent + widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(render)].join('\n');
 }
 
@@ -124,7 +124,7 @@ export function formatSummaryTable(stats: RunSummaryStats): string {
     ));
     out.push('');
   }
-  const overall: string[][] = [];
+  const overall: Array<[string, string]> = [];
   if (stats.reward) {
     const r = stats.reward;
     overall.push(['reward/mean', `first ${formatMetric(r.first)} · last ${formatMetric(r.last)} · best ${formatMetric(r.best)} (step ${r.bestStep})`]);

@@ -31,7 +31,7 @@ function finiteCount(series: Series | undefined): number {
 
 /** `actor/solver/grad_norm` -> `solver`; without a group, the section name (`actor`). */
 function groupOf(match: RegExpMatchArray): string {
-  return match[2] ?? match[1];
+  return match[2] ?? match[1]!;
 }
 
 function spansDecades(lines: ChartLine[]): boolean {
@@ -99,7 +99,7 @@ export function planCharts(series: Record<string, Series>): PlannedChart[] {
   const valOverall = take((k) => VAL_OVERALL.test(k));
   add({ id: 'val', title: 'Validation', section: 'Validation', keys: valOverall, chart: { xLabel: 'step', lines: valOverall.map((k) => line(series, k)) } });
   const valSource = take((k) => VAL_BY_SOURCE.test(k));
-  for (const [metric, ks] of groupBy(valSource, (k) => k.match(VAL_BY_SOURCE)![2])) {
+  for (const [metric, ks] of groupBy(valSource, (k) => k.match(VAL_BY_SOURCE)![2]!)) {
     add({
       id: `val-by-source-${metric}`, title: `Validation ${metric} by data source`, section: 'Validation', keys: ks,
       chart: { xLabel: 'step', lines: ks.map((k) => line(series, k, k.match(VAL_BY_SOURCE)![1])) },
@@ -113,7 +113,7 @@ export function planCharts(series: Record<string, Series>): PlannedChart[] {
     chart: { xLabel: 'step', lines: grads.map((k) => line(series, k, groupOf(k.match(GRAD_NORM)!))) },
   });
   const losses = take((k) => LOSS.test(k));
-  for (const [kind, ks] of groupBy(losses, (k) => k.match(LOSS)![3])) {
+  for (const [kind, ks] of groupBy(losses, (k) => k.match(LOSS)![3]!)) {
     add({
       id: `loss-${kind}`, title: `${kind} per worker group`, section: 'Optimization', keys: ks,
       chart: { xLabel: 'step', lines: ks.map((k) => line(series, k, groupOf(k.match(LOSS)!))) },

@@ -2,7 +2,7 @@ const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '
 
 /** Escapes text for HTML and SVG element content and attribute values. */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 }
 
 /**

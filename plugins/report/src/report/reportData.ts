@@ -59,7 +59,7 @@ export function decodeValue(value: SeriesValue): number {
 /** The finite numbers of a series as `[step, value]`, non-finite values kept as NaN (gaps in a plot). */
 export function seriesPoints(series: Series | undefined): Array<[number, number]> {
   if (!series) return [];
-  return series.steps.map((step, i) => [step, decodeValue(series.values[i])]);
+  return series.steps.map((step, i) => [step, decodeValue(series.values[i]!)]);
 }
 
 class SeriesBuilder {
@@ -101,7 +101,7 @@ export function buildSeries(metrics: JsonRecord[], evaluations: JsonRecord[], no
   let repeated = 0;
   const steps = stepsOf(metrics);
   metrics.forEach((record, index) => {
-    const step = steps[index];
+    const step = steps[index]!;
     if (seen.has(step)) repeated++;
     seen.add(step);
     for (const [key, raw] of Object.entries(record)) {
@@ -161,7 +161,7 @@ export function summarizeRun(config: JsonRecord | undefined, series: Record<stri
     agents,
     stepsPlanned: numberOrNull(trainer.steps),
     stepsRecorded,
-    lastStep: Object.values(series).reduce<number | null>((last, s) => (s.steps.length ? Math.max(last ?? -Infinity, s.steps[s.steps.length - 1]) : last), null),
+    lastStep: Object.values(series).reduce<number | null>((last, s) => (s.steps.length ? Math.max(last ?? -Infinity, s.steps[s.steps.length - 1]!) : last), null),
     seed: numberOrNull(trainer.seed),
     totalSeconds: stepTimes.length ? stepTimes.reduce((a, b) => a + b, 0) : null,
   };
@@ -202,7 +202,8 @@ export function buildReportData(files: RunFiles, generatedAt = new Date()): Repo
   const notes = [...files.notes];
   const series = buildSeries(files.metrics, files.evaluations, notes);
   const lastMetrics: Record<string, SeriesValue> = {};
-  for (const [key, s] of Object.entries(series)) lastMetrics[key] = s.values[s.values.length - 1];
+  // Every series has at least one point: SeriesBuilder makes a key only when it sets a value.
+  for (const [key, s] of Object.entries(series)) lastMetrics[key] = s.values[s.values.length - 1]!;
   return {
     format: 'drmas-report/1',
     runDir: files.runDir,

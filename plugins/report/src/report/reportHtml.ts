@@ -97,8 +97,8 @@ function summarySection(data: ReportData): string {
   ]);
   const reward = finiteValues(data.series['reward/mean']);
   const rewardRows: Array<[string, string]> = reward.length
-    ? [['reward (last)', `<span class="big">${formatNumber(reward[reward.length - 1])}</span>`],
-      ['reward (first)', formatNumber(reward[0])], ['reward (best)', formatNumber(reward.reduce((a, b) => Math.max(a, b)))]]
+    ? [['reward (last)', `<span class="big">${formatNumber(reward[reward.length - 1]!)}</span>`],
+      ['reward (first)', formatNumber(reward[0]!)], ['reward (best)', formatNumber(reward.reduce((a, b) => Math.max(a, b)))]]
     : [];
   const valRows: Array<[string, string]> = Object.keys(data.lastMetrics).filter((k) => k.startsWith('val/'))
     .map((k) => [k, escapeHtml(text(data.lastMetrics[k]))]);
@@ -130,15 +130,14 @@ function plotsSection(charts: PlannedChart[]): string {
 }
 
 function metricsTable(data: ReportData): string {
-  const keys = Object.keys(data.series);
-  if (keys.length === 0) return '';
+  const entries = Object.entries(data.series);
+  if (entries.length === 0) return '';
   const rows: string[] = [];
   let previousGroup = '';
-  for (const key of keys) {
+  for (const [key, s] of entries) {
     const group = key.includes('/') ? key.slice(0, key.indexOf('/')) : '(other)';
     if (group !== previousGroup) rows.push(`<tr class="group"><td colspan="6">${escapeHtml(group)}</td></tr>`);
     previousGroup = group;
-    const s = data.series[key];
     const finite = finiteValues(s);
     const stat = (f: (v: number[]) => number) => (finite.length ? valueCell(f(finite)) : '<td>-</td>');
     rows.push(`<tr><td>${escapeHtml(key)}</td>${valueCell(data.lastMetrics[key])}<td>${s.steps[s.steps.length - 1]}</td>`

@@ -31,6 +31,10 @@ export interface LineChartOptions {
 /** Tableau 10: distinguishable and readable on white. */
 export const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
 
+function paletteColor(i: number): string {
+  return PALETTE[i % PALETTE.length]!;
+}
+
 const FONT = 'font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif"';
 const CHAR_WIDTH = 6.6;
 const MAX_DRAWN_POINTS = 1200;
@@ -91,13 +95,14 @@ function decimate(points: Point[], max: number): Point[] {
       out.push(...slice.filter(([, y]) => !Number.isFinite(y)).slice(0, 1));
     }
     if (!finite.length) continue;
-    let lo = finite[0];
-    let hi = finite[0];
+    const first = finite[0]!;
+    let lo = first;
+    let hi = first;
     for (const p of finite) {
       if (p[1] < lo[1]) lo = p;
       if (p[1] > hi[1]) hi = p;
     }
-    const keep = [finite[0], lo, hi, finite[finite.length - 1]];
+    const keep = [first, lo, hi, finite[finite.length - 1]!];
     out.push(...keep.filter((p, i) => keep.indexOf(p) === i).sort((a, b) => a[0] - b[0]));
   }
   return out.sort((a, b) => a[0] - b[0]);
@@ -147,7 +152,7 @@ function pathOf(points: Point[], sx: (x: number) => number, sy: (y: number) => n
 /** Single points between gaps draw no path segment; they get a dot. */
 function isolatedPoints(points: Point[], log: boolean): Point[] {
   return points.filter(([, y], i) => usable(y, log)
-    && !(i > 0 && usable(points[i - 1][1], log)) && !(i < points.length - 1 && usable(points[i + 1][1], log)));
+    && !(i > 0 && usable(points[i - 1]![1], log)) && !(i < points.length - 1 && usable(points[i + 1]![1], log)));
 }
 
 /** An SVG line chart (or stacked areas) with axes, ticks, a legend and per-step hover text. Pure: returns markup. */
@@ -156,7 +161,7 @@ export function svgLineChart(options: LineChartOptions): string {
   const clipId = `clip-${(options.id ?? 'chart').replace(/[^A-Za-z0-9_-]/g, '_')}`;
   const baseHeight = options.height ?? 260;
   const log = options.yScale === 'log';
-  const lines = options.lines.map((line, i) => ({ ...line, color: line.color ?? PALETTE[i % PALETTE.length] }));
+  const lines = options.lines.map((line, i) => ({ ...line, color: line.color ?? paletteColor(i) }));
   const overlay = (options.overlay ?? []).map((line) => ({ ...line, color: line.color ?? '#222' }));
 
   let stackedLines: Array<(typeof lines)[number] & { lower: Point[] }> = [];
@@ -196,7 +201,7 @@ export function svgLineChart(options: LineChartOptions): string {
   }
 
   const legendItems = [
-    ...(options.band ? [{ label: options.band.label, color: options.band.color ?? lines[0]?.color ?? PALETTE[0], area: true }] : []),
+    ...(options.band ? [{ label: options.band.label, color: options.band.color ?? lines[0]?.color ?? paletteColor(0), area: true }] : []),
     ...drawn.map((l) => ({ label: l.label, color: l.color, dashed: l.dashed, area: options.stacked })),
     ...overlay.map((l) => ({ label: l.label, color: l.color, dashed: l.dashed })),
   ];
@@ -266,7 +271,7 @@ export function svgLineChart(options: LineChartOptions): string {
 
   parts.push(`<g clip-path="url(#${clipId})">`);
   if (options.band) {
-    const color = options.band.color ?? lines[0]?.color ?? PALETTE[0];
+    const color = options.band.color ?? lines[0]?.color ?? paletteColor(0);
     const pts = options.band.points.filter(([x, lo, hi]) => Number.isFinite(x) && usable(lo, log) && usable(hi, log));
     if (pts.length > 1) {
       const top = pts.map(([x, , hi]) => `${sx(x).toFixed(1)},${sy(hi).toFixed(1)}`);
@@ -300,8 +305,8 @@ export function svgLineChart(options: LineChartOptions): string {
     const lookups = [...lines, ...overlay].map((l) => ({ label: l.label, byX: new Map(l.points) }));
     const columns: string[] = [];
     hoverXs.forEach((x, i) => {
-      const left = i === 0 ? margin.left : (sx(hoverXs[i - 1]) + sx(x)) / 2;
-      const right = i === hoverXs.length - 1 ? margin.left + plotW : (sx(x) + sx(hoverXs[i + 1])) / 2;
+      const left = i === 0 ? margin.left : (sx(hoverXs[i - 1]!) + sx(x)) / 2;
+      const right = i === hoverXs.length - 1 ? margin.left + plotW : (sx(x) + sx(hoverXs[i + 1]!)) / 2;
       const text = [`step ${formatNumber(x)}`, ...lookups.filter((l) => l.byX.has(x)).map((l) => `${l.label}: ${formatNumber(l.byX.get(x)!)}`)];
       columns.push(`<rect x="${left.toFixed(1)}" y="${margin.top}" width="${Math.max(0.5, right - left).toFixed(1)}" height="${plotH}" fill="transparent"><title>${escapeHtml(text.join('\n'))}</title></rect>`);
     });
