@@ -44,7 +44,14 @@ function run(label, command, commandArgs, env = {}) {
 }
 
 const node = (label, script, scriptArgs) =>
-  run(label, process.execPath, ['--conditions=drmas-source', '--no-warnings', '--import', './bench/lib/registerTypescript.mjs', `bench/engines/${script}`, ...scriptArgs]);
+  run(label, process.execPath, [
+    '--conditions=drmas-source',
+    '--no-warnings',
+    '--import',
+    './bench/lib/registerTypescript.mjs',
+    `bench/engines/${script}`,
+    ...scriptArgs,
+  ]);
 
 // PyTorch runs with 1 intra-op thread and OpenBLAS on all cores: on this 2-core machine, torch's OpenMP threads
 // and OpenBLAS's pthreads together oversubscribe the cores (measured 5x slower); this is its fastest setting here.
@@ -56,9 +63,8 @@ if (!torchVersion) {
   notices.push(notice);
   console.error(`bench: ${notice}`);
 }
-const torch = (label, benchArgs) => torchVersion
-  ? run(label, PYTHON, ['bench/pytorch/reference_decoder.py', ...benchArgs, '--threads', '1'], torchEnv)
-  : [];
+const torch = (label, benchArgs) =>
+  torchVersion ? run(label, PYTHON, ['bench/pytorch/reference_decoder.py', ...benchArgs, '--threads', '1'], torchEnv) : [];
 
 const version = (pkg) => JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 const cpuModel = (readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/) ?? [])[1] ?? 'unknown';
@@ -109,7 +115,9 @@ console.error('bench: wrote bench/RESULTS.md');
 
 function summarize() {
   const pick = (engine, bench, model) => records.filter((r) => r.engine === engine && r.bench === bench && r.model === model);
-  const ceiling = Object.fromEntries(['onnx', 'tfjs', 'pytorch'].map((e) => [e, records.find((r) => r.engine === e && r.bench === 'matmul')?.gflops]));
+  const ceiling = Object.fromEntries(
+    ['onnx', 'tfjs', 'pytorch'].map((e) => [e, records.find((r) => r.engine === e && r.bench === 'matmul')?.gflops]),
+  );
   const rows = [];
   for (const bench of ['generate', 'train']) {
     for (const model of models) {
@@ -123,9 +131,16 @@ function summarize() {
         const seconds = median(found.map((r) => r.seconds));
         const gflops = flops / seconds / 1e9;
         rows.push({
-          bench, model, engine, runtime: found[0].runtime, samples: found.length * (found[0].repeats ?? 1),
-          tokensPerSecond: tps, ratioToPytorch: refTps ? tps / refTps : undefined,
-          gflops, ceilingGflops: ceiling[engine], peakRssMiB: Math.max(...found.map((r) => r.peakRssMiB)),
+          bench,
+          model,
+          engine,
+          runtime: found[0].runtime,
+          samples: found.length * (found[0].repeats ?? 1),
+          tokensPerSecond: tps,
+          ratioToPytorch: refTps ? tps / refTps : undefined,
+          gflops,
+          ceilingGflops: ceiling[engine],
+          peakRssMiB: Math.max(...found.map((r) => r.peakRssMiB)),
         });
       }
     }

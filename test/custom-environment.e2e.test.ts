@@ -6,7 +6,13 @@ import { ListsEnvironment } from '../examples/custom-environment/index.js';
 import { runCli } from './support/cliRunner.js';
 import { REPO_ROOT, TempProject } from './support/tempProject.js';
 
-interface ListTask { id: string; dataSource: string; question: string; answer: string; split: 'train' | 'test' }
+interface ListTask {
+  id: string;
+  dataSource: string;
+  question: string;
+  answer: string;
+  split: 'train' | 'test';
+}
 
 const example = path.join(REPO_ROOT, 'examples', 'custom-environment');
 const scratch = new TempProject('custom-env');
@@ -45,7 +51,9 @@ describe('examples/custom-environment: the lists environment', () => {
     const stream = a.batch(0, 2000).tasks as ListTask[];
     expect(b.batch(0, 2000).tasks).toEqual(stream);
     expect(a.batch(10, 5)).toEqual({ tasks: stream.slice(10, 15), nextCursor: 15 });
-    expect((await environment({ seed: 4 })).batch(0, 20).tasks.map((t) => (t as ListTask).question)).not.toEqual(stream.slice(0, 20).map((t) => t.question));
+    expect((await environment({ seed: 4 })).batch(0, 20).tasks.map((t) => (t as ListTask).question)).not.toEqual(
+      stream.slice(0, 20).map((t) => t.question),
+    );
     const held = a.test() as ListTask[];
     expect(held).toHaveLength(32);
     expect(new Set(held.map((t) => t.question)).size).toBe(32);
@@ -57,7 +65,13 @@ describe('examples/custom-environment: the lists environment', () => {
 
   test('scores the last \\boxed{} of an answer, separators aside; judge agrees with step', async () => {
     const env = await environment({ lists: { operation: 'sort' } });
-    const task: ListTask = { id: 'x', dataSource: 'lists-sort', question: 'Sort 7, 2, 5 from smallest to largest.', answer: '2, 5, 7', split: 'train' };
+    const task: ListTask = {
+      id: 'x',
+      dataSource: 'lists-sort',
+      question: 'Sort 7, 2, 5 from smallest to largest.',
+      answer: '2, 5, 7',
+      split: 'train',
+    };
     const cases: Array<[EnvAction, number, number]> = [
       [{ type: 'answer', content: '\\boxed{2, 5, 7}' }, 1, 1],
       [{ type: 'answer', content: '<think>\\boxed{7 5 2}</think> so \\boxed{[2,5,7]}' }, 1, 1],
@@ -69,8 +83,12 @@ describe('examples/custom-environment: the lists environment', () => {
       const episode = env.reset(task);
       expect(episode.judge(action)).toBe(outcome);
       await env.step([episode], [action]);
-      expect({ done: episode.done, outcome: episode.outcome, stepScore: episode.stepScore, metrics: episode.metrics() })
-        .toEqual({ done: true, outcome, stepScore: outcome, metrics: { answered } });
+      expect({ done: episode.done, outcome: episode.outcome, stepScore: episode.stepScore, metrics: episode.metrics() }).toEqual({
+        done: true,
+        outcome,
+        stepScore: outcome,
+        metrics: { answered },
+      });
     }
   });
 
@@ -84,7 +102,10 @@ describe('examples/custom-environment: the lists environment', () => {
 
 describe('examples/custom-environment as an installed package', () => {
   const project = scratch;
-  cpSync(example, project.path('node_modules', 'drmas-plugin-env-lists'), { recursive: true, filter: (source) => !source.includes(`${path.sep}runs`) });
+  cpSync(example, project.path('node_modules', 'drmas-plugin-env-lists'), {
+    recursive: true,
+    filter: (source) => !source.includes(`${path.sep}runs`),
+  });
   project.write({
     'drmas.config.json': {
       presets: ['math'],
@@ -106,7 +127,10 @@ describe('examples/custom-environment as an installed package', () => {
     expect(loaded?.resolvedFrom).toBe(project.path('node_modules', 'drmas-plugin-env-lists', 'index.js'));
     const runDir = project.path('train-run');
     await kernel.run({ runDir });
-    const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+    const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>);
     expect(lines).toHaveLength(1);
     expect(lines[0]?.['rollout/episodes']).toBe(4);
     expect(lines[0]).toHaveProperty('rollout/success/lists-sort');
@@ -115,7 +139,10 @@ describe('examples/custom-environment as an installed package', () => {
   });
 
   test('drmas eval reports avg@k and pass@k on its held-out lists', async () => {
-    const { code, stdout, stderr } = await runCli(['eval', '--json', '--k', '2', '--set', 'eval.tasks=3', '--run-dir', project.path('eval-run')], project.dir);
+    const { code, stdout, stderr } = await runCli(
+      ['eval', '--json', '--k', '2', '--set', 'eval.tasks=3', '--run-dir', project.path('eval-run')],
+      project.dir,
+    );
     expect(stderr).not.toContain('error');
     expect(code).toBe(0);
     const metrics = JSON.parse(stdout) as Record<string, number>;

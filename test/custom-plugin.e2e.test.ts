@@ -10,7 +10,10 @@ const scratch = new TempProject('e2e');
 afterAll(() => scratch.dispose());
 
 function readMetrics(runDir: string): Array<Record<string, number>> {
-  return readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+  return readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
 }
 
 /** Records `hook:tap` for every tap call of every hook, via tapable's interceptors. */
@@ -18,7 +21,9 @@ function traceTaps(kernel: Kernel): string[] {
   const calls: string[] = [];
   for (const name of HOOK_NAMES) {
     (kernel.hooks[name] as unknown as { intercept(i: object): void }).intercept({
-      tap: (tap: { name: string }) => { calls.push(`${name}:${tap.name}`); },
+      tap: (tap: { name: string }) => {
+        calls.push(`${name}:${tap.name}`);
+      },
     });
   }
   return calls;
@@ -43,7 +48,7 @@ describe('examples/custom-plugin', () => {
     expect(withoutTimings(readMetrics(fromCode))).toEqual(cli);
   });
 
-  test('run() without a run directory writes <trainer.outputDir>/<trainer.runName> from the kernel\'s folder', async () => {
+  test("run() without a run directory writes <trainer.outputDir>/<trainer.runName> from the kernel's folder", async () => {
     const project = new TempProject('default-run-dir');
     try {
       cpSync(path.join(example, 'index.js'), project.path('bandit.js'));
@@ -59,10 +64,17 @@ describe('examples/custom-plugin', () => {
     }
   });
 
-
   test('`drmas train --config examples/custom-plugin/drmas.config.json --set trainer.steps=3` writes three metrics lines', () => {
     const runDir = scratch.path('example-run');
-    const result = runBin(['train', '--config', 'examples/custom-plugin/drmas.config.json', '--set', 'trainer.steps=3', '--run-dir', runDir]);
+    const result = runBin([
+      'train',
+      '--config',
+      'examples/custom-plugin/drmas.config.json',
+      '--set',
+      'trainer.steps=3',
+      '--run-dir',
+      runDir,
+    ]);
     expect(result.stderr).toContain('3 steps');
     expect(result.code).toBe(0);
     const lines = readMetrics(runDir);
@@ -87,13 +99,15 @@ describe('examples/custom-plugin', () => {
   describe('copied into node_modules under a new name', () => {
     const project = scratch;
     cpSync(example, project.path('node_modules', 'drmas-plugin-copied-bandit'), {
-      recursive: true, filter: (source) => !source.includes(`${path.sep}runs`),
+      recursive: true,
+      filter: (source) => !source.includes(`${path.sep}runs`),
     });
     const manifest = project.path('node_modules', 'drmas-plugin-copied-bandit', 'package.json');
     const pkg = JSON.parse(readFileSync(manifest, 'utf8'));
     project.write({
       'node_modules/drmas-plugin-copied-bandit/package.json': { ...pkg, name: 'drmas-plugin-copied-bandit', version: '9.9.9' },
-      'drmas.config.yaml': 'plugins:\n  - [copied-bandit, { arms: 3, agents: [solo], groups: 1, samplesPerGroup: 4 }]\ntrainer:\n  steps: 2\n',
+      'drmas.config.yaml':
+        'plugins:\n  - [copied-bandit, { arms: 3, agents: [solo], groups: 1, samplesPerGroup: 4 }]\ntrainer:\n  steps: 2\n',
     });
 
     test('loads by its name, with options, and its taps run in loop order each step', async () => {
@@ -114,7 +128,8 @@ describe('examples/custom-plugin', () => {
       const result = runBin(['train', '--run-dir', runDir], project.dir);
       expect(result.code).toBe(0);
       expect(readMetrics(runDir).map((l) => Object.keys(l).filter((k) => k.startsWith('bandit/solo')))).toEqual([
-        ['bandit/solo/p_best_arm'], ['bandit/solo/p_best_arm'],
+        ['bandit/solo/p_best_arm'],
+        ['bandit/solo/p_best_arm'],
       ]);
     });
   });

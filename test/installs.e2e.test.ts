@@ -39,7 +39,11 @@ function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 function run(command: string, args: string[], cwd: string, extra: Record<string, string> = {}): Run {
   const result = spawnSync(command, args, { cwd, env: userEnv(extra), encoding: 'utf8', timeout: 300_000 });
-  return { code: result.status ?? -1, stdout: result.stdout, output: `${result.stdout}${result.stderr}${result.error ? String(result.error) : ''}` };
+  return {
+    code: result.status ?? -1,
+    stdout: result.stdout,
+    output: `${result.stdout}${result.stderr}${result.error ? String(result.error) : ''}`,
+  };
 }
 
 function manifest(dir: string): Manifest {
@@ -48,7 +52,11 @@ function manifest(dir: string): Manifest {
 
 /** The workspace's published packages: `@drmas/*`, not private. */
 function drmasPackages(): string[] {
-  const dirs = ['core', 'models', ...['plugins', 'presets'].flatMap((parent) => readdirSync(path.join(REPO_ROOT, parent)).map((d) => `${parent}/${d}`))];
+  const dirs = [
+    'core',
+    'models',
+    ...['plugins', 'presets'].flatMap((parent) => readdirSync(path.join(REPO_ROOT, parent)).map((d) => `${parent}/${d}`)),
+  ];
   return dirs.filter((dir) => {
     if (!existsSync(path.join(REPO_ROOT, dir, 'package.json'))) return false;
     const m = manifest(path.join(REPO_ROOT, dir));
@@ -84,9 +92,13 @@ function warningsAboutUs(output: string): string[] {
 }
 
 function train(runName: string): Run & { metrics: Record<string, number> | undefined } {
-  const result = run('npx', ['drmas', 'train', '--set', 'trainer.steps=1', '--set', 'eval.atEnd=false', '--run-dir', `runs/${runName}`], project);
+  const result = run(
+    'npx',
+    ['drmas', 'train', '--set', 'trainer.steps=1', '--set', 'eval.atEnd=false', '--run-dir', `runs/${runName}`],
+    project,
+  );
   const file = path.join(project, 'runs', runName, 'metrics.jsonl');
-  const metrics = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8').trim().split('\n')[0]!) as Record<string, number> : undefined;
+  const metrics = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8').trim().split('\n')[0]!) as Record<string, number>) : undefined;
   return { ...result, metrics };
 }
 
@@ -95,20 +107,39 @@ describeSlow('installing the packed packages into a fresh project', () => {
     root = mkdtempSync(path.join(tmpdir(), 'drmas-install-'));
     const tarballs = path.join(root, 'tarballs');
     mkdirSync(tarballs);
-    const packed = run('npm', ['pack', '--json', '--pack-destination', tarballs, ...drmasPackages().flatMap((dir) => ['-w', dir])], REPO_ROOT);
+    const packed = run(
+      'npm',
+      ['pack', '--json', '--pack-destination', tarballs, ...drmasPackages().flatMap((dir) => ['-w', dir])],
+      REPO_ROOT,
+    );
     expect(packed.code).toBe(0);
     const files = JSON.parse(packed.stdout) as Array<{ name: string; filename: string }>;
     const tarball = Object.fromEntries(files.map((f) => [f.name, `file:${path.join(tarballs, f.filename)}`]));
     project = path.join(root, 'project');
     mkdirSync(project);
-    writeFileSync(path.join(project, 'package.json'), JSON.stringify({
-      name: 'user-project', version: '1.0.0', private: true, type: 'module',
-      dependencies: { '@drmas/core': tarball['@drmas/core'], '@drmas/preset-math': tarball['@drmas/preset-math'] },
-      overrides: tarball,
-    }, null, 2));
-    writeFileSync(path.join(project, 'drmas.config.json'), JSON.stringify({
-      presets: ['math'], rollout: { promptsPerStep: 2, samplesPerPrompt: 2 }, report: { html: false, progress: 'off' },
-    }));
+    writeFileSync(
+      path.join(project, 'package.json'),
+      JSON.stringify(
+        {
+          name: 'user-project',
+          version: '1.0.0',
+          private: true,
+          type: 'module',
+          dependencies: { '@drmas/core': tarball['@drmas/core'], '@drmas/preset-math': tarball['@drmas/preset-math'] },
+          overrides: tarball,
+        },
+        null,
+        2,
+      ),
+    );
+    writeFileSync(
+      path.join(project, 'drmas.config.json'),
+      JSON.stringify({
+        presets: ['math'],
+        rollout: { promptsPerStep: 2, samplesPerPrompt: 2 },
+        report: { html: false, progress: 'off' },
+      }),
+    );
   }, 120_000);
   afterAll(() => {
     if (root) rmSync(root, { recursive: true, force: true });
@@ -128,17 +159,27 @@ describeSlow('installing the packed packages into a fresh project', () => {
   test('drmas train runs a step of the math preset, sampling on tfjs and saying how to get onnx', () => {
     const result = train('tfjs');
     expect(result.code).toBe(0);
-    expect(result.output).toContain("rollout engine of policy (models.policy.rollout: auto): tfjs, the trainer's engine; "
-      + 'skipped onnx: onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)');
+    expect(result.output).toContain(
+      "rollout engine of policy (models.policy.rollout: auto): tfjs, the trainer's engine; " +
+        'skipped onnx: onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)',
+    );
     expect(result.metrics?.step).toBe(1);
     expect(Number.isFinite(result.metrics?.['reward/mean'])).toBe(true);
-    const generate = run('npx', ['drmas', 'generate', '--model', 'tiny', '--prompt-ids', '1,2,3', '--max-new-tokens', '2', '--engine', 'onnx'], project);
+    const generate = run(
+      'npx',
+      ['drmas', 'generate', '--model', 'tiny', '--prompt-ids', '1,2,3', '--max-new-tokens', '2', '--engine', 'onnx'],
+      project,
+    );
     expect(generate.code).toBe(1);
-    expect(generate.output).toContain('error INVALID_ARGUMENT (--engine): --engine onnx needs onnxruntime-node: onnxruntime-node is not installed');
+    expect(generate.output).toContain(
+      'error INVALID_ARGUMENT (--engine): --engine onnx needs onnxruntime-node: onnxruntime-node is not installed',
+    );
   }, 600_000);
 
   test('after the documented opt-in, onnx samples', () => {
-    const install = run('npm', ['install', '--no-audit', '--no-fund', 'onnxruntime-node@1.30.0'], project, { ONNXRUNTIME_NODE_INSTALL: 'skip' });
+    const install = run('npm', ['install', '--no-audit', '--no-fund', 'onnxruntime-node@1.30.0'], project, {
+      ONNXRUNTIME_NODE_INSTALL: 'skip',
+    });
     expect(install.output).not.toMatch(/npm error/);
     expect(install.code).toBe(0);
     expect(warningsAboutUs(install.output).filter((line) => !line.includes('install-scripts'))).toEqual([]);

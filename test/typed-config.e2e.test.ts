@@ -10,7 +10,15 @@ import { REPO_ROOT, TempProject } from './support/tempProject.js';
  */
 const project = new TempProject('typed-config').write({
   'tsconfig.json': {
-    compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, types: [] },
+    compilerOptions: {
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      target: 'ES2022',
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: [],
+    },
     include: ['*.ts'],
   },
 });
@@ -58,10 +66,13 @@ describe.each(COMPILERS)('a typed drmas.config.ts (%s)', (_label, tsc) => {
     ['a key the orchestra adds to agents.<role>', 'agents: { solver: { sampling: { temprature: 0.7 } } }', "'temprature'"],
     ['a section a plugin adds', 'orchestra: { maxLoop: 2 }', "'maxLoop'"],
     ['a key an environment adds to env', 'env: { levls: [1] }', "'levls'"],
-    ['a section no plugin declares', 'orchestr: { name: \'math\' }', "'orchestr'"],
+    ['a section no plugin declares', "orchestr: { name: 'math' }", "'orchestr'"],
     ['a value of the wrong type', "algorithm: { loss: { aggregation: 'token_mean' } }", 'token_mean'],
   ])('%s, misspelt, fails to compile naming it', (_what, section, named) => {
-    const { code, errors } = compile(tsc, `import { defineConfig } from '@drmas/preset-math';\n\nexport default defineConfig({ presets: ['math'], ${section} });\n`);
+    const { code, errors } = compile(
+      tsc,
+      `import { defineConfig } from '@drmas/preset-math';\n\nexport default defineConfig({ presets: ['math'], ${section} });\n`,
+    );
     expect(code).not.toBe(0);
     expect(errors.join('\n')).toContain(named);
   });

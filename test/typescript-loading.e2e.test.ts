@@ -144,7 +144,10 @@ describe.each(INSTALLS)('a project with %s installed', (_label, typescriptPackag
   afterAll(() => project?.dispose());
 
   test('has that TypeScript (or none) for @drmas/core and the loaders it uses, and core does not bring its own', () => {
-    const seen = JSON.parse(runNode(['--input-type=module', '-e', TYPESCRIPT_SEEN_FROM], project.dir).stdout) as Record<string, string | null>;
+    const seen = JSON.parse(runNode(['--input-type=module', '-e', TYPESCRIPT_SEEN_FROM], project.dir).stdout) as Record<
+      string,
+      string | null
+    >;
     expect(Object.keys(seen)).toEqual(['@drmas/core', 'cosmiconfig', 'jiti']);
     for (const version of Object.values(seen)) {
       if (tscVersion) expect(version).toMatch(tscVersion);
@@ -174,16 +177,22 @@ describe.each(INSTALLS)('a project with %s installed', (_label, typescriptPackag
     expect(loaded.file).toBe(project.path('drmas.config.ts'));
     expect(loaded.steps).toBe(1);
     expect(loaded.plugins).toContainEqual({
-      name: 'toy', packageName: null, resolvedFrom: project.path('toy-plugin.ts'), options: { episodes: 4, source: 'toy-plugin.ts' },
+      name: 'toy',
+      packageName: null,
+      resolvedFrom: project.path('toy-plugin.ts'),
+      options: { episodes: 4, source: 'toy-plugin.ts' },
     });
     expect(loaded.agents).toEqual(['planner']);
   });
 
-  test('`drmas train` runs a step with the TS plugin\'s rollout', () => {
+  test("`drmas train` runs a step with the TS plugin's rollout", () => {
     const runDir = project.path('runs', 'one-step');
     const result = runInstalledBin(project.dir, ['train', '--run-dir', runDir]);
     expect(result.code).toBe(0);
-    const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ step: 1, 'toy/reward': 0.5, 'toy/planner/rows': 4 });
   });
@@ -194,7 +203,12 @@ describe.each(INSTALLS)('a project with %s installed', (_label, typescriptPackag
     const report = JSON.parse(result.stdout);
     expect(report.configFile).toBe(project.path('configs', 'alt.config.mts'));
     expect(report.plugins.filter((p: { resolvedFrom: string }) => p.resolvedFrom.startsWith(project.dir))).toEqual([
-      expect.objectContaining({ name: 'counter', package: 'drmas-plugin-counter', version: '0.0.7', resolvedFrom: project.path('plugins', 'counter', 'src', 'index.ts') }),
+      expect.objectContaining({
+        name: 'counter',
+        package: 'drmas-plugin-counter',
+        version: '0.0.7',
+        resolvedFrom: project.path('plugins', 'counter', 'src', 'index.ts'),
+      }),
       expect.objectContaining({ name: 'legacy', resolvedFrom: project.path('plugins', 'legacy.cts') }),
       expect.objectContaining({ name: 'extensionless', resolvedFrom: project.path('plugins', 'extensionless.ts') }),
     ]);
@@ -204,11 +218,15 @@ describe.each(INSTALLS)('a project with %s installed', (_label, typescriptPackag
     const file = project.path('broken', 'drmas.config.ts');
     const result = runInstalledBin(project.dir, ['info'], project.path('broken'));
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`error CONFIG_LOAD_FAILED (${file}): cannot load config: syntax error at line 3, column 58: Unexpected token`);
-    expect(result.stderr).toContain([
-      '  3 | export default defineConfig({ trainer: { steps: 4, seed: } });',
-      '    |                                                          ^',
-    ].join('\n'));
+    expect(result.stderr).toContain(
+      `error CONFIG_LOAD_FAILED (${file}): cannot load config: syntax error at line 3, column 58: Unexpected token`,
+    );
+    expect(result.stderr).toContain(
+      [
+        '  3 | export default defineConfig({ trainer: { steps: 4, seed: } });',
+        '    |                                                          ^',
+      ].join('\n'),
+    );
     expect(result.stderr).not.toMatch(/^\s+at /m);
     expect(runInstalledBin(project.dir, ['info', '--verbose'], project.path('broken')).stderr).toMatch(/^\s+at /m);
   });
@@ -219,15 +237,22 @@ describe('load failures, as the drmas bin reports them (a project with no TypeSc
   beforeAll(() => {
     project = new TempProject('ts-failures', os.tmpdir()).write({
       'package.json': { name: 'my-failing-project', version: '1.0.0', type: 'module', private: true },
-      'plugins/missing-file.ts': "import { reward } from './rewards/exact.js';\nexport default { name: 'missing-file', apply(): void { reward(); } };\n",
-      'plugins/missing-package.ts': "import { parse } from 'acme-parser';\nexport default { name: 'missing-package', apply(): void { parse(); } };\n",
+      'plugins/missing-file.ts':
+        "import { reward } from './rewards/exact.js';\nexport default { name: 'missing-file', apply(): void { reward(); } };\n",
+      'plugins/missing-package.ts':
+        "import { parse } from 'acme-parser';\nexport default { name: 'missing-package', apply(): void { parse(); } };\n",
       'plugins/syntax.ts': "export default {\n  name: 'syntax',\n  apply(kernel: unknown) { return kernel as; },\n};\n",
-      'plugins/throws.ts': "const url: string = process.env.ACME_URL ?? '';\nif (!url) throw new Error('ACME_URL is not set');\nexport default { name: 'throws', apply(): void {} };\n",
-      'plugins/type-error.ts': "const count: number = 'three';\nexport default { name: 'type-error', options: { count }, apply(): void {} };\n",
+      'plugins/throws.ts':
+        "const url: string = process.env.ACME_URL ?? '';\nif (!url) throw new Error('ACME_URL is not set');\nexport default { name: 'throws', apply(): void {} };\n",
+      'plugins/type-error.ts':
+        "const count: number = 'three';\nexport default { name: 'type-error', options: { count }, apply(): void {} };\n",
       'configs/missing-package.config.ts': "import { base } from '@acme/drmas-defaults';\nexport default { ...base };\n",
-      ...Object.fromEntries(['missing-file', 'missing-package', 'syntax', 'throws', 'type-error'].map((name) => [
-        `configs/${name}.json`, { plugins: [`../plugins/${name}.ts`] },
-      ])),
+      ...Object.fromEntries(
+        ['missing-file', 'missing-package', 'syntax', 'throws', 'type-error'].map((name) => [
+          `configs/${name}.json`,
+          { plugins: [`../plugins/${name}.ts`] },
+        ]),
+      ),
     });
     installCore(project.dir);
   });
@@ -242,28 +267,48 @@ describe('load failures, as the drmas bin reports them (a project with no TypeSc
   });
 
   test.each([
-    ['a plugin importing a missing file', 'configs/missing-file.json', (p: TempProject) => [
-      `error PLUGIN_LOAD_FAILED (${p.path('configs', 'missing-file.json')}: plugins[0]): plugin "../plugins/missing-file.ts" was found at ${p.path('plugins', 'missing-file.ts')} but failed to load: cannot find "./rewards/exact.js", imported by ${p.path('plugins', 'missing-file.ts')}`,
-      '  hint: check the path: it resolves from the folder of the file that imports it',
-    ]],
-    ['a plugin importing a missing package', 'configs/missing-package.json', (p: TempProject) => [
-      `error PLUGIN_LOAD_FAILED (${p.path('configs', 'missing-package.json')}: plugins[0]): plugin "../plugins/missing-package.ts" was found at ${p.path('plugins', 'missing-package.ts')} but failed to load: cannot find "acme-parser", imported by ${p.path('plugins', 'missing-package.ts')}`,
-      '  hint: install it in the project (npm install acme-parser) or fix the import',
-    ]],
-    ['a config importing a missing package', 'configs/missing-package.config.ts', (p: TempProject) => [
-      `error CONFIG_LOAD_FAILED (${p.path('configs', 'missing-package.config.ts')}): cannot load config: cannot find "@acme/drmas-defaults", imported by ${p.path('configs', 'missing-package.config.ts')}`,
-      '  hint: install it in the project (npm install @acme/drmas-defaults) or fix the import',
-    ]],
-    ['a plugin with a syntax error', 'configs/syntax.json', (p: TempProject) => [
-      `error PLUGIN_LOAD_FAILED (${p.path('configs', 'syntax.json')}: plugins[0]): plugin "../plugins/syntax.ts" was found at ${p.path('plugins', 'syntax.ts')} but failed to load: syntax error at line 3, column 44: Unexpected token`,
-      '  3 |   apply(kernel: unknown) { return kernel as; },',
-      '    |                                            ^',
-      '  hint: fix the syntax there; TypeScript types are erased without being checked, so only syntax stops a file from loading',
-    ]],
-    ['a plugin throwing while it is evaluated', 'configs/throws.json', (p: TempProject) => [
-      `error PLUGIN_LOAD_FAILED (${p.path('configs', 'throws.json')}: plugins[0]): plugin "../plugins/throws.ts" was found at ${p.path('plugins', 'throws.ts')} but failed to load: it threw while being evaluated: Error: ACME_URL is not set (${p.path('plugins', 'throws.ts')}:2:17)`,
-      '  hint: the error comes from the module\'s own top-level code; run with --verbose for the stack trace',
-    ]],
+    [
+      'a plugin importing a missing file',
+      'configs/missing-file.json',
+      (p: TempProject) => [
+        `error PLUGIN_LOAD_FAILED (${p.path('configs', 'missing-file.json')}: plugins[0]): plugin "../plugins/missing-file.ts" was found at ${p.path('plugins', 'missing-file.ts')} but failed to load: cannot find "./rewards/exact.js", imported by ${p.path('plugins', 'missing-file.ts')}`,
+        '  hint: check the path: it resolves from the folder of the file that imports it',
+      ],
+    ],
+    [
+      'a plugin importing a missing package',
+      'configs/missing-package.json',
+      (p: TempProject) => [
+        `error PLUGIN_LOAD_FAILED (${p.path('configs', 'missing-package.json')}: plugins[0]): plugin "../plugins/missing-package.ts" was found at ${p.path('plugins', 'missing-package.ts')} but failed to load: cannot find "acme-parser", imported by ${p.path('plugins', 'missing-package.ts')}`,
+        '  hint: install it in the project (npm install acme-parser) or fix the import',
+      ],
+    ],
+    [
+      'a config importing a missing package',
+      'configs/missing-package.config.ts',
+      (p: TempProject) => [
+        `error CONFIG_LOAD_FAILED (${p.path('configs', 'missing-package.config.ts')}): cannot load config: cannot find "@acme/drmas-defaults", imported by ${p.path('configs', 'missing-package.config.ts')}`,
+        '  hint: install it in the project (npm install @acme/drmas-defaults) or fix the import',
+      ],
+    ],
+    [
+      'a plugin with a syntax error',
+      'configs/syntax.json',
+      (p: TempProject) => [
+        `error PLUGIN_LOAD_FAILED (${p.path('configs', 'syntax.json')}: plugins[0]): plugin "../plugins/syntax.ts" was found at ${p.path('plugins', 'syntax.ts')} but failed to load: syntax error at line 3, column 44: Unexpected token`,
+        '  3 |   apply(kernel: unknown) { return kernel as; },',
+        '    |                                            ^',
+        '  hint: fix the syntax there; TypeScript types are erased without being checked, so only syntax stops a file from loading',
+      ],
+    ],
+    [
+      'a plugin throwing while it is evaluated',
+      'configs/throws.json',
+      (p: TempProject) => [
+        `error PLUGIN_LOAD_FAILED (${p.path('configs', 'throws.json')}: plugins[0]): plugin "../plugins/throws.ts" was found at ${p.path('plugins', 'throws.ts')} but failed to load: it threw while being evaluated: Error: ACME_URL is not set (${p.path('plugins', 'throws.ts')}:2:17)`,
+        "  hint: the error comes from the module's own top-level code; run with --verbose for the stack trace",
+      ],
+    ],
   ])('%s', (_label, config, expected) => {
     const result = info(config);
     expect(result.code).toBe(1);

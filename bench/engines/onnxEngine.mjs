@@ -11,8 +11,14 @@ if (bench === 'matmul') {
   const n = 2048;
   const g = new GraphBuilder('matmul');
   g.output(g.op('MatMul', [g.input('a', 'float', [n, n]), g.input('b', 'float', [n, n])]), 'c', 'float', [n, n]);
-  const session = await ort.InferenceSession.create(g.toModelProto(), { intraOpNumThreads: availableParallelism(), graphOptimizationLevel: 'all' });
-  const feeds = { a: new ort.Tensor('float32', new Float32Array(n * n).fill(0.5), [n, n]), b: new ort.Tensor('float32', new Float32Array(n * n).fill(0.25), [n, n]) };
+  const session = await ort.InferenceSession.create(g.toModelProto(), {
+    intraOpNumThreads: availableParallelism(),
+    graphOptimizationLevel: 'all',
+  });
+  const feeds = {
+    a: new ort.Tensor('float32', new Float32Array(n * n).fill(0.5), [n, n]),
+    b: new ort.Tensor('float32', new Float32Array(n * n).fill(0.25), [n, n]),
+  };
   await session.run(feeds);
   const times = [];
   for (let i = 0; i < 5; i++) {
@@ -21,7 +27,15 @@ if (bench === 'matmul') {
     times.push((performance.now() - t) / 1000);
   }
   const seconds = median(times);
-  emit({ engine: 'onnx', bench: 'matmul', runtime: `onnxruntime-node ${ort.env.versions.node} (CPU, ${availableParallelism()} threads)`, size: n, repeats: 5, seconds, gflops: (2 * n ** 3) / seconds / 1e9 });
+  emit({
+    engine: 'onnx',
+    bench: 'matmul',
+    runtime: `onnxruntime-node ${ort.env.versions.node} (CPU, ${availableParallelism()} threads)`,
+    size: n,
+    repeats: 5,
+    seconds,
+    gflops: (2 * n ** 3) / seconds / 1e9,
+  });
 } else {
   const backend = await createOnnxPolicyBackend({ model, seed: 0, provider: 'cpu', weightMode });
   const vocab = backend.config.vocabSize;
@@ -34,7 +48,17 @@ if (bench === 'matmul') {
     times.push((performance.now() - t) / 1000);
   }
   const seconds = median(times);
-  const record = { engine: 'onnx', bench: 'generate', model, runtime: backend.runtime, weightMode, ...GENERATION, repeats, seconds, tokensPerSecond: (GENERATION.batch * GENERATION.newTokens) / seconds };
+  const record = {
+    engine: 'onnx',
+    bench: 'generate',
+    model,
+    runtime: backend.runtime,
+    weightMode,
+    ...GENERATION,
+    repeats,
+    seconds,
+    tokensPerSecond: (GENERATION.batch * GENERATION.newTokens) / seconds,
+  };
   if (bench === 'sync') {
     // The cost of taking new weights: syncWeights plus the first run after it (session rebuild in initializer mode).
     const source = { exportWeights: () => backend.exportWeights() };

@@ -33,9 +33,20 @@ const results = [];
 for (let i = 1; i <= steps; i++) results.push(await step(i));
 const pick = (k) => median(results.map((r) => r[k]));
 emit({
-  engine: rollout, bench: 'rl-proxy', model, runtime: engine.runtime, trainer: trainer.runtime, agents: 2, batchPerAgent: 16,
-  promptTokens: 32, newTokens: 64, repeats: steps, rolloutSeconds: pick('rollout'), trainSeconds: pick('train'),
-  syncSeconds: pick('sync'), stepSeconds: pick('total'),
+  engine: rollout,
+  bench: 'rl-proxy',
+  model,
+  runtime: engine.runtime,
+  trainer: trainer.runtime,
+  agents: 2,
+  batchPerAgent: 16,
+  promptTokens: 32,
+  newTokens: 64,
+  repeats: steps,
+  rolloutSeconds: pick('rollout'),
+  trainSeconds: pick('train'),
+  syncSeconds: pick('sync'),
+  stepSeconds: pick('total'),
 });
 trainer.dispose();
 if (engine !== trainer) engine.dispose();

@@ -2,7 +2,16 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { createTfjsPolicyBackend } from '../../plugins/backend-tfjs/src/TfjsPolicyBackend.ts';
 import { selectRuntime } from '../../plugins/backend-tfjs/src/runtime/RuntimeSelector.ts';
-import { emit, generationPrompts, GENERATION, median, policyGradientLoss, TRAINING, trainingBatch, updateRequest } from '../lib/workloads.mjs';
+import {
+  emit,
+  generationPrompts,
+  GENERATION,
+  median,
+  policyGradientLoss,
+  TRAINING,
+  trainingBatch,
+  updateRequest,
+} from '../lib/workloads.mjs';
 
 const [bench, model = 'tiny', repeatsArg = '1'] = process.argv.slice(2);
 const repeats = Number(repeatsArg);
@@ -25,7 +34,15 @@ if (bench === 'matmul') {
     times.push((performance.now() - t) / 1000);
   }
   const seconds = median(times);
-  emit({ engine: 'tfjs', bench: 'matmul', runtime: runtime.description, size: n, repeats: 5, seconds, gflops: (2 * n ** 3) / seconds / 1e9 });
+  emit({
+    engine: 'tfjs',
+    bench: 'matmul',
+    runtime: runtime.description,
+    size: n,
+    repeats: 5,
+    seconds,
+    gflops: (2 * n ** 3) / seconds / 1e9,
+  });
 } else {
   const backend = await createTfjsPolicyBackend({ model, seed: 0 });
   const vocab = backend.model.config.vocabSize;
@@ -39,7 +56,16 @@ if (bench === 'matmul') {
       times.push((performance.now() - t) / 1000);
     }
     const seconds = median(times);
-    emit({ engine: 'tfjs', bench: 'generate', model, runtime: backend.runtime, ...GENERATION, repeats, seconds, tokensPerSecond: (GENERATION.batch * GENERATION.newTokens) / seconds });
+    emit({
+      engine: 'tfjs',
+      bench: 'generate',
+      model,
+      runtime: backend.runtime,
+      ...GENERATION,
+      repeats,
+      seconds,
+      tokensPerSecond: (GENERATION.batch * GENERATION.newTokens) / seconds,
+    });
   } else {
     // Micro-batches of 8 rows for tiny, 2 for small (wasm's 32-bit heap cannot hold 8 x 256 tokens of small).
     const microBatchSize = model === 'small' ? 2 : 8;
@@ -53,7 +79,18 @@ if (bench === 'matmul') {
     }
     const seconds = median(times);
     const tokens = TRAINING.rows * (TRAINING.promptTokens + TRAINING.responseTokens);
-    emit({ engine: 'tfjs', bench: 'train', model, runtime: backend.runtime, rows: TRAINING.rows, tokensPerRow: 256, microBatchSize, repeats, seconds, tokensPerSecond: tokens / seconds });
+    emit({
+      engine: 'tfjs',
+      bench: 'train',
+      model,
+      runtime: backend.runtime,
+      rows: TRAINING.rows,
+      tokensPerRow: 256,
+      microBatchSize,
+      repeats,
+      seconds,
+      tokensPerSecond: tokens / seconds,
+    });
   }
   backend.dispose();
 }

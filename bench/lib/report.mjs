@@ -12,8 +12,16 @@ export function renderResults({ machine, records, summary, notices, rounds }) {
   push('## Machine', '');
   push('| | |', '|---|---|');
   push(`| CPU | ${machine.cpu} |`, `| cores | ${machine.cores} |`, `| memory | ${machine.memoryGiB} GiB |`);
-  push(`| Node | ${machine.node} |`, `| onnxruntime-node | ${machine.onnxruntime} |`, `| tfjs | ${machine.tfjs} |`, `| torch | ${machine.torch} |`);
-  push(`| load average (1, 5, 15 min) at start / end | ${machine.loadAverageAtStart.join(', ')} / ${machine.loadAverageAtEnd.join(', ')} |`, '');
+  push(
+    `| Node | ${machine.node} |`,
+    `| onnxruntime-node | ${machine.onnxruntime} |`,
+    `| tfjs | ${machine.tfjs} |`,
+    `| torch | ${machine.torch} |`,
+  );
+  push(
+    `| load average (1, 5, 15 min) at start / end | ${machine.loadAverageAtStart.join(', ')} / ${machine.loadAverageAtEnd.join(', ')} |`,
+    '',
+  );
   push('The machine is shared with other work (the load average above): absolute numbers move by up to ~2x between');
   push('runs; the alternating rounds keep the ratios between engines more stable than the absolute values.', '');
   if (notices.length) {
@@ -24,14 +32,16 @@ export function renderResults({ machine, records, summary, notices, rounds }) {
 
   push('## Throughput', '');
   push('Generation: batch 32, 32-token prompts, 96 new tokens (sampling at temperature 1, no stop ids). Training: batch');
-  push('32 x 256 tokens (32 prompt + 224 response), forward + backward + AdamW. GFLOP/s counts the model\'s nominal matmul');
+  push("32 x 256 tokens (32 prompt + 224 response), forward + backward + AdamW. GFLOP/s counts the model's nominal matmul");
   push('FLOPs (projections, lm head, attention products; training 3x forward) over the measured time; the ceiling is the');
-  push('same engine\'s 2048x2048 matmul.', '');
+  push("same engine's 2048x2048 matmul.", '');
   push('| workload | model | engine | runtime | tokens/s | x PyTorch | GFLOP/s | % of matmul ceiling | peak RSS (MiB) | runs |');
   push('|---|---|---|---|---:|---:|---:|---:|---:|---:|');
   for (const r of summary) {
     const pct = r.ceilingGflops ? (100 * r.gflops) / r.ceilingGflops : undefined;
-    push(`| ${r.bench === 'generate' ? 'generation' : 'training'} | ${r.model} | ${r.engine} | ${r.runtime} | ${fmt(r.tokensPerSecond)} | ${r.ratioToPytorch === undefined ? '–' : fmt(r.ratioToPytorch, 2)} | ${fmt(r.gflops, 1)} | ${fmt(pct, 1)} | ${fmt(r.peakRssMiB)} | ${r.samples} |`);
+    push(
+      `| ${r.bench === 'generate' ? 'generation' : 'training'} | ${r.model} | ${r.engine} | ${r.runtime} | ${fmt(r.tokensPerSecond)} | ${r.ratioToPytorch === undefined ? '–' : fmt(r.ratioToPytorch, 2)} | ${fmt(r.gflops, 1)} | ${fmt(pct, 1)} | ${fmt(r.peakRssMiB)} | ${r.samples} |`,
+    );
   }
   push('', 'onnx is a rollout engine: it has no training column (training runs on tfjs).', '');
 
@@ -47,16 +57,18 @@ export function renderResults({ machine, records, summary, notices, rounds }) {
       continue;
     }
     const met = r.ratioToPytorch >= 2;
-    push(`- ${r.model}: ${fmt(r.ratioToPytorch, 2)}x — ${met ? 'met' : `missed by ${fmt(100 * (1 - r.ratioToPytorch / 2))}% (${fmt(r.tokensPerSecond)} tokens/s, 2x would be ${fmt(2 * r.tokensPerSecond / r.ratioToPytorch)})`}.`);
+    push(
+      `- ${r.model}: ${fmt(r.ratioToPytorch, 2)}x — ${met ? 'met' : `missed by ${fmt(100 * (1 - r.ratioToPytorch / 2))}% (${fmt(r.tokensPerSecond)} tokens/s, 2x would be ${fmt((2 * r.tokensPerSecond) / r.ratioToPytorch)})`}.`,
+    );
   }
   push('');
-  push('What limits onnx generation here (from onnxruntime\'s profiler, per-op timing of a `small` run): MatMul kernels are');
+  push("What limits onnx generation here (from onnxruntime's profiler, per-op timing of a `small` run): MatMul kernels are");
   push('~75-80% of the time inside onnxruntime; the rest is many small element-wise ops (rope, softmax, residuals). With');
   push('the weights as graph inputs, MLAS packs every weight matrix again on every run (it pre-packs only constant');
   push('initializers); baking the weights in as initializers is faster per token (see the next table) but then a weight');
   push('sync must rebuild the sessions, which the design rules out. The KV cache is not copied between steps (host-owned');
   push('caches read in place, new columns written by the engine), and decode shapes are static apart from batch and cache');
-  push('length. Decode batch 32 gives MatMuls of M = 32 rows, far below the 2048-cube ceiling\'s efficiency. On a');
+  push("length. Decode batch 32 gives MatMuls of M = 32 rows, far below the 2048-cube ceiling's efficiency. On a");
   push('shared machine, CPU contention dominates: onnxruntime runs with non-spinning intra-op threads for that reason');
   push('(spinning measured 2-2.5x slower under load), and PyTorch runs in its fastest thread setting here.', '');
 
@@ -77,7 +89,10 @@ export function renderResults({ machine, records, summary, notices, rounds }) {
   const rl = records.filter((r) => r.bench === 'rl-proxy');
   if (rl.length) {
     push('| rollout engine | rollout (s) | train (s) | sync (s) | step (s) | peak RSS (MiB) |', '|---|---:|---:|---:|---:|---:|');
-    for (const r of rl) push(`| ${r.engine} (${r.runtime}) | ${fmt(r.rolloutSeconds, 2)} | ${fmt(r.trainSeconds, 2)} | ${fmt(r.syncSeconds, 3)} | ${fmt(r.stepSeconds, 2)} | ${fmt(r.peakRssMiB)} |`);
+    for (const r of rl)
+      push(
+        `| ${r.engine} (${r.runtime}) | ${fmt(r.rolloutSeconds, 2)} | ${fmt(r.trainSeconds, 2)} | ${fmt(r.syncSeconds, 3)} | ${fmt(r.stepSeconds, 2)} | ${fmt(r.peakRssMiB)} |`,
+      );
     const [a, b] = ['tfjs', 'onnx'].map((e) => rl.find((r) => r.engine === e));
     if (a && b) push('', `Proxy step speed-up with onnx rollouts: ${fmt(a.stepSeconds / b.stepSeconds, 2)}x.`);
     push('');

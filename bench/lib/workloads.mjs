@@ -31,21 +31,29 @@ export function trainingBatch(rows, promptLength, responseLength, vocab) {
   const prompts = Array.from({ length: rows }, () => Int32Array.from({ length: promptLength }, next));
   const responses = Array.from({ length: rows }, () => Int32Array.from({ length: responseLength }, next));
   const batch = TrainingBatch.fromSequences(prompts, responses);
-  batch.advantages.forEach((_, i) => { batch.advantages[i] = ((i % 7) - 3) / 3; });
+  batch.advantages.forEach((_, i) => {
+    batch.advantages[i] = ((i % 7) - 3) / 3;
+  });
   return batch.all();
 }
 
 /** A rollout's tokens as a training batch (prompts + generated responses, right-padded). */
 export function batchFromRollout(prompts, responses) {
   const batch = TrainingBatch.fromSequences(prompts, responses);
-  batch.advantages.forEach((_, i) => { batch.advantages[i] = ((i % 5) - 2) / 2; });
+  batch.advantages.forEach((_, i) => {
+    batch.advantages[i] = ((i % 5) - 2) / 2;
+  });
   return batch.all();
 }
 
 /** One optimizer step of AdamW at `lr` over the view's rows. */
 export function updateRequest(view, loss, microBatchSize, lr = 1e-5) {
   return {
-    batch: view, totals: lossTotals(view, { responseLength: longestResponse(view), microBatchSize }), loss, microBatchSize, lrScale: 1,
+    batch: view,
+    totals: lossTotals(view, { responseLength: longestResponse(view), microBatchSize }),
+    loss,
+    microBatchSize,
+    lrScale: 1,
     optimizer: { lr, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, paramGroups: [] },
   };
 }

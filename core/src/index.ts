@@ -5,7 +5,13 @@ export { Container, ContainerModule, injectable, named, optional } from 'inversi
 export { inject, multiInject } from './di/injection.js';
 export * as tapable from 'tapable';
 export {
-  AsyncParallelHook, AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncBailHook, SyncHook, SyncWaterfallHook,
+  AsyncParallelHook,
+  AsyncSeriesBailHook,
+  AsyncSeriesHook,
+  AsyncSeriesWaterfallHook,
+  SyncBailHook,
+  SyncHook,
+  SyncWaterfallHook,
 } from 'tapable';
 export { z } from 'zod';
 
@@ -35,15 +41,30 @@ export { WorkerGroups, type WorkerGroup } from './roles/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
 
 export {
-  definePlugin, definePreset, isPlugin, type Plugin, type PluginFactory, type PluginSpec, type Preset,
-  type PresetFactory, type PresetSpec,
+  definePlugin,
+  definePreset,
+  isPlugin,
+  type Plugin,
+  type PluginFactory,
+  type PluginSpec,
+  type Preset,
+  type PresetFactory,
+  type PresetSpec,
 } from './plugins/Plugin.js';
 export { PluginLoader, type LoadedPlugin, type LoadedPreset, type ModuleOrigin } from './plugins/PluginLoader.js';
 export { candidatePackageNames, shortName } from './plugins/packageNames.js';
 
 export {
-  defineConfig, type AgentConfig, type AlgorithmConfig, type ConfigSections, type EnvConfig, type EvalConfig, type ModelConfig, type PresetConfig,
-  type TrainerConfig, type UserConfig,
+  defineConfig,
+  type AgentConfig,
+  type AlgorithmConfig,
+  type ConfigSections,
+  type EnvConfig,
+  type EvalConfig,
+  type ModelConfig,
+  type PresetConfig,
+  type TrainerConfig,
+  type UserConfig,
 } from './config/UserConfig.js';
 export { ResolvedConfig, type AgentSettings, type ModelSettings } from './config/ResolvedConfig.js';
 export { resolveConfig, type ConfigResolution, type ResolveConfigOptions } from './config/resolveConfig.js';
@@ -57,13 +78,28 @@ export { Agent, AgentRegistry } from './agents/AgentRegistry.js';
 export type { Trajectory, Turn, TurnKey, RolloutBatch } from './data/Turn.js';
 export { ID_NAMES, scoringTemperature, TrainingBatch, type IdColumn, type IdName, type PreferencePairs } from './data/TrainingBatch.js';
 export {
-  longestResponse, lossTotals, responseValues, rowsWithAdvantage, selectRows, type BatchView, type WorkerGroupBatch,
+  longestResponse,
+  lossTotals,
+  responseValues,
+  rowsWithAdvantage,
+  selectRows,
+  type BatchView,
+  type WorkerGroupBatch,
 } from './data/BatchView.js';
 export type { EvalContext, Metrics, RunContext, StepContext, StepResult } from './data/StepContext.js';
 
 export type {
-  GenerateRequest, GenerateResult, OptimizerSettings, ParamGroupSettings, PolicyBackend, SamplingParams, ScoreRequest, ScoreResult,
-  UpdateRequest, UpdateResult, WeightTensor,
+  GenerateRequest,
+  GenerateResult,
+  OptimizerSettings,
+  ParamGroupSettings,
+  PolicyBackend,
+  SamplingParams,
+  ScoreRequest,
+  ScoreResult,
+  UpdateRequest,
+  UpdateResult,
+  WeightTensor,
 } from './compute/PolicyBackend.js';
 export { assignParamGroups, ParamGroupError } from './compute/paramGroups.js';
 export { scoreSequences } from './compute/scoreSequences.js';
@@ -72,7 +108,13 @@ export { LossFunction, type LossInput, type LossOutput, type LossTotals, type Te
 export { Rng, SeededRng, type RngState } from './random/Rng.js';
 
 export {
-  checkpointDirName, CHECKPOINT_STATE_FILE, CHECKPOINTS_DIR, listCheckpoints, readTrainerState, resolveResume, type TrainerState,
+  checkpointDirName,
+  CHECKPOINT_STATE_FILE,
+  CHECKPOINTS_DIR,
+  listCheckpoints,
+  readTrainerState,
+  resolveResume,
+  type TrainerState,
 } from './run/checkpointLayout.js';
 export { planEvaluation, planRun, type RunPlan } from './run/runDirectory.js';
 export { AdvantagePlugin } from './builtins/AdvantagePlugin.js';

@@ -24,10 +24,14 @@ export default {
 `,
   'bad.json': '{ "trainer": { "steps": "two" } }',
   'node_modules/drmas-plugin-greeter/package.json': {
-    name: 'drmas-plugin-greeter', version: '1.0.0', type: 'module', main: 'index.js',
+    name: 'drmas-plugin-greeter',
+    version: '1.0.0',
+    type: 'module',
+    main: 'index.js',
     drmas: {
       commands: {
-        greet: { module: './commands.js', summary: 'say hello' }, refuse: { module: './commands.js', summary: 'refuse to greet' },
+        greet: { module: './commands.js', summary: 'say hello' },
+        refuse: { module: './commands.js', summary: 'refuse to greet' },
         broken: { module: './missing.js', summary: 'never loads' },
       },
     },
@@ -57,13 +61,20 @@ describe('drmas CLI', () => {
     expect(report.configFile).toBe(project.path('drmas.config.json'));
     expect(report.plugins.map((p: { name: string }) => p.name)).toEqual(['drmas:advantage', 'drmas:run-directory', 'team']);
     expect(report.plugins[2].resolvedFrom).toBe(project.path('team.js'));
-    expect(report.hooks.setup).toEqual([{ name: 'drmas:run-directory', type: 'sync', stage: -1000 }, { name: 'team', type: 'sync', stage: -300 }]);
+    expect(report.hooks.setup).toEqual([
+      { name: 'drmas:run-directory', type: 'sync', stage: -1000 },
+      { name: 'team', type: 'sync', stage: -300 },
+    ]);
     expect(report.hooks.advantage.map((t: { name: string }) => t.name)).toEqual(['drmas:advantage']);
     expect(report.hooks.validate.map((t: { name: string }) => t.name)).toEqual(['drmas:advantage']);
     expect(report.hooks.rollout).toEqual([{ name: 'team', type: 'promise', stage: 0 }]);
     expect(Object.keys(report.hooks)).toHaveLength(13);
     expect(report.roles.Agent.entries).toEqual([{ name: 'solver', plugin: 'team' }]);
-    expect(report.roles.AdvantageEstimator).toEqual({ label: 'advantage estimator', configKey: 'algorithm.advantage', entries: [{ name: 'mean-baseline', plugin: 'team' }] });
+    expect(report.roles.AdvantageEstimator).toEqual({
+      label: 'advantage estimator',
+      configKey: 'algorithm.advantage',
+      entries: [{ name: 'mean-baseline', plugin: 'team' }],
+    });
     expect(report.roles.BackendFactory.entries).toEqual([]);
   });
 
@@ -79,7 +90,10 @@ describe('drmas CLI', () => {
     const { code, stderr } = await runCli(['train', '--run-dir', runDir, '--set', 'trainer.steps=3'], project.dir);
     expect(stderr).toContain('3 steps');
     expect(code).toBe(0);
-    const lines = readFileSync(`${runDir}/metrics.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(`${runDir}/metrics.jsonl`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.step)).toEqual([1, 2, 3]);
     expect(lines[0]['team/ok']).toBe(1);
     expect(typeof lines[0]['timing/rollout']).toBe('number');
@@ -134,7 +148,9 @@ describe('drmas CLI', () => {
     const { code, stderr } = await runCli(['refuse', '--name', '42'], project.dir);
     expect(code).toBe(1);
     expect(stderr).toBe('error INVALID_ARGUMENT (--name): cannot greet "42"\n  hint: give a name of letters\n');
-    expect((await runCli(['refuse', '--name', '42', '--verbose'], project.dir)).stderr).toContain('\nGreetingError: cannot greet "42"\n    at ');
+    expect((await runCli(['refuse', '--name', '42', '--verbose'], project.dir)).stderr).toContain(
+      '\nGreetingError: cannot greet "42"\n    at ',
+    );
   });
 
   test('eval without an evaluate tap says what is missing', async () => {

@@ -9,7 +9,9 @@ function project(files: Record<string, string | object>): TempProject {
   projects.push(p);
   return p;
 }
-afterEach(() => { while (projects.length) projects.pop()!.dispose(); });
+afterEach(() => {
+  while (projects.length) projects.pop()!.dispose();
+});
 
 async function failure(run: () => Promise<unknown>): Promise<DrmasError> {
   try {
@@ -29,7 +31,10 @@ describe('finding and loading config files', () => {
     ['.drmasrc.json', JSON.stringify({ trainer: { steps: 4 } })],
     ['drmas.config.mjs', 'export default { trainer: { steps: 4 } };\n'],
     ['package.json', JSON.stringify({ name: 'x', drmas: { trainer: { steps: 4 } } })],
-    ['drmas.config.ts', "import { defineConfig } from '@drmas/core';\nconst steps: number = 4;\nexport default defineConfig({ trainer: { steps } });\n"],
+    [
+      'drmas.config.ts',
+      "import { defineConfig } from '@drmas/core';\nconst steps: number = 4;\nexport default defineConfig({ trainer: { steps } });\n",
+    ],
   ])('%s is found by search and loaded', async (name, content) => {
     const p = project({ [name]: content, 'sub/dir/.keep': '' });
     const { config, file } = await resolveConfig({ cwd: p.path('sub', 'dir') });
@@ -81,8 +86,14 @@ describe('finding and loading config files', () => {
 
 describe('TypeScript config files', () => {
   test.each([
-    ['drmas.config.mts', "import type { UserConfig } from '@drmas/core';\nconst steps: string = 4;\nexport default { trainer: { steps } } satisfies UserConfig;\n"],
-    ['drmas.config.cts', "import type { UserConfig } from '@drmas/core';\nconst config: UserConfig = { trainer: { steps: 4 } };\nexport = config;\n"],
+    [
+      'drmas.config.mts',
+      "import type { UserConfig } from '@drmas/core';\nconst steps: string = 4;\nexport default { trainer: { steps } } satisfies UserConfig;\n",
+    ],
+    [
+      'drmas.config.cts',
+      "import type { UserConfig } from '@drmas/core';\nconst config: UserConfig = { trainer: { steps: 4 } };\nexport = config;\n",
+    ],
   ])('%s is found by search; its types are erased, not checked', async (name, content) => {
     const p = project({ [name]: content });
     const { config, file } = await resolveConfig({ cwd: p.dir });
@@ -91,33 +102,44 @@ describe('TypeScript config files', () => {
   });
 
   test('a syntax error names the file, the line and the column, and shows the line', async () => {
-    const p = project({ 'drmas.config.ts': "import { defineConfig } from '@drmas/core';\n\nexport default defineConfig({ trainer: { steps: 4, seed: } });\n" });
+    const p = project({
+      'drmas.config.ts': "import { defineConfig } from '@drmas/core';\n\nexport default defineConfig({ trainer: { steps: 4, seed: } });\n",
+    });
     const error = await failure(() => resolveConfig({ cwd: p.dir }));
     expect(error.code).toBe('CONFIG_LOAD_FAILED');
     expect(error.file).toBe(p.path('drmas.config.ts'));
-    expect(error.message).toBe([
-      'cannot load config: syntax error at line 3, column 58: Unexpected token',
-      '  3 | export default defineConfig({ trainer: { steps: 4, seed: } });',
-      '    |                                                          ^',
-    ].join('\n'));
+    expect(error.message).toBe(
+      [
+        'cannot load config: syntax error at line 3, column 58: Unexpected token',
+        '  3 | export default defineConfig({ trainer: { steps: 4, seed: } });',
+        '    |                                                          ^',
+      ].join('\n'),
+    );
   });
 
   test('a syntax error in a file the config imports names that file', async () => {
     const p = project({
       'configs/run.config.ts': "import { trainer } from './parts/trainer.js';\nexport default { trainer };\n",
-      'configs/parts/trainer.ts': "export const trainer = {\n  steps: 4\n  seed: 1,\n};\n",
+      'configs/parts/trainer.ts': 'export const trainer = {\n  steps: 4\n  seed: 1,\n};\n',
     });
     const error = await failure(() => resolveConfig({ cwd: p.dir, configPath: 'configs/run.config.ts' }));
     expect(error.code).toBe('CONFIG_LOAD_FAILED');
     expect(error.file).toBe(p.path('configs', 'run.config.ts'));
-    expect(error.message).toContain(`syntax error in ${p.path('configs', 'parts', 'trainer.ts')} at line 3, column 3: Unexpected token, expected ","`);
+    expect(error.message).toContain(
+      `syntax error in ${p.path('configs', 'parts', 'trainer.ts')} at line 3, column 3: Unexpected token, expected ","`,
+    );
   });
 
   test('a throw while the config is evaluated names the error and where', async () => {
-    const p = project({ 'drmas.config.ts': "const home: string | undefined = undefined;\nif (!home) throw new RangeError('DRMAS_HOME is not set');\nexport default {};\n" });
+    const p = project({
+      'drmas.config.ts':
+        "const home: string | undefined = undefined;\nif (!home) throw new RangeError('DRMAS_HOME is not set');\nexport default {};\n",
+    });
     const error = await failure(() => resolveConfig({ cwd: p.dir }));
     expect(error.code).toBe('CONFIG_LOAD_FAILED');
-    expect(error.message).toContain(`cannot load config: it threw while being evaluated: RangeError: DRMAS_HOME is not set (${p.path('drmas.config.ts')}:2:`);
+    expect(error.message).toContain(
+      `cannot load config: it threw while being evaluated: RangeError: DRMAS_HOME is not set (${p.path('drmas.config.ts')}:2:`,
+    );
   });
 });
 
@@ -160,7 +182,7 @@ describe('schema validation', () => {
     expect(() => buildConfigSchema([claimsSeed])).toThrow('config key env.seed is declared by both the kernel and plugin "env-x"');
   });
 
-  test('plugins declare their own sections and extend the kernel\'s', async () => {
+  test("plugins declare their own sections and extend the kernel's", async () => {
     const plugin = {
       name: 'declares',
       configSchema: { widget: z.object({ size: z.number().default(2) }), algorithm: z.object({ clipRatio: z.number().default(0.2) }) },
@@ -187,8 +209,14 @@ describe('schema validation', () => {
 
 describe('paths in the config', () => {
   test('relative model paths resolve from the folder of the file that set them; names stay names', async () => {
-    const p = project({ 'configs/drmas.config.json': JSON.stringify({ models: { a: { model: '../ckpt/a' }, b: { model: 'tiny' }, c: { model: './c' } } }) });
-    const { config } = await resolveConfig({ cwd: p.dir, configPath: 'configs/drmas.config.json', overrides: ['models.c.model=./from-cli'] });
+    const p = project({
+      'configs/drmas.config.json': JSON.stringify({ models: { a: { model: '../ckpt/a' }, b: { model: 'tiny' }, c: { model: './c' } } }),
+    });
+    const { config } = await resolveConfig({
+      cwd: p.dir,
+      configPath: 'configs/drmas.config.json',
+      overrides: ['models.c.model=./from-cli'],
+    });
     expect(config.models.a?.model).toBe(p.path('ckpt', 'a'));
     expect(config.models.b?.model).toBe('tiny');
     expect(config.models.c?.model).toBe(p.path('from-cli'));
@@ -207,7 +235,8 @@ describe('paths in the config', () => {
 describe('--set', () => {
   test('coerces by the schema type at the key', async () => {
     const { config } = await resolveConfig({
-      cwd: '/', inline: {},
+      cwd: '/',
+      inline: {},
       overrides: ['trainer.steps=3', 'trainer.outputDir=123', 'eval.atEnd=false', 'trainer.runName=a=b'],
     });
     expect(config.trainer.steps).toBe(3);

@@ -18,8 +18,8 @@ describe('DrmasError', () => {
     const low = new DrmasError('CHECKPOINT_INVALID', 'the file is truncated', { file: '/ckpt/model.safetensors', hint: 'save it again' });
     const located = low.at('models.policy.model', 'model policy failed to load');
     expect(located.format()).toBe(
-      'error CHECKPOINT_INVALID (models.policy.model): model policy failed to load: /ckpt/model.safetensors: the file is truncated\n'
-      + '  hint: save it again',
+      'error CHECKPOINT_INVALID (models.policy.model): model policy failed to load: /ckpt/model.safetensors: the file is truncated\n' +
+        '  hint: save it again',
     );
     expect(located.cause).toBe(low);
   });

@@ -1,11 +1,23 @@
 import { describe, expect, test } from '@jest/globals';
 import {
-  AdvantagePlugin, DrmasError, HOOK_NAMES, Kernel, Stage, type LoadedPlugin, type Plugin, type ResolvedConfig, type RolloutBatch,
+  AdvantagePlugin,
+  DrmasError,
+  HOOK_NAMES,
+  Kernel,
+  Stage,
+  type LoadedPlugin,
+  type Plugin,
+  type ResolvedConfig,
+  type RolloutBatch,
 } from '@drmas/core';
 
 function config(steps: number, extra: Partial<ResolvedConfig> = {}): ResolvedConfig {
   return {
-    presets: [], plugins: [], models: {}, agents: {}, algorithm: {},
+    presets: [],
+    plugins: [],
+    models: {},
+    agents: {},
+    algorithm: {},
     trainer: { steps, seed: 0, outputDir: 'runs', saveEvery: 0, keepLast: 3 },
     eval: { every: 0, atEnd: true, atStart: false },
     env: { seed: 0 },
@@ -19,8 +31,16 @@ function loaded(plugin: Plugin): LoadedPlugin {
 
 function turn(agentId: string, workerGroupId: string, trajectoryId: string, responseIds: number[]) {
   return {
-    groupId: 'g', trajectoryId, agentId, workerGroupId, step: 0, index: 0,
-    promptIds: [1], responseIds, logProbs: responseIds.map(() => -1), valid: true,
+    groupId: 'g',
+    trajectoryId,
+    agentId,
+    workerGroupId,
+    step: 0,
+    index: 0,
+    promptIds: [1],
+    responseIds,
+    logProbs: responseIds.map(() => -1),
+    valid: true,
   };
 }
 
@@ -29,7 +49,13 @@ function recorder(calls: string[]): Plugin {
   const batch = (): RolloutBatch => ({
     metrics: {},
     trajectories: [
-      { groupId: 'g', trajectoryId: 't0', taskId: 'x', done: true, turns: [turn('solver', 'wg-a', 't0', [5, 6]), turn('verifier', 'wg-b', 't0', [7])] },
+      {
+        groupId: 'g',
+        trajectoryId: 't0',
+        taskId: 'x',
+        done: true,
+        turns: [turn('solver', 'wg-a', 't0', [5, 6]), turn('verifier', 'wg-b', 't0', [7])],
+      },
       { groupId: 'g', trajectoryId: 't1', taskId: 'x', done: true, turns: [turn('solver', 'wg-a', 't1', [8])] },
     ],
   });
@@ -37,19 +63,49 @@ function recorder(calls: string[]): Plugin {
     name: 'recorder',
     apply(kernel) {
       const { hooks } = kernel;
-      hooks.configure.tap('recorder', (c) => { calls.push('configure'); return c; });
-      hooks.validate.tap('recorder', () => { calls.push('validate'); });
-      hooks.setup.tapPromise('recorder', async () => { calls.push('setup'); });
-      hooks.beforeStep.tapPromise('recorder', async (s) => { calls.push(`beforeStep:${s.step}`); });
-      hooks.rollout.tapPromise('recorder', async (s) => { calls.push(`rollout:${s.step}`); return batch(); });
-      hooks.afterRollout.tapPromise('recorder', async (b) => { calls.push('afterRollout'); return b; });
-      hooks.reward.tapPromise('recorder', async (b) => { calls.push('reward'); return b; });
-      hooks.advantage.tapPromise('recorder', async () => { calls.push('advantage'); });
-      hooks.update.tapPromise('recorder', async (g) => { calls.push(`update:${g.workerGroupId}:${g.rows.length}`); });
-      hooks.afterStep.tapPromise('recorder', async (r) => { calls.push(`afterStep:${r.step}`); });
-      hooks.evaluate.tapPromise('recorder', async (e) => { calls.push(`evaluate:${e.step}`); });
-      hooks.shutdown.tapPromise('recorder', async () => { calls.push('shutdown'); });
-      hooks.failed.tap('recorder', (e) => { calls.push(`failed:${e.message}`); });
+      hooks.configure.tap('recorder', (c) => {
+        calls.push('configure');
+        return c;
+      });
+      hooks.validate.tap('recorder', () => {
+        calls.push('validate');
+      });
+      hooks.setup.tapPromise('recorder', async () => {
+        calls.push('setup');
+      });
+      hooks.beforeStep.tapPromise('recorder', async (s) => {
+        calls.push(`beforeStep:${s.step}`);
+      });
+      hooks.rollout.tapPromise('recorder', async (s) => {
+        calls.push(`rollout:${s.step}`);
+        return batch();
+      });
+      hooks.afterRollout.tapPromise('recorder', async (b) => {
+        calls.push('afterRollout');
+        return b;
+      });
+      hooks.reward.tapPromise('recorder', async (b) => {
+        calls.push('reward');
+        return b;
+      });
+      hooks.advantage.tapPromise('recorder', async () => {
+        calls.push('advantage');
+      });
+      hooks.update.tapPromise('recorder', async (g) => {
+        calls.push(`update:${g.workerGroupId}:${g.rows.length}`);
+      });
+      hooks.afterStep.tapPromise('recorder', async (r) => {
+        calls.push(`afterStep:${r.step}`);
+      });
+      hooks.evaluate.tapPromise('recorder', async (e) => {
+        calls.push(`evaluate:${e.step}`);
+      });
+      hooks.shutdown.tapPromise('recorder', async () => {
+        calls.push('shutdown');
+      });
+      hooks.failed.tap('recorder', (e) => {
+        calls.push(`failed:${e.message}`);
+      });
     },
   };
 }
@@ -58,9 +114,24 @@ describe('Kernel', () => {
   test('hooks are frozen and are exactly the documented ones', () => {
     const kernel = new Kernel();
     expect(Object.isFrozen(kernel.hooks)).toBe(true);
-    expect([...HOOK_NAMES]).toEqual(['configure', 'validate', 'setup', 'beforeStep', 'rollout', 'afterRollout', 'reward',
-      'advantage', 'update', 'afterStep', 'evaluate', 'failed', 'shutdown']);
-    expect(() => { (kernel.hooks as Record<string, unknown>).extra = 1; }).toThrow();
+    expect([...HOOK_NAMES]).toEqual([
+      'configure',
+      'validate',
+      'setup',
+      'beforeStep',
+      'rollout',
+      'afterRollout',
+      'reward',
+      'advantage',
+      'update',
+      'afterStep',
+      'evaluate',
+      'failed',
+      'shutdown',
+    ]);
+    expect(() => {
+      (kernel.hooks as Record<string, unknown>).extra = 1;
+    }).toThrow();
   });
 
   test('calls the hooks in order over several steps, update once per worker group', async () => {
@@ -68,26 +139,51 @@ describe('Kernel', () => {
     const kernel = new Kernel();
     kernel.configure(config(3, { eval: { every: 2, atEnd: true, atStart: true } }), [loaded(recorder(calls))]);
     await kernel.run({ runDir: '/nonexistent' });
-    const step = (n: number) => [`beforeStep:${n}`, `rollout:${n}`, 'afterRollout', 'reward', 'advantage',
-      'update:wg-a:2', 'update:wg-b:1', `afterStep:${n}`];
-    expect(calls).toEqual(['configure', 'validate', 'setup', 'evaluate:0', ...step(1), ...step(2), 'evaluate:2', ...step(3), 'evaluate:3', 'shutdown']);
+    const step = (n: number) => [
+      `beforeStep:${n}`,
+      `rollout:${n}`,
+      'afterRollout',
+      'reward',
+      'advantage',
+      'update:wg-a:2',
+      'update:wg-b:1',
+      `afterStep:${n}`,
+    ];
+    expect(calls).toEqual([
+      'configure',
+      'validate',
+      'setup',
+      'evaluate:0',
+      ...step(1),
+      ...step(2),
+      'evaluate:2',
+      ...step(3),
+      'evaluate:3',
+      'shutdown',
+    ]);
   });
 
-  test('one batch is packed per step; each worker group gets a view of only its agents\' rows', async () => {
+  test("one batch is packed per step; each worker group gets a view of only its agents' rows", async () => {
     const seen: Array<{ id: string; agents: readonly string[]; rows: number[]; ids: number[]; mask: number[]; logp: number[] }> = [];
     const batches = new Set<unknown>();
     const kernel = new Kernel();
     const capture: Plugin = {
       name: 'capture',
       apply(k) {
-        k.hooks.advantage.tap('capture', (b) => { batches.add(b); });
+        k.hooks.advantage.tap('capture', (b) => {
+          batches.add(b);
+        });
         k.hooks.update.tap('capture', (g) => {
           batches.add(g.batch);
           const R = g.batch.responseLength;
           const column = (c: ArrayLike<number>) => [...g.rows].flatMap((r) => Array.from({ length: R }, (_, j) => c[r * R + j]!));
           seen.push({
-            id: g.workerGroupId, agents: g.agentIds, rows: [...g.rows],
-            ids: column(g.batch.responseIds), mask: column(g.batch.responseMask), logp: column(g.batch.rolloutLogProbs),
+            id: g.workerGroupId,
+            agents: g.agentIds,
+            rows: [...g.rows],
+            ids: column(g.batch.responseIds),
+            mask: column(g.batch.responseMask),
+            logp: column(g.batch.rolloutLogProbs),
           });
         });
       },
@@ -107,14 +203,18 @@ describe('Kernel', () => {
     const trainerOnly: Plugin = {
       name: 'trainer-only',
       apply(k) {
-        k.hooks.setup.tap('trainer-only', () => { calls.push('setup'); });
+        k.hooks.setup.tap('trainer-only', () => {
+          calls.push('setup');
+        });
         k.hooks.update.tap('trainer-only', () => {});
       },
     };
     const kernel = new Kernel();
     kernel.configure(config(1), [loaded(new AdvantagePlugin()), loaded(trainerOnly)]);
     await expect(kernel.run({ runDir: '/nonexistent', log: () => {} })).rejects.toMatchObject({
-      code: 'CONFIG_INVALID', key: 'algorithm.advantage', message: expect.stringContaining('nothing computes advantages'),
+      code: 'CONFIG_INVALID',
+      key: 'algorithm.advantage',
+      message: expect.stringContaining('nothing computes advantages'),
     });
     expect(calls).toEqual([]);
     // A plugin of its own on the advantage hook is enough.
@@ -129,29 +229,52 @@ describe('Kernel', () => {
     const plugin: Plugin = {
       name: 'staged',
       apply(k) {
-        k.hooks.setup.tap({ name: 'report', stage: Stage.REPORT }, () => { order.push('report'); });
-        k.hooks.setup.tap({ name: 'default' }, () => { order.push('default'); });
-        k.hooks.setup.tap({ name: 'environment', stage: Stage.ENVIRONMENT }, () => { order.push('environment'); });
-        k.hooks.setup.tap({ name: 'backend', stage: Stage.BACKEND }, () => { order.push('backend'); });
-        k.hooks.setup.tap({ name: 'model', stage: Stage.MODEL }, () => { order.push('model'); });
-        k.hooks.setup.tap({ name: 'first', stage: Stage.FIRST }, () => { order.push('first'); });
+        k.hooks.setup.tap({ name: 'report', stage: Stage.REPORT }, () => {
+          order.push('report');
+        });
+        k.hooks.setup.tap({ name: 'default' }, () => {
+          order.push('default');
+        });
+        k.hooks.setup.tap({ name: 'environment', stage: Stage.ENVIRONMENT }, () => {
+          order.push('environment');
+        });
+        k.hooks.setup.tap({ name: 'backend', stage: Stage.BACKEND }, () => {
+          order.push('backend');
+        });
+        k.hooks.setup.tap({ name: 'model', stage: Stage.MODEL }, () => {
+          order.push('model');
+        });
+        k.hooks.setup.tap({ name: 'first', stage: Stage.FIRST }, () => {
+          order.push('first');
+        });
       },
     };
     kernel.configure(config(0), [loaded(plugin)]);
     await kernel.run({ runDir: '/nonexistent' });
     expect(order).toEqual(['first', 'backend', 'model', 'environment', 'default', 'report']);
-    expect(Stage.FIRST < Stage.BACKEND && Stage.BACKEND < Stage.MODEL && Stage.MODEL < Stage.ENVIRONMENT
-      && Stage.ENVIRONMENT < Stage.DEFAULT && Stage.DEFAULT < Stage.OBSERVE && Stage.OBSERVE < Stage.REPORT).toBe(true);
+    expect(
+      Stage.FIRST < Stage.BACKEND &&
+        Stage.BACKEND < Stage.MODEL &&
+        Stage.MODEL < Stage.ENVIRONMENT &&
+        Stage.ENVIRONMENT < Stage.DEFAULT &&
+        Stage.DEFAULT < Stage.OBSERVE &&
+        Stage.OBSERVE < Stage.REPORT,
+    ).toBe(true);
   });
 
-  test('every step\'s metrics carry wall time per hook, measured by the interceptor', async () => {
+  test("every step's metrics carry wall time per hook, measured by the interceptor", async () => {
     const lines: Array<Record<string, number>> = [];
     const kernel = new Kernel();
     const slowReward: Plugin = {
       name: 'slow-reward',
       apply(k) {
-        k.hooks.reward.tapPromise('slow-reward', async (b) => { await new Promise((r) => setTimeout(r, 30)); return b; });
-        k.hooks.afterStep.tap('sink', (r) => { lines.push(r.metrics); });
+        k.hooks.reward.tapPromise('slow-reward', async (b) => {
+          await new Promise((r) => setTimeout(r, 30));
+          return b;
+        });
+        k.hooks.afterStep.tap('sink', (r) => {
+          lines.push(r.metrics);
+        });
       },
     };
     kernel.configure(config(2), [loaded(recorder([])), loaded(slowReward)]);
@@ -173,8 +296,12 @@ describe('Kernel', () => {
     const watcher: Plugin = {
       name: 'watcher',
       apply(k) {
-        k.hooks.failed.tap('watcher', (e) => { calls.push(`failed:${(e as DrmasError).code}`); });
-        k.hooks.shutdown.tapPromise('watcher', async () => { calls.push('shutdown'); });
+        k.hooks.failed.tap('watcher', (e) => {
+          calls.push(`failed:${(e as DrmasError).code}`);
+        });
+        k.hooks.shutdown.tapPromise('watcher', async () => {
+          calls.push('shutdown');
+        });
       },
     };
     kernel.configure(config(1), [loaded(watcher)]);
@@ -186,7 +313,12 @@ describe('Kernel', () => {
     const calls: string[] = [];
     const controller = new AbortController();
     const kernel = new Kernel();
-    const stopper: Plugin = { name: 'stopper', apply(k) { k.hooks.afterStep.tap('stopper', () => controller.abort('test')); } };
+    const stopper: Plugin = {
+      name: 'stopper',
+      apply(k) {
+        k.hooks.afterStep.tap('stopper', () => controller.abort('test'));
+      },
+    };
     kernel.configure(config(5), [loaded(recorder(calls)), loaded(stopper)]);
     await kernel.run({ runDir: '/nonexistent', signal: controller.signal });
     expect(calls.filter((c) => c.startsWith('rollout'))).toEqual(['rollout:1']);

@@ -30,7 +30,14 @@ describe('param groups', () => {
   });
 
   test('the error is a user error (a DrmasError) with a hint on how parameters are named', () => {
-    const error = (() => { try { assignParamGroups(NAMES, [{ params: ['x'] }]); } catch (e) { return e; } return undefined; })();
+    const error = (() => {
+      try {
+        assignParamGroups(NAMES, [{ params: ['x'] }]);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
     expect(DrmasError.is(error)).toBe(true);
     expect((error as DrmasError).hint).toMatch(/model\.norm\.weight/);
   });

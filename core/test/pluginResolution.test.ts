@@ -19,7 +19,10 @@ beforeAll(() => {
     .package('drmas-plugin-not-a-plugin', 'export default { hello: 1 };\n')
     .package('drmas-plugin-preset-shaped', preset('oops', ['foo']))
     .package('drmas-plugin-broken', 'export default {{ syntax error\n')
-    .package('drmas-plugin-throws-register', `export default { name: 'throws-register', register() { throw new Error('boom in register'); }, apply() {} };\n`)
+    .package(
+      'drmas-plugin-throws-register',
+      `export default { name: 'throws-register', register() { throw new Error('boom in register'); }, apply() {} };\n`,
+    )
     .package('drmas-plugin-throws-apply', `export default { name: 'throws-apply', apply() { throw new Error('boom in apply'); } };\n`)
     .package('drmas-plugin-throws-factory', `export default () => { throw new Error('bad options'); };\n`)
     .package('drmas-preset-loop-a', preset('loop-a', [], ['loop-b']))
@@ -27,12 +30,16 @@ beforeAll(() => {
     .package('drmas-preset-not-a-list', `export default { name: 'not-a-list', plugins: 'foo' };\n`)
     .write({
       'local/my-plugin.js': plugin('local'),
-      'ts/typed.ts': "import type { Plugin } from '@drmas/core';\ninterface Depth { depth: number }\nconst depth: Depth = { depth: 2 };\nconst typed: Plugin<Depth> = { name: 'typed', options: depth, apply() {} };\nexport default typed;\n",
-      'ts/preset.mts': "import type { Preset } from '@drmas/core';\nexport default { name: 'ts-preset', plugins: ['./typed'], config: { trainer: { steps: 6 } } } satisfies Preset;\n",
+      'ts/typed.ts':
+        "import type { Plugin } from '@drmas/core';\ninterface Depth { depth: number }\nconst depth: Depth = { depth: 2 };\nconst typed: Plugin<Depth> = { name: 'typed', options: depth, apply() {} };\nexport default typed;\n",
+      'ts/preset.mts':
+        "import type { Preset } from '@drmas/core';\nexport default { name: 'ts-preset', plugins: ['./typed'], config: { trainer: { steps: 6 } } } satisfies Preset;\n",
       'ts/type-error.ts': "const name: number = 'type-error';\nexport default { name, apply(): void {} };\n",
       'ts/syntax.ts': "export default { name: 'syntax',\n  apply() { const a = ; },\n};\n",
-      'ts/definite-field.ts': "const mark = (target: object, key: string): void => {};\nclass Agent { @mark name!: string; }\nexport default { name: 'definite-field', apply() { return new Agent(); } };\n",
-      'ts/throws.ts': "const key: string | undefined = undefined;\nif (!key) throw new Error('ACME_KEY is not set');\nexport default { name: 'throws', apply() {} };\n",
+      'ts/definite-field.ts':
+        "const mark = (target: object, key: string): void => {};\nclass Agent { @mark name!: string; }\nexport default { name: 'definite-field', apply() { return new Agent(); } };\n",
+      'ts/throws.ts':
+        "const key: string | undefined = undefined;\nif (!key) throw new Error('ACME_KEY is not set');\nexport default { name: 'throws', apply() {} };\n",
     });
 });
 
@@ -76,7 +83,10 @@ describe('loading', () => {
   test('shorthands, scoped shorthands, full names, paths and [name, options] all load', async () => {
     const { kernel } = await load({ plugins: ['search', '@acme/x', ['drmas-plugin-foo', { depth: 2 }], './local/my-plugin.js'] });
     expect(userPlugins(kernel).map((p) => [p.plugin.name, p.packageName ?? null])).toEqual([
-      ['search', '@drmas/plugin-search'], ['acme-x', '@acme/drmas-plugin-x'], ['foo', 'drmas-plugin-foo'], ['local', null],
+      ['search', '@drmas/plugin-search'],
+      ['acme-x', '@acme/drmas-plugin-x'],
+      ['foo', 'drmas-plugin-foo'],
+      ['local', null],
     ]);
     expect(userPlugins(kernel)[2]!.plugin.options).toEqual({ depth: 2 });
     expect(userPlugins(kernel)[0]!.version).toBe('1.2.3');
@@ -96,7 +106,8 @@ describe('TypeScript plugins and presets', () => {
     const { kernel, presets, config } = await load({ presets: ['./ts/preset.mts'], plugins: [['./ts/type-error.ts']] });
     expect(presets.map((p) => [p.preset.name, p.resolvedFrom])).toEqual([['ts-preset', project.path('ts', 'preset.mts')]]);
     expect(userPlugins(kernel).map((p) => [p.plugin.name, p.resolvedFrom])).toEqual([
-      ['typed', project.path('ts', 'typed.ts')], ['type-error', project.path('ts', 'type-error.ts')],
+      ['typed', project.path('ts', 'typed.ts')],
+      ['type-error', project.path('ts', 'type-error.ts')],
     ]);
     expect(userPlugins(kernel)[0]!.plugin.options).toEqual({ depth: 2 });
     expect(config.trainer.steps).toBe(6);
@@ -106,25 +117,31 @@ describe('TypeScript plugins and presets', () => {
     const error = await failure({ plugins: ['./ts/syntax.ts'] });
     expect(error.code).toBe('PLUGIN_LOAD_FAILED');
     expect(error.key).toBe('plugins[0]');
-    expect(error.message).toBe([
-      `plugin "./ts/syntax.ts" was found at ${project.path('ts', 'syntax.ts')} but failed to load: syntax error at line 2, column 23: Unexpected token`,
-      '  2 |   apply() { const a = ; },',
-      '    |                       ^',
-    ].join('\n'));
+    expect(error.message).toBe(
+      [
+        `plugin "./ts/syntax.ts" was found at ${project.path('ts', 'syntax.ts')} but failed to load: syntax error at line 2, column 23: Unexpected token`,
+        '  2 |   apply() { const a = ; },',
+        '    |                       ^',
+      ].join('\n'),
+    );
     expect(error.hint).toContain('only syntax stops a file from loading');
   });
 
   test('TypeScript that tsc accepts but Babel cannot transpile names the file and the construct', async () => {
     const error = await failure({ plugins: ['./ts/definite-field.ts'] });
     expect(error.code).toBe('PLUGIN_LOAD_FAILED');
-    expect(error.message).toContain(`failed to load: cannot transpile ${project.path('ts', 'definite-field.ts')}: Definitely assigned fields cannot be initialized here`);
+    expect(error.message).toContain(
+      `failed to load: cannot transpile ${project.path('ts', 'definite-field.ts')}: Definitely assigned fields cannot be initialized here`,
+    );
     expect(error.hint).toContain('compile the file with tsc');
   });
 
   test('a throw while the module is evaluated names the error and where', async () => {
     const error = await failure({ plugins: ['./ts/throws.ts'] });
     expect(error.code).toBe('PLUGIN_LOAD_FAILED');
-    expect(error.message).toContain(`failed to load: it threw while being evaluated: Error: ACME_KEY is not set (${project.path('ts', 'throws.ts')}:2:`);
+    expect(error.message).toContain(
+      `failed to load: it threw while being evaluated: Error: ACME_KEY is not set (${project.path('ts', 'throws.ts')}:2:`,
+    );
   });
 });
 
@@ -152,7 +169,9 @@ describe('one message per failure', () => {
   test('found but not a plugin: names the module and the export shape', async () => {
     const error = await failure({ plugins: ['not-a-plugin'] });
     expect(error.code).toBe('PLUGIN_INVALID');
-    expect(error.message).toContain('drmas-plugin-not-a-plugin/index.js is not a drmas plugin: its default export is an object with keys ["hello"]');
+    expect(error.message).toContain(
+      'drmas-plugin-not-a-plugin/index.js is not a drmas plugin: its default export is an object with keys ["hello"]',
+    );
     expect(error.hint).toContain('{ name, apply(kernel) }');
   });
 

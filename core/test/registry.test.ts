@@ -1,8 +1,18 @@
 import { describe, expect, test } from '@jest/globals';
 import { TempProject } from '../../test/support/tempProject.js';
 import {
-  AdvantageEstimator, agent, AgentRegistry, BackendFactory, createKernel, DrmasError, Environment, inject, injectable, Kernel,
-  type Plugin, type RolloutBatch,
+  AdvantageEstimator,
+  agent,
+  AgentRegistry,
+  BackendFactory,
+  createKernel,
+  DrmasError,
+  Environment,
+  inject,
+  injectable,
+  Kernel,
+  type Plugin,
+  type RolloutBatch,
 } from '@drmas/core';
 
 @agent('solver')
@@ -61,15 +71,18 @@ describe('agents', () => {
   });
 
   test('plugins register agents through their context, which records the plugin', async () => {
-    const kernel = await kernelWith(
-      { name: 'team-a', register: (ctx) => ctx.agents.register(SolverAgent), apply() {} },
-    );
+    const kernel = await kernelWith({ name: 'team-a', register: (ctx) => ctx.agents.register(SolverAgent), apply() {} });
     expect(kernel.agents.names()).toEqual(['solver']);
     expect(kernel.agents.origin('solver')).toBe('team-a');
-    const twice = createKernel({ cwd: '/', inline: { plugins: [
-      { name: 'team-a', register: (ctx) => ctx.agents.register(SolverAgent), apply() {} },
-      { name: 'team-b', register: (ctx) => ctx.agents.register('solver', OtherSolver), apply() {} },
-    ] } });
+    const twice = createKernel({
+      cwd: '/',
+      inline: {
+        plugins: [
+          { name: 'team-a', register: (ctx) => ctx.agents.register(SolverAgent), apply() {} },
+          { name: 'team-b', register: (ctx) => ctx.agents.register('solver', OtherSolver), apply() {} },
+        ],
+      },
+    });
     await expect(twice).rejects.toMatchObject({ code: 'DUPLICATE_NAME', key: 'agents.solver' });
   });
 });
@@ -78,7 +91,10 @@ describe('DI errors reach the user as config-level messages', () => {
   test('an unknown named contribution lists what exists and suggests', async () => {
     const kernel = await kernelWith({
       name: 'algos',
-      register: (ctx) => { ctx.provide(AdvantageEstimator, 'drmas', estimator('drmas')); ctx.provide(AdvantageEstimator, 'grpo', estimator('grpo')); },
+      register: (ctx) => {
+        ctx.provide(AdvantageEstimator, 'drmas', estimator('drmas'));
+        ctx.provide(AdvantageEstimator, 'grpo', estimator('grpo'));
+      },
       apply() {},
     });
     expect(kernel.getNamed(AdvantageEstimator, 'grpo').name).toBe('grpo');
@@ -90,7 +106,11 @@ describe('DI errors reach the user as config-level messages', () => {
   });
 
   test('the same name from two plugins names both', async () => {
-    const provide = (plugin: string): Plugin => ({ name: plugin, register: (ctx) => ctx.provide(AdvantageEstimator, 'grpo', estimator('grpo')), apply() {} });
+    const provide = (plugin: string): Plugin => ({
+      name: plugin,
+      register: (ctx) => ctx.provide(AdvantageEstimator, 'grpo', estimator('grpo')),
+      apply() {},
+    });
     await expect(kernelWith(provide('algos-a'), provide('algos-b'))).rejects.toMatchObject({
       code: 'DUPLICATE_NAME',
       message: expect.stringContaining('advantage estimator "grpo" is registered twice: by plugin "algos-a" and by plugin "algos-b"'),
@@ -102,7 +122,13 @@ describe('DI errors reach the user as config-level messages', () => {
     class Trainer {
       constructor(@inject(BackendFactory) readonly backend: BackendFactory) {}
     }
-    const kernel = await kernelWith({ name: 'trainer-plugin', register: (ctx) => { ctx.bind(Trainer).toSelf(); }, apply() {} });
+    const kernel = await kernelWith({
+      name: 'trainer-plugin',
+      register: (ctx) => {
+        ctx.bind(Trainer).toSelf();
+      },
+      apply() {},
+    });
     const error = caught(() => kernel.get(Trainer));
     expect(error.code).toBe('MISSING_BINDING');
     expect(error.message).toBe('no backend is registered (needed by Trainer).');
@@ -113,7 +139,14 @@ describe('DI errors reach the user as config-level messages', () => {
   test('"Ambiguous bindings" names the plugins that bound the role', async () => {
     const bindBackend = (plugin: string): Plugin => ({
       name: plugin,
-      register: (ctx) => { ctx.bind(BackendFactory).toConstantValue({ name: plugin, create: async () => { throw new Error('unused'); } }); },
+      register: (ctx) => {
+        ctx.bind(BackendFactory).toConstantValue({
+          name: plugin,
+          create: async () => {
+            throw new Error('unused');
+          },
+        });
+      },
       apply() {},
     });
     const kernel = await kernelWith(bindBackend('backend-x'), bindBackend('backend-y'));
@@ -125,26 +158,55 @@ describe('DI errors reach the user as config-level messages', () => {
 
   test('algorithm.advantage naming no estimator fails at validation', async () => {
     const { createKernel: create } = await import('@drmas/core');
-    await expect(create({ cwd: '/', inline: { algorithm: { advantage: 'gpro' }, plugins: [{
-      name: 'algos', register: (ctx) => ctx.provide(AdvantageEstimator, 'grpo', estimator('grpo')), apply() {},
-    }] } })).rejects.toMatchObject({
-      code: 'UNKNOWN_NAME', key: 'algorithm.advantage', hint: 'Did you mean "grpo"?',
+    await expect(
+      create({
+        cwd: '/',
+        inline: {
+          algorithm: { advantage: 'gpro' },
+          plugins: [
+            {
+              name: 'algos',
+              register: (ctx) => ctx.provide(AdvantageEstimator, 'grpo', estimator('grpo')),
+              apply() {},
+            },
+          ],
+        },
+      }),
+    ).rejects.toMatchObject({
+      code: 'UNKNOWN_NAME',
+      key: 'algorithm.advantage',
+      hint: 'Did you mean "grpo"?',
     });
   });
 
   test('a named role whose config key is not set: the key, and every registered name with its plugin', async () => {
     const environment = (name: string): Environment => ({
-      name, maxSteps: 1, init: async () => {}, batch: () => ({ tasks: [], nextCursor: 0 }), test: () => [],
-      reset: () => { throw new Error('unused'); }, step: async () => {},
+      name,
+      maxSteps: 1,
+      init: async () => {},
+      batch: () => ({ tasks: [], nextCursor: 0 }),
+      test: () => [],
+      reset: () => {
+        throw new Error('unused');
+      },
+      step: async () => {},
     });
-    const provide = (plugin: string, name: string): Plugin => ({ name: plugin, register: (ctx) => ctx.provide(Environment, name, environment(name)), apply() {} });
+    const provide = (plugin: string, name: string): Plugin => ({
+      name: plugin,
+      register: (ctx) => ctx.provide(Environment, name, environment(name)),
+      apply() {},
+    });
     const kernel = await kernelWith(provide('env-a', 'alpha'), provide('env-b', 'beta'));
     const error = caught(() => kernel.getNamed(Environment, kernel.config.env.name, 'env.name'));
     expect(error).toMatchObject({ code: 'CONFIG_INVALID', key: 'env.name', hint: 'set env.name to one of: alpha, beta' });
     expect(error.message).toBe('env.name is not set, so no environment is chosen (registered: alpha (plugin env-a), beta (plugin env-b))');
     const empty = await kernelWith();
     const none = caught(() => empty.getNamed(Environment, undefined));
-    expect(none).toMatchObject({ key: 'env.name', message: expect.stringContaining('(registered: none)'), hint: expect.stringContaining('set env.name') });
+    expect(none).toMatchObject({
+      key: 'env.name',
+      message: expect.stringContaining('(registered: none)'),
+      hint: expect.stringContaining('set env.name'),
+    });
   });
 
   test('a key the validate hook rejects names the config file it belongs in', async () => {
@@ -152,11 +214,16 @@ describe('DI errors reach the user as config-level messages', () => {
     try {
       project.write({
         'drmas.config.json': { plugins: ['./needs-env.mjs'], env: { seed: 3 } },
-        'needs-env.mjs': "import { Environment } from '@drmas/core';\n"
-          + "export default { name: 'needs-env', apply: (k) => k.hooks.validate.tap('needs-env', (c) => { k.getNamed(Environment, c.env.name, 'env.name'); }) };\n",
+        'needs-env.mjs':
+          "import { Environment } from '@drmas/core';\n" +
+          "export default { name: 'needs-env', apply: (k) => k.hooks.validate.tap('needs-env', (c) => { k.getNamed(Environment, c.env.name, 'env.name'); }) };\n",
       });
       const { createKernel: create } = await import('@drmas/core');
-      await expect(create({ cwd: project.dir })).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'env.name', file: project.path('drmas.config.json') });
+      await expect(create({ cwd: project.dir })).rejects.toMatchObject({
+        code: 'CONFIG_INVALID',
+        key: 'env.name',
+        file: project.path('drmas.config.json'),
+      });
     } finally {
       project.dispose();
     }

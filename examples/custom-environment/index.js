@@ -29,13 +29,15 @@ const OPERATIONS = {
  * not declare one key, so this environment's own keys sit under one key named after it.
  */
 export const listsKeys = z.object({
-  lists: z.strictObject({
-    operation: z.enum(['max', 'sort', 'reverse']).default('max'),
-    /** Digits (1-9) per list. */
-    length: z.number().int().min(2).max(5).default(3),
-    /** Held-out tasks; `env.testFraction` (default 0.1) is the share of lists that are held out. */
-    testSize: z.number().int().min(1).default(32),
-  }).prefault({}),
+  lists: z
+    .strictObject({
+      operation: z.enum(['max', 'sort', 'reverse']).default('max'),
+      /** Digits (1-9) per list. */
+      length: z.number().int().min(2).max(5).default(3),
+      /** Held-out tasks; `env.testFraction` (default 0.1) is the share of lists that are held out. */
+      testSize: z.number().int().min(1).default(32),
+    })
+    .prefault({}),
 });
 const listsSettings = envSection.extend(listsKeys.shape);
 
@@ -61,11 +63,19 @@ class ListsEpisode {
     this.answered = 0;
   }
 
-  observation() { return this.task.question; }
-  variables() { return { question: this.task.question }; }
-  metrics() { return { answered: this.answered }; }
+  observation() {
+    return this.task.question;
+  }
+  variables() {
+    return { question: this.task.question };
+  }
+  metrics() {
+    return { answered: this.answered };
+  }
   /** @param {EnvAction} action */
-  judge(action) { return grade(this.task, action); }
+  judge(action) {
+    return grade(this.task, action);
+  }
 
   /** @param {EnvAction} action */
   submit(action) {
@@ -93,7 +103,9 @@ export class ListsEnvironment {
     this.heldOut = [];
   }
 
-  get maxSteps() { return this.settings?.maxSteps ?? 1; }
+  get maxSteps() {
+    return this.settings?.maxSteps ?? 1;
+  }
 
   async init() {
     if (this.settings) return;
@@ -102,12 +114,21 @@ export class ListsEnvironment {
     const all = Array.from({ length: 9 ** length }, (_, n) => Array.from({ length }, (__, i) => 1 + (Math.floor(n / 9 ** i) % 9)));
     const heldOut = all.filter((digits) => this.isHeldOut(digits, settings.testFraction));
     if (heldOut.length < testSize) {
-      throw new DrmasError('CONFIG_INVALID', `lists environment: ${heldOut.length} lists of ${length} digits are held out, fewer than env.lists.testSize (${testSize})`, {
-        key: 'env.lists.testSize', hint: 'lower env.lists.testSize, or raise env.testFraction or env.lists.length',
-      });
+      throw new DrmasError(
+        'CONFIG_INVALID',
+        `lists environment: ${heldOut.length} lists of ${length} digits are held out, fewer than env.lists.testSize (${testSize})`,
+        {
+          key: 'env.lists.testSize',
+          hint: 'lower env.lists.testSize, or raise env.testFraction or env.lists.length',
+        },
+      );
     }
     this.settings = settings;
-    this.heldOut = new SeededRng(settings.seed).fork('test').shuffle(heldOut).slice(0, testSize).map((digits, i) => this.task(digits, `test-${i}`, 'test'));
+    this.heldOut = new SeededRng(settings.seed)
+      .fork('test')
+      .shuffle(heldOut)
+      .slice(0, testSize)
+      .map((digits, i) => this.task(digits, `test-${i}`, 'test'));
   }
 
   /** @param {number} cursor @param {number} count */
@@ -130,7 +151,9 @@ export class ListsEnvironment {
   }
 
   /** @param {ListTask} task */
-  reset(task) { return new ListsEpisode(task); }
+  reset(task) {
+    return new ListsEpisode(task);
+  }
 
   /** @param {Episode[]} episodes @param {EnvAction[]} actions one per episode */
   async step(episodes, actions) {
@@ -150,7 +173,13 @@ export class ListsEnvironment {
   task(digits, id, split) {
     const { operation } = this.ready().lists;
     const op = OPERATIONS[operation];
-    return { id: `${operation}-${id}`, dataSource: `lists-${operation}`, question: op.question(digits), answer: op.answer(digits).join(', '), split };
+    return {
+      id: `${operation}-${id}`,
+      dataSource: `lists-${operation}`,
+      question: op.question(digits),
+      answer: op.answer(digits).join(', '),
+      split,
+    };
   }
 
   ready() {

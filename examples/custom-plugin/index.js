@@ -46,7 +46,7 @@ export default function banditPlugin(options = {}) {
       kernel.hooks.setup.tap({ name: PLUGIN_NAME, stage: Stage.ENVIRONMENT }, () => {
         rng = new SeededRng(kernel.config.trainer.seed);
         const scale = /** @type {{ payoffScale: number }} */ (kernel.config.bandit).payoffScale;
-        payoffs = settings.payoffs ?? Array.from({ length: settings.arms }, (_, i) => scale * (i + 1) / settings.arms);
+        payoffs = settings.payoffs ?? Array.from({ length: settings.arms }, (_, i) => (scale * (i + 1)) / settings.arms);
         for (const agent of settings.agents) preferences.set(agent, new Float64Array(settings.arms));
       });
 
@@ -67,8 +67,17 @@ export default function banditPlugin(options = {}) {
               let arm = 0;
               while (arm < probs.length - 1 && u >= probs[arm]) u -= probs[arm++];
               return {
-                groupId, trajectoryId, agentId, step: 0, workerGroupId: agentId, index,
-                promptIds: [], responseIds: [arm], logProbs: [Math.log(probs[arm])], valid: true, action: { arm },
+                groupId,
+                trajectoryId,
+                agentId,
+                step: 0,
+                workerGroupId: agentId,
+                index,
+                promptIds: [],
+                responseIds: [arm],
+                logProbs: [Math.log(probs[arm])],
+                valid: true,
+                action: { arm },
               };
             });
             trajectories.push({ groupId, trajectoryId, taskId: `g${g}`, turns, done: true });
@@ -117,7 +126,7 @@ export default function banditPlugin(options = {}) {
         for (const row of rows) {
           const arm = batch.responseIds[row * batch.responseLength];
           const advantage = batch.advantages[row * batch.responseLength];
-          for (let a = 0; a < settings.arms; a++) gradient[a] += advantage * ((a === arm ? 1 : 0) - probs[a]) / rows.length;
+          for (let a = 0; a < settings.arms; a++) gradient[a] += (advantage * ((a === arm ? 1 : 0) - probs[a])) / rows.length;
         }
         let norm = 0;
         for (let a = 0; a < settings.arms; a++) {

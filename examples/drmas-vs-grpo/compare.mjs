@@ -14,8 +14,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
 const { values } = parseArgs({
   options: {
-    seeds: { type: 'string', default: '3' }, steps: { type: 'string' }, presets: { type: 'string', default: 'math,search' },
-    tasks: { type: 'string', default: '32' }, jobs: { type: 'string', default: '1' }, set: { type: 'string', multiple: true, default: [] }, out: { type: 'string', default: path.join(root, 'runs', 'drmas-vs-grpo') },
+    seeds: { type: 'string', default: '3' },
+    steps: { type: 'string' },
+    presets: { type: 'string', default: 'math,search' },
+    tasks: { type: 'string', default: '32' },
+    jobs: { type: 'string', default: '1' },
+    set: { type: 'string', multiple: true, default: [] },
+    out: { type: 'string', default: path.join(root, 'runs', 'drmas-vs-grpo') },
   },
 });
 const seeds = Array.from({ length: Number(values.seeds) }, (_, i) => i);
@@ -32,20 +37,45 @@ function gradNormStats(values) {
 }
 
 function readLines(file) {
-  return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
-const runs = presets.flatMap((preset) => estimators.flatMap((estimator) => seeds.map((seed) => ({
-  preset, estimator, seed, runDir: path.join(values.out, `${preset}-${estimator}-seed${seed}`),
-}))));
+const runs = presets.flatMap((preset) =>
+  estimators.flatMap((estimator) =>
+    seeds.map((seed) => ({
+      preset,
+      estimator,
+      seed,
+      runDir: path.join(values.out, `${preset}-${estimator}-seed${seed}`),
+    })),
+  ),
+);
 
 /** Trains one run of the comparison; resolves when its final evaluation is written. */
 function train({ preset, estimator, seed, runDir }) {
   mkdirSync(runDir, { recursive: true });
   const args = [
-    path.join(root, 'core', 'bin', 'drmas.js'), 'train', '--config', path.join(here, `${preset}.non-shared.json`), '--run-dir', runDir,
-    '--set', `algorithm.advantage=${estimator}`, '--set', `trainer.seed=${seed}`, '--set', `env.seed=${seed}`,
-    ...(values.steps ? ['--set', `trainer.steps=${values.steps}`] : []), '--set', `eval.tasks=${values.tasks}`, '--set', 'report.progress=lines',
+    path.join(root, 'core', 'bin', 'drmas.js'),
+    'train',
+    '--config',
+    path.join(here, `${preset}.non-shared.json`),
+    '--run-dir',
+    runDir,
+    '--set',
+    `algorithm.advantage=${estimator}`,
+    '--set',
+    `trainer.seed=${seed}`,
+    '--set',
+    `env.seed=${seed}`,
+    ...(values.steps ? ['--set', `trainer.steps=${values.steps}`] : []),
+    '--set',
+    `eval.tasks=${values.tasks}`,
+    '--set',
+    'report.progress=lines',
     ...values.set.flatMap((setting) => ['--set', setting]),
   ];
   const started = Date.now();
@@ -64,9 +94,11 @@ function train({ preset, estimator, seed, runDir }) {
 
 // Finished runs (those with an eval.jsonl) are reused; the rest run `--jobs` at a time.
 const pending = runs.filter((run) => !existsSync(path.join(run.runDir, 'eval.jsonl')));
-await Promise.all(Array.from({ length: Math.max(1, Number(values.jobs)) }, async () => {
-  for (let run = pending.shift(); run; run = pending.shift()) await train(run);
-}));
+await Promise.all(
+  Array.from({ length: Math.max(1, Number(values.jobs)) }, async () => {
+    for (let run = pending.shift(); run; run = pending.shift()) await train(run);
+  }),
+);
 
 const results = runs.map(({ preset, estimator, seed, runDir }) => {
   const metrics = readLines(path.join(runDir, 'metrics.jsonl'));
@@ -74,11 +106,15 @@ const results = runs.map(({ preset, estimator, seed, runDir }) => {
   const evaluation = readLines(path.join(runDir, 'eval.jsonl')).at(-1);
   const groups = [...new Set(metrics.flatMap((m) => Object.keys(m)).filter((k) => /^actor\/[^/]+\/grad_norm$/.test(k)))];
   return {
-    preset, estimator, seed,
+    preset,
+    estimator,
+    seed,
     budget: `${config.trainer.steps} x ${config.rollout.promptsPerStep} x ${config.rollout.samplesPerPrompt}`,
     avg: evaluation[Object.keys(evaluation).find((k) => /^val\/avg@\d+$/.test(k))],
     pass: evaluation[Object.keys(evaluation).find((k) => /^val\/pass@\d+$/.test(k))],
-    gradNorm: Object.fromEntries(groups.map((g) => [g.split('/')[1], gradNormStats(metrics.map((m) => m[g]).filter((v) => v !== undefined))])),
+    gradNorm: Object.fromEntries(
+      groups.map((g) => [g.split('/')[1], gradNormStats(metrics.map((m) => m[g]).filter((v) => v !== undefined))]),
+    ),
   };
 });
 
@@ -95,15 +131,21 @@ for (const preset of presets) {
     const groups = Object.keys(runs[0].gradNorm);
     groups.forEach((group, i) => {
       const stats = runs.map((r) => r.gradNorm[group]);
-      const head = i === 0
-        ? `| ${preset} | ${estimator} | ${[...new Set(runs.map((r) => r.budget))].join(', ')} | ${pct(mean(runs.map((r) => r.avg)))} ± ${pct(sd(runs.map((r) => r.avg)))} | ${pct(mean(runs.map((r) => r.pass)))} ± ${pct(sd(runs.map((r) => r.pass)))} `
-        : '| | | | | ';
-      lines.push(`${head}| ${group} | ${mean(stats.map((s) => s.max)).toFixed(3)} | ${mean(stats.map((s) => s.p99)).toFixed(3)} | ${stats.reduce((a, s) => a + s.spikes, 0)} |`);
+      const head =
+        i === 0
+          ? `| ${preset} | ${estimator} | ${[...new Set(runs.map((r) => r.budget))].join(', ')} | ${pct(mean(runs.map((r) => r.avg)))} ± ${pct(sd(runs.map((r) => r.avg)))} | ${pct(mean(runs.map((r) => r.pass)))} ± ${pct(sd(runs.map((r) => r.pass)))} `
+          : '| | | | | ';
+      lines.push(
+        `${head}| ${group} | ${mean(stats.map((s) => s.max)).toFixed(3)} | ${mean(stats.map((s) => s.p99)).toFixed(3)} | ${stats.reduce((a, s) => a + s.spikes, 0)} |`,
+      );
     });
   }
 }
 const table = lines.join('\n');
 mkdirSync(values.out, { recursive: true });
 writeFileSync(path.join(values.out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-writeFileSync(path.join(here, 'RESULTS.md'), `# Dr. MAS vs GRPO (measured)\n\nCommand: \`node ${[path.relative(root, process.argv[1]), ...process.argv.slice(2)].join(' ')}\`\n\n${table}\n`);
+writeFileSync(
+  path.join(here, 'RESULTS.md'),
+  `# Dr. MAS vs GRPO (measured)\n\nCommand: \`node ${[path.relative(root, process.argv[1]), ...process.argv.slice(2)].join(' ')}\`\n\n${table}\n`,
+);
 console.log(table);

@@ -6,7 +6,17 @@
  */
 import { agent } from '@drmas/core';
 import {
-  actionFrom, call, defineOrchestra, loopUntil, NO_ACTION, notLastLoop, Orchestra, PromptedAgent, sequential, verdictIs, when,
+  actionFrom,
+  call,
+  defineOrchestra,
+  loopUntil,
+  NO_ACTION,
+  notLastLoop,
+  Orchestra,
+  PromptedAgent,
+  sequential,
+  verdictIs,
+  when,
 } from '@drmas/plugin-orchestra';
 
 class PlannerAgent extends PromptedAgent {}
@@ -19,7 +29,13 @@ const planSolveCritique = defineOrchestra({
   agents: {
     planner: { prompt: 'Plan: {question}\n', tag: 'plan', stop: ['</plan>'], sampling: { maxNewTokens: 24 } },
     solver: { prompt: 'Solve: {question}\n{team_context}', tag: 'boxed', sampling: { maxNewTokens: 40 } },
-    critic: { prompt: 'Check: {question}\n{team_context}', tag: 'verify', values: ['approve', 'reject'], stop: ['</verify>'], sampling: { maxNewTokens: 40 } },
+    critic: {
+      prompt: 'Check: {question}\n{team_context}',
+      tag: 'verify',
+      values: ['approve', 'reject'],
+      stop: ['</verify>'],
+      sampling: { maxNewTokens: 40 },
+    },
   },
   step: sequential(
     call('planner'),

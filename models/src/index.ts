@@ -1,32 +1,84 @@
 export {
-  ARCHITECTURES, configJsonFor, expectedWeightShapes, isArchitectureName, parseModelConfig, type ArchitectureName,
-  type DecoderConfig, type RopeScaling,
+  ARCHITECTURES,
+  configJsonFor,
+  expectedWeightShapes,
+  isArchitectureName,
+  parseModelConfig,
+  type ArchitectureName,
+  type DecoderConfig,
+  type RopeScaling,
 } from './config/ModelConfig.js';
 export { ModelConfigError, ModelWeightError } from './config/ModelErrors.js';
 
 export { CheckpointError, SafetensorsError, TensorShapeError } from './checkpoint/errors.js';
-export { bf16BitsToFloat, decodeBf16, decodeF16, encodeBf16, encodeF16, f16BitsToFloat, floatToBf16Bits, floatToF16Bits } from './checkpoint/halfFloat.js';
 export {
-  parseSafetensors, readSafetensors, readSafetensorsHeader, serializeSafetensors, writeSafetensors, type CheckpointTensor,
-  type ReadSafetensorsOptions, type SafetensorsContents, type SafetensorsDtype, type SafetensorsEntry, type SafetensorsHeader,
-  type TensorInput, type TensorMapInput, type WritableDtype, type WriteSafetensorsOptions,
+  bf16BitsToFloat,
+  decodeBf16,
+  decodeF16,
+  encodeBf16,
+  encodeF16,
+  f16BitsToFloat,
+  floatToBf16Bits,
+  floatToF16Bits,
+} from './checkpoint/halfFloat.js';
+export {
+  parseSafetensors,
+  readSafetensors,
+  readSafetensorsHeader,
+  serializeSafetensors,
+  writeSafetensors,
+  type CheckpointTensor,
+  type ReadSafetensorsOptions,
+  type SafetensorsContents,
+  type SafetensorsDtype,
+  type SafetensorsEntry,
+  type SafetensorsHeader,
+  type TensorInput,
+  type TensorMapInput,
+  type WritableDtype,
+  type WriteSafetensorsOptions,
 } from './checkpoint/safetensors.js';
 export {
-  readShardedSafetensors, SAFETENSORS_FILE, SAFETENSORS_INDEX_FILE, writeShardedSafetensors, type SafetensorsIndex,
-  type ShardedWriteOptions, type ShardedWriteResult,
+  readShardedSafetensors,
+  SAFETENSORS_FILE,
+  SAFETENSORS_INDEX_FILE,
+  writeShardedSafetensors,
+  type SafetensorsIndex,
+  type ShardedWriteOptions,
+  type ShardedWriteResult,
 } from './checkpoint/shardedSafetensors.js';
 export {
-  CONFIG_FILE, expectTensor, GENERATION_CONFIG_FILE, isTemporaryCheckpointName, loadCheckpoint, saveCheckpoint, TOKENIZER_FILES,
-  type CheckpointContents, type CheckpointTokenizer, type LoadCheckpointOptions, type LoadedCheckpoint,
+  CONFIG_FILE,
+  expectTensor,
+  GENERATION_CONFIG_FILE,
+  isTemporaryCheckpointName,
+  loadCheckpoint,
+  saveCheckpoint,
+  TOKENIZER_FILES,
+  type CheckpointContents,
+  type CheckpointTokenizer,
+  type LoadCheckpointOptions,
+  type LoadedCheckpoint,
 } from './checkpoint/checkpointDirectory.js';
 export { CheckpointReader } from './checkpoint/CheckpointReader.js';
 
 export { TokenizerError } from './tokenizer/errors.js';
 export {
-  Tokenizer, TOKENIZER_CONFIG_FILE, TOKENIZER_FILE, type DecodeOptions, type EncodeOptions, type TokenizerSource,
+  Tokenizer,
+  TOKENIZER_CONFIG_FILE,
+  TOKENIZER_FILE,
+  type DecodeOptions,
+  type EncodeOptions,
+  type TokenizerSource,
 } from './tokenizer/Tokenizer.js';
 export type {
-  AddedTokenJson, BpeModelJson, ComponentJson, SpecialTokenJson, TokenizerConfigJson, TokenizerJson, WordLevelModelJson,
+  AddedTokenJson,
+  BpeModelJson,
+  ComponentJson,
+  SpecialTokenJson,
+  TokenizerConfigJson,
+  TokenizerJson,
+  WordLevelModelJson,
 } from './tokenizer/tokenizerJson.js';
 export { StreamingDecoder } from './tokenizer/StreamingDecoder.js';
 export { DEFAULT_CHAT_TEMPLATE, type ChatMessage, type ChatTemplateOptions, type ChatTemplateSetting } from './tokenizer/ChatTemplate.js';
@@ -38,15 +90,18 @@ export { translateRegex } from './tokenizer/regexTranslation.js';
 export { byteLevelAlphabet, toByteLevel } from './tokenizer/byteLevel.js';
 
 export {
-  BUILTIN_MODELS, builtinConfigJson, builtinModel, builtinTokenizer, isBuiltinModelName, type BuiltinModelName,
+  BUILTIN_MODELS,
+  builtinConfigJson,
+  builtinModel,
+  builtinTokenizer,
+  isBuiltinModelName,
+  type BuiltinModelName,
   type BuiltinModelOptions,
 } from './builtin/builtinModels.js';
 
 export type { HostTensor } from './weights/HostTensor.js';
 export { randomInitWeights } from './weights/randomInitWeights.js';
-export {
-  loadModelWeights, readModelFolder, type ModelFolder, type ModelSource, type ModelWeights,
-} from './weights/loadModelWeights.js';
+export { loadModelWeights, readModelFolder, type ModelFolder, type ModelSource, type ModelWeights } from './weights/loadModelWeights.js';
 
 export { SeededRandom } from './decoding/SeededRandom.js';
 export { rotaryInverseFrequencies, rotaryTables } from './decoding/rotaryEmbedding.js';

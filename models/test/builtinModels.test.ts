@@ -3,7 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  BUILTIN_MODELS, builtinModel, configJsonFor, loadModelWeights, readModelFolder, saveCheckpoint, type ArchitectureName,
+  BUILTIN_MODELS,
+  builtinModel,
+  configJsonFor,
+  loadModelWeights,
+  readModelFolder,
+  saveCheckpoint,
+  type ArchitectureName,
   type HostTensor,
 } from '../src/index.js';
 

@@ -1,12 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  expectTensor,
-  isTemporaryCheckpointName,
-  loadCheckpoint,
-  saveCheckpoint,
-} from '../src/checkpoint/checkpointDirectory.js';
+import { expectTensor, isTemporaryCheckpointName, loadCheckpoint, saveCheckpoint } from '../src/checkpoint/checkpointDirectory.js';
 import { CheckpointReader } from '../src/checkpoint/CheckpointReader.js';
 import { TensorShapeError } from '../src/checkpoint/errors.js';
 import type { TensorInput } from '../src/checkpoint/safetensors.js';
@@ -40,7 +35,15 @@ test('save then load: config, tensors, generation config, tokenizer, extra files
     extraFiles: { 'trainer_state.json': '{"step":7}', 'nested/notes.txt': 'hi' },
   });
   expect((await readdir(dir)).sort()).toEqual(
-    ['config.json', 'generation_config.json', 'model.safetensors', 'nested', 'tokenizer.json', 'tokenizer_config.json', 'trainer_state.json'].sort(),
+    [
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'nested',
+      'tokenizer.json',
+      'tokenizer_config.json',
+      'trainer_state.json',
+    ].sort(),
   );
   const loaded = await loadCheckpoint(dir);
   expect(loaded.config).toEqual(config);
@@ -99,7 +102,10 @@ test('a temporary folder left by a killed process is never loaded, and the next 
   expect(isTemporaryCheckpointName('.ckpt.tmp-999999999-0badf00d')).toBe(true);
   expect(isTemporaryCheckpointName('ckpt')).toBe(false);
 
-  await expect(loadCheckpoint(join(root, 'ckpt'))).rejects.toMatchObject({ file: join(root, 'ckpt'), message: 'checkpoint folder does not exist' });
+  await expect(loadCheckpoint(join(root, 'ckpt'))).rejects.toMatchObject({
+    file: join(root, 'ckpt'),
+    message: 'checkpoint folder does not exist',
+  });
   await expect(loadCheckpoint(dead)).rejects.toThrow(/temporary folder of an unfinished checkpoint save/);
 
   await saveCheckpoint(join(root, 'ckpt'), { config, tensors: tensors(3) });
@@ -112,7 +118,8 @@ test('an existing folder that is not a checkpoint is never replaced', async () =
   await mkdir(dir);
   await writeFile(join(dir, 'important.txt'), 'keep me');
   await expect(saveCheckpoint(dir, { config, tensors: tensors() })).rejects.toMatchObject({
-    file: dir, message: expect.stringMatching(/^exists and is not a checkpoint folder/),
+    file: dir,
+    message: expect.stringMatching(/^exists and is not a checkpoint folder/),
   });
   expect(await readdir(dir)).toEqual(['important.txt']);
   expect(await readdir(root)).toEqual(['logs']);

@@ -17,7 +17,9 @@ const referenceDir = join(dirname(fileURLToPath(import.meta.url)), 'reference');
 const pythonProbe = spawnSync(PYTHON, ['-c', 'import numpy'], { encoding: 'utf8' });
 const havePython = pythonProbe.status === 0;
 if (!havePython) {
-  console.warn(`checkpointPython tests skipped: ${PYTHON} with numpy is not available (${pythonProbe.error?.message ?? pythonProbe.stderr})`);
+  console.warn(
+    `checkpointPython tests skipped: ${PYTHON} with numpy is not available (${pythonProbe.error?.message ?? pythonProbe.stderr})`,
+  );
 }
 const pythonTest = havePython ? test : test.skip;
 
@@ -40,8 +42,27 @@ afterAll(async () => {
 
 // Values chosen to exercise rounding: ties, subnormals, overflow, signed zero, non-finite.
 const tricky = Float32Array.of(
-  0, -0, 1, -2, 1 / 3, 3.14159, 65504, 65519, 65520, 1e-8, 2 ** -24, 2 ** -25, 3 * 2 ** -25,
-  1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -11, 1e30, -1e-40, Infinity, -Infinity, NaN,
+  0,
+  -0,
+  1,
+  -2,
+  1 / 3,
+  3.14159,
+  65504,
+  65519,
+  65520,
+  1e-8,
+  2 ** -24,
+  2 ** -25,
+  3 * 2 ** -25,
+  1 + 2 ** -8,
+  1 + 3 * 2 ** -8,
+  1 + 2 ** -11,
+  1e30,
+  -1e-40,
+  Infinity,
+  -Infinity,
+  NaN,
 );
 
 pythonTest('a checkpoint written here is read identically by the independent Python reader', async () => {
@@ -63,7 +84,10 @@ pythonTest('a checkpoint written here is read identically by the independent Pyt
   expect(shards.length).toBeGreaterThan(1);
   const py = JSON.parse(runPython('read_safetensors.py', shards)) as {
     metadata: Record<string, string>;
-    tensors: Record<'ids.i64' | 'layer.0.weight' | 'x.bf16' | 'x.f16' | 'x.f32', { dtype: string; shape: number[]; values: JsonNumber[]; bits?: number[]; as_f16_bits?: number[]; as_bf16_bits?: number[] }>;
+    tensors: Record<
+      'ids.i64' | 'layer.0.weight' | 'x.bf16' | 'x.f16' | 'x.f32',
+      { dtype: string; shape: number[]; values: JsonNumber[]; bits?: number[]; as_f16_bits?: number[]; as_bf16_bits?: number[] }
+    >;
   };
   expect(py.metadata).toEqual({ format: 'pt' });
   expect(Object.keys(py.tensors).sort()).toEqual(['ids.i64', 'layer.0.weight', 'x.bf16', 'x.f16', 'x.f32']);

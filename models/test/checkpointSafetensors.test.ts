@@ -201,7 +201,8 @@ describe('sharded', () => {
     index.weight_map.a = 'model-00002-of-00003.safetensors';
     await writeFile(indexFile, JSON.stringify(index));
     await expect(readShardedSafetensors(indexFile)).rejects.toMatchObject({
-      file: join(out, 'model-00002-of-00003.safetensors'), message: expect.stringMatching(/^tensor "a": .*does not hold it/),
+      file: join(out, 'model-00002-of-00003.safetensors'),
+      message: expect.stringMatching(/^tensor "a": .*does not hold it/),
     });
   });
 });
@@ -214,27 +215,37 @@ describe('errors name the file and tensor', () => {
     await truncate(file, size - 10);
     const err = await readSafetensors(file).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SafetensorsError);
-    expect(err).toMatchObject({ code: 'CHECKPOINT_INVALID', file, message: expect.stringMatching(/tensor "big".*out of range.*truncated/) });
+    expect(err).toMatchObject({
+      code: 'CHECKPOINT_INVALID',
+      file,
+      message: expect.stringMatching(/tensor "big".*out of range.*truncated/),
+    });
   });
 
   test('truncated header', async () => {
     const file = join(dir, 'short-header.safetensors');
     await writeFile(file, handMade('{"a":', new Uint8Array(0), 500));
-    await expect(readSafetensors(file)).rejects.toMatchObject({ file, message: expect.stringMatching(/^the file is truncated: the header claims 500 bytes/) });
+    await expect(readSafetensors(file)).rejects.toMatchObject({
+      file,
+      message: expect.stringMatching(/^the file is truncated: the header claims 500 bytes/),
+    });
     await writeFile(file, new Uint8Array(5));
     await expect(readSafetensors(file)).rejects.toThrow(/truncated: 5 bytes/);
   });
 
   test('header that is not JSON', () => {
     expect(thrown(() => parseSafetensors(handMade('not json at all!', new Uint8Array(0)), 'x.safetensors'))).toMatchObject({
-      file: 'x.safetensors', message: expect.stringMatching(/^the header is not valid JSON/),
+      file: 'x.safetensors',
+      message: expect.stringMatching(/^the header is not valid JSON/),
     });
   });
 
   test('unknown dtype', () => {
     const bytes = handMade({ w: { dtype: 'F8_E4M3', shape: [1], data_offsets: [0, 1] } }, new Uint8Array(1));
     expect(thrown(() => parseSafetensors(bytes, 'x.safetensors'))).toMatchObject({
-      file: 'x.safetensors', tensor: 'w', message: expect.stringMatching(/^tensor "w": unknown or unsupported dtype "F8_E4M3"/),
+      file: 'x.safetensors',
+      tensor: 'w',
+      message: expect.stringMatching(/^tensor "w": unknown or unsupported dtype "F8_E4M3"/),
     });
   });
 

@@ -71,35 +71,42 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-pythonTest('transformers loads the model weights and tokenizer unchanged', async () => {
-  const ckpt = join(dir, 'tiny-qwen2');
-  const tokenizer = trainByteLevelBpe(['the agent said hello to the other agent, and the reward was 1.'], { vocabSize: 320 });
-  await saveCheckpoint(ckpt, { config, tensors: weights(), tokenizer, dtype: 'BF16', maxShardSize: 3000 });
-  const ours = await loadCheckpoint(ckpt);
+pythonTest(
+  'transformers loads the model weights and tokenizer unchanged',
+  async () => {
+    const ckpt = join(dir, 'tiny-qwen2');
+    const tokenizer = trainByteLevelBpe(['the agent said hello to the other agent, and the reward was 1.'], { vocabSize: 320 });
+    await saveCheckpoint(ckpt, { config, tensors: weights(), tokenizer, dtype: 'BF16', maxShardSize: 3000 });
+    const ours = await loadCheckpoint(ckpt);
 
-  const texts = ['the agent said hi', '<|im_start|>user\nhello 😀<|im_end|>'];
-  const messages = [
-    { role: 'system', content: 'Be brief.' },
-    { role: 'user', content: 'Hi' },
-  ];
-  const result = spawnSync(PYTHON, [script, ckpt], { input: JSON.stringify({ texts, messages }), encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (result.status !== 0) throw new Error(`load_with_transformers.py failed: ${result.stderr}`);
-  const py = JSON.parse(result.stdout) as {
-    tensors: Record<string, { shape: number[]; dtype: string; sum: number }>;
-    model: { missing: string[]; unexpected: string[]; mismatched: string[]; max_abs_diff: number } | null;
-    tokenizer: { ids: number[][]; chat: string; eos_token_id: number; pad_token_id: number };
-  };
-  for (const [name, t] of ours.tensors) {
-    const theirs = py.tensors[name];
-    if (theirs === undefined) throw new Error(`load_with_transformers.py did not report ${name}`);
-    expect(theirs.shape).toEqual(t.shape);
-    expect(theirs.dtype).toBe('torch.bfloat16');
-    expect(theirs.sum).toBeCloseTo(t.data.reduce((a, b) => a + b, 0), 4);
-  }
-  if (py.model === null) console.warn('transformers cannot use the installed torch: model loading not checked');
-  else expect(py.model).toEqual({ missing: [], unexpected: [], mismatched: [], max_abs_diff: 0 });
-  expect(py.tokenizer.ids).toEqual(texts.map((t) => tokenizer.encode(t)));
-  expect(py.tokenizer.chat).toBe(tokenizer.applyChatTemplate(messages, { addGenerationPrompt: true }));
-  expect(py.tokenizer.eos_token_id).toBe(tokenizer.eosTokenId);
-  expect(py.tokenizer.pad_token_id).toBe(tokenizer.padTokenId);
-}, 120_000);
+    const texts = ['the agent said hi', '<|im_start|>user\nhello 😀<|im_end|>'];
+    const messages = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi' },
+    ];
+    const result = spawnSync(PYTHON, [script, ckpt], { input: JSON.stringify({ texts, messages }), encoding: 'utf8', maxBuffer: 64 << 20 });
+    if (result.status !== 0) throw new Error(`load_with_transformers.py failed: ${result.stderr}`);
+    const py = JSON.parse(result.stdout) as {
+      tensors: Record<string, { shape: number[]; dtype: string; sum: number }>;
+      model: { missing: string[]; unexpected: string[]; mismatched: string[]; max_abs_diff: number } | null;
+      tokenizer: { ids: number[][]; chat: string; eos_token_id: number; pad_token_id: number };
+    };
+    for (const [name, t] of ours.tensors) {
+      const theirs = py.tensors[name];
+      if (theirs === undefined) throw new Error(`load_with_transformers.py did not report ${name}`);
+      expect(theirs.shape).toEqual(t.shape);
+      expect(theirs.dtype).toBe('torch.bfloat16');
+      expect(theirs.sum).toBeCloseTo(
+        t.data.reduce((a, b) => a + b, 0),
+        4,
+      );
+    }
+    if (py.model === null) console.warn('transformers cannot use the installed torch: model loading not checked');
+    else expect(py.model).toEqual({ missing: [], unexpected: [], mismatched: [], max_abs_diff: 0 });
+    expect(py.tokenizer.ids).toEqual(texts.map((t) => tokenizer.encode(t)));
+    expect(py.tokenizer.chat).toBe(tokenizer.applyChatTemplate(messages, { addGenerationPrompt: true }));
+    expect(py.tokenizer.eos_token_id).toBe(tokenizer.eosTokenId);
+    expect(py.tokenizer.pad_token_id).toBe(tokenizer.padTokenId);
+  },
+  120_000,
+);

@@ -10,7 +10,12 @@ afterAll(() => project.dispose());
 
 /** Opens a model folder as an engine does (weights, then tokenizer), so the CLI reports what this package throws. */
 const open: CliCommand = {
-  name: 'open', summary: 'open a model folder', usage: 'drmas open DIR', help: [], options: {}, positionals: true,
+  name: 'open',
+  summary: 'open a model folder',
+  usage: 'drmas open DIR',
+  help: [],
+  options: {},
+  positionals: true,
   async run({ positionals }) {
     const [dir] = positionals;
     if (dir === undefined) throw new Error('usage: drmas open DIR');
@@ -57,6 +62,8 @@ describe('a damaged model folder reaches the CLI as a user error', () => {
     writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), hidden_act: 'gelu' }));
     const { code, stderr } = await runCli(['open', dir], project.dir, [open]);
     expect(code).toBe(1);
-    expect(stderr).toContain(`error CHECKPOINT_INVALID (${file}: hidden_act): unsupported activation "gelu"; only "silu" is implemented\n  hint: `);
+    expect(stderr).toContain(
+      `error CHECKPOINT_INVALID (${file}: hidden_act): unsupported activation "gelu"; only "silu" is implemented\n  hint: `,
+    );
   });
 });

@@ -1,5 +1,10 @@
 import {
-  expectedWeightShapes, parseModelConfig, SeededRandom, type ArchitectureName, type DecoderConfig, type HostTensor,
+  expectedWeightShapes,
+  parseModelConfig,
+  SeededRandom,
+  type ArchitectureName,
+  type DecoderConfig,
+  type HostTensor,
 } from '../src/index.js';
 
 /** config.json of a very small decoder of each family (GQA 4:2, 2 layers). */

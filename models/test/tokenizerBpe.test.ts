@@ -18,7 +18,13 @@ function handMadeJson(): TokenizerJson {
   alphabet.forEach((ch, b) => (vocab[ch] = b));
   ['he', 'll', 'Ġt', 'Ġthe', 'hell', 'hello', 'el'].forEach((t, i) => (vocab[t] = 256 + i));
   const added = (id: number, content: string, special = true) => ({
-    id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special,
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special,
   });
   return {
     version: '1.0',

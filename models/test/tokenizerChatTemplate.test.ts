@@ -46,7 +46,9 @@ describe('templates from tokenizer_config.json', () => {
         tools: [{ name: 'search' }, { name: 'calc' }],
         enable_thinking: false,
       }),
-    ).toBe('<|im_start|>system\nTools: search calc<|im_end|>\n<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n');
+    ).toBe(
+      '<|im_start|>system\nTools: search calc<|im_end|>\n<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n',
+    );
     expect(tok.applyChatTemplate([{ role: 'user', content: 'q' }], { append_eos: true })).toBe('<|im_start|>user\nq<|im_end|>\n<|im_end|>');
   });
 

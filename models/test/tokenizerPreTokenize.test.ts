@@ -1,7 +1,8 @@
 import { compileTokenizerRegex, translateRegex } from '../src/tokenizer/regexTranslation.js';
 import { GPT2_SPLIT_PATTERN, splitByRegex } from '../src/tokenizer/preTokenize.js';
 
-const QWEN2 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const QWEN2 =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 const split = (pattern: string, text: string) => splitByRegex(text, compileTokenizerRegex(pattern), 'Isolated');
 

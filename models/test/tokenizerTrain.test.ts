@@ -33,7 +33,14 @@ function corpus(bytes: number, seed = 1): string[] {
     let doc = '<|im_start|>user\n';
     for (let i = 0; i < 200; i++) {
       const r = rand();
-      doc += r < 0.5 ? words[Math.floor(rand() * words.length)] : r < 0.85 ? madeUpWord() : r < 0.93 ? String(Math.floor(rand() * 1000)) : extras[Math.floor(rand() * extras.length)];
+      doc +=
+        r < 0.5
+          ? words[Math.floor(rand() * words.length)]
+          : r < 0.85
+            ? madeUpWord()
+            : r < 0.93
+              ? String(Math.floor(rand() * 1000))
+              : extras[Math.floor(rand() * extras.length)];
       doc += rand() < 0.1 ? '. ' : rand() < 0.05 ? ', ' : ' ';
     }
     doc += '<|im_end|>\n';

@@ -29,7 +29,10 @@ export async function runCli(args: string[], cwd = REPO_ROOT, commands?: readonl
 /** Runs `node args...` in a child process in `cwd`, with no flags and no NODE_OPTIONS, as a user's shell would. */
 export function runNode(args: string[], cwd: string, timeoutMs = 120_000): CliResult {
   const result = spawnSync(process.execPath, args, {
-    cwd, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, NODE_OPTIONS: '' },
+    cwd,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    env: { ...process.env, NODE_OPTIONS: '' },
   });
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }

@@ -1,4 +1,15 @@
-import { copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  symlinkSync,
+} from 'node:fs';
 import path from 'node:path';
 import { runNode, type CliResult } from './cliRunner.js';
 import { REPO_ROOT } from './tempProject.js';
@@ -22,7 +33,10 @@ function installedFolder(name: string, fromDir: string): string | undefined {
 /** Folders of the packages `packageDir` needs at run time (dependencies, recursively), as the workspace has them. */
 function runtimeDependencies(packageDir: string, found = new Set<string>()): Set<string> {
   const manifest = JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as Manifest;
-  for (const [names, optional] of [[manifest.dependencies, false], [manifest.optionalDependencies, true]] as const) {
+  for (const [names, optional] of [
+    [manifest.dependencies, false],
+    [manifest.optionalDependencies, true],
+  ] as const) {
     for (const name of Object.keys(names ?? {})) {
       const dir = installedFolder(name, realpathSync(packageDir));
       if (!dir) {

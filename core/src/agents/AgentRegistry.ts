@@ -34,7 +34,7 @@ export class AgentRegistry {
     }
     if (typeof target !== 'function') {
       throw new DrmasError('INVALID_ARGUMENT', `agent "${name ?? '?'}" registered by ${origin} is not a class`, {
-        hint: 'pass a class decorated with @agent(\'name\'), or register(\'name\', Class)',
+        hint: "pass a class decorated with @agent('name'), or register('name', Class)",
       });
     }
     if (!name) {
@@ -44,10 +44,14 @@ export class AgentRegistry {
     }
     const existing = this.entries.get(name);
     if (existing) {
-      throw new DrmasError('DUPLICATE_NAME',
-        `agent "${name}" is registered twice: ${existing.create.name} by ${existing.origin} and ${target.name} by ${origin}`, {
-          key: `agents.${name}`, hint: 'give one of the two classes another @agent name, or drop one of the plugins',
-        });
+      throw new DrmasError(
+        'DUPLICATE_NAME',
+        `agent "${name}" is registered twice: ${existing.create.name} by ${existing.origin} and ${target.name} by ${origin}`,
+        {
+          key: `agents.${name}`,
+          hint: 'give one of the two classes another @agent name, or drop one of the plugins',
+        },
+      );
     }
     this.ledger?.record({ key: Agent, name, plugin: origin });
     this.entries.set(name, { create: target, origin });
@@ -70,9 +74,14 @@ export class AgentRegistry {
     const entry = this.entries.get(name);
     if (entry) return entry.create;
     const names = this.names();
-    throw new DrmasError('UNKNOWN_NAME', `no agent named "${name}" is registered${names.length ? ` (registered: ${names.join(', ')})` : ''}`, {
-      key, hint: didYouMean(name, names).trim() || 'add the plugin or preset that provides this agent, or register your own with @agent',
-    });
+    throw new DrmasError(
+      'UNKNOWN_NAME',
+      `no agent named "${name}" is registered${names.length ? ` (registered: ${names.join(', ')})` : ''}`,
+      {
+        key,
+        hint: didYouMean(name, names).trim() || 'add the plugin or preset that provides this agent, or register your own with @agent',
+      },
+    );
   }
 
   create<T = unknown>(name: string, options: Record<string, unknown> = {}, key?: string): T {

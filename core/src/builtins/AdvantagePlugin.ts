@@ -19,17 +19,22 @@ export class AdvantagePlugin implements Plugin {
   readonly name = PLUGIN_NAME;
 
   apply(kernel: Kernel): void {
-    const estimatorOf = (config: ResolvedConfig) => (config.algorithm.advantage ? kernel.getNamed(AdvantageEstimator, config.algorithm.advantage, KEY) : undefined);
+    const estimatorOf = (config: ResolvedConfig) =>
+      config.algorithm.advantage ? kernel.getNamed(AdvantageEstimator, config.algorithm.advantage, KEY) : undefined;
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       const estimator = estimatorOf(config);
       if (!estimator) return;
       const supplied = kernel.namesOf(BatchInputSource);
       for (const input of estimator.inputs ?? []) {
         if (supplied.includes(input)) continue;
-        throw new DrmasError('CONFIG_INVALID', `advantage estimator "${estimator.name}" needs ${input}: ${BATCH_INPUTS[input]}; no plugin in this config supplies it`, {
-          key: KEY,
-          hint: `choose an estimator that works from rewards alone (drmas, grpo, rloo, ...), or add a plugin that provides the batch input "${input}"`,
-        });
+        throw new DrmasError(
+          'CONFIG_INVALID',
+          `advantage estimator "${estimator.name}" needs ${input}: ${BATCH_INPUTS[input]}; no plugin in this config supplies it`,
+          {
+            key: KEY,
+            hint: `choose an estimator that works from rewards alone (drmas, grpo, rloo, ...), or add a plugin that provides the batch input "${input}"`,
+          },
+        );
       }
     });
     kernel.hooks.advantage.tapPromise(PLUGIN_NAME, async (batch, step) => {

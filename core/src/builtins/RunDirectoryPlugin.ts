@@ -10,14 +10,16 @@ import { readTrainerState } from '../run/checkpointLayout.js';
 /** Keeps the metrics lines up to `step` (a resumed run rewrites what came after its checkpoint). */
 function truncateMetrics(file: string, step: number): void {
   if (!existsSync(file)) return;
-  const kept = readFileSync(file, 'utf8').split('\n').filter((line) => {
-    if (!line.trim()) return false;
-    try {
-      return (JSON.parse(line) as { step: number }).step <= step;
-    } catch {
-      return false;
-    }
-  });
+  const kept = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => {
+      if (!line.trim()) return false;
+      try {
+        return (JSON.parse(line) as { step: number }).step <= step;
+      } catch {
+        return false;
+      }
+    });
   writeFileSync(file, kept.length ? `${kept.join('\n')}\n` : '');
 }
 
@@ -43,7 +45,9 @@ export class RunDirectoryPlugin implements Plugin {
   register(ctx: RegisterContext): void {
     // Steps driven without `setup` (a custom loop calling kernel.step) have no run directory to write to.
     ctx.bind(MetricsSink).toConstantValue({
-      write: (record) => { if (this.runDir) new JsonlMetricsSink(path.join(this.runDir, 'metrics.jsonl')).write(record); },
+      write: (record) => {
+        if (this.runDir) new JsonlMetricsSink(path.join(this.runDir, 'metrics.jsonl')).write(record);
+      },
     });
   }
 

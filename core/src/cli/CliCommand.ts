@@ -29,5 +29,5 @@ export const CONFIG_OPTIONS: OptionSpec = {
 
 export const CONFIG_HELP: Array<[string, string]> = [
   ['-c, --config PATH', 'config file (default: search drmas.config.*, .drmasrc*, package.json#drmas from here up)'],
-  ['--set KEY=VALUE', 'override a config key, e.g. --set trainer.steps=3 (repeatable; values coerced to the key\'s type)'],
+  ['--set KEY=VALUE', "override a config key, e.g. --set trainer.steps=3 (repeatable; values coerced to the key's type)"],
 ];

@@ -68,7 +68,9 @@ export function discoverCommands(cwd: string): DiscoveredCommand[] {
       for (const [name, spec] of Object.entries(manifest.drmas?.commands ?? {})) {
         if (found.has(name)) continue;
         found.set(name, {
-          name, summary: spec.summary ?? `(from ${manifest.name})`, packageName: manifest.name ?? path.basename(dir),
+          name,
+          summary: spec.summary ?? `(from ${manifest.name})`,
+          packageName: manifest.name ?? path.basename(dir),
           module: path.resolve(dir, spec.module),
         });
       }
@@ -81,16 +83,23 @@ export function discoverCommands(cwd: string): DiscoveredCommand[] {
 export async function loadDiscoveredCommand(discovered: DiscoveredCommand): Promise<CliCommand> {
   let mod: Record<string, unknown>;
   try {
-    mod = await import(pathToFileURL(discovered.module).href) as Record<string, unknown>;
+    mod = (await import(pathToFileURL(discovered.module).href)) as Record<string, unknown>;
   } catch (cause) {
-    throw new DrmasError('PLUGIN_LOAD_FAILED', `command "${discovered.name}" of ${discovered.packageName} failed to load from ${discovered.module}: ${(cause as Error).message}`, {
-      file: discovered.module, cause, hint: 'if it is a workspace package, run `npm run build` first',
-    });
+    throw new DrmasError(
+      'PLUGIN_LOAD_FAILED',
+      `command "${discovered.name}" of ${discovered.packageName} failed to load from ${discovered.module}: ${(cause as Error).message}`,
+      {
+        file: discovered.module,
+        cause,
+        hint: 'if it is a workspace package, run `npm run build` first',
+      },
+    );
   }
   const command = (mod[discovered.name] ?? mod[`${discovered.name}Command`] ?? mod.default) as CliCommand | undefined;
   if (!command || typeof command.run !== 'function') {
     throw new DrmasError('PLUGIN_INVALID', `${discovered.module} does not export the command "${discovered.name}"`, {
-      file: discovered.module, hint: `export const ${discovered.name}Command: CliCommand = { name: '${discovered.name}', ... }`,
+      file: discovered.module,
+      hint: `export const ${discovered.name}Command: CliCommand = { name: '${discovered.name}', ... }`,
     });
   }
   return command;

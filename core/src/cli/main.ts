@@ -61,8 +61,11 @@ function reportError(error: unknown, io: CliIO, verbose: boolean): number {
 }
 
 /** Runs the CLI with `argv` (without `node` and the script); returns the exit code. */
-export async function main(argv: string[], io: CliIO = { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd() },
-  commands: readonly CliCommand[] = BUILTIN_COMMANDS): Promise<number> {
+export async function main(
+  argv: string[],
+  io: CliIO = { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd() },
+  commands: readonly CliCommand[] = BUILTIN_COMMANDS,
+): Promise<number> {
   const verbose = argv.includes('--verbose');
   const args = argv.filter((a) => a !== '--verbose');
   const [name, ...rest] = args;
@@ -88,7 +91,12 @@ export async function main(argv: string[], io: CliIO = { stdout: process.stdout,
     }
   }
   if (!command) {
-    io.stderr.write(`error: unknown command "${name}".${didYouMean(name, listed.map((c) => c.name))}\n\n${mainHelp(listed)}\n`);
+    io.stderr.write(
+      `error: unknown command "${name}".${didYouMean(
+        name,
+        listed.map((c) => c.name),
+      )}\n\n${mainHelp(listed)}\n`,
+    );
     return 2;
   }
   if (rest.includes('-h') || rest.includes('--help')) {

@@ -32,8 +32,11 @@ export function assignParamGroups(names: readonly string[], groups: readonly Par
       const matched = names.filter((name) => re.test(name));
       if (matched.length === 0) {
         const near = closestMatches(pattern, names, 3);
-        throw new ParamGroupError(index, `parameter pattern "${pattern}" matches no parameter of the model`
-          + (near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(', ')}?` : `; names look like "${names[0]}"`));
+        throw new ParamGroupError(
+          index,
+          `parameter pattern "${pattern}" matches no parameter of the model` +
+            (near.length ? `; did you mean ${near.map((n) => `"${n}"`).join(', ')}?` : `; names look like "${names[0]}"`),
+        );
       }
       for (const name of matched) if (assigned.get(name) === -1) assigned.set(name, index);
     }

@@ -45,7 +45,9 @@ const loadJson: Loader = (filepath, content) => {
     const position = /position (\d+)/.exec(message);
     const where = position ? ` at ${lineAndColumn(content, Number(position[1]))}` : '';
     throw new DrmasError('CONFIG_LOAD_FAILED', `invalid JSON${where}: ${message}`, {
-      file: filepath, cause, hint: 'fix the syntax (a trailing comma or a missing quote is the usual cause)',
+      file: filepath,
+      cause,
+      hint: 'fix the syntax (a trailing comma or a missing quote is the usual cause)',
     });
   }
 };
@@ -54,10 +56,12 @@ const loadYaml: Loader = (filepath, content) => {
   try {
     return parseYaml(content, { prettyErrors: true }) as unknown;
   } catch (cause) {
-    const where = cause instanceof YAMLParseError && cause.linePos
-      ? ` at line ${cause.linePos[0].line}, column ${cause.linePos[0].col}` : '';
+    const where =
+      cause instanceof YAMLParseError && cause.linePos ? ` at line ${cause.linePos[0].line}, column ${cause.linePos[0].col}` : '';
     throw new DrmasError('CONFIG_LOAD_FAILED', `invalid YAML${where}: ${(cause as Error).message.split('\n')[0]}`, {
-      file: filepath, cause, hint: 'check the indentation and that every key ends with a colon',
+      file: filepath,
+      cause,
+      hint: 'check the indentation and that every key ends with a colon',
     });
   }
 };
@@ -69,7 +73,11 @@ const loadModule: Loader = async (filepath) => {
     return 'default' in mod ? mod.default : mod;
   } catch (cause) {
     const failure = cause as ModuleImportError;
-    throw new DrmasError('CONFIG_LOAD_FAILED', `cannot load config: ${failure.message}`, { file: filepath, cause: failure.cause, hint: failure.hint });
+    throw new DrmasError('CONFIG_LOAD_FAILED', `cannot load config: ${failure.message}`, {
+      file: filepath,
+      cause: failure.cause,
+      hint: failure.hint,
+    });
   }
 };
 
@@ -96,9 +104,14 @@ function asConfigObject(value: unknown, file: string): ConfigObject {
   const exported = isPlainObject(value) && 'default' in value && Object.keys(value).length === 1 ? value.default : value;
   if (exported === null || exported === undefined) return {};
   if (!isPlainObject(exported)) {
-    throw new DrmasError('CONFIG_INVALID', `a config must be an object of sections; found ${Array.isArray(exported) ? 'an array' : typeof exported}`, {
-      file, hint: 'write e.g. { "presets": ["math"], "trainer": { "steps": 10 } }',
-    });
+    throw new DrmasError(
+      'CONFIG_INVALID',
+      `a config must be an object of sections; found ${Array.isArray(exported) ? 'an array' : typeof exported}`,
+      {
+        file,
+        hint: 'write e.g. { "presets": ["math"], "trainer": { "steps": 10 } }',
+      },
+    );
   }
   return exported;
 }
@@ -109,7 +122,9 @@ async function load(run: () => Promise<{ config: unknown; filepath: string } | n
   } catch (cause) {
     if (DrmasError.is(cause)) throw cause;
     throw new DrmasError('CONFIG_LOAD_FAILED', `cannot load config: ${(cause as Error).message}`, {
-      file, cause, hint: 'run with --verbose for the stack trace',
+      file,
+      cause,
+      hint: 'run with --verbose for the stack trace',
     });
   }
 }
@@ -122,7 +137,8 @@ export async function loadConfigFile(options: { cwd: string; configPath?: string
     const file = path.resolve(options.cwd, options.configPath);
     if (!existsSync(file) || !statSync(file).isFile()) {
       throw new DrmasError('CONFIG_NOT_FOUND', `config file ${file} does not exist`, {
-        file, hint: 'check the path given to --config (it is resolved from the current folder)',
+        file,
+        hint: 'check the path given to --config (it is resolved from the current folder)',
       });
     }
     const result = await load(() => explorer().load(file), file);

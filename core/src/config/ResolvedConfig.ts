@@ -29,7 +29,15 @@ export interface ResolvedConfig {
   models: Record<string, ModelSettings>;
   agents: Record<string, AgentSettings>;
   algorithm: { advantage?: string; [key: string]: unknown };
-  trainer: { steps: number; seed: number; outputDir: string; runName?: string; saveEvery: number; keepLast: number; [key: string]: unknown };
+  trainer: {
+    steps: number;
+    seed: number;
+    outputDir: string;
+    runName?: string;
+    saveEvery: number;
+    keepLast: number;
+    [key: string]: unknown;
+  };
   eval: { every: number; atEnd: boolean; atStart: boolean; [key: string]: unknown };
   env: EnvSettings & Record<string, unknown>;
   [section: string]: unknown;

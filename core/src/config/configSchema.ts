@@ -4,12 +4,7 @@ import { DrmasError } from '../errors/DrmasError.js';
 /** Sections whose value is a map of named entries; a plugin's schema for them describes one entry. */
 export const ENTRY_SECTIONS: Readonly<Record<string, string>> = Object.freeze({ models: 'model id', agents: 'agent role' });
 
-const specSchema = z.union([
-  z.string(),
-  z.tuple([z.string()]),
-  z.tuple([z.string(), z.unknown()]),
-  z.looseObject({ name: z.string() }),
-]);
+const specSchema = z.union([z.string(), z.tuple([z.string()]), z.tuple([z.string(), z.unknown()]), z.looseObject({ name: z.string() })]);
 
 /**
  * The `env` keys every environment shares. Environment plugins add their own keys to the section; an environment
@@ -84,7 +79,8 @@ export function buildConfigSchema(contributions: SchemaContribution[]): ZodObjec
           const owner = owners.get(`${section}.${key}`) ?? (key in existing.shape ? 'the kernel' : undefined);
           if (owner) {
             throw new DrmasError('DUPLICATE_NAME', `config key ${section}.${key} is declared by both ${owner} and plugin "${plugin}"`, {
-              key: `${section}.${key}`, hint: 'two plugins claim the same option; remove one of them from the config',
+              key: `${section}.${key}`,
+              hint: 'two plugins claim the same option; remove one of them from the config',
             });
           }
           owners.set(`${section}.${key}`, `plugin "${plugin}"`);
@@ -101,9 +97,7 @@ export function buildConfigSchema(contributions: SchemaContribution[]): ZodObjec
     plugins: z.array(z.string()).default([]),
   };
   for (const [section, schema] of Object.entries(sections)) {
-    shape[section] = section in ENTRY_SECTIONS
-      ? z.record(z.string(), schema).default({})
-      : schema.prefault({});
+    shape[section] = section in ENTRY_SECTIONS ? z.record(z.string(), schema).default({}) : schema.prefault({});
   }
   return z.strictObject(shape);
 }

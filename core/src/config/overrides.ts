@@ -15,7 +15,8 @@ export function parseOverride(text: string): Override {
   const [head, ...rest] = keyText.split('.');
   if (!head || rest.some((part) => part === '')) {
     throw new DrmasError('CONFIG_OVERRIDE_INVALID', `--set expects KEY=VALUE with a dotted key; got "${text}"`, {
-      key: '--set', hint: 'write e.g. --set trainer.steps=3',
+      key: '--set',
+      hint: 'write e.g. --set trainer.steps=3',
     });
   }
   return { path: [head, ...rest], raw: text.slice(eq + 1) };
@@ -39,7 +40,8 @@ function guess(raw: string): unknown {
 
 function fail(override: Override, expected: string): never {
   throw new DrmasError('CONFIG_OVERRIDE_INVALID', `--set ${override.path.join('.')}=${override.raw}: expected ${expected}`, {
-    key: override.path.join('.'), hint: `give ${expected}, e.g. --set ${override.path.join('.')}=${expected === 'a number' ? '3' : expected === 'true or false' ? 'true' : 'value'}`,
+    key: override.path.join('.'),
+    hint: `give ${expected}, e.g. --set ${override.path.join('.')}=${expected === 'a number' ? '3' : expected === 'true or false' ? 'true' : 'value'}`,
   });
 }
 

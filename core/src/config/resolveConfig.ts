@@ -64,15 +64,26 @@ function formatIssues(error: ZodError, schema: ZodObject, layers: ConfigLayers, 
   const lines: string[] = [];
   let first: { key: string; file?: string; hint?: string } | undefined;
   for (const issue of error.issues) {
-    const entries = issue.code === 'unrecognized_keys'
-      ? issue.keys.map((k) => {
-        const path = [...issue.path, k] as Array<string | number>;
-        const known = knownKeysAt(schema, issue.path as Array<string | number>);
-        const suggestion = didYouMean(k, known);
-        const listed = known.length ? ` Known keys here: ${known.join(', ')}.` : '';
-        return { path, text: `unknown key.${suggestion || listed}`, hint: suggestion ? suggestion.trim() : `remove it, or add the plugin that declares it` };
-      })
-      : [{ path: issue.path as Array<string | number>, text: issue.message.replace(/^Invalid input: /, ''), hint: undefined as string | undefined }];
+    const entries =
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((k) => {
+            const path = [...issue.path, k] as Array<string | number>;
+            const known = knownKeysAt(schema, issue.path as Array<string | number>);
+            const suggestion = didYouMean(k, known);
+            const listed = known.length ? ` Known keys here: ${known.join(', ')}.` : '';
+            return {
+              path,
+              text: `unknown key.${suggestion || listed}`,
+              hint: suggestion ? suggestion.trim() : `remove it, or add the plugin that declares it`,
+            };
+          })
+        : [
+            {
+              path: issue.path as Array<string | number>,
+              text: issue.message.replace(/^Invalid input: /, ''),
+              hint: undefined as string | undefined,
+            },
+          ];
     for (const entry of entries) {
       const key = formatPath(entry.path) || '(root)';
       const origin = layers.originOf(entry.path) ?? fallbackFile;
@@ -82,7 +93,9 @@ function formatIssues(error: ZodError, schema: ZodObject, layers: ConfigLayers, 
   }
   const file = first?.file?.startsWith('--set') ? undefined : first?.file;
   return new DrmasError('CONFIG_INVALID', `the config is invalid:\n${lines.join('\n')}`, {
-    key: first?.key, file, hint: first?.hint ?? 'fix the keys listed above',
+    key: first?.key,
+    file,
+    hint: first?.hint ?? 'fix the keys listed above',
   });
 }
 
@@ -100,7 +113,11 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
   const lists: ConfigObject = { presets: loaded.config.presets, plugins: loaded.config.plugins };
   for (const override of overrides.filter((o) => MODULE_KEYS.has(o.path[0]))) {
     if (override.path.length !== 1) {
-      throw new DrmasError('CONFIG_OVERRIDE_INVALID', `--set ${override.path.join('.')}: set the whole list, e.g. --set plugins='["a","b"]'`, { key: override.path.join('.') });
+      throw new DrmasError(
+        'CONFIG_OVERRIDE_INVALID',
+        `--set ${override.path.join('.')}: set the whole list, e.g. --set plugins='["a","b"]'`,
+        { key: override.path.join('.') },
+      );
     }
     lists[override.path[0]] = coerceOverride(override, moduleListsSchema);
   }
@@ -114,7 +131,11 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
   const loader = new PluginLoader(loaded.dir, fileLabel ?? loaded.dir);
   const expanded = await loader.expand(lists as Pick<UserConfig, 'presets' | 'plugins'>);
   const builtins: LoadedPlugin[] = builtinPlugins().map((plugin) => ({
-    plugin, key: '(built-in)', listedIn: 'drmas', request: plugin.name, resolvedFrom: '@drmas/core',
+    plugin,
+    key: '(built-in)',
+    listedIn: 'drmas',
+    request: plugin.name,
+    resolvedFrom: '@drmas/core',
   }));
   const plugins = [...builtins, ...expanded.plugins];
 
@@ -122,8 +143,9 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
   for (const layer of expanded.layers) layers.add(layer.source, layer.config as ConfigObject, MODULE_KEYS);
   layers.add(fileLabel ?? 'config', loaded.config, MODULE_KEYS);
 
-  const schema = buildConfigSchema(plugins.filter((p) => p.plugin.configSchema)
-    .map((p) => ({ plugin: p.plugin.name, sections: p.plugin.configSchema! })));
+  const schema = buildConfigSchema(
+    plugins.filter((p) => p.plugin.configSchema).map((p) => ({ plugin: p.plugin.name, sections: p.plugin.configSchema! })),
+  );
   for (const override of overrides.filter((o) => !MODULE_KEYS.has(o.path[0]))) {
     layers.set(override.path, coerceOverride(override, schema), `--set ${override.path.join('.')}`);
   }

@@ -131,9 +131,13 @@ export class TrainingBatch {
       const offset = row * R;
       const length = turn.responseIds.length;
       if (turn.logProbs.length !== length) {
-        throw new DrmasError('INVALID_ARGUMENT', `turn ${row} (${turn.trajectoryId}, agent ${turn.agentId}) has ${length} response tokens but ${turn.logProbs.length} log-probs`, {
-          hint: 'a rollout must record one sampling log-prob per response token',
-        });
+        throw new DrmasError(
+          'INVALID_ARGUMENT',
+          `turn ${row} (${turn.trajectoryId}, agent ${turn.agentId}) has ${length} response tokens but ${turn.logProbs.length} log-probs`,
+          {
+            hint: 'a rollout must record one sampling log-prob per response token',
+          },
+        );
       }
       this.responseIds.set(turn.responseIds, offset);
       this.responseMask.fill(1, offset, offset + length);
@@ -145,7 +149,10 @@ export class TrainingBatch {
 
   /** Packs the turns of `trajectories`, in order. */
   static fromTrajectories(trajectories: readonly Trajectory[]): TrainingBatch {
-    return new TrainingBatch(trajectories.flatMap((t) => t.turns), trajectories);
+    return new TrainingBatch(
+      trajectories.flatMap((t) => t.turns),
+      trajectories,
+    );
   }
 
   /** Packs bare turns (demonstrations, ad-hoc scoring): no trajectories behind them. */
@@ -163,22 +170,35 @@ export class TrainingBatch {
     options: { temperatures?: ArrayLike<number>; logProbs?: readonly ArrayLike<number>[]; agent?: string; workerGroup?: string } = {},
   ): TrainingBatch {
     if (responses.length !== prompts.length) {
-      throw new DrmasError('INVALID_ARGUMENT', `got ${prompts.length} prompts but ${responses.length} responses`, { hint: 'give one response per prompt' });
+      throw new DrmasError('INVALID_ARGUMENT', `got ${prompts.length} prompts but ${responses.length} responses`, {
+        hint: 'give one response per prompt',
+      });
     }
     if (options.temperatures && options.temperatures.length !== prompts.length) {
-      throw new DrmasError('INVALID_ARGUMENT', `got ${prompts.length} prompts but ${options.temperatures.length} temperatures`, { hint: 'give one temperature per row' });
+      throw new DrmasError('INVALID_ARGUMENT', `got ${prompts.length} prompts but ${options.temperatures.length} temperatures`, {
+        hint: 'give one temperature per row',
+      });
     }
     const agentId = options.agent ?? 'agent';
     const workerGroupId = options.workerGroup ?? 'policy';
-    return TrainingBatch.fromTurns(prompts.map((prompt, row) => {
-      const responseIds = Array.from(responses[row]!);
-      return {
-        groupId: `row${row}`, trajectoryId: `row${row}`, agentId, step: 0, workerGroupId, index: 0,
-        promptIds: Array.from(prompt), responseIds,
-        logProbs: options.logProbs ? Array.from(options.logProbs[row]!) : responseIds.map(() => 0),
-        temperature: options.temperatures?.[row], valid: true,
-      };
-    }));
+    return TrainingBatch.fromTurns(
+      prompts.map((prompt, row) => {
+        const responseIds = Array.from(responses[row]!);
+        return {
+          groupId: `row${row}`,
+          trajectoryId: `row${row}`,
+          agentId,
+          step: 0,
+          workerGroupId,
+          index: 0,
+          promptIds: Array.from(prompt),
+          responseIds,
+          logProbs: options.logProbs ? Array.from(options.logProbs[row]!) : responseIds.map(() => 0),
+          temperature: options.temperatures?.[row],
+          valid: true,
+        };
+      }),
+    );
   }
 
   /** Every row. */

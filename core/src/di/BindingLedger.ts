@@ -36,10 +36,13 @@ export class BindingLedger {
     if (record.name !== undefined) {
       const twin = this.records.find((r) => r.key === record.key && r.name === record.name);
       if (twin) {
-        throw new DrmasError('DUPLICATE_NAME',
-          `${describeKey(record.key).label} "${record.name}" is registered twice: by plugin "${twin.plugin}" and by plugin "${record.plugin}"`, {
+        throw new DrmasError(
+          'DUPLICATE_NAME',
+          `${describeKey(record.key).label} "${record.name}" is registered twice: by plugin "${twin.plugin}" and by plugin "${record.plugin}"`,
+          {
             hint: 'rename one of them, or remove one of the two plugins from the config',
-          });
+          },
+        );
       }
     }
     this.records.push(record);

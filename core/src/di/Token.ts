@@ -27,7 +27,12 @@ export function createToken<T>(name: string, info: { label: string; configKey?: 
 export type ServiceKey<T> = Token<T> | Newable<T>;
 
 export function isToken(value: unknown): value is Token<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as Token<unknown>).id === 'symbol' && typeof (value as Token<unknown>).label === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Token<unknown>).id === 'symbol' &&
+    typeof (value as Token<unknown>).label === 'string'
+  );
 }
 
 /** The identifier inversify knows a key by. */

@@ -27,17 +27,26 @@ export function translateContainerError(
   if (match[1] === 'No') {
     const names = missing ? ledger.namesOf(missing) : [];
     const available = names.length ? ` Available: ${names.join(', ')}.` : '';
-    return new DrmasError('MISSING_BINDING',
-      `no ${info.label}${nameText} is registered${neededBy ? ` (needed by ${neededBy})` : ''}.${available}`, {
-        key, cause: error,
-        hint: (request?.name ? didYouMean(request.name, names).trim() + ' ' : '')
-          + `add the plugin that provides ${info.label}${nameText} to \`plugins\` (or a preset that brings it)${key ? `, or change ${key}` : ''}`,
-      });
+    return new DrmasError(
+      'MISSING_BINDING',
+      `no ${info.label}${nameText} is registered${neededBy ? ` (needed by ${neededBy})` : ''}.${available}`,
+      {
+        key,
+        cause: error,
+        hint:
+          (request?.name ? didYouMean(request.name, names).trim() + ' ' : '') +
+          `add the plugin that provides ${info.label}${nameText} to \`plugins\` (or a preset that brings it)${key ? `, or change ${key}` : ''}`,
+      },
+    );
   }
   const plugins = missing ? ledger.bindingsOf(missing, request?.name).map((r) => `"${r.plugin}"`) : [];
-  return new DrmasError('AMBIGUOUS_BINDING',
-    `more than one ${info.label}${nameText} is registered${plugins.length ? `, by plugins ${[...new Set(plugins)].join(' and ')}` : ''}; the kernel cannot choose`, {
-      key, cause: error,
+  return new DrmasError(
+    'AMBIGUOUS_BINDING',
+    `more than one ${info.label}${nameText} is registered${plugins.length ? `, by plugins ${[...new Set(plugins)].join(' and ')}` : ''}; the kernel cannot choose`,
+    {
+      key,
+      cause: error,
       hint: `remove one of those plugins from the config${key ? `, or pick one by name with ${key}` : ''}`,
-    });
+    },
+  );
 }

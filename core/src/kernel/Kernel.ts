@@ -126,19 +126,32 @@ export class Kernel implements Roles {
     const info = describeKey(token);
     if (name === undefined) {
       const configKey = key ?? info.configKey;
-      const registered = this.ledger.bindingsOf(token).filter((r) => r.name !== undefined).map((r) => `${r.name} (plugin ${r.plugin})`);
-      throw new DrmasError('CONFIG_INVALID', `${configKey} is not set, so no ${info.label} is chosen (registered: ${registered.join(', ') || 'none'})`, {
-        key: configKey,
-        hint: names.length
-          ? `set ${configKey} to one of: ${names.join(', ')}`
-          : `add to \`plugins\` a plugin (or a preset) that provides one, and set ${configKey}`,
-      });
+      const registered = this.ledger
+        .bindingsOf(token)
+        .filter((r) => r.name !== undefined)
+        .map((r) => `${r.name} (plugin ${r.plugin})`);
+      throw new DrmasError(
+        'CONFIG_INVALID',
+        `${configKey} is not set, so no ${info.label} is chosen (registered: ${registered.join(', ') || 'none'})`,
+        {
+          key: configKey,
+          hint: names.length
+            ? `set ${configKey} to one of: ${names.join(', ')}`
+            : `add to \`plugins\` a plugin (or a preset) that provides one, and set ${configKey}`,
+        },
+      );
     }
     if (!names.includes(name)) {
-      throw new DrmasError('UNKNOWN_NAME', `no ${info.label} named "${name}" is registered${names.length ? ` (registered: ${names.join(', ')})` : ''}`, {
-        key: key ?? info.configKey,
-        hint: didYouMean(name, names).trim() || `add the plugin that provides the ${info.label} "${name}" to \`plugins\` (or a preset that brings it)`,
-      });
+      throw new DrmasError(
+        'UNKNOWN_NAME',
+        `no ${info.label} named "${name}" is registered${names.length ? ` (registered: ${names.join(', ')})` : ''}`,
+        {
+          key: key ?? info.configKey,
+          hint:
+            didYouMean(name, names).trim() ||
+            `add the plugin that provides the ${info.label} "${name}" to \`plugins\` (or a preset that brings it)`,
+        },
+      );
     }
     try {
       return this.container.get<T>(token.id, { name });
@@ -171,8 +184,10 @@ export class Kernel implements Roles {
     this.checkAdvantages();
     const log = options.log ?? logToStderr;
     const plan = planRun({ cwd: this.cwd, config: this.config, runDir: options.runDir, resume: options.resume });
-    log(`config ${this.configFile ?? '(inline)'}; ${this.config.trainer.steps} steps; run directory ${plan.runDir}`
-      + (plan.resume ? `; resuming after step ${plan.resume.step} from ${plan.resume.checkpoint}` : ''));
+    log(
+      `config ${this.configFile ?? '(inline)'}; ${this.config.trainer.steps} steps; run directory ${plan.runDir}` +
+        (plan.resume ? `; resuming after step ${plan.resume.step} from ${plan.resume.checkpoint}` : ''),
+    );
     const firstStep = plan.resume ? plan.resume.step + 1 : 1;
     const run = await this.setup({ runDir: plan.runDir, signal: options.signal, log, resumeFrom: plan.resume?.checkpoint });
     try {
@@ -205,7 +220,8 @@ export class Kernel implements Roles {
       let rollout = await this.hooks.rollout.promise(context);
       if (!rollout) {
         throw new DrmasError('NO_ROLLOUT', 'no plugin produced a rollout batch: the `rollout` hook has no tap that returns one', {
-          key: 'presets', hint: 'add a preset with an orchestra (e.g. "math") or a plugin that taps kernel.hooks.rollout',
+          key: 'presets',
+          hint: 'add a preset with an orchestra (e.g. "math") or a plugin that taps kernel.hooks.rollout',
         });
       }
       rollout = await this.hooks.afterRollout.promise(rollout, context);
@@ -249,10 +265,15 @@ export class Kernel implements Roles {
     if (!this.hasTaps('update') || this.config.algorithm.advantage) return;
     const taps = (this.hooks.advantage as unknown as { taps: Array<{ name: string }> }).taps;
     if (taps.some((tap) => tap.name !== ADVANTAGE_PLUGIN_NAME)) return;
-    throw new DrmasError('CONFIG_INVALID', 'nothing computes advantages: algorithm.advantage is not set and no plugin taps the advantage hook, so every update would see zero advantages', {
-      key: 'algorithm.advantage', file: this.configFile,
-      hint: 'set algorithm.advantage to an estimator (drmas, grpo, ...; `drmas info` lists them), or add a plugin that taps kernel.hooks.advantage',
-    });
+    throw new DrmasError(
+      'CONFIG_INVALID',
+      'nothing computes advantages: algorithm.advantage is not set and no plugin taps the advantage hook, so every update would see zero advantages',
+      {
+        key: 'algorithm.advantage',
+        file: this.configFile,
+        hint: 'set algorithm.advantage to an estimator (drmas, grpo, ...; `drmas info` lists them), or add a plugin that taps kernel.hooks.advantage',
+      },
+    );
   }
 
   /** One evaluation outside the step loop (before training, or eval-only), written to the metrics sinks. */
@@ -311,14 +332,22 @@ export class Kernel implements Roles {
     } catch (cause) {
       if (DrmasError.is(cause) && cause.code !== 'RUN_FAILED') {
         throw new DrmasError(cause.code, `plugin "${loaded.plugin.name}" (${loaded.key}): ${cause.message}`, {
-          key: cause.key ?? loaded.key, file: cause.file ?? loaded.listedIn, hint: cause.hint, cause,
+          key: cause.key ?? loaded.key,
+          file: cause.file ?? loaded.listedIn,
+          hint: cause.hint,
+          cause,
         });
       }
-      throw new DrmasError('PLUGIN_FAILED',
-        `plugin "${loaded.plugin.name}" threw in ${phase}(): ${(cause as Error)?.message ?? String(cause)}`, {
-          key: loaded.key, file: loaded.listedIn, cause,
+      throw new DrmasError(
+        'PLUGIN_FAILED',
+        `plugin "${loaded.plugin.name}" threw in ${phase}(): ${(cause as Error)?.message ?? String(cause)}`,
+        {
+          key: loaded.key,
+          file: loaded.listedIn,
+          cause,
           hint: `the plugin comes from ${loaded.resolvedFrom}; check its options at ${loaded.key}, or run with --verbose for the stack`,
-        });
+        },
+      );
     }
   }
 }

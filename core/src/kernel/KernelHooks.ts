@@ -1,6 +1,4 @@
-import {
-  AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook,
-} from 'tapable';
+import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } from 'tapable';
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
 import type { EvalContext, RunContext, StepContext, StepResult } from '../data/StepContext.js';
 import type { RolloutBatch } from '../data/Turn.js';

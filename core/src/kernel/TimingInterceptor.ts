@@ -21,7 +21,9 @@ export class TimingInterceptor {
         }
       };
       (hooks[name] as { intercept(i: object): void }).intercept({
-        call: () => { starts.push(performance.now()); },
+        call: () => {
+          starts.push(performance.now());
+        },
         result: stop,
         done: stop,
         error: stop,

@@ -22,7 +22,11 @@ function typescriptLoader(): Promise<Jiti> {
 export class ModuleImportError extends Error {
   override readonly name = 'ModuleImportError';
 
-  constructor(message: string, readonly hint: string, cause: unknown) {
+  constructor(
+    message: string,
+    readonly hint: string,
+    cause: unknown,
+  ) {
     super(message, { cause });
   }
 }
@@ -36,7 +40,7 @@ interface ThrownValue {
 }
 
 function asThrown(value: unknown): ThrownValue {
-  return typeof value === 'object' && value !== null ? value as ThrownValue : { message: String(value) };
+  return typeof value === 'object' && value !== null ? (value as ThrownValue) : { message: String(value) };
 }
 
 function shown(file: string, entry: string): string {
@@ -96,10 +100,15 @@ function explain(cause: unknown, entry: string): ModuleImportError {
       const col = Number(column) + 1;
       return new ModuleImportError(
         `syntax error${shown(file, entry)} at line ${line}, column ${col}: ${reason}${codeFrame(file, Number(line), col)}`,
-        'fix the syntax there; TypeScript types are erased without being checked, so only syntax stops a file from loading', cause);
+        'fix the syntax there; TypeScript types are erased without being checked, so only syntax stops a file from loading',
+        cause,
+      );
     }
-    return new ModuleImportError(`cannot transpile ${file}: ${reason}`,
-      'the TypeScript loader (jiti, with Babel) does not support this construct: rewrite it, or compile the file with tsc and load the .js', cause);
+    return new ModuleImportError(
+      `cannot transpile ${file}: ${reason}`,
+      'the TypeScript loader (jiti, with Babel) does not support this construct: rewrite it, or compile the file with tsc and load the .js',
+      cause,
+    );
   }
   const notFound = thrown.code === 'MODULE_NOT_FOUND' || thrown.code === 'ERR_MODULE_NOT_FOUND' ? NOT_FOUND.exec(message) : null;
   if (notFound) {
@@ -109,16 +118,25 @@ function explain(cause: unknown, entry: string): ModuleImportError {
   }
   const missingExport = thrown.name === 'SyntaxError' ? MISSING_EXPORT.exec(message) : null;
   if (missingExport) {
-    return new ModuleImportError(`"${missingExport[1]}" has no export named "${missingExport[2]}"`,
-      'check the name against what that module exports (and its version)', cause);
+    return new ModuleImportError(
+      `"${missingExport[1]}" has no export named "${missingExport[2]}"`,
+      'check the name against what that module exports (and its version)',
+      cause,
+    );
   }
   const location = throwLocation(thrown.stack);
   if (thrown.name === 'SyntaxError' && !location) {
-    return new ModuleImportError(`syntax error: ${message}`,
-      `fix the syntax; \`node --check ${entry}\` shows the line (if it is not there, it is in a file this one imports)`, cause);
+    return new ModuleImportError(
+      `syntax error: ${message}`,
+      `fix the syntax; \`node --check ${entry}\` shows the line (if it is not there, it is in a file this one imports)`,
+      cause,
+    );
   }
-  return new ModuleImportError(`it threw while being evaluated: ${thrown.name ? `${thrown.name}: ` : ''}${message}${location}`,
-    'the error comes from the module\'s own top-level code; run with --verbose for the stack trace', cause);
+  return new ModuleImportError(
+    `it threw while being evaluated: ${thrown.name ? `${thrown.name}: ` : ''}${message}${location}`,
+    "the error comes from the module's own top-level code; run with --verbose for the stack trace",
+    cause,
+  );
 }
 
 /**
@@ -127,12 +145,15 @@ function explain(cause: unknown, entry: string): ModuleImportError {
  */
 export async function importModule(file: string): Promise<Record<string, unknown>> {
   if (!existsSync(file)) {
-    throw new ModuleImportError('the file does not exist',
-      'a package.json names it as the entry: if it is a workspace package, run `npm run build` first, else reinstall the package', undefined);
+    throw new ModuleImportError(
+      'the file does not exist',
+      'a package.json names it as the entry: if it is a workspace package, run `npm run build` first, else reinstall the package',
+      undefined,
+    );
   }
   try {
     if (TYPESCRIPT_FILE.test(file)) return await (await typescriptLoader()).import<Record<string, unknown>>(file);
-    return await import(pathToFileURL(file).href) as Record<string, unknown>;
+    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (cause) {
     throw explain(cause, file);
   }

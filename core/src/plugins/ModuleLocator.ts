@@ -54,9 +54,7 @@ function findFile(base: string): string | undefined {
 function packageEntry(dir: string, pkg: PackageJson): string | undefined {
   if (pkg.exports !== undefined) {
     const exportsField = pkg.exports as Record<string, unknown> | string;
-    const root = typeof exportsField === 'object' && !Array.isArray(exportsField) && '.' in exportsField
-      ? exportsField['.']
-      : exportsField;
+    const root = typeof exportsField === 'object' && !Array.isArray(exportsField) && '.' in exportsField ? exportsField['.'] : exportsField;
     const target = resolveExportTarget(root);
     return target ? path.join(dir, target) : undefined;
   }

@@ -47,12 +47,20 @@ export function definePreset<O = unknown>(preset: Preset | PresetFactory<O>): ty
 }
 
 export function isPlugin(value: unknown): value is Plugin {
-  return typeof value === 'object' && value !== null
-    && typeof (value as Plugin).name === 'string' && typeof (value as Plugin).apply === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Plugin).name === 'string' &&
+    typeof (value as Plugin).apply === 'function'
+  );
 }
 
 export function looksLikePreset(value: unknown): value is Preset {
-  return typeof value === 'object' && value !== null && typeof (value as Preset).name === 'string'
-    && typeof (value as Plugin).apply !== 'function'
-    && ('plugins' in value || 'presets' in value || 'config' in value);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Preset).name === 'string' &&
+    typeof (value as Plugin).apply !== 'function' &&
+    ('plugins' in value || 'presets' in value || 'config' in value)
+  );
 }

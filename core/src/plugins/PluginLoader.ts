@@ -5,9 +5,7 @@ import type { PresetConfig, UserConfig } from '../config/UserConfig.js';
 import { candidatePackageNames, isPathSpecifier, shortName, type ModuleKind } from './packageNames.js';
 import { installedPackageNames, locatePackage, locatePath, type LocatedModule } from './ModuleLocator.js';
 import { importModule, type ModuleImportError } from './ModuleImporter.js';
-import {
-  isPlugin, looksLikePreset, type Plugin, type PluginSpec, type Preset, type PresetSpec,
-} from './Plugin.js';
+import { isPlugin, looksLikePreset, type Plugin, type PluginSpec, type Preset, type PresetSpec } from './Plugin.js';
 
 /** Where a plugin or preset came from, for messages and `drmas info`. */
 export interface ModuleOrigin {
@@ -48,9 +46,15 @@ function splitSpec(spec: unknown, key: string, listedIn: string, kind: ModuleKin
   if (typeof spec === 'string') return { name: spec, options: undefined };
   if (Array.isArray(spec) && typeof spec[0] === 'string' && spec.length <= 2) return { name: spec[0], options: spec[1] };
   if (typeof spec === 'object' && spec !== null && !Array.isArray(spec)) return { inline: spec, options: undefined };
-  throw new DrmasError('CONFIG_INVALID', `a ${kind} must be a name, a [name, options] pair or a ${kind} object; found ${JSON.stringify(spec)}`, {
-    key, file: listedIn, hint: `write e.g. "${kind === 'plugin' ? 'algorithms' : 'math'}" or ["${kind === 'plugin' ? 'algorithms' : 'math'}", { ... }]`,
-  });
+  throw new DrmasError(
+    'CONFIG_INVALID',
+    `a ${kind} must be a name, a [name, options] pair or a ${kind} object; found ${JSON.stringify(spec)}`,
+    {
+      key,
+      file: listedIn,
+      hint: `write e.g. "${kind === 'plugin' ? 'algorithms' : 'math'}" or ["${kind === 'plugin' ? 'algorithms' : 'math'}", { ... }]`,
+    },
+  );
 }
 
 /** A preset's `presets` or `plugins` list; a preset module is code the schema does not check. */
@@ -58,7 +62,9 @@ function listIn<K extends 'presets' | 'plugins'>(preset: Preset, field: K, key: 
   const list: unknown = preset[field] ?? [];
   if (!Array.isArray(list)) {
     throw new DrmasError('PRESET_INVALID', `preset "${preset.name}": \`${field}\` must be a list; found ${describeExport(list)}`, {
-      key, file: listedIn, hint: `write ${field}: ["name", ...] in the preset`,
+      key,
+      file: listedIn,
+      hint: `write ${field}: ["name", ...] in the preset`,
     });
   }
   return list as NonNullable<Preset[K]>;
@@ -78,7 +84,10 @@ export class PluginLoader {
   private readonly layers: ExpandedConfig['layers'] = [];
 
   /** @param baseDir folder the user's config file lives in; names and paths resolve from there. */
-  constructor(private readonly baseDir: string, private readonly configFile: string) {}
+  constructor(
+    private readonly baseDir: string,
+    private readonly configFile: string,
+  ) {}
 
   async expand(config: Pick<UserConfig, 'presets' | 'plugins'>): Promise<ExpandedConfig> {
     const presets = config.presets ?? [];
@@ -111,7 +120,9 @@ export class PluginLoader {
     const identity = origin.resolvedFrom === 'inline' ? `inline:${preset.name}` : origin.resolvedFrom;
     if (chain.includes(identity)) {
       throw new DrmasError('PRESET_CYCLE', `preset "${preset.name}" includes itself: ${[...chain, identity].join(' -> ')}`, {
-        key, file: listedIn, hint: 'remove the preset from its own `presets` list (directly or through another preset)',
+        key,
+        file: listedIn,
+        hint: 'remove the preset from its own `presets` list (directly or through another preset)',
       });
     }
     const label = `preset ${preset.name}`;
@@ -140,18 +151,27 @@ export class PluginLoader {
       const plugin = this.checkPlugin(value, key, listedIn, located.entry);
       loaded = {
         plugin: parts.options !== undefined && typeof exported !== 'function' ? withOptions(plugin, parts.options) : plugin,
-        key, listedIn, request: parts.name!, packageName: located.packageName, version: located.version,
+        key,
+        listedIn,
+        request: parts.name!,
+        packageName: located.packageName,
+        version: located.version,
         resolvedFrom: located.entry,
       };
     }
-    const twin = this.plugins.find((p) => (p.resolvedFrom !== 'inline' && p.resolvedFrom === loaded.resolvedFrom)
-      || p.plugin.name === loaded.plugin.name);
+    const twin = this.plugins.find(
+      (p) => (p.resolvedFrom !== 'inline' && p.resolvedFrom === loaded.resolvedFrom) || p.plugin.name === loaded.plugin.name,
+    );
     if (twin) {
-      throw new DrmasError('DUPLICATE_PLUGIN',
-        `plugin "${loaded.plugin.name}" is listed twice: at ${twin.key} (in ${twin.listedIn}) and at ${key} (in ${listedIn})`, {
-          key, file: listedIn,
-          hint: 'remove one of the two entries; to change the options of a plugin a preset brings, set them in that preset\'s config section instead',
-        });
+      throw new DrmasError(
+        'DUPLICATE_PLUGIN',
+        `plugin "${loaded.plugin.name}" is listed twice: at ${twin.key} (in ${twin.listedIn}) and at ${key} (in ${listedIn})`,
+        {
+          key,
+          file: listedIn,
+          hint: "remove one of the two entries; to change the options of a plugin a preset brings, set them in that preset's config section instead",
+        },
+      );
     }
     this.plugins.push(loaded);
   }
@@ -160,10 +180,15 @@ export class PluginLoader {
     if (isPathSpecifier(name)) {
       const found = locatePath(name, fromDir);
       if (found) return found;
-      throw new DrmasError(kind === 'plugin' ? 'PLUGIN_NOT_FOUND' : 'PRESET_NOT_FOUND',
-        `cannot find ${kind} "${name}": no file or package at ${path.resolve(fromDir, name)}`, {
-          key, file: listedIn, hint: `paths are resolved from ${fromDir}; check the spelling and that the file exists`,
-        });
+      throw new DrmasError(
+        kind === 'plugin' ? 'PLUGIN_NOT_FOUND' : 'PRESET_NOT_FOUND',
+        `cannot find ${kind} "${name}": no file or package at ${path.resolve(fromDir, name)}`,
+        {
+          key,
+          file: listedIn,
+          hint: `paths are resolved from ${fromDir}; check the spelling and that the file exists`,
+        },
+      );
     }
     const tried = candidatePackageNames(name, kind);
     for (const candidate of tried) {
@@ -171,7 +196,8 @@ export class PluginLoader {
       if (found) return found;
     }
     const otherKind: ModuleKind = kind === 'plugin' ? 'preset' : 'plugin';
-    const asOther = candidatePackageNames(name, otherKind).filter((n) => !tried.includes(n))
+    const asOther = candidatePackageNames(name, otherKind)
+      .filter((n) => !tried.includes(n))
       .find((candidate) => locatePackage(candidate, fromDir));
     let hint: string;
     if (asOther) {
@@ -184,8 +210,11 @@ export class PluginLoader {
       const suggestion = didYouMean(name, ofKind).trim();
       hint = suggestion || `install it (npm install ${tried[tried.length > 1 ? 1 : 0]}) or give a path starting with ./`;
     }
-    throw new DrmasError(kind === 'plugin' ? 'PLUGIN_NOT_FOUND' : 'PRESET_NOT_FOUND',
-      `cannot find ${kind} "${name}"; tried ${tried.map((t) => `"${t}"`).join(', ')} from ${fromDir}`, { key, file: listedIn, hint });
+    throw new DrmasError(
+      kind === 'plugin' ? 'PLUGIN_NOT_FOUND' : 'PRESET_NOT_FOUND',
+      `cannot find ${kind} "${name}"; tried ${tried.map((t) => `"${t}"`).join(', ')} from ${fromDir}`,
+      { key, file: listedIn, hint },
+    );
   }
 
   private async importDefault(located: LocatedModule, kind: ModuleKind, name: string, key: string, listedIn: string): Promise<unknown> {
@@ -194,22 +223,41 @@ export class PluginLoader {
       return 'default' in mod ? mod.default : mod;
     } catch (cause) {
       const failure = cause as ModuleImportError;
-      throw new DrmasError(kind === 'plugin' ? 'PLUGIN_LOAD_FAILED' : 'PRESET_LOAD_FAILED',
-        `${kind} "${name}" was found at ${located.entry} but failed to load: ${failure.message}`, {
-          key, file: listedIn, cause: failure.cause, hint: failure.hint,
-        });
+      throw new DrmasError(
+        kind === 'plugin' ? 'PLUGIN_LOAD_FAILED' : 'PRESET_LOAD_FAILED',
+        `${kind} "${name}" was found at ${located.entry} but failed to load: ${failure.message}`,
+        {
+          key,
+          file: listedIn,
+          cause: failure.cause,
+          hint: failure.hint,
+        },
+      );
     }
   }
 
-  private async instantiate(exported: unknown, options: unknown, kind: ModuleKind, name: string, key: string, listedIn: string): Promise<unknown> {
+  private async instantiate(
+    exported: unknown,
+    options: unknown,
+    kind: ModuleKind,
+    name: string,
+    key: string,
+    listedIn: string,
+  ): Promise<unknown> {
     if (typeof exported !== 'function') return exported;
     try {
       return await (exported as (o: unknown) => unknown)(options ?? {});
     } catch (cause) {
-      throw new DrmasError(kind === 'plugin' ? 'PLUGIN_FAILED' : 'PRESET_LOAD_FAILED',
-        `${kind} "${name}" threw while being created with options ${JSON.stringify(options ?? {})}: ${(cause as Error).message ?? cause}`, {
-          key, file: listedIn, cause, hint: `check the options given at ${key}`,
-        });
+      throw new DrmasError(
+        kind === 'plugin' ? 'PLUGIN_FAILED' : 'PRESET_LOAD_FAILED',
+        `${kind} "${name}" threw while being created with options ${JSON.stringify(options ?? {})}: ${(cause as Error).message ?? cause}`,
+        {
+          key,
+          file: listedIn,
+          cause,
+          hint: `check the options given at ${key}`,
+        },
+      );
     }
   }
 
@@ -218,7 +266,11 @@ export class PluginLoader {
     const hint = looksLikePreset(value)
       ? `this module exports a preset ("${(value as Preset).name}"); list it under \`presets\` instead of \`plugins\``
       : 'export default a plugin object { name, apply(kernel) } or a factory (options) => plugin (see definePlugin)';
-    throw new DrmasError('PLUGIN_INVALID', `${entry} is not a drmas plugin: its default export is ${describeExport(value)}`, { key, file: listedIn, hint });
+    throw new DrmasError('PLUGIN_INVALID', `${entry} is not a drmas plugin: its default export is ${describeExport(value)}`, {
+      key,
+      file: listedIn,
+      hint,
+    });
   }
 
   private checkPreset(value: unknown, key: string, listedIn: string, entry: string): Preset {
@@ -226,7 +278,11 @@ export class PluginLoader {
     const hint = isPlugin(value)
       ? `this module exports a plugin ("${value.name}"); list it under \`plugins\` instead of \`presets\``
       : 'export default a preset object { name, presets?, plugins?, config? } or a factory (options) => preset (see definePreset)';
-    throw new DrmasError('PRESET_INVALID', `${entry} is not a drmas preset: its default export is ${describeExport(value)}`, { key, file: listedIn, hint });
+    throw new DrmasError('PRESET_INVALID', `${entry} is not a drmas preset: its default export is ${describeExport(value)}`, {
+      key,
+      file: listedIn,
+      hint,
+    });
   }
 }
 

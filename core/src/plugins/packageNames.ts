@@ -8,8 +8,14 @@
 export type ModuleKind = 'plugin' | 'preset';
 
 export function isPathSpecifier(name: string): boolean {
-  return name.startsWith('./') || name.startsWith('../') || name.startsWith('/') || name === '.'
-    || name.startsWith('file:') || /^[A-Za-z]:[\\/]/.test(name);
+  return (
+    name.startsWith('./') ||
+    name.startsWith('../') ||
+    name.startsWith('/') ||
+    name === '.' ||
+    name.startsWith('file:') ||
+    /^[A-Za-z]:[\\/]/.test(name)
+  );
 }
 
 export function candidatePackageNames(name: string, kind: ModuleKind): string[] {
@@ -35,7 +41,5 @@ export function candidatePackageNames(name: string, kind: ModuleKind): string[] 
 
 /** The short name a package is known by: `@drmas/plugin-search` -> `search`, `drmas-plugin-foo` -> `foo`. */
 export function shortName(packageName: string, kind: ModuleKind): string {
-  return packageName
-    .replace(new RegExp(`^@drmas/${kind}-`), '')
-    .replace(new RegExp(`^(@[^/]+/)?drmas-${kind}-`), '$1');
+  return packageName.replace(new RegExp(`^@drmas/${kind}-`), '').replace(new RegExp(`^(@[^/]+/)?drmas-${kind}-`), '$1');
 }

@@ -15,5 +15,7 @@ export interface AdvantageEstimator {
   estimate(batch: TrainingBatch, step: StepContext): void | Promise<void>;
 }
 export const AdvantageEstimator = createToken<AdvantageEstimator>('AdvantageEstimator', {
-  label: 'advantage estimator', configKey: 'algorithm.advantage', named: true,
+  label: 'advantage estimator',
+  configKey: 'algorithm.advantage',
+  named: true,
 });

@@ -17,5 +17,7 @@ export interface BackendFactory {
   create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext }): Promise<PolicyBackend>;
 }
 export const BackendFactory = createToken<BackendFactory>('BackendFactory', {
-  label: 'backend', configKey: 'models.<id>.backend', named: true,
+  label: 'backend',
+  configKey: 'models.<id>.backend',
+  named: true,
 });

@@ -16,7 +16,18 @@ import { WorkerGroups } from './WorkerGroups.js';
 /** The roles core declares: every kernel can name them in messages, and `drmas info` lists the named ones. */
 export function coreRoles(): Token<unknown>[] {
   return [
-    ResolvedConfig, Roles, Agent, AdvantageEstimator, BatchInputSource, BackendFactory, Environment, LossFunction, WorkerGroups,
-    MetricsSink, Checkpointable, InfoSection, Rng,
+    ResolvedConfig,
+    Roles,
+    Agent,
+    AdvantageEstimator,
+    BatchInputSource,
+    BackendFactory,
+    Environment,
+    LossFunction,
+    WorkerGroups,
+    MetricsSink,
+    Checkpointable,
+    InfoSection,
+    Rng,
   ];
 }

@@ -39,7 +39,8 @@ export function readTrainerState(checkpointDir: string): TrainerState {
   const file = path.join(checkpointDir, CHECKPOINT_STATE_FILE);
   if (!existsSync(file)) {
     throw new DrmasError('INVALID_ARGUMENT', `${checkpointDir} is not a complete checkpoint (it has no ${CHECKPOINT_STATE_FILE})`, {
-      file, hint: 'give a checkpoints/step-NNNNNN folder of a run, a run directory, or --resume auto',
+      file,
+      hint: 'give a checkpoints/step-NNNNNN folder of a run, a run directory, or --resume auto',
     });
   }
   return JSON.parse(readFileSync(file, 'utf8')) as TrainerState;
@@ -49,7 +50,10 @@ export function readTrainerState(checkpointDir: string): TrainerState {
  * Finds what `--resume` names: a checkpoint folder, a run directory (its latest checkpoint), or `auto` (the
  * latest checkpoint of `runDir`, or of the newest run under `outputDir` when no run directory was given).
  */
-export function resolveResume(spec: string, options: { runDir?: string; outputDir: string }): { runDir: string; checkpoint: string; state: TrainerState } {
+export function resolveResume(
+  spec: string,
+  options: { runDir?: string; outputDir: string },
+): { runDir: string; checkpoint: string; state: TrainerState } {
   let runDir: string | undefined;
   if (spec !== 'auto') {
     const target = path.resolve(spec);
@@ -69,7 +73,8 @@ export function resolveResume(spec: string, options: { runDir?: string; outputDi
   const latest = runDir ? listCheckpoints(runDir).at(-1) : undefined;
   if (!runDir || !latest) {
     throw new DrmasError('INVALID_ARGUMENT', `nothing to resume: no complete checkpoint in ${runDir ?? options.outputDir}`, {
-      key: '--resume', hint: 'checkpoints are written every trainer.saveEvery steps and at the end; start without --resume',
+      key: '--resume',
+      hint: 'checkpoints are written every trainer.saveEvery steps and at the end; start without --resume',
     });
   }
   return { runDir, checkpoint: latest.dir, state: readTrainerState(latest.dir) };

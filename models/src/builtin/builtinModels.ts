@@ -19,7 +19,14 @@ interface BuiltinShape {
 /** Built-in decoders for tests and examples: Qwen2-style by default, ~3M and ~28M parameters. */
 export const BUILTIN_MODELS: Record<BuiltinModelName, BuiltinShape> = {
   tiny: { hidden_size: 256, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 704, vocab_size: 512 },
-  small: { hidden_size: 512, num_hidden_layers: 8, num_attention_heads: 8, num_key_value_heads: 4, intermediate_size: 1408, vocab_size: 4096 },
+  small: {
+    hidden_size: 512,
+    num_hidden_layers: 8,
+    num_attention_heads: 8,
+    num_key_value_heads: 4,
+    intermediate_size: 1408,
+    vocab_size: 4096,
+  },
 };
 
 export function isBuiltinModelName(name: string): name is BuiltinModelName {

@@ -36,7 +36,11 @@ export class CheckpointReader {
             readers.set(shard, reader);
           }
           if (!reader.header.tensors.has(name)) {
-            throw new SafetensorsError(reader.header.file, `${SAFETENSORS_INDEX_FILE} maps this tensor to the shard, but the shard does not hold it`, name);
+            throw new SafetensorsError(
+              reader.header.file,
+              `${SAFETENSORS_INDEX_FILE} maps this tensor to the shard, but the shard does not hold it`,
+              name,
+            );
           }
           location.set(name, reader);
         }

@@ -38,9 +38,10 @@ export class TensorShapeError extends DrmasError {
         ? `checkpoint tensor "${tensor}" is missing (expected shape [${expectedShape.join(', ')}])`
         : `checkpoint tensor "${tensor}" has shape [${foundShape.join(', ')}], expected [${expectedShape.join(', ')}]`,
       {
-        hint: foundShape === undefined
-          ? 'check that the checkpoint matches the model config (architecture, tied embeddings, layer count)'
-          : 'check that config.json matches the weights',
+        hint:
+          foundShape === undefined
+            ? 'check that the checkpoint matches the model config (architecture, tied embeddings, layer count)'
+            : 'check that config.json matches the weights',
       },
     );
   }

@@ -107,10 +107,7 @@ export function parseSafetensorsHeader(file: string, headerText: string, dataSta
   try {
     json = JSON.parse(headerText);
   } catch (err) {
-    throw new SafetensorsError(
-      file,
-      `the header is not valid JSON (${(err as Error).message}); the file is not safetensors or is corrupt`,
-    );
+    throw new SafetensorsError(file, `the header is not valid JSON (${(err as Error).message}); the file is not safetensors or is corrupt`);
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw new SafetensorsError(file, 'the header is not a JSON object');
@@ -242,7 +239,12 @@ export class SafetensorsReader {
     try {
       fh = await open(file, 'r');
     } catch (err) {
-      throw new SafetensorsError(file, `cannot open the file: ${(err as Error).message}`, undefined, 'check that the file exists and is readable');
+      throw new SafetensorsError(
+        file,
+        `cannot open the file: ${(err as Error).message}`,
+        undefined,
+        'check that the file exists and is readable',
+      );
     }
     try {
       const { size } = await fh.stat();
@@ -303,12 +305,7 @@ export async function readSafetensors(file: string, options: ReadSafetensorsOpti
 export function parseSafetensors(bytes: Uint8Array, file = '<memory>', options: ReadSafetensorsOptions = {}): SafetensorsContents {
   assertLittleEndianHost(file);
   const n = headerLengthFrom(file, bytes, bytes.length);
-  const header = parseSafetensorsHeader(
-    file,
-    new TextDecoder().decode(bytes.subarray(8, 8 + n)),
-    8 + n,
-    bytes.length - 8 - n,
-  );
+  const header = parseSafetensorsHeader(file, new TextDecoder().decode(bytes.subarray(8, 8 + n)), 8 + n, bytes.length - 8 - n);
   const tensors = new Map<string, CheckpointTensor>();
   for (const [name, entry] of header.tensors) {
     if (options.filter && !options.filter(name)) continue;
@@ -341,20 +338,27 @@ export function tensorEntries(tensors: TensorMapInput): [string, TensorInput][] 
 }
 
 const WRITABLE: ReadonlySet<string> = new Set<WritableDtype>(['F32', 'F16', 'BF16', 'I32', 'I64']);
-const WRITE_HINT = 'fix the tensors given to the writer: a name other than __metadata__, dtype F32, F16, BF16, I32 or I64, and as many values as the shape holds';
+const WRITE_HINT =
+  'fix the tensors given to the writer: a name other than __metadata__, dtype F32, F16, BF16, I32 or I64, and as many values as the shape holds';
 
 function planTensors(file: string, entries: [string, TensorInput][], defaultDtype: WritableDtype): PlannedTensor[] {
   let offset = 0;
   return entries.map(([name, t]) => {
     if (name === '__metadata__' || name === '') throw new SafetensorsError(file, 'reserved or empty tensor name', name, WRITE_HINT);
     const dtype = t.dtype ?? defaultDtype;
-    if (!WRITABLE.has(dtype)) throw new SafetensorsError(file, `cannot write dtype ${dtype} (use F32, F16, BF16, I32 or I64)`, name, WRITE_HINT);
+    if (!WRITABLE.has(dtype))
+      throw new SafetensorsError(file, `cannot write dtype ${dtype} (use F32, F16, BF16, I32 or I64)`, name, WRITE_HINT);
     if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
       throw new SafetensorsError(file, `shape [${t.shape.join(', ')}] is not a list of non-negative integers`, name, WRITE_HINT);
     }
     const count = elementCount(t.shape);
     if (t.data.length !== count) {
-      throw new SafetensorsError(file, `shape [${t.shape.join(', ')}] needs ${count} values but data holds ${t.data.length}`, name, WRITE_HINT);
+      throw new SafetensorsError(
+        file,
+        `shape [${t.shape.join(', ')}] needs ${count} values but data holds ${t.data.length}`,
+        name,
+        WRITE_HINT,
+      );
     }
     const begin = offset;
     offset += count * DTYPE_BYTES[dtype];
@@ -366,7 +370,8 @@ function planTensors(file: string, entries: [string, TensorInput][], defaultDtyp
 function headerBytes(file: string, planned: PlannedTensor[], extraMetadata: Record<string, string> | undefined): Uint8Array {
   const metadata: Record<string, string> = { format: 'pt', ...extraMetadata };
   for (const [k, v] of Object.entries(metadata)) {
-    if (typeof v !== 'string') throw new SafetensorsError(file, `__metadata__ value for "${k}" must be a string`, undefined, 'give metadata as string values');
+    if (typeof v !== 'string')
+      throw new SafetensorsError(file, `__metadata__ value for "${k}" must be a string`, undefined, 'give metadata as string values');
   }
   const header: Record<string, unknown> = { __metadata__: metadata };
   for (const p of planned) header[p.name] = { dtype: p.dtype, shape: p.shape, data_offsets: [p.begin, p.end] };
@@ -394,7 +399,9 @@ function* tensorBytes(p: PlannedTensor): Generator<Uint8Array> {
   for (let start = 0; start < n; start += ENCODE_CHUNK) {
     const stop = Math.min(n, start + ENCODE_CHUNK);
     const f32 =
-      p.data instanceof Float32Array ? p.data.subarray(start, stop) : Float32Array.from({ length: stop - start }, (_, i) => p.data[start + i]!);
+      p.data instanceof Float32Array
+        ? p.data.subarray(start, stop)
+        : Float32Array.from({ length: stop - start }, (_, i) => p.data[start + i]!);
     switch (p.dtype) {
       case 'F32':
         yield new Uint8Array(f32.buffer, f32.byteOffset, f32.byteLength);

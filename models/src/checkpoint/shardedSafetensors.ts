@@ -112,7 +112,12 @@ export async function writeShardedSafetensors(
   options: ShardedWriteOptions,
 ): Promise<ShardedWriteResult> {
   if (!(options.maxShardSize > 0)) {
-    throw new SafetensorsError(dir, `maxShardSize must be a positive number of bytes, got ${options.maxShardSize}`, undefined, 'e.g. maxShardSize: 5e9 for 5 GB shards');
+    throw new SafetensorsError(
+      dir,
+      `maxShardSize must be a positive number of bytes, got ${options.maxShardSize}`,
+      undefined,
+      'e.g. maxShardSize: 5e9 for 5 GB shards',
+    );
   }
   const dtype = options.dtype ?? 'F32';
   const shards: [string, TensorInput][][] = [];

@@ -186,16 +186,16 @@ export function parseModelConfig(raw: Record<string, unknown>, file = 'config.js
 
   const hiddenSize = num('hidden_size');
   const numHeads = num('num_attention_heads');
-  const numKvHeads = raw.num_key_value_heads == null ? d.num_key_value_heads ?? numHeads : num('num_key_value_heads');
-  const headDim = raw.head_dim == null ? d.head_dim ?? hiddenSize / numHeads : num('head_dim');
+  const numKvHeads = raw.num_key_value_heads == null ? (d.num_key_value_heads ?? numHeads) : num('num_key_value_heads');
+  const headDim = raw.head_dim == null ? (d.head_dim ?? hiddenSize / numHeads) : num('head_dim');
   if (!Number.isInteger(headDim) || headDim % 2 !== 0) {
     throw new ModelConfigError(`head dimension ${headDim} must be an even integer`, { file, key: 'head_dim' });
   }
   if (numHeads % numKvHeads !== 0) {
-    throw new ModelConfigError(
-      `num_attention_heads (${numHeads}) must be a multiple of num_key_value_heads (${numKvHeads})`,
-      { file, key: 'num_key_value_heads' },
-    );
+    throw new ModelConfigError(`num_attention_heads (${numHeads}) must be a multiple of num_key_value_heads (${numKvHeads})`, {
+      file,
+      key: 'num_key_value_heads',
+    });
   }
   const ropeParameters = (raw.rope_parameters ?? undefined) as Record<string, unknown> | undefined;
   const ropeTheta = num('rope_theta', ropeParameters?.rope_theta as number | undefined);

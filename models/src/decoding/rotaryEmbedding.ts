@@ -37,10 +37,7 @@ export function rotaryInverseFrequencies(config: DecoderConfig): Float64Array {
  * `rope(x) = x * cos + rotate_half(x) * sin` with `rotate_half(x) = [-x2, x1]`. Writing `rotate_half(x)` as
  * `swap_halves(x) * [-1.., +1..]`, the sign is folded into the sin table, so `rope(x) = x*cos + swap_halves(x)*sinSigned`.
  */
-export function rotaryTables(
-  invFreq: Float64Array,
-  positions: ArrayLike<number>,
-): { cos: Float32Array; sinSigned: Float32Array } {
+export function rotaryTables(invFreq: Float64Array, positions: ArrayLike<number>): { cos: Float32Array; sinSigned: Float32Array } {
   const half = invFreq.length;
   const dim = half * 2;
   const cos = new Float32Array(positions.length * dim);

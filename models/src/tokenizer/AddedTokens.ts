@@ -54,10 +54,7 @@ export class AddedTokens {
       const token = this.byContent.get(m[0])!;
       let start = m.index;
       let end = start + m[0].length;
-      if (
-        token.single_word &&
-        ((start > 0 && WORD_CHAR.test(text[start - 1]!)) || (end < text.length && WORD_CHAR.test(text[end]!)))
-      ) {
+      if (token.single_word && ((start > 0 && WORD_CHAR.test(text[start - 1]!)) || (end < text.length && WORD_CHAR.test(text[end]!)))) {
         regex.lastIndex = start + 1;
         continue;
       }

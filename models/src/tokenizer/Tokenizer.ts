@@ -138,8 +138,10 @@ export class Tokenizer {
     if (!postAddsTokens && (config.add_bos_token === true || config.add_eos_token === true)) {
       const bos = config.add_bos_token === true ? this.bosTokenId : undefined;
       const eos = config.add_eos_token === true ? this.eosTokenId : undefined;
-      if (config.add_bos_token === true && bos === undefined) throw new TokenizerError('add_bos_token is set but there is no bos_token', file);
-      if (config.add_eos_token === true && eos === undefined) throw new TokenizerError('add_eos_token is set but there is no eos_token', file);
+      if (config.add_bos_token === true && bos === undefined)
+        throw new TokenizerError('add_bos_token is set but there is no bos_token', file);
+      if (config.add_eos_token === true && eos === undefined)
+        throw new TokenizerError('add_eos_token is set but there is no eos_token', file);
       this.postProcessor = (ids) => [...(bos === undefined ? [] : [bos]), ...ids, ...(eos === undefined ? [] : [eos])];
     }
   }

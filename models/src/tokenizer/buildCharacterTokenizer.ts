@@ -38,9 +38,7 @@ export function buildCharacterTokenizer(alphabetOrCorpus: string | readonly stri
   vocab[unk] = size++;
   const target = options.vocabSize ?? size + specials.length;
   if (target < size + specials.length) {
-    throw new TokenizerError(
-      `vocabSize ${target} is too small for ${sorted.length} characters + unk + ${specials.length} special tokens`,
-    );
+    throw new TokenizerError(`vocabSize ${target} is too small for ${sorted.length} characters + unk + ${specials.length} special tokens`);
   }
   const added: AddedTokenJson[] = [addedTokenJson(vocab[unk], unk)];
   for (let n = 0; size < target - specials.length; n++) added.push(addedTokenJson(size++, reservedTokenName(n)));

@@ -113,7 +113,10 @@ export function splitByRegex(text: string, regex: RegExp, behavior: SplitBehavio
 
 export function buildPreTokenizer(component: ComponentJson | null | undefined, file?: string): PreTokenizer | undefined {
   if (component == null) return undefined;
-  const eachPiece = (f: (piece: string) => string[]): PreTokenizer => (pieces) => pieces.flatMap(f);
+  const eachPiece =
+    (f: (piece: string) => string[]): PreTokenizer =>
+    (pieces) =>
+      pieces.flatMap(f);
   switch (component.type) {
     case 'Sequence': {
       const steps = ((component.pretokenizers as ComponentJson[] | undefined) ?? []).map((p) => buildPreTokenizer(p, file));

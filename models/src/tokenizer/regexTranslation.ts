@@ -55,9 +55,10 @@ export function translateRegex(source: string): string {
     const insensitive = stack[stack.length - 1]!;
     if (c === '\\') {
       const [text, literal, next] = readEscape(i);
-      out += insensitive && literal !== undefined && bothCases(literal).length > 1
-        ? `[${bothCases(literal).map(escapeForClass).join('')}]`
-        : text;
+      out +=
+        insensitive && literal !== undefined && bothCases(literal).length > 1
+          ? `[${bothCases(literal).map(escapeForClass).join('')}]`
+          : text;
       i = next;
     } else if (c === '[') {
       if (chars[i + 1] === '[' && chars[i + 2] === ':') fail('a POSIX class [[:name:]]');

@@ -195,7 +195,10 @@ export function builtInTokenizerConfig(
   const has = (t: string) => specials.includes(t);
   const eos = options.eosToken ?? (has(IM_END) ? IM_END : has(END_OF_TEXT) ? END_OF_TEXT : undefined);
   const pad = options.padToken ?? (has(PAD) ? PAD : undefined);
-  for (const [key, token] of [['eosToken', eos], ['padToken', pad]] as const) {
+  for (const [key, token] of [
+    ['eosToken', eos],
+    ['padToken', pad],
+  ] as const) {
     if (token !== undefined && !has(token) && token !== options.unkToken) {
       throw new TokenizerError(`${key} ${JSON.stringify(token)} is not one of the special tokens`);
     }

@@ -55,8 +55,11 @@ export async function loadModelWeights(source: ModelSource): Promise<ModelWeight
   } catch (error) {
     if (!(error instanceof CheckpointError) || existsSync(source.model)) throw error;
     const names = Object.keys(BUILTIN_MODELS);
-    throw new CheckpointError(error.path, error.message,
-      `give ${names.join(', ')} or a Hugging Face checkpoint folder (config.json + model.safetensors).${didYouMean(source.model, names)}`);
+    throw new CheckpointError(
+      error.path,
+      error.message,
+      `give ${names.join(', ')} or a Hugging Face checkpoint folder (config.json + model.safetensors).${didYouMean(source.model, names)}`,
+    );
   }
   const { config, weights, tokenizerDir } = folder;
   const tokenizer = tokenizerDir ? await Tokenizer.fromDirectory(tokenizerDir) : undefined;

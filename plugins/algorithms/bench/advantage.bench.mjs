@@ -11,7 +11,7 @@ const responseMask = new Float32Array(ROWS * COLS);
 const groupCodes = new Int32Array(ROWS);
 const agentCodes = new Int32Array(ROWS);
 let seed = 12345;
-const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296);
+const rand = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296;
 for (let r = 0; r < ROWS; r++) {
   const len = 1 + Math.floor(rand() * COLS);
   for (let t = 0; t < len; t++) responseMask[r * COLS + t] = 1;

@@ -79,7 +79,10 @@ function singleGroup(rows: number): Coding {
 }
 
 /** Group ids are required when the estimator groups rows (by its own key or one given in the options). */
-function groupsNeeded(estimator: EstimatorDefinition, options: { groupKey?: unknown; groupKeyCodes?: unknown; excludeZeroStdGroups?: boolean } | undefined): boolean {
+function groupsNeeded(
+  estimator: EstimatorDefinition,
+  options: { groupKey?: unknown; groupKeyCodes?: unknown; excludeZeroStdGroups?: boolean } | undefined,
+): boolean {
   return estimator.defaultGroupKey !== undefined || options?.groupKey !== undefined || options?.excludeZeroStdGroups === true;
 }
 
@@ -171,7 +174,8 @@ export function computeAdvantageColumnar(
   if (input === null || typeof input !== 'object') throw new AlgorithmInputError('input', 'must be an object');
   checkRequired(estimator, input as unknown as Record<string, unknown>, REQUIRED_HINTS);
   const cols = input.rowLength;
-  if (!Number.isInteger(cols) || cols < 0) throw new AlgorithmInputError('rowLength', `must be a non-negative integer, got ${String(cols)}`);
+  if (!Number.isInteger(cols) || cols < 0)
+    throw new AlgorithmInputError('rowLength', `must be a non-negative integer, got ${String(cols)}`);
   if (input.groupCodes === undefined && groupsNeeded(estimator, options)) {
     throw new AlgorithmInputError('groupCodes', `is required by estimator '${estimator.name}' (it normalizes within groups of rows)`);
   }
@@ -192,7 +196,9 @@ export function computeAdvantageColumnar(
   else if (key === undefined) groups = prompts;
   else groups = resolveBuiltInGroupKey(key, column, (c) => COLUMNAR_KEY[c]);
   const trajectories =
-    input.trajectoryCodes === undefined ? undefined : combineCodings(prompts, integerCoding(input.trajectoryCodes, 'trajectoryCodes', rows));
+    input.trajectoryCodes === undefined
+      ? undefined
+      : combineCodings(prompts, integerCoding(input.trajectoryCodes, 'trajectoryCodes', rows));
   checkRowVector(input.stepRewards, 'stepRewards', rows);
   checkRowVector(input.baselineRewards, 'baselineRewards', rows);
   checkRowVector(input.anchorObservations, 'anchorObservations', rows);
@@ -216,4 +222,3 @@ export function computeAdvantageColumnar(
   if (lossRowMask !== undefined) result.lossRowMask = lossRowMask;
   return result;
 }
-

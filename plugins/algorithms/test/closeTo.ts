@@ -4,7 +4,12 @@ export function expectClose(actual: number, expected: number, tol = 1e-9, label 
   if (!ok) throw new Error(`${label}: expected ${expected}, got ${actual} (diff ${actual - expected})`);
 }
 
-export function expectMatrixClose(actual: ArrayLike<ArrayLike<number>>, expected: ArrayLike<ArrayLike<number>>, tol = 1e-9, label = ''): void {
+export function expectMatrixClose(
+  actual: ArrayLike<ArrayLike<number>>,
+  expected: ArrayLike<ArrayLike<number>>,
+  tol = 1e-9,
+  label = '',
+): void {
   if (actual.length !== expected.length) throw new Error(`${label}: ${actual.length} rows, expected ${expected.length}`);
   for (let r = 0; r < expected.length; r++) {
     const a = actual[r]!;

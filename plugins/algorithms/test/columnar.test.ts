@@ -43,21 +43,30 @@ describe('columnar fast path', () => {
   });
 
   it('accepts Float32Array buffers and sparse integer codes', () => {
-    const f32 = { ...b, tokenRewards: Float32Array.from(b.tokenRewards), responseMask: Float32Array.from(b.responseMask), groupCodes: Int32Array.from(b.groupCodes, (g) => g * 1_000_000) };
+    const f32 = {
+      ...b,
+      tokenRewards: Float32Array.from(b.tokenRewards),
+      responseMask: Float32Array.from(b.responseMask),
+      groupCodes: Int32Array.from(b.groupCodes, (g) => g * 1_000_000),
+    };
     const a = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, f32).advantages;
     const e = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, b).advantages;
     for (let i = 0; i < a.length; i++) expectClose(a[i]!, e[i]!, 1e-6, `${i}`);
   });
 
   it('precomputed group key codes override the named key', () => {
-    const byAgent = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.grpo, b, { groupKeyCodes: Int32Array.from(b.groupCodes, (g, r) => g * 2 + b.agentCodes[r]!) });
+    const byAgent = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.grpo, b, {
+      groupKeyCodes: Int32Array.from(b.groupCodes, (g, r) => g * 2 + b.agentCodes[r]!),
+    });
     const drmas = computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, b);
     expect(Array.from(byAgent.advantages)).toEqual(Array.from(drmas.advantages));
   });
 
   it('validates buffer sizes and codes', () => {
     expect(() => computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.grpo, { ...b, responseMask: new Float64Array(3) })).toThrow(/responseMask/);
-    expect(() => computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.grpo, { ...b, groupCodes: Int32Array.from(b.groupCodes, (g) => g - 1) })).toThrow(/groupCodes/);
+    expect(() =>
+      computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.grpo, { ...b, groupCodes: Int32Array.from(b.groupCodes, (g) => g - 1) }),
+    ).toThrow(/groupCodes/);
     expect(() => computeAdvantageColumnar(ADVANTAGE_ESTIMATORS.drmas, { ...b, agentCodes: undefined })).toThrow(/agentCodes/);
   });
 });

@@ -39,7 +39,10 @@ describe('policyLoss (hand-worked)', () => {
   });
 
   it('gpg: -logp A', () => {
-    const out = policyLoss({ logProbs: [[-0.5, -2]], oldLogProbs: [[-0.5, -2]], advantages: [[2, -1]], responseMask: [[1, 1]] }, { variant: 'gpg' });
+    const out = policyLoss(
+      { logProbs: [[-0.5, -2]], oldLogProbs: [[-0.5, -2]], advantages: [[2, -1]], responseMask: [[1, 1]] },
+      { variant: 'gpg' },
+    );
     expectClose(out.loss, (1 + -2) / 2, 1e-12);
   });
 
@@ -52,8 +55,11 @@ describe('policyLoss (hand-worked)', () => {
 
   it('gspo: one sequence ratio per row', () => {
     // mean log-ratio over the mask (0.1 + 0.3) / 2 = 0.2 -> ratio e^0.2 = 1.2214 for every token; A = 1 -> clipped to 1.2.
-    const out = policyLoss({ logProbs: [[0.1, 0.3, 9]], oldLogProbs: [[0, 0, 0]], advantages: [[1, 1, 1]], responseMask: [[1, 1, 0]] }, { variant: 'gspo' });
-    expectClose(out.loss, -1.2 * 2 / (2 + 1e-8), 1e-12);
+    const out = policyLoss(
+      { logProbs: [[0.1, 0.3, 9]], oldLogProbs: [[0, 0, 0]], advantages: [[1, 1, 1]], responseMask: [[1, 1, 0]] },
+      { variant: 'gspo' },
+    );
+    expectClose(out.loss, (-1.2 * 2) / (2 + 1e-8), 1e-12);
   });
 
   it('rejects a dual-clip bound <= 1 and unknown variants', () => {
@@ -74,8 +80,16 @@ describe('policyLoss (hand-worked)', () => {
 
 describe('aggregateLoss (hand-worked)', () => {
   // Row 0 has a hole, row 2 is empty. Masked values: row 0: 1, 3; row 1: 4, 5.
-  const loss = [[1, 2, 3], [4, 5, 6], [7, 8, 9]];
-  const mask = [[1, 0, 1], [1, 1, 0], [0, 0, 0]];
+  const loss = [
+    [1, 2, 3],
+    [4, 5, 6],
+    [7, 8, 9],
+  ];
+  const mask = [
+    [1, 0, 1],
+    [1, 1, 0],
+    [0, 0, 0],
+  ];
   it('token-mean: 13 / 4', () => expectClose(aggregateLoss(loss, mask, 'token-mean'), 3.25, 1e-15));
   it('seq-mean-token-sum: (4 + 9) / 2 non-empty rows', () => expectClose(aggregateLoss(loss, mask, 'seq-mean-token-sum'), 6.5, 1e-15));
   it('seq-mean-token-mean: (4/2 + 9/2) / 2', () => expectClose(aggregateLoss(loss, mask, 'seq-mean-token-mean'), 3.25, 1e-8));
@@ -93,9 +107,14 @@ describe('aggregateLoss (hand-worked)', () => {
 describe('klPenalty (hand-worked)', () => {
   // logp = -1, ref = -2: d = logp - ref = 1.
   it.each([
-    ['k1', 1], ['kl', 1], ['abs', 1], ['k2', 0.5], ['mse', 0.5],
+    ['k1', 1],
+    ['kl', 1],
+    ['abs', 1],
+    ['k2', 0.5],
+    ['mse', 0.5],
     // k3: x = ref - logp = -1 -> e^-1 + 1 - 1 = e^-1.
-    ['k3', Math.exp(-1)], ['low_var_kl', Math.exp(-1)],
+    ['k3', Math.exp(-1)],
+    ['low_var_kl', Math.exp(-1)],
   ] as const)('%s', (kind, expected) => {
     expectMatrixClose(klPenalty([[-1]], [[-2]], kind), [[expected]], 1e-15);
   });
@@ -114,14 +133,20 @@ describe('valueLoss (hand-worked)', () => {
       { values: [[1, 0.6, 50]], oldValues: [[0.5, 0.5, 0]], returns: [[2, 0, 0]], responseMask: [[1, 1, 0]] },
       { clipRange: 0.2, aggregation: 'token-mean' },
     );
-    expectClose(out.loss, 0.5 * (1.69 + 0.36) / 2, 1e-12);
+    expectClose(out.loss, (0.5 * (1.69 + 0.36)) / 2, 1e-12);
     expectClose(out.clipFraction, 1 / (2 + 1e-8), 1e-12);
   });
 });
 
 describe('entropyFromLogits (hand-worked)', () => {
   it('uniform logits give ln V; p = (1/4, 3/4) gives -(p ln p) summed', () => {
-    const out = entropyFromLogits([[[0, 0, 0, 0], [0, Math.log(3)]], [[1000, 1000]]]);
+    const out = entropyFromLogits([
+      [
+        [0, 0, 0, 0],
+        [0, Math.log(3)],
+      ],
+      [[1000, 1000]],
+    ]);
     expectMatrixClose(out, [[Math.log(4), -(0.25 * Math.log(0.25) + 0.75 * Math.log(0.75))], [Math.log(2)]], 1e-12);
   });
 });

@@ -1,15 +1,37 @@
 import { describe, expect, test } from '@jest/globals';
 import {
-  BATCH_INPUTS, BatchInputSource, createKernel, LossFunction, type BatchInput, type Plugin, type RolloutBatch, type TensorOps, type TrainingBatch, type Trajectory,
+  BATCH_INPUTS,
+  BatchInputSource,
+  createKernel,
+  LossFunction,
+  type BatchInput,
+  type Plugin,
+  type RolloutBatch,
+  type TensorOps,
+  type TrainingBatch,
+  type Trajectory,
 } from '@drmas/core';
 import algorithmsPlugin, { policyLoss, klPenalty, aggregateLoss, PolicyLossFunction } from '../src/index.js';
 
 function trajectory(groupId: string, id: string, rewards: Record<string, number>, outcome = 0): Trajectory {
   return {
-    groupId, trajectoryId: id, taskId: groupId, done: true, outcome,
+    groupId,
+    trajectoryId: id,
+    taskId: groupId,
+    done: true,
+    outcome,
     turns: Object.entries(rewards).map(([agentId, reward], index) => ({
-      groupId, trajectoryId: id, agentId, workerGroupId: agentId, step: 0, index,
-      promptIds: [1], responseIds: [4, 5, 6], logProbs: [-1, -1, -1], valid: true, reward,
+      groupId,
+      trajectoryId: id,
+      agentId,
+      workerGroupId: agentId,
+      step: 0,
+      index,
+      promptIds: [1],
+      responseIds: [4, 5, 6],
+      logProbs: [-1, -1, -1],
+      valid: true,
+      reward,
     })),
   };
 }
@@ -32,13 +54,23 @@ function advantagesOf(batch: TrainingBatch, row: number): number[] {
 
 async function runStep(advantage: string, batches: RolloutBatch[], extra: Record<string, unknown> = {}, plugins: Plugin[] = []) {
   let seen: { rollout: RolloutBatch; batch: TrainingBatch } | undefined;
-  const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = { rollout: r.rollout, batch: r.batch }; }); } };
+  const capture: Plugin = {
+    name: 'capture',
+    apply(k) {
+      k.hooks.afterStep.tap('capture', (r) => {
+        seen = { rollout: r.rollout, batch: r.batch };
+      });
+    },
+  };
   const { kernel } = await createKernel({
     cwd: process.cwd(),
     inline: { plugins: [algorithmsPlugin(), producer(batches), capture, ...plugins], algorithm: { advantage, ...extra } },
   });
   const logs: string[] = [];
-  const result = await kernel.step({ config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: (m) => logs.push(m) }, 1);
+  const result = await kernel.step(
+    { config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: (m) => logs.push(m) },
+    1,
+  );
   return { rollout: seen!.rollout, batch: seen!.batch, metrics: result.metrics, logs, kernel };
 }
 
@@ -60,7 +92,7 @@ describe('the advantage hook with algorithm.advantage', () => {
     expect(metrics['advantage/frac_reward_zero_std']).toBe(0);
   });
 
-  test('grpo averages each trajectory\'s turns first: one baseline per prompt (hand-worked)', async () => {
+  test("grpo averages each trajectory's turns first: one baseline per prompt (hand-worked)", async () => {
     const { batch } = await runStep('grpo', [twoAgents]);
     // trajectory scores: t0 = (1 + 1) / 2 = 1, t1 = (0 + 1) / 2 = 0.5; mean 0.75, std sqrt(0.125) = 0.35355339
     // A = +-0.25 / (0.35355339 + 1e-6) = +-0.70710478, on every turn of the trajectory
@@ -69,14 +101,33 @@ describe('the advantage hook with algorithm.advantage', () => {
   });
 
   test('a zero-variance group is counted and, on request, kept out of the loss', async () => {
-    const equal: RolloutBatch = { metrics: {}, trajectories: [trajectory('g', 'a', { solver: 1 }, 1), trajectory('g', 'b', { solver: 1 }, 1)] };
+    const equal: RolloutBatch = {
+      metrics: {},
+      trajectories: [trajectory('g', 'a', { solver: 1 }, 1), trajectory('g', 'b', { solver: 1 }, 1)],
+    };
     let masks: number[][] = [];
     const { kernel } = await createKernel({
       cwd: process.cwd(),
-      inline: { plugins: [algorithmsPlugin(), producer([equal]), { name: 'u', apply(k) { k.hooks.update.tap('u', (g) => { masks.push([...g.rows].flatMap((r) => [...g.batch.responseMask.subarray(r * 3, r * 3 + 3)])); }); } }],
-        algorithm: { advantage: 'drmas', excludeZeroStdGroups: true } },
+      inline: {
+        plugins: [
+          algorithmsPlugin(),
+          producer([equal]),
+          {
+            name: 'u',
+            apply(k) {
+              k.hooks.update.tap('u', (g) => {
+                masks.push([...g.rows].flatMap((r) => [...g.batch.responseMask.subarray(r * 3, r * 3 + 3)]));
+              });
+            },
+          },
+        ],
+        algorithm: { advantage: 'drmas', excludeZeroStdGroups: true },
+      },
     });
-    const { metrics } = await kernel.step({ config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: () => {} }, 1);
+    const { metrics } = await kernel.step(
+      { config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: () => {} },
+      1,
+    );
     expect(metrics['advantage/frac_reward_zero_std']).toBe(1);
     expect(masks).toEqual([[0, 0, 0, 0, 0, 0]]);
   });
@@ -85,9 +136,24 @@ describe('the advantage hook with algorithm.advantage', () => {
     const { kernel } = await runStep('rloo', [twoAgents]);
     const { AdvantageEstimator } = await import('@drmas/core');
     const names = kernel.namesOf(AdvantageEstimator);
-    expect(names.sort()).toEqual(['drmas', 'gae', 'gigpo', 'gpg', 'grpo', 'grpo_passk', 'opo', 'reinforce_plus_plus',
-      'reinforce_plus_plus_baseline', 'remax', 'rloo']);
-    await expect(runStep('drmass', [twoAgents])).rejects.toMatchObject({ code: 'UNKNOWN_NAME', key: 'algorithm.advantage', hint: 'Did you mean "drmas"?' });
+    expect(names.sort()).toEqual([
+      'drmas',
+      'gae',
+      'gigpo',
+      'gpg',
+      'grpo',
+      'grpo_passk',
+      'opo',
+      'reinforce_plus_plus',
+      'reinforce_plus_plus_baseline',
+      'remax',
+      'rloo',
+    ]);
+    await expect(runStep('drmass', [twoAgents])).rejects.toMatchObject({
+      code: 'UNKNOWN_NAME',
+      key: 'algorithm.advantage',
+      hint: 'Did you mean "drmas"?',
+    });
   });
 });
 
@@ -97,16 +163,26 @@ describe('estimator inputs are checked at validate', () => {
     ['remax', 'baselineRewards', 'the reward of a greedy rollout of each prompt'],
     ['gigpo', 'observations', 'the environment observation each turn acted on'],
   ])('%s without a plugin that supplies %s fails before any step, with its own message', async (name, input, what) => {
-    const error = await runStep(name, [twoAgents]).then(() => undefined, (e: unknown) => e);
+    const error = await runStep(name, [twoAgents]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ code: 'CONFIG_INVALID', key: 'algorithm.advantage' });
-    expect((error as Error).message).toBe(`advantage estimator "${name}" needs ${input}: ${BATCH_INPUTS[input as BatchInput]}; no plugin in this config supplies it`);
+    expect((error as Error).message).toBe(
+      `advantage estimator "${name}" needs ${input}: ${BATCH_INPUTS[input as BatchInput]}; no plugin in this config supplies it`,
+    );
     expect((error as Error).message).toContain(what);
   });
 
   test('a plugin that supplies the input makes the estimator valid; its column is filled before the estimator runs', async () => {
     const baselines: Plugin = {
       name: 'fixed-baseline',
-      register: (ctx) => ctx.provide(BatchInputSource, 'baselineRewards', { fill: (batch) => { batch.baselineRewards = new Float64Array(batch.rows).fill(0.25); } }),
+      register: (ctx) =>
+        ctx.provide(BatchInputSource, 'baselineRewards', {
+          fill: (batch) => {
+            batch.baselineRewards = new Float64Array(batch.rows).fill(0.25);
+          },
+        }),
       apply() {},
     };
     const { batch } = await runStep('remax', [twoAgents], {}, [baselines]);
@@ -116,15 +192,35 @@ describe('estimator inputs are checked at validate', () => {
 
   test('groupKey and excludeZeroStdGroups are rejected for estimators that do not group rows', async () => {
     await expect(runStep('reinforce_plus_plus', [twoAgents], { excludeZeroStdGroups: true })).rejects.toMatchObject({
-      code: 'CONFIG_INVALID', key: 'algorithm.excludeZeroStdGroups', message: expect.stringContaining('"reinforce_plus_plus" does not group rows'),
+      code: 'CONFIG_INVALID',
+      key: 'algorithm.excludeZeroStdGroups',
+      message: expect.stringContaining('"reinforce_plus_plus" does not group rows'),
     });
-    await expect(runStep('reinforce_plus_plus', [twoAgents], { groupKey: 'prompt_agent' })).rejects.toMatchObject({ key: 'algorithm.groupKey' });
+    await expect(runStep('reinforce_plus_plus', [twoAgents], { groupKey: 'prompt_agent' })).rejects.toMatchObject({
+      key: 'algorithm.groupKey',
+    });
   });
 });
 
 describe('DAPO dynamic sampling on afterRollout', () => {
-  const flat: RolloutBatch = { metrics: {}, trajectories: [trajectory('g0', 'a', { s: 1 }, 1), trajectory('g0', 'b', { s: 1 }, 1), trajectory('g1', 'c', { s: 0 }, 0), trajectory('g1', 'd', { s: 1 }, 1)] };
-  const varied: RolloutBatch = { metrics: {}, trajectories: [trajectory('g2', 'e', { s: 0 }, 0), trajectory('g2', 'f', { s: 1 }, 1), trajectory('g3', 'g', { s: 0 }, 0), trajectory('g3', 'h', { s: 0 }, 0)] };
+  const flat: RolloutBatch = {
+    metrics: {},
+    trajectories: [
+      trajectory('g0', 'a', { s: 1 }, 1),
+      trajectory('g0', 'b', { s: 1 }, 1),
+      trajectory('g1', 'c', { s: 0 }, 0),
+      trajectory('g1', 'd', { s: 1 }, 1),
+    ],
+  };
+  const varied: RolloutBatch = {
+    metrics: {},
+    trajectories: [
+      trajectory('g2', 'e', { s: 0 }, 0),
+      trajectory('g2', 'f', { s: 1 }, 1),
+      trajectory('g3', 'g', { s: 0 }, 0),
+      trajectory('g3', 'h', { s: 0 }, 0),
+    ],
+  };
 
   test('drops groups with equal outcomes and samples again until the batch is full', async () => {
     const { rollout, metrics } = await runStep('grpo', [flat, varied], { dynamicSampling: { enabled: true } });
@@ -133,7 +229,15 @@ describe('DAPO dynamic sampling on afterRollout', () => {
   });
 
   test('gives up after maxRounds with a warning and trains on what it has', async () => {
-    const solved: RolloutBatch = { metrics: {}, trajectories: [trajectory('g0', 'a', { s: 1 }, 1), trajectory('g0', 'b', { s: 1 }, 1), trajectory('g1', 'c', { s: 0 }, 0), trajectory('g1', 'd', { s: 0 }, 0)] };
+    const solved: RolloutBatch = {
+      metrics: {},
+      trajectories: [
+        trajectory('g0', 'a', { s: 1 }, 1),
+        trajectory('g0', 'b', { s: 1 }, 1),
+        trajectory('g1', 'c', { s: 0 }, 0),
+        trajectory('g1', 'd', { s: 0 }, 0),
+      ],
+    };
     const { rollout, batch, logs, metrics } = await runStep('grpo', [solved], { dynamicSampling: { enabled: true, maxRounds: 3 } });
     expect(rollout.trajectories).toEqual([]);
     expect(batch.rows).toBe(0);
@@ -143,7 +247,10 @@ describe('DAPO dynamic sampling on afterRollout', () => {
 });
 
 /** TensorOps over plain float64 arrays (shape [rows, cols], [rows] or scalar), to evaluate the loss without tfjs. */
-interface Arr { shape: number[]; data: Float64Array }
+interface Arr {
+  shape: number[];
+  data: Float64Array;
+}
 const arr = (rows: number[][]): Arr => ({ shape: [rows.length, rows[0]?.length ?? 0], data: Float64Array.from(rows.flat()) });
 function binary(f: (x: number, y: number) => number) {
   return (a: Arr, b: Arr | number): Arr => {
@@ -157,35 +264,75 @@ function binary(f: (x: number, y: number) => number) {
     return { shape: big.shape, data };
   };
 }
-const unary = (f: (x: number) => number) => (a: Arr): Arr => ({ shape: a.shape, data: a.data.map(f) });
+const unary =
+  (f: (x: number) => number) =>
+  (a: Arr): Arr => ({ shape: a.shape, data: a.data.map(f) });
 const numberOps: TensorOps<Arr> = {
-  add: binary((x, y) => x + y), sub: binary((x, y) => x - y), mul: binary((x, y) => x * y), div: binary((x, y) => x / y),
-  minimum: binary(Math.min), maximum: binary(Math.max), greater: binary((x, y) => (x > y ? 1 : 0)), less: binary((x, y) => (x < y ? 1 : 0)),
-  neg: unary((x) => -x), exp: unary(Math.exp), log: unary(Math.log), abs: unary(Math.abs), square: unary((x) => x * x),
+  add: binary((x, y) => x + y),
+  sub: binary((x, y) => x - y),
+  mul: binary((x, y) => x * y),
+  div: binary((x, y) => x / y),
+  minimum: binary(Math.min),
+  maximum: binary(Math.max),
+  greater: binary((x, y) => (x > y ? 1 : 0)),
+  less: binary((x, y) => (x < y ? 1 : 0)),
+  neg: unary((x) => -x),
+  exp: unary(Math.exp),
+  log: unary(Math.log),
+  abs: unary(Math.abs),
+  square: unary((x) => x * x),
   clip: (a, lo, hi) => unary((x) => Math.min(Math.max(x, lo), hi))(a),
   sum: (a, axis) => {
     if (axis === undefined) return { shape: [], data: Float64Array.of(a.data.reduce((s, x) => s + x, 0)) };
     const [rows, cols] = a.shape;
-    if (rows === undefined || cols === undefined) throw new Error(`sum over an axis needs a [rows, cols] array, got [${a.shape.join(', ')}]`);
-    return { shape: [rows], data: Float64Array.from({ length: rows }, (_, r) => a.data.slice(r * cols, (r + 1) * cols).reduce((s, x) => s + x, 0)) };
+    if (rows === undefined || cols === undefined)
+      throw new Error(`sum over an axis needs a [rows, cols] array, got [${a.shape.join(', ')}]`);
+    return {
+      shape: [rows],
+      data: Float64Array.from({ length: rows }, (_, r) => a.data.slice(r * cols, (r + 1) * cols).reduce((s, x) => s + x, 0)),
+    };
   },
   stopGradient: (a) => a,
   scalar: (v) => ({ shape: [], data: Float64Array.of(v) }),
 };
 
 describe('PolicyLossFunction (the training loss over TensorOps)', () => {
-  const logProbs = [[-1.2, -0.3, -2.0, -0.7], [-0.1, -3.0, -0.5, -0.9], [-0.8, -0.8, -0.2, -1.1]];
-  const oldLogProbs = [[-1.0, -0.9, -1.0, -0.7], [-0.6, -1.0, -0.5, -0.2], [-0.8, -1.5, -0.9, -1.0]];
-  const refLogProbs = [[-1.1, -0.5, -1.5, -0.6], [-0.3, -2.0, -0.4, -0.5], [-0.9, -1.0, -0.5, -1.2]];
-  const advantages = [[1.5, 1.5, 1.5, 1.5], [-2.0, -2.0, -2.0, -2.0], [0.4, 0.4, 0.4, 0.4]];
-  const responseMask = [[1, 1, 1, 0], [1, 1, 0, 0], [1, 1, 1, 1]];
+  const logProbs = [
+    [-1.2, -0.3, -2.0, -0.7],
+    [-0.1, -3.0, -0.5, -0.9],
+    [-0.8, -0.8, -0.2, -1.1],
+  ];
+  const oldLogProbs = [
+    [-1.0, -0.9, -1.0, -0.7],
+    [-0.6, -1.0, -0.5, -0.2],
+    [-0.8, -1.5, -0.9, -1.0],
+  ];
+  const refLogProbs = [
+    [-1.1, -0.5, -1.5, -0.6],
+    [-0.3, -2.0, -0.4, -0.5],
+    [-0.9, -1.0, -0.5, -1.2],
+  ];
+  const advantages = [
+    [1.5, 1.5, 1.5, 1.5],
+    [-2.0, -2.0, -2.0, -2.0],
+    [0.4, 0.4, 0.4, 0.4],
+  ];
+  const responseMask = [
+    [1, 1, 1, 0],
+    [1, 1, 0, 0],
+    [1, 1, 1, 1],
+  ];
   const settings = { clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, klCoef: 0, klType: 'low_var_kl' as const, entropyCoef: 0 };
   const totals = { tokens: 9, rows: 3, responseLength: 4, microBatches: 1 };
   const run = (fn: PolicyLossFunction, rows: number[], t = totals) => {
     const pick = (m: number[][]) => arr(rows.map((r) => m[r]!));
     const out = fn.compute(numberOps, {
-      logProbs: pick(logProbs), oldLogProbs: pick(oldLogProbs), advantages: pick(advantages), responseMask: pick(responseMask),
-      refLogProbs: pick(refLogProbs), totals: t,
+      logProbs: pick(logProbs),
+      oldLogProbs: pick(oldLogProbs),
+      advantages: pick(advantages),
+      responseMask: pick(responseMask),
+      refLogProbs: pick(refLogProbs),
+      totals: t,
     });
     return { loss: out.loss.data[0]!, metrics: Object.fromEntries(Object.entries(out.metrics).map(([k, v]) => [k, v.data[0]])) };
   };
@@ -197,7 +344,11 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
       const lossOf = (rows: number[]) => {
         const pick = (m: number[][]) => arr(rows.map((r) => m[r]!));
         return fn.compute(numberOps, {
-          logProbs: pick(logProbs), oldLogProbs: pick(oldLogProbs), advantages: pick(zeroed), responseMask: pick(responseMask), totals,
+          logProbs: pick(logProbs),
+          oldLogProbs: pick(oldLogProbs),
+          advantages: pick(zeroed),
+          responseMask: pick(responseMask),
+          totals,
         }).loss.data[0]!;
       };
       expect(lossOf([0, 2])).toBeCloseTo(lossOf([0, 1, 2]), 12);
@@ -206,9 +357,13 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
   });
 
   test.each(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const)(
-    'vanilla with dual clip and clip-higher equals policyLoss (%s), also summed over micro-batches', (aggregation) => {
+    'vanilla with dual clip and clip-higher equals policyLoss (%s), also summed over micro-batches',
+    (aggregation) => {
       const fn = new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation });
-      const expected = policyLoss({ logProbs, oldLogProbs, advantages, responseMask }, { clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, aggregation });
+      const expected = policyLoss(
+        { logProbs, oldLogProbs, advantages, responseMask },
+        { clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, aggregation },
+      );
       const whole = run(fn, [0, 1, 2]);
       expect(whole.loss).toBeCloseTo(expected.loss, 6);
       expect(whole.metrics.pg_clipfrac).toBeCloseTo(expected.clipFraction, 6);
@@ -216,47 +371,85 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
       expect(whole.metrics.ppo_kl).toBeCloseTo(expected.approxKl, 6);
       const split = run(fn, [0, 1], { ...totals, microBatches: 2 }).loss + run(fn, [2], { ...totals, microBatches: 2 }).loss;
       expect(split).toBeCloseTo(expected.loss, 6);
-    });
+    },
+  );
 
   test.each(['cispo', 'gpg'] as const)('%s equals policyLoss', (variant) => {
     const fn = new PolicyLossFunction({ ...settings, variant, aggregation: 'token-mean' });
-    const expected = policyLoss({ logProbs, oldLogProbs, advantages, responseMask }, { variant, clipRatioLow: 0.2, clipRatioHigh: 0.28, aggregation: 'token-mean' });
+    const expected = policyLoss(
+      { logProbs, oldLogProbs, advantages, responseMask },
+      { variant, clipRatioLow: 0.2, clipRatioHigh: 0.28, aggregation: 'token-mean' },
+    );
     expect(run(fn, [0, 1, 2]).loss).toBeCloseTo(expected.loss, 6);
   });
 
   test.each(['k1', 'abs', 'k2', 'low_var_kl'] as const)('the KL term (%s) adds klCoef times the aggregated klPenalty', (klType) => {
     const base = run(new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean' }), [0, 1, 2]).loss;
-    const withKl = run(new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean', klCoef: 0.1, klType }), [0, 1, 2]);
+    const withKl = run(
+      new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean', klCoef: 0.1, klType }),
+      [0, 1, 2],
+    );
     const kl = aggregateLoss(klPenalty(logProbs, refLogProbs, klType), responseMask, 'token-mean');
     expect(withKl.metrics.kl_loss).toBeCloseTo(kl, 6);
     expect(withKl.loss).toBeCloseTo(base + 0.1 * kl, 6);
   });
 
-  test.each([0.01, 0.5, -0.2])('the entropy term: entropyCoef %p subtracts coef x token-mean entropy (a bonus; negative: entropy minimization)', (entropyCoef) => {
-    const entropy = [[0.5, 0.2, 0.9, 7], [0.1, 0.3, 7, 7], [1.0, 0.0, 0.4, 0.6]];
-    // masked token mean by hand: (0.5+0.2+0.9 + 0.1+0.3 + 1.0+0.0+0.4+0.6) / 9 = 4.0 / 9
-    const tokenMean = 4.0 / 9;
-    const fn = new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean', entropyCoef });
-    expect(fn.needsEntropy).toBe(true);
-    const base = run(new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean' }), [0, 1, 2]).loss;
-    const out = fn.compute(numberOps, {
-      logProbs: arr(logProbs), oldLogProbs: arr(oldLogProbs), advantages: arr(advantages), responseMask: arr(responseMask), entropy: arr(entropy), totals,
-    });
-    expect(out.metrics.entropy?.data[0]).toBeCloseTo(tokenMean, 6);
-    expect(out.loss.data[0]).toBeCloseTo(base - entropyCoef * tokenMean, 6);
-  });
+  test.each([0.01, 0.5, -0.2])(
+    'the entropy term: entropyCoef %p subtracts coef x token-mean entropy (a bonus; negative: entropy minimization)',
+    (entropyCoef) => {
+      const entropy = [
+        [0.5, 0.2, 0.9, 7],
+        [0.1, 0.3, 7, 7],
+        [1.0, 0.0, 0.4, 0.6],
+      ];
+      // masked token mean by hand: (0.5+0.2+0.9 + 0.1+0.3 + 1.0+0.0+0.4+0.6) / 9 = 4.0 / 9
+      const tokenMean = 4.0 / 9;
+      const fn = new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean', entropyCoef });
+      expect(fn.needsEntropy).toBe(true);
+      const base = run(new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean' }), [0, 1, 2]).loss;
+      const out = fn.compute(numberOps, {
+        logProbs: arr(logProbs),
+        oldLogProbs: arr(oldLogProbs),
+        advantages: arr(advantages),
+        responseMask: arr(responseMask),
+        entropy: arr(entropy),
+        totals,
+      });
+      expect(out.metrics.entropy?.data[0]).toBeCloseTo(tokenMean, 6);
+      expect(out.loss.data[0]).toBeCloseTo(base - entropyCoef * tokenMean, 6);
+    },
+  );
 
   test('the plugin binds the loss from algorithm.loss; each clip bound defaults to clipRatio', async () => {
-    const { kernel } = await createKernel({ cwd: process.cwd(), inline: { plugins: ['algorithms'], algorithm: { advantage: 'grpo', loss: { clipRatioHigh: 0.28, entropyCoef: 0.001 } } } });
+    const { kernel } = await createKernel({
+      cwd: process.cwd(),
+      inline: { plugins: ['algorithms'], algorithm: { advantage: 'grpo', loss: { clipRatioHigh: 0.28, entropyCoef: 0.001 } } },
+    });
     const loss = kernel.get(LossFunction) as PolicyLossFunction;
-    expect(loss.settings).toMatchObject({ variant: 'vanilla', clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, aggregation: 'token-mean', entropyCoef: 0.001 });
+    expect(loss.settings).toMatchObject({
+      variant: 'vanilla',
+      clipRatioLow: 0.2,
+      clipRatioHigh: 0.28,
+      clipRatioC: 3,
+      aggregation: 'token-mean',
+      entropyCoef: 0.001,
+    });
     expect(loss.needsEntropy).toBe(true);
     expect(loss.needsReference).toBe(false);
     expect(loss.zeroAdvantageRowsInert).toBe(false);
   });
 
   test('only a loss with no KL and no entropy term lets trainers skip zero-advantage rows', () => {
-    const settings = { variant: 'vanilla' as const, clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, aggregation: 'token-mean' as const, klCoef: 0, klType: 'low_var_kl' as const, entropyCoef: 0 };
+    const settings = {
+      variant: 'vanilla' as const,
+      clipRatioLow: 0.2,
+      clipRatioHigh: 0.28,
+      clipRatioC: 3,
+      aggregation: 'token-mean' as const,
+      klCoef: 0,
+      klType: 'low_var_kl' as const,
+      entropyCoef: 0,
+    };
     expect(new PolicyLossFunction(settings).zeroAdvantageRowsInert).toBe(true);
     expect(new PolicyLossFunction({ ...settings, klCoef: 0.01 }).zeroAdvantageRowsInert).toBe(false);
     expect(new PolicyLossFunction({ ...settings, entropyCoef: 0.01 }).zeroAdvantageRowsInert).toBe(false);

@@ -23,11 +23,34 @@ import { expectClose, expectMatrixClose } from './closeTo.js';
 
 /** Cases from test/reference/generate_reference.py (veRL / verl-agent formulas in torch float64). */
 interface Cases {
-  advantage: Array<{ name: string; estimator: string; input: AdvantageInput; options: AdvantageOptions; expected: { advantages: number[][]; returns: number[][] } }>;
-  policyLoss: Array<{ name: string; input: PolicyLossInput; options: PolicyLossOptions; expected: Record<'loss' | 'clipFraction' | 'clipFractionLower' | 'approxKl', number> }>;
-  aggregateLoss: Array<{ name: string; loss: number[][]; mask: number[][]; mode: LossAggregation; opts: { lossScaleFactor?: number }; expected: number }>;
+  advantage: Array<{
+    name: string;
+    estimator: string;
+    input: AdvantageInput;
+    options: AdvantageOptions;
+    expected: { advantages: number[][]; returns: number[][] };
+  }>;
+  policyLoss: Array<{
+    name: string;
+    input: PolicyLossInput;
+    options: PolicyLossOptions;
+    expected: Record<'loss' | 'clipFraction' | 'clipFractionLower' | 'approxKl', number>;
+  }>;
+  aggregateLoss: Array<{
+    name: string;
+    loss: number[][];
+    mask: number[][];
+    mode: LossAggregation;
+    opts: { lossScaleFactor?: number };
+    expected: number;
+  }>;
   klPenalty: Array<{ name: string; logProbs: number[][]; refLogProbs: number[][]; kind: KlPenaltyKind; expected: number[][] }>;
-  valueLoss: Array<{ name: string; input: ValueLossInput; options: { clipRange: number; aggregation: LossAggregation }; expected: { loss: number; clipFraction: number } }>;
+  valueLoss: Array<{
+    name: string;
+    input: ValueLossInput;
+    options: { clipRange: number; aggregation: LossAggregation };
+    expected: { loss: number; clipFraction: number };
+  }>;
   entropy: Array<{ name: string; logits: number[][][]; expected: number[][] }>;
   similarity: Array<{ a: string; b: string; expected: number }>;
 }

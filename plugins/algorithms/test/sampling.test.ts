@@ -1,4 +1,10 @@
-import { ADVANTAGE_ESTIMATORS, computeAdvantage, DynamicSamplingAccumulator, selectGroupsWithVariance, zeroStdGroups } from '../src/index.js';
+import {
+  ADVANTAGE_ESTIMATORS,
+  computeAdvantage,
+  DynamicSamplingAccumulator,
+  selectGroupsWithVariance,
+  zeroStdGroups,
+} from '../src/index.js';
 
 describe('zero-variance groups', () => {
   // a: 1, 1 (zero std); b: 0, 1; c: one row (not counted).
@@ -25,7 +31,9 @@ describe('zero-variance groups', () => {
       { excludeZeroStdGroups: true },
     );
     expect(out.lossRowMask).toEqual([0, 0, 1, 1, 1]);
-    expect(computeAdvantage(ADVANTAGE_ESTIMATORS.grpo, { tokenRewards: [[1]], responseMask: [[1]], groupIds: ['g'] }).lossRowMask).toBeUndefined();
+    expect(
+      computeAdvantage(ADVANTAGE_ESTIMATORS.grpo, { tokenRewards: [[1]], responseMask: [[1]], groupIds: ['g'] }).lossRowMask,
+    ).toBeUndefined();
   });
 });
 
@@ -35,7 +43,9 @@ describe('DAPO dynamic sampling', () => {
     expect(s.keptGroupIds).toEqual(['b', 'c']);
     expect(s.droppedGroupIds).toEqual(['a']);
     expect(s.keptRows).toEqual([2, 3, 4]);
-    expect(selectGroupsWithVariance([1, 1, 0, 1, 2], ['a', 'a', 'b', 'b', 'c'], { keepSingletonGroups: false }).keptGroupIds).toEqual(['b']);
+    expect(selectGroupsWithVariance([1, 1, 0, 1, 2], ['a', 'a', 'b', 'b', 'c'], { keepSingletonGroups: false }).keptGroupIds).toEqual([
+      'b',
+    ]);
   });
 
   it('accumulates kept groups across rounds until the target, trimming the surplus', () => {
@@ -47,7 +57,11 @@ describe('DAPO dynamic sampling', () => {
     expect(r.complete).toBe(true);
     expect(r.gaveUp).toBe(false);
     expect(r.rounds).toBe(3);
-    expect(r.groups.map((g) => [g.round, g.groupId])).toEqual([[0, 'b'], [2, 'e'], [2, 'f']]);
+    expect(r.groups.map((g) => [g.round, g.groupId])).toEqual([
+      [0, 'b'],
+      [2, 'e'],
+      [2, 'f'],
+    ]);
     expect(r.rowsByRound).toEqual([[2, 3], [], [0, 1, 2, 3]]);
     expect(() => acc.addRound([0, 1], ['h', 'h'])).toThrow(/complete/);
   });

@@ -75,11 +75,7 @@ export function buildDecoderGraph(
   const ids = g.input(n.inputIds, 'int64', ['batch', columns]);
   const cos = g.input(n.ropeCos, 'float', decode ? ['batch', 1, 1, d] : ['batch', columns, 1, 1, d]);
   const sin = g.input(n.ropeSin, 'float', decode ? ['batch', 1, 1, d] : ['batch', columns, 1, 1, d]);
-  const bias = g.input(
-    n.attentionBias,
-    'float',
-    decode ? ['batch', 1, 1, 'keys_plus_one'] : ['batch', 1, `${group}*columns`, columns],
-  );
+  const bias = g.input(n.attentionBias, 'float', decode ? ['batch', 1, 1, 'keys_plus_one'] : ['batch', 1, `${group}*columns`, columns]);
 
   const rmsNorm = (x: string, weightName: string): string => {
     const variance = g.op('ReduceMean', [g.op('Pow', [x, g.scalar(2)])], { axes: [-1], keepdims: 1 });
@@ -100,7 +96,12 @@ export function buildDecoderGraph(
     return g.op('Add', [g.op('Mul', [x, cos]), g.op('Mul', [swapped, sin])]);
   };
   const mlp = (x: string, i: number): string => {
-    const [gate, up] = g.opMulti('Split', [linear(x, `gate_up.${i}`, c.mlpBias ? `gate_up_bias.${i}` : undefined), g.ints([c.intermediateSize, c.intermediateSize])], { axis: -1 }, { outputs: 2 }) as [string, string];
+    const [gate, up] = g.opMulti(
+      'Split',
+      [linear(x, `gate_up.${i}`, c.mlpBias ? `gate_up_bias.${i}` : undefined), g.ints([c.intermediateSize, c.intermediateSize])],
+      { axis: -1 },
+      { outputs: 2 },
+    ) as [string, string];
     const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
     return linear(act, `down.${i}`, c.mlpBias ? `down_bias.${i}` : undefined);
   };
@@ -116,7 +117,11 @@ export function buildDecoderGraph(
   for (let i = 0; i < c.numLayers; i++) {
     const normed = rmsNorm(x, `input_norm.${i}`);
     const qkv = linear(normed, `qkv.${i}`, c.qkvBias ? `qkv_bias.${i}` : undefined);
-    const [qFlat, kFlat, vFlat] = g.opMulti('Split', [qkv, g.ints([qSize, kvSize, kvSize])], { axis: -1 }, { outputs: 3 }) as [string, string, string];
+    const [qFlat, kFlat, vFlat] = g.opMulti('Split', [qkv, g.ints([qSize, kvSize, kvSize])], { axis: -1 }, { outputs: 3 }) as [
+      string,
+      string,
+      string,
+    ];
     let q = g.op('Reshape', [qFlat, qShape]);
     let k = g.op('Reshape', [kFlat, kvShape]);
     const v = g.op('Reshape', [vFlat, kvShape]);

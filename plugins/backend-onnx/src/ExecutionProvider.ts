@@ -64,8 +64,7 @@ export async function detectCuda(): Promise<CudaAvailability> {
   return { available: true };
 }
 
-export const CUDA_INSTALL_HINT =
-  `to use CUDA, run ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node@${ONNXRUNTIME_VERSION} on a machine with internet, CUDA 12 and cuDNN 9`;
+export const CUDA_INSTALL_HINT = `to use CUDA, run ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node@${ONNXRUNTIME_VERSION} on a machine with internet, CUDA 12 and cuDNN 9`;
 
 export interface ResolvedProvider {
   provider: 'cpu' | 'cuda';
@@ -107,7 +106,10 @@ export async function resolveProvider(
  * spin while waiting for work: on a machine shared with other processes, spinning threads took the cores from the
  * thread that had work (measured 2-2.5x slower generation under a load average of 4-5 on 2 cores).
  */
-export function sessionOptions(provider: 'cpu' | 'cuda', extra: OrtModule.InferenceSession.SessionOptions = {}): OrtModule.InferenceSession.SessionOptions {
+export function sessionOptions(
+  provider: 'cpu' | 'cuda',
+  extra: OrtModule.InferenceSession.SessionOptions = {},
+): OrtModule.InferenceSession.SessionOptions {
   return {
     executionProviders: provider === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
     intraOpNumThreads: availableParallelism(),

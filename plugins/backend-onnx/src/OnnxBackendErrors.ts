@@ -4,7 +4,8 @@ import { DrmasError } from '@drmas/core';
 export class OnnxTrainingUnsupportedError extends DrmasError {
   constructor(name: string) {
     super('CONFIG_INVALID', `policy backend '${name}' runs on onnxruntime and cannot train: it is a rollout engine only`, {
-      hint: "train with the tfjs backend (models.<id>.backend: tfjs) and set models.<id>.rollout: onnx; the trainer's " +
+      hint:
+        "train with the tfjs backend (models.<id>.backend: tfjs) and set models.<id>.rollout: onnx; the trainer's " +
         'weights are copied in with syncWeights after each update',
     });
   }

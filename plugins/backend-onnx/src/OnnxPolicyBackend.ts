@@ -182,8 +182,10 @@ export class OnnxPolicyBackend implements PolicyBackend {
     const stopStrings = request.stopStrings ?? [];
     const tokenizer = this.tokenizerRef;
     if (stopStrings.length > 0 && !tokenizer) {
-      throw new OnnxRequestError('stop strings need a tokenizer to decode the output; this model has none',
-        'stop on token ids instead, or give the checkpoint folder a tokenizer.json');
+      throw new OnnxRequestError(
+        'stop strings need a tokenizer to decode the output; this model has none',
+        'stop on token ids instead, or give the checkpoint folder a tokenizer.json',
+      );
     }
     request.prompts.forEach((p, r) => {
       if (p.length === 0) throw new OnnxRequestError(`prompt ${r} is empty; generation needs at least one prompt token`);
@@ -314,7 +316,10 @@ export class OnnxPolicyBackend implements PolicyBackend {
       }
     }
     return {
-      [GraphNames.inputIds]: this.tensor(BigInt64Array.from(ids, (x) => BigInt(x)), [rows, columns]),
+      [GraphNames.inputIds]: this.tensor(
+        BigInt64Array.from(ids, (x) => BigInt(x)),
+        [rows, columns],
+      ),
       [GraphNames.ropeCos]: this.tensor(cos, [rows, columns, 1, 1, c.headDim]),
       [GraphNames.ropeSin]: this.tensor(sinSigned, [rows, columns, 1, 1, c.headDim]),
       [GraphNames.attentionBias]: this.tensor(bias, [rows, 1, group * columns, columns]),
@@ -345,14 +350,23 @@ export class OnnxPolicyBackend implements PolicyBackend {
       while (end < rows && (end + 1 - start) * longest(start, end + 1) * vocab <= maxLogits) end++;
       const chunk = viewRows.subarray(start, end);
       const responses = Array.from(chunk, (r) => batch.responseIds.subarray(r * R, r * R + batch.responseLengths[r]!));
-      const layout = promptResponseLayout(Array.from(chunk, (r) => batch.promptIds[r]!), responses);
+      const layout = promptResponseLayout(
+        Array.from(chunk, (r) => batch.promptIds[r]!),
+        responses,
+      );
       const { promptColumns: p, responseColumns: r } = layout;
       const n = end - start;
       const feeds = this.forwardFeeds(layout.ids, layout.valid, layout.positions, n, p + r);
-      feeds[GraphNames.targets] = this.tensor(BigInt64Array.from(layout.targets, (x) => BigInt(x)), [n, r]);
+      feeds[GraphNames.targets] = this.tensor(
+        BigInt64Array.from(layout.targets, (x) => BigInt(x)),
+        [n, r],
+      );
       feeds[GraphNames.predictStart] = this.tensor(BigInt64Array.of(BigInt(p - 1)), [1]);
       feeds[GraphNames.predictEnd] = this.tensor(BigInt64Array.of(BigInt(p - 1 + r)), [1]);
-      feeds[GraphNames.inverseTemperature] = this.tensor(Float32Array.from(chunk, (row) => 1 / scoringTemperature(batch.temperatures[row])), [n, 1, 1]);
+      feeds[GraphNames.inverseTemperature] = this.tensor(
+        Float32Array.from(chunk, (row) => 1 / scoringTemperature(batch.temperatures[row])),
+        [n, 1, 1],
+      );
       const out = await this.run('score', feeds);
       const lp = out[GraphNames.logProbs]!.data as Float32Array;
       const ent = out[GraphNames.entropy]!.data as Float32Array;
@@ -446,8 +460,20 @@ export class OnnxPolicyBackend implements PolicyBackend {
 /** What the graphs are specialised on (everything but the weights' values). */
 function graphShape(c: DecoderConfig): unknown[] {
   return [
-    c.architecture, c.vocabSize, c.hiddenSize, c.intermediateSize, c.numLayers, c.numHeads, c.numKvHeads, c.headDim,
-    c.rmsNormEps, c.tieWordEmbeddings, c.qkvBias, c.outputBias, c.mlpBias, c.qkNorm,
+    c.architecture,
+    c.vocabSize,
+    c.hiddenSize,
+    c.intermediateSize,
+    c.numLayers,
+    c.numHeads,
+    c.numKvHeads,
+    c.headDim,
+    c.rmsNormEps,
+    c.tieWordEmbeddings,
+    c.qkvBias,
+    c.outputBias,
+    c.mlpBias,
+    c.qkNorm,
   ];
 }
 
@@ -484,7 +510,9 @@ export async function createPolicyBackend(options: OnnxBackendOptions): Promise<
   } catch (cause) {
     if (!(cause instanceof OnnxRuntimeUnavailableError)) throw cause;
     throw new DrmasError('INVALID_ARGUMENT', `--engine onnx needs onnxruntime-node: ${cause.message}`, {
-      key: '--engine', cause, hint: `install it (${ONNXRUNTIME_INSTALL}), or use --engine tfjs`,
+      key: '--engine',
+      cause,
+      hint: `install it (${ONNXRUNTIME_INSTALL}), or use --engine tfjs`,
     });
   }
 }

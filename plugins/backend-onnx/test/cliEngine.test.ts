@@ -19,7 +19,22 @@ describe('drmas score / generate --engine', () => {
     const b = JSON.parse(tfjs.stdout).logprobs as Array<number | null>;
     expect(a.slice(0, 2)).toEqual([null, null]);
     a.slice(2).forEach((lp, i) => expect(Math.abs((lp as number) - (b[i + 2] as number))).toBeLessThan(1e-4));
-    const generate = (engine: string) => runBin(['generate', '--model', 'tiny', '--seed', '5', '--prompt-ids', '7,42,300', '--temperature', '0', '--max-new-tokens', '6', '--engine', engine]);
+    const generate = (engine: string) =>
+      runBin([
+        'generate',
+        '--model',
+        'tiny',
+        '--seed',
+        '5',
+        '--prompt-ids',
+        '7,42,300',
+        '--temperature',
+        '0',
+        '--max-new-tokens',
+        '6',
+        '--engine',
+        engine,
+      ]);
     expect(generate('onnx').stdout).toBe(generate('tfjs').stdout);
   });
 

@@ -50,7 +50,15 @@ describe('built-in models', () => {
   });
 
   it('samples like the tfjs backend (temperature, top-p, top-k, seed), row by row', async () => {
-    const request: GenerateRequest = { prompts: PROMPTS, maxNewTokens: 16, temperature: 0.9, topP: 0.95, topK: 40, seed: 11, stopTokenIds: [] };
+    const request: GenerateRequest = {
+      prompts: PROMPTS,
+      maxNewTokens: 16,
+      temperature: 0.9,
+      topP: 0.95,
+      topK: 40,
+      seed: 11,
+      stopTokenIds: [],
+    };
     const [a, b] = await Promise.all([tfjs.generate(request), onnx.generate(request)]);
     expect(b.tokenIds).toEqual(a.tokenIds);
     expect(maxAbsDiff(a.logProbs, b.logProbs)).toBeLessThan(1e-4);
@@ -101,14 +109,22 @@ describe('built-in models', () => {
   it('refuses to train and says to train with tfjs', async () => {
     const request = updateRequest(makeBatch([[[1, 2], [3]]]), weightedLogLikelihood, 1);
     await expect(onnx.update(request)).rejects.toThrow(OnnxTrainingUnsupportedError);
-    await expect(onnx.update(request)).rejects.toMatchObject({ message: expect.stringMatching(/rollout engine only/), hint: expect.stringMatching(/tfjs/) });
+    await expect(onnx.update(request)).rejects.toMatchObject({
+      message: expect.stringMatching(/rollout engine only/),
+      hint: expect.stringMatching(/tfjs/),
+    });
   });
 
   it('saves a checkpoint that both engines load to the same scores', async () => {
     await onnx.save(dir);
     const again = await createOnnxPolicyBackend({ model: dir, provider: 'cpu' });
     const other = await createTfjsPolicyBackend({ model: dir });
-    const score = (backend: PolicyBackend) => scoreSequences(backend, PROMPTS, PROMPTS.map((p) => p.slice().reverse()));
+    const score = (backend: PolicyBackend) =>
+      scoreSequences(
+        backend,
+        PROMPTS,
+        PROMPTS.map((p) => p.slice().reverse()),
+      );
     const [x, y, z] = await Promise.all([score(onnx), score(again), score(other)]);
     expect(y.logProbs).toEqual(x.logProbs);
     expect(maxAbsDiff(z.logProbs, x.logProbs)).toBeLessThan(1e-4);
@@ -126,7 +142,9 @@ describe('execution provider', () => {
       detectCuda: async () => ({ available: false, reason: 'the CUDA provider library is not installed' }),
     });
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/CUDA was requested but is unavailable: the CUDA provider library is not installed; falling back to the CPU/);
+    expect(warnings[0]).toMatch(
+      /CUDA was requested but is unavailable: the CUDA provider library is not installed; falling back to the CPU/,
+    );
     expect(warnings[0]).toContain('ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node@1.30.0');
     expect(backend.provider.provider).toBe('cpu');
     expect(backend.runtime).toMatch(/CPU.*fell back/);
@@ -138,12 +156,18 @@ describe('execution provider', () => {
   it('detects this machine honestly; auto picks CPU without a warning when CUDA is absent', async () => {
     const cuda = await detectCuda();
     const warnings: string[] = [];
-    const auto = await OnnxPolicyBackend.create(onnx.config, await onnx.exportWeights(), undefined, { provider: 'auto', warn: (m) => warnings.push(m) });
+    const auto = await OnnxPolicyBackend.create(onnx.config, await onnx.exportWeights(), undefined, {
+      provider: 'auto',
+      warn: (m) => warnings.push(m),
+    });
     expect(auto.provider.provider).toBe(cuda.available ? 'cuda' : 'cpu');
     expect(warnings).toEqual([]);
     auto.dispose();
     if (!cuda.available) {
-      const asked = await OnnxPolicyBackend.create(onnx.config, await onnx.exportWeights(), undefined, { provider: 'cuda', warn: (m) => warnings.push(m) });
+      const asked = await OnnxPolicyBackend.create(onnx.config, await onnx.exportWeights(), undefined, {
+        provider: 'cuda',
+        warn: (m) => warnings.push(m),
+      });
       expect(asked.provider.fallbackReason).toContain(cuda.reason);
       expect(warnings[0]).toMatch(/falling back to the CPU/);
       asked.dispose();
@@ -151,9 +175,9 @@ describe('execution provider', () => {
   });
 
   it('rejects an unknown provider naming the choices', async () => {
-    await expect(OnnxPolicyBackend.create(onnx.config, await onnx.exportWeights(), undefined, { provider: 'rocm' as 'cpu' })).rejects.toThrow(
-      /unknown onnxruntime execution provider "rocm"/,
-    );
+    await expect(
+      OnnxPolicyBackend.create(onnx.config, await onnx.exportWeights(), undefined, { provider: 'rocm' as 'cpu' }),
+    ).rejects.toThrow(/unknown onnxruntime execution provider "rocm"/);
   });
 });
 
@@ -178,10 +202,13 @@ describe('plugin', () => {
 
   it('a model that fails to load is reported at models.<id>.model, keeping the code and naming the folder', async () => {
     const create = onnxBackendFactory.create({
-      modelId: 'policy', settings: { model: './no-such-model', provider: 'cpu', runtime: 'auto' }, run: { log: () => {} } as never,
+      modelId: 'policy',
+      settings: { model: './no-such-model', provider: 'cpu', runtime: 'auto' },
+      run: { log: () => {} } as never,
     });
     await expect(create).rejects.toMatchObject({
-      code: 'CHECKPOINT_INVALID', key: 'models.policy.model',
+      code: 'CHECKPOINT_INVALID',
+      key: 'models.policy.model',
       message: expect.stringMatching(/^model policy failed to load on onnx: .*no-such-model: checkpoint folder does not exist/),
       hint: expect.stringContaining('Hugging Face checkpoint folder'),
     });
@@ -189,7 +216,8 @@ describe('plugin', () => {
 });
 
 describe('onnxruntime-node, an optional peer dependency', () => {
-  const manifest = (path: string) => JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as Record<string, Record<string, string>>;
+  const manifest = (path: string) =>
+    JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as Record<string, Record<string, string>>;
 
   it('is ranked above tfjs for rollout: auto and available here (the repository installs it)', async () => {
     expect(onnxBackendFactory.priority!).toBeGreaterThan(tfjsBackendFactory.priority!);
@@ -204,11 +232,14 @@ describe('onnxruntime-node, an optional peer dependency', () => {
   });
 
   it('says "not installed" with the install line when the package is missing, else why it did not load', () => {
-    const missing = (message: string) => new OnnxRuntimeUnavailableError(Object.assign(new Error(message), { code: 'ERR_MODULE_NOT_FOUND' }), ONNXRUNTIME_INSTALL).message;
-    expect(missing("Cannot find package 'onnxruntime-node' imported from /p/dist/ExecutionProvider.js"))
-      .toBe(`onnxruntime-node is not installed (${ONNXRUNTIME_INSTALL})`);
+    const missing = (message: string) =>
+      new OnnxRuntimeUnavailableError(Object.assign(new Error(message), { code: 'ERR_MODULE_NOT_FOUND' }), ONNXRUNTIME_INSTALL).message;
+    expect(missing("Cannot find package 'onnxruntime-node' imported from /p/dist/ExecutionProvider.js")).toBe(
+      `onnxruntime-node is not installed (${ONNXRUNTIME_INSTALL})`,
+    );
     expect(missing("Cannot find module 'onnxruntime-node' from 'dist/ExecutionProvider.js'")).toContain('is not installed');
-    expect(missing("Cannot find package 'onnxruntime-common' imported from /p/node_modules/onnxruntime-node/dist/index.js"))
-      .toBe("onnxruntime-node did not load: Cannot find package 'onnxruntime-common' imported from /p/node_modules/onnxruntime-node/dist/index.js");
+    expect(missing("Cannot find package 'onnxruntime-common' imported from /p/node_modules/onnxruntime-node/dist/index.js")).toBe(
+      "onnxruntime-node did not load: Cannot find package 'onnxruntime-common' imported from /p/node_modules/onnxruntime-node/dist/index.js",
+    );
   });
 });

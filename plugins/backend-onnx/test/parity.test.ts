@@ -69,7 +69,17 @@ describe.each(CASES)('onnx vs tfjs: $label', ({ architecture, extra }) => {
   it('agrees again after a tfjs update and syncWeights', async () => {
     const before = (await scoreSequences(onnx, PROMPTS, RESPONSES)).logProbs;
     const pairs = PROMPTS.map((p, i): [number[], number[]] => [p, RESPONSES[i]!]);
-    await tfjs.update(updateRequest(makeBatch(pairs, pairs.map((_, r) => (r % 2 === 0 ? 1 : -0.5))), weightedLogLikelihood, 3, { optimizer: { lr: 3e-3 } }));
+    await tfjs.update(
+      updateRequest(
+        makeBatch(
+          pairs,
+          pairs.map((_, r) => (r % 2 === 0 ? 1 : -0.5)),
+        ),
+        weightedLogLikelihood,
+        3,
+        { optimizer: { lr: 3e-3 } },
+      ),
+    );
     await onnx.syncWeights(tfjs);
     const diff = await scoreDiff();
     expect(maxAbsDiff(before, diff.b.logProbs)).toBeGreaterThan(1e-3);

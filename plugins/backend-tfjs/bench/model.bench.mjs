@@ -20,10 +20,19 @@ for (const name of models) {
   const out = await backend.generate({ prompts, maxNewTokens: 96, seed: 1, temperature: 1, stopTokenIds: [] });
   let seconds = (performance.now() - t) / 1000;
   const generated = out.tokenIds.reduce((s, r) => s + r.length, 0);
-  console.log(JSON.stringify({
-    bench: 'generate', model: name, params, runtime: backend.runtime, batch: 32, promptTokens: 32, newTokens: 96,
-    seconds: +seconds.toFixed(2), tokensPerSecond: +(generated / seconds).toFixed(1),
-  }));
+  console.log(
+    JSON.stringify({
+      bench: 'generate',
+      model: name,
+      params,
+      runtime: backend.runtime,
+      batch: 32,
+      promptTokens: 32,
+      newTokens: 96,
+      seconds: +seconds.toFixed(2),
+      tokensPerSecond: +(generated / seconds).toFixed(1),
+    }),
+  );
 
   // Training: 32 rows x 256 tokens (32 prompt + 224 response), forward + backward + AdamW. Micro-batches of 8
   // rows for tiny, 2 for small (wasm's 32-bit heap cannot hold the activations of 8 x 256 tokens of small).
@@ -36,10 +45,20 @@ for (const name of models) {
   let result;
   for (let i = 0; i < steps; i++) result = await backend.update(updateRequest(batch, loss, microBatchSize));
   seconds = (performance.now() - t) / 1000 / steps;
-  console.log(JSON.stringify({
-    bench: 'train', model: name, params, runtime: backend.runtime, rows: 32, tokensPerRow: 256, microBatchSize,
-    secondsPerStep: +seconds.toFixed(2), tokensPerSecond: +((32 * 256) / seconds).toFixed(1),
-    loss: +result.loss.toFixed(4), tensorLeak: tf.memory().numTensors - tensorsBefore,
-  }));
+  console.log(
+    JSON.stringify({
+      bench: 'train',
+      model: name,
+      params,
+      runtime: backend.runtime,
+      rows: 32,
+      tokensPerRow: 256,
+      microBatchSize,
+      secondsPerStep: +seconds.toFixed(2),
+      tokensPerSecond: +((32 * 256) / seconds).toFixed(1),
+      loss: +result.loss.toFixed(4),
+      tensorLeak: tf.memory().numTensors - tensorsBefore,
+    }),
+  );
   backend.dispose();
 }

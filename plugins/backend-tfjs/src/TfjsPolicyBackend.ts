@@ -142,7 +142,10 @@ export class TfjsPolicyBackend implements PolicyBackend {
     this.modelRef = loaded.model;
     if (tokenizer) this.tokenizerRef = tokenizer;
     this.trainerRef = new PolicyTrainer(loaded.model);
-    const hasState = await access(join(dir, OPTIMIZER_META_FILE)).then(() => true, () => false);
+    const hasState = await access(join(dir, OPTIMIZER_META_FILE)).then(
+      () => true,
+      () => false,
+    );
     if (options.optimizer ?? hasState) await this.trainerRef.optimizer.load(dir, loaded.model.weights);
   }
 
@@ -171,7 +174,11 @@ function textCodecOf(tokenizer: Tokenizer): TextCodec {
   return {
     encode: (text, options) => tokenizer.encode(text, options),
     decode: (ids, options) => tokenizer.decode(Array.from(ids), options),
-    applyChatTemplate: (messages, options) => tokenizer.applyChatTemplate(messages.map((m) => ({ ...m })), options),
+    applyChatTemplate: (messages, options) =>
+      tokenizer.applyChatTemplate(
+        messages.map((m) => ({ ...m })),
+        options,
+      ),
     chatTemplate: tokenizer.chatTemplate,
     eosTokenId: tokenizer.eosTokenId,
     vocabSize: tokenizer.vocabSize,

@@ -17,7 +17,10 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const PAIRS: [number[], number[]][] = [
-  [[3, 7, 1, 9], [12, 5, 20, 2]],
+  [
+    [3, 7, 1, 9],
+    [12, 5, 20, 2],
+  ],
   [[8], [30, 4, 11]],
 ];
 
@@ -142,12 +145,15 @@ describe('the tfjs backend factory', () => {
 
   it('reports a model that fails to load at models.<id>.model and an unknown runtime at models.<id>.runtime, keeping their codes', async () => {
     await expect(create({ model: join(dir, 'absent'), runtime: 'wasm' })).rejects.toMatchObject({
-      code: 'CHECKPOINT_INVALID', key: 'models.policy.model',
+      code: 'CHECKPOINT_INVALID',
+      key: 'models.policy.model',
       message: `model policy failed to load: ${join(dir, 'absent')}: checkpoint folder does not exist`,
       hint: expect.stringMatching(/^give tiny, small or a Hugging Face checkpoint folder/),
     });
     await expect(create({ model: 'tiny', runtime: 'tpu' })).rejects.toMatchObject({
-      code: 'RUNTIME_UNAVAILABLE', key: 'models.policy.runtime', message: expect.stringMatching(/^model policy \(tiny\) failed to load: no tfjs runtime available for 'tpu'/),
+      code: 'RUNTIME_UNAVAILABLE',
+      key: 'models.policy.runtime',
+      message: expect.stringMatching(/^model policy \(tiny\) failed to load: no tfjs runtime available for 'tpu'/),
     });
   });
 });

@@ -14,7 +14,8 @@ describe('drmas generate / score through the drmas bin', () => {
     const backend = await createTfjsPolicyBackend({ model: 'tiny', seed: 3, runtime: 'wasm' });
     const dir = project.path('bare');
     await backend.save(dir, { optimizer: false });
-    for (const extra of ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json']) rmSync(path.join(dir, extra), { force: true });
+    for (const extra of ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json'])
+      rmSync(path.join(dir, extra), { force: true });
     const ids = [5, 17, 300, 42, 7];
     const direct = (await scoreSequences(backend, [ids.slice(0, 2)], [ids.slice(2)])).logProbs[0]!;
     backend.dispose();
@@ -30,9 +31,26 @@ describe('drmas generate / score through the drmas bin', () => {
     const text = runBin(['generate', '--model', 'tiny', '--prompt', 'hello', '--max-new-tokens', '8', '--seed', '1', '--runtime', 'wasm']);
     expect(text.code).toBe(0);
     expect(text.stdout.length).toBeGreaterThan(0);
-    const bare = runBin(['generate', '--model', project.path('bare'), '--prompt-ids', '1,2,3', '--max-new-tokens', '4', '--temperature', '0', '--runtime', 'wasm']);
+    const bare = runBin([
+      'generate',
+      '--model',
+      project.path('bare'),
+      '--prompt-ids',
+      '1,2,3',
+      '--max-new-tokens',
+      '4',
+      '--temperature',
+      '0',
+      '--runtime',
+      'wasm',
+    ]);
     expect(bare.code).toBe(0);
-    expect(bare.stdout.trim().split(/\s+/).every((id) => /^\d+$/.test(id))).toBe(true);
+    expect(
+      bare.stdout
+        .trim()
+        .split(/\s+/)
+        .every((id) => /^\d+$/.test(id)),
+    ).toBe(true);
   });
 
   test('bad input is a user error naming the flag', () => {
@@ -58,13 +76,17 @@ describe('drmas generate / score through the drmas bin', () => {
 
     const runtime = runBin(['generate', '--model', 'tiny', '--prompt', 'hi', '--runtime', 'wsam']);
     expect(runtime.code).toBe(1);
-    expect(runtime.stderr).toMatch(/^error RUNTIME_UNAVAILABLE \(--runtime\): no tfjs runtime available for 'wsam':\n  - wsam: unknown runtime/);
+    expect(runtime.stderr).toMatch(
+      /^error RUNTIME_UNAVAILABLE \(--runtime\): no tfjs runtime available for 'wsam':\n  - wsam: unknown runtime/,
+    );
     expect(runtime.stderr).toContain('hint: pick a known runtime, or auto. Did you mean "wasm"?');
 
     const text = runBin(['generate', '--model', project.path('bare'), '--prompt', 'hi', '--runtime', 'wasm']);
     expect(text.code).toBe(1);
-    expect(text.stderr).toBe(`error INVALID_ARGUMENT (--prompt): ${project.path('bare')} has no tokenizer.json to encode a text prompt\n`
-      + '  hint: give the prompt as token ids: --prompt-ids 1,2,3\n');
+    expect(text.stderr).toBe(
+      `error INVALID_ARGUMENT (--prompt): ${project.path('bare')} has no tokenizer.json to encode a text prompt\n` +
+        '  hint: give the prompt as token ids: --prompt-ids 1,2,3\n',
+    );
     for (const { stderr } of [truncated, runtime, text]) expect(stderr).not.toMatch(/\n\s+at /);
   });
 });

@@ -6,7 +6,7 @@ describe('large requests run in row chunks with the same results', () => {
   test('chunked sampling equals one pass (per-row random streams), and chunked scoring equals one pass', async () => {
     const backend = await createTfjsPolicyBackend({ model: 'tiny', seed: 2, runtime: 'wasm' });
     try {
-      const prompts = Array.from({ length: 7 }, (_, r) => Array.from({ length: 3 + r }, (_, j) => (r * 31 + j * 7) % 500 + 1));
+      const prompts = Array.from({ length: 7 }, (_, r) => Array.from({ length: 3 + r }, (_, j) => ((r * 31 + j * 7) % 500) + 1));
       const request = { prompts, maxNewTokens: 6, temperature: 1, topP: 0.9, seed: 11 };
       const whole = await generateTokens(backend.model, request);
       const chunked = await generateInChunks(backend.model, request, 40);

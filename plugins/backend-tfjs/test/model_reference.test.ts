@@ -94,7 +94,7 @@ describe('each distinguishing feature changes the logits', () => {
   async function differsWhen(arch: ArchitectureName, extra: Record<string, unknown>, tensorSuffix: string, value: number) {
     const model = randomModel(tinyConfigJson(arch, extra), 11);
     const before = batchLogits(model, ROWS);
-    const changed = new Map((await model.exportTensors()));
+    const changed = new Map(await model.exportTensors());
     let touched = 0;
     for (const [name, t] of changed) if (name.endsWith(tensorSuffix)) (t.data.fill(value), touched++);
     expect(touched).toBeGreaterThan(0);

@@ -8,7 +8,15 @@ describe('RuntimeSelector', () => {
   it('auto picks the first available runtime and initialises each candidate once', async () => {
     let tries = 0;
     const selector = new RuntimeSelector([
-      { name: 'broken', priority: 100, backend: 'none', initialize: async () => { tries++; throw new Error('not installed'); } },
+      {
+        name: 'broken',
+        priority: 100,
+        backend: 'none',
+        initialize: async () => {
+          tries++;
+          throw new Error('not installed');
+        },
+      },
       ...builtinRuntimeCandidates().filter((c) => c.name === 'wasm' || c.name === 'cpu'),
     ]);
     const chosen = await selector.select('auto');

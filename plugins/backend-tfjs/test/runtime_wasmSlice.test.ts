@@ -13,7 +13,11 @@ async function onBoth(f: () => tf.Tensor | tf.Tensor[]): Promise<[number[][], nu
 }
 
 describe('wasm Slice / Unpack kernels that read their input in place', () => {
-  const x = () => tf.tensor(Array.from({ length: 2 * 3 * 4 * 5 }, (_, i) => i * 0.5 - 7), [2, 3, 4, 5]);
+  const x = () =>
+    tf.tensor(
+      Array.from({ length: 2 * 3 * 4 * 5 }, (_, i) => i * 0.5 - 7),
+      [2, 3, 4, 5],
+    );
 
   test.each([
     ['contiguous rows', [1, 0, 0, 0], [1, 3, 4, 5]],

@@ -45,18 +45,25 @@ describe('scoring and training at a temperature', () => {
   });
   afterAll(() => backend.dispose());
 
-  const PROMPTS = [[3, 7, 1, 9], [8, 2]];
-  const RESPONSES = [[12, 5, 20], [30, 4]];
+  const PROMPTS = [
+    [3, 7, 1, 9],
+    [8, 2],
+  ];
+  const RESPONSES = [
+    [12, 5, 20],
+    [30, 4],
+  ];
   const TEMPERATURES = [0.6, 1.7];
 
   /** Expected log-probs from the raw logits of prompt + response, at each row's temperature. */
-  const expected = (): number[][] => PROMPTS.map((prompt, r) => {
-    const response = RESPONSES[r]!;
-    const logits = batchLogits(model, [[...prompt, ...response]])[0]!;
-    return response.map((token, j) => tempered(logits[prompt.length - 1 + j]!, token, TEMPERATURES[r]!));
-  });
+  const expected = (): number[][] =>
+    PROMPTS.map((prompt, r) => {
+      const response = RESPONSES[r]!;
+      const logits = batchLogits(model, [[...prompt, ...response]])[0]!;
+      return response.map((token, j) => tempered(logits[prompt.length - 1 + j]!, token, TEMPERATURES[r]!));
+    });
 
-  it('score divides each row\'s logits by its temperature', async () => {
+  it("score divides each row's logits by its temperature", async () => {
     const { logProbs } = await scoreSequences(backend, PROMPTS, RESPONSES, { temperatures: TEMPERATURES });
     const want = expected();
     logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(want[r]![j]!, 4)));
@@ -70,7 +77,7 @@ describe('scoring and training at a temperature', () => {
     out.logProbs.forEach((row, r) => row.forEach((lp, j) => expect(lp).toBeCloseTo(scored.logProbs[r]![j]!, 4)));
   });
 
-  it('an update computes the policy\'s log-probs at the batch\'s row temperatures', async () => {
+  it("an update computes the policy's log-probs at the batch's row temperatures", async () => {
     const batch = TrainingBatch.fromSequences(PROMPTS, RESPONSES, { temperatures: TEMPERATURES }).all();
     const result = await backend.update(updateRequest(batch, meanLogProb, 1, { optimizer: { lr: 1e-3 } }));
     const want = expected().flat();

@@ -12,9 +12,15 @@ import { makeBatch, updateRequest, weightedCrossEntropy } from './trainingFixtur
 import type { DecoderModel } from '../src/model/DecoderModel.js';
 
 const PAIRS: [number[], number[]][] = [
-  [[3, 7, 1, 9], [12, 5, 20, 2]],
+  [
+    [3, 7, 1, 9],
+    [12, 5, 20, 2],
+  ],
   [[8], [30, 4, 11]],
-  [[14, 15, 16], [17, 18, 19, 20, 21]],
+  [
+    [14, 15, 16],
+    [17, 18, 19, 20, 21],
+  ],
 ];
 
 beforeAll(async () => {
@@ -27,8 +33,16 @@ function lossOf(model: DecoderModel, advantages: number[]): number {
   return tf.tidy(() => {
     const layout = promptResponseLayout(prompts, responses);
     const { logProbs } = responseTokenStats(model, layout, false);
-    const mask = tf.tensor2d(Float32Array.from(layout.targets, (_, i) => (i % layout.responseColumns < responses[Math.floor(i / layout.responseColumns)]!.length ? 1 : 0)), logProbs.shape);
-    const adv = tf.tensor2d(advantages.flatMap((a) => new Array(layout.responseColumns).fill(a)), logProbs.shape);
+    const mask = tf.tensor2d(
+      Float32Array.from(layout.targets, (_, i) =>
+        i % layout.responseColumns < responses[Math.floor(i / layout.responseColumns)]!.length ? 1 : 0,
+      ),
+      logProbs.shape,
+    );
+    const adv = tf.tensor2d(
+      advantages.flatMap((a) => new Array(layout.responseColumns).fill(a)),
+      logProbs.shape,
+    );
     return -tf.sum(tf.mul(tf.mul(logProbs, adv), mask)).dataSync()[0]!;
   });
 }
@@ -51,7 +65,9 @@ function expectFiniteDifferences(
     if (grad === undefined) throw new Error(`no gradient for ${name}`);
     const g = grad.dataSync();
     const original = w.dataSync().slice();
-    const order = Array.from(g.keys()).sort((a, b) => Math.abs(g[b]!) - Math.abs(g[a]!)).slice(0, 2);
+    const order = Array.from(g.keys())
+      .sort((a, b) => Math.abs(g[b]!) - Math.abs(g[a]!))
+      .slice(0, 2);
     for (const i of order) {
       const at = (delta: number) => {
         const data = original.slice();
@@ -70,7 +86,16 @@ function expectFiniteDifferences(
 describe('gradients', () => {
   it('match central finite differences on a tiny model (wasm: scatter-add embedding gradient)', () => {
     const model = randomModel(
-      tinyConfigJson('Qwen3ForCausalLM', { hidden_size: 16, intermediate_size: 24, vocab_size: 32, head_dim: 8, num_attention_heads: 2, num_key_value_heads: 1, attention_bias: true, tie_word_embeddings: true }),
+      tinyConfigJson('Qwen3ForCausalLM', {
+        hidden_size: 16,
+        intermediate_size: 24,
+        vocab_size: 32,
+        head_dim: 8,
+        num_attention_heads: 2,
+        num_key_value_heads: 1,
+        attention_bias: true,
+        tie_word_embeddings: true,
+      }),
       4,
     );
     const advantages = [1.0, -0.5, 0.7];
@@ -81,8 +106,12 @@ describe('gradients', () => {
       const { logProbs } = responseTokenStats(model, layout, false, true);
       const maskData = new Float32Array(logProbs.size);
       const advData = new Float32Array(logProbs.size);
-      responses.forEach((r, i) => r.forEach((_, j) => ((maskData[i * layout.responseColumns + j] = 1), (advData[i * layout.responseColumns + j] = advantages[i]!))));
-      return tf.neg(tf.sum(tf.mul(tf.mul(logProbs, tf.tensor2d(advData, logProbs.shape)), tf.tensor2d(maskData, logProbs.shape)))) as tf.Scalar;
+      responses.forEach((r, i) =>
+        r.forEach((_, j) => ((maskData[i * layout.responseColumns + j] = 1), (advData[i * layout.responseColumns + j] = advantages[i]!))),
+      );
+      return tf.neg(
+        tf.sum(tf.mul(tf.mul(logProbs, tf.tensor2d(advData, logProbs.shape)), tf.tensor2d(maskData, logProbs.shape))),
+      ) as tf.Scalar;
     }, [...model.weights.values()]);
     const checked = [
       'model.embed_tokens.weight',
@@ -124,37 +153,57 @@ function plainEntropy(model: DecoderModel, T: number, rows = PAIRS.map((_, r) =>
 }
 
 describe('entropy gradients', () => {
-  it.each([1, 0.6])('the token-mean entropy at temperature %p differentiates like central finite differences of plain-JS softmax entropy', (T) => {
-    const model = randomModel(tinyConfigJson('Qwen2ForCausalLM', { hidden_size: 16, intermediate_size: 24, vocab_size: 32, head_dim: 8, num_attention_heads: 2, num_key_value_heads: 1 }), 9);
-    const prompts = PAIRS.map(([p]) => p);
-    const responses = PAIRS.map(([, r]) => r);
-    const tokens = responses.reduce((n, r) => n + r.length, 0);
-    const { value, grads } = tf.variableGrads(() => {
-      const layout = promptResponseLayout(prompts, responses);
-      const { entropy } = responseTokenStats(model, layout, true, true, new Array(PAIRS.length).fill(T));
-      const mask = new Float32Array(entropy!.size);
-      responses.forEach((r, i) => r.forEach((_, j) => (mask[i * layout.responseColumns + j] = 1)));
-      return tf.div(tf.sum(tf.mul(entropy!, tf.tensor2d(mask, entropy!.shape))), tokens) as tf.Scalar;
-    }, [...model.weights.values()]);
-    expect(value.dataSync()[0]).toBeCloseTo(plainEntropy(model, T), 4);
-    // An O(1) entropy from float32 logits (softmax in float64) rounds at ~1e-7, so h = 1e-3 keeps both errors small.
-    const checked = ['model.norm.weight', 'lm_head.weight', 'model.layers.1.mlp.down_proj.weight', 'model.embed_tokens.weight'];
-    expectFiniteDifferences(model, grads, checked, () => plainEntropy(model, T), { h: 1e-3, absolute: 1e-3, relative: 0.02 });
-    value.dispose();
-    Object.values(grads).forEach((t) => t.dispose());
-    model.dispose();
-  });
+  it.each([1, 0.6])(
+    'the token-mean entropy at temperature %p differentiates like central finite differences of plain-JS softmax entropy',
+    (T) => {
+      const model = randomModel(
+        tinyConfigJson('Qwen2ForCausalLM', {
+          hidden_size: 16,
+          intermediate_size: 24,
+          vocab_size: 32,
+          head_dim: 8,
+          num_attention_heads: 2,
+          num_key_value_heads: 1,
+        }),
+        9,
+      );
+      const prompts = PAIRS.map(([p]) => p);
+      const responses = PAIRS.map(([, r]) => r);
+      const tokens = responses.reduce((n, r) => n + r.length, 0);
+      const { value, grads } = tf.variableGrads(() => {
+        const layout = promptResponseLayout(prompts, responses);
+        const { entropy } = responseTokenStats(model, layout, true, true, new Array(PAIRS.length).fill(T));
+        const mask = new Float32Array(entropy!.size);
+        responses.forEach((r, i) => r.forEach((_, j) => (mask[i * layout.responseColumns + j] = 1)));
+        return tf.div(tf.sum(tf.mul(entropy!, tf.tensor2d(mask, entropy!.shape))), tokens) as tf.Scalar;
+      }, [...model.weights.values()]);
+      expect(value.dataSync()[0]).toBeCloseTo(plainEntropy(model, T), 4);
+      // An O(1) entropy from float32 logits (softmax in float64) rounds at ~1e-7, so h = 1e-3 keeps both errors small.
+      const checked = ['model.norm.weight', 'lm_head.weight', 'model.layers.1.mlp.down_proj.weight', 'model.embed_tokens.weight'];
+      expectFiniteDifferences(model, grads, checked, () => plainEntropy(model, T), { h: 1e-3, absolute: 1e-3, relative: 0.02 });
+      value.dispose();
+      Object.values(grads).forEach((t) => t.dispose());
+      model.dispose();
+    },
+  );
 });
 
 describe('PolicyTrainer on wasm', () => {
   it('memorizes a sequence: cross-entropy falls by more than half in 20 AdamW steps, no tensor leak', async () => {
     const model = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 12);
     const trainer = new PolicyTrainer(model);
-    const batch = makeBatch([[[1, 2, 3], [10, 20, 30, 40, 5, 6, 7, 8]]]);
+    const batch = makeBatch([
+      [
+        [1, 2, 3],
+        [10, 20, 30, 40, 5, 6, 7, 8],
+      ],
+    ]);
     const losses: number[] = [];
     let tensorsAfterFirst = 0;
     for (let i = 0; i < 20; i++) {
-      const result = await trainer.update(updateRequest(batch, weightedCrossEntropy, 1, { optimizer: { lr: 1e-2, weightDecay: 0, maxGradNorm: 1 } }));
+      const result = await trainer.update(
+        updateRequest(batch, weightedCrossEntropy, 1, { optimizer: { lr: 1e-2, weightDecay: 0, maxGradNorm: 1 } }),
+      );
       losses.push(result.loss);
       expect(result.skipped).toBe(false);
       if (i === 0) tensorsAfterFirst = tf.memory().numTensors;
@@ -192,7 +241,10 @@ describe('PolicyTrainer on wasm', () => {
     const ta = new PolicyTrainer(a);
     const tb = new PolicyTrainer(b);
     // The second batch has no advantage at all: AdamW still steps on its momentum, as with zero gradients.
-    for (const advantages of [[1, 0, -0.5], [0, 0, 0]]) {
+    for (const advantages of [
+      [1, 0, -0.5],
+      [0, 0, 0],
+    ]) {
       const batch = makeBatch(PAIRS, advantages);
       const learning = rowsWithAdvantage(batch);
       expect(learning.rows.length).toBe(advantages.filter((x) => x !== 0).length);
@@ -221,7 +273,9 @@ describe('PolicyTrainer on wasm', () => {
     const trainer = new PolicyTrainer(model);
     const batch = makeBatch(PAIRS, [1, 0, -0.5]);
     const learning = rowsWithAdvantage(batch);
-    const result = await trainer.update(updateRequest(learning, weightedCrossEntropy, 1, { optimizer: { lr: 1e-3 }, entropyMetric: true, normalizeBy: batch }));
+    const result = await trainer.update(
+      updateRequest(learning, weightedCrossEntropy, 1, { optimizer: { lr: 1e-3 }, entropyMetric: true, normalizeBy: batch }),
+    );
     expect(result.metrics['actor/entropy']).toBeCloseTo(expected, 4);
     const without = await trainer.update(updateRequest(learning, weightedCrossEntropy, 1, { optimizer: { lr: 1e-3 }, normalizeBy: batch }));
     expect(without.metrics['actor/entropy']).toBeUndefined();
@@ -249,13 +303,16 @@ describe('PolicyTrainer on wasm', () => {
     const dir = mkdtempSync(join(tmpdir(), 'drmas-opt-'));
     const a = randomModel(tinyConfigJson('Qwen3ForCausalLM'), 8);
     const b = randomModel(tinyConfigJson('Qwen3ForCausalLM'), 99);
-    const train = (trainer: PolicyTrainer, lrScale: number) => trainer.update(updateRequest(batch, weightedCrossEntropy, 3, { optimizer: { lr: 5e-3 }, lrScale }));
+    const train = (trainer: PolicyTrainer, lrScale: number) =>
+      trainer.update(updateRequest(batch, weightedCrossEntropy, 3, { optimizer: { lr: 5e-3 }, lrScale }));
     const ta = new PolicyTrainer(a);
     const batch = makeBatch(PAIRS, [1, -1, 0.5]);
     for (let i = 0; i < 3; i++) await train(ta, (i + 1) / 4);
     const { saveDecoderModel, loadDecoderModel } = await import('../src/model/modelCheckpoint.js');
     await saveDecoderModel(dir, a, { extraFiles: await ta.optimizer.serialize(ta.settings) });
-    b.assignTensors((await loadDecoderModel(dir)).model.weights.size ? await (await loadDecoderModel(dir)).model.exportTensors() : new Map());
+    b.assignTensors(
+      (await loadDecoderModel(dir)).model.weights.size ? await (await loadDecoderModel(dir)).model.exportTensors() : new Map(),
+    );
     const tb = new PolicyTrainer(b);
     await tb.optimizer.load(dir, b.weights);
     expect(tb.optimizer.step).toBe(3);

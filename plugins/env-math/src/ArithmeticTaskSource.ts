@@ -49,16 +49,10 @@ export class ArithmeticTaskSource implements MathTaskSource {
       throw new MathTaskSourceError(`levels must list at least one of ${ARITHMETIC_LEVELS.join(', ')}`, 'levels');
     for (const level of levels) {
       if (!(ARITHMETIC_LEVELS as readonly number[]).includes(level))
-        throw new MathTaskSourceError(
-          `unknown level ${level} in levels; use levels from ${ARITHMETIC_LEVELS.join(', ')}`,
-          'levels',
-        );
+        throw new MathTaskSourceError(`unknown level ${level} in levels; use levels from ${ARITHMETIC_LEVELS.join(', ')}`, 'levels');
     }
     if (trainSize !== undefined && !(Number.isInteger(trainSize) && trainSize > 0))
-      throw new MathTaskSourceError(
-        `trainSize must be a positive integer, got ${trainSize}; omit it for an endless stream`,
-        'trainSize',
-      );
+      throw new MathTaskSourceError(`trainSize must be a positive integer, got ${trainSize}; omit it for an endless stream`, 'trainSize');
     if (!(Number.isInteger(testSize) && testSize >= 0))
       throw new MathTaskSourceError(`testSize must be a non-negative integer, got ${testSize}`, 'testSize');
     this.seed = seed;
@@ -143,6 +137,5 @@ export class ArithmeticTaskSource implements MathTaskSource {
 }
 
 function checkIndex(value: number, name: string): void {
-  if (!(Number.isInteger(value) && value >= 0))
-    throw new MathTaskSourceError(`${name} must be a non-negative integer, got ${value}`, name);
+  if (!(Number.isInteger(value) && value >= 0)) throw new MathTaskSourceError(`${name} must be a non-negative integer, got ${value}`, name);
 }

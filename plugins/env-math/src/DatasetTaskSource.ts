@@ -100,7 +100,10 @@ export class DatasetTaskSource implements MathTaskSource {
 
   /** `count` tasks from `cursor`: position cursor % trainSize of epoch floor(cursor / trainSize), shuffled per epoch. */
   batch(cursor: number, count: number): TaskBatch {
-    for (const [name, value] of [['cursor', cursor], ['count', count]] as const)
+    for (const [name, value] of [
+      ['cursor', cursor],
+      ['count', count],
+    ] as const)
       if (!(Number.isInteger(value) && value >= 0))
         throw new MathTaskSourceError(`${name} must be a non-negative integer, got ${value}`, name);
     const tasks: MathTask[] = [];

@@ -17,7 +17,10 @@ function evaluate(expression: string): bigint {
   let total = 0n;
   for (const term of expression.replace(/\s+/g, '').match(/[+-]?[^+-]+/g) ?? []) {
     const negative = term.startsWith('-');
-    const product = term.replace(/^[+-]/, '').split('*').reduce((acc, factor) => acc * BigInt(factor), 1n);
+    const product = term
+      .replace(/^[+-]/, '')
+      .split('*')
+      .reduce((acc, factor) => acc * BigInt(factor), 1n);
     total += negative ? -product : product;
   }
   return total;

@@ -14,7 +14,8 @@ export interface DemonstrationStyle {
 /** The worked steps of a synthetic task; empty for tasks without steps (loaded datasets). */
 function workedSteps(task: MathTask, style: DemonstrationStyle): string {
   if (!isArithmeticTask(task)) return '';
-  const render = (step: readonly string[]) => (style.method === 'columns' && step.length === 2 ? columnWork(step[0]!, step[1]!) : undefined) ?? step.join('=');
+  const render = (step: readonly string[]) =>
+    (style.method === 'columns' && step.length === 2 ? columnWork(step[0]!, step[1]!) : undefined) ?? step.join('=');
   return task.steps.map((step) => `${render(step)}.`).join(' ');
 }
 

@@ -13,11 +13,7 @@ export { ARITHMETIC_LEVELS } from './arithmetic/generateProblem.js';
 export { EpochSchedule } from './EpochSchedule.js';
 
 export { loadMathDataset, type LoadMathDatasetOptions } from './loadMathDataset.js';
-export {
-  DatasetTaskSource,
-  type DatasetTaskSourceOptions,
-  type DatasetTaskSourceFileOptions,
-} from './DatasetTaskSource.js';
+export { DatasetTaskSource, type DatasetTaskSourceOptions, type DatasetTaskSourceFileOptions } from './DatasetTaskSource.js';
 
 export { extractBoxedAnswer, finalAnswerSection } from './boxedAnswer.js';
 export { normalizeMathAnswer } from './normalizeAnswer.js';

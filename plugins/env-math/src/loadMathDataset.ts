@@ -64,7 +64,12 @@ function readDifficulty(record: Record<string, unknown>): number | undefined {
   return undefined;
 }
 
-function recordToTask(raw: unknown, place: RecordPlace, options: LoadMathDatasetOptions, defaults: { source: string; id: string }): MathTask {
+function recordToTask(
+  raw: unknown,
+  place: RecordPlace,
+  options: LoadMathDatasetOptions,
+  defaults: { source: string; id: string },
+): MathTask {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
     fail(place, `record is ${Array.isArray(raw) ? 'an array' : JSON.stringify(raw)}, not a JSON object`);
   const record = raw as Record<string, unknown>;
@@ -107,8 +112,7 @@ function parseJsonLines(text: string, file: string, options: LoadMathDatasetOpti
 }
 
 function parseJsonDocument(value: unknown, file: string, options: LoadMathDatasetOptions, source: string): MathTask[] {
-  const records =
-    Array.isArray(value) ? value : value && typeof value === 'object' ? (value as { data?: unknown }).data : undefined;
+  const records = Array.isArray(value) ? value : value && typeof value === 'object' ? (value as { data?: unknown }).data : undefined;
   if (!Array.isArray(records))
     throw new MathDatasetError('expected a JSON array of records or an object with a "data" array', {
       file,
@@ -158,7 +162,12 @@ export async function loadMathDataset(file: string, options: LoadMathDatasetOpti
     }
     // A lone object outside a .json file is a one-line JSONL file.
     const singleRecord =
-      extension !== '.json' && parsed && document !== null && typeof document === 'object' && !Array.isArray(document) && !('data' in document);
+      extension !== '.json' &&
+      parsed &&
+      document !== null &&
+      typeof document === 'object' &&
+      !Array.isArray(document) &&
+      !('data' in document);
     tasks = parsed && !singleRecord ? parseJsonDocument(document, file, options, source) : parseJsonLines(text, file, options, source);
   }
   if (tasks.length === 0)

@@ -17,8 +17,7 @@ export function scoreMathResponse(text: string, truth: string): MathScore {
   const response = typeof text === 'string' ? text : '';
   const extracted = extractBoxedAnswer(response);
   if (extracted === undefined) {
-    const truncated =
-      hasBoxCommand(response) || (response.includes('<think>') && !response.includes('</think>'));
+    const truncated = hasBoxCommand(response) || (response.includes('<think>') && !response.includes('</think>'));
     return { correct: false, reason: truncated ? 'truncated' : 'no_boxed' };
   }
   const correct = mathAnswersEqual(extracted, truth);

@@ -46,7 +46,7 @@ function math(): MathJsInstance {
  */
 export function latexToMathjs(latex: string): string | undefined {
   let out = '';
-  for (let i = 0; i < latex.length; ) {
+  for (let i = 0; i < latex.length;) {
     const ch = latex[i];
     if (ch === '\\') {
       const name = /^[a-zA-Z]+/.exec(latex.slice(i + 1))?.[0];

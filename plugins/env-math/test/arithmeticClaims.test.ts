@@ -1,4 +1,10 @@
-import { ArithmeticTaskSource, checkArithmeticClaims, solverDemonstration, verifierDemonstration, type ArithmeticTask } from '../src/index.js';
+import {
+  ArithmeticTaskSource,
+  checkArithmeticClaims,
+  solverDemonstration,
+  verifierDemonstration,
+  type ArithmeticTask,
+} from '../src/index.js';
 
 describe('checkArithmeticClaims', () => {
   test.each([

@@ -31,7 +31,10 @@ describe('demonstrations', () => {
       dataSource: 'synthetic-arithmetic',
       difficulty: 5,
       split: 'train',
-      steps: [['12-5', '7'], ['7+8', '15']],
+      steps: [
+        ['12-5', '7'],
+        ['7+8', '15'],
+      ],
     };
     expect(solverDemonstration(task)).toBe('12-5=7. 7+8=15. \\boxed{15}');
     expect(verifierDemonstration(task, '15')).toBe('12-5=7. 7+8=15. 15 is right. <verify>approve</verify>');

@@ -154,7 +154,13 @@ describe('DatasetTaskSource', () => {
   });
 
   test('fromFiles with a separate test file', async () => {
-    const train = await write('train.jsonl', tasks.slice(0, 5).map((t) => JSON.stringify({ question: t.question, answer: t.answer })).join('\n'));
+    const train = await write(
+      'train.jsonl',
+      tasks
+        .slice(0, 5)
+        .map((t) => JSON.stringify({ question: t.question, answer: t.answer }))
+        .join('\n'),
+    );
     const test = await write('test.json', JSON.stringify([{ problem: tasks[0]!.question, solution: '\\boxed{1}' }]));
     const source = await DatasetTaskSource.fromFiles({ file: train, testFile: test, seed: 0 });
     expect(source.trainSize).toBe(4);

@@ -20,15 +20,31 @@ const wrongAnswer = (answer: string) => `2+3=5. \\boxed{${Number(answer) + 1}}`;
 
 describe('MathEnvironment.checkSteps', () => {
   test('off (the default): a right answer scores 1 whatever its steps; the metrics still flag the false step', async () => {
-    expect(await scored(undefined, 'train', falseStep)).toEqual({ outcome: 1, stepScore: 1, metrics: { answered: 1, false_step: 1, right_after_false_step: 1 } });
-    expect(await scored(false, 'train', trueSteps)).toEqual({ outcome: 1, stepScore: 1, metrics: { answered: 1, false_step: 0, right_after_false_step: 0 } });
+    expect(await scored(undefined, 'train', falseStep)).toEqual({
+      outcome: 1,
+      stepScore: 1,
+      metrics: { answered: 1, false_step: 1, right_after_false_step: 1 },
+    });
+    expect(await scored(false, 'train', trueSteps)).toEqual({
+      outcome: 1,
+      stepScore: 1,
+      metrics: { answered: 1, false_step: 0, right_after_false_step: 0 },
+    });
   });
 
-  test('on: a training problem\'s right answer after a false claim scores 0; true steps still score 1', async () => {
-    expect(await scored(true, 'train', falseStep)).toEqual({ outcome: 0, stepScore: 0, metrics: { answered: 1, false_step: 1, right_after_false_step: 1 } });
+  test("on: a training problem's right answer after a false claim scores 0; true steps still score 1", async () => {
+    expect(await scored(true, 'train', falseStep)).toEqual({
+      outcome: 0,
+      stepScore: 0,
+      metrics: { answered: 1, false_step: 1, right_after_false_step: 1 },
+    });
     expect((await scored(true, 'train', trueSteps)).outcome).toBe(1);
     expect((await scored(true, 'train', (answer) => `\\boxed{${answer}}`)).outcome).toBe(1);
-    expect(await scored(true, 'train', wrongAnswer)).toEqual({ outcome: 0, stepScore: 0, metrics: { answered: 1, false_step: 0, right_after_false_step: 0 } });
+    expect(await scored(true, 'train', wrongAnswer)).toEqual({
+      outcome: 0,
+      stepScore: 0,
+      metrics: { answered: 1, false_step: 0, right_after_false_step: 0 },
+    });
   });
 
   test('on: held-out problems are scored on the answer alone, so evaluation measures what it always did', async () => {

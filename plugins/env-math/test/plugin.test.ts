@@ -10,7 +10,9 @@ function project(files: Record<string, string | object>): TempProject {
   projects.push(p);
   return p;
 }
-afterEach(() => { while (projects.length) projects.pop()!.dispose(); });
+afterEach(() => {
+  while (projects.length) projects.pop()!.dispose();
+});
 
 async function environmentOf(config: object, files: Record<string, string> = {}): Promise<Environment<MathTask>> {
   const p = project({ 'config/drmas.config.json': { plugins: ['env-math'], ...config }, ...files });
@@ -20,7 +22,7 @@ async function environmentOf(config: object, files: Record<string, string> = {})
   return environment;
 }
 
-describe('plugins: [\'env-math\']', () => {
+describe("plugins: ['env-math']", () => {
   test('provides the math environment, reading its env keys from the config', async () => {
     const environment = await environmentOf({ env: { name: 'math', seed: 5, levels: [3], testSize: 3, trainSize: 10 } });
     const source = new ArithmeticTaskSource({ seed: 5, levels: [3], testSize: 3, trainSize: 10 });
@@ -31,12 +33,23 @@ describe('plugins: [\'env-math\']', () => {
 
   test('env.file and env.testFile are resolved from the folder of the config file that set them', async () => {
     const jsonl = (pairs: string[][]) => pairs.map(([question, answer]) => JSON.stringify({ question, answer })).join('\n');
-    const environment = await environmentOf({ env: { name: 'math', file: './data/train.jsonl', testFile: './data/test.jsonl' } }, {
-      'config/data/train.jsonl': jsonl([['What is 2+2?', '4'], ['What is 3+5?', '8']]),
-      'config/data/test.jsonl': jsonl([['What is 9-4?', '5']]),
-    });
+    const environment = await environmentOf(
+      { env: { name: 'math', file: './data/train.jsonl', testFile: './data/test.jsonl' } },
+      {
+        'config/data/train.jsonl': jsonl([
+          ['What is 2+2?', '4'],
+          ['What is 3+5?', '8'],
+        ]),
+        'config/data/test.jsonl': jsonl([['What is 9-4?', '5']]),
+      },
+    );
     expect(environment.test().map((t) => [t.question, t.answer, t.split])).toEqual([['What is 9-4?', '5', 'test']]);
-    expect(environment.batch(0, 2).tasks.map((t) => t.question).sort()).toEqual(['What is 2+2?', 'What is 3+5?']);
+    expect(
+      environment
+        .batch(0, 2)
+        .tasks.map((t) => t.question)
+        .sort(),
+    ).toEqual(['What is 2+2?', 'What is 3+5?']);
   });
 
   test('rejects the keys of another environment, and a bad dataset names env.file', async () => {
@@ -49,7 +62,11 @@ describe('plugins: [\'env-math\']', () => {
 
   test('a malformed dataset line stops drmas train: exit 1, DATASET_INVALID at env.file naming the file and line, a hint, no stack', async () => {
     const p = project({
-      'drmas.config.json': { plugins: ['env-math', './team.js'], env: { name: 'math', file: './data.jsonl' }, algorithm: { advantage: 'flat' } },
+      'drmas.config.json': {
+        plugins: ['env-math', './team.js'],
+        env: { name: 'math', file: './data.jsonl' },
+        algorithm: { advantage: 'flat' },
+      },
       'data.jsonl': '{"question": "What is 2+2?", "answer": "4"}\n{"question": "What is 3+3?" "answer": "6"}\n',
       'team.js': `import { AdvantageEstimator, Environment } from '@drmas/core';
 export default {

@@ -35,15 +35,23 @@ export class DemonstrationBuilder {
   build(question: SearchQuestion): SearchDemonstration {
     const steps = question.steps;
     if (!steps || steps.length === 0) {
-      throw new SearchInputError('question', `question ${question.id} has no solution steps; demonstrations need questions from generateKnowledgeBase`);
+      throw new SearchInputError(
+        'question',
+        `question ${question.id} has no solution steps; demonstrations need questions from generateKnowledgeBase`,
+      );
     }
     const episode = new SearchEpisode(question, { maxSteps: steps.length + 1 });
     const turns: DemonstrationTurn[] = [];
     for (const step of steps) {
       const document = this.documents.get(step.docId);
-      if (!document) throw new SearchInputError('question', `question ${question.id} cites ${step.docId}, which is not in the knowledge base`);
+      if (!document)
+        throw new SearchInputError('question', `question ${question.id} cites ${step.docId}, which is not in the knowledge base`);
       turns.push({ agent: 'verifier', observation: episode.observation(), target: '<verify>no</verify>' });
-      turns.push({ agent: 'search', observation: episode.observation(), target: `<think>${step.need}</think><search>${step.query}</search>` });
+      turns.push({
+        agent: 'search',
+        observation: episode.observation(),
+        target: `<think>${step.need}</think><search>${step.query}</search>`,
+      });
       episode.applySearch(step.query, [{ document, score: 1 }]);
     }
     turns.push({ agent: 'verifier', observation: episode.observation(), target: '<verify>yes</verify>' });

@@ -64,7 +64,8 @@ export class SearchEpisode {
 
   constructor(question: SearchQuestion, options: SearchEpisodeOptions = {}) {
     const { maxSteps = 4 } = options;
-    if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new SearchInputError('options.maxSteps', `must be an integer >= 1, got ${maxSteps}`);
+    if (!Number.isInteger(maxSteps) || maxSteps < 1)
+      throw new SearchInputError('options.maxSteps', `must be an integer >= 1, got ${maxSteps}`);
     this.question = question;
     this.maxSteps = maxSteps;
   }

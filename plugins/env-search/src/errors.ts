@@ -28,7 +28,11 @@ export class DataFileError extends SearchEnvError {
 
   constructor(file: string, line: number, field: string | undefined, message: string, options: { cause?: unknown; hint?: string } = {}) {
     const where = [line > 0 ? `line ${line}` : '', field ? `(field "${field}")` : ''].filter(Boolean).join(' ');
-    super('DATASET_INVALID', `${where ? `${where}: ` : ''}${message}`, { file, cause: options.cause, hint: options.hint ?? DATA_LINE_HINT });
+    super('DATASET_INVALID', `${where ? `${where}: ` : ''}${message}`, {
+      file,
+      cause: options.cause,
+      hint: options.hint ?? DATA_LINE_HINT,
+    });
     this.line = line;
     this.field = field;
   }
@@ -71,9 +75,13 @@ export class RetrieverUnavailableError extends SearchEnvError {
 
   constructor(attempts: readonly RetrieveAttemptFailure[]) {
     const lines = attempts.map((a) => `  attempt ${a.attempt}: ${a.url}: ${a.reason}`);
-    super('SERVICE_FAILED', `retriever request failed after ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}:\n${lines.join('\n')}`, {
-      hint: 'check that the retriever server is running and reachable at these URLs (GET /health should answer), or raise timeoutMs/maxRetries',
-    });
+    super(
+      'SERVICE_FAILED',
+      `retriever request failed after ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}:\n${lines.join('\n')}`,
+      {
+        hint: 'check that the retriever server is running and reachable at these URLs (GET /health should answer), or raise timeoutMs/maxRetries',
+      },
+    );
     this.attempts = attempts;
   }
 }

@@ -20,7 +20,14 @@ export {
   type EntityKind,
 } from './corpus/KnowledgeBase.js';
 export { SearchTaskSource, type SearchTaskSourceOptions, type SearchTaskBatch } from './corpus/SearchTaskSource.js';
-export { loadQaJsonl, loadCorpusJsonl, parseQaRecord, parseCorpusRecord, formatCorpusJsonl, type QaJsonlOptions } from './corpus/jsonlLoaders.js';
+export {
+  loadQaJsonl,
+  loadCorpusJsonl,
+  parseQaRecord,
+  parseCorpusRecord,
+  formatCorpusJsonl,
+  type QaJsonlOptions,
+} from './corpus/jsonlLoaders.js';
 export { splitContents, joinContents, type Retriever, type SearchDocument, type SearchHit } from './retrieval/Retriever.js';
 export { Tokenizer, ENGLISH_STOPWORDS, type TokenizerOptions } from './retrieval/Tokenizer.js';
 export { Bm25Index, type Bm25Options, type Bm25Hit } from './retrieval/Bm25Index.js';

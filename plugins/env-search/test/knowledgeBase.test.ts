@@ -191,7 +191,10 @@ describe('JSONL loaders', () => {
     await writeFile(file, '{"question": "q", "answer": "a"}\n{"question": \n');
     await expect(loadQaJsonl(file)).rejects.toMatchObject({ file, message: expect.stringMatching(/^line 2: not valid JSON/) });
     const absent = join(dir, 'absent.jsonl');
-    await expect(loadQaJsonl(absent)).rejects.toMatchObject({ file: absent, message: expect.stringMatching(/^cannot read the file: .*ENOENT/) });
+    await expect(loadQaJsonl(absent)).rejects.toMatchObject({
+      file: absent,
+      message: expect.stringMatching(/^cannot read the file: .*ENOENT/),
+    });
   });
 
   it('round-trips a Search-R1 corpus and rejects bad corpus lines', async () => {

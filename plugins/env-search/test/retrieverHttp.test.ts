@@ -108,7 +108,10 @@ describe('retriever server and client', () => {
     const client = new RetrieverClient({ urls: [server.url], backoffMs: 5, jitter: 0, onAttemptFailed: (f) => failures.push(f.reason) });
     expect(await client.retrieve(queries, 2)).toEqual(await local.search(queries, 2));
     expect(calls).toBe(3);
-    expect(failures).toEqual(['HTTP 500: retriever failed: index shard not loaded yet', 'HTTP 500: retriever failed: index shard not loaded yet']);
+    expect(failures).toEqual([
+      'HTTP 500: retriever failed: index shard not loaded yet',
+      'HTTP 500: retriever failed: index shard not loaded yet',
+    ]);
   });
 
   it('gives up on a server that never answers, in bounded time, listing every attempt', async () => {
@@ -144,7 +147,13 @@ describe('retriever server and client', () => {
     const server = await serve(local);
     const dead = await deadUrl();
     const failures: Array<{ url: string; reason: string }> = [];
-    const client = new RetrieverClient({ urls: [dead, server.url], maxRetries: 3, backoffMs: 1, jitter: 0, onAttemptFailed: (f) => failures.push(f) });
+    const client = new RetrieverClient({
+      urls: [dead, server.url],
+      maxRetries: 3,
+      backoffMs: 1,
+      jitter: 0,
+      onAttemptFailed: (f) => failures.push(f),
+    });
     const expected = await local.search(queries.slice(0, 2), 3);
     for (let i = 0; i < 3; i++) expect(await client.retrieve(queries.slice(0, 2), 3)).toEqual(expected);
     // each call uses two attempts (dead, then live), so the next call starts at the dead URL again
@@ -169,7 +178,9 @@ describe('retriever server and client', () => {
     const error = await client.retrieve(['q'], 10).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RetrieverRequestError);
     expect((error as RetrieverRequestError).status).toBe(400);
-    expect((error as Error).message).toContain(`${server.url}/retrieve rejected the request (HTTP 400): topk: must be an integer from 1 to 5`);
+    expect((error as Error).message).toContain(
+      `${server.url}/retrieve rejected the request (HTTP 400): topk: must be an integer from 1 to 5`,
+    );
     expect(requests).toBe(1);
   });
 

@@ -4,7 +4,9 @@ import type { SearchQuestion } from '../src/index.js';
 import { TempProject } from '../../../test/support/tempProject.js';
 
 const projects: TempProject[] = [];
-afterEach(() => { while (projects.length) projects.pop()!.dispose(); });
+afterEach(() => {
+  while (projects.length) projects.pop()!.dispose();
+});
 
 /** Two hand-written questions over a three-document corpus, loaded through `plugins: ['env-search']`. */
 async function searchEnvironment(env: Record<string, unknown> = {}): Promise<Environment<SearchQuestion>> {
@@ -31,17 +33,23 @@ async function searchEnvironment(env: Record<string, unknown> = {}): Promise<Env
   return environment;
 }
 
-describe('plugins: [\'env-search\']', () => {
+describe("plugins: ['env-search']", () => {
   test('a search appends the top document; an answer scores exact match, its step score its F1', async () => {
     const environment = await searchEnvironment();
     expect(environment.maxSteps).toBe(4);
     const tasks = environment.batch(0, 2).tasks;
     const task = tasks.find((t) => t.id === 'q1')!;
     const [partial, exact] = [environment.reset(task), environment.reset(task)];
-    await environment.step([partial, exact], [{ type: 'search', content: 'Varnok Telli born' }, { type: 'answer', content: '<answer>Osmara</answer>' }]);
+    await environment.step(
+      [partial, exact],
+      [
+        { type: 'search', content: 'Varnok Telli born' },
+        { type: 'answer', content: '<answer>Osmara</answer>' },
+      ],
+    );
     expect(partial.observation()).toBe(
-      'Question: Where was Varnok Telli born?\n<search>Varnok Telli born</search>\n'
-      + '<information>Doc 1(Title: "Varnok Telli") Varnok Telli is a chemist born in Osmara.</information>',
+      'Question: Where was Varnok Telli born?\n<search>Varnok Telli born</search>\n' +
+        '<information>Doc 1(Title: "Varnok Telli") Varnok Telli is a chemist born in Osmara.</information>',
     );
     expect([partial.done, partial.stepScore]).toEqual([false, 0]);
     expect([exact.done, exact.outcome, exact.stepScore]).toEqual([true, 1, 1]);
@@ -69,13 +77,16 @@ describe('plugins: [\'env-search\']', () => {
 
   test('an unreadable data file names the env key and the file; an unreachable retriever names env.retriever.urls', async () => {
     await expect(searchEnvironment({ corpusFile: './data/absent.jsonl' })).rejects.toMatchObject({
-      code: 'DATASET_INVALID', key: 'env.corpusFile',
+      code: 'DATASET_INVALID',
+      key: 'env.corpusFile',
       message: expect.stringMatching(/^search environment: .*absent\.jsonl: cannot read the file: ENOENT/),
     });
     const remote = await searchEnvironment({ retriever: { urls: ['http://127.0.0.1:9/retrieve'], timeoutMs: 500, maxRetries: 0 } });
     const episode = remote.reset(remote.batch(0, 1).tasks[0]!);
     await expect(remote.step([episode], [{ type: 'search', content: 'Osmara' }])).rejects.toMatchObject({
-      code: 'SERVICE_FAILED', key: 'env.retriever.urls', message: expect.stringMatching(/^search environment: retriever request failed after 1 attempt/),
+      code: 'SERVICE_FAILED',
+      key: 'env.retriever.urls',
+      message: expect.stringMatching(/^search environment: retriever request failed after 1 attempt/),
     });
   });
 });

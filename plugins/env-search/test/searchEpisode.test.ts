@@ -73,7 +73,10 @@ describe('SearchEpisode', () => {
   });
 
   it('parses agent actions and verifier decisions', () => {
-    expect(parseSearchAction('<think>x</think><search> Varnok Telli born </search>')).toEqual({ type: 'search', query: 'Varnok Telli born' });
+    expect(parseSearchAction('<think>x</think><search> Varnok Telli born </search>')).toEqual({
+      type: 'search',
+      query: 'Varnok Telli born',
+    });
     expect(parseSearchAction('<answer>Osmara</answer><search>late</search>')).toEqual({ type: 'answer', answer: 'Osmara' });
     expect(parseSearchAction('nothing')).toEqual({ type: 'invalid' });
     expect(parseVerifierDecision('<think>enough</think><verify> YES </verify>')).toBe(true);

@@ -2,7 +2,12 @@ export type { Agent, AgentSampling, ParsedOutput, PromptVariables, TaggedAction 
 export { containsCjk, parseTaggedOutput, splitThink, type OutputFormat } from './agents/tagParser.js';
 export { renderPrompt } from './agents/promptTemplate.js';
 export {
-  agentEntrySchema, mergeAgentOptions, promptedAgentOptionsSchema, samplingSchema, type AgentEntry, type PromptedAgentOptions,
+  agentEntrySchema,
+  mergeAgentOptions,
+  promptedAgentOptionsSchema,
+  samplingSchema,
+  type AgentEntry,
+  type PromptedAgentOptions,
 } from './agents/agentConfig.js';
 export { PromptedAgent } from './agents/PromptedAgent.js';
 export { AnswererAgent, ROLE_AGENTS, SearcherAgent, SolverAgent, VerifierAgent } from './agents/RoleAgents.js';
@@ -22,11 +27,20 @@ export { MATH_SOLVER_PROMPT, MATH_VERIFIER_PROMPT } from './orchestras/mathPromp
 export { ANSWERER_PROMPT, SEARCHER_PROMPT, SEARCH_VERIFIER_PROMPT } from './orchestras/searchPrompts.js';
 
 export {
-  EpisodeRunner, OrchestraRunner, type AgentEngine, type EpisodeRun, type OrchestraRunnerOptions, type RunEpisodesRequest,
+  EpisodeRunner,
+  OrchestraRunner,
+  type AgentEngine,
+  type EpisodeRun,
+  type OrchestraRunnerOptions,
+  type RunEpisodesRequest,
 } from './rollout/OrchestraRunner.js';
 export { agentTurnStats, rolloutMetrics, type AgentTurnStats } from './rollout/rolloutMetrics.js';
 export {
-  evaluateEpisodes, EVAL_SAMPLING, type EvaluateOptions, type EvaluationResult, type TaskOutcomes,
+  evaluateEpisodes,
+  EVAL_SAMPLING,
+  type EvaluateOptions,
+  type EvaluationResult,
+  type TaskOutcomes,
 } from './rollout/evaluateEpisodes.js';
 
 export { RewardAllocator, type AllocationContext } from './reward/RewardAllocator.js';
@@ -34,7 +48,12 @@ export { drmasAllocator, perTurnAllocator, REWARD_ALLOCATORS } from './reward/Re
 export { RewardAllocationPlugin } from './reward/RewardAllocationPlugin.js';
 
 export {
-  orchestraSection, rewardSection, rolloutSection, type OrchestraSettings, type RewardSettings, type RolloutSettings,
+  orchestraSection,
+  rewardSection,
+  rolloutSection,
+  type OrchestraSettings,
+  type RewardSettings,
+  type RolloutSettings,
 } from './plugin/orchestraConfig.js';
 export { OrchestraPlugin, type OrchestraState } from './plugin/OrchestraPlugin.js';
 export { Workflow } from './plugin/Workflow.js';
@@ -42,7 +61,13 @@ export { default } from './plugin/OrchestraPlugin.js';
 export { EvaluationTaps, evalSection, type EvalSettings } from './evaluation/EvaluationTaps.js';
 export { TeacherBackend, teacherBackendFactory, type TeacherPolicy } from './demonstrations/TeacherBackend.js';
 export {
-  collectDemonstrations, supervisedWarmup, warmupPresetBase, writeDemonstrations, type BaseBuildOptions, type CollectOptions, type DemonstrationLine,
+  collectDemonstrations,
+  supervisedWarmup,
+  warmupPresetBase,
+  writeDemonstrations,
+  type BaseBuildOptions,
+  type CollectOptions,
+  type DemonstrationLine,
   type WarmupOptions,
 } from './demonstrations/collectDemonstrations.js';
 export { GreedyBaselineSource, observationSource } from './rollout/batchInputs.js';

@@ -1,5 +1,11 @@
 import {
-  WorkerGroups, type GenerateRequest, type GenerateResult, type Plugin, type PolicyBackend, type TextCodec, type WorkerGroup,
+  WorkerGroups,
+  type GenerateRequest,
+  type GenerateResult,
+  type Plugin,
+  type PolicyBackend,
+  type TextCodec,
+  type WorkerGroup,
 } from '@drmas/core';
 
 /** One character per token (its code point); optionally with a toy chat template. */
@@ -32,7 +38,10 @@ export class ScriptedBackend implements PolicyBackend {
   readonly requests: GenerateRequest[] = [];
   readonly results: GenerateResult[] = [];
   readonly codec = new CharCodec();
-  constructor(readonly name: string, private readonly script: Script) {}
+  constructor(
+    readonly name: string,
+    private readonly script: Script,
+  ) {}
 
   get tokenizer(): TextCodec {
     return this.codec;
@@ -63,23 +72,54 @@ export class ScriptedBackend implements PolicyBackend {
     return this.requests.map((r) => r.prompts.length);
   }
 
-  score(): never { throw new Error('not used'); }
-  update(): never { throw new Error('not used'); }
-  save(): never { throw new Error('not used'); }
-  load(): never { throw new Error('not used'); }
-  exportWeights(): never { throw new Error('not used'); }
+  score(): never {
+    throw new Error('not used');
+  }
+  update(): never {
+    throw new Error('not used');
+  }
+  save(): never {
+    throw new Error('not used');
+  }
+  load(): never {
+    throw new Error('not used');
+  }
+  exportWeights(): never {
+    throw new Error('not used');
+  }
   async syncWeights(): Promise<void> {}
   dispose(): void {}
 }
 
 /** A WorkerGroups with one group per distinct backend; `byAgent` maps roles to their backend. */
-export function testWorkerGroups(byAgent: Record<string, PolicyBackend>, codecOf: (b: PolicyBackend) => TextCodec | undefined = (b) => b.tokenizer): WorkerGroups {
+export function testWorkerGroups(
+  byAgent: Record<string, PolicyBackend>,
+  codecOf: (b: PolicyBackend) => TextCodec | undefined = (b) => b.tokenizer,
+): WorkerGroups {
   const groups = new Map<PolicyBackend, WorkerGroup>();
   for (const [agentId, backend] of Object.entries(byAgent)) {
-    const group = groups.get(backend) ?? {
-      id: `model-${groups.size}`, agents: [], trainer: backend, rollout: backend, codec: codecOf(backend),
-      training: { lr: 1e-4, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, warmupSteps: 0, schedule: 'constant', maxGradNorm: 1, paramGroups: [], microBatchSize: 1, miniBatches: 1, epochs: 1 },
-    } as WorkerGroup;
+    const group =
+      groups.get(backend) ??
+      ({
+        id: `model-${groups.size}`,
+        agents: [],
+        trainer: backend,
+        rollout: backend,
+        codec: codecOf(backend),
+        training: {
+          lr: 1e-4,
+          betas: [0.9, 0.999],
+          eps: 1e-8,
+          weightDecay: 0,
+          warmupSteps: 0,
+          schedule: 'constant',
+          maxGradNorm: 1,
+          paramGroups: [],
+          microBatchSize: 1,
+          miniBatches: 1,
+          epochs: 1,
+        },
+      } as WorkerGroup);
     group.agents.push(agentId);
     groups.set(backend, group);
   }
@@ -98,7 +138,13 @@ export function testWorkerGroups(byAgent: Record<string, PolicyBackend>, codecOf
 
 /** A plugin binding `groups` as the run's WorkerGroups (the training side does this for real). */
 export function workerGroupsPlugin(groups: WorkerGroups): Plugin {
-  return { name: 'test-worker-groups', register: (ctx) => { ctx.bind(WorkerGroups).toConstantValue(groups); }, apply() {} };
+  return {
+    name: 'test-worker-groups',
+    register: (ctx) => {
+      ctx.bind(WorkerGroups).toConstantValue(groups);
+    },
+    apply() {},
+  };
 }
 
 /** Which built-in prompt a text was rendered from. */

@@ -3,7 +3,13 @@ import type { EnvTask, Environment, GenerateRequest } from '@drmas/core';
 import { MathEnvironment } from '@drmas/plugin-env-math';
 import { SearchEnvironment } from '@drmas/plugin-env-search';
 import {
-  ANSWERER_PROMPT, createMathOrchestra, createSearchOrchestra, OrchestraRunner, PromptedAgent, type Agent, type Orchestra,
+  ANSWERER_PROMPT,
+  createMathOrchestra,
+  createSearchOrchestra,
+  OrchestraRunner,
+  PromptedAgent,
+  type Agent,
+  type Orchestra,
 } from '../src/index.js';
 import { ScriptedBackend } from './fixtures.js';
 
@@ -11,10 +17,15 @@ type Scripts = Record<string, (prompt: string, request: GenerateRequest, row: nu
 
 /** A runner whose agents each sample from their own scripted backend (so calls can be counted per agent). */
 function scriptedRunner(orchestra: Orchestra, environment: Environment, scripts: Scripts, settings: Record<string, unknown> = {}) {
-  const backends = Object.fromEntries(Object.keys(orchestra.agents).map((role) => [role, new ScriptedBackend(role, scripts[role] ?? (() => ''))]));
+  const backends = Object.fromEntries(
+    Object.keys(orchestra.agents).map((role) => [role, new ScriptedBackend(role, scripts[role] ?? (() => ''))]),
+  );
   const agents = new Map<string, Agent>(Object.entries(orchestra.agents).map(([role, o]) => [role, new PromptedAgent({ role, ...o })]));
   const runner = new OrchestraRunner({
-    environment, orchestra, agents, settings,
+    environment,
+    orchestra,
+    agents,
+    settings,
     engineFor: (agentId) => {
       const backend = backends[agentId];
       if (!backend) throw new Error(`no scripted backend for agent "${agentId}"`);
@@ -39,7 +50,7 @@ const solveCorrectly = (tasks: { question: string; answer: string }[]) => (promp
 const agentsOf = (turns: { agentId: string }[]) => turns.map((t) => t.agentId);
 
 describe('math orchestra (Solver, Verifier loop)', () => {
-  test('stops on approve: one solve and one verification, the solver\'s answer scored', async () => {
+  test("stops on approve: one solve and one verification, the solver's answer scored", async () => {
     let tasksRef: { question: string; answer: string }[] = [];
     const { runner, tasks } = await mathSetup({ solver: (p) => solveCorrectly(tasksRef)(p), verifier: () => '<verify>approve</verify>' });
     tasksRef = tasks;
@@ -52,10 +63,13 @@ describe('math orchestra (Solver, Verifier loop)', () => {
   });
 
   test('stops at maxLoops with no Verifier after the last solve; the latest solve is the answer', async () => {
-    const { runner, backends, tasks } = await mathSetup({
-      solver: () => '\\boxed{x}',
-      verifier: () => '<think>step 2 is wrong</think><verify>reject</verify>',
-    }, 3);
+    const { runner, backends, tasks } = await mathSetup(
+      {
+        solver: () => '\\boxed{x}',
+        verifier: () => '<think>step 2 is wrong</think><verify>reject</verify>',
+      },
+      3,
+    );
     const run = await runner.run({ tasks: tasks.slice(0, 1), samplesPerTask: 2, seed: 1, idPrefix: 't' });
     for (const t of run.trajectories) expect(agentsOf(t.turns)).toEqual(['solver', 'verifier', 'solver', 'verifier', 'solver']);
     expect(backends.solver!.batchSizes).toEqual([2, 2, 2]);
@@ -94,7 +108,10 @@ describe('math orchestra (Solver, Verifier loop)', () => {
     const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
     const scores = run.trajectories.map((t) => t.turns.map((turn) => turn.info?.turnScore));
     // rejecting the wrong solve is right (1); rejecting the right one is wrong (0)
-    expect(scores).toEqual([[0, 1, 1], [1, 0, 0]]);
+    expect(scores).toEqual([
+      [0, 1, 1],
+      [1, 0, 0],
+    ]);
     expect(run.trajectories.map((t) => t.outcome)).toEqual([1, 0]);
   });
 
@@ -105,7 +122,10 @@ describe('math orchestra (Solver, Verifier loop)', () => {
     });
     const tasksRef = tasks;
     const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
-    expect(run.trajectories.map((t) => t.turns.map((turn) => turn.info?.turnScore))).toEqual([[0, 0], [0, 0, 0]]);
+    expect(run.trajectories.map((t) => t.turns.map((turn) => turn.info?.turnScore))).toEqual([
+      [0, 0],
+      [0, 0, 0],
+    ]);
   });
 
   test('rows that are approved leave the loop; only rejected rows reach the next solve (one batched call each)', async () => {
@@ -139,7 +159,14 @@ describe('turn records', () => {
       t.turns.forEach((turn, index) => {
         const backend = backends[turn.agentId]!;
         const call = 0; // approve on the first verification: one call per agent
-        expect(turn).toMatchObject({ groupId: t.groupId, trajectoryId: t.trajectoryId, step: 0, index, workerGroupId: `wg-${turn.agentId}`, finishReason: 'stop' });
+        expect(turn).toMatchObject({
+          groupId: t.groupId,
+          trajectoryId: t.trajectoryId,
+          step: 0,
+          index,
+          workerGroupId: `wg-${turn.agentId}`,
+          finishReason: 'stop',
+        });
         expect(turn.responseIds).toBe(backend.results[call]!.tokenIds[row]);
         expect(turn.logProbs).toBe(backend.results[call]!.logProbs[row]);
         expect(turn.promptIds).toBe(backend.requests[call]!.prompts[row]);
@@ -171,7 +198,8 @@ async function searchSetup(scripts: Scripts, maxSteps = 4) {
 }
 
 describe('search orchestra (Verifier routes to Searcher or Answerer)', () => {
-  const goldenOf = (tasks: EnvTask[], prompt: string) => (tasks as unknown as { question: string; answers: string[] }[]).find((t) => prompt.includes(t.question))!.answers[0];
+  const goldenOf = (tasks: EnvTask[], prompt: string) =>
+    (tasks as unknown as { question: string; answers: string[] }[]).find((t) => prompt.includes(t.question))!.answers[0];
 
   test('no → Searcher, whose query the retriever runs; yes → Answerer, exact match outcome', async () => {
     let tasksRef: EnvTask[] = [];
@@ -196,11 +224,14 @@ describe('search orchestra (Verifier routes to Searcher or Answerer)', () => {
   });
 
   test('the last step forces an answer even when the Verifier says no', async () => {
-    const { runner, backends, tasks } = await searchSetup({
-      verifier: () => '<verify>no</verify>',
-      searcher: () => '<search>anything</search>',
-      answerer: () => '<answer>nobody</answer>',
-    }, 2);
+    const { runner, backends, tasks } = await searchSetup(
+      {
+        verifier: () => '<verify>no</verify>',
+        searcher: () => '<search>anything</search>',
+        answerer: () => '<answer>nobody</answer>',
+      },
+      2,
+    );
     const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
     for (const t of run.trajectories) {
       expect(agentsOf(t.turns)).toEqual(['verifier', 'searcher', 'verifier', 'answerer']);
@@ -211,7 +242,10 @@ describe('search orchestra (Verifier routes to Searcher or Answerer)', () => {
 
   test('mixed verdicts in one step: each branch is one batched call; an unparseable verdict searches', async () => {
     const { runner, backends, tasks } = await searchSetup({
-      verifier: (p, _r, row) => (p.includes('<search>q</search>') ? '<verify>yes</verify>' : ['<verify>yes</verify>', 'garbage', '<verify>no</verify>', '<verify>yes</verify>'][row]!),
+      verifier: (p, _r, row) =>
+        p.includes('<search>q</search>')
+          ? '<verify>yes</verify>'
+          : ['<verify>yes</verify>', 'garbage', '<verify>no</verify>', '<verify>yes</verify>'][row]!,
       searcher: () => '<search>q</search>',
       answerer: () => '<answer>a</answer>',
     });
@@ -223,10 +257,13 @@ describe('search orchestra (Verifier routes to Searcher or Answerer)', () => {
   });
 
   test('max steps: episodes whose answers stay invalid are cut, not done', async () => {
-    const { runner, tasks } = await searchSetup({
-      verifier: () => '<verify>yes</verify>',
-      answerer: () => 'I think it is Paris',
-    }, 3);
+    const { runner, tasks } = await searchSetup(
+      {
+        verifier: () => '<verify>yes</verify>',
+        answerer: () => 'I think it is Paris',
+      },
+      3,
+    );
     const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
     for (const t of run.trajectories) {
       expect(agentsOf(t.turns)).toEqual(['verifier', 'answerer', 'verifier', 'answerer', 'verifier', 'answerer']);

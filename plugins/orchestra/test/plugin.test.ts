@@ -6,7 +6,19 @@ import orchestraPlugin, { drmasAllocator, perTurnAllocator, type OrchestraPlugin
 import { roleOf, ScriptedBackend, testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
 
 function turn(agentId: string, index: number, valid: boolean, info?: Record<string, unknown>): Turn {
-  return { groupId: 'g', trajectoryId: 't', agentId, step: 0, workerGroupId: 'm', index, promptIds: [1], responseIds: [2], logProbs: [-1], valid, info };
+  return {
+    groupId: 'g',
+    trajectoryId: 't',
+    agentId,
+    step: 0,
+    workerGroupId: 'm',
+    index,
+    promptIds: [1],
+    responseIds: [2],
+    logProbs: [-1],
+    valid,
+    info,
+  };
 }
 
 describe('reward allocation', () => {
@@ -14,7 +26,14 @@ describe('reward allocation', () => {
 
   test('drmas: the outcome on every turn of every agent, minus the penalty of invalid turns (hand-worked)', () => {
     // outcome 1; solver valid, verifier invalid, solver valid: 1, 1 - 0.1, 1
-    const won: Trajectory = { groupId: 'g', trajectoryId: 't', taskId: 'x', done: true, outcome: 1, turns: [turn('solver', 0, true), turn('verifier', 1, false), turn('solver', 2, true)] };
+    const won: Trajectory = {
+      groupId: 'g',
+      trajectoryId: 't',
+      taskId: 'x',
+      done: true,
+      outcome: 1,
+      turns: [turn('solver', 0, true), turn('verifier', 1, false), turn('solver', 2, true)],
+    };
     // outcome 0; one invalid solver turn: -0.1
     const lost: Trajectory = { ...won, trajectoryId: 'u', outcome: 0, turns: [turn('solver', 0, false)] };
     const batch = drmasAllocator.allocate({ trajectories: [won, lost], metrics: {} }, penalties);
@@ -23,30 +42,51 @@ describe('reward allocation', () => {
   });
 
   test('per_turn: turn.info.turnScore (0 when absent), minus the penalty', () => {
-    const t: Trajectory = { groupId: 'g', trajectoryId: 't', taskId: 'x', done: true, outcome: 1,
-      turns: [turn('verifier', 0, false), turn('answerer', 1, true, { turnScore: 0.5 })] };
+    const t: Trajectory = {
+      groupId: 'g',
+      trajectoryId: 't',
+      taskId: 'x',
+      done: true,
+      outcome: 1,
+      turns: [turn('verifier', 0, false), turn('answerer', 1, true, { turnScore: 0.5 })],
+    };
     const batch = perTurnAllocator.allocate({ trajectories: [t], metrics: {} }, { invalidPenalty: () => 0.01 });
     expect(batch.trajectories[0]!.turns.map((x) => x.reward)).toEqual([-0.01, 0.5]);
   });
 });
 
 const run = (kernel: { config: RunContext['config']; container: RunContext['container'] }): RunContext => ({
-  config: kernel.config, container: kernel.container, runDir: '/tmp/unused', signal: new AbortController().signal, log: () => {},
+  config: kernel.config,
+  container: kernel.container,
+  runDir: '/tmp/unused',
+  signal: new AbortController().signal,
+  log: () => {},
 });
 
 /** A kernel with the orchestra plugin on one scripted model whose outputs depend on the sampling seed. */
 async function mathKernel(config: Record<string, unknown> = {}, extra: Plugin[] = []) {
-  const backend = new ScriptedBackend('policy', (prompt, request) => (roleOf(prompt) === 'solver'
-    ? `<think>ok</think> \\boxed{${request.seed! % 5}}`
-    : `<verify>${request.seed! % 2 ? 'approve' : 'reject'}</verify>`));
+  const backend = new ScriptedBackend('policy', (prompt, request) =>
+    roleOf(prompt) === 'solver'
+      ? `<think>ok</think> \\boxed{${request.seed! % 5}}`
+      : `<verify>${request.seed! % 2 ? 'approve' : 'reject'}</verify>`,
+  );
   const plugin = orchestraPlugin();
   let seen: RolloutBatch | undefined;
-  const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = r.rollout; }); } };
+  const capture: Plugin = {
+    name: 'capture',
+    apply(k) {
+      k.hooks.afterStep.tap('capture', (r) => {
+        seen = r.rollout;
+      });
+    },
+  };
   const { kernel } = await createKernel({
     cwd: process.cwd(),
     inline: {
       plugins: [envMathPlugin(), plugin, workerGroupsPlugin(testWorkerGroups({ solver: backend, verifier: backend })), capture, ...extra],
-      trainer: { seed: 7 }, env: { name: 'math', levels: [1], testSize: 4 }, rollout: { promptsPerStep: 2, samplesPerPrompt: 3 },
+      trainer: { seed: 7 },
+      env: { name: 'math', levels: [1], testSize: 4 },
+      rollout: { promptsPerStep: 2, samplesPerPrompt: 3 },
       ...config,
     },
   });
@@ -111,10 +151,17 @@ describe('OrchestraPlugin', () => {
   });
 
   test('unknown names are DrmasErrors naming the config key', async () => {
-    await expect(mathKernel({ orchestra: { name: 'maths' } })).rejects.toMatchObject({ code: 'UNKNOWN_NAME', key: 'orchestra.name', hint: expect.stringContaining('math') });
+    await expect(mathKernel({ orchestra: { name: 'maths' } })).rejects.toMatchObject({
+      code: 'UNKNOWN_NAME',
+      key: 'orchestra.name',
+      hint: expect.stringContaining('math'),
+    });
     await expect(mathKernel({ env: { name: 'serch' } })).rejects.toMatchObject({ key: 'env.name' });
     await expect(mathKernel({ env: { levels: [1] } })).rejects.toMatchObject({
-      code: 'CONFIG_INVALID', key: 'env.name', message: expect.stringContaining('registered: math (plugin env-math)'), hint: 'set env.name to one of: math',
+      code: 'CONFIG_INVALID',
+      key: 'env.name',
+      message: expect.stringContaining('registered: math (plugin env-math)'),
+      hint: 'set env.name to one of: math',
     });
     await expect(mathKernel({ reward: { allocator: 'per-turn' } })).rejects.toMatchObject({ key: 'reward.allocator' });
     await expect(mathKernel({ agents: { solver: { samplng: {} } } })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
@@ -125,12 +172,27 @@ describe('batch inputs the orchestra supplies', () => {
   /** One step of the math workflow on `backend` with the estimator `advantage`; the packed batch it trained on. */
   async function stepWith(backend: ScriptedBackend, advantage: string, rollout: { promptsPerStep: number; samplesPerPrompt: number }) {
     let batch: TrainingBatch | undefined;
-    const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { batch = r.batch; }); } };
+    const capture: Plugin = {
+      name: 'capture',
+      apply(k) {
+        k.hooks.afterStep.tap('capture', (r) => {
+          batch = r.batch;
+        });
+      },
+    };
     const { kernel } = await createKernel({
       cwd: process.cwd(),
       inline: {
-        plugins: [algorithmsPlugin(), envMathPlugin(), orchestraPlugin(), workerGroupsPlugin(testWorkerGroups({ solver: backend, verifier: backend })), capture],
-        algorithm: { advantage }, env: { name: 'math', levels: [1], testSize: 4 }, rollout,
+        plugins: [
+          algorithmsPlugin(),
+          envMathPlugin(),
+          orchestraPlugin(),
+          workerGroupsPlugin(testWorkerGroups({ solver: backend, verifier: backend })),
+          capture,
+        ],
+        algorithm: { advantage },
+        env: { name: 'math', levels: [1], testSize: 4 },
+        rollout,
       },
     });
     const { metrics } = await kernel.step(run(kernel), 1);
@@ -145,11 +207,17 @@ describe('batch inputs the orchestra supplies', () => {
 
   test('remax: one greedy episode per task; every row is trained against its greedy outcome (hand-worked)', async () => {
     // Greedy (temperature 0) solves every problem, sampling never does (it answers -1), the verifier always approves.
-    const backend = new ScriptedBackend('policy', (prompt, request) => (roleOf(prompt) === 'solver'
-      ? `\\boxed{${request.temperature === 0 ? solve(prompt) : -1}}` : '<verify>approve</verify>'));
+    const backend = new ScriptedBackend('policy', (prompt, request) =>
+      roleOf(prompt) === 'solver' ? `\\boxed{${request.temperature === 0 ? solve(prompt) : -1}}` : '<verify>approve</verify>',
+    );
     const { batch, metrics } = await stepWith(backend, 'remax', { promptsPerStep: 2, samplesPerPrompt: 3 });
     // Sampled: 2 tasks x 3 episodes of a solver and a verifier turn (6 solver calls); greedy: 2 episodes, 2 calls each.
-    expect(backend.requests.map((r) => [r.temperature, r.prompts.length])).toEqual([[1, 6], [1, 6], [0, 2], [0, 2]]);
+    expect(backend.requests.map((r) => [r.temperature, r.prompts.length])).toEqual([
+      [1, 6],
+      [1, 6],
+      [0, 2],
+      [0, 2],
+    ]);
     expect(metrics['rollout/greedy_baseline_mean']).toBe(1);
     expect(Array.from(batch.baselineRewards!)).toEqual(new Array(12).fill(1));
     // ReMax: A_t = (reward-to-go) - baseline; every reward is 0 (wrong, valid), so every trained token gets -1.
@@ -159,7 +227,7 @@ describe('batch inputs the orchestra supplies', () => {
     }
   });
 
-  test('gigpo: each turn\'s observation is its anchor state', async () => {
+  test("gigpo: each turn's observation is its anchor state", async () => {
     const backend = new ScriptedBackend('policy', (prompt) => (roleOf(prompt) === 'solver' ? '\\boxed{1}' : '<verify>approve</verify>'));
     const { batch } = await stepWith(backend, 'gigpo', { promptsPerStep: 1, samplesPerPrompt: 2 });
     expect(batch.observations).toEqual(batch.turns.map((t) => t.observation));

@@ -17,7 +17,14 @@ const sampling = { sampling: { maxNewTokens: 16 } };
 
 async function rolloutStep(roles: string[], config: Record<string, unknown>): Promise<RolloutBatch> {
   let seen: RolloutBatch | undefined;
-  const capture: Plugin = { name: 'capture', apply(k) { k.hooks.afterStep.tap('capture', (r) => { seen = r.rollout; }); } };
+  const capture: Plugin = {
+    name: 'capture',
+    apply(k) {
+      k.hooks.afterStep.tap('capture', (r) => {
+        seen = r.rollout;
+      });
+    },
+  };
   const groups = testWorkerGroups(Object.fromEntries(roles.map((r) => [r, backend])), (b) => b.tokenizer as TextCodec);
   const { kernel } = await createKernel({
     cwd: process.cwd(),
@@ -28,7 +35,13 @@ async function rolloutStep(roles: string[], config: Record<string, unknown>): Pr
       ...config,
     },
   });
-  const run: RunContext = { config: kernel.config, container: kernel.container, runDir: '/tmp/unused', signal: new AbortController().signal, log: () => {} };
+  const run: RunContext = {
+    config: kernel.config,
+    container: kernel.container,
+    runDir: '/tmp/unused',
+    signal: new AbortController().signal,
+    log: () => {},
+  };
   await kernel.step(run, 1);
   return seen!;
 }
@@ -53,16 +66,20 @@ function checkTurns(batch: RolloutBatch, codec: TextCodec): void {
 
 describe('rollout on the tiny tfjs model', () => {
   test('math: solver and verifier turns for 2 prompts x 2 samples', async () => {
-    const batch = await rolloutStep(['solver', 'verifier'], { orchestra: { name: 'math' }, env: { name: 'math', levels: [1], testSize: 4 } });
+    const batch = await rolloutStep(['solver', 'verifier'], {
+      orchestra: { name: 'math' },
+      env: { name: 'math', levels: [1], testSize: 4 },
+    });
     expect(batch.trajectories).toHaveLength(4);
     expect(new Set(batch.trajectories.map((t) => t.groupId)).size).toBe(2);
     checkTurns(batch, backend.tokenizer as TextCodec);
     for (const t of batch.trajectories) expect(t.turns[0]!.agentId).toBe('solver');
   });
 
-  test('each turn records its sampling temperature, and its log-probs are the policy\'s at that temperature', async () => {
+  test("each turn records its sampling temperature, and its log-probs are the policy's at that temperature", async () => {
     const batch = await rolloutStep(['solver', 'verifier'], {
-      orchestra: { name: 'math' }, env: { name: 'math', levels: [1], testSize: 4 },
+      orchestra: { name: 'math' },
+      env: { name: 'math', levels: [1], testSize: 4 },
       agents: { solver: { sampling: { maxNewTokens: 16, temperature: 0.7 } }, verifier: sampling },
     });
     const turns = batch.trajectories.flatMap((t) => t.turns);
@@ -74,7 +91,8 @@ describe('rollout on the tiny tfjs model', () => {
 
   test('search: verifier routes each step; the episode ends by an answer or the step limit', async () => {
     const batch = await rolloutStep(['verifier', 'searcher', 'answerer'], {
-      orchestra: { name: 'search' }, env: { name: 'search', entities: 40, maxSteps: 2 },
+      orchestra: { name: 'search' },
+      env: { name: 'search', entities: 40, maxSteps: 2 },
     });
     expect(batch.trajectories).toHaveLength(4);
     checkTurns(batch, backend.tokenizer as TextCodec);

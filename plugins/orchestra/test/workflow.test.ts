@@ -1,8 +1,19 @@
 import { describe, expect, test } from '@jest/globals';
 import { MathEnvironment } from '@drmas/plugin-env-math';
 import {
-  actionFrom, call, defineOrchestra, evaluateEpisodes, loopUntil, notLastLoop, OrchestraRunner, PromptedAgent, sequential, verdictIs,
-  when, NO_ACTION, type Agent,
+  actionFrom,
+  call,
+  defineOrchestra,
+  evaluateEpisodes,
+  loopUntil,
+  notLastLoop,
+  OrchestraRunner,
+  PromptedAgent,
+  sequential,
+  verdictIs,
+  when,
+  NO_ACTION,
+  type Agent,
 } from '../src/index.js';
 import { ScriptedBackend } from './fixtures.js';
 
@@ -24,18 +35,26 @@ const planSolveCritique = defineOrchestra({
 async function setup(critic: (prompt: string) => string) {
   const environment = new MathEnvironment({ seed: 1, levels: [1], testSize: 3 });
   await environment.init();
-  const backend = new ScriptedBackend('one-model', (prompt) => (
-    prompt.startsWith('PLANNER') ? '<plan>add</plan>' : prompt.startsWith('CRITIC') ? critic(prompt) : '\\boxed{0}'));
-  const agents = new Map<string, Agent>(Object.entries(planSolveCritique.agents).map(([role, o]) => [role, new PromptedAgent({ role, ...o })]));
+  const backend = new ScriptedBackend('one-model', (prompt) =>
+    prompt.startsWith('PLANNER') ? '<plan>add</plan>' : prompt.startsWith('CRITIC') ? critic(prompt) : '\\boxed{0}',
+  );
+  const agents = new Map<string, Agent>(
+    Object.entries(planSolveCritique.agents).map(([role, o]) => [role, new PromptedAgent({ role, ...o })]),
+  );
   const runner = new OrchestraRunner({
-    environment, orchestra: planSolveCritique, agents, engineFor: () => ({ workerGroupId: 'shared', backend, codec: backend.codec }),
+    environment,
+    orchestra: planSolveCritique,
+    agents,
+    engineFor: () => ({ workerGroupId: 'shared', backend, codec: backend.codec }),
   });
   return { environment, backend, runner };
 }
 
 describe('a third workflow from the building blocks', () => {
   test('planner once, then solve/critique until approved', async () => {
-    const { environment, backend, runner } = await setup((p) => (p.split('"solver"').length > 2 ? '<verify>approve</verify>' : '<verify>reject</verify>'));
+    const { environment, backend, runner } = await setup((p) =>
+      p.split('"solver"').length > 2 ? '<verify>approve</verify>' : '<verify>reject</verify>',
+    );
     const run = await runner.run({ tasks: environment.batch(0, 2).tasks, samplesPerTask: 2, seed: 0, idPrefix: 'x' });
     for (const t of run.trajectories) expect(t.turns.map((x) => x.agentId)).toEqual(['planner', 'solver', 'critic', 'solver', 'critic']);
     expect(backend.batchSizes).toEqual([4, 4, 4, 4, 4]);

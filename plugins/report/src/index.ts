@@ -5,7 +5,14 @@ export { renderReport, type RenderReportOptions, type RenderedReport } from './r
 export { reportHtml, REPORT_DATA_ELEMENT_ID } from './report/reportHtml.js';
 export { readRunDir, type RunFiles } from './report/readRunDir.js';
 export {
-  buildReportData, buildSeries, decodeValue, encodeValue, seriesPoints, type ReportData, type RunSummary, type Series,
+  buildReportData,
+  buildSeries,
+  decodeValue,
+  encodeValue,
+  seriesPoints,
+  type ReportData,
+  type RunSummary,
+  type Series,
   type SeriesValue,
 } from './report/reportData.js';
 export { parseJsonLines, parseLenientJson, type JsonRecord, type ParsedJsonLines } from './report/parseJsonLines.js';
@@ -15,10 +22,21 @@ export { escapeHtml, jsonForScript } from './report/escapeHtml.js';
 
 export { ProgressReporter, type ProgressMode, type ProgressReporterOptions, type ProgressStream } from './progress/ProgressReporter.js';
 export {
-  estimateEta, formatDuration, formatProgressBar, formatProgressLine, median, progressBar, type ProgressState,
+  estimateEta,
+  formatDuration,
+  formatProgressBar,
+  formatProgressLine,
+  median,
+  progressBar,
+  type ProgressState,
 } from './progress/formatProgress.js';
 export {
-  formatMetric, formatSummaryTable, formatTable, summarizeMetrics, type MetricRecord, type RunSummaryStats,
+  formatMetric,
+  formatSummaryTable,
+  formatTable,
+  summarizeMetrics,
+  type MetricRecord,
+  type RunSummaryStats,
   type WorkerGroupSummary,
 } from './progress/summaryTable.js';
 

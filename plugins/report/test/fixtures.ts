@@ -48,8 +48,13 @@ export function metricLines(): MetricLine[] {
 export const ROLLOUTS = [
   { step: 5, agentId: 'solver', reward: 0, valid: true, promptText: 'old step', responseText: 'old' },
   {
-    step: 6, agentId: 'solver', reward: 1, valid: true, promptText: 'What is 2+2? See https://example.com/q',
-    responseText: '<script>alert("x")</script> The answer is \\boxed{4} & done', promptIds: Array.from({ length: 40 }, (_, i) => i),
+    step: 6,
+    agentId: 'solver',
+    reward: 1,
+    valid: true,
+    promptText: 'What is 2+2? See https://example.com/q',
+    responseText: '<script>alert("x")</script> The answer is \\boxed{4} & done',
+    promptIds: Array.from({ length: 40 }, (_, i) => i),
   },
   { step: 6, agentId: 'verifier', reward: 1, valid: false, invalidReason: 'no verdict', responseText: 'looks </script><b>right</b>' },
 ];

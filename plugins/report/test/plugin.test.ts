@@ -18,7 +18,15 @@ function tempDir(): string {
 }
 
 function captureStream(isTTY = false): ProgressStream & { output: string } {
-  return { isTTY, columns: 100, output: '', write(chunk: string) { this.output += chunk; return true; } };
+  return {
+    isTTY,
+    columns: 100,
+    output: '',
+    write(chunk: string) {
+      this.output += chunk;
+      return true;
+    },
+  };
 }
 
 /** A rollout producer and a stand-in trainer that reports two worker groups' metrics, plus a validation. */
@@ -45,7 +53,9 @@ async function train(config: Record<string, unknown>, stream: ProgressStream) {
     cwd: tempDir(),
     inline: {
       plugins: [reportPlugin({ stream, now: () => (clock += 1000) }), fakeTraining],
-      trainer: { steps: 4 }, eval: { every: 2, atEnd: true }, ...config,
+      trainer: { steps: 4 },
+      eval: { every: 2, atEnd: true },
+      ...config,
     },
   });
   const runDir = path.join(tempDir(), 'run');
@@ -98,8 +108,18 @@ describe('drmas report RUN_DIR', () => {
       out,
       io: {
         cwd,
-        stdout: { write: (c: string) => { out.stdout += c; return true; } } as unknown as NodeJS.WritableStream,
-        stderr: { write: (c: string) => { out.stderr += c; return true; } } as unknown as NodeJS.WritableStream,
+        stdout: {
+          write: (c: string) => {
+            out.stdout += c;
+            return true;
+          },
+        } as unknown as NodeJS.WritableStream,
+        stderr: {
+          write: (c: string) => {
+            out.stderr += c;
+            return true;
+          },
+        } as unknown as NodeJS.WritableStream,
       },
     };
   }

@@ -1,12 +1,27 @@
 import { describe, expect, test } from '@jest/globals';
 import {
-  estimateEta, formatDuration, formatProgressBar, formatProgressLine, formatSummaryTable, ProgressReporter, progressBar,
-  summarizeMetrics, type ProgressStream,
+  estimateEta,
+  formatDuration,
+  formatProgressBar,
+  formatProgressLine,
+  formatSummaryTable,
+  ProgressReporter,
+  progressBar,
+  summarizeMetrics,
+  type ProgressStream,
 } from '../src/index.js';
 import { metricLines } from './fixtures.js';
 
 function fakeStream(isTTY: boolean, columns = 100): ProgressStream & { output: string } {
-  return { isTTY, columns, output: '', write(chunk: string) { this.output += chunk; return true; } };
+  return {
+    isTTY,
+    columns,
+    output: '',
+    write(chunk: string) {
+      this.output += chunk;
+      return true;
+    },
+  };
 }
 
 function fakeClock() {
@@ -50,8 +65,9 @@ describe('formatting', () => {
   });
 
   test('the plain line', () => {
-    expect(formatProgressLine({ step: 3, total: 10, elapsedMs: 9_000, etaMs: 21_000, reward: 1 }))
-      .toBe('step 3/10 (30%) | reward/mean 1.000 | elapsed 9s | ETA 21s');
+    expect(formatProgressLine({ step: 3, total: 10, elapsedMs: 9_000, etaMs: 21_000, reward: 1 })).toBe(
+      'step 3/10 (30%) | reward/mean 1.000 | elapsed 9s | ETA 21s',
+    );
     expect(formatProgressLine({ step: 3, total: 10, elapsedMs: 0 })).toBe('step 3/10 (30%) | elapsed 0s | ETA --');
   });
 });
@@ -79,7 +95,14 @@ describe('ProgressReporter', () => {
   test('in a log it prints the first step, then every N steps but not more often than the minimum interval', () => {
     const stream = fakeStream(false);
     const clock = fakeClock();
-    const progress = new ProgressReporter({ total: 40, stream, now: clock.now, everySteps: 5, minIntervalMs: 10_000, maxIntervalMs: 60_000 });
+    const progress = new ProgressReporter({
+      total: 40,
+      stream,
+      now: clock.now,
+      everySteps: 5,
+      minIntervalMs: 10_000,
+      maxIntervalMs: 60_000,
+    });
     expect(progress.mode).toBe('lines');
     progress.start();
     // steps 1..20 take 1 s each: lines are spaced by the 10 s minimum, not every 5 steps
@@ -100,7 +123,10 @@ describe('ProgressReporter', () => {
     clock.t += 1_000;
     progress.update(40);
     progress.finish();
-    const steps = stream.output.trimEnd().split('\n').map((l) => Number(l.match(/^drmas: step (\d+)\/40/)![1]));
+    const steps = stream.output
+      .trimEnd()
+      .split('\n')
+      .map((l) => Number(l.match(/^drmas: step (\d+)\/40/)![1]));
     expect(steps).toEqual([1, 11, 21, 26, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40]);
     expect(stream.output).not.toContain('\r');
   });
@@ -115,7 +141,12 @@ describe('ProgressReporter', () => {
       progress.update(step);
     }
     progress.finish();
-    expect(stream.output.trimEnd().split('\n').map((l) => l.match(/step (\d+)/)![1])).toEqual(['1', '3']);
+    expect(
+      stream.output
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.match(/step (\d+)/)![1]),
+    ).toEqual(['1', '3']);
   });
 
   test('mode off writes nothing', () => {
@@ -154,7 +185,13 @@ describe('summary table', () => {
   });
 
   test('an explicit wall time wins; a run without groups or reward still formats', () => {
-    const stats = summarizeMetrics([{ step: 1, 'actor/grad_norm': 2 }, { step: 2, 'actor/grad_norm': Number.NaN }], 4);
+    const stats = summarizeMetrics(
+      [
+        { step: 1, 'actor/grad_norm': 2 },
+        { step: 2, 'actor/grad_norm': Number.NaN },
+      ],
+      4,
+    );
     expect(stats.groups).toEqual([{ group: 'actor', gradNormFinal: 2, gradNormMean: 2 }]);
     expect(stats.stepsPerSecond).toBe(0.5);
     expect(formatSummaryTable(stats)).toMatch(/speed +0\.5 steps\/s/);

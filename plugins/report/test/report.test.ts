@@ -3,7 +3,13 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import {
-  jsonForScript, parseJsonLines, planCharts, renderReport, REPORT_DATA_ELEMENT_ID, svgLineChart, type ReportData,
+  jsonForScript,
+  parseJsonLines,
+  planCharts,
+  renderReport,
+  REPORT_DATA_ELEMENT_ID,
+  svgLineChart,
+  type ReportData,
 } from '../src/index.js';
 import { CONFIG, metricLines, syntheticRunDir } from './fixtures.js';
 
@@ -37,7 +43,14 @@ describe('renderReport', () => {
 
   test('the embedded series equal the metrics lines, non-finite values kept as strings', () => {
     const lines = metricLines();
-    for (const key of ['reward/mean', 'reward/std', 'actor/policy/grad_norm', 'actor/judge/grad_norm', 'timing/update', 'response_length/mean']) {
+    for (const key of [
+      'reward/mean',
+      'reward/std',
+      'actor/policy/grad_norm',
+      'actor/judge/grad_norm',
+      'timing/update',
+      'response_length/mean',
+    ]) {
       expect(data.series[key]!.steps).toEqual(lines.map((l) => l.step));
       expect(data.series[key]!.values).toEqual(lines.map((l) => l[key]));
     }
@@ -62,15 +75,35 @@ describe('renderReport', () => {
 
   test('the summary has the config essentials', () => {
     expect(data.summary).toMatchObject({
-      presets: ['math'], advantage: 'drmas', seed: 7, stepsPlanned: 6, stepsRecorded: 6, lastStep: 6,
-      models: { policy: 'tiny (tfjs)', judge: 'small (tfjs)' }, agents: { solver: 'policy', verifier: 'judge' },
+      presets: ['math'],
+      advantage: 'drmas',
+      seed: 7,
+      stepsPlanned: 6,
+      stepsRecorded: 6,
+      lastStep: 6,
+      models: { policy: 'tiny (tfjs)', judge: 'small (tfjs)' },
+      agents: { solver: 'policy', verifier: 'judge' },
     });
-    expect(data.summary.totalSeconds).toBeCloseTo(metricLines().reduce((a, l) => a + l['timing/step']!, 0), 9);
+    expect(data.summary.totalSeconds).toBeCloseTo(
+      metricLines().reduce((a, l) => a + l['timing/step']!, 0),
+      9,
+    );
     expect(data.config).toEqual(CONFIG);
   });
 
   test('one <svg> per expected plot', () => {
-    const expected = ['reward', 'val', 'val-by-source-avg@16', 'grad_norm', 'loss-pg_loss', 'entropy', 'response_length', 'validity', 'timing', 'throughput'];
+    const expected = [
+      'reward',
+      'val',
+      'val-by-source-avg@16',
+      'grad_norm',
+      'loss-pg_loss',
+      'entropy',
+      'response_length',
+      'validity',
+      'timing',
+      'throughput',
+    ];
     for (const id of expected) {
       const figure = html.match(new RegExp(`<figure class="plot" data-plot="${id}">([\\s\\S]*?)</figure>`));
       expect(figure).not.toBeNull();
@@ -116,8 +149,19 @@ describe('renderReport', () => {
   const chromium = '/usr/bin/chromium';
   (existsSync(chromium) && !process.env.CI ? test : test.skip)('renders in headless Chromium to a non-trivial PNG', () => {
     const png = path.join(runDir, 'report.png');
-    execFileSync(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', `--screenshot=${png}`,
-      '--window-size=1280,2400', `file://${path.join(runDir, 'report.html')}`], { stdio: 'ignore', timeout: 30_000 });
+    execFileSync(
+      chromium,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--hide-scrollbars',
+        `--screenshot=${png}`,
+        '--window-size=1280,2400',
+        `file://${path.join(runDir, 'report.html')}`,
+      ],
+      { stdio: 'ignore', timeout: 30_000 },
+    );
     expect(statSync(png).size).toBeGreaterThan(20_000);
   });
 });
@@ -143,13 +187,29 @@ describe('pieces', () => {
   });
 
   test('svgLineChart draws gaps at non-finite values and skips empty data', () => {
-    const svg = svgLineChart({ lines: [{ label: 'a', points: [[1, 1], [2, 2], [3, Number.NaN], [4, 3], [5, 4]] }] });
+    const svg = svgLineChart({
+      lines: [
+        {
+          label: 'a',
+          points: [
+            [1, 1],
+            [2, 2],
+            [3, Number.NaN],
+            [4, 3],
+            [5, 4],
+          ],
+        },
+      ],
+    });
     expect(svg.match(/<path d="M[^"]*M/)).not.toBeNull();
     expect(svgLineChart({ lines: [{ label: 'a', points: [[1, Number.NaN]] }] })).toContain('no finite values');
   });
 
   test('planCharts leaves out series with no finite value', () => {
-    const charts = planCharts({ 'reward/mean': { steps: [1, 2], values: ['NaN', null] }, 'actor/x/grad_norm': { steps: [1], values: [1] } });
+    const charts = planCharts({
+      'reward/mean': { steps: [1, 2], values: ['NaN', null] },
+      'actor/x/grad_norm': { steps: [1], values: [1] },
+    });
     expect(charts.map((c) => c.id)).toEqual(['grad_norm']);
   });
 });

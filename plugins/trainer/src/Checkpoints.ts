@@ -1,7 +1,12 @@
 import { existsSync, mkdirSync, openSync, fsyncSync, closeSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  checkpointDirName, CHECKPOINT_STATE_FILE, CHECKPOINTS_DIR, listCheckpoints, readTrainerState, type Checkpointable,
+  checkpointDirName,
+  CHECKPOINT_STATE_FILE,
+  CHECKPOINTS_DIR,
+  listCheckpoints,
+  readTrainerState,
+  type Checkpointable,
   type TrainerState,
 } from '@drmas/core';
 import type { TrainedWorkerGroup } from './WorkerGroupsService.js';
@@ -20,7 +25,14 @@ function fsyncDir(dir: string): void {
  * `.partial-*` folder, `trainer_state.json` is written last, and the folder is renamed into place. A killed write
  * leaves only a `.partial-*` folder, which is never loaded and is removed by the next save.
  */
-export async function saveCheckpoint(runDir: string, step: number, seed: number, groups: TrainedWorkerGroup[], states: Checkpointable[], keepLast: number): Promise<string> {
+export async function saveCheckpoint(
+  runDir: string,
+  step: number,
+  seed: number,
+  groups: TrainedWorkerGroup[],
+  states: Checkpointable[],
+  keepLast: number,
+): Promise<string> {
   const root = path.join(runDir, CHECKPOINTS_DIR);
   mkdirSync(root, { recursive: true });
   for (const name of readdirSync(root)) {
@@ -30,7 +42,9 @@ export async function saveCheckpoint(runDir: string, step: number, seed: number,
   mkdirSync(partial, { recursive: true });
   for (const group of groups) await group.trainer.save(path.join(partial, group.id), { optimizer: true });
   const state: TrainerState = {
-    step, seed, workerGroups: groups.map((g) => g.id),
+    step,
+    seed,
+    workerGroups: groups.map((g) => g.id),
     states: Object.fromEntries(states.map((s) => [s.key, s.getState()])),
   };
   const stateFile = path.join(partial, CHECKPOINT_STATE_FILE);

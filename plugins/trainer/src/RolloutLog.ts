@@ -12,27 +12,29 @@ export function appendRollouts(file: string, step: number, batch: TrainingBatch,
   let row = 0;
   for (const trajectory of batch.trajectories.slice(0, limit)) {
     for (const turn of trajectory.turns) {
-      lines.push(JSON.stringify({
-        step,
-        groupId: turn.groupId,
-        trajectoryId: turn.trajectoryId,
-        taskId: trajectory.taskId,
-        dataSource: trajectory.dataSource,
-        agent: turn.agentId,
-        workerGroup: turn.workerGroupId,
-        envStep: turn.step,
-        index: turn.index,
-        prompt: turn.promptText,
-        response: turn.responseText,
-        action: turn.action,
-        valid: turn.valid,
-        invalidReason: turn.invalidReason,
-        finishReason: turn.finishReason,
-        reward: batch.rewards[row],
-        advantage: batch.advantages[row * R],
-        outcome: trajectory.outcome,
-        responseTokens: batch.responseLengths[row],
-      }));
+      lines.push(
+        JSON.stringify({
+          step,
+          groupId: turn.groupId,
+          trajectoryId: turn.trajectoryId,
+          taskId: trajectory.taskId,
+          dataSource: trajectory.dataSource,
+          agent: turn.agentId,
+          workerGroup: turn.workerGroupId,
+          envStep: turn.step,
+          index: turn.index,
+          prompt: turn.promptText,
+          response: turn.responseText,
+          action: turn.action,
+          valid: turn.valid,
+          invalidReason: turn.invalidReason,
+          finishReason: turn.finishReason,
+          reward: batch.rewards[row],
+          advantage: batch.advantages[row * R],
+          outcome: trajectory.outcome,
+          responseTokens: batch.responseLengths[row],
+        }),
+      );
       row++;
     }
   }

@@ -1,6 +1,15 @@
 import path from 'node:path';
 import {
-  Checkpointable, InfoSection, LossFunction, SeededRng, Stage, WorkerGroups, z, type Kernel, type Plugin, type RegisterContext,
+  Checkpointable,
+  InfoSection,
+  LossFunction,
+  SeededRng,
+  Stage,
+  WorkerGroups,
+  z,
+  type Kernel,
+  type Plugin,
+  type RegisterContext,
   type RunContext,
 } from '@drmas/core';
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
@@ -39,12 +48,22 @@ export class TrainerPlugin implements Plugin {
     ctx.bind(WorkerGroups).toService(WorkerGroupsService);
     ctx.bind(InfoSection).toConstantValue({
       title: 'workerGroups',
-      describe: (kernel) => planWorkerGroups(kernel.config).map((plan) => ({
-        id: plan.id, agents: plan.agents, backend: plan.settings.backend,
-        rollout: plan.settings.rollout === AUTO_ROLLOUT ? describeAutoRollout(kernel, plan.settings.backend) : plan.settings.rollout ?? plan.settings.backend,
-        model: plan.settings.model, architecture: plan.settings.architecture ?? '(from checkpoint)', runtime: plan.settings.runtime,
-        lr: plan.training.optimizer.lr, schedule: plan.training.schedule.kind, microBatchSize: plan.training.microBatchSize,
-      })),
+      describe: (kernel) =>
+        planWorkerGroups(kernel.config).map((plan) => ({
+          id: plan.id,
+          agents: plan.agents,
+          backend: plan.settings.backend,
+          rollout:
+            plan.settings.rollout === AUTO_ROLLOUT
+              ? describeAutoRollout(kernel, plan.settings.backend)
+              : (plan.settings.rollout ?? plan.settings.backend),
+          model: plan.settings.model,
+          architecture: plan.settings.architecture ?? '(from checkpoint)',
+          runtime: plan.settings.runtime,
+          lr: plan.training.optimizer.lr,
+          schedule: plan.training.schedule.kind,
+          microBatchSize: plan.training.microBatchSize,
+        })),
     });
   }
 
@@ -101,7 +120,9 @@ export class TrainerPlugin implements Plugin {
       if (due) this.pendingSave = { step: result.step, run };
     });
 
-    kernel.hooks.failed.tap(PLUGIN_NAME, () => { this.failed = true; });
+    kernel.hooks.failed.tap(PLUGIN_NAME, () => {
+      this.failed = true;
+    });
     kernel.hooks.shutdown.tapPromise(PLUGIN_NAME, async () => {
       try {
         await savePending();

@@ -1,6 +1,16 @@
 import {
-  assignParamGroups, DrmasError, didYouMean, inject, injectable, ParamGroupError, ResolvedConfig, Roles, type PolicyBackend,
-  type RunContext, type WorkerGroup, type WorkerGroups,
+  assignParamGroups,
+  DrmasError,
+  didYouMean,
+  inject,
+  injectable,
+  ParamGroupError,
+  ResolvedConfig,
+  Roles,
+  type PolicyBackend,
+  type RunContext,
+  type WorkerGroup,
+  type WorkerGroups,
 } from '@drmas/core';
 import { AUTO_ROLLOUT, availableFactory, chooseRolloutEngine, describeRolloutChoice } from './rolloutEngine.js';
 import { planWorkerGroups, type WorkerGroupTraining } from './workerGroupPlan.js';
@@ -22,7 +32,11 @@ function checkParamGroups(modelId: string, backend: PolicyBackend, training: Wor
     assignParamGroups(names, training.optimizer.paramGroups);
   } catch (cause) {
     if (!(cause instanceof ParamGroupError)) throw cause;
-    throw new DrmasError('CONFIG_INVALID', cause.message, { key: `models.${modelId}.optimizer.paramGroups.${cause.group}.params`, cause, hint: cause.hint });
+    throw new DrmasError('CONFIG_INVALID', cause.message, {
+      key: `models.${modelId}.optimizer.paramGroups.${cause.group}.params`,
+      cause,
+      hint: cause.hint,
+    });
   }
 }
 
@@ -36,13 +50,17 @@ export class WorkerGroupsService implements WorkerGroups {
   private groups: TrainedWorkerGroup[] = [];
   private readonly byAgent = new Map<string, TrainedWorkerGroup>();
 
-  constructor(@inject(ResolvedConfig) private readonly config: ResolvedConfig, @inject(Roles) private readonly roles: Roles) {}
+  constructor(
+    @inject(ResolvedConfig) private readonly config: ResolvedConfig,
+    @inject(Roles) private readonly roles: Roles,
+  ) {}
 
   async create(run: RunContext, options: { reference: boolean }): Promise<void> {
     for (const plan of planWorkerGroups(this.config)) {
       const backendKey = `models.${plan.id}.backend`;
       const settings = { ...plan.settings, seed: plan.settings.seed ?? this.config.trainer.seed } as Record<string, unknown>;
-      const make = async (name: string, key: string) => (await availableFactory(this.roles, name, key)).create({ modelId: plan.id, settings, run });
+      const make = async (name: string, key: string) =>
+        (await availableFactory(this.roles, name, key)).create({ modelId: plan.id, settings, run });
       const rolloutKey = `models.${plan.id}.rollout`;
       let rolloutName = plan.settings.rollout;
       if (rolloutName === AUTO_ROLLOUT) {
@@ -66,12 +84,20 @@ export class WorkerGroupsService implements WorkerGroups {
       }
       const reference = options.reference ? await make(plan.settings.backend, backendKey) : undefined;
       const group: TrainedWorkerGroup = {
-        id: plan.id, agents: plan.agents, trainer, rollout, reference, codec: trainer.tokenizer, training: plan.training,
+        id: plan.id,
+        agents: plan.agents,
+        trainer,
+        rollout,
+        reference,
+        codec: trainer.tokenizer,
+        training: plan.training,
       };
       this.groups.push(group);
       for (const agent of plan.agents) this.byAgent.set(agent, group);
-      run.log(`worker group ${plan.id}: agents ${plan.agents.join(', ')}; trains on ${trainer.name} (${trainer.runtime})`
-        + (rollout !== trainer ? `, samples on ${rollout.name} (${rollout.runtime})` : ''));
+      run.log(
+        `worker group ${plan.id}: agents ${plan.agents.join(', ')}; trains on ${trainer.name} (${trainer.runtime})` +
+          (rollout !== trainer ? `, samples on ${rollout.name} (${rollout.runtime})` : ''),
+      );
     }
   }
 
@@ -83,7 +109,12 @@ export class WorkerGroupsService implements WorkerGroups {
     const group = this.groups.find((g) => g.id === id);
     if (!group) {
       throw new DrmasError('UNKNOWN_NAME', `no worker group "${id}"`, {
-        key: 'models', hint: didYouMean(id, this.groups.map((g) => g.id)).trim() || 'worker groups are the model ids agents use',
+        key: 'models',
+        hint:
+          didYouMean(
+            id,
+            this.groups.map((g) => g.id),
+          ).trim() || 'worker groups are the model ids agents use',
       });
     }
     return group;
@@ -93,7 +124,8 @@ export class WorkerGroupsService implements WorkerGroups {
     const group = this.byAgent.get(agentId);
     if (!group) {
       throw new DrmasError('CONFIG_INVALID', `agent "${agentId}" has no model: it is not listed under \`agents\``, {
-        key: `agents.${agentId}`, hint: `add agents.${agentId} = { model: "<model id>" }${didYouMean(agentId, [...this.byAgent.keys()])}`,
+        key: `agents.${agentId}`,
+        hint: `add agents.${agentId} = { model: "<model id>" }${didYouMean(agentId, [...this.byAgent.keys()])}`,
       });
     }
     return group;

@@ -5,7 +5,13 @@ export { AUTO_ROLLOUT, chooseRolloutEngine, describeAutoRollout, type RolloutCho
 export { updateWorkerGroup, type OldLogProbSource, type WorkerGroupUpdate } from './updateWorkerGroup.js';
 export { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
 export {
-  optimizerSection, trainerSection, trainOverridesSection, type OptimizerSection, type ScheduleKind, type TrainerSection, type TrainOverrides,
+  optimizerSection,
+  trainerSection,
+  trainOverridesSection,
+  type OptimizerSection,
+  type ScheduleKind,
+  type TrainerSection,
+  type TrainOverrides,
 } from './config/trainingConfig.js';
 export { batchMetrics } from './stepMetrics.js';
 export { appendRollouts } from './RolloutLog.js';

@@ -12,7 +12,8 @@ export interface RolloutChoice {
 
 /** The factories `rollout: auto` may pick (those with a priority), highest first; registration order among equals. */
 function autoCandidates(roles: Roles): Array<{ name: string; factory: BackendFactory }> {
-  return roles.namesOf(BackendFactory)
+  return roles
+    .namesOf(BackendFactory)
     .map((name) => ({ name, factory: roles.getNamed(BackendFactory, name) }))
     .filter((c) => c.factory.priority !== undefined)
     .sort((a, b) => b.factory.priority! - a.factory.priority!);
@@ -50,8 +51,10 @@ export function describeAutoRollout(roles: Roles, trainerName: string): string {
 /** The run log's line for an `auto` choice. */
 export function describeRolloutChoice(modelId: string, choice: RolloutChoice, trainerName: string): string {
   const skipped = choice.skipped.map((s) => `; skipped ${s.name}: ${s.reason}`).join('');
-  return `rollout engine of ${modelId} (models.${modelId}.rollout: ${AUTO_ROLLOUT}): ${choice.name}`
-    + `${choice.name === trainerName ? ", the trainer's engine" : ''}${skipped}`;
+  return (
+    `rollout engine of ${modelId} (models.${modelId}.rollout: ${AUTO_ROLLOUT}): ${choice.name}` +
+    `${choice.name === trainerName ? ", the trainer's engine" : ''}${skipped}`
+  );
 }
 
 /** The factory named at `key`, which must be available: an unavailable one fails with the key and its reason. */

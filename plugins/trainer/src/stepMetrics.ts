@@ -24,7 +24,9 @@ export function batchMetrics(batch: TrainingBatch, stepSeconds: number): Metrics
   metrics['reward/max'] = outcomes.length ? Math.max(...outcomes) : 0;
   metrics['reward/min'] = outcomes.length ? Math.min(...outcomes) : 0;
   metrics['episode/count'] = batch.trajectories.length;
-  metrics['episode/done_fraction'] = batch.trajectories.length ? batch.trajectories.filter((t) => t.done).length / batch.trajectories.length : 0;
+  metrics['episode/done_fraction'] = batch.trajectories.length
+    ? batch.trajectories.filter((t) => t.done).length / batch.trajectories.length
+    : 0;
   const agent = batch.ids.agent;
   let tokens = 0;
   let valid = 0;

@@ -1,6 +1,14 @@
 import {
-  longestResponse, lossTotals, rowsWithAdvantage, selectRows, type BatchView, type LossFunction, type Metrics, type PolicyBackend,
-  type Rng, type WorkerGroupBatch,
+  longestResponse,
+  lossTotals,
+  rowsWithAdvantage,
+  selectRows,
+  type BatchView,
+  type LossFunction,
+  type Metrics,
+  type PolicyBackend,
+  type Rng,
+  type WorkerGroupBatch,
 } from '@drmas/core';
 import type { TrainedWorkerGroup } from './WorkerGroupsService.js';
 
@@ -102,7 +110,9 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   const learningRows = new Set(learning.rows);
   const responseLength = longestResponse(view);
   const sums: Record<string, number> = {};
-  const add = (key: string, value: number) => { sums[key] = (sums[key] ?? 0) + value; };
+  const add = (key: string, value: number) => {
+    sums[key] = (sums[key] ?? 0) + value;
+  };
   let updates = 0;
   let maxGradNorm = 0;
   let skipped = 0;
@@ -114,7 +124,12 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
       const miniBatch = byLength(selectRows(view, order.slice(start, start + size)));
       const computed = learning === view ? miniBatch : restrict(miniBatch, learningRows);
       const result = await group.trainer.update({
-        batch: computed, totals: lossTotals(miniBatch, { responseLength, microBatchSize }), loss, microBatchSize, optimizer, lrScale,
+        batch: computed,
+        totals: lossTotals(miniBatch, { responseLength, microBatchSize }),
+        loss,
+        microBatchSize,
+        optimizer,
+        lrScale,
         entropyMetric: source === 'rollout',
       });
       updates++;

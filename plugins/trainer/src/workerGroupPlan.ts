@@ -35,7 +35,10 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
     if (model === undefined) {
       if (modelIds.length !== 1) {
         throw new DrmasError('CONFIG_INVALID', `agent "${agent}" names no model and there are ${modelIds.length} models to choose from`, {
-          key: `agents.${agent}.model`, hint: modelIds.length ? `set agents.${agent}.model to one of ${modelIds.join(', ')}` : 'add a model under `models`, e.g. models.policy = { model: "tiny" }',
+          key: `agents.${agent}.model`,
+          hint: modelIds.length
+            ? `set agents.${agent}.model to one of ${modelIds.join(', ')}`
+            : 'add a model under `models`, e.g. models.policy = { model: "tiny" }',
         });
       }
       model = modelIds[0]!;
@@ -44,7 +47,8 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
     const settings = Object.hasOwn(config.models, model) ? config.models[model] : undefined;
     if (settings === undefined) {
       throw new DrmasError('CONFIG_INVALID', `agent "${agent}" uses model "${model}", which is not defined under \`models\``, {
-        key: `agents.${agent}.model`, hint: didYouMean(model, modelIds).trim() || `define models.${model} or use one of: ${modelIds.join(', ') || '(none)'}`,
+        key: `agents.${agent}.model`,
+        hint: didYouMean(model, modelIds).trim() || `define models.${model} or use one of: ${modelIds.join(', ') || '(none)'}`,
       });
     }
     const group = byModel.get(model);
@@ -59,11 +63,14 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
       for (const [key, value] of Object.entries(train) as Array<[keyof TrainOverrides, number]>) {
         if (value === undefined) continue;
         if (key in shared && shared[key] !== value) {
-          throw new DrmasError('CONFIG_INVALID',
-            `agents "${setBy[key]}" and "${agent}" share model "${id}" but set different ${key} (${shared[key]} and ${value})`, {
+          throw new DrmasError(
+            'CONFIG_INVALID',
+            `agents "${setBy[key]}" and "${agent}" share model "${id}" but set different ${key} (${shared[key]} and ${value})`,
+            {
               key: `agents.${agent}.train.${key}`,
               hint: `agents on one model train together: give them the same ${key}, or give "${agent}" a model of its own`,
-            });
+            },
+          );
         }
         shared[key] = value;
         setBy[key] = agent;
@@ -72,8 +79,12 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
     const model = settings.optimizer as OptimizerSection;
     const training: WorkerGroupTraining = {
       optimizer: {
-        lr: shared.lr ?? model.lr, betas: model.betas, eps: model.eps, weightDecay: shared.weightDecay ?? model.weightDecay,
-        maxGradNorm: shared.maxGradNorm ?? model.maxGradNorm, paramGroups: model.paramGroups,
+        lr: shared.lr ?? model.lr,
+        betas: model.betas,
+        eps: model.eps,
+        weightDecay: shared.weightDecay ?? model.weightDecay,
+        maxGradNorm: shared.maxGradNorm ?? model.maxGradNorm,
+        paramGroups: model.paramGroups,
       },
       schedule: { kind: model.schedule, warmupSteps: model.warmupSteps },
       microBatchSize: shared.microBatchSize ?? DEFAULTS.microBatchSize,

@@ -14,7 +14,10 @@ const project = new TempProject('learning').write({
   'toy-rollout.js': TOY_ROLLOUT_PLUGIN,
   'drmas.config.json': {
     plugins: ['algorithms', 'backend-tfjs', 'trainer', './toy-rollout.js'],
-    models: { left: { model: 'tiny', runtime: 'wasm', optimizer: { lr: 3e-3 } }, right: { model: 'tiny', runtime: 'wasm', optimizer: { lr: 3e-3 } } },
+    models: {
+      left: { model: 'tiny', runtime: 'wasm', optimizer: { lr: 3e-3 } },
+      right: { model: 'tiny', runtime: 'wasm', optimizer: { lr: 3e-3 } },
+    },
     agents: { left: { model: 'left' }, right: { model: 'right' } },
     algorithm: { advantage: 'drmas' },
     trainer: { steps: 25, seed: 11, logRollouts: 0 },
@@ -27,7 +30,10 @@ describe('the training loop learns', () => {
     const runDir = project.path('run');
     const result = runBin(['train', '--run-dir', runDir], project.dir, 300_000);
     expect(result.code).toBe(0);
-    const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+    const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>);
     const mean = (rows: Array<Record<string, number>>, key: string) => rows.reduce((s, r) => s + r[key]!, 0) / rows.length;
     const first = lines.slice(0, 5);
     const last = lines.slice(-5);

@@ -9,12 +9,22 @@ import { updateWorkerGroup, type OldLogProbSource } from '../src/updateWorkerGro
 import type { TrainedWorkerGroup } from '../src/WorkerGroupsService.js';
 
 const PAIRS: [number[], number[]][] = [
-  [[3, 7, 1, 9], [12, 5, 20]],
+  [
+    [3, 7, 1, 9],
+    [12, 5, 20],
+  ],
   [[8], [30, 4, 11, 2]],
 ];
 
 const loss = new PolicyLossFunction({
-  variant: 'vanilla', clipRatioLow: 0.2, clipRatioHigh: 0.2, clipRatioC: 3, aggregation: 'token-mean', klCoef: 0, klType: 'low_var_kl', entropyCoef: 0,
+  variant: 'vanilla',
+  clipRatioLow: 0.2,
+  clipRatioHigh: 0.2,
+  clipRatioC: 3,
+  aggregation: 'token-mean',
+  klCoef: 0,
+  klType: 'low_var_kl',
+  entropyCoef: 0,
 });
 
 const backends: TfjsPolicyBackend[] = [];
@@ -44,10 +54,17 @@ async function updateWith(source: OldLogProbSource) {
   const before = await backend.exportWeights();
   const score = jest.spyOn(backend, 'score');
   const group: TrainedWorkerGroup = {
-    id: 'policy', agents: ['agent'], trainer: backend, rollout: backend, codec: undefined,
+    id: 'policy',
+    agents: ['agent'],
+    trainer: backend,
+    rollout: backend,
+    codec: undefined,
     training: {
       optimizer: { lr: 1e-2, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, maxGradNorm: 1, paramGroups: [] },
-      schedule: { kind: 'constant', warmupSteps: 0 }, microBatchSize: 4, miniBatches: 1, epochs: 1,
+      schedule: { kind: 'constant', warmupSteps: 0 },
+      microBatchSize: 4,
+      miniBatches: 1,
+      epochs: 1,
     },
   };
   const metrics: Metrics = {};

@@ -10,7 +10,10 @@ const project = new TempProject('resume').write({
   'toy-rollout.js': rolloutPlugin,
   'drmas.config.json': {
     plugins: ['algorithms', 'backend-tfjs', 'trainer', './toy-rollout.js'],
-    models: { left: { model: 'tiny', runtime: 'wasm', optimizer: { lr: 3e-3 } }, right: { model: 'tiny', runtime: 'wasm', optimizer: { lr: 3e-3 } } },
+    models: {
+      left: { model: 'tiny', runtime: 'wasm', optimizer: { lr: 3e-3 } },
+      right: { model: 'tiny', runtime: 'wasm', optimizer: { lr: 3e-3 } },
+    },
     agents: { left: { model: 'left', train: { microBatchSize: 4, miniBatches: 2 } }, right: { model: 'right' } },
     algorithm: { advantage: 'drmas' },
     trainer: { steps: 4, seed: 11, saveEvery: 1, keepLast: 2 },
@@ -21,7 +24,9 @@ afterAll(() => project.dispose());
 
 const VOLATILE = /^(timing\/|perf\/)/;
 function stableLines(runDir: string): Array<Record<string, number>> {
-  return readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n')
+  return readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
     .map((line) => Object.fromEntries(Object.entries(JSON.parse(line) as Record<string, number>).filter(([k]) => !VOLATILE.test(k))));
 }
 
@@ -33,9 +38,22 @@ describe('a training run with the trainer plugin', () => {
     expect(result.code).toBe(0);
     const lines = stableLines(full);
     expect(lines.map((l) => l.step)).toEqual([1, 2, 3, 4]);
-    for (const key of ['reward/mean', 'reward/std', 'actor/left/grad_norm', 'actor/right/grad_norm', 'actor/left/loss', 'actor/left/lr',
-      'actor/left/pg_clipfrac', 'actor/left/ppo_kl', 'actor/left/entropy', 'actor/left/zero_adv_rows_skipped', 'rollout/left/probs_diff_mean', 'agent/left/valid_fraction',
-      'agent/right/response_length_mean', 'advantage/frac_reward_zero_std']) {
+    for (const key of [
+      'reward/mean',
+      'reward/std',
+      'actor/left/grad_norm',
+      'actor/right/grad_norm',
+      'actor/left/loss',
+      'actor/left/lr',
+      'actor/left/pg_clipfrac',
+      'actor/left/ppo_kl',
+      'actor/left/entropy',
+      'actor/left/zero_adv_rows_skipped',
+      'rollout/left/probs_diff_mean',
+      'agent/left/valid_fraction',
+      'agent/right/response_length_mean',
+      'advantage/frac_reward_zero_std',
+    ]) {
       expect(typeof lines[0]![key]).toBe('number');
     }
     expect(lines[0]!['actor/left/entropy']).toBeGreaterThan(0);
@@ -45,15 +63,24 @@ describe('a training run with the trainer plugin', () => {
     expect(lines[0]!['rollout/left/probs_diff_max']).toBeLessThan(1e-3);
     expect(listCheckpoints(full).map((c) => c.step)).toEqual([3, 4]);
     const ckpt = listCheckpoints(full)[1]!.dir;
-    expect(readdirSync(path.join(ckpt, 'left')).sort()).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'optimizer.json', 'optimizer.safetensors']));
-    const rollouts = readFileSync(path.join(full, 'rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(readdirSync(path.join(ckpt, 'left')).sort()).toEqual(
+      expect.arrayContaining(['config.json', 'model.safetensors', 'optimizer.json', 'optimizer.safetensors']),
+    );
+    const rollouts = readFileSync(path.join(full, 'rollouts.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rollouts[0]).toMatchObject({ step: 1, agent: 'left', valid: true });
     expect(typeof rollouts[0].advantage).toBe('number');
   });
 
   test('killed with SIGKILL at the end of step 2, resumed with --resume auto: the following metrics lines equal the uninterrupted run', () => {
     const killed = project.path('killed');
-    const first = runBin(['train', '--run-dir', killed, '--set', 'plugins=["algorithms","backend-tfjs","trainer",["./toy-rollout.js",{"killAfterStep":2}]]'], project.dir, 300_000);
+    const first = runBin(
+      ['train', '--run-dir', killed, '--set', 'plugins=["algorithms","backend-tfjs","trainer",["./toy-rollout.js",{"killAfterStep":2}]]'],
+      project.dir,
+      300_000,
+    );
     expect(first.code).not.toBe(0);
     // step 2's line was not written yet, so its checkpoint was not either: the run resumes after step 1
     expect(stableLines(killed).map((l) => l.step)).toEqual([1]);

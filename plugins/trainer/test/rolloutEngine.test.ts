@@ -1,6 +1,13 @@
 import { describe, expect, test } from '@jest/globals';
 import {
-  BackendFactory, createKernel, DrmasError, InfoSection, WorkerGroups, type Plugin, type PolicyBackend, type UserConfig,
+  BackendFactory,
+  createKernel,
+  DrmasError,
+  InfoSection,
+  WorkerGroups,
+  type Plugin,
+  type PolicyBackend,
+  type UserConfig,
 } from '@drmas/core';
 import { ONNXRUNTIME_INSTALL, onnxBackendFactory, OnnxBackendPlugin, OnnxRuntimeUnavailableError } from '@drmas/plugin-backend-onnx';
 import { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
@@ -9,7 +16,12 @@ import { TrainerPlugin, type TrainedWorkerGroup } from '../src/index.js';
 /** A backend that holds no model: enough for worker groups to be built around it. */
 function stubBackend(name: string): PolicyBackend {
   return {
-    name, runtime: 'stub', tokenizer: undefined, parameterNames: () => [], syncWeights: async () => {}, dispose: () => {},
+    name,
+    runtime: 'stub',
+    tokenizer: undefined,
+    parameterNames: () => [],
+    syncWeights: async () => {},
+    dispose: () => {},
   } as unknown as PolicyBackend;
 }
 
@@ -48,9 +60,15 @@ function stubEngines(engines: StubEngine[]) {
   return { plugin, created, probes };
 }
 
-async function setup(plugins: Plugin[], config: UserConfig): Promise<{ groups: TrainedWorkerGroup[]; log: string[]; info: Array<Record<string, unknown>> }> {
+async function setup(
+  plugins: Plugin[],
+  config: UserConfig,
+): Promise<{ groups: TrainedWorkerGroup[]; log: string[]; info: Array<Record<string, unknown>> }> {
   const { kernel } = await createKernel({ cwd: process.cwd(), inline: { ...config, plugins: [new TrainerPlugin(), ...plugins] } });
-  const info = kernel.getAll(InfoSection).find((s) => s.title === 'workerGroups')!.describe(kernel) as Array<Record<string, unknown>>;
+  const info = kernel
+    .getAll(InfoSection)
+    .find((s) => s.title === 'workerGroups')!
+    .describe(kernel) as Array<Record<string, unknown>>;
   const log: string[] = [];
   try {
     await kernel.setup({ runDir: '/tmp/unused', log: (m) => log.push(m) });
@@ -61,19 +79,25 @@ async function setup(plugins: Plugin[], config: UserConfig): Promise<{ groups: T
 }
 
 async function setupError(plugins: Plugin[], config: UserConfig): Promise<DrmasError> {
-  const error = await setup(plugins, config).then(() => undefined, (e: unknown) => e);
+  const error = await setup(plugins, config).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!DrmasError.is(error)) throw new Error(`expected a DrmasError, got ${String(error)}`);
   return error;
 }
 
 const ONE_GROUP = (rollout: string, backend = 'trainer-engine'): UserConfig => ({
-  models: { policy: { backend, rollout, model: 'tiny' } }, agents: { solver: { model: 'policy' } },
+  models: { policy: { backend, rollout, model: 'tiny' } },
+  agents: { solver: { model: 'policy' } },
 });
 
 describe('models.<id>.rollout: auto', () => {
   test('picks the available engine of highest priority, saying which it skipped', async () => {
     const engines = stubEngines([
-      { name: 'trainer-engine', priority: 10 }, { name: 'fast', priority: 30 }, { name: 'faster', priority: 40, missing: 'libfaster is not installed' },
+      { name: 'trainer-engine', priority: 10 },
+      { name: 'fast', priority: 30 },
+      { name: 'faster', priority: 40, missing: 'libfaster is not installed' },
     ]);
     const { groups, log, info } = await setup([engines.plugin], ONE_GROUP('auto'));
     expect(groups[0]!.rollout.name).toBe('fast:policy');
@@ -83,10 +107,15 @@ describe('models.<id>.rollout: auto', () => {
   });
 
   test("falls back to the trainer's engine when nothing ranked above it is available, saying why", async () => {
-    const engines = stubEngines([{ name: 'trainer-engine', priority: 10 }, { name: 'fast', priority: 20, missing: 'libfast is not installed (npm install libfast)' }]);
+    const engines = stubEngines([
+      { name: 'trainer-engine', priority: 10 },
+      { name: 'fast', priority: 20, missing: 'libfast is not installed (npm install libfast)' },
+    ]);
     const { groups, log } = await setup([engines.plugin], ONE_GROUP('auto'));
     expect(groups[0]!.rollout).toBe(groups[0]!.trainer);
-    expect(log).toContain("rollout engine of policy (models.policy.rollout: auto): trainer-engine, the trainer's engine; skipped fast: libfast is not installed (npm install libfast)");
+    expect(log).toContain(
+      "rollout engine of policy (models.policy.rollout: auto): trainer-engine, the trainer's engine; skipped fast: libfast is not installed (npm install libfast)",
+    );
     expect(engines.created).toEqual(['trainer-engine:policy']);
   });
 
@@ -98,9 +127,15 @@ describe('models.<id>.rollout: auto', () => {
   });
 
   test('each worker group chooses; a probe answers every group', async () => {
-    const engines = stubEngines([{ name: 'trainer-engine', priority: 10 }, { name: 'fast', priority: 20 }]);
+    const engines = stubEngines([
+      { name: 'trainer-engine', priority: 10 },
+      { name: 'fast', priority: 20 },
+    ]);
     const { groups } = await setup([engines.plugin], {
-      models: { a: { backend: 'trainer-engine', rollout: 'auto', model: 'tiny' }, b: { backend: 'trainer-engine', rollout: 'auto', model: 'tiny' } },
+      models: {
+        a: { backend: 'trainer-engine', rollout: 'auto', model: 'tiny' },
+        b: { backend: 'trainer-engine', rollout: 'auto', model: 'tiny' },
+      },
       agents: { solver: { model: 'a' }, verifier: { model: 'b' } },
     });
     expect(groups.map((g) => g.rollout.name)).toEqual(['fast:a', 'fast:b']);
@@ -109,7 +144,10 @@ describe('models.<id>.rollout: auto', () => {
 
 describe('an explicitly named rollout engine', () => {
   test('that is unavailable fails at setup, naming models.<id>.rollout and the reason, before any model loads', async () => {
-    const engines = stubEngines([{ name: 'trainer-engine', priority: 10 }, { name: 'fast', priority: 20, missing: 'libfast is not installed' }]);
+    const engines = stubEngines([
+      { name: 'trainer-engine', priority: 10 },
+      { name: 'fast', priority: 20, missing: 'libfast is not installed' },
+    ]);
     const error = await setupError([engines.plugin], ONE_GROUP('fast'));
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.key).toBe('models.policy.rollout');
@@ -119,7 +157,10 @@ describe('an explicitly named rollout engine', () => {
   });
 
   test('that is available samples, as before', async () => {
-    const engines = stubEngines([{ name: 'trainer-engine', priority: 10 }, { name: 'fast', priority: 20 }]);
+    const engines = stubEngines([
+      { name: 'trainer-engine', priority: 10 },
+      { name: 'fast', priority: 20 },
+    ]);
     const { groups, info } = await setup([engines.plugin], ONE_GROUP('fast'));
     expect(groups[0]!.rollout.name).toBe('fast:policy');
     expect(info[0]!.rollout).toBe('fast');
@@ -132,7 +173,10 @@ describe('an explicitly named rollout engine', () => {
 });
 
 describe('auto on the real engines (tiny model)', () => {
-  const config: UserConfig = { models: { policy: { model: 'tiny', runtime: 'wasm', rollout: 'auto' } }, agents: { solver: { model: 'policy' } } };
+  const config: UserConfig = {
+    models: { policy: { model: 'tiny', runtime: 'wasm', rollout: 'auto' } },
+    agents: { solver: { model: 'policy' } },
+  };
 
   test('onnx samples when onnxruntime-node loads', async () => {
     const { groups, log, info } = await setup([new TfjsBackendPlugin(), new OnnxBackendPlugin()], config);
@@ -143,7 +187,10 @@ describe('auto on the real engines (tiny model)', () => {
   });
 
   test('without onnxruntime-node, tfjs samples and the log says how to install it', async () => {
-    const notInstalled = new OnnxRuntimeUnavailableError(new Error("Cannot find package 'onnxruntime-node' imported from /x/y.js"), ONNXRUNTIME_INSTALL);
+    const notInstalled = new OnnxRuntimeUnavailableError(
+      new Error("Cannot find package 'onnxruntime-node' imported from /x/y.js"),
+      ONNXRUNTIME_INSTALL,
+    );
     const onnxWithoutRuntime: Plugin = {
       name: 'backend-onnx',
       register: (ctx) => ctx.provide(BackendFactory, 'onnx', { ...onnxBackendFactory, probe: async () => notInstalled.message }),
@@ -151,7 +198,9 @@ describe('auto on the real engines (tiny model)', () => {
     };
     const { groups, log } = await setup([new TfjsBackendPlugin(), onnxWithoutRuntime], config);
     expect(groups[0]!.rollout).toBe(groups[0]!.trainer);
-    expect(log).toContain("rollout engine of policy (models.policy.rollout: auto): tfjs, the trainer's engine; skipped onnx: "
-      + 'onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)');
+    expect(log).toContain(
+      "rollout engine of policy (models.policy.rollout: auto): tfjs, the trainer's engine; skipped onnx: " +
+        'onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)',
+    );
   });
 });

@@ -26,7 +26,10 @@ describe('learning-rate schedules in drmas train', () => {
     const result = runBin(['train', '--run-dir', runDir], project.dir, 300_000);
     expect(result.stderr).not.toContain('INTERNAL');
     expect(result.code).toBe(0);
-    const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+    const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>);
     expect(lines.map((l) => l.step)).toEqual([1, 2, 3, 4, 5, 6]);
     // Step s (1-based) uses index i = s - 1. Cosine, warm-up 2 of 6: i/2 for i < 2, then 0.5 (1 + cos(pi (i - 2) / 4)).
     const cosine = [0, 0.5, 1, 0.5 * (1 + Math.cos(Math.PI / 4)), 0.5, 0.5 * (1 + Math.cos((3 * Math.PI) / 4))];

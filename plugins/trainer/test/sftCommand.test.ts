@@ -20,7 +20,8 @@ const project = new TempProject('sft').write({
 });
 afterAll(() => project.dispose());
 
-const sft = (...extra: string[]) => runCli(['sft', '--config', 'drmas.config.json', '--data', 'demos.jsonl', '--batch-size', '1', ...extra], project.dir);
+const sft = (...extra: string[]) =>
+  runCli(['sft', '--config', 'drmas.config.json', '--data', 'demos.jsonl', '--batch-size', '1', ...extra], project.dir);
 
 /** The learning rate of each progress line, in step order. */
 function loggedRates(stderr: string): number[] {
@@ -41,7 +42,10 @@ async function scoredDemonstrations(seed: number): Promise<{ prompt: number[]; r
   for (const demo of demos) {
     const promptIds = codec.encode(demo.prompt, { addSpecialTokens: false });
     const ids = [...promptIds, ...codec.encode(demo.response, { addSpecialTokens: false }), codec.eosTokenId!];
-    const result = await runCli(['score', '--model', 'tiny', '--seed', String(seed), '--engine', 'tfjs', '--runtime', 'wasm', '--ids', ids.join(','), '--json'], project.dir);
+    const result = await runCli(
+      ['score', '--model', 'tiny', '--seed', String(seed), '--engine', 'tfjs', '--runtime', 'wasm', '--ids', ids.join(','), '--json'],
+      project.dir,
+    );
     const logprobs = (JSON.parse(result.stdout) as { logprobs: (number | null)[] }).logprobs as number[];
     scored.push({ prompt: logprobs.slice(1, promptIds.length), response: logprobs.slice(promptIds.length) });
   }
@@ -66,14 +70,26 @@ describe('drmas sft', () => {
     expect(loggedRates(result.stderr)).toEqual([0, 0.5e-3, 1e-3, 1e-3]);
   }, 120_000);
 
-  test('--prompt-loss-weight W: the first step\'s nll is the W-weighted mean over prompt and response tokens of the untrained model, as drmas score gives them', async () => {
+  test("--prompt-loss-weight W: the first step's nll is the W-weighted mean over prompt and response tokens of the untrained model, as drmas score gives them", async () => {
     const scored = await scoredDemonstrations(5);
     const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-    const expected = (w: number) => -sum(scored.map((d) => w * sum(d.prompt) + sum(d.response))) / sum(scored.map((d) => w * d.prompt.length + d.response.length));
+    const expected = (w: number) =>
+      -sum(scored.map((d) => w * sum(d.prompt) + sum(d.response))) / sum(scored.map((d) => w * d.prompt.length + d.response.length));
     // The prompt tokens of an untrained model are no likelier than its response tokens, so the three weights give apart values.
     expect(Math.abs(expected(1) - expected(0))).toBeGreaterThan(1e-3);
     for (const w of [0, 0.5, 1]) {
-      const result = await sft('--epochs', '1', '--batch-size', '4', '--prompt-loss-weight', String(w), '--set', 'models.policy.seed=5', '--out', `prompt-${w}`);
+      const result = await sft(
+        '--epochs',
+        '1',
+        '--batch-size',
+        '4',
+        '--prompt-loss-weight',
+        String(w),
+        '--set',
+        'models.policy.seed=5',
+        '--out',
+        `prompt-${w}`,
+      );
       expect(result.code).toBe(0);
       expect(firstNll(result.stderr)).toBeCloseTo(expected(w), 3);
     }

@@ -20,11 +20,17 @@ async function failure(config: UserConfig): Promise<DrmasError> {
 
 describe('worker groups from models and agents', () => {
   test('shared: agents on one model id share one worker group', async () => {
-    const groups = await plan({ models: { policy: { model: 'tiny' } }, agents: { solver: { model: 'policy' }, verifier: { model: 'policy' } } });
+    const groups = await plan({
+      models: { policy: { model: 'tiny' } },
+      agents: { solver: { model: 'policy' }, verifier: { model: 'policy' } },
+    });
     expect(groups.map((g) => [g.id, g.agents])).toEqual([['policy', ['solver', 'verifier']]]);
     expect(groups[0]!.training).toEqual({
       optimizer: { lr: 1e-4, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, paramGroups: [] },
-      schedule: { kind: 'constant', warmupSteps: 0 }, microBatchSize: 8, miniBatches: 1, epochs: 1,
+      schedule: { kind: 'constant', warmupSteps: 0 },
+      microBatchSize: 8,
+      miniBatches: 1,
+      epochs: 1,
     });
   });
 
@@ -76,12 +82,16 @@ describe('worker groups from models and agents', () => {
   });
 
   test('a schedule and its warm-up reach the group; an unknown schedule is rejected naming the key', async () => {
-    const groups = await plan({ models: { policy: { model: 'tiny', optimizer: { schedule: 'cosine', warmupSteps: 3 } } }, agents: { solver: {} } });
+    const groups = await plan({
+      models: { policy: { model: 'tiny', optimizer: { schedule: 'cosine', warmupSteps: 3 } } },
+      agents: { solver: {} },
+    });
     expect(groups[0]!.training.schedule).toEqual({ kind: 'cosine', warmupSteps: 3 });
     // A JSON config is not type-checked: the schema catches what the types would.
-    const untyped = JSON.parse('{ "models": { "policy": { "model": "tiny", "optimizer": { "schedule": "warmup_cosine" } } }, "agents": { "solver": {} } }') as UserConfig;
-    await expect(plan(untyped))
-      .rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.optimizer.schedule' });
+    const untyped = JSON.parse(
+      '{ "models": { "policy": { "model": "tiny", "optimizer": { "schedule": "warmup_cosine" } } }, "agents": { "solver": {} } }',
+    ) as UserConfig;
+    await expect(plan(untyped)).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.optimizer.schedule' });
   });
 
   test('a param group naming no parameter of the model fails at setup, under models.<id>.optimizer.paramGroups.<i>.params', async () => {
@@ -93,7 +103,10 @@ describe('worker groups from models and agents', () => {
         agents: { solver: {} },
       },
     });
-    const error = await kernel.setup({ runDir: '/nonexistent' }).then(() => undefined, (e: unknown) => e);
+    const error = await kernel.setup({ runDir: '/nonexistent' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(DrmasError.is(error)).toBe(true);
     expect(error).toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.optimizer.paramGroups.0.params' });
     expect((error as Error).message).toMatch(/did you mean "model\.norm\.weight"/);

@@ -18,17 +18,22 @@ describe('@drmas/preset-dapo', () => {
     });
   });
 
-  test('the user\'s own settings win over the layer', async () => {
+  test("the user's own settings win over the layer", async () => {
     const { config } = await resolveConfig({
       cwd: project.dir,
       inline: { presets: ['dapo'], plugins: [algorithmsPlugin()], algorithm: { advantage: 'drmas', loss: { clipRatioHigh: 0.3 } } },
     });
-    expect(config.algorithm).toMatchObject({ advantage: 'drmas', loss: { clipRatioLow: 0.2, clipRatioHigh: 0.3 }, dynamicSampling: { enabled: true } });
+    expect(config.algorithm).toMatchObject({
+      advantage: 'drmas',
+      loss: { clipRatioLow: 0.2, clipRatioHigh: 0.3 },
+      dynamicSampling: { enabled: true },
+    });
   });
 
   test('alone, without a plugin that declares the algorithm keys, the config says which plugin to add', async () => {
     await expect(resolveConfig({ cwd: project.dir, inline: { presets: ['dapo'] } })).rejects.toMatchObject({
-      code: 'CONFIG_INVALID', message: expect.stringContaining('algorithm.loss: unknown key'),
+      code: 'CONFIG_INVALID',
+      message: expect.stringContaining('algorithm.loss: unknown key'),
     });
   });
 });

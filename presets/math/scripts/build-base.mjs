@@ -5,10 +5,22 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { buildMathBase, PRESET_DIR } from '../dist/buildBase.js';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '90' }, epochs: { type: 'string', default: '1' }, lr: { type: 'string', default: '2e-3' },
-  seed: { type: 'string', default: '0' }, from: { type: 'string' }, out: { type: 'string', default: path.join(PRESET_DIR, 'checkpoints', 'base') } } });
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '90' },
+    epochs: { type: 'string', default: '1' },
+    lr: { type: 'string', default: '2e-3' },
+    seed: { type: 'string', default: '0' },
+    from: { type: 'string' },
+    out: { type: 'string', default: path.join(PRESET_DIR, 'checkpoints', 'base') },
+  },
+});
 process.exitCode = await buildMathBase({
-  rounds: Number(values.rounds), epochs: Number(values.epochs), lr: Number(values.lr), seed: Number(values.seed), from: values.from,
+  rounds: Number(values.rounds),
+  epochs: Number(values.epochs),
+  lr: Number(values.lr),
+  seed: Number(values.seed),
+  from: values.from,
   workDir: path.join(PRESET_DIR, '..', '..', '.drmas-cache', 'preset-math-base'),
   outDir: path.resolve(values.out),
 });

@@ -2,7 +2,13 @@ import { fileURLToPath } from 'node:url';
 import { BackendFactory, createKernel, Environment, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/models';
 import { extractBoxedAnswer, mathAnswersEqual, type MathTask } from '@drmas/plugin-env-math';
-import { warmupPresetBase, type DemonstrationLine, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions } from '@drmas/plugin-orchestra';
+import {
+  warmupPresetBase,
+  type DemonstrationLine,
+  teacherBackendFactory,
+  writeDemonstrations,
+  type BaseBuildOptions,
+} from '@drmas/plugin-orchestra';
 import { mathPreset } from './mathPreset.js';
 import { mathTeacher } from './mathTeacher.js';
 
@@ -17,19 +23,23 @@ export interface BuildBaseOptions extends BaseBuildOptions {
  * Writes demonstrations by running the real math orchestra on a teacher backend (so prompts are exactly what the
  * agents send), keeping the successful episodes; returns the file and the number of lines.
  */
-export async function writeMathDemonstrations(options: Pick<BuildBaseOptions, 'rounds' | 'promptsPerStep' | 'wrongRate' | 'seed' | 'workDir'>): Promise<{ file: string; lines: number }> {
+export async function writeMathDemonstrations(
+  options: Pick<BuildBaseOptions, 'rounds' | 'promptsPerStep' | 'wrongRate' | 'seed' | 'workDir'>,
+): Promise<{ file: string; lines: number }> {
   const promptsPerStep = options.promptsPerStep ?? 64;
   const tasks = new Map<string, MathTask>();
   const codec = builtinTokenizer(BUILTIN_MODELS.tiny.vocab_size);
   const teacher: Plugin = {
     name: 'math-teacher',
-    register: (ctx) => ctx.provide(BackendFactory, 'teacher', teacherBackendFactory(codec, mathTeacher(tasks, { wrongRate: options.wrongRate }))),
+    register: (ctx) =>
+      ctx.provide(BackendFactory, 'teacher', teacherBackendFactory(codec, mathTeacher(tasks, { wrongRate: options.wrongRate }))),
     apply() {},
   };
   const { kernel } = await createKernel({
     cwd: PRESET_DIR,
     inline: {
-      presets: [mathPreset], plugins: [teacher],
+      presets: [mathPreset],
+      plugins: [teacher],
       models: { policy: { backend: 'teacher', rollout: 'teacher', model: 'tiny' } },
       rollout: { promptsPerStep, samplesPerPrompt: 1 },
       trainer: { seed: options.seed ?? 0 },

@@ -14,14 +14,20 @@ export const MATH_DEFAULTS: Partial<UserConfig> = {
     // lr 3e-5: on the main job's budget, 1e-4 took the held-out avg@16 from 21.3% to 13.6%; 3e-5 gave 22.5%.
     // The final norm at 2e-2 lets RL scale the logits (sharpen) within the budget: 24.5%, 25.0%, 23.7% at 1e-2, 2e-2, 5e-2.
     policy: {
-      backend: 'tfjs', rollout: 'auto', model: BASE_CHECKPOINT, runtime: 'auto',
+      backend: 'tfjs',
+      rollout: 'auto',
+      model: BASE_CHECKPOINT,
+      runtime: 'auto',
       optimizer: { lr: 3e-5, weightDecay: 0, maxGradNorm: 1, paramGroups: [{ params: ['model.norm.weight'], lr: 2e-2 }] },
     },
   },
   agents: {
     solver: { model: 'policy', prompt: SOLVER_PROMPT, sampling: { temperature: 1, topP: 1, maxNewTokens: 56 }, invalidPenalty: 0.1 },
     verifier: {
-      model: 'policy', prompt: VERIFIER_PROMPT, sampling: { temperature: 1, topP: 1, maxNewTokens: 72 }, invalidPenalty: 0.1,
+      model: 'policy',
+      prompt: VERIFIER_PROMPT,
+      sampling: { temperature: 1, topP: 1, maxNewTokens: 72 },
+      invalidPenalty: 0.1,
       stop: ['</verify>'],
     },
   },

@@ -1,4 +1,12 @@
-import { extractBoxedAnswer, hashParts, mathAnswersEqual, solverDemonstration, verifierDemonstration, type DemonstrationStyle, type MathTask } from '@drmas/plugin-env-math';
+import {
+  extractBoxedAnswer,
+  hashParts,
+  mathAnswersEqual,
+  solverDemonstration,
+  verifierDemonstration,
+  type DemonstrationStyle,
+  type MathTask,
+} from '@drmas/plugin-env-math';
 import type { TeacherPolicy } from '@drmas/plugin-orchestra';
 
 /** A plausible wrong answer near the right one, for demonstrations the Verifier learns to reject. */
@@ -15,7 +23,10 @@ function wrongAnswer(answer: string, salt: number): string {
  * `wrongRate` of first attempts, so the Verifier sees both kinds), the Verifier checks the Solver's latest answer.
  * `tasks` maps each question to its task.
  */
-export function mathTeacher(tasks: ReadonlyMap<string, MathTask>, options: { wrongRate?: number } & DemonstrationStyle = {}): TeacherPolicy {
+export function mathTeacher(
+  tasks: ReadonlyMap<string, MathTask>,
+  options: { wrongRate?: number } & DemonstrationStyle = {},
+): TeacherPolicy {
   const wrongRate = options.wrongRate ?? 0.3;
   const style: DemonstrationStyle = { method: options.method ?? 'columns' };
   return (prompt) => {

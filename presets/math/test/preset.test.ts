@@ -41,7 +41,9 @@ describe('the math teacher', () => {
   test('with wrongRate 1, first attempts are wrong and retries right', () => {
     const sloppy = mathTeacher(new Map([[task.question, task]]), { wrongRate: 1 });
     expect(sloppy('Solve: What is 3 + 4?\n')).not.toMatch(/\\boxed\{7\}$/);
-    expect(sloppy('Solve: What is 3 + 4?\nThe output of "solver": x \\boxed{8}\n\nThe output of "verifier": <verify>reject</verify>')).toMatch(/\\boxed\{7\}$/);
+    expect(
+      sloppy('Solve: What is 3 + 4?\nThe output of "solver": x \\boxed{8}\n\nThe output of "verifier": <verify>reject</verify>'),
+    ).toMatch(/\\boxed\{7\}$/);
   });
 });
 
@@ -53,8 +55,17 @@ describe('math demonstrations', () => {
   };
 
   test('the Solver only imitates right answers; the Verifier sees wrong ones and rejects them', async () => {
-    const { file } = await writeMathDemonstrations({ rounds: 2, promptsPerStep: 16, wrongRate: 0.5, seed: 1, workDir: scratch.path('demos') });
-    const demos = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { agent: string; prompt: string; response: string });
+    const { file } = await writeMathDemonstrations({
+      rounds: 2,
+      promptsPerStep: 16,
+      wrongRate: 0.5,
+      seed: 1,
+      workDir: scratch.path('demos'),
+    });
+    const demos = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { agent: string; prompt: string; response: string });
     const solver = demos.filter((d) => d.agent === 'solver');
     expect(solver.length).toBeGreaterThanOrEqual(32);
     for (const demo of solver) expect(/\\boxed\{([^{}]*)\}$/.exec(demo.response)?.[1]).toBe(valueOf(demo.prompt));
@@ -78,7 +89,9 @@ describe('@drmas/preset-math', () => {
     const report = JSON.parse(stdout);
     expect(report.presets.map((p: { name: string }) => p.name)).toEqual(['@drmas/preset-math']);
     expect(report.sections.workflow).toMatchObject({ orchestra: 'math', agents: ['solver', 'verifier'], environment: 'math' });
-    expect(report.sections.workerGroups).toEqual([expect.objectContaining({ id: 'policy', agents: ['solver', 'verifier'], backend: 'tfjs' })]);
+    expect(report.sections.workerGroups).toEqual([
+      expect.objectContaining({ id: 'policy', agents: ['solver', 'verifier'], backend: 'tfjs' }),
+    ]);
   });
 
   test('one training step, shared: both agents train one worker group', async () => {
@@ -88,19 +101,29 @@ describe('@drmas/preset-math', () => {
   });
 
   test('one training step, non-shared: one worker group per agent', async () => {
-    const line = await oneStep({
-      models: { solver: { model: BASE_CHECKPOINT }, verifier: { model: BASE_CHECKPOINT } },
-      agents: { solver: { model: 'solver' }, verifier: { model: 'verifier' } },
-    }, scratch.path('non-shared'));
-    expect(Object.keys(line).filter((k) => /^actor\/[^/]+\/grad_norm$/.test(k)).sort()).toEqual(['actor/solver/grad_norm', 'actor/verifier/grad_norm']);
+    const line = await oneStep(
+      {
+        models: { solver: { model: BASE_CHECKPOINT }, verifier: { model: BASE_CHECKPOINT } },
+        agents: { solver: { model: 'solver' }, verifier: { model: 'verifier' } },
+      },
+      scratch.path('non-shared'),
+    );
+    expect(
+      Object.keys(line)
+        .filter((k) => /^actor\/[^/]+\/grad_norm$/.test(k))
+        .sort(),
+    ).toEqual(['actor/solver/grad_norm', 'actor/verifier/grad_norm']);
     expect(Number.isFinite(line['actor/solver/grad_norm'])).toBe(true);
   });
 
   test('one training step, heterogeneous: a Qwen2 solver and a Llama verifier', async () => {
-    const line = await oneStep({
-      models: { qwen: { model: BASE_CHECKPOINT }, llama: { model: 'tiny', architecture: 'LlamaForCausalLM', seed: 1 } },
-      agents: { solver: { model: 'qwen' }, verifier: { model: 'llama' } },
-    }, scratch.path('heterogeneous'));
+    const line = await oneStep(
+      {
+        models: { qwen: { model: BASE_CHECKPOINT }, llama: { model: 'tiny', architecture: 'LlamaForCausalLM', seed: 1 } },
+        agents: { solver: { model: 'qwen' }, verifier: { model: 'llama' } },
+      },
+      scratch.path('heterogeneous'),
+    );
     expect(Number.isFinite(line['actor/qwen/grad_norm'])).toBe(true);
     expect(Number.isFinite(line['actor/llama/grad_norm'])).toBe(true);
   });
@@ -108,11 +131,19 @@ describe('@drmas/preset-math', () => {
   test('the base rebuild runs end to end on a few steps and writes a loadable checkpoint', async () => {
     const outDir = scratch.path('base');
     const code = await buildMathBase({
-      rounds: 1, promptsPerStep: 4, epochs: 1, batchSize: 8, workDir: scratch.path('base-work'), outDir,
+      rounds: 1,
+      promptsPerStep: 4,
+      epochs: 1,
+      batchSize: 8,
+      workDir: scratch.path('base-work'),
+      outDir,
       io: { stdout: process.stdout, stderr: { write: () => true } as unknown as NodeJS.WritableStream, cwd: REPO_ROOT },
     });
     expect(code).toBe(0);
-    const demos = readFileSync(scratch.path('base-work', 'demonstrations.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const demos = readFileSync(scratch.path('base-work', 'demonstrations.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(new Set(demos.map((d: { agent: string }) => d.agent))).toEqual(new Set(['solver', 'verifier']));
     expect(demos[0].prompt).toContain('Solve: ');
     const line = await oneStep({ models: { policy: { model: path.join(outDir, 'policy') } } }, scratch.path('rebuilt'));
@@ -121,8 +152,24 @@ describe('@drmas/preset-math', () => {
     // A second stage continues from the first one's checkpoint.
     let log = '';
     const stage2 = await buildMathBase({
-      rounds: 1, promptsPerStep: 2, epochs: 1, batchSize: 8, seed: 1, from: path.join(outDir, 'policy'), workDir: scratch.path('base-work-2'), outDir: scratch.path('base-2'),
-      io: { stdout: process.stdout, stderr: { write: (chunk: string) => { log += chunk; return true; } } as unknown as NodeJS.WritableStream, cwd: REPO_ROOT },
+      rounds: 1,
+      promptsPerStep: 2,
+      epochs: 1,
+      batchSize: 8,
+      seed: 1,
+      from: path.join(outDir, 'policy'),
+      workDir: scratch.path('base-work-2'),
+      outDir: scratch.path('base-2'),
+      io: {
+        stdout: process.stdout,
+        stderr: {
+          write: (chunk: string) => {
+            log += chunk;
+            return true;
+          },
+        } as unknown as NodeJS.WritableStream,
+        cwd: REPO_ROOT,
+      },
     });
     expect(stage2).toBe(0);
     expect(log).toContain(`model policy: ${path.join(outDir, 'policy')} on tfjs`);

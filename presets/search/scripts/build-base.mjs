@@ -7,14 +7,26 @@ import { buildSearchBase, PRESET_DIR } from '../dist/buildBase.js';
 
 const { values } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '64' }, prompts: { type: 'string', default: '32' }, epochs: { type: 'string', default: '1' },
-    lr: { type: 'string', default: '2e-3' }, 'batch-size': { type: 'string', default: '16' }, seed: { type: 'string', default: '0' },
-    'prompt-loss-weight': { type: 'string', default: '0' }, from: { type: 'string' }, out: { type: 'string', default: path.join(PRESET_DIR, 'checkpoints', 'base') },
+    rounds: { type: 'string', default: '64' },
+    prompts: { type: 'string', default: '32' },
+    epochs: { type: 'string', default: '1' },
+    lr: { type: 'string', default: '2e-3' },
+    'batch-size': { type: 'string', default: '16' },
+    seed: { type: 'string', default: '0' },
+    'prompt-loss-weight': { type: 'string', default: '0' },
+    from: { type: 'string' },
+    out: { type: 'string', default: path.join(PRESET_DIR, 'checkpoints', 'base') },
   },
 });
 process.exitCode = await buildSearchBase({
-  rounds: Number(values.rounds), promptsPerStep: Number(values.prompts), epochs: Number(values.epochs), lr: Number(values.lr),
-  batchSize: Number(values['batch-size']), seed: Number(values.seed), promptLossWeight: Number(values['prompt-loss-weight']), from: values.from,
+  rounds: Number(values.rounds),
+  promptsPerStep: Number(values.prompts),
+  epochs: Number(values.epochs),
+  lr: Number(values.lr),
+  batchSize: Number(values['batch-size']),
+  seed: Number(values.seed),
+  promptLossWeight: Number(values['prompt-loss-weight']),
+  from: values.from,
   workDir: path.join(PRESET_DIR, '..', '..', '.drmas-cache', 'preset-search-base'),
   outDir: path.resolve(values.out),
 });

@@ -2,7 +2,13 @@ import { fileURLToPath } from 'node:url';
 import { BackendFactory, createKernel, DrmasError, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/models';
 import { generateKnowledgeBase } from '@drmas/plugin-env-search';
-import { warmupPresetBase, teacherBackendFactory, writeDemonstrations, type BaseBuildOptions, type TeacherPolicy } from '@drmas/plugin-orchestra';
+import {
+  warmupPresetBase,
+  teacherBackendFactory,
+  writeDemonstrations,
+  type BaseBuildOptions,
+  type TeacherPolicy,
+} from '@drmas/plugin-orchestra';
 import { searchPreset } from './searchPreset.js';
 import { searchTeacher } from './searchTeacher.js';
 
@@ -15,20 +21,28 @@ export type BuildBaseOptions = BaseBuildOptions;
  * agents send, information blocks included), keeping the successful episodes; returns the file and the number of
  * lines.
  */
-export async function writeSearchDemonstrations(options: Pick<BuildBaseOptions, 'rounds' | 'promptsPerStep' | 'seed' | 'workDir'>): Promise<{ file: string; lines: number }> {
+export async function writeSearchDemonstrations(
+  options: Pick<BuildBaseOptions, 'rounds' | 'promptsPerStep' | 'seed' | 'workDir'>,
+): Promise<{ file: string; lines: number }> {
   const promptsPerStep = options.promptsPerStep ?? 32;
   const codec = builtinTokenizer(BUILTIN_MODELS.tiny.vocab_size);
   // The teacher reads the knowledge base the environment generates, known once the config is resolved.
   let policy: TeacherPolicy | undefined;
   const teacher: Plugin = {
     name: 'search-teacher',
-    register: (ctx) => ctx.provide(BackendFactory, 'teacher', teacherBackendFactory(codec, (prompt) => policy!(prompt))),
+    register: (ctx) =>
+      ctx.provide(
+        BackendFactory,
+        'teacher',
+        teacherBackendFactory(codec, (prompt) => policy!(prompt)),
+      ),
     apply() {},
   };
   const { kernel, config } = await createKernel({
     cwd: PRESET_DIR,
     inline: {
-      presets: [searchPreset], plugins: [teacher],
+      presets: [searchPreset],
+      plugins: [teacher],
       models: { policy: { backend: 'teacher', rollout: 'teacher', model: 'tiny' } },
       rollout: { promptsPerStep, samplesPerPrompt: 1 },
       trainer: { seed: options.seed ?? 0 },
@@ -36,9 +50,14 @@ export async function writeSearchDemonstrations(options: Pick<BuildBaseOptions, 
   });
   const env = config.env as { seed: number; entities: number; questionsFile?: string };
   if (env.questionsFile) {
-    throw new DrmasError('CONFIG_INVALID', 'search demonstrations need the synthetic knowledge base, whose questions carry their solution steps', {
-      key: 'env.questionsFile', hint: 'leave env.questionsFile unset when building the base checkpoint',
-    });
+    throw new DrmasError(
+      'CONFIG_INVALID',
+      'search demonstrations need the synthetic knowledge base, whose questions carry their solution steps',
+      {
+        key: 'env.questionsFile',
+        hint: 'leave env.questionsFile unset when building the base checkpoint',
+      },
+    );
   }
   policy = searchTeacher(generateKnowledgeBase({ seed: env.seed, entities: env.entities }));
   return writeDemonstrations(kernel, options.rounds, options.workDir);

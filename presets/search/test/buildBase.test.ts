@@ -18,7 +18,10 @@ const env = SEARCH_DEFAULTS.env as { seed: number; entities: number; topk: numbe
 const templates: Record<string, string> = { verifier: VERIFIER_PROMPT, searcher: SEARCHER_PROMPT, answerer: ANSWERER_PROMPT };
 
 function readLines(file: string): DemonstrationLine[] {
-  return readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as DemonstrationLine);
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as DemonstrationLine);
 }
 
 describe('search base checkpoint', () => {
@@ -64,7 +67,13 @@ describe('search base checkpoint', () => {
     const log: Buffer[] = [];
     stderr.on('data', (chunk: Buffer) => log.push(chunk));
     const code = await buildSearchBase({
-      rounds: 1, promptsPerStep: 2, epochs: 1, batchSize: 8, promptLossWeight: 1, workDir: path.join(scratch, 'work'), outDir,
+      rounds: 1,
+      promptsPerStep: 2,
+      epochs: 1,
+      batchSize: 8,
+      promptLossWeight: 1,
+      workDir: path.join(scratch, 'work'),
+      outDir,
       io: { stdout: new PassThrough(), stderr, cwd: PRESET_DIR },
     });
     expect(code).toBe(0);

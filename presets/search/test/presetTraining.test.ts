@@ -36,7 +36,9 @@ async function oneStep(example: string): Promise<Record<string, number>> {
 
 function expectGroupsTrained(metrics: Record<string, number>, groups: string[]): void {
   for (const group of groups) expect(Number.isFinite(metrics[`actor/${group}/grad_norm`])).toBe(true);
-  const trained = Object.keys(metrics).filter((key) => /^actor\/[^/]+\/grad_norm$/.test(key)).map((key) => key.split('/')[1]);
+  const trained = Object.keys(metrics)
+    .filter((key) => /^actor\/[^/]+\/grad_norm$/.test(key))
+    .map((key) => key.split('/')[1]);
   expect(trained.sort()).toEqual([...groups].sort());
 }
 

@@ -7,9 +7,14 @@ const teacher = searchTeacher(kb);
 const documents = new Map(kb.documents.map((d) => [d.id, d]));
 
 /** A prompt as the preset's agents send it: chat template around `<Role>: ` and the observation. */
-function prompt(role: 'Verify' | 'Search' | 'Answer', question: SearchQuestion, searches: Array<{ query: string; docs: SearchDocument[] }> = []): string {
+function prompt(
+  role: 'Verify' | 'Search' | 'Answer',
+  question: SearchQuestion,
+  searches: Array<{ query: string; docs: SearchDocument[] }> = [],
+): string {
   const parts = [`Question: ${question.question}`];
-  for (const { query, docs } of searches) parts.push(`<search>${query}</search>`, formatInformation(docs.map((document) => ({ document, score: 1 }))));
+  for (const { query, docs } of searches)
+    parts.push(`<search>${query}</search>`, formatInformation(docs.map((document) => ({ document, score: 1 }))));
   return `<|im_start|>user\n${role}: ${parts.join('\n')}<|im_end|>\n<|im_start|>assistant\n`;
 }
 

@@ -12,13 +12,20 @@ import { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand } from '../CliCommand.js';
  */
 async function checkpointOverrides(dir: string, cwd: string, configPath: string | undefined, overrides: string[]): Promise<string[]> {
   if (!existsSync(dir)) {
-    throw new DrmasError('INVALID_ARGUMENT', `checkpoint ${dir} does not exist`, { key: '--checkpoint', hint: 'give a checkpoints/step-NNNNNN folder of a run or a Hugging Face model folder' });
+    throw new DrmasError('INVALID_ARGUMENT', `checkpoint ${dir} does not exist`, {
+      key: '--checkpoint',
+      hint: 'give a checkpoints/step-NNNNNN folder of a run or a Hugging Face model folder',
+    });
   }
   if (existsSync(path.join(dir, CHECKPOINT_STATE_FILE))) {
     return readTrainerState(dir).workerGroups.map((id) => `models.${id}.model=${path.join(dir, id)}`);
   }
   if (!existsSync(path.join(dir, 'config.json'))) {
-    throw new DrmasError('INVALID_ARGUMENT', `${dir} is neither a training checkpoint (${CHECKPOINT_STATE_FILE}) nor a model folder (config.json)`, { key: '--checkpoint' });
+    throw new DrmasError(
+      'INVALID_ARGUMENT',
+      `${dir} is neither a training checkpoint (${CHECKPOINT_STATE_FILE}) nor a model folder (config.json)`,
+      { key: '--checkpoint' },
+    );
   }
   const { config } = await resolveConfig({ cwd, configPath, overrides });
   return Object.keys(config.models).map((id) => `models.${id}.model=${dir}`);
@@ -30,27 +37,38 @@ export const evalCommand: CliCommand = {
   usage: 'drmas eval [--config PATH] [--checkpoint DIR] [--k 16] [--set KEY=VALUE ...] [--run-dir DIR] [--json]',
   help: [
     ...CONFIG_HELP,
-    ['--checkpoint DIR', 'evaluate these weights: a run\'s checkpoints/step-NNNNNN folder or a Hugging Face model folder'],
+    ['--checkpoint DIR', "evaluate these weights: a run's checkpoints/step-NNNNNN folder or a Hugging Face model folder"],
     ['--k N', 'samples per task (eval.k)'],
     ['--run-dir DIR', 'where to write eval.jsonl and metrics (default <trainer.outputDir>/eval-<time>)'],
     ['--json', 'print the metrics as JSON'],
   ],
-  options: { ...CONFIG_OPTIONS, checkpoint: { type: 'string' }, k: { type: 'string' }, 'run-dir': { type: 'string' }, json: { type: 'boolean' } },
+  options: {
+    ...CONFIG_OPTIONS,
+    checkpoint: { type: 'string' },
+    k: { type: 'string' },
+    'run-dir': { type: 'string' },
+    json: { type: 'boolean' },
+  },
   async run({ values }, io) {
     const configPath = values.config as string | undefined;
     const overrides = [...((values.set as string[] | undefined) ?? [])];
     if (values.k !== undefined) overrides.push(`eval.k=${values.k as string}`);
     if (values.checkpoint) {
-      overrides.push(...await checkpointOverrides(path.resolve(io.cwd, values.checkpoint as string), io.cwd, configPath, overrides));
+      overrides.push(...(await checkpointOverrides(path.resolve(io.cwd, values.checkpoint as string), io.cwd, configPath, overrides)));
     }
     const { kernel } = await createKernel({ cwd: io.cwd, configPath, overrides });
     if (!kernel.hasTaps('evaluate')) {
       io.stderr.write('drmas: no plugin taps the evaluate hook, so there is nothing to evaluate (add a preset with an environment)\n');
       return 1;
     }
-    const metrics = await kernel.evaluate({ runDir: values['run-dir'] as string | undefined, log: (m) => io.stderr.write(`drmas: ${m}\n`) });
+    const metrics = await kernel.evaluate({
+      runDir: values['run-dir'] as string | undefined,
+      log: (m) => io.stderr.write(`drmas: ${m}\n`),
+    });
     if (values.json) io.stdout.write(`${JSON.stringify(metrics)}\n`);
-    else for (const [key, value] of Object.entries(metrics)) io.stdout.write(`${key.padEnd(44)} ${Number.isInteger(value) ? value : value.toFixed(4)}\n`);
+    else
+      for (const [key, value] of Object.entries(metrics))
+        io.stdout.write(`${key.padEnd(44)} ${Number.isInteger(value) ? value : value.toFixed(4)}\n`);
     return 0;
   },
 };

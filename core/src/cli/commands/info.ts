@@ -21,7 +21,11 @@ function origin(m: ModuleOrigin) {
   return { version: m.version ?? null, resolvedFrom: m.resolvedFrom, listedAt: `${m.listedIn} ${m.key}` };
 }
 
-export function infoReport(kernel: Kernel, configFile: string | undefined, presets: Array<ModuleOrigin & { preset: { name: string } }>): InfoReport {
+export function infoReport(
+  kernel: Kernel,
+  configFile: string | undefined,
+  presets: Array<ModuleOrigin & { preset: { name: string } }>,
+): InfoReport {
   const hooks: InfoReport['hooks'] = {};
   for (const name of HOOK_NAMES) {
     const taps = (kernel.hooks[name] as unknown as { taps: Array<{ name: string; type: string; stage?: number }> }).taps;
@@ -30,8 +34,12 @@ export function infoReport(kernel: Kernel, configFile: string | undefined, prese
   const roles: InfoReport['roles'] = {};
   for (const token of kernel.ledger.namedTokens()) {
     roles[token.name] = {
-      label: token.label, configKey: token.configKey ?? null,
-      entries: kernel.ledger.bindingsOf(token).filter((r) => r.name !== undefined).map((r) => ({ name: r.name!, plugin: r.plugin })),
+      label: token.label,
+      configKey: token.configKey ?? null,
+      entries: kernel.ledger
+        .bindingsOf(token)
+        .filter((r) => r.name !== undefined)
+        .map((r) => ({ name: r.name!, plugin: r.plugin })),
     };
   }
   const sections: Record<string, unknown> = {};
@@ -67,9 +75,15 @@ function printText(report: InfoReport, io: { stdout: NodeJS.WritableStream }): v
     out(`\n${title}:`);
     const rows = Array.isArray(data) ? data : [data];
     for (const row of rows) {
-      out(`  ${typeof row === 'object' && row !== null
-        ? Object.entries(row).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`).join('; ')
-        : String(row)}`);
+      out(
+        `  ${
+          typeof row === 'object' && row !== null
+            ? Object.entries(row)
+                .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`)
+                .join('; ')
+            : String(row)
+        }`,
+      );
     }
   }
 }
@@ -82,7 +96,9 @@ export const infoCommand: CliCommand = {
   options: { ...CONFIG_OPTIONS, json: { type: 'boolean' } },
   async run({ values }, io) {
     const { kernel, file, presets } = await createKernel({
-      cwd: io.cwd, configPath: values.config as string | undefined, overrides: values.set as string[] | undefined,
+      cwd: io.cwd,
+      configPath: values.config as string | undefined,
+      overrides: values.set as string[] | undefined,
       required: false,
     });
     const report = infoReport(kernel, file, presets);

@@ -8,17 +8,29 @@ export const trainCommand: CliCommand = {
   help: [
     ...CONFIG_HELP,
     ['--run-dir DIR', 'write the run here instead of <trainer.outputDir>/<trainer.runName or timestamp>'],
-    ['--resume auto|DIR', 'continue from the latest checkpoint (auto: of --run-dir, or of the newest run), a run directory or a checkpoint folder'],
+    [
+      '--resume auto|DIR',
+      'continue from the latest checkpoint (auto: of --run-dir, or of the newest run), a run directory or a checkpoint folder',
+    ],
   ],
   options: { ...CONFIG_OPTIONS, 'run-dir': { type: 'string' }, resume: { type: 'string' } },
   async run({ values }, io) {
-    const { kernel } = await createKernel({ cwd: io.cwd, configPath: values.config as string | undefined, overrides: values.set as string[] | undefined });
+    const { kernel } = await createKernel({
+      cwd: io.cwd,
+      configPath: values.config as string | undefined,
+      overrides: values.set as string[] | undefined,
+    });
     const log = (message: string) => io.stderr.write(`drmas: ${message}\n`);
     const controller = new AbortController();
     const onSignal = () => controller.abort('SIGINT');
     process.once('SIGINT', onSignal);
     try {
-      const run = await kernel.run({ runDir: values['run-dir'] as string | undefined, resume: values.resume as string | undefined, signal: controller.signal, log });
+      const run = await kernel.run({
+        runDir: values['run-dir'] as string | undefined,
+        resume: values.resume as string | undefined,
+        signal: controller.signal,
+        log,
+      });
       log(`done: ${run.runDir}/metrics.jsonl`);
     } finally {
       process.off('SIGINT', onSignal);

@@ -36,7 +36,10 @@ export const grpoPassk: EstimatorDefinition = {
       const size = stats.size[g]!;
       if (size === 0) continue;
       if (size < 2) {
-        throw new AlgorithmInputError('groupIds', `grpo_passk needs at least 2 rows per group; group ${g} (first at row ${best[g]}) has ${size}`);
+        throw new AlgorithmInputError(
+          'groupIds',
+          `grpo_passk needs at least 2 rows per group; group ${g} (first at row ${best[g]}) has ${size}`,
+        );
       }
       const gap = top[g]! - second[g]!;
       // The group has rows, so the first pass set best[g] to one of them.

@@ -42,8 +42,13 @@ function summarize(tasks: readonly TaskSamples[], k: number, threshold: number):
 }
 
 /** avg@k and pass@k overall and per data source (tasks without one count as `default`). */
-export function evaluateSamples(tasks: readonly TaskSamples[], k: number, options: { threshold?: number } = {}): {
-  overall: SampleSummary; bySource: Record<string, SampleSummary>;
+export function evaluateSamples(
+  tasks: readonly TaskSamples[],
+  k: number,
+  options: { threshold?: number } = {},
+): {
+  overall: SampleSummary;
+  bySource: Record<string, SampleSummary>;
 } {
   const threshold = options.threshold ?? 1;
   const sources = new Map<string, TaskSamples[]>();
@@ -53,6 +58,8 @@ export function evaluateSamples(tasks: readonly TaskSamples[], k: number, option
   }
   return {
     overall: summarize(tasks, k, threshold),
-    bySource: Object.fromEntries([...sources.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([s, list]) => [s, summarize(list, k, threshold)])),
+    bySource: Object.fromEntries(
+      [...sources.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([s, list]) => [s, summarize(list, k, threshold)]),
+    ),
   };
 }

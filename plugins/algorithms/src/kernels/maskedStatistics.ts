@@ -28,7 +28,8 @@ export function maskedMean(values: ArrayLike<number>, mask: ArrayLike<number>): 
 export function maskedWhiten(values: ArrayLike<number>, mask: ArrayLike<number>, key: string): Float64Array {
   const n = maskTotal(mask);
   if (n === 0) throw new AlgorithmInputError(key, 'batch whitening needs at least one unmasked token; the mask is all zero');
-  if (n === 1) throw new AlgorithmInputError(key, 'batch whitening needs at least two unmasked tokens (the unbiased variance divides by n-1)');
+  if (n === 1)
+    throw new AlgorithmInputError(key, 'batch whitening needs at least two unmasked tokens (the unbiased variance divides by n-1)');
   const mean = maskedSum(values, mask) / (n + 1e-8);
   let sq = 0;
   for (let i = 0; i < values.length; i++) {

@@ -208,7 +208,8 @@ export function policyLoss(input: PolicyLossInput, options: PolicyLossOptions = 
     old: flattenMatrix(input.oldLogProbs, 'oldLogProbs', rows, cols).data,
     adv: flattenMatrix(input.advantages, 'advantages', rows, cols).data,
     mask: flattenMatrix(input.responseMask, 'responseMask', rows, cols).data,
-    weights: input.importanceWeights === undefined ? undefined : flattenMatrix(input.importanceWeights, 'importanceWeights', rows, cols).data,
+    weights:
+      input.importanceWeights === undefined ? undefined : flattenMatrix(input.importanceWeights, 'importanceWeights', rows, cols).data,
     rows,
     cols,
   };

@@ -1,6 +1,13 @@
 import {
-  AdvantageEstimator, DrmasError, LossFunction, Stage, type Kernel, type Plugin, type RegisterContext,
-  type RolloutBatch, type StepContext,
+  AdvantageEstimator,
+  DrmasError,
+  LossFunction,
+  Stage,
+  type Kernel,
+  type Plugin,
+  type RegisterContext,
+  type RolloutBatch,
+  type StepContext,
 } from '@drmas/core';
 import { ADVANTAGE_ESTIMATORS } from '../estimators/builtinEstimators.js';
 import type { GroupKeyName } from '../grouping/groupKeys.js';
@@ -41,12 +48,19 @@ async function dynamicSampling(kernel: Kernel, first: RolloutBatch, step: StepCo
   const settings = settingsOf(kernel);
   const targetGroups = new Set(first.trajectories.map((t) => t.groupId)).size;
   if (targetGroups === 0) return first;
-  const accumulator = new DynamicSamplingAccumulator({ targetGroups, maxRounds: settings.dynamicSampling.maxRounds, keepSingletonGroups: true });
+  const accumulator = new DynamicSamplingAccumulator({
+    targetGroups,
+    maxRounds: settings.dynamicSampling.maxRounds,
+    keepSingletonGroups: true,
+  });
   const rounds: RolloutBatch[] = [];
   let batch: RolloutBatch | undefined = first;
   while (batch) {
     rounds.push(batch);
-    const status = accumulator.addRound(batch.trajectories.map((t) => t.outcome ?? 0), batch.trajectories.map((t) => t.groupId));
+    const status = accumulator.addRound(
+      batch.trajectories.map((t) => t.outcome ?? 0),
+      batch.trajectories.map((t) => t.groupId),
+    );
     if (status !== 'need-more') break;
     batch = await kernel.hooks.rollout.promise(step);
   }
@@ -55,8 +69,10 @@ async function dynamicSampling(kernel: Kernel, first: RolloutBatch, step: StepCo
   step.metrics['rollout/dynamic_sampling_rounds'] = result.rounds;
   step.metrics['rollout/dynamic_sampling_groups'] = result.groups.length;
   if (result.gaveUp) {
-    step.run.log(`warning: dynamic sampling gave up after ${result.rounds} rounds with ${result.groups.length} of ${targetGroups} groups `
-      + 'having reward variance; training on what it has (raise algorithm.dynamicSampling.maxRounds, or the task is too easy/hard)');
+    step.run.log(
+      `warning: dynamic sampling gave up after ${result.rounds} rounds with ${result.groups.length} of ${targetGroups} groups ` +
+        'having reward variance; training on what it has (raise algorithm.dynamicSampling.maxRounds, or the task is too easy/hard)',
+    );
   }
   return { trajectories, metrics: { ...first.metrics } };
 }
@@ -73,12 +89,19 @@ export class AlgorithmsPlugin implements Plugin {
     const options = () => {
       const s = ctx.config.algorithm as AlgorithmSettings;
       return {
-        normalizeByStd: s.normalizeByStd, epsilon: s.epsilon, gamma: s.gamma, lam: s.lam,
-        stepAdvantageWeight: s.stepAdvantageWeight, gigpoMode: s.gigpoMode, similarityThreshold: s.similarityThreshold,
-        groupKey: s.groupKey as GroupKeyName | undefined, excludeZeroStdGroups: s.excludeZeroStdGroups,
+        normalizeByStd: s.normalizeByStd,
+        epsilon: s.epsilon,
+        gamma: s.gamma,
+        lam: s.lam,
+        stepAdvantageWeight: s.stepAdvantageWeight,
+        gigpoMode: s.gigpoMode,
+        similarityThreshold: s.similarityThreshold,
+        groupKey: s.groupKey as GroupKeyName | undefined,
+        excludeZeroStdGroups: s.excludeZeroStdGroups,
       };
     };
-    for (const definition of Object.values(ADVANTAGE_ESTIMATORS)) ctx.provide(AdvantageEstimator, definition.name, new BatchEstimator(definition, options));
+    for (const definition of Object.values(ADVANTAGE_ESTIMATORS))
+      ctx.provide(AdvantageEstimator, definition.name, new BatchEstimator(definition, options));
     ctx.bind(LossFunction).toDynamicValue(() => new PolicyLossFunction(lossSettings(ctx.config.algorithm as AlgorithmSettings)));
   }
 
@@ -89,14 +112,19 @@ export class AlgorithmsPlugin implements Plugin {
       if (!(estimator instanceof BatchEstimator) || estimator.definition.defaultGroupKey !== undefined) return;
       for (const key of ['groupKey', 'excludeZeroStdGroups'] as const) {
         if (s[key] === undefined || s[key] === false) continue;
-        throw new DrmasError('CONFIG_INVALID', `algorithm.${key} applies to estimators that normalize within groups; "${estimator.name}" does not group rows`, {
-          key: `algorithm.${key}`, hint: 'remove it, or choose a group-based estimator such as drmas or grpo',
-        });
+        throw new DrmasError(
+          'CONFIG_INVALID',
+          `algorithm.${key} applies to estimators that normalize within groups; "${estimator.name}" does not group rows`,
+          {
+            key: `algorithm.${key}`,
+            hint: 'remove it, or choose a group-based estimator such as drmas or grpo',
+          },
+        );
       }
     });
-    kernel.hooks.afterRollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (batch, step) => (
-      settingsOf(kernel).dynamicSampling.enabled ? dynamicSampling(kernel, batch, step) : batch
-    ));
+    kernel.hooks.afterRollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (batch, step) =>
+      settingsOf(kernel).dynamicSampling.enabled ? dynamicSampling(kernel, batch, step) : batch,
+    );
   }
 }
 

@@ -19,7 +19,10 @@ const BATCH_INPUT: Readonly<Record<RequiredInput, BatchInput | undefined>> = {
 export class BatchEstimator implements AdvantageEstimator {
   readonly inputs: readonly BatchInput[];
 
-  constructor(readonly definition: EstimatorDefinition, private readonly options: () => ColumnarAdvantageOptions) {
+  constructor(
+    readonly definition: EstimatorDefinition,
+    private readonly options: () => ColumnarAdvantageOptions,
+  ) {
     this.inputs = definition.requires.map((need) => BATCH_INPUT[need]).filter((input): input is BatchInput => input !== undefined);
   }
 
@@ -31,12 +34,24 @@ export class BatchEstimator implements AdvantageEstimator {
     if (batch.rows === 0) return;
     const R = batch.responseLength;
     const { ids } = batch;
-    const result = computeAdvantageColumnar(this.definition, {
-      rowLength: R, tokenRewards: batch.tokenRewards, responseMask: batch.responseMask, values: batch.values,
-      groupCodes: ids.group.codes, trajectoryCodes: ids.trajectory.codes, agentCodes: ids.agent.codes, turnCodes: ids.step.codes,
-      workerGroupCodes: ids.workerGroup.codes, anchorObservations: batch.observations, stepRewards: batch.rewards,
-      baselineRewards: batch.baselineRewards,
-    }, this.options());
+    const result = computeAdvantageColumnar(
+      this.definition,
+      {
+        rowLength: R,
+        tokenRewards: batch.tokenRewards,
+        responseMask: batch.responseMask,
+        values: batch.values,
+        groupCodes: ids.group.codes,
+        trajectoryCodes: ids.trajectory.codes,
+        agentCodes: ids.agent.codes,
+        turnCodes: ids.step.codes,
+        workerGroupCodes: ids.workerGroup.codes,
+        anchorObservations: batch.observations,
+        stepRewards: batch.rewards,
+        baselineRewards: batch.baselineRewards,
+      },
+      this.options(),
+    );
     batch.advantages.set(result.advantages);
     batch.returns.set(result.returns);
     if (step) this.report(batch, step);
@@ -48,7 +63,10 @@ export class BatchEstimator implements AdvantageEstimator {
   /** `advantage/frac_reward_zero_std` over the episodes, and the advantages' mean and std over the response tokens. */
   private report(batch: TrainingBatch, step: StepContext): void {
     const outcomes = batch.trajectories.map((t) => t.outcome ?? 0);
-    step.metrics['advantage/frac_reward_zero_std'] = zeroStdGroups(outcomes, batch.trajectories.map((t) => t.groupId)).fracRewardZeroStd;
+    step.metrics['advantage/frac_reward_zero_std'] = zeroStdGroups(
+      outcomes,
+      batch.trajectories.map((t) => t.groupId),
+    ).fracRewardZeroStd;
     let sum = 0;
     let squares = 0;
     let count = 0;

@@ -18,28 +18,32 @@ export const algorithmSection = z.object({
   groupKey: z.enum(GROUP_KEY_NAMES as [GroupKeyName, ...GroupKeyName[]]).optional(),
   /** Keep turns of groups whose rewards are all equal out of the loss (they carry no signal). */
   excludeZeroStdGroups: z.boolean().default(false),
-  loss: z.strictObject({
-    variant: z.enum(TRAINABLE_VARIANTS).default('vanilla'),
-    clipRatio: z.number().gt(0).lt(1).default(0.2),
-    /** Defaults to `clipRatio`. */
-    clipRatioLow: z.number().gt(0).lt(1).optional(),
-    /** Defaults to `clipRatio`; above it is clip-higher (DAPO: 0.28). */
-    clipRatioHigh: z.number().gt(0).optional(),
-    /** Dual-clip bound for negative advantages. */
-    clipRatioC: z.number().gt(1).default(3),
-    aggregation: z.enum(LOSS_AGGREGATIONS as [LossAggregation, ...LossAggregation[]]).default('token-mean'),
-    lossScaleFactor: z.number().positive().optional(),
-    klCoef: z.number().min(0).default(0),
-    klType: z.enum(KL_PENALTY_KINDS as [KlPenaltyKind, ...KlPenaltyKind[]]).default('low_var_kl'),
-    /** Positive: an entropy bonus (veRL's entropy_coeff). Negative: entropy minimization, which sharpens the policy. */
-    entropyCoef: z.number().default(0),
-  }).prefault({}),
-  dynamicSampling: z.strictObject({
-    /** Drop groups whose episode outcomes are all equal and sample more (DAPO). */
-    enabled: z.boolean().default(false),
-    /** Rollout rounds at most, the first included (veRL's max_num_gen_batches). */
-    maxRounds: z.number().int().min(1).default(10),
-  }).prefault({}),
+  loss: z
+    .strictObject({
+      variant: z.enum(TRAINABLE_VARIANTS).default('vanilla'),
+      clipRatio: z.number().gt(0).lt(1).default(0.2),
+      /** Defaults to `clipRatio`. */
+      clipRatioLow: z.number().gt(0).lt(1).optional(),
+      /** Defaults to `clipRatio`; above it is clip-higher (DAPO: 0.28). */
+      clipRatioHigh: z.number().gt(0).optional(),
+      /** Dual-clip bound for negative advantages. */
+      clipRatioC: z.number().gt(1).default(3),
+      aggregation: z.enum(LOSS_AGGREGATIONS as [LossAggregation, ...LossAggregation[]]).default('token-mean'),
+      lossScaleFactor: z.number().positive().optional(),
+      klCoef: z.number().min(0).default(0),
+      klType: z.enum(KL_PENALTY_KINDS as [KlPenaltyKind, ...KlPenaltyKind[]]).default('low_var_kl'),
+      /** Positive: an entropy bonus (veRL's entropy_coeff). Negative: entropy minimization, which sharpens the policy. */
+      entropyCoef: z.number().default(0),
+    })
+    .prefault({}),
+  dynamicSampling: z
+    .strictObject({
+      /** Drop groups whose episode outcomes are all equal and sample more (DAPO). */
+      enabled: z.boolean().default(false),
+      /** Rollout rounds at most, the first included (veRL's max_num_gen_batches). */
+      maxRounds: z.number().int().min(1).default(10),
+    })
+    .prefault({}),
 });
 
 export type AlgorithmSettings = z.infer<typeof algorithmSection> & { advantage?: string };

@@ -71,7 +71,12 @@ export class GraphBuilder {
     const key = `i64:${scalar ? 's' : ''}${values.join(',')}`;
     let name = this.constants.get(key);
     if (!name) {
-      name = this.initializer(`const/${this.constants.size}`, 'int64', scalar ? [] : [values.length], BigInt64Array.from(values.map(BigInt)));
+      name = this.initializer(
+        `const/${this.constants.size}`,
+        'int64',
+        scalar ? [] : [values.length],
+        BigInt64Array.from(values.map(BigInt)),
+      );
       this.constants.set(key, name);
     }
     return name;

@@ -13,8 +13,13 @@ const PLUGIN_NAME = 'backend-onnx';
 export const onnxBackendFactory: BackendFactory = {
   name: 'onnx',
   priority: 20,
-  describe: () => `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,
-  probe: () => loadOnnxRuntime().then(() => undefined, (error: Error) => error.message),
+  describe: () =>
+    `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,
+  probe: () =>
+    loadOnnxRuntime().then(
+      () => undefined,
+      (error: Error) => error.message,
+    ),
   async create({ modelId, settings, run }) {
     const model = settings as ModelSettings;
     const provider = parseProviderRequest(model.provider, `models.${modelId}.provider`);
@@ -40,7 +45,9 @@ export const onnxBackendFactory: BackendFactory = {
 export class OnnxBackendPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   /** `models.<id>.provider`: onnxruntime's execution provider for this model's onnx engine. */
-  readonly configSchema = { models: z.object({ provider: z.enum(PROVIDER_REQUESTS as unknown as [ProviderRequest, ...ProviderRequest[]]).optional() }) };
+  readonly configSchema = {
+    models: z.object({ provider: z.enum(PROVIDER_REQUESTS as unknown as [ProviderRequest, ...ProviderRequest[]]).optional() }),
+  };
 
   register(ctx: RegisterContext): void {
     ctx.provide(BackendFactory, 'onnx', onnxBackendFactory);

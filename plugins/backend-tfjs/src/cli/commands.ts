@@ -12,17 +12,25 @@ function number(values: Record<string, unknown>, key: string): number | undefine
 }
 
 function ids(text: string, key: string): number[] {
-  const parts = text.split(',').map((p) => p.trim()).filter(Boolean);
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   const parsed = parts.map(Number);
   const bad = parts.find((p, i) => !Number.isInteger(parsed[i]));
   if (bad !== undefined || parts.length === 0) {
-    throw new DrmasError('INVALID_ARGUMENT', `--${key} expects comma-separated token ids, got "${text}"`, { key: `--${key}`, hint: `e.g. --${key} 1,2,3` });
+    throw new DrmasError('INVALID_ARGUMENT', `--${key} expects comma-separated token ids, got "${text}"`, {
+      key: `--${key}`,
+      hint: `e.g. --${key} 1,2,3`,
+    });
   }
   return parsed;
 }
 
 const FLAG_AT_FAULT: Partial<Record<DrmasErrorCode, string>> = {
-  CHECKPOINT_INVALID: '--model', TOKENIZER_INVALID: '--model', RUNTIME_UNAVAILABLE: '--runtime',
+  CHECKPOINT_INVALID: '--model',
+  TOKENIZER_INVALID: '--model',
+  RUNTIME_UNAVAILABLE: '--runtime',
 };
 
 /** Errors of the model or runtime a command opened, located at the flag that chose it. */
@@ -35,45 +43,72 @@ async function atFlags<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-const MODEL_HELP: [string, string] = ['--model DIR|tiny|small', 'a Hugging Face checkpoint folder (config.json + model.safetensors) or a built-in model'];
+const MODEL_HELP: [string, string] = [
+  '--model DIR|tiny|small',
+  'a Hugging Face checkpoint folder (config.json + model.safetensors) or a built-in model',
+];
 const RUNTIME_HELP: [string, string] = ['--runtime NAME', 'tfjs runtime: auto (default), tfjs-node-gpu, tfjs-node, wasm, cpu'];
-const ENGINE_HELP: [string, string] = ['--engine NAME', 'tfjs (default) or onnx (@drmas/plugin-backend-onnx): the same checkpoint on either engine'];
+const ENGINE_HELP: [string, string] = [
+  '--engine NAME',
+  'tfjs (default) or onnx (@drmas/plugin-backend-onnx): the same checkpoint on either engine',
+];
 
 export const generate: CliCommand = {
   name: 'generate',
   summary: 'sample a continuation from a model, streaming tokens',
-  usage: 'drmas generate --model DIR|tiny --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-p P] [--top-k K] [--seed S] [--engine onnx|tfjs]',
+  usage:
+    'drmas generate --model DIR|tiny --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-p P] [--top-k K] [--seed S] [--engine onnx|tfjs]',
   help: [
     MODEL_HELP,
-    ['--prompt TEXT', 'the prompt (needs the checkpoint\'s tokenizer)'],
+    ['--prompt TEXT', "the prompt (needs the checkpoint's tokenizer)"],
     ['--prompt-ids 1,2,3', 'the prompt as token ids (for checkpoints without a tokenizer)'],
-    ['--chat', 'wrap the prompt as a user message with the tokenizer\'s chat template'],
-    ['--max-new-tokens N', 'default 64'], ['--temperature T', 'default 1; 0 is greedy'], ['--top-p P', 'default 1'],
-    ['--top-k K', 'default 0 (off)'], ['--seed S', 'sampling seed (and a built-in model\'s initialisation seed)'],
-    ['--architecture A', 'architecture of a built-in model'], RUNTIME_HELP, ENGINE_HELP,
+    ['--chat', "wrap the prompt as a user message with the tokenizer's chat template"],
+    ['--max-new-tokens N', 'default 64'],
+    ['--temperature T', 'default 1; 0 is greedy'],
+    ['--top-p P', 'default 1'],
+    ['--top-k K', 'default 0 (off)'],
+    ['--seed S', "sampling seed (and a built-in model's initialisation seed)"],
+    ['--architecture A', 'architecture of a built-in model'],
+    RUNTIME_HELP,
+    ENGINE_HELP,
   ],
   options: {
-    model: { type: 'string' }, prompt: { type: 'string' }, 'prompt-ids': { type: 'string' }, chat: { type: 'boolean' },
-    'max-new-tokens': { type: 'string' }, temperature: { type: 'string' }, 'top-p': { type: 'string' }, 'top-k': { type: 'string' },
-    seed: { type: 'string' }, architecture: { type: 'string' }, runtime: { type: 'string' }, engine: { type: 'string' },
+    model: { type: 'string' },
+    prompt: { type: 'string' },
+    'prompt-ids': { type: 'string' },
+    chat: { type: 'boolean' },
+    'max-new-tokens': { type: 'string' },
+    temperature: { type: 'string' },
+    'top-p': { type: 'string' },
+    'top-k': { type: 'string' },
+    seed: { type: 'string' },
+    architecture: { type: 'string' },
+    runtime: { type: 'string' },
+    engine: { type: 'string' },
   },
   async run({ values }, io) {
     if (!values.model) throw new DrmasError('INVALID_ARGUMENT', '--model is required', { key: '--model', hint: 'e.g. --model tiny' });
-    if (!values.prompt && !values['prompt-ids']) throw new DrmasError('INVALID_ARGUMENT', 'give --prompt TEXT or --prompt-ids 1,2,3', { key: '--prompt' });
-    await atFlags(() => generateCommand({
-      model: values.model as string,
-      prompt: values.prompt as string | undefined,
-      promptIds: values['prompt-ids'] ? ids(values['prompt-ids'] as string, 'prompt-ids') : undefined,
-      chat: values.chat as boolean | undefined,
-      maxNewTokens: number(values, 'max-new-tokens'),
-      temperature: number(values, 'temperature'),
-      topP: number(values, 'top-p'),
-      topK: number(values, 'top-k'),
-      seed: number(values, 'seed'),
-      architecture: values.architecture as ArchitectureName | undefined,
-      runtime: values.runtime as string | undefined,
-      engine: values.engine as string | undefined,
-    }, io.stdout as NodeJS.WritableStream & import('node:stream').Writable));
+    if (!values.prompt && !values['prompt-ids'])
+      throw new DrmasError('INVALID_ARGUMENT', 'give --prompt TEXT or --prompt-ids 1,2,3', { key: '--prompt' });
+    await atFlags(() =>
+      generateCommand(
+        {
+          model: values.model as string,
+          prompt: values.prompt as string | undefined,
+          promptIds: values['prompt-ids'] ? ids(values['prompt-ids'] as string, 'prompt-ids') : undefined,
+          chat: values.chat as boolean | undefined,
+          maxNewTokens: number(values, 'max-new-tokens'),
+          temperature: number(values, 'temperature'),
+          topP: number(values, 'top-p'),
+          topK: number(values, 'top-k'),
+          seed: number(values, 'seed'),
+          architecture: values.architecture as ArchitectureName | undefined,
+          runtime: values.runtime as string | undefined,
+          engine: values.engine as string | undefined,
+        },
+        io.stdout as NodeJS.WritableStream & import('node:stream').Writable,
+      ),
+    );
     io.stdout.write('\n');
     return 0;
   },
@@ -88,24 +123,36 @@ export const score: CliCommand = {
     ['--ids 1,2,3', 'the token ids'],
     ['--prompt-length N', 'ids before position N are context only (null); default 1'],
     ['--json', 'print {"logprobs": [null, -2.1, ...]}'],
-    ['--seed S', 'initialisation seed of a built-in model'], RUNTIME_HELP, ENGINE_HELP,
+    ['--seed S', 'initialisation seed of a built-in model'],
+    RUNTIME_HELP,
+    ENGINE_HELP,
   ],
   options: {
-    model: { type: 'string' }, ids: { type: 'string' }, 'prompt-length': { type: 'string' }, json: { type: 'boolean' },
-    seed: { type: 'string' }, runtime: { type: 'string' }, engine: { type: 'string' },
+    model: { type: 'string' },
+    ids: { type: 'string' },
+    'prompt-length': { type: 'string' },
+    json: { type: 'boolean' },
+    seed: { type: 'string' },
+    runtime: { type: 'string' },
+    engine: { type: 'string' },
   },
   async run({ values }, io) {
     if (!values.model) throw new DrmasError('INVALID_ARGUMENT', '--model is required', { key: '--model', hint: 'e.g. --model tiny' });
     if (!values.ids) throw new DrmasError('INVALID_ARGUMENT', '--ids is required', { key: '--ids', hint: 'e.g. --ids 1,2,3' });
-    await atFlags(() => scoreCommand({
-      model: values.model as string,
-      ids: ids(values.ids as string, 'ids'),
-      promptLength: number(values, 'prompt-length'),
-      json: values.json as boolean | undefined,
-      seed: number(values, 'seed'),
-      runtime: values.runtime as string | undefined,
-      engine: values.engine as string | undefined,
-    }, io.stdout as NodeJS.WritableStream & import('node:stream').Writable));
+    await atFlags(() =>
+      scoreCommand(
+        {
+          model: values.model as string,
+          ids: ids(values.ids as string, 'ids'),
+          promptLength: number(values, 'prompt-length'),
+          json: values.json as boolean | undefined,
+          seed: number(values, 'seed'),
+          runtime: values.runtime as string | undefined,
+          engine: values.engine as string | undefined,
+        },
+        io.stdout as NodeJS.WritableStream & import('node:stream').Writable,
+      ),
+    );
     return 0;
   },
 };

@@ -47,14 +47,23 @@ export async function generateCommand(options: GenerateCommandOptions, out: Writ
     if (!promptIds) {
       if (options.prompt === undefined) throw new CommandInputError('prompt', 'give a prompt');
       if (!tokenizer) {
-        throw new CommandInputError('prompt', `${options.model} has no tokenizer.json to encode a text prompt`, 'give the prompt as token ids: --prompt-ids 1,2,3');
+        throw new CommandInputError(
+          'prompt',
+          `${options.model} has no tokenizer.json to encode a text prompt`,
+          'give the prompt as token ids: --prompt-ids 1,2,3',
+        );
       }
       if (options.chat && !tokenizer.applyChatTemplate) {
-        throw new CommandInputError('chat', `${options.model} has no chat template`, 'drop --chat, or use a checkpoint whose tokenizer_config.json has a chat_template');
+        throw new CommandInputError(
+          'chat',
+          `${options.model} has no chat template`,
+          'drop --chat, or use a checkpoint whose tokenizer_config.json has a chat_template',
+        );
       }
-      const text = options.chat && tokenizer.applyChatTemplate
-        ? tokenizer.applyChatTemplate([{ role: 'user', content: options.prompt }], { addGenerationPrompt: true })
-        : options.prompt;
+      const text =
+        options.chat && tokenizer.applyChatTemplate
+          ? tokenizer.applyChatTemplate([{ role: 'user', content: options.prompt }], { addGenerationPrompt: true })
+          : options.prompt;
       promptIds = tokenizer.encode(text, { addSpecialTokens: !options.chat });
     }
     if (promptIds.length === 0) throw new CommandInputError('prompt', 'the prompt encodes to no tokens');

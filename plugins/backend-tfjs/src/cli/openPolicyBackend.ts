@@ -17,14 +17,22 @@ export async function openPolicyBackend(engine: string, options: EngineOptions):
   const packageName = `@drmas/plugin-backend-${engine}`;
   let mod: { createPolicyBackend?: (o: EngineOptions) => Promise<PolicyBackend> };
   try {
-    mod = await import(packageName) as typeof mod;
+    mod = (await import(packageName)) as typeof mod;
   } catch (cause) {
-    throw new DrmasError('INVALID_ARGUMENT', `engine "${engine}" needs the package ${packageName}, which did not load: ${(cause as Error).message}`, {
-      key: '--engine', cause, hint: `npm install ${packageName}, or use --engine tfjs`,
-    });
+    throw new DrmasError(
+      'INVALID_ARGUMENT',
+      `engine "${engine}" needs the package ${packageName}, which did not load: ${(cause as Error).message}`,
+      {
+        key: '--engine',
+        cause,
+        hint: `npm install ${packageName}, or use --engine tfjs`,
+      },
+    );
   }
   if (typeof mod.createPolicyBackend !== 'function') {
-    throw new DrmasError('INVALID_ARGUMENT', `${packageName} does not export createPolicyBackend, so it cannot serve --engine ${engine}`, { key: '--engine' });
+    throw new DrmasError('INVALID_ARGUMENT', `${packageName} does not export createPolicyBackend, so it cannot serve --engine ${engine}`, {
+      key: '--engine',
+    });
   }
   return mod.createPolicyBackend(options);
 }

@@ -45,8 +45,10 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
     topP: options.topP ?? 1,
   };
   if (options.stopStrings?.length && !options.decode) {
-    throw new GenerationError('stop strings need a tokenizer to decode the output; this model has none',
-      'stop on token ids instead, or give the checkpoint folder a tokenizer.json');
+    throw new GenerationError(
+      'stop strings need a tokenizer to decode the output; this model has none',
+      'stop on token ids instead, or give the checkpoint folder a tokenizer.json',
+    );
   }
   options.prompts.forEach((p, r) => {
     if (p.length === 0) throw new GenerationError(`prompt ${r} is empty; generation needs at least one prompt token`);
@@ -163,7 +165,12 @@ export async function generateInChunks(model: DecoderModel, options: GenerationO
       longest = Math.max(longest, options.prompts[end]!.length);
       end++;
     }
-    const chunk = await generateTokens(model, { ...options, seed, prompts: options.prompts.slice(start, end), rowOffset: (options.rowOffset ?? 0) + start });
+    const chunk = await generateTokens(model, {
+      ...options,
+      seed,
+      prompts: options.prompts.slice(start, end),
+      rowOffset: (options.rowOffset ?? 0) + start,
+    });
     out.tokenIds.push(...chunk.tokenIds);
     out.logProbs.push(...chunk.logProbs);
     out.finishReasons.push(...chunk.finishReasons);

@@ -18,7 +18,12 @@ export interface ScoreLimits {
  * Teacher-forced log-prob (and entropy) of each response token of the view's rows after their prompts, each at its
  * row's temperature, in row chunks; `[rows * batch.responseLength]` in the view's order.
  */
-export async function scoreTokens(model: DecoderModel, view: BatchView, withEntropy = false, limits: ScoreLimits = {}): Promise<ScoreResult> {
+export async function scoreTokens(
+  model: DecoderModel,
+  view: BatchView,
+  withEntropy = false,
+  limits: ScoreLimits = {},
+): Promise<ScoreResult> {
   const { batch } = view;
   const R = batch.responseLength;
   const rows = view.rows.length;
@@ -35,8 +40,10 @@ export async function scoreTokens(model: DecoderModel, view: BatchView, withEntr
   };
   const fits = (from: number, to: number) => {
     const responseColumns = longest(responseLength, from, to);
-    return (to - from) * responseColumns * model.config.vocabSize <= maxLogits
-      && (to - from) * (responseColumns + longest(promptLength, from, to)) <= maxTokens;
+    return (
+      (to - from) * responseColumns * model.config.vocabSize <= maxLogits &&
+      (to - from) * (responseColumns + longest(promptLength, from, to)) <= maxTokens
+    );
   };
   let start = 0;
   while (start < rows) {

@@ -1,7 +1,13 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {
-  expectedWeightShapes, expectTensor, ModelWeightError, rotaryInverseFrequencies, rotaryTables,
-  type CheckpointTensor, type DecoderConfig, type HostTensor,
+  expectedWeightShapes,
+  expectTensor,
+  ModelWeightError,
+  rotaryInverseFrequencies,
+  rotaryTables,
+  type CheckpointTensor,
+  type DecoderConfig,
+  type HostTensor,
 } from '@drmas/models';
 import { plainMatMul } from './plainMatMul.js';
 
@@ -61,7 +67,10 @@ export class DecoderModel {
     const weights = new Map<string, tf.Variable>();
     for (const [name, shape] of expected) {
       const data = tensors.get(name)!.data;
-      weights.set(name, tf.tidy(() => tf.variable(tf.tensor(data, shape, 'float32'), true, uniqueVariableName(name))));
+      weights.set(
+        name,
+        tf.tidy(() => tf.variable(tf.tensor(data, shape, 'float32'), true, uniqueVariableName(name))),
+      );
     }
     return new DecoderModel(config, weights);
   }
@@ -164,10 +173,12 @@ export class DecoderModel {
     k = applyRotary(k, cos, sinSigned);
 
     // Query head h uses KV head floor(h / group) (transformers' repeat_kv): fold the group into the query rows.
-    const qGrouped = tf.reshape(
-      tf.transpose(tf.reshape(q, [batch, columns, c.numKvHeads, group, d]), [0, 2, 3, 1, 4]),
-      [batch, c.numKvHeads, group * columns, d],
-    );
+    const qGrouped = tf.reshape(tf.transpose(tf.reshape(q, [batch, columns, c.numKvHeads, group, d]), [0, 2, 3, 1, 4]), [
+      batch,
+      c.numKvHeads,
+      group * columns,
+      d,
+    ]);
     let keys = tf.transpose(k, [0, 2, 1, 3]) as tf.Tensor4D;
     let values = tf.transpose(v, [0, 2, 1, 3]) as tf.Tensor4D;
     if (cache) {

@@ -38,10 +38,7 @@ const plainMatMulOp = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) =
   (args[2] as tf.GradSaveFunc)([a, b]);
   return {
     value: matMulKernel(a, b),
-    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [
-      matMulKernel(dy, swapLast(saved[1]!)),
-      matMulKernel(swapLast(saved[0]!), dy),
-    ],
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [matMulKernel(dy, swapLast(saved[1]!)), matMulKernel(swapLast(saved[0]!), dy)],
   };
 });
 

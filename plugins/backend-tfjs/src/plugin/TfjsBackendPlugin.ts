@@ -13,7 +13,11 @@ const ARCHITECTURES: ArchitectureName[] = ['LlamaForCausalLM', 'Qwen2ForCausalLM
 export const tfjsBackendFactory: BackendFactory = {
   name: 'tfjs',
   priority: 10,
-  describe: () => `tfjs on ${builtinRuntimeCandidates().sort((a, b) => b.priority - a.priority).map((c) => c.name).join(' > ')} (first that loads)`,
+  describe: () =>
+    `tfjs on ${builtinRuntimeCandidates()
+      .sort((a, b) => b.priority - a.priority)
+      .map((c) => c.name)
+      .join(' > ')} (first that loads)`,
   async create({ modelId, settings, run }) {
     const model = settings as ModelSettings;
     let backend;
@@ -48,7 +52,8 @@ export class TfjsBackendPlugin implements Plugin {
       for (const [id, model] of Object.entries(config.models)) {
         if (model.architecture && !ARCHITECTURES.includes(model.architecture as ArchitectureName)) {
           throw new DrmasError('CONFIG_INVALID', `unknown architecture "${model.architecture}"`, {
-            key: `models.${id}.architecture`, hint: `use one of ${ARCHITECTURES.join(', ')}`,
+            key: `models.${id}.architecture`,
+            hint: `use one of ${ARCHITECTURES.join(', ')}`,
           });
         }
       }

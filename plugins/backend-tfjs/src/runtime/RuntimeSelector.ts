@@ -24,11 +24,17 @@ export class RuntimeUnavailableError extends DrmasError {
   readonly failures: { name: string; reason: string }[];
 
   constructor(requested: string, failures: { name: string; reason: string }[], hint?: string) {
-    super('RUNTIME_UNAVAILABLE', `no tfjs runtime available for '${requested}':\n${failures.map((f) => `  - ${f.name}: ${f.reason}`).join('\n')}`, {
-      hint: hint ?? (requested === 'auto'
-        ? 'install a runtime: npm install @tensorflow/tfjs-node (or @tensorflow/tfjs-backend-wasm)'
-        : "install the runtime's package, or ask for auto to fall back to the next runtime that starts"),
-    });
+    super(
+      'RUNTIME_UNAVAILABLE',
+      `no tfjs runtime available for '${requested}':\n${failures.map((f) => `  - ${f.name}: ${f.reason}`).join('\n')}`,
+      {
+        hint:
+          hint ??
+          (requested === 'auto'
+            ? 'install a runtime: npm install @tensorflow/tfjs-node (or @tensorflow/tfjs-backend-wasm)'
+            : "install the runtime's package, or ask for auto to fall back to the next runtime that starts"),
+      },
+    );
     this.failures = failures;
   }
 }
@@ -130,8 +136,11 @@ export class RuntimeSelector {
   async select(requested = 'auto'): Promise<SelectedRuntime> {
     if (requested === 'auto' && this.current) return this.current;
     if (requested !== 'auto' && !this.candidates.has(requested)) {
-      throw new RuntimeUnavailableError(requested, [{ name: requested, reason: `unknown runtime; known: auto, ${this.names.join(', ')}` }],
-        `pick a known runtime, or auto.${didYouMean(requested, this.names)}`);
+      throw new RuntimeUnavailableError(
+        requested,
+        [{ name: requested, reason: `unknown runtime; known: auto, ${this.names.join(', ')}` }],
+        `pick a known runtime, or auto.${didYouMean(requested, this.names)}`,
+      );
     }
     this.gradients ??= registerGradients();
     await this.gradients;

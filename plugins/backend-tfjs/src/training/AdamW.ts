@@ -9,7 +9,11 @@ export const OPTIMIZER_META_FILE = 'optimizer.json';
 
 /** Optimizer state of a checkpoint (optimizer.json, optimizer.safetensors) that is missing or does not fit the model. */
 export class OptimizerStateError extends DrmasError {
-  constructor(file: string, message: string, hint = 'resume from a checkpoint saved with its optimizer state ({ optimizer: true }) by this model') {
+  constructor(
+    file: string,
+    message: string,
+    hint = 'resume from a checkpoint saved with its optimizer state ({ optimizer: true }) by this model',
+  ) {
     super('CHECKPOINT_INVALID', message, { file, hint });
   }
 }

@@ -137,7 +137,13 @@ export class PolicyTrainer {
     const prompts = Array.from(rows, (r) => batch.promptIds[r]!);
     const responses = Array.from(rows, (r) => batch.responseIds.subarray(r * R, r * R + columns));
     const layout = promptResponseLayout(prompts, responses, columns);
-    const stats = responseTokenStats(this.model, layout, withEntropy, true, Array.from(rows, (r) => batch.temperatures[r]!));
+    const stats = responseTokenStats(
+      this.model,
+      layout,
+      withEntropy,
+      true,
+      Array.from(rows, (r) => batch.temperatures[r]!),
+    );
     if (withReference && !batch.refLogProbs) {
       throw new TrainingInputError('batch.refLogProbs', 'the loss needs reference log-probs but the batch has none');
     }

@@ -3,8 +3,7 @@ import type { SolutionStep } from '../MathTask.js';
 export type IntegerOperator = '+' | '-' | '*';
 
 export type ExpressionNode =
-  | { kind: 'number'; value: number }
-  | { kind: 'operation'; op: IntegerOperator; left: ExpressionNode; right: ExpressionNode };
+  { kind: 'number'; value: number } | { kind: 'operation'; op: IntegerOperator; left: ExpressionNode; right: ExpressionNode };
 
 export const num = (value: number): ExpressionNode => ({ kind: 'number', value });
 export const operation = (op: IntegerOperator, left: ExpressionNode, right: ExpressionNode): ExpressionNode => ({

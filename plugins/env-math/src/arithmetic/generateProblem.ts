@@ -1,13 +1,6 @@
 import type { SolutionStep } from '../MathTask.js';
 import type { SeededRandom } from '../random/splitmix32.js';
-import {
-  canonicalExpressionKey,
-  evaluateWithSteps,
-  num,
-  operation,
-  renderExpression,
-  type ExpressionNode,
-} from './expressionTree.js';
+import { canonicalExpressionKey, evaluateWithSteps, num, operation, renderExpression, type ExpressionNode } from './expressionTree.js';
 import { formatFraction, gcd, lcm, reduceFraction, type Fraction } from './fraction.js';
 import { generateWordProblem } from './wordProblems.js';
 

@@ -18,7 +18,10 @@ const TEMPLATES: ReadonlyArray<(r: SeededRandom) => GeneratedProblem> = [
     return {
       question: `A shop has ${a} ${item}, sells ${b} and buys ${c} more. How many ${item} does it have?`,
       answer: `${rest + c}`,
-      steps: [[`${a}-${b}`, `${rest}`], [`${rest}+${c}`, `${rest + c}`]],
+      steps: [
+        [`${a}-${b}`, `${rest}`],
+        [`${rest}+${c}`, `${rest + c}`],
+      ],
       key: `word0:${a}:${b}:${c}`,
     };
   },
@@ -32,7 +35,10 @@ const TEMPLATES: ReadonlyArray<(r: SeededRandom) => GeneratedProblem> = [
     return {
       question: `${name} has ${a} ${item} and gets ${b} bags with ${c} ${item} each. How many ${item} does ${name} have now?`,
       answer: `${a + got}`,
-      steps: [[`${b}*${c}`, `${got}`], [`${a}+${got}`, `${a + got}`]],
+      steps: [
+        [`${b}*${c}`, `${got}`],
+        [`${a}+${got}`, `${a + got}`],
+      ],
       key: `word1:${a}:${b}:${c}`,
     };
   },
@@ -59,7 +65,10 @@ const TEMPLATES: ReadonlyArray<(r: SeededRandom) => GeneratedProblem> = [
     return {
       question: `A box holds ${a} ${item}. ${name} buys ${b} boxes and gives ${c} away. How many ${item} are left?`,
       answer: `${total - c}`,
-      steps: [[`${a}*${b}`, `${total}`], [`${total}-${c}`, `${total - c}`]],
+      steps: [
+        [`${a}*${b}`, `${total}`],
+        [`${total}-${c}`, `${total - c}`],
+      ],
       key: `word3:${a}:${b}:${c}`,
     };
   },

@@ -18,7 +18,10 @@ export class MathEpisode implements Episode {
   score?: MathScore;
   private falseClaims = 0;
 
-  constructor(readonly task: MathTask, private readonly checkSteps = false) {}
+  constructor(
+    readonly task: MathTask,
+    private readonly checkSteps = false,
+  ) {}
 
   observation(): string {
     return this.task.question;
@@ -83,7 +86,13 @@ export class MathEnvironment implements Environment<MathTask> {
     this.settings = s;
     try {
       this.source = s.file
-        ? await DatasetTaskSource.fromFiles({ file: s.file, testFile: s.testFile, testFraction: s.testFraction, seed: s.seed, dataSource: s.dataSource })
+        ? await DatasetTaskSource.fromFiles({
+            file: s.file,
+            testFile: s.testFile,
+            testFraction: s.testFraction,
+            seed: s.seed,
+            dataSource: s.dataSource,
+          })
         : new ArithmeticTaskSource({ seed: s.seed, levels: s.levels, trainSize: s.trainSize, testSize: s.testSize });
     } catch (error) {
       if (error instanceof MathTaskSourceError) {

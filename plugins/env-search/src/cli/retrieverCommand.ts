@@ -31,26 +31,39 @@ export const retriever: CliCommand = {
     ['--topk K', 'documents per query when a request gives no topk (default 3)'],
   ],
   options: {
-    port: { type: 'string' }, host: { type: 'string' }, corpus: { type: 'string' }, entities: { type: 'string' }, seed: { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    corpus: { type: 'string' },
+    entities: { type: 'string' },
+    seed: { type: 'string' },
     topk: { type: 'string' },
   },
   positionals: true,
   async run({ values, positionals }, io) {
     if (positionals[0] !== 'serve' || positionals.length !== 1) {
-      throw new DrmasError('INVALID_ARGUMENT', `unknown retriever action "${positionals.join(' ')}"`, { key: 'retriever', hint: 'use: drmas retriever serve --port 8000' });
+      throw new DrmasError('INVALID_ARGUMENT', `unknown retriever action "${positionals.join(' ')}"`, {
+        key: 'retriever',
+        hint: 'use: drmas retriever serve --port 8000',
+      });
     }
     const documents = values.corpus
       ? await loadCorpusJsonl(path.resolve(io.cwd, values.corpus as string)).catch((error: unknown) => {
-        throw DrmasError.is(error) ? error.at('--corpus') : error;
-      })
+          throw DrmasError.is(error) ? error.at('--corpus') : error;
+        })
       : generateKnowledgeBase({ seed: integer(values, 'seed', 0, 0), entities: integer(values, 'entities', 120, 12) }).documents;
     const server = await startRetrieverServer({
-      retriever: new Bm25Retriever(documents), port: integer(values, 'port', 8000, 0), host: (values.host as string | undefined) ?? '127.0.0.1',
+      retriever: new Bm25Retriever(documents),
+      port: integer(values, 'port', 8000, 0),
+      host: (values.host as string | undefined) ?? '127.0.0.1',
       defaultTopk: integer(values, 'topk', 3, 1),
     });
     io.stderr.write(`drmas: retriever on ${server.url}/retrieve over ${documents.length} documents (Ctrl-C stops it)\n`);
     await new Promise<void>((resolve) => {
-      const stop = () => { process.off('SIGINT', stop); process.off('SIGTERM', stop); resolve(); };
+      const stop = () => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        resolve();
+      };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });

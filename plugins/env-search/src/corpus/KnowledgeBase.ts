@@ -36,18 +36,67 @@ export interface KnowledgeBase {
 export const KB_SINGLE_HOP = 'kb-1hop';
 export const KB_TWO_HOP = 'kb-2hop';
 
-const PROFESSIONS = ['chemist', 'engineer', 'physician', 'botanist', 'astronomer', 'architect', 'cartographer', 'composer', 'merchant', 'mathematician', 'painter', 'geologist'];
+const PROFESSIONS = [
+  'chemist',
+  'engineer',
+  'physician',
+  'botanist',
+  'astronomer',
+  'architect',
+  'cartographer',
+  'composer',
+  'merchant',
+  'mathematician',
+  'painter',
+  'geologist',
+];
 const COUNTRY_ENDINGS = ['ia', 'land', 'mark', 'ora'];
 const CITY_ENDINGS = ['', '', 'ara', 'holm', 'bury', 'vik'];
 const COMPANY_SUFFIXES = ['Works', 'Foundry', 'Holdings', 'Mills', 'Instruments', 'Shipyards', 'Press', 'Trading Company'];
 const INVENTION_NOUNS = ['valve', 'loom', 'lens', 'engine', 'press', 'lamp', 'compass', 'pump', 'clock', 'kiln', 'telegraph', 'sextant'];
 
-interface Country { name: string; docId: string; capital?: City; rivers: River[]; cities: City[] }
-interface City { name: string; docId: string; country: Country; founded: number; river?: River }
-interface River { name: string; docId: string; country: Country; lengthKm: number }
-interface Person { name: string; surname: string; docId: string; profession: string; birthCity: City; birthYear: number }
-interface Company { name: string; docId: string; founder: Person; founded: number; headquarters: City }
-interface Invention { name: string; docId: string; inventor: Person; year: number; firstBuilt: City }
+interface Country {
+  name: string;
+  docId: string;
+  capital?: City;
+  rivers: River[];
+  cities: City[];
+}
+interface City {
+  name: string;
+  docId: string;
+  country: Country;
+  founded: number;
+  river?: River;
+}
+interface River {
+  name: string;
+  docId: string;
+  country: Country;
+  lengthKm: number;
+}
+interface Person {
+  name: string;
+  surname: string;
+  docId: string;
+  profession: string;
+  birthCity: City;
+  birthYear: number;
+}
+interface Company {
+  name: string;
+  docId: string;
+  founder: Person;
+  founded: number;
+  headquarters: City;
+}
+interface Invention {
+  name: string;
+  docId: string;
+  inventor: Person;
+  year: number;
+  firstBuilt: City;
+}
 
 /**
  * Invents a world of fictional entities (syllable-built names, so real-world knowledge cannot help), one short
@@ -158,7 +207,10 @@ export function generateKnowledgeBase(options: KnowledgeBaseOptions): KnowledgeB
     fact(capital.name, 'capital_of', c.name, c.docId);
   }
   for (const r of rivers) {
-    addDocument(r.docId, 'river', r.name, [`The ${r.name} is a river in ${r.country.name}.`, `The ${r.name} is ${r.lengthKm} kilometres long.`]);
+    addDocument(r.docId, 'river', r.name, [
+      `The ${r.name} is a river in ${r.country.name}.`,
+      `The ${r.name} is ${r.lengthKm} kilometres long.`,
+    ]);
     fact(r.name, 'flows_through', r.country.name, r.docId);
     fact(r.name, 'length_km', r.lengthKm, r.docId);
   }
@@ -216,12 +268,42 @@ export function generateKnowledgeBase(options: KnowledgeBaseOptions): KnowledgeB
     });
   };
   const riverAnswers = (r: River): string[] => [r.name, r.name.replace(/ River$/, '')];
-  const bornIn = (p: Person): SearchQuestionStep => ({ query: `${p.name} born`, docId: p.docId, need: 'need birthplace', finds: p.birthCity.name });
-  const bornYear = (p: Person): SearchQuestionStep => ({ query: `${p.name} born`, docId: p.docId, need: 'need birth year', finds: String(p.birthYear) });
-  const countryOf = (c: City): SearchQuestionStep => ({ query: `${c.name} country`, docId: c.docId, need: 'need the country of the city', finds: c.country.name });
-  const inventorOf = (i: Invention): SearchQuestionStep => ({ query: `${i.name} inventor`, docId: i.docId, need: 'need the inventor', finds: i.inventor.name });
-  const founderOf = (c: Company): SearchQuestionStep => ({ query: `${c.name} founder`, docId: c.docId, need: 'need the founder', finds: c.founder.name });
-  const headquartersOf = (c: Company): SearchQuestionStep => ({ query: `${c.name} headquarters`, docId: c.docId, need: 'need the headquarters', finds: c.headquarters.name });
+  const bornIn = (p: Person): SearchQuestionStep => ({
+    query: `${p.name} born`,
+    docId: p.docId,
+    need: 'need birthplace',
+    finds: p.birthCity.name,
+  });
+  const bornYear = (p: Person): SearchQuestionStep => ({
+    query: `${p.name} born`,
+    docId: p.docId,
+    need: 'need birth year',
+    finds: String(p.birthYear),
+  });
+  const countryOf = (c: City): SearchQuestionStep => ({
+    query: `${c.name} country`,
+    docId: c.docId,
+    need: 'need the country of the city',
+    finds: c.country.name,
+  });
+  const inventorOf = (i: Invention): SearchQuestionStep => ({
+    query: `${i.name} inventor`,
+    docId: i.docId,
+    need: 'need the inventor',
+    finds: i.inventor.name,
+  });
+  const founderOf = (c: Company): SearchQuestionStep => ({
+    query: `${c.name} founder`,
+    docId: c.docId,
+    need: 'need the founder',
+    finds: c.founder.name,
+  });
+  const headquartersOf = (c: Company): SearchQuestionStep => ({
+    query: `${c.name} headquarters`,
+    docId: c.docId,
+    need: 'need the headquarters',
+    finds: c.headquarters.name,
+  });
 
   for (const p of people) {
     ask(`Where was ${p.name} born?`, [p.birthCity.name], [bornIn(p)]);
@@ -230,35 +312,60 @@ export function generateKnowledgeBase(options: KnowledgeBaseOptions): KnowledgeB
   }
   for (const c of cities) {
     ask(`In which country is ${c.name} located?`, [c.country.name], [countryOf(c)]);
-    ask(`In which year was ${c.name} founded?`, [c.founded], [{ query: `${c.name} founded`, docId: c.docId, need: 'need the founding year', finds: String(c.founded) }]);
+    ask(
+      `In which year was ${c.name} founded?`,
+      [c.founded],
+      [{ query: `${c.name} founded`, docId: c.docId, need: 'need the founding year', finds: String(c.founded) }],
+    );
     const river = c.river as River;
-    ask(`On which river does ${c.name} lie?`, riverAnswers(river), [{ query: `${c.name} river`, docId: c.docId, need: 'need the river', finds: river.name }]);
-    const capital = c.country.capital as City;
-    ask(`What is the capital of the country where ${c.name} is located?`, [capital.name], [
-      countryOf(c),
-      { query: `${c.country.name} capital`, docId: c.country.docId, need: 'need the capital', finds: capital.name },
+    ask(`On which river does ${c.name} lie?`, riverAnswers(river), [
+      { query: `${c.name} river`, docId: c.docId, need: 'need the river', finds: river.name },
     ]);
+    const capital = c.country.capital as City;
+    ask(
+      `What is the capital of the country where ${c.name} is located?`,
+      [capital.name],
+      [countryOf(c), { query: `${c.country.name} capital`, docId: c.country.docId, need: 'need the capital', finds: capital.name }],
+    );
   }
   for (const c of countries) {
     const capital = c.capital as City;
-    ask(`What is the capital of ${c.name}?`, [capital.name], [{ query: `${c.name} capital`, docId: c.docId, need: 'need the capital', finds: capital.name }]);
+    ask(
+      `What is the capital of ${c.name}?`,
+      [capital.name],
+      [{ query: `${c.name} capital`, docId: c.docId, need: 'need the capital', finds: capital.name }],
+    );
   }
   for (const r of rivers) {
-    ask(`Through which country does the ${r.name} flow?`, [r.country.name], [{ query: `${r.name} country`, docId: r.docId, need: 'need the country of the river', finds: r.country.name }]);
-    ask(`How long is the ${r.name} in kilometres?`, [r.lengthKm, `${r.lengthKm} kilometres`, `${r.lengthKm} km`], [
-      { query: `${r.name} length`, docId: r.docId, need: 'need the length', finds: String(r.lengthKm) },
-    ]);
+    ask(
+      `Through which country does the ${r.name} flow?`,
+      [r.country.name],
+      [{ query: `${r.name} country`, docId: r.docId, need: 'need the country of the river', finds: r.country.name }],
+    );
+    ask(
+      `How long is the ${r.name} in kilometres?`,
+      [r.lengthKm, `${r.lengthKm} kilometres`, `${r.lengthKm} km`],
+      [{ query: `${r.name} length`, docId: r.docId, need: 'need the length', finds: String(r.lengthKm) }],
+    );
   }
   for (const c of companies) {
     ask(`Who founded ${c.name}?`, [c.founder.name], [founderOf(c)]);
     ask(`Where is ${c.name} headquartered?`, [c.headquarters.name], [headquartersOf(c)]);
-    ask(`In which year was ${c.name} founded?`, [c.founded], [{ query: `${c.name} founded`, docId: c.docId, need: 'need the founding year', finds: String(c.founded) }]);
+    ask(
+      `In which year was ${c.name} founded?`,
+      [c.founded],
+      [{ query: `${c.name} founded`, docId: c.docId, need: 'need the founding year', finds: String(c.founded) }],
+    );
     ask(`In which city was the founder of ${c.name} born?`, [c.founder.birthCity.name], [founderOf(c), bornIn(c.founder)]);
     ask(`In which country is ${c.name} headquartered?`, [c.headquarters.country.name], [headquartersOf(c), countryOf(c.headquarters)]);
   }
   for (const i of inventions) {
     ask(`Who invented the ${i.name}?`, [i.inventor.name], [inventorOf(i)]);
-    ask(`In which year was the ${i.name} invented?`, [i.year], [{ query: `${i.name} invented`, docId: i.docId, need: 'need the year of invention', finds: String(i.year) }]);
+    ask(
+      `In which year was the ${i.name} invented?`,
+      [i.year],
+      [{ query: `${i.name} invented`, docId: i.docId, need: 'need the year of invention', finds: String(i.year) }],
+    );
     ask(`In which city was the inventor of the ${i.name} born?`, [i.inventor.birthCity.name], [inventorOf(i), bornIn(i.inventor)]);
     ask(`In which year was the inventor of the ${i.name} born?`, [i.inventor.birthYear], [inventorOf(i), bornYear(i.inventor)]);
   }

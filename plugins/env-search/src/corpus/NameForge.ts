@@ -1,6 +1,31 @@
 import type { SplitMix32 } from '../random/SplitMix32.js';
 
-const ONSETS = ['b', 'd', 'f', 'g', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'z', 'br', 'dr', 'kr', 'st', 'th', 'gr', 'tr', 'sh', 'vr', 'qu'];
+const ONSETS = [
+  'b',
+  'd',
+  'f',
+  'g',
+  'k',
+  'l',
+  'm',
+  'n',
+  'p',
+  'r',
+  's',
+  't',
+  'v',
+  'z',
+  'br',
+  'dr',
+  'kr',
+  'st',
+  'th',
+  'gr',
+  'tr',
+  'sh',
+  'vr',
+  'qu',
+];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'a', 'e', 'o', 'ai', 'ei', 'ou', 'y'];
 const CODAS = ['', '', '', 'n', 'r', 'l', 's', 'k', 'm', 'th', 'x', 'nd'];
 

@@ -24,7 +24,8 @@ async function* jsonlRecords(file: string): AsyncGenerator<{ line: number; recor
   } catch (error) {
     if (error instanceof DataFileError) throw error;
     throw new DataFileError(file, line, undefined, `cannot read the file: ${(error as Error).message}`, {
-      cause: error, hint: 'check the path and that the file is readable',
+      cause: error,
+      hint: 'check the path and that the file is readable',
     });
   } finally {
     lines.close();
@@ -62,14 +63,25 @@ export function parseQaRecord(record: Record<string, unknown>, file: string, lin
   const field = record.golden_answers !== undefined ? 'golden_answers' : 'answer';
   const raw = record[field];
   if (raw === undefined) {
-    throw new DataFileError(file, line, 'golden_answers', 'missing: give the golden answers as "golden_answers" (a list of strings) or "answer"');
+    throw new DataFileError(
+      file,
+      line,
+      'golden_answers',
+      'missing: give the golden answers as "golden_answers" (a list of strings) or "answer"',
+    );
   }
   const list = Array.isArray(raw) ? raw : [raw];
   const answers: string[] = [];
   list.forEach((a, i) => {
     if (typeof a === 'string' && a.trim() !== '') answers.push(a);
     else if (typeof a === 'number' && Number.isFinite(a)) answers.push(String(a));
-    else throw new DataFileError(file, line, Array.isArray(raw) ? `${field}[${i}]` : field, `must be a non-empty string, got ${JSON.stringify(a)}`);
+    else
+      throw new DataFileError(
+        file,
+        line,
+        Array.isArray(raw) ? `${field}[${i}]` : field,
+        `must be a non-empty string, got ${JSON.stringify(a)}`,
+      );
   });
   if (answers.length === 0) throw new DataFileError(file, line, field, 'must hold at least one answer');
   const dataSource = record.data_source;

@@ -87,7 +87,8 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
     const s = searchEnvSettings.parse(this.settingsOf());
     if (s.questionsFile && !s.corpusFile && !s.retriever.urls) {
       throw new DrmasError('CONFIG_INVALID', 'search environment: env.questionsFile needs documents to search', {
-        key: 'env.corpusFile', hint: 'set env.corpusFile (Search-R1 corpus JSONL) or env.retriever.urls (a retriever server)',
+        key: 'env.corpusFile',
+        hint: 'set env.corpusFile (Search-R1 corpus JSONL) or env.retriever.urls (a retriever server)',
       });
     }
     try {
@@ -99,7 +100,8 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
       this.source = new SearchTaskSource(questions, { seed: s.seed, testFraction: s.testFraction });
       this.settings = s;
     } catch (error) {
-      if (error instanceof DataFileError) throw error.at(error.file === s.questionsFile ? 'env.questionsFile' : 'env.corpusFile', 'search environment');
+      if (error instanceof DataFileError)
+        throw error.at(error.file === s.questionsFile ? 'env.questionsFile' : 'env.corpusFile', 'search environment');
       if (!(error instanceof SearchInputError)) throw error;
       const option = error.argument.replace(/^options\./, '');
       const key = `env.${RETRIEVER_OPTION.test(option) ? 'retriever.' : ''}${option}`;

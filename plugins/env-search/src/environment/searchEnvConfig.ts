@@ -10,12 +10,14 @@ export const searchEnvKeys = z.object({
   corpusFile: z.string().min(1).optional(),
   /** Documents per search. */
   topk: z.number().int().positive().default(3),
-  retriever: z.strictObject({
-    /** Search-R1 retriever servers; when set, searches go over HTTP instead of the in-process BM25. */
-    urls: z.array(z.string().min(1)).min(1).optional(),
-    timeoutMs: z.number().positive().optional(),
-    maxRetries: z.number().int().min(0).optional(),
-  }).prefault({}),
+  retriever: z
+    .strictObject({
+      /** Search-R1 retriever servers; when set, searches go over HTTP instead of the in-process BM25. */
+      urls: z.array(z.string().min(1)).min(1).optional(),
+      timeoutMs: z.number().positive().optional(),
+      maxRetries: z.number().int().min(0).optional(),
+    })
+    .prefault({}),
 });
 
 /** What the search environment reads of `env`: the shared keys and its own. */

@@ -1,4 +1,10 @@
-import { RetrieverRequestError, RetrieverResponseError, RetrieverUnavailableError, SearchInputError, type RetrieveAttemptFailure } from '../errors.js';
+import {
+  RetrieverRequestError,
+  RetrieverResponseError,
+  RetrieverUnavailableError,
+  SearchInputError,
+  type RetrieveAttemptFailure,
+} from '../errors.js';
 import type { Retriever, SearchHit } from '../retrieval/Retriever.js';
 import { readRetrieveResponse } from './retrieveProtocol.js';
 
@@ -73,7 +79,8 @@ export class RetrieverClient implements Retriever {
 
   constructor(options: RetrieverClientOptions) {
     const { urls, timeoutMs = 60000, maxRetries = 10, backoffMs = 500, maxBackoffMs = 10000, jitter = 0.1 } = options;
-    if (!Array.isArray(urls) || urls.length === 0) throw new SearchInputError('urls', 'give at least one retriever URL, e.g. http://127.0.0.1:8000/retrieve');
+    if (!Array.isArray(urls) || urls.length === 0)
+      throw new SearchInputError('urls', 'give at least one retriever URL, e.g. http://127.0.0.1:8000/retrieve');
     this.endpoints = urls.map(endpointOf);
     const check = (name: string, value: number, ok: boolean): number => {
       if (!ok) throw new SearchInputError(name, `invalid value ${value}`);
@@ -98,7 +105,8 @@ export class RetrieverClient implements Retriever {
   }
 
   async retrieve(queries: string[], topk: number): Promise<SearchHit[][]> {
-    if (!Array.isArray(queries) || queries.some((q) => typeof q !== 'string')) throw new SearchInputError('queries', 'must be a list of strings');
+    if (!Array.isArray(queries) || queries.some((q) => typeof q !== 'string'))
+      throw new SearchInputError('queries', 'must be a list of strings');
     if (!Number.isInteger(topk) || topk < 1) throw new SearchInputError('topk', `must be an integer >= 1, got ${topk}`);
     if (queries.length === 0) return [];
     const body = JSON.stringify({ queries, topk, return_scores: true });

@@ -56,7 +56,10 @@ export function parseRetrieveRequest(body: unknown, limits: RetrieveLimits): Ret
     queries.push(q);
   });
   if (queries.length > limits.maxQueries) {
-    throw new RetrieveRequestInvalid(field, `${queries.length} queries exceed this server's limit of ${limits.maxQueries}; split the request`);
+    throw new RetrieveRequestInvalid(
+      field,
+      `${queries.length} queries exceed this server's limit of ${limits.maxQueries}; split the request`,
+    );
   }
   const topk = record.topk ?? limits.defaultTopk;
   if (typeof topk !== 'number' || !Number.isInteger(topk) || topk < 1 || topk > limits.maxTopk) {

@@ -62,8 +62,17 @@ async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unk
  * `{"error": message, "field": name}`; a retriever failure gets 500 with its message.
  */
 export async function startRetrieverServer(options: RetrieverServerOptions): Promise<RunningRetrieverServer> {
-  const { retriever, port = 0, host = '127.0.0.1', defaultTopk = 3, maxTopk = 1000, maxQueries = 10000, maxBodyBytes = 16 * 1024 * 1024 } = options;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SearchInputError('port', `must be an integer from 0 to 65535, got ${port}`);
+  const {
+    retriever,
+    port = 0,
+    host = '127.0.0.1',
+    defaultTopk = 3,
+    maxTopk = 1000,
+    maxQueries = 10000,
+    maxBodyBytes = 16 * 1024 * 1024,
+  } = options;
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new SearchInputError('port', `must be an integer from 0 to 65535, got ${port}`);
   const limits: RetrieveLimits = { defaultTopk, maxTopk, maxQueries };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -93,16 +102,20 @@ export async function startRetrieverServer(options: RetrieverServerOptions): Pro
         return;
       }
       if (error instanceof RetrieveRequestInvalid) send(res, 400, { error: error.message, field: error.field });
-      else if (error instanceof HttpProblem) send(res, error.status, { error: error.message, ...(error.field ? { field: error.field } : {}) });
+      else if (error instanceof HttpProblem)
+        send(res, error.status, { error: error.message, ...(error.field ? { field: error.field } : {}) });
       else send(res, 500, { error: `internal error: ${(error as Error).message}` });
     });
   });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error) =>
-      reject(new SearchEnvError('INVALID_ARGUMENT', `retriever server cannot listen on ${host}:${port}: ${error.message}`, {
-        cause: error, hint: 'pick another port, or 0 for any free one',
-      })),
+      reject(
+        new SearchEnvError('INVALID_ARGUMENT', `retriever server cannot listen on ${host}:${port}: ${error.message}`, {
+          cause: error,
+          hint: 'pick another port, or 0 for any free one',
+        }),
+      ),
     );
     server.listen(port, host, () => {
       server.removeAllListeners('error');

@@ -37,19 +37,24 @@ export const promptedAgentOptionsSchema = z.object({
   values: z.array(z.string().min(1)).min(1).optional(),
   requireThink: z.boolean().default(false),
   stop: z.array(z.string().min(1)).default([]),
-  sampling: z.object({
-    temperature: z.number().min(0).default(1),
-    topP: z.number().gt(0).max(1).default(1),
-    topK: z.number().int().min(0).default(0),
-    maxNewTokens: z.number().int().positive().default(512),
-  }).prefault({}),
+  sampling: z
+    .object({
+      temperature: z.number().min(0).default(1),
+      topP: z.number().gt(0).max(1).default(1),
+      topK: z.number().int().min(0).default(0),
+      maxNewTokens: z.number().int().positive().default(512),
+    })
+    .prefault({}),
   invalidPenalty: z.number().min(0).default(0),
 });
 
 export type PromptedAgentOptions = z.input<typeof promptedAgentOptionsSchema>;
 
 /** Merges a role's defaults with the user's `agents.<role>` entry (sampling key by key). */
-export function mergeAgentOptions(defaults: PromptedAgentOptions | undefined, entry: Record<string, unknown> | undefined): Record<string, unknown> {
+export function mergeAgentOptions(
+  defaults: PromptedAgentOptions | undefined,
+  entry: Record<string, unknown> | undefined,
+): Record<string, unknown> {
   const user = (entry ?? {}) as AgentEntry;
   const merged: Record<string, unknown> = { ...defaults };
   for (const key of ['prompt', 'system', 'invalidPenalty', 'stop'] as const) if (user[key] !== undefined) merged[key] = user[key];

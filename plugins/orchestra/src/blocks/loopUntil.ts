@@ -15,7 +15,8 @@ export function loopUntil(condition: RowPredicate, body: Block, options: LoopOpt
     const maxLoops = typeof options.maxLoops === 'function' ? options.maxLoops(context) : options.maxLoops;
     if (!Number.isInteger(maxLoops) || maxLoops < 1) {
       throw new DrmasError('CONFIG_INVALID', `loopUntil: maxLoops must be an integer >= 1, got ${String(maxLoops)}`, {
-        key: 'orchestra.maxLoops', hint: 'set orchestra.maxLoops to 1 or more',
+        key: 'orchestra.maxLoops',
+        hint: 'set orchestra.maxLoops to 1 or more',
       });
     }
     let active = rows;

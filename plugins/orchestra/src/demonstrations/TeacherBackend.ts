@@ -1,6 +1,13 @@
 import {
-  BackendFactory, DrmasError, type GenerateRequest, type GenerateResult, type PolicyBackend, type ScoreResult, type TextCodec,
-  type UpdateResult, type WeightTensor,
+  BackendFactory,
+  DrmasError,
+  type GenerateRequest,
+  type GenerateResult,
+  type PolicyBackend,
+  type ScoreResult,
+  type TextCodec,
+  type UpdateResult,
+  type WeightTensor,
 } from '@drmas/core';
 
 /** Answers a prompt (as the agent sends it) with the text a good agent would write. */
@@ -19,7 +26,10 @@ export class TeacherBackend implements PolicyBackend {
     return this.tokenizer.vocabSize;
   }
 
-  constructor(readonly tokenizer: TextCodec, private readonly policy: TeacherPolicy) {}
+  constructor(
+    readonly tokenizer: TextCodec,
+    private readonly policy: TeacherPolicy,
+  ) {}
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     const eos = this.tokenizer.eosTokenId;
@@ -61,7 +71,8 @@ export class TeacherBackend implements PolicyBackend {
 
   private refuse(what: string): never {
     throw new DrmasError('INVALID_ARGUMENT', `the teacher backend only writes demonstrations; it cannot ${what}`, {
-      key: 'models.<id>.backend', hint: 'use backend: tfjs to train',
+      key: 'models.<id>.backend',
+      hint: 'use backend: tfjs to train',
     });
   }
 }

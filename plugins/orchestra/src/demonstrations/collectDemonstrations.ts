@@ -20,7 +20,12 @@ export interface CollectOptions {
  * Runs the kernel's rollout `rounds` times (its models should be teacher backends) and returns every turn of the
  * episodes that reach `minOutcome` as a demonstration line, less the turns `keep` rejects.
  */
-export async function collectDemonstrations(kernel: Kernel, run: RunContext, rounds: number, options: CollectOptions = {}): Promise<DemonstrationLine[]> {
+export async function collectDemonstrations(
+  kernel: Kernel,
+  run: RunContext,
+  rounds: number,
+  options: CollectOptions = {},
+): Promise<DemonstrationLine[]> {
   const lines: DemonstrationLine[] = [];
   for (let round = 1; round <= rounds; round++) {
     const batch = await kernel.hooks.rollout.promise({ run, step: round, metrics: {} });
@@ -39,7 +44,12 @@ export async function collectDemonstrations(kernel: Kernel, run: RunContext, rou
  * Sets the kernel up, collects `rounds` rounds of demonstrations (see `collectDemonstrations`) and writes them to
  * `<workDir>/demonstrations.jsonl`, the input of `drmas sft`.
  */
-export async function writeDemonstrations(kernel: Kernel, rounds: number, workDir: string, options: CollectOptions = {}): Promise<{ file: string; lines: number }> {
+export async function writeDemonstrations(
+  kernel: Kernel,
+  rounds: number,
+  workDir: string,
+  options: CollectOptions = {},
+): Promise<{ file: string; lines: number }> {
   const run = await kernel.setup({ runDir: workDir, log: () => {} });
   try {
     const demos = await collectDemonstrations(kernel, run, rounds, options);
@@ -93,12 +103,33 @@ export interface WarmupOptions {
 
 /** `drmas sft` on the demonstrations: the supervised warm-up that makes a preset's base checkpoint. */
 export function supervisedWarmup(options: WarmupOptions): Promise<number> {
-  return main([
-    'sft', '--config', options.config, '--data', options.data, '--out', options.outDir,
-    '--epochs', String(options.epochs), '--lr', String(options.lr ?? 2e-3), '--batch-size', String(options.batchSize ?? 32),
-    '--dtype', options.dtype ?? 'bfloat16', '--prompt-loss-weight', String(options.promptLossWeight ?? 0), '--set', `trainer.seed=${options.seed ?? 0}`, '--set', `trainer.outputDir=${options.workDir}`,
-    ...(options.overrides ?? []).flatMap((setting) => ['--set', setting]),
-  ], options.io);
+  return main(
+    [
+      'sft',
+      '--config',
+      options.config,
+      '--data',
+      options.data,
+      '--out',
+      options.outDir,
+      '--epochs',
+      String(options.epochs),
+      '--lr',
+      String(options.lr ?? 2e-3),
+      '--batch-size',
+      String(options.batchSize ?? 32),
+      '--dtype',
+      options.dtype ?? 'bfloat16',
+      '--prompt-loss-weight',
+      String(options.promptLossWeight ?? 0),
+      '--set',
+      `trainer.seed=${options.seed ?? 0}`,
+      '--set',
+      `trainer.outputDir=${options.workDir}`,
+      ...(options.overrides ?? []).flatMap((setting) => ['--set', setting]),
+    ],
+    options.io,
+  );
 }
 
 /**
@@ -108,8 +139,17 @@ export function supervisedWarmup(options: WarmupOptions): Promise<number> {
 export function warmupPresetBase(presetDir: string, data: string, options: BaseBuildOptions): Promise<number> {
   const io = options.io ?? { stdout: process.stdout, stderr: process.stderr, cwd: presetDir };
   return supervisedWarmup({
-    config: path.join(presetDir, 'base.config.json'), data, outDir: options.outDir, workDir: options.workDir, epochs: options.epochs,
-    lr: options.lr, batchSize: options.batchSize, dtype: options.dtype, promptLossWeight: options.promptLossWeight, seed: options.seed, io: { ...io, cwd: presetDir },
+    config: path.join(presetDir, 'base.config.json'),
+    data,
+    outDir: options.outDir,
+    workDir: options.workDir,
+    epochs: options.epochs,
+    lr: options.lr,
+    batchSize: options.batchSize,
+    dtype: options.dtype,
+    promptLossWeight: options.promptLossWeight,
+    seed: options.seed,
+    io: { ...io, cwd: presetDir },
     overrides: options.from ? [`models.policy.model=${path.resolve(options.from)}`] : [],
   });
 }

@@ -29,7 +29,9 @@ export class EvaluationTaps {
   constructor(private readonly workflow: () => { environment(): Environment; runner(): EpisodeRunner }) {}
 
   apply(kernel: Kernel): void {
-    kernel.hooks.evaluate.tapPromise(TAP_NAME, async (evaluation) => { await this.evaluate(kernel, evaluation); });
+    kernel.hooks.evaluate.tapPromise(TAP_NAME, async (evaluation) => {
+      await this.evaluate(kernel, evaluation);
+    });
   }
 
   async evaluate(kernel: Kernel, evaluation: EvalContext): Promise<Metrics> {
@@ -39,7 +41,9 @@ export class EvaluationTaps {
     const all = environment.test();
     const tasks = settings.tasks > 0 ? all.slice(0, settings.tasks) : all;
     const result = await evaluateEpisodes(this.workflow().runner(), tasks, {
-      k: settings.k, seed: kernel.config.trainer.seed, tasksPerBatch: settings.tasksPerBatch,
+      k: settings.k,
+      seed: kernel.config.trainer.seed,
+      tasksPerBatch: settings.tasksPerBatch,
       sampling: { temperature: settings.temperature, topP: settings.topP },
     });
     const { overall, bySource } = evaluateSamples(result.tasks, settings.k);

@@ -41,15 +41,17 @@ export function createMathOrchestra(): Orchestra {
     agents: {
       solver: { prompt: MATH_SOLVER_PROMPT, tag: 'boxed', invalidPenalty: 0.1, sampling: { maxNewTokens: 1024 } },
       verifier: {
-        prompt: MATH_VERIFIER_PROMPT, tag: 'verify', values: ['approve', 'reject'], stop: ['</verify>'], invalidPenalty: 0.1,
+        prompt: MATH_VERIFIER_PROMPT,
+        tag: 'verify',
+        values: ['approve', 'reject'],
+        stop: ['</verify>'],
+        invalidPenalty: 0.1,
         sampling: { maxNewTokens: 1024 },
       },
     },
-    step: loopUntil(
-      verdictIs('verifier', 'approve'),
-      sequential(call('solver'), when(notLastLoop, call('verifier'))),
-      { maxLoops: (context) => (context.settings.maxLoops as number | undefined) ?? DEFAULT_MAX_LOOPS },
-    ),
+    step: loopUntil(verdictIs('verifier', 'approve'), sequential(call('solver'), when(notLastLoop, call('verifier'))), {
+      maxLoops: (context) => (context.settings.maxLoops as number | undefined) ?? DEFAULT_MAX_LOOPS,
+    }),
     // The solver's whole text: the environment scores its last \boxed{} after any </think>.
     action: (row) => actionFrom(row, 'solver', 'answer', 'text') ?? NO_ACTION,
     turnScores: mathTurnScores,

@@ -31,12 +31,19 @@ export function defineOrchestra(orchestra: Orchestra): Orchestra {
  * The row's action from `agentId`'s latest output in this step: `type` with the parsed content when valid,
  * `invalid` with the raw text otherwise; undefined when the agent did not run.
  */
-export function actionFrom(row: OrchestraRow, agentId: string, type: EnvAction['type'], content: 'parsed' | 'text' = 'parsed'): EnvAction | undefined {
+export function actionFrom(
+  row: OrchestraRow,
+  agentId: string,
+  type: EnvAction['type'],
+  content: 'parsed' | 'text' = 'parsed',
+): EnvAction | undefined {
   const output = row.outputs.get(agentId);
   if (!output) return undefined;
   const where = { agentId, turnIndex: output.turn.index };
   if (content === 'text') return { type, content: output.text, ...where };
-  return output.valid && output.action ? { type, content: output.action.content, ...where } : { type: 'invalid', content: output.text, ...where };
+  return output.valid && output.action
+    ? { type, content: output.action.content, ...where }
+    : { type: 'invalid', content: output.text, ...where };
 }
 
 export const NO_ACTION: EnvAction = { type: 'invalid', content: '' };

@@ -16,9 +16,13 @@ export function createSearchOrchestra(): Orchestra {
       searcher: { prompt: SEARCHER_PROMPT, tag: 'search', stop: ['</search>'], invalidPenalty: 0.01 },
       answerer: { prompt: ANSWERER_PROMPT, tag: 'answer', stop: ['</answer>'], invalidPenalty: 0.01 },
     },
-    step: route('verifier', { yes: call('answerer'), no: call('searcher') }, {
-      select: (_row, context, output) => (context.isLastStep ? 'yes' : routeKey(output) ?? 'no'),
-    }),
+    step: route(
+      'verifier',
+      { yes: call('answerer'), no: call('searcher') },
+      {
+        select: (_row, context, output) => (context.isLastStep ? 'yes' : (routeKey(output) ?? 'no')),
+      },
+    ),
     action: (row) => actionFrom(row, 'answerer', 'answer') ?? actionFrom(row, 'searcher', 'search') ?? NO_ACTION,
   });
 }

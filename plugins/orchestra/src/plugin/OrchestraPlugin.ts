@@ -1,6 +1,16 @@
 import {
-  BatchInputSource, Checkpointable, InfoSection, SeededRng, Stage, type EnvTask, type Kernel, type Plugin, type RegisterContext, type RngState,
-  type RolloutBatch, type StepContext,
+  BatchInputSource,
+  Checkpointable,
+  InfoSection,
+  SeededRng,
+  Stage,
+  type EnvTask,
+  type Kernel,
+  type Plugin,
+  type RegisterContext,
+  type RngState,
+  type RolloutBatch,
+  type StepContext,
 } from '@drmas/core';
 import { GreedyBaselineSource, observationSource } from '../rollout/batchInputs.js';
 import { agentEntrySchema } from '../agents/agentConfig.js';
@@ -33,7 +43,11 @@ export interface OrchestraState {
 export class OrchestraPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   readonly configSchema = {
-    orchestra: orchestraSection, rollout: rolloutSection, reward: rewardSection, agents: agentEntrySchema, eval: evalSection,
+    orchestra: orchestraSection,
+    rollout: rolloutSection,
+    reward: rewardSection,
+    agents: agentEntrySchema,
+    eval: evalSection,
   };
   private readonly evaluation = new EvaluationTaps(() => this.workflow());
   private readonly rewards = new RewardAllocationPlugin((agentId) => this.workflow().invalidPenalty(agentId));
@@ -51,7 +65,14 @@ export class OrchestraPlugin implements Plugin {
     ctx.bind(Workflow).toSelf().inSingletonScope();
     ctx.bind(EpisodeRunner).toDynamicValue((context) => context.get(Workflow).runner());
     ctx.provide(BatchInputSource, 'observations', observationSource);
-    ctx.provide(BatchInputSource, 'baselineRewards', new GreedyBaselineSource(() => this.workflow().runner(), (id) => this.stepTasks.get(id)));
+    ctx.provide(
+      BatchInputSource,
+      'baselineRewards',
+      new GreedyBaselineSource(
+        () => this.workflow().runner(),
+        (id) => this.stepTasks.get(id),
+      ),
+    );
     ctx.bind(InfoSection).toConstantValue({
       title: 'workflow',
       describe: () => ({
@@ -64,7 +85,9 @@ export class OrchestraPlugin implements Plugin {
       }),
     });
     ctx.bind(Checkpointable).toConstantValue({
-      key: PLUGIN_NAME, getState: () => this.getState(), setState: (state) => this.setState(state as OrchestraState),
+      key: PLUGIN_NAME,
+      getState: () => this.getState(),
+      setState: (state) => this.setState(state as OrchestraState),
     });
     this.rewards.register(ctx);
   }
@@ -78,7 +101,9 @@ export class OrchestraPlugin implements Plugin {
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.ENVIRONMENT }, async () => {
       await this.workflow().environment().init();
     });
-    kernel.hooks.beforeStep.tap(PLUGIN_NAME, () => { this.stepTasks.clear(); });
+    kernel.hooks.beforeStep.tap(PLUGIN_NAME, () => {
+      this.stepTasks.clear();
+    });
     kernel.hooks.rollout.tapPromise(PLUGIN_NAME, (step) => this.rollout(step));
     this.rewards.apply(kernel);
     this.evaluation.apply(kernel);
@@ -95,7 +120,10 @@ export class OrchestraPlugin implements Plugin {
     for (const task of tasks) this.stepTasks.set(task.id, task);
     const round = this.rollouts++;
     const run = await workflow.runner().run({
-      tasks, samplesPerTask: samplesPerPrompt, seed: this.random().nextUint32(), idPrefix: `s${step.step}r${round}`,
+      tasks,
+      samplesPerTask: samplesPerPrompt,
+      seed: this.random().nextUint32(),
+      idPrefix: `s${step.step}r${round}`,
     });
     const metrics = rolloutMetrics(run.trajectories);
     Object.assign(step.metrics, metrics);

@@ -1,5 +1,13 @@
 import {
-  AgentRegistry, DrmasError, Environment, inject, injectable, ResolvedConfig, Roles, WorkerGroups, type WorkerGroup,
+  AgentRegistry,
+  DrmasError,
+  Environment,
+  inject,
+  injectable,
+  ResolvedConfig,
+  Roles,
+  WorkerGroups,
+  type WorkerGroup,
 } from '@drmas/core';
 import type { Agent } from '../agents/Agent.js';
 import { mergeAgentOptions } from '../agents/agentConfig.js';
@@ -12,7 +20,8 @@ function engineOf(group: WorkerGroup, agentId: string): AgentEngine {
   const codec = group.codec ?? group.rollout.tokenizer;
   if (!codec) {
     throw new DrmasError('CONFIG_INVALID', `model "${group.id}" of agent "${agentId}" has no tokenizer, so prompts cannot be encoded`, {
-      key: `models.${group.id}.model`, hint: 'use a checkpoint folder with tokenizer.json, or a built-in model (tiny, small)',
+      key: `models.${group.id}.model`,
+      hint: 'use a checkpoint folder with tokenizer.json, or a built-in model (tiny, small)',
     });
   }
   return { workerGroupId: group.id, backend: group.rollout, codec };
@@ -43,9 +52,12 @@ export class Workflow {
   }
 
   agents(): ReadonlyMap<string, Agent> {
-    this.agentsRef ??= new Map(Object.entries(this.orchestra().agents).map(([role, defaults]) => [
-      role, this.registry.create<Agent>(role, mergeAgentOptions(defaults, this.config.agents[role]), `agents.${role}`),
-    ]));
+    this.agentsRef ??= new Map(
+      Object.entries(this.orchestra().agents).map(([role, defaults]) => [
+        role,
+        this.registry.create<Agent>(role, mergeAgentOptions(defaults, this.config.agents[role]), `agents.${role}`),
+      ]),
+    );
     return this.agentsRef;
   }
 

@@ -12,5 +12,7 @@ export interface RewardAllocator {
 }
 
 export const RewardAllocator = createToken<RewardAllocator>('RewardAllocator', {
-  label: 'reward allocator', configKey: 'reward.allocator', named: true,
+  label: 'reward allocator',
+  configKey: 'reward.allocator',
+  named: true,
 });

@@ -24,10 +24,11 @@ export const drmasAllocator: RewardAllocator = {
  */
 export const perTurnAllocator: RewardAllocator = {
   name: 'per_turn',
-  allocate: (batch, context) => allocateEach(batch, context, (turn) => {
-    const score = turn.info?.turnScore;
-    return typeof score === 'number' ? score : 0;
-  }),
+  allocate: (batch, context) =>
+    allocateEach(batch, context, (turn) => {
+      const score = turn.info?.turnScore;
+      return typeof score === 'number' ? score : 0;
+    }),
 };
 
 export const REWARD_ALLOCATORS: readonly RewardAllocator[] = [drmasAllocator, perTurnAllocator];

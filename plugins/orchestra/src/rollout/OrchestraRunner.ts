@@ -1,5 +1,14 @@
 import {
-  createToken, DrmasError, scoringTemperature, SeededRng, type EnvTask, type Environment, type Episode, type PolicyBackend, type TextCodec, type Trajectory,
+  createToken,
+  DrmasError,
+  scoringTemperature,
+  SeededRng,
+  type EnvTask,
+  type Environment,
+  type Episode,
+  type PolicyBackend,
+  type TextCodec,
+  type Trajectory,
   type Turn,
 } from '@drmas/core';
 import type { Agent, AgentSampling } from '../agents/Agent.js';
@@ -74,7 +83,8 @@ export class OrchestraRunner implements EpisodeRunner {
     const found = this.agents.get(agentId);
     if (!found) {
       throw new DrmasError('UNKNOWN_NAME', `orchestra "${this.orchestra.name}" calls agent "${agentId}", which it does not declare`, {
-        key: 'orchestra.name', hint: `add "${agentId}" to the orchestra's agents (roles: ${[...this.agents.keys()].join(', ')})`,
+        key: 'orchestra.name',
+        hint: `add "${agentId}" to the orchestra's agents (roles: ${[...this.agents.keys()].join(', ')})`,
       });
     }
     return found;
@@ -94,7 +104,10 @@ export class OrchestraRunner implements EpisodeRunner {
         row.outputs.clear();
       }
       const context: BlockContext = {
-        step, maxSteps, isLastStep: step === maxSteps - 1, settings: this.settings,
+        step,
+        maxSteps,
+        isLastStep: step === maxSteps - 1,
+        settings: this.settings,
         callAgent: async (agentId, callRows) => {
           const index = calls.get(`${step}/${agentId}`) ?? 0;
           calls.set(`${step}/${agentId}`, index + 1);
@@ -105,7 +118,10 @@ export class OrchestraRunner implements EpisodeRunner {
       };
       await this.orchestra.step(active, context);
       const actions = active.map((row) => this.orchestra.action(row));
-      await this.environment.step(active.map((row) => row.episode), actions);
+      await this.environment.step(
+        active.map((row) => row.episode),
+        actions,
+      );
       active.forEach((row, i) => this.recordTurnScores(row, step, actions[i]!.turnIndex));
     }
     for (const row of rows) {
@@ -123,11 +139,18 @@ export class OrchestraRunner implements EpisodeRunner {
     if (actingTurn !== undefined && episode.stepScore !== undefined) scores.set(actingTurn, episode.stepScore);
     if (this.orchestra.turnScores && episode.judge) {
       const judge = episode.judge.bind(episode);
-      for (const [index, score] of this.orchestra.turnScores(trajectory.turns.filter((turn) => turn.step === step), judge)) scores.set(index, score);
+      for (const [index, score] of this.orchestra.turnScores(
+        trajectory.turns.filter((turn) => turn.step === step),
+        judge,
+      ))
+        scores.set(index, score);
     }
     for (const [index, score] of scores) {
       const turn = trajectory.turns[index];
-      if (!turn) throw new Error(`orchestra "${this.orchestra.name}" scored turn ${index}, but trajectory ${trajectory.trajectoryId} has ${trajectory.turns.length} turns`);
+      if (!turn)
+        throw new Error(
+          `orchestra "${this.orchestra.name}" scored turn ${index}, but trajectory ${trajectory.trajectoryId} has ${trajectory.turns.length} turns`,
+        );
       turn.info = { ...turn.info, turnScore: score };
     }
   }
@@ -138,7 +161,12 @@ export class OrchestraRunner implements EpisodeRunner {
       const groupId = `${request.idPrefix}-p${t}`;
       for (let s = 0; s < request.samplesPerTask; s++) {
         const trajectory: Trajectory = {
-          groupId, trajectoryId: `${groupId}-n${s}`, taskId: task.id, dataSource: task.dataSource, turns: [], done: false,
+          groupId,
+          trajectoryId: `${groupId}-n${s}`,
+          taskId: task.id,
+          dataSource: task.dataSource,
+          turns: [],
+          done: false,
         };
         rows.push({ index: rows.length, episode: this.environment.reset(task), trajectory, teamContext: [], outputs: new Map() });
       }
@@ -146,14 +174,23 @@ export class OrchestraRunner implements EpisodeRunner {
     return rows;
   }
 
-  private async callAgent(agentId: string, rows: OrchestraRow[], context: BlockContext, seed: number, overrides?: Partial<AgentSampling>): Promise<void> {
+  private async callAgent(
+    agentId: string,
+    rows: OrchestraRow[],
+    context: BlockContext,
+    seed: number,
+    overrides?: Partial<AgentSampling>,
+  ): Promise<void> {
     const agent = this.agent(agentId);
     const engine = this.engineFor(agentId);
     const prompts = rows.map((row) => {
       const observation = row.episode.observation();
       const variables = {
-        ...row.episode.variables(), observation, team_context: row.teamContext.join('\n\n'),
-        step: String(context.step + 1), max_steps: String(context.maxSteps),
+        ...row.episode.variables(),
+        observation,
+        team_context: row.teamContext.join('\n\n'),
+        step: String(context.step + 1),
+        max_steps: String(context.maxSteps),
       };
       const { text, templated } = agent.format(agent.prompt(variables), engine.codec);
       return { observation, text, ids: engine.codec.encode(text, { addSpecialTokens: !templated }) };
@@ -161,7 +198,10 @@ export class OrchestraRunner implements EpisodeRunner {
     const sampling = { ...agent.sampling, ...overrides };
     const result = await engine.backend.generate({
       prompts: prompts.map((p) => p.ids),
-      temperature: sampling.temperature, topP: sampling.topP, topK: sampling.topK, maxNewTokens: sampling.maxNewTokens,
+      temperature: sampling.temperature,
+      topP: sampling.topP,
+      topK: sampling.topK,
+      maxNewTokens: sampling.maxNewTokens,
       stopStrings: agent.stop.length > 0 ? [...agent.stop] : undefined,
       seed,
     });
@@ -176,11 +216,22 @@ export class OrchestraRunner implements EpisodeRunner {
       const parsed = agent.parse(text, finishReason);
       const { trajectory } = row;
       const turn: Turn = {
-        groupId: trajectory.groupId, trajectoryId: trajectory.trajectoryId, agentId, step: context.step,
-        workerGroupId: engine.workerGroupId, index: trajectory.turns.length,
-        promptIds: prompt.ids, responseIds, logProbs: result.logProbs[i]!, temperature: scoringTemperature(sampling.temperature),
-        promptText: prompt.text, responseText: text, action: parsed.action, valid: parsed.valid,
-        finishReason, observation: prompt.observation,
+        groupId: trajectory.groupId,
+        trajectoryId: trajectory.trajectoryId,
+        agentId,
+        step: context.step,
+        workerGroupId: engine.workerGroupId,
+        index: trajectory.turns.length,
+        promptIds: prompt.ids,
+        responseIds,
+        logProbs: result.logProbs[i]!,
+        temperature: scoringTemperature(sampling.temperature),
+        promptText: prompt.text,
+        responseText: text,
+        action: parsed.action,
+        valid: parsed.valid,
+        finishReason,
+        observation: prompt.observation,
       };
       if (parsed.reason !== undefined) turn.invalidReason = parsed.reason;
       trajectory.turns.push(turn);

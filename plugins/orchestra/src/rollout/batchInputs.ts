@@ -28,7 +28,13 @@ export class GreedyBaselineSource implements BatchInputSource {
       if (!task) throw new Error(`greedy baseline: task ${id} was not drawn by this step's rollout`);
       return task;
     });
-    const run = await this.runner().run({ tasks, samplesPerTask: 1, seed: 0, idPrefix: `s${step.step}greedy`, sampling: { temperature: 0 } });
+    const run = await this.runner().run({
+      tasks,
+      samplesPerTask: 1,
+      seed: 0,
+      idPrefix: `s${step.step}greedy`,
+      sampling: { temperature: 0 },
+    });
     const outcomeOf = new Map(taskIds.map((id, i) => [id, run.trajectories[i]?.outcome ?? 0]));
     const { codes, names } = batch.ids.group;
     batch.baselineRewards = Float64Array.from(codes, (code) => outcomeOf.get(taskOfGroup.get(names[code]!)!) ?? 0);

@@ -31,7 +31,11 @@ export interface EvaluationResult {
 }
 
 /** Runs k episodes of each task with validation sampling; returns the raw outcomes (avg@k / pass@k inputs). */
-export async function evaluateEpisodes(runner: EpisodeRunner, tasks: readonly EnvTask[], options: EvaluateOptions): Promise<EvaluationResult> {
+export async function evaluateEpisodes(
+  runner: EpisodeRunner,
+  tasks: readonly EnvTask[],
+  options: EvaluateOptions,
+): Promise<EvaluationResult> {
   const { k, seed = 0, tasksPerBatch = 32 } = options;
   const sampling = { ...EVAL_SAMPLING, ...options.sampling };
   const results: TaskOutcomes[] = [];

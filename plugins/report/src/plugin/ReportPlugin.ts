@@ -39,9 +39,15 @@ export class ReportPlugin implements Plugin<ReportPluginOptions> {
       this.run = run;
       this.steps = [];
       const mode = settings().progress;
-      this.progress = mode === 'off' ? undefined : new ProgressReporter({
-        total: kernel.config.trainer.steps, mode, stream: stream(), ...(this.options.now ? { now: this.options.now } : {}),
-      });
+      this.progress =
+        mode === 'off'
+          ? undefined
+          : new ProgressReporter({
+              total: kernel.config.trainer.steps,
+              mode,
+              stream: stream(),
+              ...(this.options.now ? { now: this.options.now } : {}),
+            });
       const progress = this.progress;
       if (progress?.mode === 'bar') {
         // Other plugins log through run.log; clear the bar first so their message does not land in the middle of it.

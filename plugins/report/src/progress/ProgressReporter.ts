@@ -75,7 +75,9 @@ export class ProgressReporter {
     this.lastStepAt = at;
     const reward = metrics['reward/mean'];
     const state: ProgressState = {
-      step, total: this.options.total, elapsedMs: at - this.startedAt!,
+      step,
+      total: this.options.total,
+      elapsedMs: at - this.startedAt!,
       etaMs: estimateEta(this.stepDurationsMs, this.options.total - step),
       ...(typeof reward === 'number' ? { reward } : {}),
     };

@@ -80,15 +80,21 @@ export function summarizeMetrics(records: readonly MetricRecord[], totalSeconds?
     const best = rewards.reduce((a, b) => (b[1] > a[1] ? b : a));
     reward = { first: rewards[0]![1], last: rewards[rewards.length - 1]![1], best: best[1], bestStep: best[0] };
   }
-  const validation: Array<[string, number]> = [...keys].filter((k) => k.startsWith('val/')).sort().flatMap((k) => {
-    const points = numbers(records, k);
-    return points.length ? [[k, points[points.length - 1]![1]] as [string, number]] : [];
-  });
+  const validation: Array<[string, number]> = [...keys]
+    .filter((k) => k.startsWith('val/'))
+    .sort()
+    .flatMap((k) => {
+      const points = numbers(records, k);
+      return points.length ? [[k, points[points.length - 1]![1]] as [string, number]] : [];
+    });
   const steps = new Set(records.map((r, i) => (typeof r.step === 'number' ? r.step : i + 1))).size;
   const stepTimes = numbers(records, 'timing/step');
   const seconds = totalSeconds ?? (stepTimes.length ? stepTimes.reduce((a, [, v]) => a + v, 0) : undefined);
   return {
-    steps, groups, reward, validation,
+    steps,
+    groups,
+    reward,
+    validation,
     totalSeconds: seconds,
     stepsPerSecond: seconds && seconds > 0 ? steps / seconds : undefined,
   };
@@ -108,7 +114,12 @@ export function formatMetric(value: number | undefined): string {
 export function formatTable(headers: string[], rows: string[][], align?: Array<'left' | 'right'>, indent = '  '): string {
   const widths = headers.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
   const alignOf = (c: number) => align?.[c] ?? (c === 0 ? 'left' : 'right');
-  const render = (cells: string[]) => indent + cells.map((cell, c) => (alignOf(c) === 'left' ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join('  ').trimEnd();
+  const render = (cells: string[]) =>
+    indent +
+    cells
+      .map((cell, c) => (alignOf(c) === 'left' ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return [render(headers), indent + widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(render)].join('\n');
 }
 
@@ -116,18 +127,29 @@ export function formatTable(headers: string[], rows: string[][], align?: Array<'
 export function formatSummaryTable(stats: RunSummaryStats): string {
   const out: string[] = ['run summary'];
   if (stats.groups.length) {
-    out.push(formatTable(
-      ['worker group', 'grad norm final', 'grad norm mean', 'loss', 'loss final', 'loss mean'],
-      stats.groups.map((g) => [g.group, formatMetric(g.gradNormFinal), formatMetric(g.gradNormMean), g.lossKey ?? '-',
-        formatMetric(g.lossFinal), formatMetric(g.lossMean)]),
-      ['left', 'right', 'right', 'left', 'right', 'right'],
-    ));
+    out.push(
+      formatTable(
+        ['worker group', 'grad norm final', 'grad norm mean', 'loss', 'loss final', 'loss mean'],
+        stats.groups.map((g) => [
+          g.group,
+          formatMetric(g.gradNormFinal),
+          formatMetric(g.gradNormMean),
+          g.lossKey ?? '-',
+          formatMetric(g.lossFinal),
+          formatMetric(g.lossMean),
+        ]),
+        ['left', 'right', 'right', 'left', 'right', 'right'],
+      ),
+    );
     out.push('');
   }
   const overall: Array<[string, string]> = [];
   if (stats.reward) {
     const r = stats.reward;
-    overall.push(['reward/mean', `first ${formatMetric(r.first)} · last ${formatMetric(r.last)} · best ${formatMetric(r.best)} (step ${r.bestStep})`]);
+    overall.push([
+      'reward/mean',
+      `first ${formatMetric(r.first)} · last ${formatMetric(r.last)} · best ${formatMetric(r.best)} (step ${r.bestStep})`,
+    ]);
   }
   for (const [key, value] of stats.validation) overall.push([key, formatMetric(value)]);
   const time = stats.totalSeconds !== undefined ? formatDuration(stats.totalSeconds * 1000) : '-';

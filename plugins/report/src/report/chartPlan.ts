@@ -59,7 +59,9 @@ function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
  * series have no finite value is left out. Metrics no chart claims still appear in the table of last values.
  */
 export function planCharts(series: Record<string, Series>): PlannedChart[] {
-  const keys = Object.keys(series).filter((k) => finiteCount(series[k]) > 0).sort();
+  const keys = Object.keys(series)
+    .filter((k) => finiteCount(series[k]) > 0)
+    .sort();
   const claimed = new Set<string>();
   const take = (predicate: (key: string) => boolean) => {
     const found = keys.filter((k) => !claimed.has(k) && predicate(k));
@@ -79,29 +81,54 @@ export function planCharts(series: Record<string, Series>): PlannedChart[] {
     const mean = seriesPoints(series['reward/mean']);
     const std = new Map(seriesPoints(series['reward/std']));
     const band = std.size
-      ? { label: 'mean ± std', points: mean.filter(([x]) => std.has(x)).map(([x, m]): [number, number, number] => [x, m - std.get(x)!, m + std.get(x)!]) }
+      ? {
+          label: 'mean ± std',
+          points: mean.filter(([x]) => std.has(x)).map(([x, m]): [number, number, number] => [x, m - std.get(x)!, m + std.get(x)!]),
+        }
       : undefined;
     add({
-      id: 'reward', title: 'Reward', section: 'Reward', keys: rewardKeys,
+      id: 'reward',
+      title: 'Reward',
+      section: 'Reward',
+      keys: rewardKeys,
       chart: {
-        title: 'reward per step', xLabel: 'step', band,
-        lines: [line(series, 'reward/mean', 'reward/mean'),
-          ...['reward/min', 'reward/max'].filter((k) => rewardKeys.includes(k)).map((k) => ({ ...line(series, k), dashed: true }))],
+        title: 'reward per step',
+        xLabel: 'step',
+        band,
+        lines: [
+          line(series, 'reward/mean', 'reward/mean'),
+          ...['reward/min', 'reward/max'].filter((k) => rewardKeys.includes(k)).map((k) => ({ ...line(series, k), dashed: true })),
+        ],
       },
     });
   } else {
     rewardKeys.forEach((k) => claimed.delete(k));
   }
   const otherReward = take((k) => k.startsWith('reward/') || /^(episode|env)\/(reward|success|outcome|score)/.test(k));
-  add({ id: 'reward-other', title: 'Other reward metrics', section: 'Reward', keys: otherReward, chart: { xLabel: 'step', lines: otherReward.map((k) => line(series, k)) } });
+  add({
+    id: 'reward-other',
+    title: 'Other reward metrics',
+    section: 'Reward',
+    keys: otherReward,
+    chart: { xLabel: 'step', lines: otherReward.map((k) => line(series, k)) },
+  });
 
   // Validation: overall, then one chart per metric (avg@k, pass@k, ...) with a line per data source.
   const valOverall = take((k) => VAL_OVERALL.test(k));
-  add({ id: 'val', title: 'Validation', section: 'Validation', keys: valOverall, chart: { xLabel: 'step', lines: valOverall.map((k) => line(series, k)) } });
+  add({
+    id: 'val',
+    title: 'Validation',
+    section: 'Validation',
+    keys: valOverall,
+    chart: { xLabel: 'step', lines: valOverall.map((k) => line(series, k)) },
+  });
   const valSource = take((k) => VAL_BY_SOURCE.test(k));
   for (const [metric, ks] of groupBy(valSource, (k) => k.match(VAL_BY_SOURCE)![2]!)) {
     add({
-      id: `val-by-source-${metric}`, title: `Validation ${metric} by data source`, section: 'Validation', keys: ks,
+      id: `val-by-source-${metric}`,
+      title: `Validation ${metric} by data source`,
+      section: 'Validation',
+      keys: ks,
       chart: { xLabel: 'step', lines: ks.map((k) => line(series, k, k.match(VAL_BY_SOURCE)![1])) },
     });
   }
@@ -109,35 +136,72 @@ export function planCharts(series: Record<string, Series>): PlannedChart[] {
   // Optimization: gradient norms and losses per worker group, KL and entropy.
   const grads = take((k) => GRAD_NORM.test(k));
   add({
-    id: 'grad_norm', title: 'Gradient norm per worker group', section: 'Optimization', keys: grads, logToggle: true,
+    id: 'grad_norm',
+    title: 'Gradient norm per worker group',
+    section: 'Optimization',
+    keys: grads,
+    logToggle: true,
     chart: { xLabel: 'step', lines: grads.map((k) => line(series, k, groupOf(k.match(GRAD_NORM)!))) },
   });
   const losses = take((k) => LOSS.test(k));
   for (const [kind, ks] of groupBy(losses, (k) => k.match(LOSS)![3]!)) {
     add({
-      id: `loss-${kind}`, title: `${kind} per worker group`, section: 'Optimization', keys: ks,
+      id: `loss-${kind}`,
+      title: `${kind} per worker group`,
+      section: 'Optimization',
+      keys: ks,
       chart: { xLabel: 'step', lines: ks.map((k) => line(series, k, groupOf(k.match(LOSS)!))) },
     });
   }
   const kl = take((k) => KL.test(k));
-  add({ id: 'kl', title: 'KL divergence', section: 'Optimization', keys: kl, logToggle: true, chart: { xLabel: 'step', lines: kl.map((k) => line(series, k)) } });
+  add({
+    id: 'kl',
+    title: 'KL divergence',
+    section: 'Optimization',
+    keys: kl,
+    logToggle: true,
+    chart: { xLabel: 'step', lines: kl.map((k) => line(series, k)) },
+  });
   const entropy = take((k) => ENTROPY.test(k));
-  add({ id: 'entropy', title: 'Entropy', section: 'Optimization', keys: entropy, chart: { xLabel: 'step', lines: entropy.map((k) => line(series, k)) } });
+  add({
+    id: 'entropy',
+    title: 'Entropy',
+    section: 'Optimization',
+    keys: entropy,
+    chart: { xLabel: 'step', lines: entropy.map((k) => line(series, k)) },
+  });
 
   // Rollouts.
   const lengths = take((k) => RESPONSE_LENGTH.test(k));
-  add({ id: 'response_length', title: 'Response length (tokens)', section: 'Rollouts', keys: lengths, chart: { xLabel: 'step', lines: lengths.map((k) => line(series, k)) } });
+  add({
+    id: 'response_length',
+    title: 'Response length (tokens)',
+    section: 'Rollouts',
+    keys: lengths,
+    chart: { xLabel: 'step', lines: lengths.map((k) => line(series, k)) },
+  });
   const validity = take((k) => VALIDITY.test(k));
-  add({ id: 'validity', title: 'Validity', section: 'Rollouts', keys: validity, chart: { xLabel: 'step', lines: validity.map((k) => line(series, k)) } });
+  add({
+    id: 'validity',
+    title: 'Validity',
+    section: 'Rollouts',
+    keys: validity,
+    chart: { xLabel: 'step', lines: validity.map((k) => line(series, k)) },
+  });
 
   // Performance: seconds per hook stacked, the whole step as an outline; tokens per second.
   const hooks = take((k) => k.startsWith('timing/') && k !== 'timing/step');
   const stepTime = take((k) => k === 'timing/step');
   if (hooks.length || stepTime.length) {
     add({
-      id: 'timing', title: 'Wall time per hook (s)', section: 'Performance', keys: [...hooks, ...stepTime],
+      id: 'timing',
+      title: 'Wall time per hook (s)',
+      section: 'Performance',
+      keys: [...hooks, ...stepTime],
       chart: {
-        xLabel: 'step', yLabel: 'seconds', stacked: hooks.length > 0,
+        xLabel: 'step',
+        yLabel: 'seconds',
+        stacked: hooks.length > 0,
         lines: hooks.map((k) => line(series, k, k.slice('timing/'.length))),
         overlay: stepTime.map((k) => ({ ...line(series, k, 'step (total)'), color: '#222', dashed: true })),
       },
@@ -157,7 +221,13 @@ export function planCharts(series: Record<string, Series>): PlannedChart[] {
     }
   }
   if (throughputLines.length) {
-    add({ id: 'throughput', title: 'Tokens per second', section: 'Performance', keys: throughput, chart: { xLabel: 'step', lines: throughputLines } });
+    add({
+      id: 'throughput',
+      title: 'Tokens per second',
+      section: 'Performance',
+      keys: throughput,
+      chart: { xLabel: 'step', lines: throughputLines },
+    });
   }
 
   return charts;

@@ -18,12 +18,12 @@ export function parseLenientJson(text: string): unknown {
   } catch (error) {
     if (!/NaN|Infinity/.test(text)) throw error;
   }
-  const marked = text.replace(/"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)/g, (match, token: string | undefined) => (
-    token ? JSON.stringify(NON_FINITE + token) : match
-  ));
-  return JSON.parse(marked, (_key, value: unknown) => (
-    typeof value === 'string' && value.startsWith(NON_FINITE) ? Number(value.slice(NON_FINITE.length)) : value
-  ));
+  const marked = text.replace(/"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)/g, (match, token: string | undefined) =>
+    token ? JSON.stringify(NON_FINITE + token) : match,
+  );
+  return JSON.parse(marked, (_key, value: unknown) =>
+    typeof value === 'string' && value.startsWith(NON_FINITE) ? Number(value.slice(NON_FINITE.length)) : value,
+  );
 }
 
 /**
@@ -43,9 +43,11 @@ export function parseJsonLines(text: string, fileName = 'input'): ParsedJsonLine
       value = parseLenientJson(line);
     } catch {
       const last = index === lines.length - 1 && unterminated;
-      notes.push(last
-        ? `${fileName}: skipped a partly written last line (${line.length} characters; the run was probably killed while writing it)`
-        : `${fileName}: skipped line ${index + 1}, which is not valid JSON`);
+      notes.push(
+        last
+          ? `${fileName}: skipped a partly written last line (${line.length} characters; the run was probably killed while writing it)`
+          : `${fileName}: skipped line ${index + 1}, which is not valid JSON`,
+      );
       return;
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -71,7 +71,7 @@ class SeriesBuilder {
 
   set(key: string, step: number, value: SeriesValue): void {
     let points = this.byKey.get(key);
-    if (!points) this.byKey.set(key, points = new Map());
+    if (!points) this.byKey.set(key, (points = new Map()));
     points.set(step, value);
   }
 
@@ -125,13 +125,14 @@ export function buildSeries(metrics: JsonRecord[], evaluations: JsonRecord[], no
 function specName(spec: unknown): string {
   if (typeof spec === 'string') return spec;
   if (Array.isArray(spec) && typeof spec[0] === 'string') return spec[0];
-  if (typeof spec === 'object' && spec !== null && typeof (spec as { name?: unknown }).name === 'string') return (spec as { name: string }).name;
+  if (typeof spec === 'object' && spec !== null && typeof (spec as { name?: unknown }).name === 'string')
+    return (spec as { name: string }).name;
   return JSON.stringify(spec);
 }
 
 function section(config: JsonRecord | undefined, name: string): JsonRecord {
   const value = config?.[name];
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as JsonRecord : {};
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonRecord) : {};
 }
 
 function numberOrNull(value: unknown): number | null {
@@ -141,13 +142,13 @@ function numberOrNull(value: unknown): number | null {
 export function summarizeRun(config: JsonRecord | undefined, series: Record<string, Series>, stepsRecorded: number): RunSummary {
   const models: Record<string, string> = {};
   for (const [id, entry] of Object.entries(section(config, 'models'))) {
-    const m = typeof entry === 'object' && entry !== null ? entry as JsonRecord : {};
+    const m = typeof entry === 'object' && entry !== null ? (entry as JsonRecord) : {};
     const what = typeof m.model === 'string' ? m.model : '?';
     models[id] = typeof m.backend === 'string' ? `${what} (${m.backend})` : what;
   }
   const agents: Record<string, string> = {};
   for (const [role, entry] of Object.entries(section(config, 'agents'))) {
-    const a = typeof entry === 'object' && entry !== null ? entry as JsonRecord : {};
+    const a = typeof entry === 'object' && entry !== null ? (entry as JsonRecord) : {};
     agents[role] = typeof a.model === 'string' ? a.model : role;
   }
   const trainer = section(config, 'trainer');
@@ -161,7 +162,10 @@ export function summarizeRun(config: JsonRecord | undefined, series: Record<stri
     agents,
     stepsPlanned: numberOrNull(trainer.steps),
     stepsRecorded,
-    lastStep: Object.values(series).reduce<number | null>((last, s) => (s.steps.length ? Math.max(last ?? -Infinity, s.steps[s.steps.length - 1]!) : last), null),
+    lastStep: Object.values(series).reduce<number | null>(
+      (last, s) => (s.steps.length ? Math.max(last ?? -Infinity, s.steps[s.steps.length - 1]!) : last),
+      null,
+    ),
     seed: numberOrNull(trainer.seed),
     totalSeconds: stepTimes.length ? stepTimes.reduce((a, b) => a + b, 0) : null,
   };
@@ -176,7 +180,8 @@ const MAX_SAMPLE_ARRAY = 16;
 
 /** A rollout row made small enough to embed: long strings cut, long number arrays (token ids) summarized. */
 export function compactSample(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.length > MAX_SAMPLE_TEXT ? `${value.slice(0, MAX_SAMPLE_TEXT)}… (${value.length} characters)` : value;
+  if (typeof value === 'string')
+    return value.length > MAX_SAMPLE_TEXT ? `${value.slice(0, MAX_SAMPLE_TEXT)}… (${value.length} characters)` : value;
   if (typeof value === 'number') return encodeValue(value);
   if (Array.isArray(value)) {
     if (value.length > MAX_SAMPLE_ARRAY && value.every((v) => typeof v === 'number')) return `[${value.length} numbers]`;

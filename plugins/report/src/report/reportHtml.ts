@@ -97,36 +97,53 @@ function summarySection(data: ReportData): string {
   ]);
   const reward = finiteValues(data.series['reward/mean']);
   const rewardRows: Array<[string, string]> = reward.length
-    ? [['reward (last)', `<span class="big">${formatNumber(reward[reward.length - 1]!)}</span>`],
-      ['reward (first)', formatNumber(reward[0]!)], ['reward (best)', formatNumber(reward.reduce((a, b) => Math.max(a, b)))]]
+    ? [
+        ['reward (last)', `<span class="big">${formatNumber(reward[reward.length - 1]!)}</span>`],
+        ['reward (first)', formatNumber(reward[0]!)],
+        ['reward (best)', formatNumber(reward.reduce((a, b) => Math.max(a, b)))],
+      ]
     : [];
-  const valRows: Array<[string, string]> = Object.keys(data.lastMetrics).filter((k) => k.startsWith('val/'))
+  const valRows: Array<[string, string]> = Object.keys(data.lastMetrics)
+    .filter((k) => k.startsWith('val/'))
     .map((k) => [k, escapeHtml(text(data.lastMetrics[k]))]);
   const finals = kv([...rewardRows, ...valRows]);
-  return `<section><h2>Run summary</h2><div class="cards">`
-    + `<div class="card"><h3>Config</h3>${config}</div>`
-    + `<div class="card"><h3>Final metrics</h3>${rewardRows.length || valRows.length ? finals : '<p>no reward or validation metrics</p>'}</div>`
-    + `</div></section>`;
+  return (
+    `<section><h2>Run summary</h2><div class="cards">` +
+    `<div class="card"><h3>Config</h3>${config}</div>` +
+    `<div class="card"><h3>Final metrics</h3>${rewardRows.length || valRows.length ? finals : '<p>no reward or validation metrics</p>'}</div>` +
+    `</div></section>`
+  );
 }
 
 function plotFigure(planned: PlannedChart): string {
   const base = { ...planned.chart, width: 640, height: 250 };
   const linear = svgLineChart({ ...base, id: planned.id, yScale: 'linear' });
   const caption = `<figcaption>${escapeHtml(planned.title)}</figcaption>`;
-  if (!planned.logToggle) return `<figure class="plot" data-plot="${escapeHtml(planned.id)}">${caption}<div class="views">${linear}</div></figure>`;
+  if (!planned.logToggle)
+    return `<figure class="plot" data-plot="${escapeHtml(planned.id)}">${caption}<div class="views">${linear}</div></figure>`;
   const log = svgLineChart({ ...base, id: `${planned.id}-log`, yScale: 'log' });
   const inputId = `log-${planned.id}`.replace(/[^A-Za-z0-9_-]/g, '_');
-  return `<figure class="plot" data-plot="${escapeHtml(planned.id)}">${caption}`
-    + `<input type="checkbox" class="log-toggle" id="${inputId}"${planned.logByDefault ? ' checked' : ''}>`
-    + `<label class="log-label" for="${inputId}">log scale</label>`
-    + `<div class="views"><div class="linear">${linear}</div><div class="log">${log}</div></div></figure>`;
+  return (
+    `<figure class="plot" data-plot="${escapeHtml(planned.id)}">${caption}` +
+    `<input type="checkbox" class="log-toggle" id="${inputId}"${planned.logByDefault ? ' checked' : ''}>` +
+    `<label class="log-label" for="${inputId}">log scale</label>` +
+    `<div class="views"><div class="linear">${linear}</div><div class="log">${log}</div></div></figure>`
+  );
 }
 
 function plotsSection(charts: PlannedChart[]): string {
   if (charts.length === 0) return '<section><h2>Plots</h2><p>No metrics to plot.</p></section>';
   const sections = [...new Set(charts.map((c) => c.section))];
-  return sections.map((name) => `<section><h2>${escapeHtml(name)}</h2><div class="plots">`
-    + `${charts.filter((c) => c.section === name).map(plotFigure).join('')}</div></section>`).join('');
+  return sections
+    .map(
+      (name) =>
+        `<section><h2>${escapeHtml(name)}</h2><div class="plots">` +
+        `${charts
+          .filter((c) => c.section === name)
+          .map(plotFigure)
+          .join('')}</div></section>`,
+    )
+    .join('');
 }
 
 function metricsTable(data: ReportData): string {
@@ -140,31 +157,56 @@ function metricsTable(data: ReportData): string {
     previousGroup = group;
     const finite = finiteValues(s);
     const stat = (f: (v: number[]) => number) => (finite.length ? valueCell(f(finite)) : '<td>-</td>');
-    rows.push(`<tr><td>${escapeHtml(key)}</td>${valueCell(data.lastMetrics[key])}<td>${s.steps[s.steps.length - 1]}</td>`
-      + `${stat((v) => v.reduce((a, b) => Math.min(a, b)))}${stat((v) => v.reduce((a, b) => Math.max(a, b)))}${stat((v) => v.reduce((a, b) => a + b, 0) / v.length)}</tr>`);
+    rows.push(
+      `<tr><td>${escapeHtml(key)}</td>${valueCell(data.lastMetrics[key])}<td>${s.steps[s.steps.length - 1]}</td>` +
+        `${stat((v) => v.reduce((a, b) => Math.min(a, b)))}${stat((v) => v.reduce((a, b) => Math.max(a, b)))}${stat((v) => v.reduce((a, b) => a + b, 0) / v.length)}</tr>`,
+    );
   }
-  return `<section><h2>Last metrics</h2><table class="metrics"><thead><tr><th>metric</th><th>last</th><th>at step</th><th>min</th><th>max</th><th>mean</th></tr></thead>`
-    + `<tbody>${rows.join('')}</tbody></table></section>`;
+  return (
+    `<section><h2>Last metrics</h2><table class="metrics"><thead><tr><th>metric</th><th>last</th><th>at step</th><th>min</th><th>max</th><th>mean</th></tr></thead>` +
+    `<tbody>${rows.join('')}</tbody></table></section>`
+  );
 }
 
-const SAMPLE_META = ['step', 'dataSource', 'taskId', 'groupId', 'trajectoryId', 'agentId', 'workerGroupId', 'reward', 'outcome', 'valid', 'done', 'finishReason', 'invalidReason'];
+const SAMPLE_META = [
+  'step',
+  'dataSource',
+  'taskId',
+  'groupId',
+  'trajectoryId',
+  'agentId',
+  'workerGroupId',
+  'reward',
+  'outcome',
+  'valid',
+  'done',
+  'finishReason',
+  'invalidReason',
+];
 const SAMPLE_TEXT = ['prompt', 'promptText', 'question', 'observation', 'response', 'responseText', 'text', 'answer', 'completion'];
 
 function sampleBody(row: JsonRecord): string {
   const parts: string[] = [];
   for (const field of SAMPLE_TEXT) {
-    if (typeof row[field] === 'string') parts.push(`<div class="label">${escapeHtml(field.replace(/Text$/, ''))}</div><pre>${escapeHtml(row[field] as string)}</pre>`);
+    if (typeof row[field] === 'string')
+      parts.push(`<div class="label">${escapeHtml(field.replace(/Text$/, ''))}</div><pre>${escapeHtml(row[field] as string)}</pre>`);
   }
   if (Array.isArray(row.messages)) {
     for (const message of row.messages as JsonRecord[]) {
-      parts.push(`<div class="label">${escapeHtml(text(message?.role ?? 'message'))}</div><pre>${escapeHtml(text(message?.content ?? message))}</pre>`);
+      parts.push(
+        `<div class="label">${escapeHtml(text(message?.role ?? 'message'))}</div><pre>${escapeHtml(text(message?.content ?? message))}</pre>`,
+      );
     }
   }
   if (Array.isArray(row.turns)) {
     for (const turn of row.turns as JsonRecord[]) {
-      const meta = SAMPLE_META.filter((k) => turn?.[k] !== undefined && k !== 'step' && k !== 'agentId').map((k) => `${k} ${text(turn[k])}`).join(' · ');
+      const meta = SAMPLE_META.filter((k) => turn?.[k] !== undefined && k !== 'step' && k !== 'agentId')
+        .map((k) => `${k} ${text(turn[k])}`)
+        .join(' · ');
       const who = typeof turn?.agentId === 'string' ? ` · ${turn.agentId}` : '';
-      parts.push(`<div class="turn"><div class="turn-meta"><strong>turn ${escapeHtml(text(turn?.index ?? ''))}${escapeHtml(who)}</strong> <span class="meta">${escapeHtml(meta)}</span></div>${sampleBody(turn ?? {})}</div>`);
+      parts.push(
+        `<div class="turn"><div class="turn-meta"><strong>turn ${escapeHtml(text(turn?.index ?? ''))}${escapeHtml(who)}</strong> <span class="meta">${escapeHtml(meta)}</span></div>${sampleBody(turn ?? {})}</div>`,
+      );
     }
   }
   return parts.join('');
@@ -173,13 +215,20 @@ function sampleBody(row: JsonRecord): string {
 function samplesSection(samples: JsonRecord[]): string {
   if (samples.length === 0) return '';
   const items = samples.map((row, i) => {
-    const meta = SAMPLE_META.filter((k) => row[k] !== undefined).map((k) => `${k} ${text(row[k])}`).join(' · ');
-    const rest = Object.fromEntries(Object.entries(row).filter(([k]) => !SAMPLE_META.includes(k) && !SAMPLE_TEXT.includes(k) && k !== 'turns' && k !== 'messages'));
+    const meta = SAMPLE_META.filter((k) => row[k] !== undefined)
+      .map((k) => `${k} ${text(row[k])}`)
+      .join(' · ');
+    const rest = Object.fromEntries(
+      Object.entries(row).filter(([k]) => !SAMPLE_META.includes(k) && !SAMPLE_TEXT.includes(k) && k !== 'turns' && k !== 'messages'),
+    );
     const body = sampleBody(row);
     const restBlock = Object.keys(rest).length
-      ? `<details><summary class="label">other fields</summary><pre>${escapeHtml(JSON.stringify(rest, null, 2))}</pre></details>` : '';
-    return `<details class="sample"${i < 2 ? ' open' : ''}><summary>Sample ${i + 1}<span class="meta">${escapeHtml(meta)}</span></summary>`
-      + `${body || `<pre>${escapeHtml(JSON.stringify(row, null, 2))}</pre>`}${body ? restBlock : ''}</details>`;
+      ? `<details><summary class="label">other fields</summary><pre>${escapeHtml(JSON.stringify(rest, null, 2))}</pre></details>`
+      : '';
+    return (
+      `<details class="sample"${i < 2 ? ' open' : ''}><summary>Sample ${i + 1}<span class="meta">${escapeHtml(meta)}</span></summary>` +
+      `${body || `<pre>${escapeHtml(JSON.stringify(row, null, 2))}</pre>`}${body ? restBlock : ''}</details>`
+    );
   });
   return `<section><h2>Rollout samples</h2>${items.join('')}</section>`;
 }
@@ -189,9 +238,11 @@ export function reportHtml(data: ReportData): string {
   const charts = planCharts(data.series);
   const title = `drmas report: ${data.runDir.split(/[\\/]/).filter(Boolean).pop() ?? data.runDir}`;
   const notes = data.notes.length
-    ? `<div class="notes"><strong>Notes</strong><ul>${data.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul></div>` : '';
+    ? `<div class="notes"><strong>Notes</strong><ul>${data.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul></div>`
+    : '';
   const config = data.config
-    ? `<section><h2>Config</h2><details><summary>config.json</summary><pre>${escapeHtml(JSON.stringify(data.config, null, 2))}</pre></details></section>` : '';
+    ? `<section><h2>Config</h2><details><summary>config.json</summary><pre>${escapeHtml(JSON.stringify(data.config, null, 2))}</pre></details></section>`
+    : '';
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

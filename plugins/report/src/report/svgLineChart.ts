@@ -126,9 +126,11 @@ function legend(items: Array<{ label: string; color: string; dashed?: boolean; a
       row++;
     }
     const y = 12 + row * rowHeight;
-    parts.push(item.area
-      ? `<rect x="${x}" y="${y - 6}" width="16" height="9" fill="${item.color}" fill-opacity="0.55"/>`
-      : `<line x1="${x}" y1="${y - 2}" x2="${x + 16}" y2="${y - 2}" stroke="${item.color}" stroke-width="2.5"${item.dashed ? ' stroke-dasharray="4 3"' : ''}/>`);
+    parts.push(
+      item.area
+        ? `<rect x="${x}" y="${y - 6}" width="16" height="9" fill="${item.color}" fill-opacity="0.55"/>`
+        : `<line x1="${x}" y1="${y - 2}" x2="${x + 16}" y2="${y - 2}" stroke="${item.color}" stroke-width="2.5"${item.dashed ? ' stroke-dasharray="4 3"' : ''}/>`,
+    );
     parts.push(`<text x="${x + 21}" y="${y + 2}" font-size="11" fill="#333">${escapeHtml(item.label)}</text>`);
     x += itemWidth;
   }
@@ -151,8 +153,10 @@ function pathOf(points: Point[], sx: (x: number) => number, sy: (y: number) => n
 
 /** Single points between gaps draw no path segment; they get a dot. */
 function isolatedPoints(points: Point[], log: boolean): Point[] {
-  return points.filter(([, y], i) => usable(y, log)
-    && !(i > 0 && usable(points[i - 1]![1], log)) && !(i < points.length - 1 && usable(points[i + 1]![1], log)));
+  return points.filter(
+    ([, y], i) =>
+      usable(y, log) && !(i > 0 && usable(points[i - 1]![1], log)) && !(i < points.length - 1 && usable(points[i + 1]![1], log)),
+  );
 }
 
 /** An SVG line chart (or stacked areas) with axes, ticks, a legend and per-step hover text. Pure: returns markup. */
@@ -196,8 +200,10 @@ export function svgLineChart(options: LineChartOptions): string {
   }
   const finiteXs = xs.filter(Number.isFinite);
   if (finiteXs.length === 0 || ys.length === 0) {
-    return `<svg viewBox="0 0 ${width} 60" width="${width}" height="60" role="img">`
-      + `<text x="${width / 2}" y="34" text-anchor="middle" font-size="12" fill="#888" ${FONT}>no finite values to plot</text></svg>`;
+    return (
+      `<svg viewBox="0 0 ${width} 60" width="${width}" height="60" role="img">` +
+      `<text x="${width / 2}" y="34" text-anchor="middle" font-size="12" fill="#888" ${FONT}>no finite values to plot</text></svg>`
+    );
   }
 
   const legendItems = [
@@ -251,7 +257,9 @@ export function svgLineChart(options: LineChartOptions): string {
   for (const t of yTicks) {
     const y = sy(t).toFixed(1);
     parts.push(`<line x1="${margin.left}" x2="${margin.left + plotW}" y1="${y}" y2="${y}" stroke="#e6e6e6"/>`);
-    parts.push(`<text x="${margin.left - 6}" y="${y}" dy="0.32em" text-anchor="end" font-size="10.5" fill="#555">${formatNumber(t)}</text>`);
+    parts.push(
+      `<text x="${margin.left - 6}" y="${y}" dy="0.32em" text-anchor="end" font-size="10.5" fill="#555">${formatNumber(t)}</text>`,
+    );
   }
   const xCandidates = linearTicks(xMin, xMax, Math.max(2, Math.floor(plotW / 80)));
   const integerTicks = xCandidates.filter((t) => Number.isInteger(t));
@@ -263,10 +271,14 @@ export function svgLineChart(options: LineChartOptions): string {
   }
   parts.push(`<rect x="${margin.left}" y="${margin.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#ccc"/>`);
   if (options.xLabel) {
-    parts.push(`<text x="${margin.left + plotW / 2}" y="${height - 6}" text-anchor="middle" font-size="11" fill="#555">${escapeHtml(options.xLabel)}</text>`);
+    parts.push(
+      `<text x="${margin.left + plotW / 2}" y="${height - 6}" text-anchor="middle" font-size="11" fill="#555">${escapeHtml(options.xLabel)}</text>`,
+    );
   }
   if (options.yLabel) {
-    parts.push(`<text transform="translate(12 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle" font-size="11" fill="#555">${escapeHtml(options.yLabel)}</text>`);
+    parts.push(
+      `<text transform="translate(12 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle" font-size="11" fill="#555">${escapeHtml(options.yLabel)}</text>`,
+    );
   }
 
   parts.push(`<g clip-path="url(#${clipId})">`);
@@ -283,16 +295,22 @@ export function svgLineChart(options: LineChartOptions): string {
     for (const line of stackedLines) {
       const upper = decimate(line.points, MAX_DRAWN_POINTS);
       const lower = decimate(line.lower, MAX_DRAWN_POINTS);
-      const poly = [...upper.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`),
-        ...lower.reverse().map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`)];
-      parts.push(`<polygon points="${poly.join(' ')}" fill="${line.color}" fill-opacity="0.55" stroke="${line.color}" stroke-width="0.8"/>`);
+      const poly = [
+        ...upper.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`),
+        ...lower.reverse().map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`),
+      ];
+      parts.push(
+        `<polygon points="${poly.join(' ')}" fill="${line.color}" fill-opacity="0.55" stroke="${line.color}" stroke-width="0.8"/>`,
+      );
     }
   }
   for (const line of [...(options.stacked ? [] : lines), ...overlay]) {
     const points = decimate(line.points, MAX_DRAWN_POINTS);
     const d = pathOf(points, sx, sy, log);
     if (d.includes('L')) {
-      parts.push(`<path d="${d}" fill="none" stroke="${line.color}" stroke-width="1.8" stroke-linejoin="round"${line.dashed ? ' stroke-dasharray="5 3"' : ''}/>`);
+      parts.push(
+        `<path d="${d}" fill="none" stroke="${line.color}" stroke-width="1.8" stroke-linejoin="round"${line.dashed ? ' stroke-dasharray="5 3"' : ''}/>`,
+      );
     }
     const dots = points.length <= 40 ? points.filter(([, y]) => usable(y, log)) : isolatedPoints(points, log);
     for (const [x, y] of dots) parts.push(`<circle cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" r="2.4" fill="${line.color}"/>`);
@@ -300,21 +318,30 @@ export function svgLineChart(options: LineChartOptions): string {
   parts.push('</g>');
 
   // Hover text per step: one transparent column each, with a <title> listing every series at that x.
-  const hoverXs = [...new Set([...lines, ...overlay].flatMap((l) => l.points.map(([x]) => x)))].filter(Number.isFinite).sort((a, b) => a - b);
+  const hoverXs = [...new Set([...lines, ...overlay].flatMap((l) => l.points.map(([x]) => x)))]
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
   if (hoverXs.length <= MAX_HOVER_COLUMNS) {
     const lookups = [...lines, ...overlay].map((l) => ({ label: l.label, byX: new Map(l.points) }));
     const columns: string[] = [];
     hoverXs.forEach((x, i) => {
       const left = i === 0 ? margin.left : (sx(hoverXs[i - 1]!) + sx(x)) / 2;
       const right = i === hoverXs.length - 1 ? margin.left + plotW : (sx(x) + sx(hoverXs[i + 1]!)) / 2;
-      const text = [`step ${formatNumber(x)}`, ...lookups.filter((l) => l.byX.has(x)).map((l) => `${l.label}: ${formatNumber(l.byX.get(x)!)}`)];
-      columns.push(`<rect x="${left.toFixed(1)}" y="${margin.top}" width="${Math.max(0.5, right - left).toFixed(1)}" height="${plotH}" fill="transparent"><title>${escapeHtml(text.join('\n'))}</title></rect>`);
+      const text = [
+        `step ${formatNumber(x)}`,
+        ...lookups.filter((l) => l.byX.has(x)).map((l) => `${l.label}: ${formatNumber(l.byX.get(x)!)}`),
+      ];
+      columns.push(
+        `<rect x="${left.toFixed(1)}" y="${margin.top}" width="${Math.max(0.5, right - left).toFixed(1)}" height="${plotH}" fill="transparent"><title>${escapeHtml(text.join('\n'))}</title></rect>`,
+      );
     });
     parts.push(`<g class="hover">${columns.join('')}</g>`);
   }
 
   const title = options.title ? `<title>${escapeHtml(options.title)}</title>` : '';
-  return `<svg viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" ${FONT}>${title}`
-    + `<defs><clipPath id="${clipId}"><rect x="${margin.left}" y="${margin.top - 2}" width="${plotW}" height="${plotH + 4}"/></clipPath></defs>`
-    + `${key.svg}${parts.join('')}</svg>`;
+  return (
+    `<svg viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" ${FONT}>${title}` +
+    `<defs><clipPath id="${clipId}"><rect x="${margin.left}" y="${margin.top - 2}" width="${plotW}" height="${plotH + 4}"/></clipPath></defs>` +
+    `${key.svg}${parts.join('')}</svg>`
+  );
 }

@@ -1,8 +1,20 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  CONFIG_HELP, CONFIG_OPTIONS, createKernel, DrmasError, longestResponse, lossTotals, MetricsSink, SeededRng, selectRows,
-  TrainingBatch, WorkerGroups, type BatchView, type CliCommand, type Turn,
+  CONFIG_HELP,
+  CONFIG_OPTIONS,
+  createKernel,
+  DrmasError,
+  longestResponse,
+  lossTotals,
+  MetricsSink,
+  SeededRng,
+  selectRows,
+  TrainingBatch,
+  WorkerGroups,
+  type BatchView,
+  type CliCommand,
+  type Turn,
 } from '@drmas/core';
 import { NllLossFunction } from '@drmas/plugin-algorithms';
 import { LearningRateSchedule } from '../optimizer/LearningRateSchedule.js';
@@ -22,7 +34,11 @@ export function readDemonstrations(file: string): Demonstration[] {
   try {
     text = readFileSync(file, 'utf8');
   } catch {
-    throw new DrmasError('INVALID_ARGUMENT', `cannot read demonstrations file ${file}`, { key: '--data', file, hint: 'give a JSONL file of {"agent", "prompt", "response"} lines' });
+    throw new DrmasError('INVALID_ARGUMENT', `cannot read demonstrations file ${file}`, {
+      key: '--data',
+      file,
+      hint: 'give a JSONL file of {"agent", "prompt", "response"} lines',
+    });
   }
   const demos: Demonstration[] = [];
   text.split('\n').forEach((line, i) => {
@@ -31,12 +47,18 @@ export function readDemonstrations(file: string): Demonstration[] {
     try {
       value = JSON.parse(line) as Record<string, unknown>;
     } catch (cause) {
-      throw new DrmasError('INVALID_ARGUMENT', `line ${i + 1} is not JSON: ${(cause as Error).message}`, { file, key: `line ${i + 1}`, cause });
+      throw new DrmasError('INVALID_ARGUMENT', `line ${i + 1} is not JSON: ${(cause as Error).message}`, {
+        file,
+        key: `line ${i + 1}`,
+        cause,
+      });
     }
     for (const field of ['agent', 'prompt', 'response'] as const) {
       if (typeof value[field] !== 'string') {
         throw new DrmasError('INVALID_ARGUMENT', `line ${i + 1} has no string "${field}"`, {
-          file, key: `line ${i + 1}.${field}`, hint: 'each line is {"agent": "solver", "prompt": "...", "response": "..."}',
+          file,
+          key: `line ${i + 1}.${field}`,
+          hint: 'each line is {"agent": "solver", "prompt": "...", "response": "..."}',
         });
       }
     }
@@ -49,7 +71,8 @@ export function readDemonstrations(file: string): Demonstration[] {
 function numberOption(values: Record<string, unknown>, key: string, fallback: number): number {
   if (values[key] === undefined) return fallback;
   const value = Number(values[key]);
-  if (!Number.isFinite(value) || value <= 0) throw new DrmasError('INVALID_ARGUMENT', `--${key} expects a positive number, got "${String(values[key])}"`, { key: `--${key}` });
+  if (!Number.isFinite(value) || value <= 0)
+    throw new DrmasError('INVALID_ARGUMENT', `--${key} expects a positive number, got "${String(values[key])}"`, { key: `--${key}` });
   return value;
 }
 
@@ -58,7 +81,8 @@ function promptLossWeight(value: unknown): number {
   const weight = Number(value);
   if (!Number.isFinite(weight) || weight < 0) {
     throw new DrmasError('INVALID_ARGUMENT', `--prompt-loss-weight expects a number of 0 or more, got "${String(value)}"`, {
-      key: '--prompt-loss-weight', hint: '0 (the default) trains on responses only; 1 counts a prompt token as much as a response token',
+      key: '--prompt-loss-weight',
+      hint: '0 (the default) trains on responses only; 1 counts a prompt token as much as a response token',
     });
   }
   return weight;
@@ -69,7 +93,11 @@ function promptLossWeight(value: unknown): number {
  * (weight 1) and, with a prompt weight above 0, every prompt token after the first (the first has no context to be
  * predicted from), each weighing `promptWeight`.
  */
-export function demonstrationTurn(promptIds: number[], responseIds: number[], promptWeight: number): { promptIds: number[]; responseIds: number[]; weights: number[] } {
+export function demonstrationTurn(
+  promptIds: number[],
+  responseIds: number[],
+  promptWeight: number,
+): { promptIds: number[]; responseIds: number[]; weights: number[] } {
   if (promptWeight === 0 || promptIds.length < 2) return { promptIds, responseIds, weights: responseIds.map(() => 1) };
   return {
     promptIds: promptIds.slice(0, 1),
@@ -91,13 +119,18 @@ function setWeights(view: BatchView, weights: readonly number[][]): void {
     tokens += weights[row]!.length;
   }
   const scale = total > 0 && total !== tokens ? tokens / total : 1;
-  for (const row of view.rows) weights[row]!.forEach((w, j) => { advantages[row * R + j] = w * scale; });
+  for (const row of view.rows)
+    weights[row]!.forEach((w, j) => {
+      advantages[row * R + j] = w * scale;
+    });
 }
 
 function warmupSteps(value: unknown): number {
   const steps = Number(value);
   if (!Number.isInteger(steps) || steps < 0) {
-    throw new DrmasError('INVALID_ARGUMENT', `--warmup-steps expects a whole number of steps (0 or more), got "${String(value)}"`, { key: '--warmup-steps' });
+    throw new DrmasError('INVALID_ARGUMENT', `--warmup-steps expects a whole number of steps (0 or more), got "${String(value)}"`, {
+      key: '--warmup-steps',
+    });
   }
   return steps;
 }
@@ -112,7 +145,11 @@ class SftProgress {
   private since = performance.now();
   private lastLine = performance.now();
 
-  constructor(private readonly log: (message: string) => void, private readonly group: string, private readonly totalSteps: number) {
+  constructor(
+    private readonly log: (message: string) => void,
+    private readonly group: string,
+    private readonly totalSteps: number,
+  ) {
     this.every = Math.max(1, Math.round(totalSteps / 10));
   }
 
@@ -124,7 +161,9 @@ class SftProgress {
     const now = performance.now();
     if (this.done % this.every !== 0 && now - this.lastLine < 120_000 && this.done !== this.totalSteps) return;
     const seconds = (now - this.since) / 1000;
-    this.log(`sft ${this.group} step ${this.done}/${this.totalSteps}: nll ${(this.nll / this.count).toFixed(4)}, lr ${lr.toExponential(2)}, ${Math.round(this.tokens / seconds)} tok/s`);
+    this.log(
+      `sft ${this.group} step ${this.done}/${this.totalSteps}: nll ${(this.nll / this.count).toFixed(4)}, lr ${lr.toExponential(2)}, ${Math.round(this.tokens / seconds)} tok/s`,
+    );
     this.nll = 0;
     this.count = 0;
     this.tokens = 0;
@@ -136,28 +175,43 @@ class SftProgress {
 export const sft: CliCommand = {
   name: 'sft',
   summary: 'supervised warm-up of each worker group on JSONL demonstrations (prompt/response per agent)',
-  usage: 'drmas sft --config PATH --data FILE.jsonl [--epochs 3] [--batch-size 16] [--lr 1e-3] [--schedule cosine|linear|constant] [--warmup-steps N] [--prompt-loss-weight W] [--out DIR] [--dtype float32|bfloat16]',
+  usage:
+    'drmas sft --config PATH --data FILE.jsonl [--epochs 3] [--batch-size 16] [--lr 1e-3] [--schedule cosine|linear|constant] [--warmup-steps N] [--prompt-loss-weight W] [--out DIR] [--dtype float32|bfloat16]',
   help: [
     ...CONFIG_HELP,
     ['--data FILE', 'JSONL of {"agent", "prompt", "response"}: prompt as the agent sends it, response as it should answer'],
     ['--epochs N', 'passes over the demonstrations (default 3)'],
     ['--batch-size N', 'demonstrations per optimizer step (default 16)'],
-    ['--lr X', 'learning rate (default: the model\'s optimizer.lr)'],
-    ['--schedule S', 'cosine (default: after the warm-up, a half-cosine to 0 at the last step), linear (to 0 at the last step) or constant'],
+    ['--lr X', "learning rate (default: the model's optimizer.lr)"],
+    [
+      '--schedule S',
+      'cosine (default: after the warm-up, a half-cosine to 0 at the last step), linear (to 0 at the last step) or constant',
+    ],
     ['--warmup-steps N', 'optimizer steps of linear warm-up (default: 3% of all steps)'],
-    ['--prompt-loss-weight W', 'also train on the prompt tokens, each counting W times a response token (default 0: responses only); the logged nll is then the weighted mean'],
-    ['--out DIR', 'where each worker group\'s model is saved (default <trainer.outputDir>/sft-<time>/<model id>)'],
+    [
+      '--prompt-loss-weight W',
+      'also train on the prompt tokens, each counting W times a response token (default 0: responses only); the logged nll is then the weighted mean',
+    ],
+    ['--out DIR', "where each worker group's model is saved (default <trainer.outputDir>/sft-<time>/<model id>)"],
     ['--dtype D', 'weights dtype of the saved models: float32 (default) or bfloat16'],
   ],
   options: {
-    ...CONFIG_OPTIONS, data: { type: 'string' }, epochs: { type: 'string' }, 'batch-size': { type: 'string' }, lr: { type: 'string' },
-    schedule: { type: 'string' }, 'warmup-steps': { type: 'string' }, out: { type: 'string' }, dtype: { type: 'string' },
+    ...CONFIG_OPTIONS,
+    data: { type: 'string' },
+    epochs: { type: 'string' },
+    'batch-size': { type: 'string' },
+    lr: { type: 'string' },
+    schedule: { type: 'string' },
+    'warmup-steps': { type: 'string' },
+    out: { type: 'string' },
+    dtype: { type: 'string' },
     'prompt-loss-weight': { type: 'string' },
   },
   async run({ values }, io) {
     if (!values.data) throw new DrmasError('INVALID_ARGUMENT', '--data is required', { key: '--data', hint: 'e.g. --data demos.jsonl' });
     const dtype = (values.dtype as string | undefined) ?? 'float32';
-    if (dtype !== 'float32' && dtype !== 'bfloat16') throw new DrmasError('INVALID_ARGUMENT', `--dtype must be float32 or bfloat16, got "${dtype}"`, { key: '--dtype' });
+    if (dtype !== 'float32' && dtype !== 'bfloat16')
+      throw new DrmasError('INVALID_ARGUMENT', `--dtype must be float32 or bfloat16, got "${dtype}"`, { key: '--dtype' });
     const demos = readDemonstrations(path.resolve(io.cwd, values.data as string));
     const epochs = numberOption(values, 'epochs', 3);
     const batchSize = numberOption(values, 'batch-size', 16);
@@ -168,9 +222,14 @@ export const sft: CliCommand = {
     const warmup = values['warmup-steps'] === undefined ? undefined : warmupSteps(values['warmup-steps']);
     const promptWeight = promptLossWeight(values['prompt-loss-weight']);
     const { kernel, config } = await createKernel({
-      cwd: io.cwd, configPath: values.config as string | undefined, overrides: values.set as string[] | undefined,
+      cwd: io.cwd,
+      configPath: values.config as string | undefined,
+      overrides: values.set as string[] | undefined,
     });
-    const outDir = path.resolve(io.cwd, (values.out as string | undefined) ?? path.join(config.trainer.outputDir, `sft-${new Date().toISOString().replace(/[:.]/g, '-')}`));
+    const outDir = path.resolve(
+      io.cwd,
+      (values.out as string | undefined) ?? path.join(config.trainer.outputDir, `sft-${new Date().toISOString().replace(/[:.]/g, '-')}`),
+    );
     const log = (message: string) => io.stderr.write(`drmas: ${message}\n`);
     const run = await kernel.setup({ runDir: outDir, log });
     const loss = new NllLossFunction();
@@ -180,30 +239,53 @@ export const sft: CliCommand = {
       const unknown = [...new Set(demos.map((d) => d.agent))].filter((a) => !known.has(a));
       if (unknown.length) {
         throw new DrmasError('INVALID_ARGUMENT', `demonstrations name agents the config does not have: ${unknown.join(', ')}`, {
-          key: '--data', hint: `agents in the config: ${[...known].join(', ')}`,
+          key: '--data',
+          hint: `agents in the config: ${[...known].join(', ')}`,
         });
       }
       const sinks = kernel.getAll(MetricsSink);
       for (const group of groups.all() as TrainedWorkerGroup[]) {
         const codec = group.codec;
-        if (!codec) throw new DrmasError('INVALID_ARGUMENT', `model ${group.id} has no tokenizer, so text demonstrations cannot be encoded`, { key: `models.${group.id}.model` });
+        if (!codec)
+          throw new DrmasError('INVALID_ARGUMENT', `model ${group.id} has no tokenizer, so text demonstrations cannot be encoded`, {
+            key: `models.${group.id}.model`,
+          });
         const eos = codec.eosTokenId === undefined ? [] : [codec.eosTokenId];
         const weights: number[][] = [];
-        const turns: Turn[] = demos.filter((d) => group.agents.includes(d.agent)).map((demo, index) => {
-          const { promptIds, responseIds, weights: rowWeights } = demonstrationTurn(
-            codec.encode(demo.prompt, { addSpecialTokens: false }), [...codec.encode(demo.response, { addSpecialTokens: false }), ...eos], promptWeight,
-          );
-          weights.push(rowWeights);
-          return {
-            groupId: `sft-${index}`, trajectoryId: `sft-${index}`, agentId: demo.agent, step: 0, workerGroupId: group.id, index: 0,
-            promptIds, responseIds, logProbs: responseIds.map(() => 0), valid: true,
-          };
-        });
+        const turns: Turn[] = demos
+          .filter((d) => group.agents.includes(d.agent))
+          .map((demo, index) => {
+            const {
+              promptIds,
+              responseIds,
+              weights: rowWeights,
+            } = demonstrationTurn(
+              codec.encode(demo.prompt, { addSpecialTokens: false }),
+              [...codec.encode(demo.response, { addSpecialTokens: false }), ...eos],
+              promptWeight,
+            );
+            weights.push(rowWeights);
+            return {
+              groupId: `sft-${index}`,
+              trajectoryId: `sft-${index}`,
+              agentId: demo.agent,
+              step: 0,
+              workerGroupId: group.id,
+              index: 0,
+              promptIds,
+              responseIds,
+              logProbs: responseIds.map(() => 0),
+              valid: true,
+            };
+          });
         if (turns.length === 0) continue;
         const all = TrainingBatch.fromTurns(turns).all();
         const rng = new SeededRng(config.trainer.seed).fork(`sft/${group.id}`);
         const totalSteps = epochs * Math.ceil(turns.length / batchSize);
-        const optimizer = { ...group.training.optimizer, lr: values.lr === undefined ? group.training.optimizer.lr : numberOption(values, 'lr', group.training.optimizer.lr) };
+        const optimizer = {
+          ...group.training.optimizer,
+          lr: values.lr === undefined ? group.training.optimizer.lr : numberOption(values, 'lr', group.training.optimizer.lr),
+        };
         const lrSchedule = new LearningRateSchedule(schedule, warmup ?? Math.ceil(0.03 * totalSteps), totalSteps);
         const { microBatchSize } = group.training;
         const progress = new SftProgress(log, group.id, totalSteps);
@@ -216,7 +298,11 @@ export const sft: CliCommand = {
             const view = selectRows(all, order.slice(start, start + batchSize));
             setWeights(view, weights);
             const result = await group.trainer.update({
-              batch: view, totals: lossTotals(view, { responseLength: longestResponse(view), microBatchSize }), loss, microBatchSize, optimizer,
+              batch: view,
+              totals: lossTotals(view, { responseLength: longestResponse(view), microBatchSize }),
+              loss,
+              microBatchSize,
+              optimizer,
               lrScale: lrSchedule.scaleAt(stepIndex++),
             });
             total += result.loss;

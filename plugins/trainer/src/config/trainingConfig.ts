@@ -18,13 +18,17 @@ export const optimizerSection = z.strictObject({
   /** Training steps of linear warm-up from 0 (veRL's lr_warmup_steps). */
   warmupSteps: z.number().int().min(0).default(0),
   /** Settings for the parameters matching `params` (`*` wildcards); the first matching group wins. */
-  paramGroups: z.array(z.strictObject({
-    params: z.array(z.string().min(1)).min(1),
-    lr: z.number().positive().optional(),
-    weightDecay: z.number().min(0).optional(),
-    betas: betas.optional(),
-    eps: z.number().positive().optional(),
-  })).default([]),
+  paramGroups: z
+    .array(
+      z.strictObject({
+        params: z.array(z.string().min(1)).min(1),
+        lr: z.number().positive().optional(),
+        weightDecay: z.number().min(0).optional(),
+        betas: betas.optional(),
+        eps: z.number().positive().optional(),
+      }),
+    )
+    .default([]),
 });
 
 /** `agents.<role>.train`: training overrides; agents that share a model must agree on them. */

@@ -7,7 +7,11 @@ import type { ScheduleKind } from '../config/trainingConfig.js';
  * run continues the schedule from its step alone.
  */
 export class LearningRateSchedule {
-  constructor(readonly kind: ScheduleKind, readonly warmupSteps: number, readonly totalSteps: number) {}
+  constructor(
+    readonly kind: ScheduleKind,
+    readonly warmupSteps: number,
+    readonly totalSteps: number,
+  ) {}
 
   scaleAt(step: number): number {
     const { kind, warmupSteps: warmup, totalSteps: total } = this;
