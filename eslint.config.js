@@ -16,6 +16,10 @@ export default tseslint.config(
       globals: { ...globals.node },
     },
     rules: {
+      // An implementation of a Promise-returning role is `async` so that what it throws arrives as a rejection.
+      '@typescript-eslint/require-await': 'off',
+      // A late-bound `let`, read by a closure made before the value exists, stays a `let`.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       '@typescript-eslint/no-empty-object-type': ['error', { allowInterfaces: 'with-single-extends' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
     },

@@ -51,7 +51,7 @@ describe('examples/custom-environment: the lists environment', () => {
     const stream = a.batch(0, 2000).tasks as ListTask[];
     expect(b.batch(0, 2000).tasks).toEqual(stream);
     expect(a.batch(10, 5)).toEqual({ tasks: stream.slice(10, 15), nextCursor: 15 });
-    expect((await environment({ seed: 4 })).batch(0, 20).tasks.map((t) => (t as ListTask).question)).not.toEqual(
+    expect((await environment({ seed: 4 })).batch(0, 20).tasks.map((t) => t.question)).not.toEqual(
       stream.slice(0, 20).map((t) => t.question),
     );
     const held = a.test() as ListTask[];

@@ -4,7 +4,7 @@ import { DrmasError } from '@drmas/core';
 describe('DrmasError', () => {
   test('is() recognises a DrmasError of another copy of @drmas/core, subclasses included, where instanceof cannot', async () => {
     // The built copy is a second module instance beside the sources this test runs, as a plugin's own install would be.
-    const other = (await import('../dist/errors/DrmasError.js')) as { DrmasError: typeof DrmasError };
+    const other = await import('../dist/errors/DrmasError.js');
     class DatasetError extends other.DrmasError {}
     const error = new DatasetError('DATASET_INVALID', 'line 3: invalid JSON', { file: 'data.jsonl' });
     expect(error instanceof DrmasError).toBe(false);

@@ -53,7 +53,7 @@ function withSplit(json: TokenizerJson, pattern: string, ignoreMerges: boolean, 
       ],
     },
     model: { ...json.model, ignore_merges: ignoreMerges },
-  } as TokenizerJson;
+  };
 }
 
 let dir: string;

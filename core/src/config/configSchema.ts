@@ -1,4 +1,4 @@
-import { z, type ZodObject, type ZodRawShape, type ZodType } from 'zod';
+import { z, type ZodObject, type ZodType } from 'zod';
 import { DrmasError } from '../errors/DrmasError.js';
 
 /** Sections whose value is a map of named entries; a plugin's schema for them describes one entry. */
@@ -85,9 +85,9 @@ export function buildConfigSchema(contributions: SchemaContribution[]): ZodObjec
           }
           owners.set(`${section}.${key}`, `plugin "${plugin}"`);
         }
-        sections[section] = existing.extend(schema.shape as ZodRawShape) as unknown as ZodObject;
+        sections[section] = existing.extend(schema.shape);
       } else {
-        sections[section] = z.strictObject(schema.shape as ZodRawShape);
+        sections[section] = z.strictObject(schema.shape);
         for (const key of Object.keys(schema.shape)) owners.set(`${section}.${key}`, `plugin "${plugin}"`);
       }
     }

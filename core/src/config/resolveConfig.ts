@@ -125,11 +125,11 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
   if (!listCheck.success) {
     const layers = new ConfigLayers();
     if (fileLabel) layers.add(fileLabel, lists);
-    throw formatIssues(listCheck.error, moduleListsSchema as unknown as ZodObject, layers, fileLabel);
+    throw formatIssues(listCheck.error, moduleListsSchema, layers, fileLabel);
   }
 
   const loader = new PluginLoader(loaded.dir, fileLabel ?? loaded.dir);
-  const expanded = await loader.expand(lists as Pick<UserConfig, 'presets' | 'plugins'>);
+  const expanded = await loader.expand(lists);
   const builtins: LoadedPlugin[] = builtinPlugins().map((plugin) => ({
     plugin,
     key: '(built-in)',
@@ -140,7 +140,7 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
   const plugins = [...builtins, ...expanded.plugins];
 
   const layers = new ConfigLayers();
-  for (const layer of expanded.layers) layers.add(layer.source, layer.config as ConfigObject, MODULE_KEYS);
+  for (const layer of expanded.layers) layers.add(layer.source, layer.config, MODULE_KEYS);
   layers.add(fileLabel ?? 'config', loaded.config, MODULE_KEYS);
 
   const schema = buildConfigSchema(
@@ -158,7 +158,7 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
   if (!parsed.success) throw formatIssues(parsed.error, schema, layers, fileLabel);
   const config = parsed.data as ResolvedConfig;
   const patterns = [...CORE_PATH_KEYS, ...plugins.flatMap((p) => p.plugin.configPaths ?? [])];
-  resolveRelativePaths(config as unknown as ConfigObject, patterns, (key) => {
+  resolveRelativePaths(config, patterns, (key) => {
     const origin = layers.originOf(key);
     if (origin && path.isAbsolute(origin)) return path.dirname(origin);
     return origin?.startsWith('preset ') ? undefined : options.cwd;

@@ -302,11 +302,11 @@ export class Kernel implements Roles {
 
   private registerContext(plugin: string, options: ContainerModuleLoadOptions): RegisterContext {
     const { ledger, agents } = this;
-    const kernel = this;
+    const readConfig = () => this.config;
     return {
       plugin,
       get config() {
-        return kernel.config;
+        return readConfig();
       },
       bind: <T>(key: ServiceKey<T>) => {
         ledger.record({ key, plugin });
@@ -319,7 +319,7 @@ export class Kernel implements Roles {
       isBound: (key) => options.isBound(serviceIdentifier(key)),
       agents: {
         register: (nameOrClass: string | AgentConstructor, target?: AgentConstructor) => {
-          if (typeof nameOrClass === 'string') agents.register(nameOrClass, target!, plugin);
+          if (typeof nameOrClass === 'string') agents.register(nameOrClass, target, plugin);
           else agents.register(nameOrClass, plugin);
         },
       },

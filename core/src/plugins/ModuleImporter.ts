@@ -40,7 +40,7 @@ interface ThrownValue {
 }
 
 function asThrown(value: unknown): ThrownValue {
-  return typeof value === 'object' && value !== null ? (value as ThrownValue) : { message: String(value) };
+  return typeof value === 'object' && value !== null ? value : { message: String(value) };
 }
 
 function shown(file: string, entry: string): string {

@@ -264,7 +264,7 @@ export class PluginLoader {
   private checkPlugin(value: unknown, key: string, listedIn: string, entry: string): Plugin {
     if (isPlugin(value)) return value;
     const hint = looksLikePreset(value)
-      ? `this module exports a preset ("${(value as Preset).name}"); list it under \`presets\` instead of \`plugins\``
+      ? `this module exports a preset ("${value.name}"); list it under \`presets\` instead of \`plugins\``
       : 'export default a plugin object { name, apply(kernel) } or a factory (options) => plugin (see definePlugin)';
     throw new DrmasError('PLUGIN_INVALID', `${entry} is not a drmas plugin: its default export is ${describeExport(value)}`, {
       key,

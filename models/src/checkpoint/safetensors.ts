@@ -130,15 +130,10 @@ export function parseSafetensorsHeader(file: string, headerText: string, dataSta
         name,
       );
     }
-    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+    if (!isIndexList(shape)) {
       throw new SafetensorsError(file, `shape ${JSON.stringify(shape)} is not a list of non-negative integers`, name);
     }
-    if (
-      !Array.isArray(offsets) ||
-      offsets.length !== 2 ||
-      !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) ||
-      offsets[0] > offsets[1]
-    ) {
+    if (!isIndexList(offsets) || offsets.length !== 2 || offsets[0]! > offsets[1]!) {
       throw new SafetensorsError(file, `data_offsets ${JSON.stringify(offsets)} is not [begin, end] with begin <= end`, name);
     }
     const [begin, end] = offsets as [number, number];
@@ -332,8 +327,15 @@ interface PlannedTensor {
   end: number;
 }
 
+function isIndexList(value: unknown): value is number[] {
+  return Array.isArray(value) && value.every((d) => Number.isSafeInteger(d) && (d as number) >= 0);
+}
+
 export function tensorEntries(tensors: TensorMapInput): [string, TensorInput][] {
-  const entries = tensors instanceof Map ? [...tensors.entries()] : Object.entries(tensors as Record<string, TensorInput>);
+  const entries =
+    tensors instanceof Map
+      ? Array.from(tensors as ReadonlyMap<string, TensorInput>)
+      : Object.entries(tensors as Record<string, TensorInput>);
   return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 

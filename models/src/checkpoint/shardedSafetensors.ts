@@ -138,7 +138,7 @@ export async function writeShardedSafetensors(
   if (current.length > 0 || shards.length === 0) shards.push(current);
 
   if (shards.length === 1) {
-    await writeSafetensors(join(dir, SAFETENSORS_FILE), new Map(shards[0]!), options);
+    await writeSafetensors(join(dir, SAFETENSORS_FILE), new Map(shards[0]), options);
     return { files: [SAFETENSORS_FILE], totalSize };
   }
   const weightMap: Record<string, string> = {};

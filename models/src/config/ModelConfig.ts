@@ -153,7 +153,7 @@ export function parseModelConfig(raw: Record<string, unknown>, file = 'config.js
   const spec = ARCHITECTURES[architecture];
   const d = spec.defaults;
 
-  const num = (key: keyof ArchitectureSpec['defaults'] & string, fallback?: number): number => {
+  const num = (key: keyof ArchitectureSpec['defaults'], fallback?: number): number => {
     const value = raw[key] ?? fallback ?? d[key];
     if (typeof value !== 'number' || !Number.isFinite(value)) {
       throw new ModelConfigError(`expected a number, got ${JSON.stringify(value)}`, { file, key });

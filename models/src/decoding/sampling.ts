@@ -102,7 +102,7 @@ function kthLargest(values: Float32Array, k: number): number {
       const x = values[i]!;
       if (x <= top[k - 1]!) continue;
       let j = k - 1;
-      while (j > 0 && top[j - 1]! < x) ((top[j] = top[j - 1]!), j--);
+      for (; j > 0 && top[j - 1]! < x; j--) top[j] = top[j - 1]!;
       top[j] = x;
     }
     return top[k - 1]!;

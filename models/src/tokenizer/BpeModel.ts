@@ -148,7 +148,7 @@ export class BpeModel implements TokenizerModel {
         const bytes = new TextEncoder().encode(ch);
         const byteIds = [...bytes].map((b) => this.vocab.get(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`));
         if (byteIds.every((b) => b !== undefined)) {
-          ids.push(...(byteIds as number[]));
+          ids.push(...byteIds);
           previousUnk = false;
           continue;
         }

@@ -11,7 +11,7 @@ function build(): void {
   for (let b = 0x21; b <= 0x7e; b++) printable.push(b);
   for (let b = 0xa1; b <= 0xac; b++) printable.push(b);
   for (let b = 0xae; b <= 0xff; b++) printable.push(b);
-  const table: string[] = new Array(256);
+  const table = new Array<string>(256);
   for (const b of printable) table[b] = String.fromCharCode(b);
   let next = 0;
   for (let b = 0; b < 256; b++) {

@@ -1,6 +1,7 @@
 /** Decoders of tokenizer.json: they turn token strings back into text. */
 import { byteLevelTokenBytes } from './byteLevel.js';
 import { TokenizerError } from './errors.js';
+import { stringField } from './componentFields.js';
 import type { ComponentJson } from './tokenizerJson.js';
 
 export interface TokenDecoder {
@@ -73,13 +74,13 @@ function chainOf(component: ComponentJson, file?: string): Chain {
       };
     case 'Replace': {
       const pattern = component.pattern as { String?: string; Regex?: string } | undefined;
-      const content = String(component.content ?? '');
+      const content = stringField(component, 'content', '', file);
       if (pattern?.String === undefined) throw new TokenizerError('Replace decoder supports only a String pattern', file);
       const from = pattern.String;
       return (tokens) => tokens.map((t) => t.split(from).join(content));
     }
     case 'Strip': {
-      const content = String(component.content ?? ' ');
+      const content = stringField(component, 'content', ' ', file);
       const start = Number(component.start ?? 0);
       const stop = Number(component.stop ?? 0);
       return (tokens) =>
@@ -93,7 +94,7 @@ function chainOf(component: ComponentJson, file?: string): Chain {
         });
     }
     case 'Metaspace': {
-      const replacement = String(component.replacement ?? '▁');
+      const replacement = stringField(component, 'replacement', '▁', file);
       const prependScheme = component.prepend_scheme ?? (component.add_prefix_space === false ? 'never' : 'always');
       return (tokens) =>
         tokens.map((t, i) => {

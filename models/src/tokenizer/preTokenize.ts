@@ -5,6 +5,7 @@
 import { toByteLevel } from './byteLevel.js';
 import { TokenizerError } from './errors.js';
 import { compileTokenizerRegex } from './regexTranslation.js';
+import { stringField } from './componentFields.js';
 import type { ComponentJson } from './tokenizerJson.js';
 
 /** GPT-2's split pattern, used by the ByteLevel pre-tokenizer when `use_regex` is true. */
@@ -42,12 +43,12 @@ export function buildNormalizer(component: ComponentJson | null | undefined, fil
       return (text) => (left && right ? text.trim() : left ? text.trimStart() : right ? text.trimEnd() : text);
     }
     case 'Prepend': {
-      const prefix = String(component.prepend ?? '');
+      const prefix = stringField(component, 'prepend', '', file);
       return (text) => (text.length > 0 ? prefix + text : text);
     }
     case 'Replace': {
       const regex = patternOf(component, file);
-      const content = String(component.content ?? '');
+      const content = stringField(component, 'content', '', file);
       return (text) => text.replace(regex, () => content);
     }
     case 'Sequence': {

@@ -115,7 +115,7 @@ export function computeAdvantage(estimator: EstimatorDefinition, input: Advantag
   const prompts = input.groupIds === undefined ? singleGroup(rows) : encodeIds(input.groupIds, 'groupIds', rows);
   const columns: Partial<Record<IdColumn, Coding>> = { groupIds: prompts };
   const column = (c: IdColumn): Coding | undefined => {
-    if (columns[c] === undefined && input[c] !== undefined) columns[c] = encodeIds(input[c] as ArrayLike<string | number>, c, rows);
+    if (columns[c] === undefined && input[c] !== undefined) columns[c] = encodeIds(input[c], c, rows);
     return columns[c];
   };
   const key = options?.groupKey ?? estimator.defaultGroupKey;

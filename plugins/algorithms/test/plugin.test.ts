@@ -105,7 +105,7 @@ describe('the advantage hook with algorithm.advantage', () => {
       metrics: {},
       trajectories: [trajectory('g', 'a', { solver: 1 }, 1), trajectory('g', 'b', { solver: 1 }, 1)],
     };
-    let masks: number[][] = [];
+    const masks: number[][] = [];
     const { kernel } = await createKernel({
       cwd: process.cwd(),
       inline: {

@@ -23,7 +23,7 @@ let ortPromise: Promise<Ort> | undefined;
  */
 export function loadOnnxRuntime(): Promise<Ort> {
   ortPromise ??= import('onnxruntime-node').then(
-    (m) => ((m as unknown as { default?: Ort }).default ?? m) as Ort,
+    (m) => (m as unknown as { default?: Ort }).default ?? m,
     (cause: unknown) => {
       throw new OnnxRuntimeUnavailableError(cause, ONNXRUNTIME_INSTALL);
     },

@@ -195,7 +195,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
     const stopIds = new Set(request.stopTokenIds ?? this.defaultStopTokenIds);
     const tokenIds: number[][] = Array.from({ length: rows }, () => []);
     const logProbs: number[][] = Array.from({ length: rows }, () => []);
-    const finishReasons: Array<'stop' | 'length'> = new Array(rows).fill('length');
+    const finishReasons: Array<'stop' | 'length'> = new Array<'stop' | 'length'>(rows).fill('length');
     const maxNew = request.maxNewTokens;
     if (rows === 0 || maxNew <= 0) return { tokenIds, logProbs, finishReasons };
     const longestStop = Math.max(0, ...stopStrings.map((s) => s.length));
@@ -484,7 +484,7 @@ function checkedWeights(config: DecoderConfig, weights: Map<string, WeightTensor
     const w = weights.get(name);
     if (!w) throw new OnnxWeightMismatchError(`tensor ${name} is missing`);
     if (w.shape.length !== shape.length || w.shape.some((x, i) => x !== shape[i])) {
-      throw new OnnxWeightMismatchError(`tensor ${name} has shape [${w.shape}], expected [${shape}]`);
+      throw new OnnxWeightMismatchError(`tensor ${name} has shape [${w.shape.join(', ')}], expected [${shape.join(', ')}]`);
     }
     if (!(w.data instanceof Float32Array) || w.data.length !== shape.reduce((a, b) => a * b, 1)) {
       throw new OnnxWeightMismatchError(`tensor ${name} must be a float32 array of ${shape.reduce((a, b) => a * b, 1)} values`);

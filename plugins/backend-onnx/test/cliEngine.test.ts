@@ -47,7 +47,7 @@ describe('drmas score / generate --engine', () => {
     const result = runBin(['score', '--model', dir, '--ids', '1,2', '--engine', 'onnx']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`error CHECKPOINT_INVALID (--model): ${file}: tensor "`);
-    expect(result.stderr).toMatch(/the file is truncated[^\n]*\n  hint: .+\n$/);
+    expect(result.stderr).toMatch(/the file is truncated[^\n]*\n {2}hint: .+\n$/);
   });
 
   test('an engine that is not installed is a clear error', () => {

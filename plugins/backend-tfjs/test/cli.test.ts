@@ -72,12 +72,12 @@ describe('drmas generate / score through the drmas bin', () => {
     const truncated = runBin(['generate', '--model', dir, '--prompt', 'hi', '--runtime', 'wasm']);
     expect(truncated.code).toBe(1);
     expect(truncated.stderr).toContain(`error CHECKPOINT_INVALID (--model): ${weights}: tensor "`);
-    expect(truncated.stderr).toMatch(/the file is truncated[^\n]*\n  hint: .*save the checkpoint again\n$/);
+    expect(truncated.stderr).toMatch(/the file is truncated[^\n]*\n {2}hint: .*save the checkpoint again\n$/);
 
     const runtime = runBin(['generate', '--model', 'tiny', '--prompt', 'hi', '--runtime', 'wsam']);
     expect(runtime.code).toBe(1);
     expect(runtime.stderr).toMatch(
-      /^error RUNTIME_UNAVAILABLE \(--runtime\): no tfjs runtime available for 'wsam':\n  - wsam: unknown runtime/,
+      /^error RUNTIME_UNAVAILABLE \(--runtime\): no tfjs runtime available for 'wsam':\n {2}- wsam: unknown runtime/,
     );
     expect(runtime.stderr).toContain('hint: pick a known runtime, or auto. Did you mean "wasm"?');
 

@@ -175,7 +175,7 @@ describe('entropy gradients', () => {
         const { entropy } = responseTokenStats(model, layout, true, true, new Array(PAIRS.length).fill(T));
         const mask = new Float32Array(entropy!.size);
         responses.forEach((r, i) => r.forEach((_, j) => (mask[i * layout.responseColumns + j] = 1)));
-        return tf.div(tf.sum(tf.mul(entropy!, tf.tensor2d(mask, entropy!.shape))), tokens) as tf.Scalar;
+        return tf.div<tf.Scalar>(tf.sum(tf.mul(entropy!, tf.tensor2d(mask, entropy!.shape))), tokens);
       }, [...model.weights.values()]);
       expect(value.dataSync()[0]).toBeCloseTo(plainEntropy(model, T), 4);
       // An O(1) entropy from float32 logits (softmax in float64) rounds at ~1e-7, so h = 1e-3 keeps both errors small.

@@ -3,7 +3,7 @@
  * next to anything that would make it part of a longer expression (a digit, a decimal point, `/`, `^`, a bracket, a
  * letter or another operator) is not read, so fractions, decimals and algebra are left alone.
  */
-const CLAIM = /(?<![\w.\/^()+\-*])(\d+(?:\s*[-+*]\s*\d+)+)\s*=\s*(-?\d+)(?![\w\/^(]|\.\d)/g;
+const CLAIM = /(?<![\w./^()+\-*])(\d+(?:\s*[-+*]\s*\d+)+)\s*=\s*(-?\d+)(?![\w/^(]|\.\d)/g;
 
 export interface ArithmeticClaims {
   /** Claims read. */

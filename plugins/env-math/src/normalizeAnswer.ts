@@ -23,9 +23,13 @@ function replaceGroups(s: string, pattern: RegExp, keep: (content: string, befor
  */
 function removeTextUnits(s: string): string {
   const removed = '\u0000';
-  return replaceGroups(s, TEXT_COMMANDS, (content, before) => (/[0-9a-zA-Z})]\s*$/.test(before) ? removed : content))
-    .replace(/\u0000\s*\^\s*(?:\{\s*\d\s*\}|\d)/g, '')
-    .replace(/\u0000/g, '');
+  return (
+    replaceGroups(s, TEXT_COMMANDS, (content, before) => (/[0-9a-zA-Z})]\s*$/.test(before) ? removed : content))
+      // eslint-disable-next-line no-control-regex -- NUL marks where a text command was removed; user text has none
+      .replace(/\u0000\s*\^\s*(?:\{\s*\d\s*\}|\d)/g, '')
+      // eslint-disable-next-line no-control-regex -- the same mark
+      .replace(/\u0000/g, '')
+  );
 }
 
 /** `\sqrt3` -> `\sqrt{3}`. */

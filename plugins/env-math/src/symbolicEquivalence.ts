@@ -146,7 +146,7 @@ function freeVariables(node: MathNode): Set<string> {
 function asComplex(value: unknown): [number, number] | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? [value, 0] : undefined;
   if (value && typeof value === 'object' && 're' in value && 'im' in value) {
-    const { re, im } = value as { re: unknown; im: unknown };
+    const { re, im } = value;
     if (typeof re === 'number' && typeof im === 'number' && Number.isFinite(re) && Number.isFinite(im)) return [re, im];
   }
   return undefined;

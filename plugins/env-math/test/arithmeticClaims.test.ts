@@ -34,7 +34,7 @@ describe('checkArithmeticClaims', () => {
     const source = new ArithmeticTaskSource({ seed: 3, levels: [1, 2, 3, 4, 5], trainSize: 400, testSize: 0 });
     let read = 0;
     for (let i = 0; i < 400; i++) {
-      const task = source.train(i) as ArithmeticTask;
+      const task = source.train(i);
       for (const method of ['columns', 'steps'] as const) {
         const solution = solverDemonstration(task, { method });
         const found = checkArithmeticClaims(solution);

@@ -55,7 +55,7 @@ describe('drmas retriever serve', () => {
       expect(stderr).toContain(
         `error DATASET_INVALID (--corpus): ${project.path('corpus.jsonl')}: line 2 (field "contents"): must be a string`,
       );
-      expect(stderr).toMatch(/\n  hint: fix or remove this line.*\n$/);
+      expect(stderr).toMatch(/\n {2}hint: fix or remove this line.*\n$/);
       expect(stderr).not.toMatch(/\n\s+at /);
     } finally {
       project.dispose();

@@ -142,7 +142,7 @@ describe('OrchestraPlugin', () => {
     const verifierCall = backend.requests[1];
     expect(verifierCall).toMatchObject({ temperature: 0.3, maxNewTokens: 8, topP: 1, stopStrings: ['</verify>'] });
     expect(backend.requests[0]).toMatchObject({ temperature: 1, maxNewTokens: 1024 });
-    expect((plugin as OrchestraPlugin).workflow().agents().get('verifier')!.invalidPenalty).toBe(0.5);
+    expect(plugin.workflow().agents().get('verifier')!.invalidPenalty).toBe(0.5);
     for (const t of batch.trajectories) {
       const last = t.turns.filter((x) => x.agentId === 'solver').at(-1)!;
       expect(last.info).toEqual({ turnScore: t.outcome });

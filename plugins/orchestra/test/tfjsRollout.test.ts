@@ -25,7 +25,7 @@ async function rolloutStep(roles: string[], config: Record<string, unknown>): Pr
       });
     },
   };
-  const groups = testWorkerGroups(Object.fromEntries(roles.map((r) => [r, backend])), (b) => b.tokenizer as TextCodec);
+  const groups = testWorkerGroups(Object.fromEntries(roles.map((r) => [r, backend])), (b) => b.tokenizer);
   const { kernel } = await createKernel({
     cwd: process.cwd(),
     inline: {

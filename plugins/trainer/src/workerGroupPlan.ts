@@ -31,7 +31,7 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
   const modelIds = Object.keys(config.models);
   const byModel = new Map<string, { settings: WorkerGroupPlan['settings']; agents: string[] }>();
   for (const [agent, entry] of Object.entries(config.agents)) {
-    let model = entry.model as string | undefined;
+    let model = entry.model;
     if (model === undefined) {
       if (modelIds.length !== 1) {
         throw new DrmasError('CONFIG_INVALID', `agent "${agent}" names no model and there are ${modelIds.length} models to choose from`, {

@@ -47,7 +47,7 @@ describe('search base checkpoint', () => {
       const template = templates[demo.agent];
       if (template === undefined) throw new Error(`a demonstration from an unknown agent: ${demo.agent}`);
       const content = template.replace('{observation}', episode!.observation());
-      expect(demo.prompt).toBe(codec.applyChatTemplate!([{ role: 'user', content }], { addGenerationPrompt: true }));
+      expect(demo.prompt).toBe(codec.applyChatTemplate([{ role: 'user', content }], { addGenerationPrompt: true }));
       if (demo.agent === 'searcher') {
         const query = /^<search>(.*)<\/search>$/.exec(demo.response)![1]!;
         await applySearches(retriever, [{ episode: episode!, query }], env.topk);

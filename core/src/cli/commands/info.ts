@@ -73,7 +73,7 @@ function printText(report: InfoReport, io: { stdout: NodeJS.WritableStream }): v
   }
   for (const [title, data] of Object.entries(report.sections)) {
     out(`\n${title}:`);
-    const rows = Array.isArray(data) ? data : [data];
+    const rows: unknown[] = Array.isArray(data) ? data : [data];
     for (const row of rows) {
       out(
         `  ${

@@ -18,7 +18,10 @@ function finite(options: Record<string, unknown>, name: string, fallback: number
   const v = options[name];
   if (v === undefined) return fallback;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min) {
-    throw new AlgorithmInputError(`options.${name}`, `must be a finite number${min > -Infinity ? ` >= ${min}` : ''}, got ${String(v)}`);
+    throw new AlgorithmInputError(
+      `options.${name}`,
+      `must be a finite number${min > -Infinity ? ` >= ${min}` : ''}, got ${JSON.stringify(v)}`,
+    );
   }
   return v;
 }
@@ -38,7 +41,7 @@ export function resolveAdvantageOptions(options: object | undefined): ResolvedAd
   }
   const threshold = o.similarityThreshold;
   if (threshold !== undefined && (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1))) {
-    throw new AlgorithmInputError('options.similarityThreshold', `must be in (0, 1], got ${String(threshold)}`);
+    throw new AlgorithmInputError('options.similarityThreshold', `must be in (0, 1], got ${JSON.stringify(threshold)}`);
   }
   return {
     normalizeByStd,
@@ -47,6 +50,6 @@ export function resolveAdvantageOptions(options: object | undefined): ResolvedAd
     lam: finite(o, 'lam', 1, 0),
     stepAdvantageWeight: finite(o, 'stepAdvantageWeight', 1),
     gigpoMode,
-    similarityThreshold: threshold as number | undefined,
+    similarityThreshold: threshold,
   };
 }

@@ -10,12 +10,9 @@ import {
   type StepContext,
 } from '@drmas/core';
 import { ADVANTAGE_ESTIMATORS } from '../estimators/builtinEstimators.js';
-import type { GroupKeyName } from '../grouping/groupKeys.js';
 import { DynamicSamplingAccumulator } from '../sampling/dynamicSampling.js';
-import type { KlPenaltyKind } from '../losses/klPenalty.js';
-import type { LossAggregation } from '../losses/aggregateLoss.js';
 import { algorithmSection, type AlgorithmSettings } from './algorithmConfig.js';
-import { PolicyLossFunction, type TrainableVariant } from './PolicyLossFunction.js';
+import { PolicyLossFunction } from './PolicyLossFunction.js';
 import { BatchEstimator } from './BatchEstimator.js';
 
 const PLUGIN_NAME = 'algorithms';
@@ -28,14 +25,14 @@ function settingsOf(kernel: Kernel): AlgorithmSettings {
 export function lossSettings(settings: AlgorithmSettings): PolicyLossFunction['settings'] {
   const loss = settings.loss;
   return {
-    variant: loss.variant as TrainableVariant,
+    variant: loss.variant,
     clipRatioLow: loss.clipRatioLow ?? loss.clipRatio,
     clipRatioHigh: loss.clipRatioHigh ?? loss.clipRatio,
     clipRatioC: loss.clipRatioC,
-    aggregation: loss.aggregation as LossAggregation,
+    aggregation: loss.aggregation,
     lossScaleFactor: loss.lossScaleFactor,
     klCoef: loss.klCoef,
-    klType: loss.klType as KlPenaltyKind,
+    klType: loss.klType,
     entropyCoef: loss.entropyCoef,
   };
 }
@@ -96,7 +93,7 @@ export class AlgorithmsPlugin implements Plugin {
         stepAdvantageWeight: s.stepAdvantageWeight,
         gigpoMode: s.gigpoMode,
         similarityThreshold: s.similarityThreshold,
-        groupKey: s.groupKey as GroupKeyName | undefined,
+        groupKey: s.groupKey,
         excludeZeroStdGroups: s.excludeZeroStdGroups,
       };
     };

@@ -59,7 +59,7 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
   const stopIds = new Set(options.stopTokenIds ?? []);
   const tokenIds: number[][] = Array.from({ length: rows }, () => []);
   const logProbs: number[][] = Array.from({ length: rows }, () => []);
-  const finishReasons: Array<'stop' | 'length'> = new Array(rows).fill('length');
+  const finishReasons: Array<'stop' | 'length'> = new Array<'stop' | 'length'>(rows).fill('length');
   if (rows === 0 || options.maxNewTokens <= 0) return { tokenIds, logProbs, finishReasons };
 
   const v = model.config.vocabSize;

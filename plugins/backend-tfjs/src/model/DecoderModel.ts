@@ -101,7 +101,7 @@ export class DecoderModel {
     const mask = attentionMask(input.keyValid, batch, columns, past, group);
     this.differentiable = input.differentiable ?? false;
 
-    let x: tf.Tensor2D = embeddingLookup(this.weight('model.embed_tokens.weight'), tf.reshape(input.inputIds, [-1]) as tf.Tensor1D);
+    let x: tf.Tensor2D = embeddingLookup(this.weight('model.embed_tokens.weight'), tf.reshape<tf.Rank.R1>(input.inputIds, [-1]));
     const newCache: LayerCache[] = [];
     for (let i = 0; i < c.numLayers; i++) {
       const p = `model.layers.${i}`;
@@ -112,7 +112,7 @@ export class DecoderModel {
       const normed2 = this.rmsNorm(x, `${p}.post_attention_layernorm.weight`);
       x = tf.add(x, this.mlp(normed2, p));
     }
-    const hidden = this.rmsNorm(x, 'model.norm.weight') as tf.Tensor2D;
+    const hidden = this.rmsNorm<tf.Tensor2D>(x, 'model.norm.weight');
     return withCache ? { hidden, cache: newCache } : { hidden };
   }
 
@@ -139,13 +139,13 @@ export class DecoderModel {
 
   private linear(x: tf.Tensor2D, name: string, hasBias: boolean): tf.Tensor2D {
     const y: tf.Tensor2D = plainMatMul(x, this.projection(`${name}.weight`));
-    return hasBias ? (tf.add(y, this.weight(`${name}.bias`)) as tf.Tensor2D) : y;
+    return hasBias ? tf.add<tf.Tensor2D>(y, this.weight(`${name}.bias`)) : y;
   }
 
   /** RMSNorm over the last axis, computed in float32 like transformers' `LlamaRMSNorm`. */
   private rmsNorm<T extends tf.Tensor>(x: T, weightName: string): T {
     const variance = tf.mean(tf.square(x), -1, true);
-    return tf.mul(tf.mul(x, tf.rsqrt(tf.add(variance, this.config.rmsNormEps))), this.weight(weightName)) as T;
+    return tf.mul<T>(tf.mul(x, tf.rsqrt(tf.add(variance, this.config.rmsNormEps))), this.weight(weightName));
   }
 
   private attention(
@@ -162,9 +162,9 @@ export class DecoderModel {
     const d = c.headDim;
     const group = c.numHeads / c.numKvHeads;
     const a = `${prefix}.self_attn`;
-    let q = tf.reshape(this.linear(x, `${a}.q_proj`, c.qkvBias), [batch, columns, c.numHeads, d]) as tf.Tensor4D;
-    let k = tf.reshape(this.linear(x, `${a}.k_proj`, c.qkvBias), [batch, columns, c.numKvHeads, d]) as tf.Tensor4D;
-    const v = tf.reshape(this.linear(x, `${a}.v_proj`, c.qkvBias), [batch, columns, c.numKvHeads, d]) as tf.Tensor4D;
+    let q = tf.reshape<tf.Rank.R4>(this.linear(x, `${a}.q_proj`, c.qkvBias), [batch, columns, c.numHeads, d]);
+    let k = tf.reshape<tf.Rank.R4>(this.linear(x, `${a}.k_proj`, c.qkvBias), [batch, columns, c.numKvHeads, d]);
+    const v = tf.reshape<tf.Rank.R4>(this.linear(x, `${a}.v_proj`, c.qkvBias), [batch, columns, c.numKvHeads, d]);
     if (c.qkNorm) {
       q = this.rmsNorm(q, `${a}.q_norm.weight`);
       k = this.rmsNorm(k, `${a}.k_norm.weight`);
@@ -179,8 +179,8 @@ export class DecoderModel {
       group * columns,
       d,
     ]);
-    let keys = tf.transpose(k, [0, 2, 1, 3]) as tf.Tensor4D;
-    let values = tf.transpose(v, [0, 2, 1, 3]) as tf.Tensor4D;
+    let keys = tf.transpose<tf.Tensor4D>(k, [0, 2, 1, 3]);
+    let values = tf.transpose<tf.Tensor4D>(v, [0, 2, 1, 3]);
     if (cache) {
       keys = tf.concat([cache.key, keys], 2);
       values = tf.concat([cache.value, values], 2);
@@ -188,10 +188,10 @@ export class DecoderModel {
     const keysT = tf.transpose(keys, [0, 1, 3, 2]);
     const scores = tf.add(tf.mul(plainMatMul(qGrouped, keysT), 1 / Math.sqrt(d)), mask);
     const probs = tf.softmax(scores);
-    const context = tf.reshape(
+    const context = tf.reshape<tf.Rank.R2>(
       tf.transpose(tf.reshape(plainMatMul(probs, values), [batch, c.numKvHeads, group, columns, d]), [0, 3, 1, 2, 4]),
       [batch * columns, c.numHeads * d],
-    ) as tf.Tensor2D;
+    );
     return { output: this.linear(context, `${a}.o_proj`, c.outputBias), cache: { key: keys, value: values } };
   }
 
@@ -287,5 +287,5 @@ function embeddingLookup(table: tf.Tensor2D | tf.Variable, ids: tf.Tensor1D): tf
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.scatterND(tf.reshape(saved[0]!, [-1, 1]), dy, t.shape),
     };
   });
-  return lookup(table as tf.Tensor) as tf.Tensor2D;
+  return lookup(table) as tf.Tensor2D;
 }

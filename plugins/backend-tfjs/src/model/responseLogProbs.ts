@@ -40,14 +40,14 @@ export function responseTokenStats(
   const ids = tf.tensor2d(layout.ids, [rows, width], 'int32');
   const { hidden } = model.forward({ inputIds: ids, positions: layout.positions, keyValid: layout.valid, differentiable });
   const h = model.config.hiddenSize;
-  const predicting = tf.reshape(tf.slice(tf.reshape(hidden, [rows, width, h]), [0, p - 1, 0], [rows, r, h]), [rows * r, h]) as tf.Tensor2D;
+  const predicting = tf.reshape<tf.Rank.R2>(tf.slice(tf.reshape(hidden, [rows, width, h]), [0, p - 1, 0], [rows, r, h]), [rows * r, h]);
   const scale = inverseTemperatureColumn(temperatures, rows, r);
   const logits = model.logits(predicting);
   const logp = tf.logSoftmax(scale ? tf.mul(logits, scale) : logits);
   // int32 one-hot then cast: the wasm OneHot kernel writes int bits into a float32 output (tfjs 4.22).
   const oneHot = tf.cast(tf.oneHot(tf.tensor1d(layout.targets, 'int32'), model.config.vocabSize), 'float32');
-  const logProbs = tf.reshape(tf.sum(tf.mul(logp, oneHot), -1), [rows, r]) as tf.Tensor2D;
+  const logProbs = tf.reshape<tf.Rank.R2>(tf.sum(tf.mul(logp, oneHot), -1), [rows, r]);
   if (!withEntropy) return { logProbs };
-  const entropy = tf.reshape(tf.neg(tf.sum(tf.mul(tf.exp(logp), logp), -1)), [rows, r]) as tf.Tensor2D;
+  const entropy = tf.reshape<tf.Rank.R2>(tf.neg(tf.sum(tf.mul(tf.exp(logp), logp), -1)), [rows, r]);
   return { logProbs, entropy };
 }

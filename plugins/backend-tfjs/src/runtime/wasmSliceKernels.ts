@@ -15,7 +15,7 @@ type KernelFunc = (args: { inputs: tf.NamedTensorInfoMap; attrs?: tf.NamedAttrMa
  */
 function sliceInPlace(x: tf.TensorInfo, begin: number[] | number, size: number[] | number, backend: WasmBackend): tf.TensorInfo {
   // parseSliceParams returns [begin, size], each with one entry per axis of x.
-  const [start, extent] = tf.slice_util.parseSliceParams(x as tf.Tensor, begin, size) as [number[], number[]];
+  const [start, extent] = tf.slice_util.parseSliceParams(x, begin, size) as [number[], number[]];
   const out = backend.makeOutput(extent, x.dtype);
   // Views are taken after makeOutput, which may grow (and so move) the heap.
   const source = backend.typedArrayFromHeap(x);
@@ -50,7 +50,7 @@ function replaceKernel(name: string, kernelFunc: KernelFunc): void {
   const original = tf.getKernel(name, 'wasm');
   if (!original) return;
   tf.unregisterKernel(name, 'wasm');
-  tf.registerKernel({ ...original, kernelFunc: kernelFunc as tf.KernelFunc });
+  tf.registerKernel({ ...original, kernelFunc: kernelFunc });
 }
 
 /** Replaces the wasm backend's Slice and Unpack kernels with ones that do not copy the whole input per call. */

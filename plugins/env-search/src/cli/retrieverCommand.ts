@@ -9,7 +9,9 @@ function integer(values: Record<string, unknown>, key: string, fallback: number,
   if (values[key] === undefined) return fallback;
   const value = Number(values[key]);
   if (!Number.isInteger(value) || value < min) {
-    throw new DrmasError('INVALID_ARGUMENT', `--${key} expects an integer >= ${min}, got "${String(values[key])}"`, { key: `--${key}` });
+    throw new DrmasError('INVALID_ARGUMENT', `--${key} expects an integer >= ${min}, got ${JSON.stringify(values[key])}`, {
+      key: `--${key}`,
+    });
   }
   return value;
 }

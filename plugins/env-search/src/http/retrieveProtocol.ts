@@ -100,7 +100,7 @@ export function readRetrieveResponse(body: unknown, queryCount: number): SearchH
   if (result.length !== queryCount) return `"result" has ${result.length} lists for ${queryCount} queries`;
   const out: SearchHit[][] = [];
   for (let q = 0; q < result.length; q++) {
-    const list = result[q];
+    const list: unknown = result[q];
     if (!Array.isArray(list)) return `result[${q}] is not a list`;
     const hits: SearchHit[] = [];
     for (let i = 0; i < list.length; i++) {

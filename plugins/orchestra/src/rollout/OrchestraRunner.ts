@@ -27,7 +27,7 @@ export interface OrchestraRunnerOptions {
   orchestra: Orchestra;
   /** Agents by role; every role the orchestra calls must be here. */
   agents: ReadonlyMap<string, Agent>;
-  engineFor(agentId: string): AgentEngine;
+  engineFor: (agentId: string) => AgentEngine;
   /** The `orchestra` config section, seen by blocks as `context.settings`. */
   settings?: Readonly<Record<string, unknown>>;
 }

@@ -71,7 +71,7 @@ class SeriesBuilder {
 
   set(key: string, step: number, value: SeriesValue): void {
     let points = this.byKey.get(key);
-    if (!points) this.byKey.set(key, (points = new Map()));
+    if (!points) this.byKey.set(key, (points = new Map<number, SeriesValue>()));
     points.set(step, value);
   }
 

@@ -189,7 +189,7 @@ function sampleBody(row: JsonRecord): string {
   const parts: string[] = [];
   for (const field of SAMPLE_TEXT) {
     if (typeof row[field] === 'string')
-      parts.push(`<div class="label">${escapeHtml(field.replace(/Text$/, ''))}</div><pre>${escapeHtml(row[field] as string)}</pre>`);
+      parts.push(`<div class="label">${escapeHtml(field.replace(/Text$/, ''))}</div><pre>${escapeHtml(row[field])}</pre>`);
   }
   if (Array.isArray(row.messages)) {
     for (const message of row.messages as JsonRecord[]) {

@@ -72,7 +72,7 @@ function numberOption(values: Record<string, unknown>, key: string, fallback: nu
   if (values[key] === undefined) return fallback;
   const value = Number(values[key]);
   if (!Number.isFinite(value) || value <= 0)
-    throw new DrmasError('INVALID_ARGUMENT', `--${key} expects a positive number, got "${String(values[key])}"`, { key: `--${key}` });
+    throw new DrmasError('INVALID_ARGUMENT', `--${key} expects a positive number, got ${JSON.stringify(values[key])}`, { key: `--${key}` });
   return value;
 }
 
@@ -80,7 +80,7 @@ function promptLossWeight(value: unknown): number {
   if (value === undefined) return 0;
   const weight = Number(value);
   if (!Number.isFinite(weight) || weight < 0) {
-    throw new DrmasError('INVALID_ARGUMENT', `--prompt-loss-weight expects a number of 0 or more, got "${String(value)}"`, {
+    throw new DrmasError('INVALID_ARGUMENT', `--prompt-loss-weight expects a number of 0 or more, got ${JSON.stringify(value)}`, {
       key: '--prompt-loss-weight',
       hint: '0 (the default) trains on responses only; 1 counts a prompt token as much as a response token',
     });
