@@ -13,7 +13,7 @@ function readMetrics(runDir: string): Array<Record<string, number>> {
   return readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
     .trim()
     .split('\n')
-    .map((line) => JSON.parse(line));
+    .map((line) => JSON.parse(line) as Record<string, number>);
 }
 
 /** Records `hook:tap` for every tap call of every hook, via tapable's interceptors. */
@@ -103,7 +103,7 @@ describe('examples/custom-plugin', () => {
       filter: (source) => !source.includes(`${path.sep}runs`),
     });
     const manifest = project.path('node_modules', 'drmas-plugin-copied-bandit', 'package.json');
-    const pkg = JSON.parse(readFileSync(manifest, 'utf8'));
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as Record<string, unknown>;
     project.write({
       'node_modules/drmas-plugin-copied-bandit/package.json': { ...pkg, name: 'drmas-plugin-copied-bandit', version: '9.9.9' },
       'drmas.config.yaml':

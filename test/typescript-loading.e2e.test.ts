@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runNode } from './support/cliRunner.js';
+import { runNode, type InfoReport } from './support/cliRunner.js';
 import { installCore, linkPackage, runInstalledBin } from './support/installedCore.js';
 import { TempProject } from './support/tempProject.js';
 
@@ -128,6 +128,15 @@ for (const name of ['@drmas/core', 'cosmiconfig', 'jiti']) {
 console.log(JSON.stringify(seen));
 `;
 
+/** What create-kernel.mjs prints about the kernel it created. */
+interface LoadedKernel {
+  /** The config file it loaded (absent without one). */
+  file?: string;
+  steps: number;
+  plugins: Array<{ name: string; packageName: string | null; resolvedFrom: string; options: unknown }>;
+  agents: string[];
+}
+
 const INSTALLS = [
   ['TypeScript 7', 'typescript-7', /^(Version )?7\./],
   ['TypeScript 5', 'typescript', /^(Version )?5\./],
@@ -156,7 +165,9 @@ describe.each(INSTALLS)('a project with %s installed', (_label, typescriptPackag
     if (tscVersion) {
       expect(runNode([project.path('node_modules', 'typescript', 'bin', 'tsc'), '--version'], project.dir).stdout).toMatch(tscVersion);
     }
-    const manifest = JSON.parse(readFileSync(project.path('node_modules', '@drmas', 'core', 'package.json'), 'utf8'));
+    const manifest = JSON.parse(readFileSync(project.path('node_modules', '@drmas', 'core', 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     expect(Object.keys(manifest.dependencies)).not.toContain('typescript');
   });
 
@@ -164,16 +175,16 @@ describe.each(INSTALLS)('a project with %s installed', (_label, typescriptPackag
     const result = runInstalledBin(project.dir, ['info', '--json']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    const report = JSON.parse(result.stdout);
+    const report = JSON.parse(result.stdout) as InfoReport;
     expect(report.configFile).toBe(project.path('drmas.config.ts'));
     expect(report.plugins).toContainEqual(expect.objectContaining({ name: 'toy', resolvedFrom: project.path('toy-plugin.ts') }));
-    expect(report.roles.Agent.entries).toEqual([{ name: 'planner', plugin: 'toy' }]);
+    expect(report.roles.Agent?.entries).toEqual([{ name: 'planner', plugin: 'toy' }]);
   });
 
   test('createKernel loads the same config and plugin', () => {
     const result = runNode(['create-kernel.mjs'], project.dir);
     expect(result.stderr).toBe('');
-    const loaded = JSON.parse(result.stdout);
+    const loaded = JSON.parse(result.stdout) as LoadedKernel;
     expect(loaded.file).toBe(project.path('drmas.config.ts'));
     expect(loaded.steps).toBe(1);
     expect(loaded.plugins).toContainEqual({
@@ -192,7 +203,7 @@ describe.each(INSTALLS)('a project with %s installed', (_label, typescriptPackag
     const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l));
+      .map((l) => JSON.parse(l) as Record<string, number>);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ step: 1, 'toy/reward': 0.5, 'toy/planner/rows': 4 });
   });
@@ -200,9 +211,9 @@ describe.each(INSTALLS)('a project with %s installed', (_label, typescriptPackag
   test('a .mts config given with --config, a package whose main is .ts, a .cts file and an extensionless path', () => {
     const result = runInstalledBin(project.dir, ['info', '--json', '--config', 'configs/alt.config.mts']);
     expect(result.stderr).toBe('');
-    const report = JSON.parse(result.stdout);
+    const report = JSON.parse(result.stdout) as InfoReport;
     expect(report.configFile).toBe(project.path('configs', 'alt.config.mts'));
-    expect(report.plugins.filter((p: { resolvedFrom: string }) => p.resolvedFrom.startsWith(project.dir))).toEqual([
+    expect(report.plugins.filter((p) => p.resolvedFrom.startsWith(project.dir))).toEqual([
       expect.objectContaining({
         name: 'counter',
         package: 'drmas-plugin-counter',

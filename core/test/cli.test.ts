@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { runCli } from '../../test/support/cliRunner.js';
+import { runCli, type InfoReport } from '../../test/support/cliRunner.js';
 import { TempProject } from '../../test/support/tempProject.js';
+import type { ResolvedConfig } from '@drmas/core';
 
 const project = new TempProject('cli').write({
   'drmas.config.json': { plugins: ['./team.js'], algorithm: { advantage: 'mean-baseline' }, trainer: { steps: 2 } },
@@ -57,25 +58,25 @@ describe('drmas CLI', () => {
   test('info --json lists plugins, hooks with their taps in call order, and registered roles', async () => {
     const { code, stdout } = await runCli(['info', '--json'], project.dir);
     expect(code).toBe(0);
-    const report = JSON.parse(stdout);
+    const report = JSON.parse(stdout) as InfoReport;
     expect(report.configFile).toBe(project.path('drmas.config.json'));
-    expect(report.plugins.map((p: { name: string }) => p.name)).toEqual(['drmas:advantage', 'drmas:run-directory', 'team']);
-    expect(report.plugins[2].resolvedFrom).toBe(project.path('team.js'));
+    expect(report.plugins.map((p) => p.name)).toEqual(['drmas:advantage', 'drmas:run-directory', 'team']);
+    expect(report.plugins[2]?.resolvedFrom).toBe(project.path('team.js'));
     expect(report.hooks.setup).toEqual([
       { name: 'drmas:run-directory', type: 'sync', stage: -1000 },
       { name: 'team', type: 'sync', stage: -300 },
     ]);
-    expect(report.hooks.advantage.map((t: { name: string }) => t.name)).toEqual(['drmas:advantage']);
-    expect(report.hooks.validate.map((t: { name: string }) => t.name)).toEqual(['drmas:advantage']);
+    expect(report.hooks.advantage?.map((t) => t.name)).toEqual(['drmas:advantage']);
+    expect(report.hooks.validate?.map((t) => t.name)).toEqual(['drmas:advantage']);
     expect(report.hooks.rollout).toEqual([{ name: 'team', type: 'promise', stage: 0 }]);
     expect(Object.keys(report.hooks)).toHaveLength(13);
-    expect(report.roles.Agent.entries).toEqual([{ name: 'solver', plugin: 'team' }]);
+    expect(report.roles.Agent?.entries).toEqual([{ name: 'solver', plugin: 'team' }]);
     expect(report.roles.AdvantageEstimator).toEqual({
       label: 'advantage estimator',
       configKey: 'algorithm.advantage',
       entries: [{ name: 'mean-baseline', plugin: 'team' }],
     });
-    expect(report.roles.BackendFactory.entries).toEqual([]);
+    expect(report.roles.BackendFactory?.entries).toEqual([]);
   });
 
   test('info prints a readable report', async () => {
@@ -93,11 +94,11 @@ describe('drmas CLI', () => {
     const lines = readFileSync(`${runDir}/metrics.jsonl`, 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l));
+      .map((l) => JSON.parse(l) as Record<string, number>);
     expect(lines.map((l) => l.step)).toEqual([1, 2, 3]);
-    expect(lines[0]['team/ok']).toBe(1);
-    expect(typeof lines[0]['timing/rollout']).toBe('number');
-    const config = JSON.parse(readFileSync(`${runDir}/config.json`, 'utf8'));
+    expect(lines[0]?.['team/ok']).toBe(1);
+    expect(typeof lines[0]?.['timing/rollout']).toBe('number');
+    const config = JSON.parse(readFileSync(`${runDir}/config.json`, 'utf8')) as ResolvedConfig;
     expect(config.trainer.steps).toBe(3);
     expect(config.plugins).toEqual(['./team.js']);
   });

@@ -12,7 +12,6 @@ import {
   injectable,
   Kernel,
   type Plugin,
-  type RolloutBatch,
 } from '@drmas/core';
 
 @agent('solver')

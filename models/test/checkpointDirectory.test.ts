@@ -1,3 +1,4 @@
+import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

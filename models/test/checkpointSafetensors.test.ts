@@ -1,3 +1,4 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import {
   writeSafetensors,
   type TensorInput,
 } from '../src/checkpoint/safetensors.js';
-import { readShardedSafetensors, writeShardedSafetensors } from '../src/checkpoint/shardedSafetensors.js';
+import { readShardedSafetensors, writeShardedSafetensors, type SafetensorsIndex } from '../src/checkpoint/shardedSafetensors.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -167,7 +168,7 @@ describe('sharded', () => {
       'model.safetensors.index.json',
     ]);
     expect(result.totalSize).toBe(216);
-    const index = JSON.parse(await readFile(join(out, 'model.safetensors.index.json'), 'utf8'));
+    const index = JSON.parse(await readFile(join(out, 'model.safetensors.index.json'), 'utf8')) as SafetensorsIndex;
     expect(index).toEqual({
       metadata: { total_size: 216 },
       weight_map: {
@@ -197,7 +198,7 @@ describe('sharded', () => {
     await import('node:fs/promises').then((fs) => fs.mkdir(out));
     await writeShardedSafetensors(out, tensors, { maxShardSize: 100 });
     const indexFile = join(out, 'model.safetensors.index.json');
-    const index = JSON.parse(await readFile(indexFile, 'utf8'));
+    const index = JSON.parse(await readFile(indexFile, 'utf8')) as SafetensorsIndex;
     index.weight_map.a = 'model-00002-of-00003.safetensors';
     await writeFile(indexFile, JSON.stringify(index));
     await expect(readShardedSafetensors(indexFile)).rejects.toMatchObject({

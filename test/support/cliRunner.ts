@@ -4,6 +4,9 @@ import path from 'node:path';
 import { main, type CliCommand } from '@drmas/core';
 import { REPO_ROOT } from './tempProject.js';
 
+/** What `drmas info --json` prints: core's own type, which its package entry does not export. */
+export type { InfoReport } from '../../core/src/cli/commands/info.js';
+
 export interface CliResult {
   code: number;
   stdout: string;

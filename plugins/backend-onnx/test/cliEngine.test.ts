@@ -5,6 +5,11 @@ import { builtinConfigJson, builtinModel, saveCheckpoint } from '@drmas/models';
 import { runBin } from '../../../test/support/cliRunner.js';
 import { TempProject } from '../../../test/support/tempProject.js';
 
+/** What `drmas score --json` prints: the log-prob of each id after its prefix, null for the prompt's ids. */
+interface ScoreJson {
+  logprobs: Array<number | null>;
+}
+
 const project = new TempProject('onnx-cli');
 afterAll(() => project.dispose());
 
@@ -15,8 +20,8 @@ describe('drmas score / generate --engine', () => {
     const tfjs = runBin([...args, '--engine', 'tfjs', '--runtime', 'wasm']);
     expect(onnx.code).toBe(0);
     expect(tfjs.code).toBe(0);
-    const a = JSON.parse(onnx.stdout).logprobs as Array<number | null>;
-    const b = JSON.parse(tfjs.stdout).logprobs as Array<number | null>;
+    const a = (JSON.parse(onnx.stdout) as ScoreJson).logprobs;
+    const b = (JSON.parse(tfjs.stdout) as ScoreJson).logprobs;
     expect(a.slice(0, 2)).toEqual([null, null]);
     a.slice(2).forEach((lp, i) => expect(Math.abs((lp as number) - (b[i + 2] as number))).toBeLessThan(1e-4));
     const generate = (engine: string) =>

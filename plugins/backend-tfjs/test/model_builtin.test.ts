@@ -28,7 +28,7 @@ describe('built-in models', () => {
     const { config: decoderConfig, weights, tokenizer } = builtinModel('tiny', { seed: 3, architecture: 'Qwen3ForCausalLM' });
     const model = DecoderModel.fromTensors(decoderConfig, weights);
     await saveDecoderModel(dir, model, { tokenizer });
-    const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
     expect(config).toMatchObject({ architectures: ['Qwen3ForCausalLM'], model_type: 'qwen3', torch_dtype: 'float32' });
     const loaded = await loadDecoderModel(dir);
     expect(loaded.tokenizerDir).toBe(dir);

@@ -75,7 +75,7 @@ const cases: [string, ArchitectureName, Record<string, unknown>][] = [
 ];
 
 describe('decoder forward against the float64 PyTorch reference', () => {
-  for (const [label, arch, extra] of cases) {
+  for (const [label] of cases) {
     withTorch(`${label} matches`, async () => {
       const model = models.get(label)!;
       const path = join(dir, label.replace(/\W+/g, '_'));
@@ -96,7 +96,11 @@ describe('each distinguishing feature changes the logits', () => {
     const before = batchLogits(model, ROWS);
     const changed = new Map(await model.exportTensors());
     let touched = 0;
-    for (const [name, t] of changed) if (name.endsWith(tensorSuffix)) (t.data.fill(value), touched++);
+    for (const [name, t] of changed) {
+      if (!name.endsWith(tensorSuffix)) continue;
+      t.data.fill(value);
+      touched++;
+    }
     expect(touched).toBeGreaterThan(0);
     model.assignTensors(changed);
     const diff = maxAbsDiff(batchLogits(model, ROWS), before);

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { promptResponseLayout } from '@drmas/models';
+import { promptResponseLayout, type HostTensor } from '@drmas/models';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +40,7 @@ function lossOf(model: DecoderModel, advantages: number[]): number {
       logProbs.shape,
     );
     const adv = tf.tensor2d(
-      advantages.flatMap((a) => new Array(layout.responseColumns).fill(a)),
+      advantages.flatMap((a) => new Array<number>(layout.responseColumns).fill(a)),
       logProbs.shape,
     );
     return -tf.sum(tf.mul(tf.mul(logProbs, adv), mask)).dataSync()[0]!;
@@ -311,7 +311,9 @@ describe('PolicyTrainer on wasm', () => {
     const { saveDecoderModel, loadDecoderModel } = await import('../src/model/modelCheckpoint.js');
     await saveDecoderModel(dir, a, { extraFiles: await ta.optimizer.serialize(ta.settings) });
     b.assignTensors(
-      (await loadDecoderModel(dir)).model.weights.size ? await (await loadDecoderModel(dir)).model.exportTensors() : new Map(),
+      (await loadDecoderModel(dir)).model.weights.size
+        ? await (await loadDecoderModel(dir)).model.exportTensors()
+        : new Map<string, HostTensor>(),
     );
     const tb = new PolicyTrainer(b);
     await tb.optimizer.load(dir, b.weights);

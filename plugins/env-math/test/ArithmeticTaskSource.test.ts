@@ -1,4 +1,5 @@
 import { ArithmeticTaskSource, MathTaskSourceError, type ArithmeticTask, type MathTask } from '../src/index.js';
+import { arithmeticValue } from '../../../test/support/arithmetic.js';
 
 /** Exact value of `a/b op c/d` (the level-4 question), by plain integer arithmetic, as a reduced `n/d` or `n`. */
 function fractionAnswer(question: string): string {
@@ -34,7 +35,7 @@ function independentAnswer(task: ArithmeticTask): string {
   if (task.difficulty <= 3) {
     const m = /^What is ([-+*() 0-9]+)\?$/.exec(task.question);
     if (!m) throw new Error(`not an arithmetic question: ${task.question}`);
-    return String(Function(`return (${m[1]});`)());
+    return String(arithmeticValue(m[1]!));
   }
   return task.difficulty === 4 ? fractionAnswer(task.question) : wordAnswer(task.question);
 }

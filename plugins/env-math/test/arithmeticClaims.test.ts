@@ -1,10 +1,4 @@
-import {
-  ArithmeticTaskSource,
-  checkArithmeticClaims,
-  solverDemonstration,
-  verifierDemonstration,
-  type ArithmeticTask,
-} from '../src/index.js';
+import { ArithmeticTaskSource, checkArithmeticClaims, solverDemonstration, verifierDemonstration } from '../src/index.js';
 
 describe('checkArithmeticClaims', () => {
   test.each([

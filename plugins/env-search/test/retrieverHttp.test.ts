@@ -7,6 +7,7 @@ import {
   RetrieverRequestError,
   RetrieverUnavailableError,
   startRetrieverServer,
+  type RetrieveResponse,
   type Retriever,
   type RunningRetrieverServer,
   type SearchHit,
@@ -41,13 +42,20 @@ async function deadUrl(): Promise<string> {
   return url;
 }
 
-async function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
+/** The server's answer to a request it refuses: `{"error": message, "field": name}`. */
+interface ErrorBody {
+  error: string;
+  field?: string;
+}
+
+/** POSTs `body` to /retrieve; `Body` is the JSON the test expects back. */
+async function post<Body>(url: string, body: unknown): Promise<{ status: number; json: Body }> {
   const response = await fetch(`${url}/retrieve`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-  return { status: response.status, json: await response.json() };
+  return { status: response.status, json: (await response.json()) as Body };
 }
 
 describe('retriever server and client', () => {
@@ -60,13 +68,13 @@ describe('retriever server and client', () => {
     expect(await client.search([], 3)).toEqual([]);
 
     // Search-R1's wire format: documents only unless return_scores; "query" accepted as well as "queries".
-    const plain = await post(server.url, { queries: queries.slice(0, 2), topk: 2 });
+    const plain = await post<RetrieveResponse>(server.url, { queries: queries.slice(0, 2), topk: 2 });
     expect(plain.status).toBe(200);
-    expect(plain.json.result[0][0]).toEqual({ id: expected[0]![0]!.document.id, contents: expected[0]![0]!.document.contents });
-    const single = await post(server.url, { query: queries[0], topk: 1, return_scores: true });
+    expect(plain.json.result[0]?.[0]).toEqual({ id: expected[0]![0]!.document.id, contents: expected[0]![0]!.document.contents });
+    const single = await post<{ result: SearchHit[][] }>(server.url, { query: queries[0], topk: 1, return_scores: true });
     expect(single.json.result).toHaveLength(1);
-    expect(single.json.result[0][0].score).toBe(expected[0]![0]!.score);
-    const defaultTopk = await post(server.url, { queries: [queries[0]] });
+    expect(single.json.result[0]?.[0]?.score).toBe(expected[0]![0]!.score);
+    const defaultTopk = await post<RetrieveResponse>(server.url, { queries: [queries[0]] });
     expect(defaultTopk.json.result[0]).toHaveLength(3);
 
     expect(await (await fetch(`${server.url}/health`)).json()).toEqual({ status: 'ok' });
@@ -88,7 +96,7 @@ describe('retriever server and client', () => {
     [{ queries: ['a'], query: 'b' }, 'queries'],
   ])('answers 400 naming the field for %j', async (body, field) => {
     const server = await serve(local);
-    const { status, json } = await post(server.url, body);
+    const { status, json } = await post<ErrorBody>(server.url, body);
     expect(status).toBe(400);
     expect(json.field).toBe(field);
     expect(json.error).toContain(field);

@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { createKernel, type Plugin, type RolloutBatch, type RunContext, type TrainingBatch, type Trajectory, type Turn } from '@drmas/core';
 import algorithmsPlugin from '@drmas/plugin-algorithms';
 import envMathPlugin from '@drmas/plugin-env-math';
-import orchestraPlugin, { drmasAllocator, perTurnAllocator, type OrchestraPlugin } from '../src/index.js';
+import orchestraPlugin, { drmasAllocator, perTurnAllocator } from '../src/index.js';
 import { roleOf, ScriptedBackend, testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
 
 function turn(agentId: string, index: number, valid: boolean, info?: Record<string, unknown>): Turn {

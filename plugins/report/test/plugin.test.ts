@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createKernel, type Plugin } from '@drmas/core';
-import reportPlugin, { PLUGIN_NAME, reportCommand, REPORT_DATA_ELEMENT_ID, type ProgressStream } from '../src/index.js';
+import reportPlugin, { PLUGIN_NAME, reportCommand, REPORT_DATA_ELEMENT_ID, type ProgressStream, type ReportData } from '../src/index.js';
 import { syntheticRunDir } from './fixtures.js';
 
 const dirs: string[] = [];
@@ -81,9 +81,9 @@ describe('the report plugin in a run', () => {
     expect(logs).toContain(`report ${file}`);
     const html = readFileSync(file, 'utf8');
     const json = html.match(new RegExp(`id="${REPORT_DATA_ELEMENT_ID}">([\\s\\S]*?)</script>`))![1]!;
-    const data = JSON.parse(json);
-    expect(data.series['actor/verifier/grad_norm'].values).toEqual([2, 1, 2 / 3, 0.5]);
-    expect(data.series['val/avg@4'].steps).toEqual([2, 4]);
+    const data = JSON.parse(json) as ReportData;
+    expect(data.series['actor/verifier/grad_norm']?.values).toEqual([2, 1, 2 / 3, 0.5]);
+    expect(data.series['val/avg@4']?.steps).toEqual([2, 4]);
     expect(data.summary.stepsPlanned).toBe(4);
     expect(html).toContain('data-plot="grad_norm"');
   });
@@ -150,7 +150,9 @@ describe('drmas report RUN_DIR', () => {
   });
 
   test('the manifest declares the command for discovery', () => {
-    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      drmas: { commands: Record<string, unknown> };
+    };
     expect(manifest.drmas.commands.report).toEqual({ module: './dist/cli/reportCommand.js', summary: reportCommand.summary });
     expect(reportCommand.name).toBe('report');
   });

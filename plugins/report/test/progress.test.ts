@@ -87,8 +87,10 @@ describe('ProgressReporter', () => {
     progress.finish();
     const frames = stream.output.split('\r').filter(Boolean);
     expect(frames).toHaveLength(4);
+    /* eslint-disable no-control-regex -- each frame ends with the ANSI erase-to-end-of-line escape ESC [ K, which these patterns check */
     expect(frames[0]).toMatch(/^step 1\/4 │.*│ {2}25% · reward 0\.250 · elapsed 10s · ETA 30s\x1b\[K$/);
     expect(frames[3]).toMatch(/100% · reward 1\.000 · elapsed 16s · ETA 0s\x1b\[K\n$/);
+    /* eslint-enable no-control-regex */
     expect(stream.output).not.toMatch(/\n(?!$)/);
   });
 

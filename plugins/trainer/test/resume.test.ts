@@ -69,9 +69,9 @@ describe('a training run with the trainer plugin', () => {
     const rollouts = readFileSync(path.join(full, 'rollouts.jsonl'), 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l));
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(rollouts[0]).toMatchObject({ step: 1, agent: 'left', valid: true });
-    expect(typeof rollouts[0].advantage).toBe('number');
+    expect(typeof rollouts[0]?.advantage).toBe('number');
   });
 
   test('killed with SIGKILL at the end of step 2, resumed with --resume auto: the following metrics lines equal the uninterrupted run', () => {

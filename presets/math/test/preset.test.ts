@@ -3,9 +3,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createKernel, type UserConfig } from '@drmas/core';
 import type { MathTask } from '@drmas/plugin-env-math';
+import type { DemonstrationLine } from '@drmas/plugin-orchestra';
 import { BASE_CHECKPOINT, buildMathBase, mathPreset, mathTeacher } from '../src/index.js';
 import { writeMathDemonstrations } from '../src/buildBase.js';
-import { runCli } from '../../../test/support/cliRunner.js';
+import { arithmeticValue } from '../../../test/support/arithmetic.js';
+import { runCli, type InfoReport } from '../../../test/support/cliRunner.js';
 import { REPO_ROOT, TempProject } from '../../../test/support/tempProject.js';
 
 const scratch = new TempProject('preset-math');
@@ -51,7 +53,7 @@ describe('math demonstrations', () => {
   /** The value of `What is 8 * 10 + 47?` by plain JavaScript arithmetic, independent of the task generator. */
   const valueOf = (prompt: string) => {
     const expression = /Solve: What is ([-\d+*() ]+)\?/.exec(prompt)![1];
-    return String(Function(`return (${expression});`)() as number);
+    return String(arithmeticValue(expression!));
   };
 
   test('the Solver only imitates right answers; the Verifier sees wrong ones and rejects them', async () => {
@@ -65,7 +67,7 @@ describe('math demonstrations', () => {
     const demos = readFileSync(file, 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { agent: string; prompt: string; response: string });
+      .map((l) => JSON.parse(l) as DemonstrationLine);
     const solver = demos.filter((d) => d.agent === 'solver');
     expect(solver.length).toBeGreaterThanOrEqual(32);
     for (const demo of solver) expect(/\\boxed\{([^{}]*)\}$/.exec(demo.response)?.[1]).toBe(valueOf(demo.prompt));
@@ -86,8 +88,8 @@ describe('@drmas/preset-math', () => {
   test('drmas info lists its agents, orchestra, environment and worker group', async () => {
     const { code, stdout } = await runCli(['info', '--json', '--config', 'examples/math/drmas.config.json']);
     expect(code).toBe(0);
-    const report = JSON.parse(stdout);
-    expect(report.presets.map((p: { name: string }) => p.name)).toEqual(['@drmas/preset-math']);
+    const report = JSON.parse(stdout) as InfoReport;
+    expect(report.presets.map((p) => p.name)).toEqual(['@drmas/preset-math']);
     expect(report.sections.workflow).toMatchObject({ orchestra: 'math', agents: ['solver', 'verifier'], environment: 'math' });
     expect(report.sections.workerGroups).toEqual([
       expect.objectContaining({ id: 'policy', agents: ['solver', 'verifier'], backend: 'tfjs' }),
@@ -143,9 +145,9 @@ describe('@drmas/preset-math', () => {
     const demos = readFileSync(scratch.path('base-work', 'demonstrations.jsonl'), 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l));
-    expect(new Set(demos.map((d: { agent: string }) => d.agent))).toEqual(new Set(['solver', 'verifier']));
-    expect(demos[0].prompt).toContain('Solve: ');
+      .map((l) => JSON.parse(l) as DemonstrationLine);
+    expect(new Set(demos.map((d) => d.agent))).toEqual(new Set(['solver', 'verifier']));
+    expect(demos[0]?.prompt).toContain('Solve: ');
     const line = await oneStep({ models: { policy: { model: path.join(outDir, 'policy') } } }, scratch.path('rebuilt'));
     expect(Number.isFinite(line['actor/policy/grad_norm'])).toBe(true);
 
