@@ -137,4 +137,5 @@ export { JsonlMetricsSink, RunDirectoryPlugin } from './builtins/RunDirectoryPlu
 
 export { main, BUILTIN_COMMANDS } from './cli/main.js';
 export { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand, type CliIO, type OptionSpec } from './cli/CliCommand.js';
+export { integerOption, numberOption, type NumericOptionSpec } from './cli/optionValues.js';
 export { discoverCommands, loadDiscoveredCommand, type DiscoveredCommand } from './cli/commandDiscovery.js';

@@ -62,6 +62,16 @@ describe('drmas generate / score through the drmas bin', () => {
     expect(missing.stderr).toContain('(--model)');
   });
 
+  test.each([
+    [['--max-new-tokens', '0x10'], '(--max-new-tokens): expects a whole number from 1 to 1000000, got "0x10"'],
+    [['--top-p', '0'], '(--top-p): expects a number above 0 and at most 1, got "0"'],
+    [['--seed', '1.5'], '(--seed): expects a whole number from 0 to 4294967295, got "1.5"'],
+  ])('generate %j: refused before the model loads', (flags, message) => {
+    const result = runBin(['generate', '--model', 'tiny', '--prompt-ids', '1,2', ...flags]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`error INVALID_ARGUMENT ${message}`);
+  });
+
   test('a truncated checkpoint, an unknown runtime and a text prompt without a tokenizer: exit 1 naming the flag, a hint, no stack', async () => {
     const backend = await createTfjsPolicyBackend({ model: 'tiny', seed: 3, runtime: 'wasm' });
     const dir = project.path('truncated');

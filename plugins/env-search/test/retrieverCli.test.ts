@@ -103,15 +103,15 @@ describe('drmas retriever serve: misuse is a clear error (exit 1, no stack trace
   }
 
   test.each([
-    [['--port', '99999'], 'error INVALID_ARGUMENT (--port): expects an integer from 0 to 65535, got "99999"'],
-    [['--port=-1'], 'error INVALID_ARGUMENT (--port): expects an integer from 0 to 65535, got "-1"'],
-    [['--port', ''], 'error INVALID_ARGUMENT (--port): expects an integer from 0 to 65535, got ""'],
-    [['--port', '80.5'], 'error INVALID_ARGUMENT (--port): expects an integer from 0 to 65535, got "80.5"'],
-    [['--max-body-bytes', '0'], 'error INVALID_ARGUMENT (--max-body-bytes): expects an integer from 1 to 268435456, got "0"'],
-    [['--max-topk', 'many'], 'error INVALID_ARGUMENT (--max-topk): expects an integer from 1 to 1000000, got "many"'],
-    [['--idle-timeout', '1e3'], 'error INVALID_ARGUMENT (--idle-timeout): expects an integer from 1 to 2147483647, got "1e3"'],
-    [['--topk', '101'], 'error INVALID_ARGUMENT (--topk): expects an integer from 1 to 100, got "101"'],
-    [['--entities', '1000000000'], 'error INVALID_ARGUMENT (--entities): expects an integer from 12 to 100000, got "1000000000"'],
+    [['--port', '99999'], 'error INVALID_ARGUMENT (--port): expects a whole number from 0 to 65535, got "99999"'],
+    [['--port=-1'], 'error INVALID_ARGUMENT (--port): expects a whole number from 0 to 65535, got "-1"'],
+    [['--port', ''], 'error INVALID_ARGUMENT (--port): expects a whole number from 0 to 65535, got ""'],
+    [['--port', '80.5'], 'error INVALID_ARGUMENT (--port): expects a whole number from 0 to 65535, got "80.5"'],
+    [['--max-body-bytes', '0'], 'error INVALID_ARGUMENT (--max-body-bytes): expects a whole number from 1 to 268435456, got "0"'],
+    [['--max-topk', 'many'], 'error INVALID_ARGUMENT (--max-topk): expects a whole number from 1 to 1000000, got "many"'],
+    [['--idle-timeout', '1e3'], 'error INVALID_ARGUMENT (--idle-timeout): expects a whole number from 1 to 2147483647, got "1e3"'],
+    [['--topk', '101'], 'error INVALID_ARGUMENT (--topk): expects a whole number from 1 to 100, got "101"'],
+    [['--entities', '1000000000'], 'error INVALID_ARGUMENT (--entities): expects a whole number from 12 to 100000, got "1000000000"'],
     [
       ['--headers-timeout', '20000', '--request-timeout', '10000'],
       'error INVALID_ARGUMENT (--headers-timeout): 20000 ms is longer than --request-timeout (10000 ms)',

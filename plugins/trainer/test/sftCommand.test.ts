@@ -104,7 +104,7 @@ describe('drmas sft', () => {
   test('a negative --prompt-loss-weight is an error naming the option, before any training', async () => {
     const result = await sft('--prompt-loss-weight=-1');
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toMatch(/--prompt-loss-weight expects a number of 0 or more, got "-1"/);
+    expect(result.stderr).toMatch(/error INVALID_ARGUMENT \(--prompt-loss-weight\): expects a number of 0 or more, got "-1"/);
     expect(result.stderr).not.toMatch(/step \d+/);
   });
 

@@ -6,6 +6,7 @@ import { createKernel } from '../../kernel/createKernel.js';
 import { CHECKPOINT_STATE_FILE } from '../../run/checkpointLayout.js';
 import { verifyCheckpoint } from '../../run/verifyCheckpoint.js';
 import { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand } from '../CliCommand.js';
+import { integerOption } from '../optionValues.js';
 
 /**
  * `--checkpoint DIR` as config overrides: a training checkpoint (with trainer_state.json, verified as `--resume`
@@ -54,16 +55,8 @@ export const evalCommand: CliCommand = {
   async run({ values }, io) {
     const configPath = values.config as string | undefined;
     const overrides = [...((values.set as string[] | undefined) ?? [])];
-    const k = values.k as string | undefined;
-    if (k !== undefined) {
-      if (!/^\d+$/.test(k) || Number(k) < 1) {
-        throw new DrmasError('INVALID_ARGUMENT', `--k expects a whole number of samples per task (1 or more), got ${JSON.stringify(k)}`, {
-          key: '--k',
-          hint: 'e.g. --k 16',
-        });
-      }
-      overrides.push(`eval.k=${k}`);
-    }
+    const k = integerOption(values, 'k', { min: 1, of: 'samples per task', example: 16 });
+    if (k !== undefined) overrides.push(`eval.k=${k}`);
     if (values.checkpoint) {
       overrides.push(...(await checkpointOverrides(path.resolve(io.cwd, values.checkpoint as string), io.cwd, configPath, overrides)));
     }

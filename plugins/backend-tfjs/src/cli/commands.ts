@@ -1,15 +1,11 @@
-import { DrmasError, type CliCommand, type DrmasErrorCode } from '@drmas/core';
+import { DrmasError, integerOption, numberOption, type CliCommand, type DrmasErrorCode } from '@drmas/core';
 import { generateCommand } from './generateCommand.js';
 import { scoreCommand } from './scoreCommand.js';
 import type { ArchitectureName } from '@drmas/models';
 
-function number(values: Record<string, unknown>, key: string): number | undefined {
-  const raw = values[key] as string | undefined;
-  if (raw === undefined) return undefined;
-  const value = Number(raw);
-  if (!Number.isFinite(value)) throw new DrmasError('INVALID_ARGUMENT', `--${key} expects a number, got "${raw}"`, { key: `--${key}` });
-  return value;
-}
+/** Upper bound of a generated length from the command line: far above what a CPU model writes in one call. */
+const MAX_NEW_TOKENS = 1_000_000;
+const SEED = { min: 0, max: 2 ** 32 - 1, example: 0 };
 
 function ids(text: string, key: string): number[] {
   const parts = text
@@ -97,11 +93,11 @@ export const generate: CliCommand = {
           prompt: values.prompt as string | undefined,
           promptIds: values['prompt-ids'] ? ids(values['prompt-ids'] as string, 'prompt-ids') : undefined,
           chat: values.chat as boolean | undefined,
-          maxNewTokens: number(values, 'max-new-tokens'),
-          temperature: number(values, 'temperature'),
-          topP: number(values, 'top-p'),
-          topK: number(values, 'top-k'),
-          seed: number(values, 'seed'),
+          maxNewTokens: integerOption(values, 'max-new-tokens', { min: 1, max: MAX_NEW_TOKENS, example: 64 }),
+          temperature: numberOption(values, 'temperature', { min: 0, example: 0.7 }),
+          topP: numberOption(values, 'top-p', { min: 0, exclusiveMin: true, max: 1, example: 0.95 }),
+          topK: integerOption(values, 'top-k', { min: 0, max: 2 ** 31 - 1, example: 50 }),
+          seed: integerOption(values, 'seed', SEED),
           architecture: values.architecture as ArchitectureName | undefined,
           runtime: values.runtime as string | undefined,
           engine: values.engine as string | undefined,
@@ -144,9 +140,9 @@ export const score: CliCommand = {
         {
           model: values.model as string,
           ids: ids(values.ids as string, 'ids'),
-          promptLength: number(values, 'prompt-length'),
+          promptLength: integerOption(values, 'prompt-length', { min: 1, max: 2 ** 31 - 1, example: 1 }),
           json: values.json as boolean | undefined,
-          seed: number(values, 'seed'),
+          seed: integerOption(values, 'seed', SEED),
           runtime: values.runtime as string | undefined,
           engine: values.engine as string | undefined,
         },

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { DrmasError, type CliCommand, type OptionSpec } from '@drmas/core';
+import { DrmasError, integerOption, type CliCommand, type OptionSpec } from '@drmas/core';
 import { generateKnowledgeBase } from '../corpus/KnowledgeBase.js';
 import { loadCorpusJsonl } from '../corpus/jsonlLoaders.js';
 import { DataFileError, SearchInputError } from '../errors.js';
@@ -61,18 +61,9 @@ const FLAG_OF_ARGUMENT = new Map<string, string>([
   ...LIMIT_FLAGS.map((l): [string, string] => [l.key, `--${l.flag}`]),
 ]);
 
-/** `--key`'s value as an integer from `min` to `max`, or `fallback` when it is not given. */
+/** `--key`'s value as a whole number from `min` to `max`, or `fallback` when it is not given. */
 function integer(values: Record<string, unknown>, key: string, fallback: number, min: number, max: number): number {
-  const raw = values[key];
-  if (raw === undefined) return fallback;
-  const value = typeof raw === 'string' && /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new DrmasError('INVALID_ARGUMENT', `expects an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`, {
-      key: `--${key}`,
-      hint: `e.g. --${key} ${fallback}`,
-    });
-  }
-  return value;
+  return integerOption(values, key, { min, max, example: fallback }) ?? fallback;
 }
 
 async function loadDocuments(values: Record<string, unknown>, cwd: string): Promise<SearchDocument[]> {

@@ -6,10 +6,12 @@ import {
   createKernel,
   didYouMean,
   DrmasError,
+  integerOption,
   LIMITS,
   longestResponse,
   lossTotals,
   MetricsSink,
+  numberOption,
   SeededRng,
   selectRows,
   TrainingBatch,
@@ -79,49 +81,6 @@ export function readDemonstrations(file: string): Demonstration[] {
   return demos;
 }
 
-const DECIMAL = /^(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
-
-function numberOption(values: Record<string, unknown>, key: string, fallback: number): number {
-  if (values[key] === undefined) return fallback;
-  const text = values[key] as string;
-  const value = Number(text);
-  if (!DECIMAL.test(text) || !Number.isFinite(value) || value <= 0)
-    throw new DrmasError('INVALID_ARGUMENT', `--${key} expects a positive number, got ${JSON.stringify(values[key])}`, {
-      key: `--${key}`,
-      hint: `e.g. --${key} 1e-3`,
-    });
-  return value;
-}
-
-/** A whole number of at least 1 and at most `max`, written in decimal digits. */
-function countOption(values: Record<string, unknown>, key: string, fallback: number, max: number): number {
-  if (values[key] === undefined) return fallback;
-  const text = values[key] as string;
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) {
-    throw new DrmasError(
-      'INVALID_ARGUMENT',
-      `--${key} expects a whole number from 1 to ${max.toLocaleString('en-US')}, got ${JSON.stringify(text)}`,
-      {
-        key: `--${key}`,
-        hint: `e.g. --${key} ${fallback}`,
-      },
-    );
-  }
-  return Number(text);
-}
-
-function promptLossWeight(value: unknown): number {
-  if (value === undefined) return 0;
-  const weight = Number(value);
-  if (!Number.isFinite(weight) || weight < 0) {
-    throw new DrmasError('INVALID_ARGUMENT', `--prompt-loss-weight expects a number of 0 or more, got ${JSON.stringify(value)}`, {
-      key: '--prompt-loss-weight',
-      hint: '0 (the default) trains on responses only; 1 counts a prompt token as much as a response token',
-    });
-  }
-  return weight;
-}
-
 /**
  * One demonstration as a turn whose trained tokens carry their loss weight in `advantages`: the response tokens
  * (weight 1) and, with a prompt weight above 0, every prompt token after the first (the first has no context to be
@@ -157,17 +116,6 @@ function setWeights(view: BatchView, weights: readonly number[][]): void {
     weights[row]!.forEach((w, j) => {
       advantages[row * R + j] = w * scale;
     });
-}
-
-function warmupSteps(value: unknown): number {
-  const steps = Number(value);
-  if (!/^\d+$/.test(String(value)) || steps > LIMITS.steps) {
-    throw new DrmasError('INVALID_ARGUMENT', `--warmup-steps expects a whole number of steps (0 or more), got "${String(value)}"`, {
-      key: '--warmup-steps',
-      hint: 'e.g. --warmup-steps 10',
-    });
-  }
-  return steps;
 }
 
 /** A line every tenth of the run (and at least every two minutes): step, mean nll since the last line, lr, tokens per second. */
@@ -251,8 +199,8 @@ export const sft: CliCommand = {
         hint: 'bfloat16 halves the saved weights; float32 keeps them exact',
       });
     const demos = readDemonstrations(path.resolve(io.cwd, values.data as string));
-    const epochs = countOption(values, 'epochs', 3, TRAINER_LIMITS.epochs);
-    const batchSize = countOption(values, 'batch-size', 16, TRAINER_LIMITS.rows);
+    const epochs = integerOption(values, 'epochs', { min: 1, max: TRAINER_LIMITS.epochs, example: 3 }) ?? 3;
+    const batchSize = integerOption(values, 'batch-size', { min: 1, max: TRAINER_LIMITS.rows, example: 16 }) ?? 16;
     const schedule = (values.schedule as string | undefined) ?? 'cosine';
     if (schedule !== 'cosine' && schedule !== 'linear' && schedule !== 'constant') {
       throw new DrmasError('INVALID_ARGUMENT', `--schedule must be cosine, linear or constant, got "${schedule}"`, {
@@ -260,9 +208,10 @@ export const sft: CliCommand = {
         hint: `e.g. --schedule cosine.${didYouMean(schedule, ['cosine', 'linear', 'constant'])}`,
       });
     }
-    const warmup = values['warmup-steps'] === undefined ? undefined : warmupSteps(values['warmup-steps']);
-    const promptWeight = promptLossWeight(values['prompt-loss-weight']);
-    const lr = values.lr === undefined ? undefined : numberOption(values, 'lr', 0);
+    const warmup = integerOption(values, 'warmup-steps', { min: 0, max: LIMITS.steps, of: 'steps', example: 10 });
+    // 0 (the default) trains on responses only; 1 counts a prompt token as much as a response token.
+    const promptWeight = numberOption(values, 'prompt-loss-weight', { min: 0, example: 0.1 }) ?? 0;
+    const lr = numberOption(values, 'lr', { min: 0, exclusiveMin: true, example: '1e-3' });
     const { kernel, config, file } = await createKernel({
       cwd: io.cwd,
       configPath: values.config as string | undefined,
