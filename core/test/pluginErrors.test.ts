@@ -116,6 +116,29 @@ describe('an error thrown in a tap names the plugin, the hook and the step', () 
     expect(error.cause).toBe(original);
   });
 
+  test('a config check at validate that names its key keeps its message bare; one without a key gains the plugin', () => {
+    const validating = (details: { key?: string }): Plugin => ({
+      name: 'checker',
+      apply(kernel) {
+        kernel.hooks.validate.tap('checker', () => {
+          throw new DrmasError('CONFIG_INVALID', 'checker.level must be set', details);
+        });
+      },
+    });
+    const configureError = (plugin: Plugin): DrmasError => {
+      const kernel = new Kernel({ configFile: '/project/drmas.config.json' });
+      try {
+        kernel.configure(config(1), [loaded(plugin)]);
+      } catch (error) {
+        if (DrmasError.is(error)) return error;
+        throw error;
+      }
+      throw new Error('expected validate to fail');
+    };
+    expect(configureError(validating({ key: 'trainer.steps' })).message).toBe('checker.level must be set');
+    expect(configureError(validating({})).message).toBe('checker.level must be set [plugin checker, hook validate]');
+  });
+
   test('a hook called inside another tap is attributed once, to the tap that threw', async () => {
     const inner: Plugin = {
       name: 'inner',

@@ -2,6 +2,8 @@ import { DrmasError } from '../errors/DrmasError.js';
 import type { HookName, KernelHooks } from './KernelHooks.js';
 
 const BUILTIN_TAP_PREFIX = 'drmas:';
+/** Hooks that check the config before anything runs. */
+const CONFIG_HOOKS: ReadonlySet<HookName> = new Set(['configure', 'validate']);
 
 /** Marks an error already attributed to a tap, so a hook called from inside another tap does not wrap it twice. */
 const ATTRIBUTED = Symbol.for('@drmas/core:attributedToTap');
@@ -42,9 +44,10 @@ export function attributeTapError(error: unknown, failure: TapFailure, locate?: 
   let wrapped: DrmasError;
   if (DrmasError.is(error)) {
     // A DrmasError says what the user set wrong; the plugin and hook that found it follow. The kernel's own taps
-    // (`drmas:*`) need no such note.
+    // (`drmas:*`) need no such note, nor does a config check that names its key: the key says what to change.
     const context = `[plugin ${failure.tap}, hook ${failure.hook}${failure.step === undefined ? '' : `, step ${failure.step}`}]`;
-    const message = failure.tap.startsWith(BUILTIN_TAP_PREFIX) ? error.message : `${error.message} ${context}`;
+    const configCheck = CONFIG_HOOKS.has(failure.hook) && error.key !== undefined;
+    const message = failure.tap.startsWith(BUILTIN_TAP_PREFIX) || configCheck ? error.message : `${error.message} ${context}`;
     wrapped = new DrmasError(error.code, message, {
       key: error.key,
       file: error.file ?? (error.key ? locate?.(error.key) : undefined),

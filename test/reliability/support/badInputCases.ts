@@ -357,7 +357,7 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
     code: 'CONFIG_INVALID',
     where: 'cfg.json',
     key: 'trainer.steps',
-    says: /: thrower\.level must be set \[plugin thrower, hook validate\]/,
+    says: /: thrower\.level must be set\n/,
   },
   {
     name: 'a plugin whose afterStep tap rejects',
