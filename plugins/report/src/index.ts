@@ -36,6 +36,7 @@ export {
   formatTable,
   summarizeMetrics,
   type MetricRecord,
+  type MetricTrend,
   type RunSummaryStats,
   type WorkerGroupSummary,
 } from './progress/summaryTable.js';

@@ -20,8 +20,9 @@ export function metricLines(): MetricLine[] {
   for (let step = 1; step <= 6; step++) {
     const line: MetricLine = {
       step,
-      'reward/mean': 0.1 * step,
-      'reward/std': 0.05 + 0.01 * step,
+      'outcome/mean': 0.1 * step,
+      'outcome/std': 0.05 + 0.01 * step,
+      'reward/mean': step === 4 ? 0.9 : 0.1 * step - 0.05,
       'actor/policy/grad_norm': 10 / step,
       'actor/judge/grad_norm': 0.01 * step,
       'actor/policy/pg_loss': -0.01 * step,
@@ -66,7 +67,7 @@ export function syntheticRunDir(): string {
   const lines = metricLines().map((l) => JSON.stringify(l));
   // Python writes NaN bare; the report must read it.
   lines[2] = lines[2]!.replace(/"actor\/judge\/pg_loss":[^,]+/, '"actor/judge/pg_loss":NaN');
-  writeFileSync(path.join(dir, 'metrics.jsonl'), `${lines.join('\n')}\n{"step": 7, "reward/mean": 0.7, "actor/pol`);
+  writeFileSync(path.join(dir, 'metrics.jsonl'), `${lines.join('\n')}\n{"step": 7, "outcome/mean": 0.7, "actor/pol`);
   writeFileSync(path.join(dir, 'eval.jsonl'), `${JSON.stringify({ step: 6, 'val/avg@16': 0.9, 'val/extra@1': 0.33 })}\n`);
   writeFileSync(path.join(dir, 'rollouts.jsonl'), ROLLOUTS.map((r) => JSON.stringify(r)).join('\n') + '\n');
   return dir;

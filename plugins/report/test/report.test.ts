@@ -44,8 +44,9 @@ describe('renderReport', () => {
   test('the embedded series equal the metrics lines, non-finite values kept as strings', () => {
     const lines = metricLines();
     for (const key of [
+      'outcome/mean',
+      'outcome/std',
       'reward/mean',
-      'reward/std',
       'actor/policy/grad_norm',
       'actor/judge/grad_norm',
       'timing/update',
@@ -68,7 +69,7 @@ describe('renderReport', () => {
   });
 
   test('a half-written last line is skipped with a note', () => {
-    expect(data.series['reward/mean']!.steps).not.toContain(7);
+    expect(data.series['outcome/mean']!.steps).not.toContain(7);
     expect(notes.some((n) => n.includes('metrics.jsonl') && n.includes('partly written last line'))).toBe(true);
     expect(html).toContain('partly written last line');
   });
@@ -93,6 +94,7 @@ describe('renderReport', () => {
 
   test('one <svg> per expected plot', () => {
     const expected = [
+      'outcome',
       'reward',
       'val',
       'val-by-source-avg@16',

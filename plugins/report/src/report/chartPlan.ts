@@ -75,11 +75,16 @@ export function planCharts(series: Record<string, Series>): PlannedChart[] {
     charts.push({ ...chart, logToggle, logByDefault: logToggle && spansDecades(chart.chart.lines) });
   };
 
-  // Reward: mean with a ±std band; min/max dashed.
-  const rewardKeys = take((k) => /^reward\/(mean|std|min|max)$/.test(k));
-  if (rewardKeys.includes('reward/mean')) {
-    const mean = seriesPoints(series['reward/mean']);
-    const std = new Map(seriesPoints(series['reward/std']));
+  // Outcome (the episodes' score) and reward (the turn rewards trained on): mean with a ±std band; min/max dashed.
+  for (const prefix of ['outcome', 'reward']) {
+    const stats = take((k) => new RegExp(`^${prefix}/(mean|std|min|max)$`).test(k));
+    const meanKey = `${prefix}/mean`;
+    if (!stats.includes(meanKey)) {
+      stats.forEach((k) => claimed.delete(k));
+      continue;
+    }
+    const mean = seriesPoints(series[meanKey]);
+    const std = new Map(seriesPoints(series[`${prefix}/std`]));
     const band = std.size
       ? {
           label: 'mean ± std',
@@ -87,24 +92,22 @@ export function planCharts(series: Record<string, Series>): PlannedChart[] {
         }
       : undefined;
     add({
-      id: 'reward',
-      title: 'Reward',
+      id: prefix,
+      title: prefix === 'outcome' ? 'Outcome' : 'Reward',
       section: 'Reward',
-      keys: rewardKeys,
+      keys: stats,
       chart: {
-        title: 'reward per step',
+        title: `${prefix} per step`,
         xLabel: 'step',
         band,
         lines: [
-          line(series, 'reward/mean', 'reward/mean'),
-          ...['reward/min', 'reward/max'].filter((k) => rewardKeys.includes(k)).map((k) => ({ ...line(series, k), dashed: true })),
+          line(series, meanKey),
+          ...[`${prefix}/min`, `${prefix}/max`].filter((k) => stats.includes(k)).map((k) => ({ ...line(series, k), dashed: true })),
         ],
       },
     });
-  } else {
-    rewardKeys.forEach((k) => claimed.delete(k));
   }
-  const otherReward = take((k) => k.startsWith('reward/') || /^(episode|env)\/(reward|success|outcome|score)/.test(k));
+  const otherReward = take((k) => /^(reward|outcome)\//.test(k) || /^(episode|env)\/(reward|success|outcome|score)/.test(k));
   add({
     id: 'reward-other',
     title: 'Other reward metrics',

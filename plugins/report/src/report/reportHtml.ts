@@ -95,12 +95,12 @@ function summarySection(data: ReportData): string {
     ['wall time', s.totalSeconds === null ? '-' : escapeHtml(formatSeconds(s.totalSeconds))],
     ['steps / s', s.totalSeconds ? formatNumber(s.stepsRecorded / s.totalSeconds) : '-'],
   ]);
-  const reward = finiteValues(data.series['reward/mean']);
+  const reward = finiteValues(data.series['outcome/mean']);
   const rewardRows: Array<[string, string]> = reward.length
     ? [
-        ['reward (last)', `<span class="big">${formatNumber(reward[reward.length - 1]!)}</span>`],
-        ['reward (first)', formatNumber(reward[0]!)],
-        ['reward (best)', formatNumber(reward.reduce((a, b) => Math.max(a, b)))],
+        ['outcome (last)', `<span class="big">${formatNumber(reward[reward.length - 1]!)}</span>`],
+        ['outcome (first)', formatNumber(reward[0]!)],
+        ['outcome (best)', formatNumber(reward.reduce((a, b) => Math.max(a, b)))],
       ]
     : [];
   const valRows: Array<[string, string]> = Object.keys(data.lastMetrics)
@@ -110,7 +110,7 @@ function summarySection(data: ReportData): string {
   return (
     `<section><h2>Run summary</h2><div class="cards">` +
     `<div class="card"><h3>Config</h3>${config}</div>` +
-    `<div class="card"><h3>Final metrics</h3>${rewardRows.length || valRows.length ? finals : '<p>no reward or validation metrics</p>'}</div>` +
+    `<div class="card"><h3>Final metrics</h3>${rewardRows.length || valRows.length ? finals : '<p>no outcome or validation metrics</p>'}</div>` +
     `</div></section>`
   );
 }
