@@ -85,7 +85,7 @@ describe('the report plugin in a run', () => {
     expect(data.series['actor/verifier/grad_norm']?.values).toEqual([2, 1, 2 / 3, 0.5]);
     expect(data.series['val/avg@4']?.steps).toEqual([2, 4]);
     expect(data.summary.stepsPlanned).toBe(4);
-    expect(html).toContain('data-plot="grad_norm"');
+    expect(html).toContain('data-chart="group-verifier-grad_norm"');
   });
 
   test('html: false and progress: off', async () => {

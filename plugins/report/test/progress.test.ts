@@ -174,7 +174,7 @@ describe('summary table', () => {
     expect(stats.outcome).toEqual({ first: 0.1, last: 0.6000000000000001, best: 0.6000000000000001, bestStep: 6 });
     // reward/mean is 0.05 under the outcome at every step but the fourth, where it peaks at 0.9
     expect(stats.reward).toEqual({ first: 0.05, last: 0.6000000000000001 - 0.05, best: 0.9, bestStep: 4 });
-    expect(stats.validation.map(([k]) => k)).toEqual(['val/avg@16', 'val/gsm8k/avg@16', 'val/math/avg@16', 'val/pass@16']);
+    expect(stats.validation.map(([k]) => k)).toEqual(['val/avg@16', 'val/gsm8k/avg@16', 'val/math/avg@16', 'val/pass@16', 'val/tasks']);
     expect(stats.totalSeconds).toBeCloseTo(15.3, 9);
     expect(stats.stepsPerSecond).toBeCloseTo(6 / 15.3, 9);
 

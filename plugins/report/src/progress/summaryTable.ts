@@ -26,7 +26,7 @@ export interface RunSummaryStats {
   /** `outcome/mean` (the episodes' outcome) and `reward/mean` (the turn rewards trained on) over the run. */
   outcome?: MetricTrend;
   reward?: MetricTrend;
-  /** Last value of every `val/*` metric. */
+  /** Last value of every `val/*` metric but the per-agent ones (`val/agent/...`). */
   validation: Array<[key: string, value: number]>;
   totalSeconds?: number;
   stepsPerSecond?: number;
@@ -90,7 +90,7 @@ export function summarizeMetrics(records: readonly MetricRecord[], totalSeconds?
   });
 
   const validation: Array<[string, number]> = [...keys]
-    .filter((k) => k.startsWith('val/'))
+    .filter((k) => k.startsWith('val/') && !k.startsWith('val/agent/'))
     .sort()
     .flatMap((k) => {
       const points = numbers(records, k);
