@@ -303,7 +303,8 @@ export function buildReportData(files: RunFiles, generatedAt = new Date()): Repo
     format: 'drmas-report/2',
     runDir: files.runDir,
     generatedAt: generatedAt.toISOString(),
-    summary: summarizeRun(files.config, series, new Set(stepsOf(files.metrics)).size),
+    // Step 0 is the evaluation before training, not a training step.
+    summary: summarizeRun(files.config, series, new Set(stepsOf(files.metrics).filter((step) => step > 0)).size),
     config: files.config ?? null,
     series,
     panels: planPanels(series),

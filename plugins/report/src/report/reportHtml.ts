@@ -19,15 +19,16 @@ h2 { font-size: 17px; margin: 30px 0 10px; padding-bottom: 4px; border-bottom: 1
 h3 { font-size: 14px; margin: 16px 0 8px; }
 .notes { background: #fff8e1; border: 1px solid #f1d48a; border-radius: 6px; padding: 8px 14px; margin: 14px 0; }
 .notes ul { margin: 4px 0; padding-left: 18px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(380px, 1fr)); gap: 12px; align-items: start; }
-.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; min-width: 0; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(440px, 1fr)); gap: 12px; align-items: start; }
+.stack { display: grid; gap: 12px; min-width: 0; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; min-width: 0; overflow-x: auto; }
 .card h3 { font-size: 12.5px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 0 0 8px; }
 dl.kv { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 3px 14px; margin: 0; }
 dl.kv dt { color: var(--muted); }
 dl.kv dd { margin: 0; overflow-wrap: anywhere; }
 table.nums { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 table.nums th, table.nums td { padding: 3px 8px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
-table.nums th:first-child, table.nums td:first-child { text-align: left; white-space: normal; overflow-wrap: anywhere; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px; }
+table.nums th:first-child, table.nums td:first-child { text-align: left; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px; }
 table.nums thead th { background: #eef1f5; font-weight: 600; }
 table.nums tr.group td { background: #f7f9fb; font-weight: 600; font-family: inherit; font-size: 13px; }
 table.nums td.up { color: var(--good); } table.nums td.down { color: var(--bad); }
@@ -260,7 +261,7 @@ export function reportHtml(data: ReportData): string {
 <main>
 <header><h1>${escapeHtml(title)}</h1><div class="sub">${escapeHtml(data.runDir)} · generated ${escapeHtml(data.generatedAt)}</div></header>
 ${notes}
-<section id="summary"><h2>Run summary</h2><div class="cards">${configCard(data)}${finalMetricsCard(data)}${evaluationCard(data)}</div></section>
+<section id="summary"><h2>Run summary</h2><div class="cards"><div class="stack">${configCard(data)}${finalMetricsCard(data)}</div>${evaluationCard(data)}</div></section>
 <div class="toolbar"><nav>${nav}</nav><button type="button" id="reset-zoom">reset zoom</button><span>drag across a chart to zoom into steps (all charts follow), double-click to zoom out; click a legend entry to show or hide its line</span></div>
 ${chartSections(data.panels)}
 ${rolloutSection(data)}
