@@ -29,6 +29,11 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
+    // Scripts inlined into a web page run in the browser, not in Node.
+    files: ['plugins/report/assets/**/*.js'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     // A CommonJS file (the Jest test environment) loads its dependencies with require().
     files: ['**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

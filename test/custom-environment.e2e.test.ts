@@ -132,8 +132,8 @@ describe('examples/custom-environment as an installed package', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, number>);
     expect(lines).toHaveLength(1);
-    expect(lines[0]?.['rollout/episodes']).toBe(4);
-    expect(lines[0]).toHaveProperty('rollout/success/lists-sort');
+    expect(lines[0]?.['episode/count']).toBe(4);
+    expect(lines[0]).toHaveProperty('outcome/lists-sort/mean');
     expect(lines[0]?.['agent/solver/turns']).toBeGreaterThanOrEqual(4);
     expect(Number.isFinite(lines[0]?.['actor/policy/grad_norm'])).toBe(true);
   });

@@ -74,7 +74,7 @@ describe('examples/custom-plugin', () => {
     const lines = readMetricLines(runDir);
     expect(lines.map((l) => l.step)).toEqual([1, 2, 3]);
     for (const line of lines) {
-      expect(line['reward/mean']).toBeGreaterThan(0);
+      expect(line['outcome/mean']).toBeGreaterThan(0);
       expect(line['actor/proposer/grad_norm']).toBeGreaterThanOrEqual(0);
       expect(line['timing/update']).toBeGreaterThanOrEqual(0);
     }

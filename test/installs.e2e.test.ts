@@ -164,7 +164,7 @@ describeSlow('installing the packed packages into a fresh project', () => {
         'skipped onnx: onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)',
     );
     expect(result.metrics?.step).toBe(1);
-    expect(Number.isFinite(result.metrics?.['reward/mean'])).toBe(true);
+    expect(Number.isFinite(result.metrics?.['outcome/mean'])).toBe(true);
     const generate = run(
       'npx',
       ['drmas', 'generate', '--model', 'tiny', '--prompt-ids', '1,2,3', '--max-new-tokens', '2', '--engine', 'onnx'],

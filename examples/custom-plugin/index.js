@@ -94,7 +94,7 @@ export default function banditPlugin(options = {}) {
           for (const turn of trajectory.turns) turn.reward = outcome;
           total += outcome;
         }
-        step.metrics['reward/mean'] = total / batch.trajectories.length;
+        step.metrics['outcome/mean'] = total / batch.trajectories.length;
         return batch;
       });
 

@@ -35,8 +35,8 @@ const fakeTraining: Plugin = {
   apply(kernel) {
     kernel.hooks.rollout.tapPromise('fake-training', async () => ({ trajectories: [], metrics: {} }));
     kernel.hooks.afterStep.tap('fake-training', ({ step, metrics }) => {
-      metrics['reward/mean'] = step / 10;
-      metrics['reward/std'] = 0.1;
+      metrics['outcome/mean'] = step / 10;
+      metrics['outcome/std'] = 0.1;
       metrics['actor/solver/grad_norm'] = 1 / step;
       metrics['actor/verifier/grad_norm'] = 2 / step;
       metrics['actor/solver/pg_loss'] = -step / 100;
@@ -70,7 +70,7 @@ describe('the report plugin in a run', () => {
     const { kernel, runDir, logs } = await train({ report: { progress: 'auto' } }, stream);
     expect(kernel.plugins.map((p) => p.plugin.name)).toContain(PLUGIN_NAME);
     expect(kernel.config.report).toEqual({ html: true, progress: 'auto' });
-    expect(stream.output).toMatch(/^drmas: step 1\/4 \(25%\) \| reward\/mean 0\.100 \| elapsed/m);
+    expect(stream.output).toMatch(/^drmas: step 1\/4 \(25%\) \| outcome\/mean 0\.100 \| elapsed/m);
     expect(stream.output).toMatch(/^drmas: step 4\/4 \(100%\)/m);
     expect(stream.output).toMatch(/^ {2}solver +0\.25 +0\.5208 +pg_loss +-0\.04 +-0\.025$/m);
     expect(stream.output).toMatch(/^ {2}verifier +0\.5 +1\.042/m);
@@ -85,7 +85,7 @@ describe('the report plugin in a run', () => {
     expect(data.series['actor/verifier/grad_norm']?.values).toEqual([2, 1, 2 / 3, 0.5]);
     expect(data.series['val/avg@4']?.steps).toEqual([2, 4]);
     expect(data.summary.stepsPlanned).toBe(4);
-    expect(html).toContain('data-plot="grad_norm"');
+    expect(html).toContain('data-chart="group-verifier-grad_norm"');
   });
 
   test('html: false and progress: off', async () => {

@@ -53,10 +53,10 @@ describe('formatting', () => {
     expect(progressBar(Number.NaN, 3)).toBe('   ');
   });
 
-  test('the bar line fits the terminal and carries step, reward, elapsed and ETA', () => {
-    const state = { step: 25, total: 100, reward: 0.53214, elapsedMs: 62_000, etaMs: 450_000 };
+  test('the bar line fits the terminal and carries step, outcome, elapsed and ETA', () => {
+    const state = { step: 25, total: 100, outcome: 0.53214, elapsedMs: 62_000, etaMs: 450_000 };
     const line = formatProgressBar(state, 100);
-    expect(line).toBe(`step  25/100 │${progressBar(0.25, 36)}│  25% · reward 0.532 · elapsed 1m02s · ETA 7m30s`);
+    expect(line).toBe(`step  25/100 │${progressBar(0.25, 35)}│  25% · outcome 0.532 · elapsed 1m02s · ETA 7m30s`);
     expect(line.length).toBe(99);
     const narrow = formatProgressBar(state, 70);
     expect(narrow.length).toBeLessThanOrEqual(69);
@@ -65,8 +65,8 @@ describe('formatting', () => {
   });
 
   test('the plain line', () => {
-    expect(formatProgressLine({ step: 3, total: 10, elapsedMs: 9_000, etaMs: 21_000, reward: 1 })).toBe(
-      'step 3/10 (30%) | reward/mean 1.000 | elapsed 9s | ETA 21s',
+    expect(formatProgressLine({ step: 3, total: 10, elapsedMs: 9_000, etaMs: 21_000, outcome: 1 })).toBe(
+      'step 3/10 (30%) | outcome/mean 1.000 | elapsed 9s | ETA 21s',
     );
     expect(formatProgressLine({ step: 3, total: 10, elapsedMs: 0 })).toBe('step 3/10 (30%) | elapsed 0s | ETA --');
   });
@@ -81,15 +81,15 @@ describe('ProgressReporter', () => {
     progress.start();
     for (let step = 1; step <= 4; step++) {
       clock.t += step === 1 ? 10_000 : 2_000;
-      const state = progress.update(step, { 'reward/mean': step / 4 });
+      const state = progress.update(step, { 'outcome/mean': step / 4, 'reward/mean': -1 });
       if (step === 2) expect(state.etaMs).toBe(2 * 6_000);
     }
     progress.finish();
     const frames = stream.output.split('\r').filter(Boolean);
     expect(frames).toHaveLength(4);
     /* eslint-disable no-control-regex -- each frame ends with the ANSI erase-to-end-of-line escape ESC [ K, which these patterns check */
-    expect(frames[0]).toMatch(/^step 1\/4 │.*│ {2}25% · reward 0\.250 · elapsed 10s · ETA 30s\x1b\[K$/);
-    expect(frames[3]).toMatch(/100% · reward 1\.000 · elapsed 16s · ETA 0s\x1b\[K\n$/);
+    expect(frames[0]).toMatch(/^step 1\/4 │.*│ {2}25% · outcome 0\.250 · elapsed 10s · ETA 30s\x1b\[K$/);
+    expect(frames[3]).toMatch(/100% · outcome 1\.000 · elapsed 16s · ETA 0s\x1b\[K\n$/);
     /* eslint-enable no-control-regex */
     expect(stream.output).not.toMatch(/\n(?!$)/);
   });
@@ -171,8 +171,10 @@ describe('summary table', () => {
     expect(policy.gradNormMean).toBeCloseTo(lines.reduce((a, l) => a + l['actor/policy/grad_norm']!, 0) / 6, 12);
     expect(policy.lossKey).toBe('pg_loss');
     expect(policy.lossFinal).toBeCloseTo(-0.06, 12);
-    expect(stats.reward).toEqual({ first: 0.1, last: 0.6000000000000001, best: 0.6000000000000001, bestStep: 6 });
-    expect(stats.validation.map(([k]) => k)).toEqual(['val/avg@16', 'val/gsm8k/avg@16', 'val/math/avg@16', 'val/pass@16']);
+    expect(stats.outcome).toEqual({ first: 0.1, last: 0.6000000000000001, best: 0.6000000000000001, bestStep: 6 });
+    // reward/mean is 0.05 under the outcome at every step but the fourth, where it peaks at 0.9
+    expect(stats.reward).toEqual({ first: 0.05, last: 0.6000000000000001 - 0.05, best: 0.9, bestStep: 4 });
+    expect(stats.validation.map(([k]) => k)).toEqual(['val/avg@16', 'val/gsm8k/avg@16', 'val/math/avg@16', 'val/pass@16', 'val/tasks']);
     expect(stats.totalSeconds).toBeCloseTo(15.3, 9);
     expect(stats.stepsPerSecond).toBeCloseTo(6 / 15.3, 9);
 
@@ -180,7 +182,8 @@ describe('summary table', () => {
     expect(table).toContain('worker group  grad norm final  grad norm mean  loss     loss final  loss mean');
     expect(table).toMatch(/^ {2}policy +1\.667 +4\.083 +pg_loss +-0\.06 +-0\.035$/m);
     expect(table).toMatch(/^ {2}judge +0\.06 +0\.035 +pg_loss +0\.12 +0\.07$/m);
-    expect(table).toMatch(/reward\/mean +first 0\.1 · last 0\.6 · best 0\.6 \(step 6\)/);
+    expect(table).toMatch(/outcome\/mean +first 0\.1 · last 0\.6 · best 0\.6 \(step 6\)/);
+    expect(table).toMatch(/reward\/mean +first 0\.05 · last 0\.55 · best 0\.9 \(step 4\)/);
     expect(table).toMatch(/val\/avg@16 +0\.5$/m);
     expect(table).toMatch(/total time +15s$/m);
     expect(table).toMatch(/speed +0\.3922 steps\/s$/m);

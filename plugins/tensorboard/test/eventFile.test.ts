@@ -70,7 +70,7 @@ describe('EventFileWriter', () => {
     const dir = scratch.path('writer');
     const writer = new EventFileWriter(dir);
     writer.sessionStart(3);
-    writer.summary(3, [scalarValue('loss', 0.1), scalarValue('reward/mean', 2.5)]);
+    writer.summary(3, [scalarValue('loss', 0.1), scalarValue('outcome/mean', 2.5)]);
     writer.summary(3, [histogramValue('adv', [-1, 0, 1], 2)!, textValue('rollouts', '**solver**: `42`')]);
     writer.summary(4, []);
     writer.close();
@@ -83,7 +83,7 @@ describe('EventFileWriter', () => {
     expect(events[0]!.fileVersion).toBe('brain.Event:2');
     expect(events[1]).toMatchObject({ step: 3, sessionStatus: 1 });
     expect(events[2]!.step).toBe(3);
-    expect(Object.fromEntries(events[2]!.scalars)).toEqual({ loss: Math.fround(0.1), 'reward/mean': 2.5 });
+    expect(Object.fromEntries(events[2]!.scalars)).toEqual({ loss: Math.fround(0.1), 'outcome/mean': 2.5 });
     expect(events[3]!.histograms.get('adv')).toEqual({ min: -1, max: 1, num: 3, sum: 0, limits: [0, 1], counts: [2, 1] });
     expect(events[3]!.texts.get('rollouts')).toEqual({ pluginName: 'text', text: '**solver**: `42`' });
     for (const event of events) expect(Math.abs(event.wallTime - Date.now() / 1000)).toBeLessThan(600);

@@ -41,7 +41,7 @@ describe('@drmas/plugin-tensorboard on the bandit example', () => {
     }
   });
 
-  test("per agent, histograms of its turns' rewards (sum = 16 x the step's reward/mean) and advantages", () => {
+  test("per agent, histograms of its turns' rewards (sum = 16 x the step's outcome/mean) and advantages", () => {
     const events = eventFiles(path.join(runDir, 'tensorboard')).flat();
     for (const line of readMetricLines(runDir)) {
       const histograms = new Map(events.filter((e) => e.step === line.step).flatMap((e) => [...e.histograms]));
@@ -50,7 +50,7 @@ describe('@drmas/plugin-tensorboard on the bandit example', () => {
         expect(rewards.num).toBe(16);
         expect(rewards.counts.reduce((a, c) => a + c, 0)).toBe(16);
         // Both agents' turns carry their episode's outcome, so each agent's rewards sum to 16 outcomes.
-        expect(rewards.sum).toBeCloseTo(16 * line['reward/mean']!, 10);
+        expect(rewards.sum).toBeCloseTo(16 * line['outcome/mean']!, 10);
         // The bandit's advantage is reward minus its (group, agent) pool's mean: each pool sums to zero.
         expect(histograms.get(`advantages/${agent}`)!.sum).toBeCloseTo(0, 10);
       }
@@ -126,12 +126,12 @@ if (!hasPythonTensorBoard)
       "acc = EventAccumulator(sys.argv[1], size_guidance={'scalars': 0, 'histograms': 0, 'tensors': 0})",
       'acc.Reload()',
       'tags = acc.Tags()',
-      "print(json.dumps({'reward': [[e.step, e.value] for e in acc.Scalars('reward/mean')], 'histograms': sorted(tags['histograms']), 'tensors': sorted(tags['tensors'])}))",
+      "print(json.dumps({'reward': [[e.step, e.value] for e in acc.Scalars('outcome/mean')], 'histograms': sorted(tags['histograms']), 'tensors': sorted(tags['tensors'])}))",
     ].join('\n');
     const result = spawnSync('python3', ['-c', script, path.join(runDir, 'tensorboard')], { encoding: 'utf8' });
     expect({ status: result.status, stderr: result.status === 0 ? '' : result.stderr }).toEqual({ status: 0, stderr: '' });
     const read = JSON.parse(result.stdout) as { reward: Array<[number, number]>; histograms: string[]; tensors: string[] };
-    expect(read.reward).toEqual(readMetricLines(runDir).map((line) => [line.step, Math.fround(line['reward/mean']!)]));
+    expect(read.reward).toEqual(readMetricLines(runDir).map((line) => [line.step, Math.fround(line['outcome/mean']!)]));
     expect(read.histograms).toEqual(['advantages/checker', 'advantages/proposer', 'rewards/checker', 'rewards/proposer']);
     expect(read.tensors).toContain('rollouts');
   });

@@ -11,22 +11,41 @@ function meanStd(values: ArrayLike<number>): { mean: number; std: number } {
   return { mean, std: Math.sqrt(squares / n) };
 }
 
+function extremes(values: ArrayLike<number>): { min: number; max: number } {
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < values.length; i++) {
+    min = Math.min(min, values[i]!);
+    max = Math.max(max, values[i]!);
+  }
+  return values.length ? { min, max } : { min: 0, max: 0 };
+}
+
+/** `<prefix>/mean|std|min|max` of some values (population std; all 0 when there are none). */
+function distribution(prefix: string, values: ArrayLike<number>): Metrics {
+  const { mean, std } = meanStd(values);
+  const { min, max } = extremes(values);
+  return { [`${prefix}/mean`]: mean, [`${prefix}/std`]: std, [`${prefix}/min`]: min, [`${prefix}/max`]: max };
+}
+
 /**
- * Statistics of a step's batch: episode outcomes from its trajectories; per agent, from the batch's columns, turn
- * counts, valid and truncated fractions, mean turn reward and response lengths; token totals and throughput.
+ * Statistics of a step's batch, the one producer of them: `outcome/*` over its episodes' outcomes (the environment's
+ * score), `reward/*` over its turns' rewards as the estimator sees them (after every `reward` tap, so a reward-shaping
+ * plugin shows here and not in the outcome); episode counts; per agent, from the batch's columns, turn counts, valid
+ * and truncated fractions, mean turn reward and response lengths; token totals and throughput.
  */
 export function batchMetrics(batch: TrainingBatch, stepSeconds: number): Metrics {
-  const metrics: Metrics = {};
-  const outcomes = batch.trajectories.map((t) => t.outcome ?? 0);
-  const { mean, std } = meanStd(outcomes);
-  metrics['reward/mean'] = mean;
-  metrics['reward/std'] = std;
-  metrics['reward/max'] = outcomes.length ? Math.max(...outcomes) : 0;
-  metrics['reward/min'] = outcomes.length ? Math.min(...outcomes) : 0;
-  metrics['episode/count'] = batch.trajectories.length;
-  metrics['episode/done_fraction'] = batch.trajectories.length
-    ? batch.trajectories.filter((t) => t.done).length / batch.trajectories.length
-    : 0;
+  const episodes = batch.trajectories;
+  const metrics: Metrics = {
+    ...distribution(
+      'outcome',
+      episodes.map((t) => t.outcome ?? 0),
+    ),
+    ...distribution('reward', batch.rewards),
+  };
+  metrics['episode/count'] = episodes.length;
+  metrics['episode/done_fraction'] = episodes.length ? episodes.filter((t) => t.done).length / episodes.length : 0;
+  metrics['episode/turns_mean'] = episodes.length ? episodes.reduce((a, t) => a + t.turns.length, 0) / episodes.length : 0;
   const agent = batch.ids.agent;
   let tokens = 0;
   let valid = 0;

@@ -26,8 +26,8 @@ describe('the training loop learns', () => {
     const mean = (rows: Array<Record<string, number>>, key: string) => rows.reduce((s, r) => s + r[key]!, 0) / rows.length;
     const first = lines.slice(0, 5);
     const last = lines.slice(-5);
-    expect(Math.abs(mean(first, 'reward/mean') - 0.5)).toBeLessThan(0.1);
-    expect(mean(last, 'reward/mean')).toBeGreaterThan(0.8);
+    expect(Math.abs(mean(first, 'outcome/mean') - 0.5)).toBeLessThan(0.1);
+    expect(mean(last, 'outcome/mean')).toBeGreaterThan(0.8);
     for (const group of ['left', 'right']) {
       expect(mean(last, `actor/${group}/entropy`)).toBeLessThan(mean(first, `actor/${group}/entropy`));
     }

@@ -30,6 +30,8 @@ describe('a training run with the trainer plugin', () => {
     const lines = stableLines(full);
     expect(lines.map((l) => l.step)).toEqual([1, 2, 3, 4]);
     for (const key of [
+      'outcome/mean',
+      'outcome/std',
       'reward/mean',
       'reward/std',
       'actor/left/grad_norm',

@@ -102,11 +102,11 @@ describe('@drmas/preset-math', () => {
     expect(line['agent/solver/turns']).toBeGreaterThanOrEqual(4);
   });
 
-  test("an app's afterStep tap at the default stage reads the step's reward statistics", async () => {
+  test("an app's afterStep tap at the default stage reads the step's outcome statistics", async () => {
     const { kernel } = await createKernel({ cwd: REPO_ROOT, inline: { presets: [mathPreset], ...SMALL } });
     const seen: Array<{ mean: number | undefined; outcomes: number[] }> = [];
     kernel.hooks.afterStep.tapPromise('my-app', async ({ metrics, batch }) => {
-      seen.push({ mean: metrics['reward/mean'], outcomes: batch.trajectories.map((t) => t.outcome ?? 0) });
+      seen.push({ mean: metrics['outcome/mean'], outcomes: batch.trajectories.map((t) => t.outcome ?? 0) });
     });
     await kernel.run({ runDir: scratch.path('app-tap'), log: () => {} });
     expect(seen).toHaveLength(1);

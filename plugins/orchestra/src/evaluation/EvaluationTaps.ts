@@ -60,10 +60,11 @@ export class EvaluationTaps {
       metrics[`val/${source}/pass@${settings.k}`] = summary.pass;
     }
     for (const [agent, stats] of Object.entries(result.agents)) {
-      const rewards = result.trajectories.flatMap((t) => t.turns.filter((turn) => turn.agentId === agent).map(() => t.outcome ?? 0));
+      // Evaluation has no reward hook: each turn counts its episode's outcome, hence `outcome_mean`, not `reward_mean`.
+      const outcomes = result.trajectories.flatMap((t) => t.turns.filter((turn) => turn.agentId === agent).map(() => t.outcome ?? 0));
       metrics[`val/agent/${agent}/turns`] = stats.turns;
       metrics[`val/agent/${agent}/valid_fraction`] = stats.turns ? 1 - stats.invalidTurns / stats.turns : 0;
-      metrics[`val/agent/${agent}/reward_mean`] = rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : 0;
+      metrics[`val/agent/${agent}/outcome_mean`] = outcomes.length ? outcomes.reduce((a, b) => a + b, 0) / outcomes.length : 0;
       metrics[`val/agent/${agent}/response_length_mean`] = stats.turns ? stats.responseTokens / stats.turns : 0;
     }
     Object.assign(evaluation.metrics, metrics);

@@ -26,16 +26,12 @@ function mean(values: number[]): number {
 }
 
 /**
- * Metrics of a rollout: success overall and per data source, episode metrics of the environment (`env/f1`, ...),
- * and per agent turn counts, valid ratio, truncation ratio and mean response length.
+ * What only the orchestra knows of a rollout: the outcome per data source (`outcome/<source>/mean`) and the
+ * environment's episode metrics (`env/f1`, ...). Episode counts, outcomes, rewards and per-agent statistics of the
+ * step are the trainer's (`batchMetrics`), computed once from the batch the step trains on.
  */
 export function rolloutMetrics(trajectories: readonly Trajectory[]): Record<string, number> {
-  const metrics: Record<string, number> = {
-    'rollout/episodes': trajectories.length,
-    'rollout/success': mean(trajectories.map((t) => t.outcome ?? 0)),
-    'rollout/done_ratio': mean(trajectories.map((t) => (t.done ? 1 : 0))),
-    'rollout/turns_per_episode': mean(trajectories.map((t) => t.turns.length)),
-  };
+  const metrics: Record<string, number> = {};
   const bySource = new Map<string, number[]>();
   const envMetrics = new Map<string, number[]>();
   for (const t of trajectories) {
@@ -44,13 +40,7 @@ export function rolloutMetrics(trajectories: readonly Trajectory[]): Record<stri
     const episode = (t.info?.metrics ?? {}) as Record<string, number>;
     for (const [name, value] of Object.entries(episode)) envMetrics.set(name, [...(envMetrics.get(name) ?? []), value]);
   }
-  for (const [source, outcomes] of bySource) metrics[`rollout/success/${source}`] = mean(outcomes);
+  for (const [source, outcomes] of bySource) metrics[`outcome/${source}/mean`] = mean(outcomes);
   for (const [name, values] of envMetrics) metrics[`env/${name}`] = mean(values);
-  for (const [agentId, s] of Object.entries(agentTurnStats(trajectories))) {
-    metrics[`agent/${agentId}/turns`] = s.turns;
-    metrics[`agent/${agentId}/valid_ratio`] = (s.turns - s.invalidTurns) / s.turns;
-    metrics[`agent/${agentId}/truncated_ratio`] = s.truncatedTurns / s.turns;
-    metrics[`agent/${agentId}/response_length`] = s.responseTokens / s.turns;
-  }
   return metrics;
 }

@@ -73,13 +73,13 @@ export class ProgressReporter {
     const at = this.now();
     this.stepDurationsMs.push(at - this.lastStepAt!);
     this.lastStepAt = at;
-    const reward = metrics['reward/mean'];
+    const outcome = metrics['outcome/mean'];
     const state: ProgressState = {
       step,
       total: this.options.total,
       elapsedMs: at - this.startedAt!,
       etaMs: estimateEta(this.stepDurationsMs, this.options.total - step),
-      ...(typeof reward === 'number' ? { reward } : {}),
+      ...(typeof outcome === 'number' ? { outcome } : {}),
     };
     this.lastState = state;
     if (this.mode === 'bar') this.drawBar(state);

@@ -37,16 +37,16 @@ export function progressBar(fraction: number, width: number): string {
 export interface ProgressState {
   step: number;
   total: number;
-  /** `reward/mean` of the step, when there is one. */
-  reward?: number;
+  /** `outcome/mean` of the step (the episodes' mean outcome), when there is one. */
+  outcome?: number;
   elapsedMs: number;
   etaMs?: number;
 }
 
-function rewardText(reward: number | undefined): string | undefined {
-  if (reward === undefined) return undefined;
-  if (!Number.isFinite(reward)) return String(reward);
-  return Math.abs(reward) >= 1000 ? reward.toExponential(2) : reward.toFixed(3);
+function outcomeText(outcome: number | undefined): string | undefined {
+  if (outcome === undefined) return undefined;
+  if (!Number.isFinite(outcome)) return String(outcome);
+  return Math.abs(outcome) >= 1000 ? outcome.toExponential(2) : outcome.toFixed(3);
 }
 
 function percent(state: ProgressState): string {
@@ -57,10 +57,10 @@ function percent(state: ProgressState): string {
 export function formatProgressBar(state: ProgressState, columns = 80): string {
   const width = String(state.total).length;
   const head = `step ${String(state.step).padStart(width)}/${state.total}`;
-  const reward = rewardText(state.reward);
+  const outcome = outcomeText(state.outcome);
   const tail = [
     percent(state).padStart(4),
-    ...(reward !== undefined ? [`reward ${reward}`] : []),
+    ...(outcome !== undefined ? [`outcome ${outcome}`] : []),
     `elapsed ${formatDuration(state.elapsedMs)}`,
     `ETA ${formatDuration(state.etaMs)}`,
   ].join(' · ');
@@ -72,10 +72,10 @@ export function formatProgressBar(state: ProgressState, columns = 80): string {
 
 /** One plain line for logs (CI). */
 export function formatProgressLine(state: ProgressState): string {
-  const reward = rewardText(state.reward);
+  const outcome = outcomeText(state.outcome);
   return [
     `step ${state.step}/${state.total} (${percent(state) || '?'})`,
-    ...(reward !== undefined ? [`reward/mean ${reward}`] : []),
+    ...(outcome !== undefined ? [`outcome/mean ${outcome}`] : []),
     `elapsed ${formatDuration(state.elapsedMs)}`,
     `ETA ${formatDuration(state.etaMs)}`,
   ].join(' | ');

@@ -13,11 +13,20 @@ export interface WorkerGroupSummary {
   lossMean?: number;
 }
 
+export interface MetricTrend {
+  first: number;
+  last: number;
+  best: number;
+  bestStep: number;
+}
+
 export interface RunSummaryStats {
   steps: number;
   groups: WorkerGroupSummary[];
-  reward?: { first: number; last: number; best: number; bestStep: number };
-  /** Last value of every `val/*` metric. */
+  /** `outcome/mean` (the episodes' outcome) and `reward/mean` (the turn rewards trained on) over the run. */
+  outcome?: MetricTrend;
+  reward?: MetricTrend;
+  /** Last value of every `val/*` metric but the per-agent ones (`val/agent/...`). */
   validation: Array<[key: string, value: number]>;
   totalSeconds?: number;
   stepsPerSecond?: number;
@@ -34,13 +43,19 @@ function numbers(records: readonly MetricRecord[], key: string): Array<[step: nu
   return out;
 }
 
+function trend(points: Array<[number, number]>): MetricTrend | undefined {
+  if (!points.length) return undefined;
+  const best = points.reduce((a, b) => (b[1] > a[1] ? b : a));
+  return { first: points[0]![1], last: points[points.length - 1]![1], best: best[1], bestStep: best[0] };
+}
+
 function meanOf(points: Array<[number, number]>): number | undefined {
   return points.length ? points.reduce((a, [, v]) => a + v, 0) / points.length : undefined;
 }
 
 /**
  * Summarizes a run's metrics: per worker group (`actor/<group>/grad_norm`, `actor/<group>/loss`) final and mean
- * values, the reward's first/last/best, the final validation metrics and the speed. `totalSeconds` defaults to the
+ * values, the outcome's and the reward's first/last/best, the final validation metrics and the speed. `totalSeconds` defaults to the
  * sum of `timing/step`.
  */
 export function summarizeMetrics(records: readonly MetricRecord[], totalSeconds?: number): RunSummaryStats {
@@ -74,14 +89,8 @@ export function summarizeMetrics(records: readonly MetricRecord[], totalSeconds?
     return summary;
   });
 
-  const rewards = numbers(records, 'reward/mean');
-  let reward: RunSummaryStats['reward'];
-  if (rewards.length) {
-    const best = rewards.reduce((a, b) => (b[1] > a[1] ? b : a));
-    reward = { first: rewards[0]![1], last: rewards[rewards.length - 1]![1], best: best[1], bestStep: best[0] };
-  }
   const validation: Array<[string, number]> = [...keys]
-    .filter((k) => k.startsWith('val/'))
+    .filter((k) => k.startsWith('val/') && !k.startsWith('val/agent/'))
     .sort()
     .flatMap((k) => {
       const points = numbers(records, k);
@@ -93,7 +102,8 @@ export function summarizeMetrics(records: readonly MetricRecord[], totalSeconds?
   return {
     steps,
     groups,
-    reward,
+    outcome: trend(numbers(records, 'outcome/mean')),
+    reward: trend(numbers(records, 'reward/mean')),
     validation,
     totalSeconds: seconds,
     stepsPerSecond: seconds && seconds > 0 ? steps / seconds : undefined,
@@ -144,12 +154,12 @@ export function formatSummaryTable(stats: RunSummaryStats): string {
     out.push('');
   }
   const overall: Array<[string, string]> = [];
-  if (stats.reward) {
-    const r = stats.reward;
-    overall.push([
-      'reward/mean',
-      `first ${formatMetric(r.first)} · last ${formatMetric(r.last)} · best ${formatMetric(r.best)} (step ${r.bestStep})`,
-    ]);
+  for (const [key, r] of [['outcome/mean', stats.outcome] as const, ['reward/mean', stats.reward] as const]) {
+    if (r)
+      overall.push([
+        key,
+        `first ${formatMetric(r.first)} · last ${formatMetric(r.last)} · best ${formatMetric(r.best)} (step ${r.bestStep})`,
+      ]);
   }
   for (const [key, value] of stats.validation) overall.push([key, formatMetric(value)]);
   const time = stats.totalSeconds !== undefined ? formatDuration(stats.totalSeconds * 1000) : '-';

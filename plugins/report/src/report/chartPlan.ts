@@ -1,52 +1,59 @@
 import { seriesPoints, type Series } from './reportData.js';
-import type { ChartLine, LineChartOptions, Point } from './svgLineChart.js';
+
+/** One line of a chart: a metric key, its legend label, the y axis it is read on. */
+export interface PlannedSeries {
+  key: string;
+  label: string;
+  /** `left` is the chart's main axis; `right` holds what is on another scale (token counts, turns). */
+  axis: 'left' | 'right';
+  dashed?: boolean;
+  /** Drawn only once its legend entry is clicked (spreads and copies that would crowd the chart). */
+  hidden?: boolean;
+}
 
 export interface PlannedChart {
-  /** Stable id: `data-plot` of the chart in the page. */
+  /** Stable id: `data-chart` of the chart in the page. */
   id: string;
   title: string;
-  section: 'Reward' | 'Validation' | 'Optimization' | 'Rollouts' | 'Performance';
-  /** The metric keys the chart draws. */
-  keys: string[];
-  chart: Omit<LineChartOptions, 'yScale' | 'width' | 'height' | 'id'>;
-  /** Offer a log-scale view; `logByDefault` when the values span two decades or more. */
-  logToggle: boolean;
-  logByDefault: boolean;
+  leftLabel: string;
+  rightLabel?: string;
+  series: PlannedSeries[];
+  /** `offer`: a log-scale switch; `default`: the switch starts on (the values span two decades or more). */
+  log: 'none' | 'offer' | 'default';
 }
 
-const GRAD_NORM = /^(actor|critic)\/(?:(.+)\/)?grad_norm$/;
-const LOSS = /^(actor|critic)\/(?:(.+)\/)?([a-z0-9_]*loss)$/;
-const KL = /(^|\/)(kl|ppo_kl|kl_div|kl_penalty|approx_kl)$/;
-const ENTROPY = /(^|\/)entropy$/;
-const RESPONSE_LENGTH = /(^|\/)response_length(\/|$)|(^|\/)response\/length(\/|$)/;
-const VALIDITY = /valid/;
-const THROUGHPUT = /tokens?_per_s(ec(ond)?)?$|tokens?\/s$|throughput/;
-const TOKEN_COUNT = /(^|\/)(total_)?(num_)?tokens(\/sum|_total)?$/;
-const VAL_OVERALL = /^val\/[^/]+$/;
-const VAL_BY_SOURCE = /^val\/(.+)\/([^/]+)$/;
+export type PanelSection = 'Overview' | 'Agents' | 'Worker groups' | 'Timing and throughput' | 'Other metrics';
 
-function finiteCount(series: Series | undefined): number {
-  return seriesPoints(series).filter(([, y]) => Number.isFinite(y)).length;
+/** A titled group of charts: the overview, one agent, one worker group, ... */
+export interface PlannedPanel {
+  id: string;
+  section: PanelSection;
+  title: string;
+  charts: PlannedChart[];
 }
 
-/** `actor/solver/grad_norm` -> `solver`; without a group, the section name (`actor`). */
-function groupOf(match: RegExpMatchArray): string {
-  return match[2] ?? match[1]!;
+const AGENT = /^agent\/([^/]+)\/(.+)$/;
+/** Worker-group metrics: the trainer's `actor/<group>/...` (and a critic's), the rollout engine's `rollout/<group>/probs_diff_*`. */
+const GROUP = /^(actor|critic)\/([^/]+)\/(.+)$|^rollout\/([^/]+)\/(probs_diff_(?:mean|max))$/;
+const VAL_OVERALL = /^val\/(avg|pass|maj|best|worst)@\d+$/;
+/** `val/<source>/<metric>`; `val/agent/...` is per agent, not a data source. */
+const VAL_BY_SOURCE = /^val\/(?!agent\/)([^/]+)\/([^/]+)$/;
+const OUTCOME_BY_SOURCE = /^outcome\/(.+)\/mean$/;
+const UNITS = { fraction: 'fraction', tokens: 'tokens / turns' };
+
+function hasFinite(series: Series | undefined): boolean {
+  return seriesPoints(series).some(([, y]) => Number.isFinite(y));
 }
 
-function spansDecades(lines: ChartLine[]): boolean {
-  const ys = lines.flatMap((l) => l.points.map(([, y]) => y)).filter((y) => Number.isFinite(y) && y > 0);
+function spansDecades(series: Record<string, Series>, keys: string[]): boolean {
+  const ys = keys.flatMap((k) => seriesPoints(series[k]).map(([, y]) => y)).filter((y) => Number.isFinite(y) && y > 0);
   if (ys.length < 2) return false;
   return ys.reduce((a, b) => Math.max(a, b)) / ys.reduce((a, b) => Math.min(a, b)) >= 100;
 }
 
-function line(series: Record<string, Series>, key: string, label = key): ChartLine {
-  return { label, points: seriesPoints(series[key]) };
-}
-
-/** Groups of keys by a label, in first-seen order. */
-function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
+/** Keys in first-seen order, grouped by a label. */
+function groupBy(items: string[], keyOf: (item: string) => string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
   for (const item of items) {
     const k = keyOf(item);
     out.set(k, [...(out.get(k) ?? []), item]);
@@ -55,180 +62,214 @@ function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
 }
 
 /**
- * Decides which charts a report has from the metric names present. Each key is drawn at most once; a chart whose
- * series have no finite value is left out. Metrics no chart claims still appear in the table of last values.
+ * Decides the report's panels and charts from the metric names present. Each key is drawn at most once; keys with
+ * no finite value, counts that would flatten a chart (`val/tasks`) and per-agent evaluation values (`val/agent/...`,
+ * in the evaluation table) are not drawn; every key is still in the page's table of all metrics. Keys no rule claims land in "Other metrics", one chart per name prefix.
  */
-export function planCharts(series: Record<string, Series>): PlannedChart[] {
+export function planPanels(series: Record<string, Series>): PlannedPanel[] {
   const keys = Object.keys(series)
-    .filter((k) => finiteCount(series[k]) > 0)
+    .filter((k) => hasFinite(series[k]))
     .sort();
-  const claimed = new Set<string>();
-  const take = (predicate: (key: string) => boolean) => {
+  const claimed = new Set<string>(['val/tasks']);
+  const take = (predicate: (key: string) => boolean): string[] => {
     const found = keys.filter((k) => !claimed.has(k) && predicate(k));
     found.forEach((k) => claimed.add(k));
     return found;
   };
-  const charts: PlannedChart[] = [];
-  const add = (chart: Omit<PlannedChart, 'logToggle' | 'logByDefault'> & { logToggle?: boolean }) => {
-    if (chart.chart.lines.length === 0 && !chart.chart.overlay?.length) return;
-    const logToggle = chart.logToggle ?? false;
-    charts.push({ ...chart, logToggle, logByDefault: logToggle && spansDecades(chart.chart.lines) });
+  const s = (key: string, axis: PlannedSeries['axis'] = 'left', extra: Partial<PlannedSeries> = {}): PlannedSeries => ({
+    key,
+    label: key,
+    axis,
+    ...extra,
+  });
+  const chart = (c: Omit<PlannedChart, 'log'> & { log?: boolean }): PlannedChart[] => {
+    if (c.series.length === 0) return [];
+    const left = c.series.filter((x) => x.axis === 'left').map((x) => x.key);
+    const log = c.log ? (spansDecades(series, left) ? 'default' : 'offer') : 'none';
+    return [{ ...c, rightLabel: c.series.some((x) => x.axis === 'right') ? c.rightLabel : undefined, log }];
+  };
+  const panels: PlannedPanel[] = [];
+  const panel = (p: PlannedPanel) => {
+    if (p.charts.length) panels.push(p);
   };
 
-  // Reward: mean with a ±std band; min/max dashed.
-  const rewardKeys = take((k) => /^reward\/(mean|std|min|max)$/.test(k));
-  if (rewardKeys.includes('reward/mean')) {
-    const mean = seriesPoints(series['reward/mean']);
-    const std = new Map(seriesPoints(series['reward/std']));
-    const band = std.size
-      ? {
-          label: 'mean ± std',
-          points: mean.filter(([x]) => std.has(x)).map(([x, m]): [number, number, number] => [x, m - std.get(x)!, m + std.get(x)!]),
-        }
-      : undefined;
-    add({
-      id: 'reward',
-      title: 'Reward',
-      section: 'Reward',
-      keys: rewardKeys,
-      chart: {
-        title: 'reward per step',
-        xLabel: 'step',
-        band,
-        lines: [
-          line(series, 'reward/mean', 'reward/mean'),
-          ...['reward/min', 'reward/max'].filter((k) => rewardKeys.includes(k)).map((k) => ({ ...line(series, k), dashed: true })),
-        ],
-      },
-    });
-  } else {
-    rewardKeys.forEach((k) => claimed.delete(k));
-  }
-  const otherReward = take((k) => k.startsWith('reward/') || /^(episode|env)\/(reward|success|outcome|score)/.test(k));
-  add({
-    id: 'reward-other',
-    title: 'Other reward metrics',
-    section: 'Reward',
-    keys: otherReward,
-    chart: { xLabel: 'step', lines: otherReward.map((k) => line(series, k)) },
-  });
+  // Per-agent evaluation values are a handful of points: the evaluation table shows them, first and last.
+  take((k) => k.startsWith('val/agent/'));
 
-  // Validation: overall, then one chart per metric (avg@k, pass@k, ...) with a line per data source.
+  // Overview: what the run is for. Outcome and shaped reward; validation rates alone on their 0..1 axis.
+  const outcome = take((k) => /^(outcome|reward)\/(mean|std|min|max)$/.test(k));
+  const bySource = take((k) => OUTCOME_BY_SOURCE.test(k));
   const valOverall = take((k) => VAL_OVERALL.test(k));
-  add({
-    id: 'val',
-    title: 'Validation',
-    section: 'Validation',
-    keys: valOverall,
-    chart: { xLabel: 'step', lines: valOverall.map((k) => line(series, k)) },
-  });
   const valSource = take((k) => VAL_BY_SOURCE.test(k));
-  for (const [metric, ks] of groupBy(valSource, (k) => k.match(VAL_BY_SOURCE)![2]!)) {
-    add({
-      id: `val-by-source-${metric}`,
-      title: `Validation ${metric} by data source`,
-      section: 'Validation',
-      keys: ks,
-      chart: { xLabel: 'step', lines: ks.map((k) => line(series, k, k.match(VAL_BY_SOURCE)![1])) },
+  const sources = new Set(valSource.map((k) => k.match(VAL_BY_SOURCE)![1]!));
+  const episodes = take((k) => k.startsWith('episode/') || k === 'response/valid_fraction');
+  const env = take((k) => k.startsWith('env/'));
+  panel({
+    id: 'overview',
+    section: 'Overview',
+    title: 'Overview',
+    charts: [
+      ...chart({
+        id: 'outcome',
+        title: 'Outcome (episodes) and reward (turns, after every reward tap)',
+        leftLabel: 'mean per step',
+        series: [
+          ...['outcome/mean', 'reward/mean'].filter((k) => outcome.includes(k)).map((k) => s(k)),
+          // one source: its line is the overall one again
+          ...bySource.map((k) =>
+            s(k, 'left', { label: `outcome ${k.match(OUTCOME_BY_SOURCE)![1]}`, dashed: true, hidden: bySource.length < 2 }),
+          ),
+          ...outcome.filter((k) => !k.endsWith('/mean')).map((k) => s(k, 'left', { dashed: true, hidden: true })),
+        ],
+      }),
+      ...chart({
+        id: 'validation',
+        title: 'Validation',
+        leftLabel: 'rate',
+        series: [
+          ...valOverall.map((k) => s(k)),
+          ...valSource.map((k) => {
+            const [, source, metric] = k.match(VAL_BY_SOURCE)!;
+            return s(k, 'left', { label: `${metric} ${source}`, dashed: true, hidden: sources.size < 2 });
+          }),
+        ],
+      }),
+      ...chart({
+        id: 'episodes',
+        title: 'Episodes',
+        leftLabel: UNITS.fraction,
+        rightLabel: 'turns / episodes',
+        series: episodes.map((k) => (/fraction$/.test(k) ? s(k) : s(k, 'right', k === 'episode/count' ? { hidden: true } : {}))),
+      }),
+      ...chart({ id: 'env', title: 'Environment (episode means)', leftLabel: 'mean', series: env.map((k) => s(k)) }),
+    ],
+  });
+
+  // One panel per agent.
+  const agentKeys = take((k) => AGENT.test(k));
+  for (const [agent, ks] of groupBy(agentKeys, (k) => k.match(AGENT)![1]!)) {
+    const name = (k: string) => k.match(AGENT)![2]!;
+    const rates = ks.filter((k) => /(reward|fraction)/.test(name(k)));
+    const lengths = ks.filter((k) => !rates.includes(k));
+    panel({
+      id: `agent-${agent}`,
+      section: 'Agents',
+      title: `Agent ${agent}`,
+      charts: [
+        ...chart({
+          id: `agent-${agent}-rates`,
+          title: `${agent}: mean turn reward, valid and truncated fractions`,
+          leftLabel: 'reward / fraction',
+          series: rates.map((k) => s(k, 'left', { label: name(k) })),
+        }),
+        ...chart({
+          id: `agent-${agent}-lengths`,
+          title: `${agent}: response length and turns per step`,
+          leftLabel: UNITS.tokens,
+          series: lengths.map((k) => s(k, 'left', { label: name(k) })),
+        }),
+      ],
     });
   }
 
-  // Optimization: gradient norms and losses per worker group, KL and entropy.
-  const grads = take((k) => GRAD_NORM.test(k));
-  add({
-    id: 'grad_norm',
-    title: 'Gradient norm per worker group',
-    section: 'Optimization',
-    keys: grads,
-    logToggle: true,
-    chart: { xLabel: 'step', lines: grads.map((k) => line(series, k, groupOf(k.match(GRAD_NORM)!))) },
-  });
-  const losses = take((k) => LOSS.test(k));
-  for (const [kind, ks] of groupBy(losses, (k) => k.match(LOSS)![3]!)) {
-    add({
-      id: `loss-${kind}`,
-      title: `${kind} per worker group`,
-      section: 'Optimization',
-      keys: ks,
-      chart: { xLabel: 'step', lines: ks.map((k) => line(series, k, groupOf(k.match(LOSS)!))) },
+  // One panel per worker group: the optimizer's view.
+  const groupKeys = take((k) => GROUP.test(k));
+  const groupOf = (k: string) => {
+    const m = k.match(GROUP)!;
+    return m[2] ?? m[4]!;
+  };
+  const metricOf = (k: string) => {
+    const m = k.match(GROUP)!;
+    return m[3] ?? m[5]!;
+  };
+  for (const [group, ks] of groupBy(groupKeys, groupOf)) {
+    const pick = (predicate: (metric: string) => boolean) => {
+      const found = ks.filter((k) => !picked.has(k) && predicate(metricOf(k)));
+      found.forEach((k) => picked.add(k));
+      return found;
+    };
+    const picked = new Set<string>();
+    const label = (k: string) => (k.startsWith('critic/') ? `critic ${metricOf(k)}` : metricOf(k));
+    const grad = pick((m) => /^grad_norm(_max)?$/.test(m));
+    const losses = pick((m) => /loss$/.test(m));
+    const kl = pick((m) => /(^|_)kl$|^kl_/.test(m) && !m.endsWith('loss'));
+    const entropy = pick((m) => m === 'entropy');
+    const lr = pick((m) => m === 'lr');
+    const probs = pick((m) => m.startsWith('probs_diff'));
+    const fractions = pick((m) => /(clipfrac|clipfrac_lower|rows_skipped)$/.test(m));
+    const counts = pick((m) => /^(skipped_steps|skipped_nonfinite|updates)$/.test(m));
+    const rest = ks.filter((k) => !picked.has(k));
+    const simple = (id: string, title: string, leftLabel: string, list: string[], log = false) =>
+      chart({ id: `group-${group}-${id}`, title, leftLabel, series: list.map((k) => s(k, 'left', { label: label(k) })), log });
+    panel({
+      id: `group-${group}`,
+      section: 'Worker groups',
+      title: `Worker group ${group}`,
+      charts: [
+        ...simple('loss', 'Loss', 'loss', losses),
+        ...simple('grad_norm', 'Gradient norm', 'norm', grad, true),
+        ...chart({
+          id: `group-${group}-kl`,
+          title: 'KL and entropy',
+          leftLabel: 'KL',
+          rightLabel: 'entropy (nats per token)',
+          series: [...kl.map((k) => s(k, 'left', { label: label(k) })), ...entropy.map((k) => s(k, 'right', { label: label(k) }))],
+        }),
+        ...simple('lr', 'Learning rate', 'lr', lr),
+        ...chart({
+          id: `group-${group}-skipped`,
+          title: 'Clipped and skipped',
+          leftLabel: UNITS.fraction,
+          rightLabel: 'count',
+          series: [...fractions.map((k) => s(k, 'left', { label: label(k) })), ...counts.map((k) => s(k, 'right', { label: label(k) }))],
+        }),
+        ...simple('probs_diff', 'Rollout engine vs trainer: |p - p\u2032| per token', 'probability', probs, true),
+        ...simple('other', 'Other', 'value', rest),
+      ],
     });
   }
-  const kl = take((k) => KL.test(k));
-  add({
-    id: 'kl',
-    title: 'KL divergence',
-    section: 'Optimization',
-    keys: kl,
-    logToggle: true,
-    chart: { xLabel: 'step', lines: kl.map((k) => line(series, k)) },
-  });
-  const entropy = take((k) => ENTROPY.test(k));
-  add({
-    id: 'entropy',
-    title: 'Entropy',
-    section: 'Optimization',
-    keys: entropy,
-    chart: { xLabel: 'step', lines: entropy.map((k) => line(series, k)) },
-  });
 
-  // Rollouts.
-  const lengths = take((k) => RESPONSE_LENGTH.test(k));
-  add({
-    id: 'response_length',
-    title: 'Response length (tokens)',
-    section: 'Rollouts',
-    keys: lengths,
-    chart: { xLabel: 'step', lines: lengths.map((k) => line(series, k)) },
-  });
-  const validity = take((k) => VALIDITY.test(k));
-  add({
-    id: 'validity',
-    title: 'Validity',
-    section: 'Rollouts',
-    keys: validity,
-    chart: { xLabel: 'step', lines: validity.map((k) => line(series, k)) },
-  });
-
-  // Performance: seconds per hook stacked, the whole step as an outline; tokens per second.
+  // Time and speed.
   const hooks = take((k) => k.startsWith('timing/') && k !== 'timing/step');
   const stepTime = take((k) => k === 'timing/step');
-  if (hooks.length || stepTime.length) {
-    add({
+  panel({
+    id: 'timing',
+    section: 'Timing and throughput',
+    title: 'Timing',
+    charts: chart({
       id: 'timing',
-      title: 'Wall time per hook (s)',
-      section: 'Performance',
-      keys: [...hooks, ...stepTime],
-      chart: {
-        xLabel: 'step',
-        yLabel: 'seconds',
-        stacked: hooks.length > 0,
-        lines: hooks.map((k) => line(series, k, k.slice('timing/'.length))),
-        overlay: stepTime.map((k) => ({ ...line(series, k, 'step (total)'), color: '#222', dashed: true })),
-      },
-    });
-  }
-  const throughput = take((k) => THROUGHPUT.test(k));
-  const throughputLines = throughput.map((k) => line(series, k));
-  if (throughput.length === 0 && series['timing/step']) {
-    // No throughput metric: derive one from a token count and the step time.
-    const tokensKey = keys.find((k) => TOKEN_COUNT.test(k));
-    if (tokensKey) {
-      const seconds = new Map(seriesPoints(series['timing/step']));
-      const points: Point[] = seriesPoints(series[tokensKey])
-        .filter(([x]) => (seconds.get(x) ?? 0) > 0)
-        .map(([x, tokens]) => [x, tokens / seconds.get(x)!]);
-      if (points.some(([, y]) => Number.isFinite(y))) throughputLines.push({ label: `${tokensKey} / timing/step`, points });
-    }
-  }
-  if (throughputLines.length) {
-    add({
+      title: 'Wall time per hook and per step',
+      leftLabel: 'seconds',
+      series: [
+        ...stepTime.map((k) => s(k, 'left', { label: 'step (total)', dashed: true })),
+        ...hooks.map((k) => s(k, 'left', { label: k.slice(7) })),
+      ],
+    }),
+  });
+  const speed = take((k) => /tokens?_per_s(ec(ond)?)?$|throughput/.test(k));
+  const tokens = take((k) => k === 'response/tokens');
+  panel({
+    id: 'throughput',
+    section: 'Timing and throughput',
+    title: 'Throughput',
+    charts: chart({
       id: 'throughput',
-      title: 'Tokens per second',
-      section: 'Performance',
-      keys: throughput,
-      chart: { xLabel: 'step', lines: throughputLines },
-    });
-  }
+      title: 'Tokens per second (sampled tokens over the step time)',
+      leftLabel: 'tokens / s',
+      rightLabel: 'tokens per step',
+      series: [...speed.map((k) => s(k)), ...tokens.map((k) => s(k, 'right'))],
+    }),
+  });
 
-  return charts;
+  // The rest, one chart per prefix: nothing recorded is left out of the page.
+  const rest = take(() => true);
+  panel({
+    id: 'other',
+    section: 'Other metrics',
+    title: 'Other metrics',
+    charts: [...groupBy(rest, (k) => (k.includes('/') ? k.slice(0, k.indexOf('/')) : k))].flatMap(([prefix, ks]) =>
+      chart({ id: `other-${prefix}`, title: prefix, leftLabel: 'value', series: ks.map((k) => s(k)) }),
+    ),
+  });
+  return panels;
 }

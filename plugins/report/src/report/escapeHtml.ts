@@ -17,3 +17,11 @@ export function jsonForScript(value: unknown): string {
     .replace(/\u2028/g, '\\u2028')
     .replace(/\u2029/g, '\\u2029');
 }
+
+/**
+ * Script or style text to inline in `<script>`/`<style>`: a `</script` or `</style` in it (inside a string literal of
+ * the code) becomes `<\/script`, the same string to JavaScript, so it cannot end the element early.
+ */
+export function scriptText(text: string): string {
+  return text.replace(/<\/(script|style)/gi, '<\\/$1');
+}

@@ -10,13 +10,15 @@ export interface RunFiles {
   metrics: JsonRecord[];
   /** `eval.jsonl`: one object per evaluation. */
   evaluations: JsonRecord[];
-  /** The last lines of `rollouts.jsonl`. */
+  /** The last lines of `rollouts.jsonl`: at most its last `ROLLOUT_TAIL_BYTES`. */
   rollouts: JsonRecord[];
+  /** The size of `rollouts.jsonl`, and whether only its tail was read. */
+  rolloutsFile: { bytes: number; tailOnly: boolean } | undefined;
   notes: string[];
 }
 
-/** `rollouts.jsonl` can be large; only its tail is read for samples. */
-const ROLLOUT_TAIL_BYTES = 1 << 20;
+/** `rollouts.jsonl` grows with every step; only its tail is read for the rollout browser. */
+export const ROLLOUT_TAIL_BYTES = 4 << 20;
 
 function readTail(file: string, bytes: number): { text: string; truncated: boolean } {
   const size = statSync(file).size;
@@ -57,13 +59,17 @@ export function readRunDir(runDir: string): RunFiles {
     notes.push('config.json: not found; the run summary has no config');
   }
   const metricsFile = path.join(runDir, 'metrics.jsonl');
+  const rolloutsFile = path.join(runDir, 'rollouts.jsonl');
   if (!existsSync(metricsFile)) notes.push('metrics.jsonl: not found; the report has no plots');
   return {
     runDir,
     config,
     metrics: readJsonLinesFile(metricsFile, notes),
     evaluations: readJsonLinesFile(path.join(runDir, 'eval.jsonl'), notes),
-    rollouts: readJsonLinesFile(path.join(runDir, 'rollouts.jsonl'), notes, ROLLOUT_TAIL_BYTES),
+    rollouts: readJsonLinesFile(rolloutsFile, notes, ROLLOUT_TAIL_BYTES),
+    rolloutsFile: existsSync(rolloutsFile)
+      ? { bytes: statSync(rolloutsFile).size, tailOnly: statSync(rolloutsFile).size > ROLLOUT_TAIL_BYTES }
+      : undefined,
     notes,
   };
 }

@@ -1,5 +1,6 @@
+import { planPanels, type PlannedPanel } from './chartPlan.js';
 import type { JsonRecord } from './parseJsonLines.js';
-import type { RunFiles } from './readRunDir.js';
+import { ROLLOUT_TAIL_BYTES, type RunFiles } from './readRunDir.js';
 
 /** A metric value as JSON can hold it: non-finite numbers as strings; `null` where the writer had already lost it. */
 export type SeriesValue = number | null | 'NaN' | 'Infinity' | '-Infinity';
@@ -28,18 +29,53 @@ export interface RunSummary {
   totalSeconds: number | null;
 }
 
+/** One agent turn in the rollout browser: a `rollouts.jsonl` row, its text cut to `MAX_TURN_TEXT` characters. */
+export interface EpisodeTurn {
+  agent: string;
+  index: number | null;
+  envStep: number | null;
+  prompt: string;
+  response: string;
+  /** The parsed action as compact JSON (`{"tag":"boxed","content":"124"}`); `''` when the row has none. */
+  action: string;
+  valid: boolean | null;
+  invalidReason: string | null;
+  finishReason: string | null;
+  reward: SeriesValue;
+  advantage: SeriesValue;
+  responseTokens: number | null;
+}
+
+/** The turns of one trajectory at one step, in the order they were logged. */
+export interface Episode {
+  step: number | null;
+  id: string;
+  taskId: string | null;
+  dataSource: string | null;
+  outcome: SeriesValue;
+  turns: EpisodeTurn[];
+}
+
+export interface RolloutBrowserData {
+  episodes: Episode[];
+  /** What part of `rollouts.jsonl` the episodes are, in words, for the page. */
+  bound: string;
+}
+
 /** Everything a report shows; embedded in report.html as `#drmas-report-data`. */
 export interface ReportData {
-  format: 'drmas-report/1';
+  format: 'drmas-report/2';
   runDir: string;
   generatedAt: string;
   summary: RunSummary;
   config: JsonRecord | null;
   series: Record<string, Series>;
+  /** The charts, grouped in panels, that the page draws from `series`. */
+  panels: PlannedPanel[];
   /** The last recorded value of every metric. */
   lastMetrics: Record<string, SeriesValue>;
   evaluations: JsonRecord[];
-  samples: JsonRecord[];
+  rollouts: RolloutBrowserData;
   notes: string[];
 }
 
@@ -175,32 +211,86 @@ function seriesNumbers(series: Series | undefined): number[] {
   return series ? series.values.map(decodeValue) : [];
 }
 
-const MAX_SAMPLE_TEXT = 4000;
-const MAX_SAMPLE_ARRAY = 16;
+const MAX_TURN_TEXT = 4000;
+/** Episodes kept for the rollout browser: the newest ones of the tail read. */
+export const MAX_EPISODES = 500;
 
-/** A rollout row made small enough to embed: long strings cut, long number arrays (token ids) summarized. */
-export function compactSample(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string')
-    return value.length > MAX_SAMPLE_TEXT ? `${value.slice(0, MAX_SAMPLE_TEXT)}… (${value.length} characters)` : value;
+/** An evaluation record made small enough to embed: long strings cut, long arrays summarized. */
+export function compactRecord(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return cutText(value);
   if (typeof value === 'number') return encodeValue(value);
   if (Array.isArray(value)) {
-    if (value.length > MAX_SAMPLE_ARRAY && value.every((v) => typeof v === 'number')) return `[${value.length} numbers]`;
+    if (value.length > 16 && value.every((v) => typeof v === 'number')) return `[${value.length} numbers]`;
     if (depth > 6) return `[${value.length} items]`;
-    return value.slice(0, 64).map((v) => compactSample(v, depth + 1));
+    return value.slice(0, 64).map((v) => compactRecord(v, depth + 1));
   }
   if (typeof value === 'object' && value !== null) {
     if (depth > 6) return '{…}';
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, compactSample(v, depth + 1)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, compactRecord(v, depth + 1)]));
   }
   return value;
 }
 
-/** A few rows of the latest step in rollouts.jsonl. */
-export function pickSamples(rollouts: JsonRecord[], count = 4): JsonRecord[] {
-  const steps = rollouts.map((r) => (typeof r.step === 'number' ? r.step : Number.NEGATIVE_INFINITY));
-  const latest = steps.reduce((a, b) => Math.max(a, b), Number.NEGATIVE_INFINITY);
-  const rows = Number.isFinite(latest) ? rollouts.filter((_, i) => steps[i] === latest) : rollouts.slice(-count);
-  return rows.slice(0, count).map((r) => compactSample(r) as JsonRecord);
+function cutText(text: string): string {
+  return text.length > MAX_TURN_TEXT ? `${text.slice(0, MAX_TURN_TEXT)}… (${text.length} characters)` : text;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const value = (v: unknown): SeriesValue => encodeValue(v) ?? null;
+
+function turnOf(row: JsonRecord): EpisodeTurn {
+  return {
+    agent: str(row.agent) ?? str(row.agentId) ?? '?',
+    index: num(row.index),
+    envStep: num(row.envStep),
+    prompt: cutText(str(row.prompt) ?? ''),
+    response: cutText(str(row.response) ?? ''),
+    action: row.action === undefined || row.action === null ? '' : cutText(JSON.stringify(row.action)),
+    valid: typeof row.valid === 'boolean' ? row.valid : null,
+    invalidReason: str(row.invalidReason),
+    finishReason: str(row.finishReason),
+    reward: value(row.reward),
+    advantage: value(row.advantage),
+    responseTokens: num(row.responseTokens),
+  };
+}
+
+/** `rollouts.jsonl` rows (one per turn) as episodes: the turns of a trajectory at a step together, newest kept. */
+export function episodesOf(rows: JsonRecord[], maxEpisodes = MAX_EPISODES): Episode[] {
+  const byKey = new Map<string, Episode>();
+  rows.forEach((row, i) => {
+    const step = num(row.step);
+    const id = str(row.trajectoryId) ?? `row-${i}`;
+    const key = `${step}\u0000${id}`;
+    let episode = byKey.get(key);
+    if (!episode) {
+      episode = { step, id, taskId: str(row.taskId), dataSource: str(row.dataSource), outcome: value(row.outcome), turns: [] };
+      byKey.set(key, episode);
+    }
+    episode.turns.push(turnOf(row));
+  });
+  const episodes = [...byKey.values()];
+  return episodes.slice(Math.max(0, episodes.length - maxEpisodes));
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / (1 << 20)).toFixed(bytes < 1 << 20 ? 2 : 1)} MiB`;
+}
+
+function rolloutBrowserData(files: RunFiles): RolloutBrowserData {
+  const all = episodesOf(files.rollouts, Number.POSITIVE_INFINITY);
+  const episodes = all.slice(Math.max(0, all.length - MAX_EPISODES));
+  const file = files.rolloutsFile;
+  if (!file) return { episodes, bound: 'no rollouts.jsonl in the run directory' };
+  const steps = episodes.map((e) => e.step).filter((x): x is number => x !== null);
+  const range = steps.length ? `steps ${Math.min(...steps)}-${Math.max(...steps)}` : 'no steps';
+  const read = file.tailOnly ? `its last ${mib(ROLLOUT_TAIL_BYTES)} of ${mib(file.bytes)} read` : `all ${mib(file.bytes)} read`;
+  const kept = all.length > episodes.length ? `; the newest ${MAX_EPISODES} of ${all.length} episodes kept` : '';
+  return {
+    episodes,
+    bound: `${episodes.length} episodes (${range}) from rollouts.jsonl (${read}${kept}; texts cut at ${MAX_TURN_TEXT} characters)`,
+  };
 }
 
 export function buildReportData(files: RunFiles, generatedAt = new Date()): ReportData {
@@ -210,15 +300,17 @@ export function buildReportData(files: RunFiles, generatedAt = new Date()): Repo
   // Every series has at least one point: SeriesBuilder makes a key only when it sets a value.
   for (const [key, s] of Object.entries(series)) lastMetrics[key] = s.values[s.values.length - 1]!;
   return {
-    format: 'drmas-report/1',
+    format: 'drmas-report/2',
     runDir: files.runDir,
     generatedAt: generatedAt.toISOString(),
-    summary: summarizeRun(files.config, series, new Set(stepsOf(files.metrics)).size),
+    // Step 0 is the evaluation before training, not a training step.
+    summary: summarizeRun(files.config, series, new Set(stepsOf(files.metrics).filter((step) => step > 0)).size),
     config: files.config ?? null,
     series,
+    panels: planPanels(series),
     lastMetrics,
-    evaluations: files.evaluations.map((r) => compactSample(r) as JsonRecord),
-    samples: pickSamples(files.rollouts),
+    evaluations: files.evaluations.map((r) => compactRecord(r) as JsonRecord),
+    rollouts: rolloutBrowserData(files),
     notes,
   };
 }

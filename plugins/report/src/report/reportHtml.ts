@@ -1,62 +1,72 @@
-import { planCharts, type PlannedChart } from './chartPlan.js';
-import { escapeHtml, jsonForScript } from './escapeHtml.js';
-import type { JsonRecord } from './parseJsonLines.js';
+import { formatMetric } from '../progress/summaryTable.js';
+import type { PanelSection, PlannedChart, PlannedPanel } from './chartPlan.js';
+import { escapeHtml, jsonForScript, scriptText } from './escapeHtml.js';
+import { compareEvaluations } from './evaluationComparison.js';
 import { decodeValue, type ReportData, type Series, type SeriesValue } from './reportData.js';
-import { formatNumber, svgLineChart } from './svgLineChart.js';
+import { pageAssets, reportPageScript } from './pageAssets.js';
 
 /** The id of the `<script type="application/json">` element that holds the report's data. */
 export const REPORT_DATA_ELEMENT_ID = 'drmas-report-data';
 
 const CSS = `
-:root { color-scheme: light; --fg: #1d2430; --muted: #5b6675; --line: #e3e7ed; --card: #fff; --bg: #f5f7fa; --accent: #4e79a7; }
+:root { color-scheme: light; --fg: #1d2430; --muted: #5b6675; --line: #e3e7ed; --card: #fff; --bg: #f5f7fa; --accent: #4e79a7; --good: #2e7d32; --bad: #c0392b; }
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--fg); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
-main { max-width: 1400px; margin: 0 auto; padding: 20px 24px 48px; }
+main { max-width: 1440px; margin: 0 auto; padding: 20px 24px 48px; }
 header h1 { font-size: 22px; margin: 0 0 2px; }
-header .sub { color: var(--muted); font-size: 12.5px; word-break: break-all; }
-h2 { font-size: 16px; margin: 28px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+header .sub { color: var(--muted); font-size: 12.5px; overflow-wrap: anywhere; }
+h2 { font-size: 17px; margin: 30px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 14px; margin: 16px 0 8px; }
 .notes { background: #fff8e1; border: 1px solid #f1d48a; border-radius: 6px; padding: 8px 14px; margin: 14px 0; }
 .notes ul { margin: 4px 0; padding-left: 18px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 12px; }
-.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; }
-.card h3 { font-size: 13px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 0 0 8px; }
-dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 3px 14px; margin: 0; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(440px, 1fr)); gap: 12px; align-items: start; }
+.stack { display: grid; gap: 12px; min-width: 0; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; min-width: 0; overflow-x: auto; }
+.card h3 { font-size: 12.5px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 0 0 8px; }
+dl.kv { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 3px 14px; margin: 0; }
 dl.kv dt { color: var(--muted); }
-dl.kv dd { margin: 0; font-variant-numeric: tabular-nums; word-break: break-word; }
-.big { font-size: 20px; font-weight: 600; }
-.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 12px; }
-figure.plot { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px 6px; position: relative; }
-figure.plot figcaption { font-weight: 600; margin-bottom: 4px; padding-right: 90px; }
-figure.plot svg { display: block; width: 100%; height: auto; }
-.log-toggle { position: absolute; opacity: 0; pointer-events: none; }
-.log-label { position: absolute; top: 10px; right: 12px; font-size: 12px; color: var(--muted); cursor: pointer; user-select: none; border: 1px solid var(--line); border-radius: 4px; padding: 0 6px; }
-.log-toggle:checked + .log-label { background: var(--accent); color: #fff; border-color: var(--accent); }
-.log-toggle:focus-visible + .log-label { outline: 2px solid var(--accent); }
-.views .log { display: none; }
-.log-toggle:checked ~ .views .log { display: block; }
-.log-toggle:checked ~ .views .linear { display: none; }
-table.metrics { border-collapse: collapse; width: 100%; background: var(--card); border: 1px solid var(--line); font-variant-numeric: tabular-nums; }
-table.metrics th, table.metrics td { padding: 3px 10px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
-table.metrics th:first-child, table.metrics td:first-child { text-align: left; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px; }
-table.metrics thead th { background: #eef1f5; position: sticky; top: 0; }
-table.metrics tr.group td { background: #f7f9fb; font-weight: 600; text-align: left; font-family: inherit; }
-.bad { color: #c0392b; font-weight: 600; }
-.sample { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 8px 12px; margin-bottom: 10px; }
-.sample summary { cursor: pointer; font-weight: 600; }
-.sample .meta { color: var(--muted); font-weight: normal; margin-left: 8px; }
-.turn-meta .meta { color: var(--muted); margin-left: 6px; }
-.sample .turn { border-left: 3px solid var(--accent); padding-left: 10px; margin: 8px 0; }
-.label { font-size: 11.5px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; margin-top: 6px; }
-pre { background: #f3f5f8; border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; margin: 3px 0; white-space: pre-wrap; word-break: break-word; font: 12.5px/1.45 ui-monospace, "DejaVu Sans Mono", monospace; max-height: 360px; overflow: auto; }
+dl.kv dd { margin: 0; overflow-wrap: anywhere; }
+table.nums { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+table.nums th, table.nums td { padding: 3px 8px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
+table.nums th:first-child, table.nums td:first-child { text-align: left; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px; }
+table.nums thead th { background: #eef1f5; font-weight: 600; }
+table.nums tr.group td { background: #f7f9fb; font-weight: 600; font-family: inherit; font-size: 13px; }
+table.nums td.up { color: var(--good); } table.nums td.down { color: var(--bad); }
+.bad { color: var(--bad); font-weight: 600; }
+.toolbar { position: sticky; top: 0; z-index: 5; display: flex; gap: 12px; align-items: center; background: var(--bg); padding: 8px 0; border-bottom: 1px solid var(--line); font-size: 12.5px; color: var(--muted); }
+.toolbar nav { flex: none; } .toolbar button { flex: none; white-space: nowrap; }
+.toolbar nav a { margin-right: 10px; white-space: nowrap; color: var(--accent); text-decoration: none; }
+button { font: inherit; font-size: 12.5px; border: 1px solid var(--line); background: #fff; border-radius: 4px; padding: 2px 10px; cursor: pointer; }
+button:hover { border-color: var(--accent); }
+.panel { margin-bottom: 8px; min-width: 0; }
+.charts > .panel { margin: 0; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 12px; }
+figure.chart { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 8px 10px 4px; min-width: 0; }
+figure.chart figcaption { font-weight: 600; margin-bottom: 2px; display: flex; justify-content: space-between; gap: 8px; }
+figure.chart figcaption label { font-weight: normal; font-size: 12px; color: var(--muted); white-space: nowrap; cursor: pointer; }
+.plot-host { width: 100%; }
+.uplot { font-family: inherit; }
+.u-legend { font-size: 12px; text-align: left; }
+.u-legend .u-series > * { padding: 1px 3px; }
+.u-legend .u-value { font-variant-numeric: tabular-nums; }
+#rollouts .filters { display: flex; flex-wrap: wrap; gap: 14px; align-items: center; margin-bottom: 8px; }
+#rollouts .filters label { color: var(--muted); font-size: 12.5px; }
+#rollouts select { font: inherit; font-size: 12.5px; margin-left: 4px; }
+#rollouts .bound, #rollouts .count { color: var(--muted); font-size: 12.5px; }
+details.episode { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 6px 12px; margin-bottom: 6px; }
+details.episode summary { cursor: pointer; display: flex; flex-wrap: wrap; gap: 14px; align-items: baseline; }
+details.episode summary span { font-size: 12.5px; }
+.ep-step { font-weight: 600; } .ep-id { font-family: ui-monospace, "DejaVu Sans Mono", monospace; } .ep-task, .ep-turns { color: var(--muted); }
+.ep-outcome.good { color: var(--good); font-weight: 600; } .ep-outcome.bad { color: var(--bad); }
+.turn { border-left: 3px solid var(--accent); padding: 2px 0 2px 10px; margin: 10px 0; }
+.turn.invalid { border-left-color: var(--bad); }
+.turn-head { display: flex; flex-wrap: wrap; gap: 12px; align-items: baseline; font-size: 12.5px; }
+.turn-head .k { color: var(--muted); }
+.field .label { font-size: 11px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; margin-top: 4px; }
+pre { background: #f3f5f8; border: 1px solid var(--line); border-radius: 6px; padding: 6px 10px; margin: 2px 0; white-space: pre-wrap; overflow-wrap: anywhere; font: 12.5px/1.45 ui-monospace, "DejaVu Sans Mono", monospace; max-height: 320px; overflow: auto; }
 .muted { color: var(--muted); }
 footer { color: var(--muted); font-size: 12px; margin-top: 32px; }
 `;
-
-function text(value: unknown): string {
-  if (typeof value === 'number') return formatNumber(value);
-  if (typeof value === 'string') return value;
-  return JSON.stringify(value);
-}
 
 function formatSeconds(seconds: number): string {
   if (!Number.isFinite(seconds)) return '-';
@@ -66,84 +76,140 @@ function formatSeconds(seconds: number): string {
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
-function valueCell(value: SeriesValue | undefined): string {
-  if (value === undefined) return '<td>-</td>';
+function valueCell(value: SeriesValue | number | undefined, className = ''): string {
+  const cls = className ? ` class="${className}"` : '';
+  if (value === undefined) return `<td${cls}>-</td>`;
   if (value === null || typeof value === 'string') return `<td class="bad">${value === null ? 'null' : value}</td>`;
-  return `<td title="${value}">${escapeHtml(formatNumber(value))}</td>`;
+  if (Number.isNaN(value)) return `<td${cls}>-</td>`;
+  return `<td${cls} title="${value}">${escapeHtml(formatMetric(value))}</td>`;
 }
 
 function kv(rows: Array<[string, string]>): string {
   return `<dl class="kv">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
 }
 
-function finiteValues(series: Series | undefined): number[] {
-  return series ? series.values.map(decodeValue).filter(Number.isFinite) : [];
+function finiteValues(series: Series | undefined): Array<[number, number]> {
+  if (!series) return [];
+  return series.steps.map((step, i): [number, number] => [step, decodeValue(series.values[i]!)]).filter(([, v]) => Number.isFinite(v));
 }
 
-function summarySection(data: ReportData): string {
+function configCard(data: ReportData): string {
   const s = data.summary;
   const list = (items: string[]) => (items.length ? escapeHtml(items.join(', ')) : '<span class="muted">-</span>');
   const map = (m: Record<string, string>) => list(Object.entries(m).map(([k, v]) => `${k}: ${v}`));
   const steps = s.stepsPlanned !== null ? `${s.stepsRecorded} of ${s.stepsPlanned}` : String(s.stepsRecorded);
-  const config = kv([
+  return `<div class="card"><h3>Run</h3>${kv([
     ['presets', list(s.presets)],
+    ['plugins', list(s.plugins)],
     ['advantage', s.advantage ? escapeHtml(s.advantage) : '-'],
     ['models', map(s.models)],
     ['agents', map(s.agents)],
     ['steps', escapeHtml(`${steps}${s.lastStep !== null ? ` (last step ${s.lastStep})` : ''}`)],
     ['seed', s.seed === null ? '-' : String(s.seed)],
     ['wall time', s.totalSeconds === null ? '-' : escapeHtml(formatSeconds(s.totalSeconds))],
-    ['steps / s', s.totalSeconds ? formatNumber(s.stepsRecorded / s.totalSeconds) : '-'],
-  ]);
-  const reward = finiteValues(data.series['reward/mean']);
-  const rewardRows: Array<[string, string]> = reward.length
-    ? [
-        ['reward (last)', `<span class="big">${formatNumber(reward[reward.length - 1]!)}</span>`],
-        ['reward (first)', formatNumber(reward[0]!)],
-        ['reward (best)', formatNumber(reward.reduce((a, b) => Math.max(a, b)))],
-      ]
-    : [];
-  const valRows: Array<[string, string]> = Object.keys(data.lastMetrics)
-    .filter((k) => k.startsWith('val/'))
-    .map((k) => [k, escapeHtml(text(data.lastMetrics[k]))]);
-  const finals = kv([...rewardRows, ...valRows]);
+    ['steps / s', s.totalSeconds ? escapeHtml(formatMetric(s.stepsRecorded / s.totalSeconds)) : '-'],
+  ])}</div>`;
+}
+
+/** The headline metrics: first, last and best of the outcome and reward; the last of each overall validation rate. */
+function finalMetricsCard(data: ReportData): string {
+  const rows: string[] = [];
+  for (const key of ['outcome/mean', 'reward/mean']) {
+    const points = finiteValues(data.series[key]);
+    if (!points.length) continue;
+    const best = points.reduce((a, b) => (b[1] > a[1] ? b : a));
+    rows.push(
+      `<tr><td>${escapeHtml(key)}</td>${valueCell(points[0]![1])}${valueCell(points[points.length - 1]![1])}` +
+        `${valueCell(best[1])}<td>${best[0]}</td></tr>`,
+    );
+  }
+  const head = '<thead><tr><th>metric</th><th>first</th><th>last</th><th>best</th><th>at step</th></tr></thead>';
+  const body = rows.length
+    ? `<table class="nums">${head}<tbody>${rows.join('')}</tbody></table>`
+    : '<p class="muted">no outcome or reward metrics</p>';
+  return `<div class="card" id="final-metrics"><h3>Final metrics</h3>${body}</div>`;
+}
+
+function changeCell(change: number): string {
+  if (!Number.isFinite(change)) return '<td>-</td>';
+  const sign = change > 0 ? '+' : '';
+  return `<td class="${change > 0 ? 'up' : change < 0 ? 'down' : ''}">${sign}${escapeHtml(formatMetric(change))}</td>`;
+}
+
+function evaluationCard(data: ReportData): string {
+  const comparison = compareEvaluations(data.series);
+  if (!comparison) return `<div class="card" id="evaluation"><h3>Evaluation</h3><p class="muted">no evaluation in this run</p></div>`;
+  const { firstStep, lastStep, rows } = comparison;
+  const same = firstStep === lastStep;
+  const out: string[] = [];
+  let scope = '';
+  for (const row of rows) {
+    if (row.scope !== scope) out.push(`<tr class="group"><td colspan="${same ? 2 : 4}">${escapeHtml(row.scope)}</td></tr>`);
+    scope = row.scope;
+    const change = row.last - row.first;
+    out.push(
+      `<tr><td>${escapeHtml(row.metric)}</td>` +
+        (same ? valueCell(row.last) : `${valueCell(row.first)}${valueCell(row.last)}${changeCell(change)}`) +
+        `</tr>`,
+    );
+  }
+  const head = same
+    ? `<th>metric</th><th>step ${firstStep}</th>`
+    : `<th>metric</th><th>first (step ${firstStep})</th><th>last (step ${lastStep})</th><th>change</th>`;
   return (
-    `<section><h2>Run summary</h2><div class="cards">` +
-    `<div class="card"><h3>Config</h3>${config}</div>` +
-    `<div class="card"><h3>Final metrics</h3>${rewardRows.length || valRows.length ? finals : '<p>no reward or validation metrics</p>'}</div>` +
-    `</div></section>`
+    `<div class="card" id="evaluation"><h3>Evaluation${same ? '' : ': first and last'}</h3>` +
+    `<table class="nums"><thead><tr>${head}</tr></thead><tbody>${out.join('')}</tbody></table></div>`
   );
 }
 
-function plotFigure(planned: PlannedChart): string {
-  const base = { ...planned.chart, width: 640, height: 250 };
-  const linear = svgLineChart({ ...base, id: planned.id, yScale: 'linear' });
-  const caption = `<figcaption>${escapeHtml(planned.title)}</figcaption>`;
-  if (!planned.logToggle)
-    return `<figure class="plot" data-plot="${escapeHtml(planned.id)}">${caption}<div class="views">${linear}</div></figure>`;
-  const log = svgLineChart({ ...base, id: `${planned.id}-log`, yScale: 'log' });
-  const inputId = `log-${planned.id}`.replace(/[^A-Za-z0-9_-]/g, '_');
-  return (
-    `<figure class="plot" data-plot="${escapeHtml(planned.id)}">${caption}` +
-    `<input type="checkbox" class="log-toggle" id="${inputId}"${planned.logByDefault ? ' checked' : ''}>` +
-    `<label class="log-label" for="${inputId}">log scale</label>` +
-    `<div class="views"><div class="linear">${linear}</div><div class="log">${log}</div></div></figure>`
-  );
+function chartFigure(chart: PlannedChart): string {
+  const id = escapeHtml(chart.id);
+  const toggle =
+    chart.log === 'none'
+      ? ''
+      : `<label><input type="checkbox" class="log-toggle"${chart.log === 'default' ? ' checked' : ''}> log scale</label>`;
+  return `<figure class="chart" data-chart="${id}"><figcaption><span>${escapeHtml(chart.title)}</span>${toggle}</figcaption><div class="plot-host"></div></figure>`;
 }
 
-function plotsSection(charts: PlannedChart[]): string {
-  if (charts.length === 0) return '<section><h2>Plots</h2><p>No metrics to plot.</p></section>';
-  const sections = [...new Set(charts.map((c) => c.section))];
-  return sections
-    .map(
-      (name) =>
-        `<section><h2>${escapeHtml(name)}</h2><div class="plots">` +
-        `${charts
-          .filter((c) => c.section === name)
-          .map(plotFigure)
-          .join('')}</div></section>`,
-    )
+const SECTIONS: PanelSection[] = ['Overview', 'Agents', 'Worker groups', 'Timing and throughput', 'Other metrics'];
+const sectionId = (section: PanelSection) => `section-${section.toLowerCase().replace(/ /g, '-')}`;
+
+function chartSections(panels: PlannedPanel[]): string {
+  if (panels.length === 0) return '<section><h2>Charts</h2><p>No metrics to plot.</p></section>';
+  return SECTIONS.filter((section) => panels.some((p) => p.section === section))
+    .map((section) => {
+      const own = panels.filter((p) => p.section === section);
+      // Panels of one chart each share one grid (side by side); larger panels get their own heading and grid.
+      const body = own.every((p) => p.charts.length === 1)
+        ? `<div class="charts">${own.map((p) => `<div class="panel" data-panel="${escapeHtml(p.id)}">${chartFigure(p.charts[0]!)}</div>`).join('')}</div>`
+        : own
+            .map(
+              (p) =>
+                `<div class="panel" data-panel="${escapeHtml(p.id)}">${own.length > 1 || p.title !== section ? `<h3>${escapeHtml(p.title)}</h3>` : ''}` +
+                `<div class="charts">${p.charts.map(chartFigure).join('')}</div></div>`,
+            )
+            .join('');
+      return `<section id="${sectionId(section)}"><h2>${escapeHtml(section)}</h2>${body}</section>`;
+    })
     .join('');
+}
+
+function rolloutSection(data: ReportData): string {
+  const select = (name: string, label: string, options: Array<[string, string]>) =>
+    `<label>${label}<select name="${name}">${options.map(([v, t]) => `<option value="${v}">${t}</option>`).join('')}</select></label>`;
+  return (
+    `<section id="rollouts"><h2>Rollouts</h2>` +
+    `<p class="bound">${escapeHtml(data.rollouts.bound)}</p>` +
+    `<div class="filters">${select('agent', 'agent', [['', 'all']])}` +
+    `${select('reward', 'turn reward', [
+      ['', 'all'],
+      ['positive', 'positive'],
+      ['zero', 'zero'],
+      ['negative', 'negative'],
+    ])}` +
+    `${select('step', 'step', [['', 'all']])}<span class="count"></span></div>` +
+    `<div class="episodes"></div><button type="button" class="more" hidden>show more</button></section>`
+  );
 }
 
 function metricsTable(data: ReportData): string {
@@ -155,7 +221,7 @@ function metricsTable(data: ReportData): string {
     const group = key.includes('/') ? key.slice(0, key.indexOf('/')) : '(other)';
     if (group !== previousGroup) rows.push(`<tr class="group"><td colspan="6">${escapeHtml(group)}</td></tr>`);
     previousGroup = group;
-    const finite = finiteValues(s);
+    const finite = finiteValues(s).map(([, v]) => v);
     const stat = (f: (v: number[]) => number) => (finite.length ? valueCell(f(finite)) : '<td>-</td>');
     rows.push(
       `<tr><td>${escapeHtml(key)}</td>${valueCell(data.lastMetrics[key])}<td>${s.steps[s.steps.length - 1]}</td>` +
@@ -163,79 +229,14 @@ function metricsTable(data: ReportData): string {
     );
   }
   return (
-    `<section><h2>Last metrics</h2><table class="metrics"><thead><tr><th>metric</th><th>last</th><th>at step</th><th>min</th><th>max</th><th>mean</th></tr></thead>` +
+    `<section id="all-metrics"><h2>All metrics</h2><table class="nums"><thead><tr><th>metric</th><th>last</th><th>at step</th><th>min</th><th>max</th><th>mean</th></tr></thead>` +
     `<tbody>${rows.join('')}</tbody></table></section>`
   );
 }
 
-const SAMPLE_META = [
-  'step',
-  'dataSource',
-  'taskId',
-  'groupId',
-  'trajectoryId',
-  'agentId',
-  'workerGroupId',
-  'reward',
-  'outcome',
-  'valid',
-  'done',
-  'finishReason',
-  'invalidReason',
-];
-const SAMPLE_TEXT = ['prompt', 'promptText', 'question', 'observation', 'response', 'responseText', 'text', 'answer', 'completion'];
-
-function sampleBody(row: JsonRecord): string {
-  const parts: string[] = [];
-  for (const field of SAMPLE_TEXT) {
-    if (typeof row[field] === 'string')
-      parts.push(`<div class="label">${escapeHtml(field.replace(/Text$/, ''))}</div><pre>${escapeHtml(row[field])}</pre>`);
-  }
-  if (Array.isArray(row.messages)) {
-    for (const message of row.messages as JsonRecord[]) {
-      parts.push(
-        `<div class="label">${escapeHtml(text(message?.role ?? 'message'))}</div><pre>${escapeHtml(text(message?.content ?? message))}</pre>`,
-      );
-    }
-  }
-  if (Array.isArray(row.turns)) {
-    for (const turn of row.turns as JsonRecord[]) {
-      const meta = SAMPLE_META.filter((k) => turn?.[k] !== undefined && k !== 'step' && k !== 'agentId')
-        .map((k) => `${k} ${text(turn[k])}`)
-        .join(' · ');
-      const who = typeof turn?.agentId === 'string' ? ` · ${turn.agentId}` : '';
-      parts.push(
-        `<div class="turn"><div class="turn-meta"><strong>turn ${escapeHtml(text(turn?.index ?? ''))}${escapeHtml(who)}</strong> <span class="meta">${escapeHtml(meta)}</span></div>${sampleBody(turn ?? {})}</div>`,
-      );
-    }
-  }
-  return parts.join('');
-}
-
-function samplesSection(samples: JsonRecord[]): string {
-  if (samples.length === 0) return '';
-  const items = samples.map((row, i) => {
-    const meta = SAMPLE_META.filter((k) => row[k] !== undefined)
-      .map((k) => `${k} ${text(row[k])}`)
-      .join(' · ');
-    const rest = Object.fromEntries(
-      Object.entries(row).filter(([k]) => !SAMPLE_META.includes(k) && !SAMPLE_TEXT.includes(k) && k !== 'turns' && k !== 'messages'),
-    );
-    const body = sampleBody(row);
-    const restBlock = Object.keys(rest).length
-      ? `<details><summary class="label">other fields</summary><pre>${escapeHtml(JSON.stringify(rest, null, 2))}</pre></details>`
-      : '';
-    return (
-      `<details class="sample"${i < 2 ? ' open' : ''}><summary>Sample ${i + 1}<span class="meta">${escapeHtml(meta)}</span></summary>` +
-      `${body || `<pre>${escapeHtml(JSON.stringify(row, null, 2))}</pre>`}${body ? restBlock : ''}</details>`
-    );
-  });
-  return `<section><h2>Rollout samples</h2>${items.join('')}</section>`;
-}
-
-/** The whole page: no external resources; the data is embedded as JSON for tools. Pure. */
+/** The whole page: one file, no external resources (uPlot's script and css inlined); the data embedded as JSON. Pure. */
 export function reportHtml(data: ReportData): string {
-  const charts = planCharts(data.series);
+  const assets = pageAssets();
   const title = `drmas report: ${data.runDir.split(/[\\/]/).filter(Boolean).pop() ?? data.runDir}`;
   const notes = data.notes.length
     ? `<div class="notes"><strong>Notes</strong><ul>${data.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul></div>`
@@ -243,26 +244,34 @@ export function reportHtml(data: ReportData): string {
   const config = data.config
     ? `<section><h2>Config</h2><details><summary>config.json</summary><pre>${escapeHtml(JSON.stringify(data.config, null, 2))}</pre></details></section>`
     : '';
+  const nav = SECTIONS.filter((s) => data.panels.some((p) => p.section === s))
+    .map((s) => `<a href="#${sectionId(s)}">${escapeHtml(s)}</a>`)
+    .concat('<a href="#rollouts">Rollouts</a>', '<a href="#all-metrics">All metrics</a>')
+    .join('');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
+<style>${scriptText(assets.uplotCss)}</style>
 <style>${CSS}</style>
 </head>
 <body>
 <main>
 <header><h1>${escapeHtml(title)}</h1><div class="sub">${escapeHtml(data.runDir)} · generated ${escapeHtml(data.generatedAt)}</div></header>
 ${notes}
-${summarySection(data)}
-${plotsSection(charts)}
+<section id="summary"><h2>Run summary</h2><div class="cards"><div class="stack">${configCard(data)}${finalMetricsCard(data)}</div>${evaluationCard(data)}</div></section>
+<div class="toolbar"><nav>${nav}</nav><button type="button" id="reset-zoom">reset zoom</button><span>drag across a chart to zoom into steps (all charts follow), double-click to zoom out; click a legend entry to show or hide its line</span></div>
+${chartSections(data.panels)}
+${rolloutSection(data)}
 ${metricsTable(data)}
-${samplesSection(data.samples)}
 ${config}
-<footer>Made by @drmas/plugin-report. Hover over a plot for the values at a step. The data of this page is in the element #${REPORT_DATA_ELEMENT_ID}.</footer>
+<footer>Made by @drmas/plugin-report with uPlot. The data of this page is in the element #${REPORT_DATA_ELEMENT_ID}.</footer>
 </main>
 <script type="application/json" id="${REPORT_DATA_ELEMENT_ID}">${jsonForScript(data)}</script>
+<script>${scriptText(assets.uplotScript)}</script>
+<script>${scriptText(reportPageScript(REPORT_DATA_ELEMENT_ID))}</script>
 </body>
 </html>
 `;
