@@ -91,7 +91,19 @@ function run(
   batch: EstimatorBatch,
   options: AdvantageOptions | ColumnarAdvantageOptions | undefined,
 ): { out: EstimatorOutput; lossRowMask?: number[] } {
-  const resolved = resolveAdvantageOptions(options);
+  const given = resolveAdvantageOptions(options);
+  const resolved = { ...given, statisticsUnit: given.statisticsUnit ?? estimator.defaultStatisticsUnit };
+  if (given.statisticsUnit !== undefined) {
+    if (estimator.defaultStatisticsUnit === undefined) {
+      throw new AlgorithmInputError(
+        'options.statisticsUnit',
+        `does not apply to estimator '${estimator.name}', which takes no mean and std over samples of a group`,
+      );
+    }
+    if (given.statisticsUnit === 'trajectory' && batch.trajectories === undefined) {
+      throw new AlgorithmInputError('trajectoryIds', "is required by statisticsUnit 'trajectory' (each trajectory's rows are averaged)");
+    }
+  }
   const out = estimator.compute(batch, resolved);
   if (!options?.excludeZeroStdGroups) return { out };
   const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);

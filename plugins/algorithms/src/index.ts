@@ -17,7 +17,9 @@ export type {
   EstimatorOutput,
   ResolvedAdvantageOptions,
   RequiredInput,
+  StatisticsUnit,
 } from './estimators/types.js';
+export { STATISTICS_UNITS } from './estimators/types.js';
 export { ADVANTAGE_ESTIMATORS, type BuiltinEstimatorName } from './estimators/builtinEstimators.js';
 
 export { GROUP_KEYS, GROUP_KEY_NAMES, type GroupKey, type GroupKeyFn, type GroupKeyName } from './grouping/groupKeys.js';

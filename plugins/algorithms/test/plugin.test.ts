@@ -199,6 +199,11 @@ describe('estimator inputs are checked at validate', () => {
     await expect(runStep('reinforce_plus_plus', [twoAgents], { groupKey: 'prompt_agent' })).rejects.toMatchObject({
       key: 'algorithm.groupKey',
     });
+    await expect(runStep('rloo', [twoAgents], { statisticsUnit: 'trajectory' })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      key: 'algorithm.statisticsUnit',
+      message: expect.stringContaining('"rloo" does not'),
+    });
   });
 });
 

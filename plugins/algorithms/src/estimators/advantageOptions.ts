@@ -1,6 +1,6 @@
 import { AlgorithmInputError } from '../errors.js';
 import { unknownNameError } from '../nameSuggestion.js';
-import type { ResolvedAdvantageOptions } from './types.js';
+import { STATISTICS_UNITS, type ResolvedAdvantageOptions, type StatisticsUnit } from './types.js';
 
 const KNOWN_OPTIONS = [
   'normalizeByStd',
@@ -12,6 +12,7 @@ const KNOWN_OPTIONS = [
   'similarityThreshold',
   'groupKey',
   'excludeZeroStdGroups',
+  'statisticsUnit',
 ];
 
 function finite(options: Record<string, unknown>, name: string, fallback: number, min = -Infinity): number {
@@ -43,6 +44,10 @@ export function resolveAdvantageOptions(options: object | undefined): ResolvedAd
   if (threshold !== undefined && (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1))) {
     throw new AlgorithmInputError('options.similarityThreshold', `must be in (0, 1], got ${JSON.stringify(threshold)}`);
   }
+  const unit = o.statisticsUnit;
+  if (unit !== undefined && !STATISTICS_UNITS.includes(unit as StatisticsUnit)) {
+    throw unknownNameError('options.statisticsUnit', 'statistics unit', unit, STATISTICS_UNITS);
+  }
   return {
     normalizeByStd,
     epsilon: finite(o, 'epsilon', 1e-6, 0),
@@ -51,5 +56,6 @@ export function resolveAdvantageOptions(options: object | undefined): ResolvedAd
     stepAdvantageWeight: finite(o, 'stepAdvantageWeight', 1),
     gigpoMode,
     similarityThreshold: threshold,
+    statisticsUnit: unit as StatisticsUnit | undefined,
   };
 }

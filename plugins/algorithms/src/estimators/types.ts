@@ -48,7 +48,17 @@ export interface AdvantageOptions {
   groupKey?: GroupKey<AdvantageInput>;
   /** Also return `lossRowMask`: 0 for rows of groups whose scores are all equal (zero std), else 1. */
   excludeZeroStdGroups?: boolean;
+  /**
+   * The sample a group's mean and std are taken over, independent of the group key: every `turn` (row) its own
+   * sample, or each `trajectory`'s rows in the group averaged into one. Defaults to the estimator's own unit
+   * (`grpo`: trajectory, `drmas`: turn); only estimators with a `defaultStatisticsUnit` accept it.
+   */
+  statisticsUnit?: StatisticsUnit;
 }
+
+/** What one sample of a group's statistics is: a turn (row), or a trajectory's rows of the group averaged. */
+export type StatisticsUnit = 'turn' | 'trajectory';
+export const STATISTICS_UNITS: readonly StatisticsUnit[] = Object.freeze(['turn', 'trajectory']);
 
 export interface AdvantageResult {
   advantages: number[][];
@@ -65,6 +75,8 @@ export interface ResolvedAdvantageOptions {
   readonly stepAdvantageWeight: number;
   readonly gigpoMode: 'mean_norm' | 'mean_std_norm';
   readonly similarityThreshold: number | undefined;
+  /** The option as given; undefined leaves the estimator's `defaultStatisticsUnit`. */
+  readonly statisticsUnit: StatisticsUnit | undefined;
 }
 
 /** The columnar form every estimator computes on: flat row-major buffers and integer-coded groups. */
@@ -103,5 +115,7 @@ export interface EstimatorDefinition {
   readonly defaultGroupKey?: GroupKeyName;
   /** Inputs beyond rewards, the mask and ids. */
   readonly requires: readonly RequiredInput[];
+  /** The sample unit of the group statistics when `options.statisticsUnit` is not given; absent: the option does not apply. */
+  readonly defaultStatisticsUnit?: StatisticsUnit;
   compute(batch: EstimatorBatch, options: ResolvedAdvantageOptions): EstimatorOutput;
 }

@@ -10,6 +10,7 @@ import {
   type StepContext,
 } from '@drmas/core';
 import { ADVANTAGE_ESTIMATORS } from '../estimators/builtinEstimators.js';
+import type { EstimatorDefinition } from '../estimators/types.js';
 import { DynamicSamplingAccumulator } from '../sampling/dynamicSampling.js';
 import { algorithmSection, type AlgorithmSettings } from './algorithmConfig.js';
 import { PolicyLossFunction } from './PolicyLossFunction.js';
@@ -74,6 +75,34 @@ async function dynamicSampling(kernel: Kernel, first: RolloutBatch, step: StepCo
   return { trajectories, metrics: { ...first.metrics } };
 }
 
+/** Refuses options that the estimator would ignore: grouping options for one that does not group, a statistics unit for one without. */
+function checkOptionsApply(
+  definition: EstimatorDefinition,
+  options: Pick<AlgorithmSettings, 'groupKey' | 'excludeZeroStdGroups' | 'statisticsUnit'>,
+  prefix: string,
+): void {
+  const refuse = (key: string, message: string, hint: string) => {
+    throw new DrmasError('CONFIG_INVALID', message, { key: `${prefix}.${key}`, hint });
+  };
+  if (definition.defaultGroupKey === undefined) {
+    for (const key of ['groupKey', 'excludeZeroStdGroups'] as const) {
+      if (options[key] === undefined || options[key] === false) continue;
+      refuse(
+        key,
+        `${prefix}.${key} applies to estimators that normalize within groups; "${definition.name}" does not group rows`,
+        'remove it, or choose a group-based estimator such as drmas or grpo',
+      );
+    }
+  }
+  if (options.statisticsUnit !== undefined && definition.defaultStatisticsUnit === undefined) {
+    refuse(
+      'statisticsUnit',
+      `${prefix}.statisticsUnit applies to estimators that take a mean and std over a group's samples; "${definition.name}" does not`,
+      'remove it, or choose grpo or drmas (the unit and the group key are independent options of both)',
+    );
+  }
+}
+
 /**
  * Provides every advantage estimator by name (chosen with `algorithm.advantage`), the policy loss the trainers
  * use (`algorithm.loss`), and DAPO dynamic sampling on `afterRollout`.
@@ -95,6 +124,7 @@ export class AlgorithmsPlugin implements Plugin {
         similarityThreshold: s.similarityThreshold,
         groupKey: s.groupKey,
         excludeZeroStdGroups: s.excludeZeroStdGroups,
+        statisticsUnit: s.statisticsUnit,
       };
     };
     for (const definition of Object.values(ADVANTAGE_ESTIMATORS))
@@ -106,18 +136,7 @@ export class AlgorithmsPlugin implements Plugin {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       const s = config.algorithm as AlgorithmSettings;
       const estimator = s.advantage ? kernel.getNamed(AdvantageEstimator, s.advantage, 'algorithm.advantage') : undefined;
-      if (!(estimator instanceof BatchEstimator) || estimator.definition.defaultGroupKey !== undefined) return;
-      for (const key of ['groupKey', 'excludeZeroStdGroups'] as const) {
-        if (s[key] === undefined || s[key] === false) continue;
-        throw new DrmasError(
-          'CONFIG_INVALID',
-          `algorithm.${key} applies to estimators that normalize within groups; "${estimator.name}" does not group rows`,
-          {
-            key: `algorithm.${key}`,
-            hint: 'remove it, or choose a group-based estimator such as drmas or grpo',
-          },
-        );
-      }
+      if (estimator instanceof BatchEstimator) checkOptionsApply(estimator.definition, s, 'algorithm');
     });
     kernel.hooks.afterRollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (batch, step) =>
       settingsOf(kernel).dynamicSampling.enabled ? dynamicSampling(kernel, batch, step) : batch,

@@ -3,6 +3,7 @@ import { GROUP_KEY_NAMES, type GroupKeyName } from '../grouping/groupKeys.js';
 import { KL_PENALTY_KINDS, type KlPenaltyKind } from '../losses/klPenalty.js';
 import { LOSS_AGGREGATIONS, type LossAggregation } from '../losses/aggregateLoss.js';
 import { TRAINABLE_VARIANTS } from './PolicyLossFunction.js';
+import { STATISTICS_UNITS, type StatisticsUnit } from '../estimators/types.js';
 
 /** The keys the algorithms plugin adds to the `algorithm` config section. */
 export const algorithmSection = z.strictObject({
@@ -16,6 +17,11 @@ export const algorithmSection = z.strictObject({
   similarityThreshold: z.number().gt(0).max(1).optional(),
   /** Which rows share a baseline; each estimator has its own default (`drmas`: prompt_agent). */
   groupKey: z.enum(GROUP_KEY_NAMES as [GroupKeyName, ...GroupKeyName[]]).optional(),
+  /**
+   * The sample of a group's mean and std, independent of `groupKey`: every `turn`, or each `trajectory`'s rows of the
+   * group averaged. Each estimator has its default (`grpo`: trajectory, `drmas`: turn).
+   */
+  statisticsUnit: z.enum(STATISTICS_UNITS as [StatisticsUnit, ...StatisticsUnit[]]).optional(),
   /** Keep turns of groups whose rewards are all equal out of the loss (they carry no signal). */
   excludeZeroStdGroups: z.boolean().default(false),
   loss: z
