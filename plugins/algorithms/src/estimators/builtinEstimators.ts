@@ -4,6 +4,7 @@ import { gigpo } from './gigpo.js';
 import { gpg } from './gpg.js';
 import { grpo } from './grpo.js';
 import { grpoPassk } from './grpoPassk.js';
+import { magrpo, maremax, marloo } from './jointAction.js';
 import { opo } from './opo.js';
 import { reinforcePlusPlus } from './reinforcePlusPlus.js';
 import { reinforcePlusPlusBaseline } from './reinforcePlusPlusBaseline.js';
@@ -27,6 +28,9 @@ export const ADVANTAGE_ESTIMATORS = Object.freeze({
   remax,
   gae,
   gigpo,
+  magrpo,
+  marloo,
+  maremax,
 }) satisfies Readonly<Record<string, EstimatorDefinition>>;
 
 export type BuiltinEstimatorName = keyof typeof ADVANTAGE_ESTIMATORS;

@@ -92,6 +92,8 @@ export interface EstimatorBatch {
   readonly groups: Coding;
   /** (group, trajectory) pairs, when trajectory ids were given. */
   readonly trajectories?: Coding;
+  /** Environment step of each row (`turnIds`), when given. */
+  readonly steps?: Coding;
   readonly stepRewards?: ArrayLike<number>;
   readonly anchorObservations?: readonly string[];
   readonly baselineRewards?: ArrayLike<number>;
