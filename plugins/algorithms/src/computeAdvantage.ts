@@ -24,6 +24,8 @@ export interface ColumnarAdvantageInput {
   groupCodes?: ArrayLike<number>;
   trajectoryCodes?: ArrayLike<number>;
   agentCodes?: ArrayLike<number>;
+  /** The role behind each agent code (`agentNames[agentCodes[row]]`), for estimators that keep state per role. */
+  agentNames?: readonly string[];
   turnCodes?: ArrayLike<number>;
   workerGroupCodes?: ArrayLike<number>;
   values?: FloatBuffer;

@@ -50,9 +50,14 @@ export {
   type GroupId,
 } from './sampling/dynamicSampling.js';
 
-export { default, AlgorithmsPlugin, lossSettings } from './plugin/AlgorithmsPlugin.js';
-export { algorithmSection, type AlgorithmSettings } from './plugin/algorithmConfig.js';
+export { default, AlgorithmsPlugin, lossSettings, roleOptions } from './plugin/AlgorithmsPlugin.js';
+export {
+  advantageOptionsSection,
+  algorithmSection,
+  type AdvantageOptionsSettings,
+  type AlgorithmSettings,
+} from './plugin/algorithmConfig.js';
 export { PolicyLossFunction, TRAINABLE_VARIANTS, type PolicyLossSettings, type TrainableVariant } from './plugin/PolicyLossFunction.js';
-export { BatchEstimator } from './plugin/BatchEstimator.js';
+export { BatchEstimator, reportAdvantages, type RoleOptions } from './plugin/BatchEstimator.js';
 export { evaluateSamples, passAtK, type SampleSummary, type TaskSamples } from './evaluation/passAtK.js';
 export { NllLossFunction } from './plugin/NllLossFunction.js';

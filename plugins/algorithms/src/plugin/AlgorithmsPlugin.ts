@@ -1,6 +1,9 @@
 import {
   AdvantageEstimator,
   DrmasError,
+  InfoSection,
+  z,
+  type ResolvedConfig,
   LossFunction,
   Stage,
   type Kernel,
@@ -12,9 +15,10 @@ import {
 import { ADVANTAGE_ESTIMATORS } from '../estimators/builtinEstimators.js';
 import type { EstimatorDefinition } from '../estimators/types.js';
 import { DynamicSamplingAccumulator } from '../sampling/dynamicSampling.js';
-import { algorithmSection, type AlgorithmSettings } from './algorithmConfig.js';
+import { advantageOptionsSection, algorithmSection, type AdvantageOptionsSettings, type AlgorithmSettings } from './algorithmConfig.js';
+import type { ColumnarAdvantageOptions } from '../computeAdvantage.js';
 import { PolicyLossFunction } from './PolicyLossFunction.js';
-import { BatchEstimator } from './BatchEstimator.js';
+import { BatchEstimator, reportAdvantages } from './BatchEstimator.js';
 
 const PLUGIN_NAME = 'algorithms';
 
@@ -78,7 +82,7 @@ async function dynamicSampling(kernel: Kernel, first: RolloutBatch, step: StepCo
 /** Refuses options that the estimator would ignore: grouping options for one that does not group, a statistics unit for one without. */
 function checkOptionsApply(
   definition: EstimatorDefinition,
-  options: Pick<AlgorithmSettings, 'groupKey' | 'excludeZeroStdGroups' | 'statisticsUnit'>,
+  options: Pick<AdvantageOptionsSettings, 'groupKey' | 'excludeZeroStdGroups' | 'statisticsUnit'>,
   prefix: string,
 ): void {
   const refuse = (key: string, message: string, hint: string) => {
@@ -103,33 +107,65 @@ function checkOptionsApply(
   }
 }
 
+/** The options every estimator reads as numbers; a role with an estimator of its own inherits these from `algorithm`. */
+const NUMERIC_OPTIONS = ['normalizeByStd', 'epsilon', 'gamma', 'lam', 'stepAdvantageWeight', 'gigpoMode', 'similarityThreshold'] as const;
+/** Options that say how `algorithm.advantage`'s estimator groups rows: a role with its own estimator sets its own. */
+const GROUPING_OPTIONS = ['groupKey', 'excludeZeroStdGroups', 'statisticsUnit'] as const;
+
+function definedOnly(options: object | undefined): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(options ?? {}).filter(([, value]) => value !== undefined));
+}
+
 /**
- * Provides every advantage estimator by name (chosen with `algorithm.advantage`), the policy loss the trainers
- * use (`algorithm.loss`), and DAPO dynamic sampling on `afterRollout`.
+ * The options of one role's rows (`undefined`: `algorithm.advantage`'s rows): `algorithm`'s, then the role's
+ * `advantageOptions`. A role whose `advantage` names an estimator of its own does not inherit `algorithm`'s grouping
+ * options, which belong to `algorithm.advantage`.
+ */
+export function roleOptions(config: ResolvedConfig, role: string | undefined): ColumnarAdvantageOptions {
+  const s = config.algorithm as AlgorithmSettings;
+  const pick = (keys: readonly string[]) => Object.fromEntries(keys.map((key) => [key, s[key as keyof AlgorithmSettings]]));
+  const entry = role === undefined ? undefined : config.agents[role];
+  const ownEstimator = entry?.advantage !== undefined && entry.advantage !== s.advantage;
+  return {
+    ...pick(NUMERIC_OPTIONS),
+    ...(ownEstimator ? {} : pick(GROUPING_OPTIONS)),
+    ...definedOnly(entry?.advantageOptions as AdvantageOptionsSettings | undefined),
+  };
+}
+
+/** What `drmas info` shows: the estimator of each role's rows and the options it runs with. */
+function advantagePlan(config: ResolvedConfig): Array<Record<string, unknown>> {
+  const fallback = config.algorithm.advantage;
+  const rows = [{ rows: 'default', estimator: fallback ?? '(none)', ...definedOnly(roleOptions(config, undefined)) }];
+  for (const [role, entry] of Object.entries(config.agents)) {
+    if (entry.advantage === undefined && entry.advantageOptions === undefined) continue;
+    rows.push({ rows: `agent ${role}`, estimator: entry.advantage ?? fallback ?? '(none)', ...definedOnly(roleOptions(config, role)) });
+  }
+  return rows;
+}
+
+/**
+ * Provides every advantage estimator by name (chosen with `algorithm.advantage`, per role with
+ * `agents.<role>.advantage` and `agents.<role>.advantageOptions`), the policy loss the trainers use
+ * (`algorithm.loss`), and DAPO dynamic sampling on `afterRollout`. After the estimators, the step's advantage
+ * statistics are taken and zero-variance groups leave the loss when configured.
  */
 export class AlgorithmsPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = { algorithm: algorithmSection };
+  readonly configSchema = { algorithm: algorithmSection, agents: z.strictObject({ advantageOptions: advantageOptionsSection.optional() }) };
+  private readonly estimators: BatchEstimator[] = [];
 
   register(ctx: RegisterContext): void {
-    const options = () => {
-      const s = ctx.config.algorithm as AlgorithmSettings;
-      return {
-        normalizeByStd: s.normalizeByStd,
-        epsilon: s.epsilon,
-        gamma: s.gamma,
-        lam: s.lam,
-        stepAdvantageWeight: s.stepAdvantageWeight,
-        gigpoMode: s.gigpoMode,
-        similarityThreshold: s.similarityThreshold,
-        groupKey: s.groupKey,
-        excludeZeroStdGroups: s.excludeZeroStdGroups,
-        statisticsUnit: s.statisticsUnit,
-      };
-    };
-    for (const definition of Object.values(ADVANTAGE_ESTIMATORS))
-      ctx.provide(AdvantageEstimator, definition.name, new BatchEstimator(definition, options));
+    for (const definition of Object.values(ADVANTAGE_ESTIMATORS)) {
+      const estimator = new BatchEstimator(definition, (role) => roleOptions(ctx.config, role));
+      this.estimators.push(estimator);
+      ctx.provide(AdvantageEstimator, definition.name, estimator);
+    }
     ctx.bind(LossFunction).toDynamicValue(() => new PolicyLossFunction(lossSettings(ctx.config.algorithm as AlgorithmSettings)));
+    ctx.bind(InfoSection).toConstantValue({
+      title: 'advantage',
+      describe: (kernel) => advantagePlan(kernel.config),
+    });
   }
 
   apply(kernel: Kernel): void {
@@ -137,7 +173,22 @@ export class AlgorithmsPlugin implements Plugin {
       const s = config.algorithm as AlgorithmSettings;
       const estimator = s.advantage ? kernel.getNamed(AdvantageEstimator, s.advantage, 'algorithm.advantage') : undefined;
       if (estimator instanceof BatchEstimator) checkOptionsApply(estimator.definition, s, 'algorithm');
+      for (const [role, entry] of Object.entries(config.agents)) {
+        const name = entry.advantage ?? s.advantage;
+        if (name === undefined || entry.advantageOptions === undefined) continue;
+        const own = kernel.getNamed(AdvantageEstimator, name, entry.advantage ? `agents.${role}.advantage` : 'algorithm.advantage');
+        const options = entry.advantageOptions as AdvantageOptionsSettings;
+        if (own instanceof BatchEstimator) checkOptionsApply(own.definition, options, `agents.${role}.advantageOptions`);
+      }
     });
+    const configured = kernel.config.algorithm.advantage !== undefined || Object.values(kernel.config.agents).some((a) => a.advantage);
+    if (configured) {
+      kernel.hooks.advantage.tap({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, (batch, step) => {
+        if (batch.rows === 0) return;
+        reportAdvantages(batch, step);
+        for (const estimator of this.estimators) estimator.excludeZeroStdRows(batch);
+      });
+    }
     kernel.hooks.afterRollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (batch, step) =>
       settingsOf(kernel).dynamicSampling.enabled ? dynamicSampling(kernel, batch, step) : batch,
     );
