@@ -18,7 +18,9 @@ export type {
   ResolvedAdvantageOptions,
   RequiredInput,
   StatisticsUnit,
+  EstimatorState,
 } from './estimators/types.js';
+export { RoleBaselines } from './estimators/rae.js';
 export { STATISTICS_UNITS } from './estimators/types.js';
 export { ADVANTAGE_ESTIMATORS, type BuiltinEstimatorName } from './estimators/builtinEstimators.js';
 

@@ -85,6 +85,7 @@ describe('the advantage hook with algorithm.advantage', () => {
       'maremax',
       'marloo',
       'opo',
+      'rae',
       'reinforce_plus_plus',
       'reinforce_plus_plus_baseline',
       'remax',

@@ -64,6 +64,7 @@ describe('reference cases (veRL formulas, torch float64)', () => {
     magrpo: 'jointAction.test.ts (CoMLRL)',
     marloo: 'jointAction.test.ts (CoMLRL)',
     maremax: 'jointAction.test.ts (CoMLRL)',
+    rae: 'rae.test.ts (SPIRAL)',
   };
 
   it('covers every estimator veRL has', () => {

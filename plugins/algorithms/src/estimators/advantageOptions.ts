@@ -8,6 +8,7 @@ const KNOWN_OPTIONS = [
   'gamma',
   'lam',
   'stepAdvantageWeight',
+  'raeDecay',
   'gigpoMode',
   'similarityThreshold',
   'groupKey',
@@ -25,6 +26,14 @@ function finite(options: Record<string, unknown>, name: string, fallback: number
     );
   }
   return v;
+}
+
+function decay(value: unknown): number {
+  if (value === undefined) return 0.95;
+  if (typeof value !== 'number' || !(value >= 0 && value < 1)) {
+    throw new AlgorithmInputError('options.raeDecay', `must be in [0, 1), got ${JSON.stringify(value)}`);
+  }
+  return value;
 }
 
 /** Defaults and checks the numeric advantage options (veRL defaults: eps 1e-6, gamma 1, lam 1). */
@@ -54,6 +63,7 @@ export function resolveAdvantageOptions(options: object | undefined): ResolvedAd
     gamma: finite(o, 'gamma', 1, 0),
     lam: finite(o, 'lam', 1, 0),
     stepAdvantageWeight: finite(o, 'stepAdvantageWeight', 1),
+    raeDecay: decay(o.raeDecay),
     gigpoMode,
     similarityThreshold: threshold,
     statisticsUnit: unit as StatisticsUnit | undefined,

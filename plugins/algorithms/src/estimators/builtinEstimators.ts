@@ -6,6 +6,7 @@ import { grpo } from './grpo.js';
 import { grpoPassk } from './grpoPassk.js';
 import { magrpo, maremax, marloo } from './jointAction.js';
 import { opo } from './opo.js';
+import { rae } from './rae.js';
 import { reinforcePlusPlus } from './reinforcePlusPlus.js';
 import { reinforcePlusPlusBaseline } from './reinforcePlusPlusBaseline.js';
 import { remax } from './remax.js';
@@ -31,6 +32,7 @@ export const ADVANTAGE_ESTIMATORS = Object.freeze({
   magrpo,
   marloo,
   maremax,
+  rae,
 }) satisfies Readonly<Record<string, EstimatorDefinition>>;
 
 export type BuiltinEstimatorName = keyof typeof ADVANTAGE_ESTIMATORS;

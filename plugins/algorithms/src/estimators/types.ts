@@ -40,6 +40,8 @@ export interface AdvantageOptions {
   lam?: number;
   /** GiGPO weight of the step advantage. Default 1. */
   stepAdvantageWeight?: number;
+  /** RAE: decay alpha of each role's moving-average baseline, b <- alpha b + (1 - alpha) R, in [0, 1). Default 0.95 (SPIRAL). */
+  raeDecay?: number;
   /** GiGPO normalization. Default `mean_norm`. */
   gigpoMode?: 'mean_norm' | 'mean_std_norm';
   /** GiGPO: cluster anchor observations by difflib similarity ratio >= this, in (0, 1]; exact match when unset. */
@@ -73,6 +75,7 @@ export interface ResolvedAdvantageOptions {
   readonly gamma: number;
   readonly lam: number;
   readonly stepAdvantageWeight: number;
+  readonly raeDecay: number;
   readonly gigpoMode: 'mean_norm' | 'mean_std_norm';
   readonly similarityThreshold: number | undefined;
   /** The option as given; undefined leaves the estimator's `defaultStatisticsUnit`. */
@@ -94,6 +97,9 @@ export interface EstimatorBatch {
   readonly trajectories?: Coding;
   /** Environment step of each row (`turnIds`), when given. */
   readonly steps?: Coding;
+  /** Agent of each row, when given, with the role behind each code (`agentNames[agents.codes[row]]`). */
+  readonly agents?: Coding;
+  readonly agentNames?: readonly string[];
   readonly stepRewards?: ArrayLike<number>;
   readonly anchorObservations?: readonly string[];
   readonly baselineRewards?: ArrayLike<number>;
@@ -119,5 +125,14 @@ export interface EstimatorDefinition {
   readonly requires: readonly RequiredInput[];
   /** The sample unit of the group statistics when `options.statisticsUnit` is not given; absent: the option does not apply. */
   readonly defaultStatisticsUnit?: StatisticsUnit;
-  compute(batch: EstimatorBatch, options: ResolvedAdvantageOptions): EstimatorOutput;
+  /** For estimators that carry state from step to step (RAE's moving averages): a fresh state, as at the start of a run. */
+  createState?(): EstimatorState;
+  /** `state` is the one `createState` made, carried by the caller (a fresh one when the caller gives none). */
+  compute(batch: EstimatorBatch, options: ResolvedAdvantageOptions, state?: EstimatorState): EstimatorOutput;
+}
+
+/** An estimator's state across steps, as JSON for checkpoints (a resumed run continues from exactly this). */
+export interface EstimatorState {
+  getState(): unknown;
+  setState(state: unknown): void;
 }

@@ -1,5 +1,6 @@
 import {
   AdvantageEstimator,
+  Checkpointable,
   DrmasError,
   InfoSection,
   z,
@@ -108,7 +109,16 @@ function checkOptionsApply(
 }
 
 /** The options every estimator reads as numbers; a role with an estimator of its own inherits these from `algorithm`. */
-const NUMERIC_OPTIONS = ['normalizeByStd', 'epsilon', 'gamma', 'lam', 'stepAdvantageWeight', 'gigpoMode', 'similarityThreshold'] as const;
+const NUMERIC_OPTIONS = [
+  'normalizeByStd',
+  'epsilon',
+  'gamma',
+  'lam',
+  'stepAdvantageWeight',
+  'raeDecay',
+  'gigpoMode',
+  'similarityThreshold',
+] as const;
 /** Options that say how `algorithm.advantage`'s estimator groups rows: a role with its own estimator sets its own. */
 const GROUPING_OPTIONS = ['groupKey', 'excludeZeroStdGroups', 'statisticsUnit'] as const;
 
@@ -130,6 +140,24 @@ export function roleOptions(config: ResolvedConfig, role: string | undefined): C
     ...pick(NUMERIC_OPTIONS),
     ...(ownEstimator ? {} : pick(GROUPING_OPTIONS)),
     ...definedOnly(entry?.advantageOptions as AdvantageOptionsSettings | undefined),
+  };
+}
+
+/** Every estimator name the config chooses: `algorithm.advantage` and the roles' `advantage`. */
+function chosenEstimators(config: ResolvedConfig): Set<string> {
+  const names = Object.values(config.agents).map((agent) => agent.advantage);
+  return new Set([config.algorithm.advantage, ...names].filter((name): name is string => name !== undefined));
+}
+
+/** The chosen stateful estimators' states (RAE's baselines) in checkpoints, so a resumed run continues exactly. */
+function estimatorStates(estimators: BatchEstimator[]): Checkpointable {
+  return {
+    key: 'algorithms/estimators',
+    getState: () => Object.fromEntries(estimators.map((estimator) => [estimator.name, estimator.state!.getState()])),
+    setState: (state) => {
+      const saved = (state ?? {}) as Record<string, unknown>;
+      for (const estimator of estimators) if (estimator.name in saved) estimator.state!.setState(saved[estimator.name]);
+    },
   };
 }
 
@@ -162,6 +190,10 @@ export class AlgorithmsPlugin implements Plugin {
       ctx.provide(AdvantageEstimator, definition.name, estimator);
     }
     ctx.bind(LossFunction).toDynamicValue(() => new PolicyLossFunction(lossSettings(ctx.config.algorithm as AlgorithmSettings)));
+    const stateful = this.estimators.filter(
+      (estimator) => estimator.state !== undefined && chosenEstimators(ctx.config).has(estimator.name),
+    );
+    if (stateful.length) ctx.bind(Checkpointable).toConstantValue(estimatorStates(stateful));
     ctx.bind(InfoSection).toConstantValue({
       title: 'advantage',
       describe: (kernel) => advantagePlan(kernel.config),

@@ -1,6 +1,6 @@
 import type { AdvantageEstimator, AdvantageScope, BatchInput, StepContext, TrainingBatch } from '@drmas/core';
 import { computeAdvantageColumnar, type ColumnarAdvantageInput, type ColumnarAdvantageOptions } from '../computeAdvantage.js';
-import type { EstimatorDefinition, RequiredInput } from '../estimators/types.js';
+import type { EstimatorDefinition, EstimatorState, RequiredInput } from '../estimators/types.js';
 import { zeroStdGroups } from '../sampling/zeroStdGroups.js';
 
 /** The batch column behind each input a definition requires; step rewards are the turns' own rewards, always there. */
@@ -72,12 +72,15 @@ function rowsInput(batch: TrainingBatch, rows: Int32Array): ColumnarAdvantageInp
  */
 export class BatchEstimator implements AdvantageEstimator {
   readonly inputs: readonly BatchInput[];
+  /** What a stateful definition carries from step to step (checkpointed by the plugin); undefined for the others. */
+  readonly state: EstimatorState | undefined;
   private readonly excluded = new WeakMap<TrainingBatch, number[]>();
 
   constructor(
     readonly definition: EstimatorDefinition,
     private readonly options: RoleOptions,
   ) {
+    this.state = definition.createState?.();
     this.inputs = definition.requires.map((need) => BATCH_INPUT[need]).filter((input): input is BatchInput => input !== undefined);
   }
 
@@ -118,7 +121,8 @@ export class BatchEstimator implements AdvantageEstimator {
   private computeRows(batch: TrainingBatch, rows: Int32Array | undefined, options: ColumnarAdvantageOptions): void {
     if (rows?.length === 0) return;
     const R = batch.responseLength;
-    const result = computeAdvantageColumnar(this.definition, rows ? rowsInput(batch, rows) : wholeBatchInput(batch), options);
+    const input = rows ? rowsInput(batch, rows) : wholeBatchInput(batch);
+    const result = computeAdvantageColumnar(this.definition, input, options, this.state);
     const rowOf = (i: number) => (rows ? rows[i]! : i);
     if (rows) {
       rows.forEach((row, i) => {

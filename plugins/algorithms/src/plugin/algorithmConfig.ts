@@ -16,6 +16,8 @@ const estimatorOptions = {
   gamma: z.number().min(0).max(1),
   lam: z.number().min(0).max(1),
   stepAdvantageWeight: z.number(),
+  /** RAE: decay alpha of each role's moving-average baseline (SPIRAL: 0.95). */
+  raeDecay: z.number().min(0).lt(1),
   gigpoMode: z.enum(['mean_norm', 'mean_std_norm']),
   similarityThreshold: z.number().gt(0).max(1),
   /** Which rows share a baseline; each estimator has its own default (`drmas`: prompt_agent). */
@@ -43,6 +45,7 @@ export const algorithmSection = z.strictObject({
   gamma: estimatorOptions.gamma.default(1),
   lam: estimatorOptions.lam.default(1),
   stepAdvantageWeight: estimatorOptions.stepAdvantageWeight.default(1),
+  raeDecay: estimatorOptions.raeDecay.default(0.95),
   gigpoMode: estimatorOptions.gigpoMode.default('mean_norm'),
   similarityThreshold: estimatorOptions.similarityThreshold.optional(),
   groupKey: estimatorOptions.groupKey.optional(),
