@@ -13,6 +13,7 @@ import {
   type Plugin,
   type RegisterContext,
   type RunContext,
+  type WorkerGroupBatch,
 } from '@drmas/core';
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
 import { appendRollouts } from './RolloutLog.js';
@@ -26,6 +27,14 @@ import { planWorkerGroups } from './workerGroupPlan.js';
 
 const PLUGIN_NAME = 'trainer';
 
+/** The group's rows less those of frozen agents (`trainable: false`), which never reach the loss. */
+function withoutFrozenRows(view: WorkerGroupBatch, frozen: readonly string[]): WorkerGroupBatch {
+  if (frozen.length === 0) return view;
+  const { names, codes } = view.batch.ids.agent;
+  const rows = view.rows.filter((row) => !frozen.includes(names[codes[row]!]!));
+  return { ...view, rows, agentIds: view.agentIds.filter((agent) => !frozen.includes(agent)) };
+}
+
 /**
  * The training side of the loop: worker groups from `models`/`agents` (setup), one policy update per worker group
  * (`update`), step metrics, `rollouts.jsonl`, atomic checkpoints every `trainer.saveEvery` steps, at the end and
@@ -38,7 +47,11 @@ export class TrainerPlugin implements Plugin {
   readonly configSchema = {
     trainer: trainerSection,
     models: z.strictObject({ optimizer: optimizerSection.prefault({}) }),
-    agents: z.strictObject({ train: trainOverridesSection.optional() }),
+    agents: z.strictObject({
+      train: trainOverridesSection.optional(),
+      /** false: the agent samples but is never trained (its rows leave the loss). Default true. */
+      trainable: z.boolean().optional(),
+    }),
   };
   private stepStarted = 0;
   /** The step whose checkpoint is due; written once that step's metrics line is out (next beforeStep or shutdown). */
@@ -63,6 +76,7 @@ export class TrainerPlugin implements Plugin {
           model: plan.settings.model,
           architecture: plan.settings.architecture ?? '(from checkpoint)',
           runtime: plan.settings.runtime,
+          ...(plan.frozenAgents.length ? { frozen: plan.frozenAgents } : {}),
           lr: plan.training.optimizer.lr,
           schedule: plan.training.schedule.kind,
           microBatchSize: plan.training.microBatchSize,
@@ -110,9 +124,12 @@ export class TrainerPlugin implements Plugin {
 
     kernel.hooks.update.tapPromise(PLUGIN_NAME, async (view, step) => {
       const group = groups().get(view.workerGroupId);
+      const trained = withoutFrozenRows(view, group.frozenAgents);
+      if (group.frozenAgents.length) step.metrics[`actor/${group.id}/frozen_rows`] = view.rows.length - trained.rows.length;
+      if (trained.rows.length === 0) return;
       const { seed, steps } = kernel.config.trainer;
       const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
-      await updateWorkerGroup(group, view, {
+      await updateWorkerGroup(group, trained, {
         loss: kernel.get(LossFunction, { key: 'algorithm.loss' }),
         rng: new SeededRng(seed).fork(`update/${step.step}/${group.id}`),
         metrics: step.metrics,

@@ -72,5 +72,7 @@ declare module '@drmas/core' {
   interface AgentConfig {
     /** Training overrides; agents sharing a model must agree on them. */
     train?: z.input<typeof trainOverridesSection>;
+    /** false: the agent samples but is never trained (its rows leave the loss). Default true. */
+    trainable?: boolean;
   }
 }
