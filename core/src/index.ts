@@ -99,6 +99,7 @@ export type {
   SamplingParams,
   ScoreRequest,
   ScoreResult,
+  TrainingSnapshot,
   UpdateRequest,
   UpdateResult,
   WeightTensor,

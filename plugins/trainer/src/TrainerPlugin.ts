@@ -18,7 +18,15 @@ import {
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
 import { appendRollouts } from './RolloutLog.js';
 import { batchMetrics } from './stepMetrics.js';
-import { optimizerSection, trainerSection, trainOverridesSection, type TrainerSection } from './config/trainingConfig.js';
+import {
+  optimizerSection,
+  spikeGuardSection,
+  trainerSection,
+  trainOverridesSection,
+  type SpikeGuardSettings,
+  type TrainerSection,
+} from './config/trainingConfig.js';
+import { SpikeGuards } from './spikeGuard/GradNormSpikeGuard.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
 import { AUTO_ROLLOUT, describeAutoRollout } from './rolloutEngine.js';
 import { updateWorkerGroup } from './updateWorkerGroup.js';
@@ -46,7 +54,7 @@ export class TrainerPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   readonly configSchema = {
     trainer: trainerSection,
-    models: z.strictObject({ optimizer: optimizerSection.prefault({}) }),
+    models: z.strictObject({ optimizer: optimizerSection.prefault({}), spikeGuard: spikeGuardSection.optional() }),
     agents: z.strictObject({
       train: trainOverridesSection.optional(),
       /** false: the agent samples but is never trained (its rows leave the loss). Default true. */
@@ -58,7 +66,15 @@ export class TrainerPlugin implements Plugin {
   private pendingSave: { step: number; run: RunContext } | undefined;
   private failed = false;
 
+  /** The worker groups' gradient-norm spike guards, by model id (none unless a model sets `spikeGuard`). */
+  private spikeGuards: SpikeGuards | undefined;
+
   register(ctx: RegisterContext): void {
+    const guarded = Object.entries(ctx.config.models).filter(([, model]) => model.spikeGuard !== undefined);
+    if (guarded.length) {
+      this.spikeGuards = new SpikeGuards(new Map(guarded.map(([id, model]) => [id, model.spikeGuard as SpikeGuardSettings])));
+      ctx.bind(Checkpointable).toConstantValue(this.spikeGuards);
+    }
     ctx.bind(WorkerGroupsService).toSelf().inSingletonScope();
     ctx.bind(WorkerGroups).toService(WorkerGroupsService);
     ctx.bind(RunFile).toConstantValue({ path: 'rollouts.jsonl', kind: 'steps' });
@@ -77,6 +93,7 @@ export class TrainerPlugin implements Plugin {
           architecture: plan.settings.architecture ?? '(from checkpoint)',
           runtime: plan.settings.runtime,
           ...(plan.frozenAgents.length ? { frozen: plan.frozenAgents } : {}),
+          ...(plan.settings.spikeGuard ? { spikeGuard: (plan.settings.spikeGuard as SpikeGuardSettings).action } : {}),
           lr: plan.training.optimizer.lr,
           schedule: plan.training.schedule.kind,
           microBatchSize: plan.training.microBatchSize,
@@ -128,6 +145,7 @@ export class TrainerPlugin implements Plugin {
       if (group.frozenAgents.length) step.metrics[`actor/${group.id}/frozen_rows`] = view.rows.length - trained.rows.length;
       if (trained.rows.length === 0) return;
       const { seed, steps } = kernel.config.trainer;
+      const guard = this.spikeGuards?.of(group.id);
       const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
       await updateWorkerGroup(group, trained, {
         loss: kernel.get(LossFunction, { key: 'algorithm.loss' }),
@@ -136,6 +154,7 @@ export class TrainerPlugin implements Plugin {
         distributions: step.distributions,
         lrScale: schedule.scaleAt(step.step - 1),
         oldLogProbs: trainer().oldLogProbs,
+        spikeGuard: guard && { guard, log: (line: string) => step.run.log(line), step: step.step },
       });
     });
 

@@ -14,6 +14,7 @@ import {
 } from '@drmas/core';
 import { AUTO_ROLLOUT, availableFactory, chooseRolloutEngine, describeRolloutChoice } from './rolloutEngine.js';
 import { planWorkerGroups, type WorkerGroupTraining } from './workerGroupPlan.js';
+import type { SpikeGuardSettings } from './config/trainingConfig.js';
 
 export interface TrainedWorkerGroup extends WorkerGroup {
   training: WorkerGroupTraining;
@@ -40,6 +41,19 @@ function checkParamGroups(modelId: string, backend: PolicyBackend, training: Wor
       hint: cause.hint,
     });
   }
+}
+
+/** The spike guard's `rollback` needs an engine that can copy and restore its training state in memory. */
+function checkRollback(modelId: string, backend: PolicyBackend, guard: SpikeGuardSettings | undefined): void {
+  if (guard?.action !== 'rollback' || (backend.snapshotTraining && backend.restoreTraining)) return;
+  throw new DrmasError(
+    'CONFIG_INVALID',
+    `the ${backend.name} engine of model "${modelId}" cannot snapshot its training state for a rollback`,
+    {
+      key: `models.${modelId}.spikeGuard.action`,
+      hint: 'use action "skip" (the step is dropped before it is applied) or "log", or train this model on tfjs',
+    },
+  );
 }
 
 /** The run log's line on a group's frozen agents: never updated, or, beside trainable agents, out of the loss only. */
@@ -85,6 +99,7 @@ export class WorkerGroupsService implements WorkerGroups {
       const trainer = await make(plan.settings.backend, backendKey);
       try {
         checkParamGroups(plan.id, trainer, plan.training);
+        checkRollback(plan.id, trainer, plan.settings.spikeGuard as SpikeGuardSettings | undefined);
       } catch (error) {
         trainer.dispose();
         throw error;
