@@ -37,6 +37,13 @@ describe('agents.<role>.advantage: a per-role estimator map', () => {
     expect(last(batch, SOLVER_ROWS)).toEqual([2 / 3 / s, -1 / 3 / s, -1 / 3 / s].map((v) => expect.closeTo(v, 10)));
   });
 
+  test('the same advantageOptions on every role apply to the whole batch', async () => {
+    const options = { advantageOptions: { normalizeByStd: false } };
+    const { batch } = await runStep('drmas', [team], {}, [], { agents: { solver: options, verifier: options } });
+    expect(last(batch, SOLVER_ROWS)).toEqual([2 / 3, -1 / 3, -1 / 3].map((v) => expect.closeTo(v, 12)));
+    expect(last(batch, VERIFIER_ROWS)).toEqual([1 / 3, 1 / 3, -2 / 3].map((v) => expect.closeTo(v, 12)));
+  });
+
   test("a role with its own estimator does not inherit algorithm's grouping options", async () => {
     // algorithm.statisticsUnit would be refused by rloo; it belongs to grpo's rows.
     const { batch } = await runStep('grpo', [team], { statisticsUnit: 'turn' }, [], {

@@ -99,8 +99,8 @@ export class BatchEstimator implements AdvantageEstimator {
       entry.agents.add(role);
       byOptions.set(key, entry);
     }
-    if (byOptions.size <= 1 && scope === undefined) {
-      this.computeRows(batch, undefined, this.options(undefined));
+    if (byOptions.size === 1 && scope === undefined) {
+      this.computeRows(batch, undefined, [...byOptions.values()][0]!.options);
       return;
     }
     for (const { options, agents: roles } of byOptions.values()) {
