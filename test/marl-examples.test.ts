@@ -23,13 +23,29 @@ const SMALL = [
 const scratch = new TempProject('marl-examples');
 afterAll(() => scratch.dispose());
 
-const CHECKS: Record<string, (line: Record<string, number>) => void> = {
+/** The states a checkpoint of the run's one step saved (`trainer_state.json`). */
+const savedStates = (runDir: string) =>
+  (
+    JSON.parse(readFileSync(path.join(runDir, 'checkpoints', 'step-000001', 'trainer_state.json'), 'utf8')) as {
+      states: Record<string, unknown>;
+    }
+  ).states;
+
+const CHECKS: Record<string, (line: Record<string, number>, runDir: string) => void> = {
   'frozen-verifier.config.json': (line) => {
     expect(line['actor/verifier/frozen_rows']).toBeGreaterThan(0);
     expect(line['actor/verifier/updates']).toBeUndefined();
     expect(line['actor/solver/updates']).toBe(1);
   },
-  'spike-guard.config.json': (line) => expect(line['actor/policy/spikes']).toBe(0),
+  'spike-guard.config.json': (line, runDir) => {
+    expect(line['actor/policy/spikes']).toBe(0);
+    // The step's one optimizer step (in warm-up) entered the window, which the checkpoint keeps.
+    expect(savedStates(runDir)['trainer/spikeGuards']).toEqual({ policy: [line['actor/policy/grad_norm']] });
+  },
+  'rae.config.json': (_line, runDir) => {
+    const baselines = (savedStates(runDir)['algorithms/estimators'] as { rae: Record<string, number> }).rae;
+    expect(Object.keys(baselines).sort()).toEqual(['solver', 'verifier']);
+  },
 };
 
 describe('examples/marl', () => {
@@ -55,6 +71,6 @@ describe('examples/marl', () => {
     expect(gradNorms.length).toBeGreaterThan(0);
     for (const key of gradNorms) expect(line[key]).toBeGreaterThan(0);
     expect(Number.isFinite(line['advantage/mean'])).toBe(true);
-    CHECKS[name]?.(line);
+    CHECKS[name]?.(line, runDir);
   });
 });
