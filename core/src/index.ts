@@ -29,7 +29,7 @@ export { createToken, isToken, serviceIdentifier, type ServiceKey, type Token } 
 export { BindingLedger, describeKey, type BindingRecord } from './di/BindingLedger.js';
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
-export { AdvantageEstimator } from './roles/AdvantageEstimator.js';
+export { AdvantageEstimator, type AdvantageScope } from './roles/AdvantageEstimator.js';
 export { BackendFactory } from './roles/BackendFactory.js';
 export { MetricsSink } from './roles/MetricsSink.js';
 export { RunFile } from './roles/RunFile.js';
@@ -99,6 +99,7 @@ export type {
   SamplingParams,
   ScoreRequest,
   ScoreResult,
+  TrainingSnapshot,
   UpdateRequest,
   UpdateResult,
   WeightTensor,

@@ -84,6 +84,11 @@ export interface UpdateRequest {
    * update's own forward pass (for callers that skip scoring the batch before updating).
    */
   entropyMetric?: boolean;
+  /**
+   * Called with the step's pre-clip gradient norm (when finite) before anything is applied; false skips the step as a
+   * non-finite norm does: weights, optimizer moments and step count untouched, `skipped` true (the trainer's spike guard).
+   */
+  acceptGradNorm?: (gradNorm: number) => boolean;
 }
 
 export interface UpdateResult {
@@ -94,6 +99,12 @@ export interface UpdateResult {
   learningRate: number;
   /** The loss's own metrics (`pg_loss`, `pg_clipfrac`, ...) and the backend's (`actor/skipped_nonfinite`), summed over micro-batches. */
   metrics: Record<string, number>;
+}
+
+/** What `PolicyBackend.snapshotTraining` returns: opaque to everyone but the engine that made it. */
+export interface TrainingSnapshot {
+  /** The engine's name, so a snapshot handed to another engine is refused. */
+  readonly engine: string;
 }
 
 /** One weight tensor by its Hugging Face name (`model.layers.0.self_attn.q_proj.weight`). */
@@ -125,5 +136,12 @@ export interface PolicyBackend {
   exportWeights(): Promise<Map<string, WeightTensor>>;
   /** Copies the trainer's current weights into this engine (no-op when the engine is the trainer). */
   syncWeights(from: PolicyBackend): Promise<void>;
+  /**
+   * An in-memory copy of everything an update changes (weights, optimizer moments and step count), for
+   * `restoreTraining`; engines that cannot copy it leave both out (the spike guard's `rollback` then refuses them).
+   */
+  snapshotTraining?(): Promise<TrainingSnapshot>;
+  /** Puts back what `snapshotTraining` copied, as if no update had run since. */
+  restoreTraining?(snapshot: TrainingSnapshot): Promise<void>;
   dispose(): void;
 }

@@ -16,6 +16,8 @@ export interface ModelSettings {
 /** `agents.<role>` after validation (the trainer adds `train`, orchestra plugins sampling and prompt keys). */
 export interface AgentSettings {
   model?: string;
+  /** The advantage estimator of this role's rows, over `algorithm.advantage`. */
+  advantage?: string;
   [key: string]: unknown;
 }
 

@@ -79,6 +79,8 @@ export interface ModelConfig {
 export interface AgentConfig {
   /** The model id (under `models`) this agent runs on; agents on one id share a worker group. */
   model?: string;
+  /** The advantage estimator of this role's rows (a name as for `algorithm.advantage`), run on them alone. */
+  advantage?: string;
 }
 
 /** The sections of a config; plugins add sections of their own here. */

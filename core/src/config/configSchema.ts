@@ -82,6 +82,8 @@ function coreSections(): Record<string, ZodObject> {
     agents: z.strictObject({
       /** The model id (under `models`) this agent runs on; agents on one id share a worker group. */
       model: z.string().min(1).optional(),
+      /** The advantage estimator of this role's rows (a name as for `algorithm.advantage`), run on them alone. */
+      advantage: z.string().min(1).optional(),
     }),
   };
 }

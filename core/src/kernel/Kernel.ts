@@ -349,10 +349,11 @@ export class Kernel implements Roles {
 
   /**
    * A run whose `update` taps would only ever see zero advantages is a config mistake: neither `algorithm.advantage`
-   * names an estimator nor does a plugin tap the `advantage` hook.
+   * nor any `agents.<role>.advantage` names an estimator, nor does a plugin tap the `advantage` hook.
    */
   private checkAdvantages(): void {
     if (!this.hasTaps('update') || this.config.algorithm.advantage) return;
+    if (Object.values(this.config.agents).some((agent) => agent.advantage !== undefined)) return;
     const taps = (this.hooks.advantage as unknown as { taps: Array<{ name: string }> }).taps;
     if (taps.some((tap) => tap.name !== ADVANTAGE_PLUGIN_NAME)) return;
     throw new DrmasError(

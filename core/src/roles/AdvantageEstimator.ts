@@ -4,15 +4,27 @@ import { createToken } from '../di/Token.js';
 import type { BatchInput } from './BatchInputSource.js';
 
 /**
- * Fills a batch's `advantages` and `returns` from its rewards; chosen by name with `algorithm.advantage`. `inputs`
- * are the columns it reads beyond rewards, masks and ids: `validate` rejects a config in which no plugin supplies
- * one of them (a `BatchInputSource` of that name).
+ * The rows one estimator computes when `agents.<role>.advantage` gives some roles an estimator of their own: the rows
+ * of `agents`, which chose it (or, for `algorithm.advantage`, chose none).
+ */
+export interface AdvantageScope {
+  /** Row indices into the batch, ascending. */
+  readonly rows: Int32Array;
+  /** The agent roles of those rows, sorted. */
+  readonly agents: readonly string[];
+}
+
+/**
+ * Fills a batch's `advantages` and `returns` from its rewards; chosen by name with `algorithm.advantage` (and per
+ * role with `agents.<role>.advantage`). `inputs` are the columns it reads beyond rewards, masks and ids: `validate`
+ * rejects a config in which no plugin supplies one of them (a `BatchInputSource` of that name).
  */
 export interface AdvantageEstimator {
   readonly name: string;
   /** Absent: none. */
   readonly inputs?: readonly BatchInput[];
-  estimate(batch: TrainingBatch, step: StepContext): void | Promise<void>;
+  /** Fills the rows of `scope` only (their statistics taken over them alone); without a scope, every row. */
+  estimate(batch: TrainingBatch, step: StepContext, scope?: AdvantageScope): void | Promise<void>;
 }
 export const AdvantageEstimator = createToken<AdvantageEstimator>('AdvantageEstimator', {
   label: 'advantage estimator',

@@ -7,6 +7,7 @@ import type {
   EstimatorBatch,
   EstimatorDefinition,
   EstimatorOutput,
+  EstimatorState,
 } from './estimators/types.js';
 import { encodeIds, integerCoding, combineCodings, type Coding } from './grouping/coding.js';
 import { resolveBuiltInGroupKey, type GroupKeyName, type IdColumn } from './grouping/groupKeys.js';
@@ -24,6 +25,8 @@ export interface ColumnarAdvantageInput {
   groupCodes?: ArrayLike<number>;
   trajectoryCodes?: ArrayLike<number>;
   agentCodes?: ArrayLike<number>;
+  /** The role behind each agent code (`agentNames[agentCodes[row]]`), for estimators that keep state per role. */
+  agentNames?: readonly string[];
   turnCodes?: ArrayLike<number>;
   workerGroupCodes?: ArrayLike<number>;
   values?: FloatBuffer;
@@ -90,9 +93,22 @@ function run(
   estimator: EstimatorDefinition,
   batch: EstimatorBatch,
   options: AdvantageOptions | ColumnarAdvantageOptions | undefined,
+  state: EstimatorState | undefined,
 ): { out: EstimatorOutput; lossRowMask?: number[] } {
-  const resolved = resolveAdvantageOptions(options);
-  const out = estimator.compute(batch, resolved);
+  const given = resolveAdvantageOptions(options);
+  const resolved = { ...given, statisticsUnit: given.statisticsUnit ?? estimator.defaultStatisticsUnit };
+  if (given.statisticsUnit !== undefined) {
+    if (estimator.defaultStatisticsUnit === undefined) {
+      throw new AlgorithmInputError(
+        'options.statisticsUnit',
+        `does not apply to estimator '${estimator.name}', which takes no mean and std over samples of a group`,
+      );
+    }
+    if (given.statisticsUnit === 'trajectory' && batch.trajectories === undefined) {
+      throw new AlgorithmInputError('trajectoryIds', "is required by statisticsUnit 'trajectory' (each trajectory's rows are averaged)");
+    }
+  }
+  const out = estimator.compute(batch, resolved, state ?? estimator.createState?.());
   if (!options?.excludeZeroStdGroups) return { out };
   const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
   return { out, lossRowMask: summarizeZeroStdGroups(scores, batch.groups).rowMask };
@@ -100,9 +116,15 @@ function run(
 
 /**
  * Advantages and returns of a batch, `[rows][tokens]`, with `estimator` (one of `ADVANTAGE_ESTIMATORS`, or your
- * own definition). Computed in float64 by the same kernels as {@link computeAdvantageColumnar}.
+ * own definition). Computed in float64 by the same kernels as {@link computeAdvantageColumnar}. A stateful
+ * estimator (`rae`) continues from `state` (made by its `createState`), and updates it; without one it starts fresh.
  */
-export function computeAdvantage(estimator: EstimatorDefinition, input: AdvantageInput, options?: AdvantageOptions): AdvantageResult {
+export function computeAdvantage(
+  estimator: EstimatorDefinition,
+  input: AdvantageInput,
+  options?: AdvantageOptions,
+  state?: EstimatorState,
+): AdvantageResult {
   if (input === null || typeof input !== 'object') throw new AlgorithmInputError('input', 'must be an object');
   checkRequired(estimator, input as unknown as Record<string, unknown>, REQUIRED_HINTS);
   const rewards = flattenMatrix(input.tokenRewards, 'tokenRewards', undefined, undefined, true);
@@ -146,14 +168,22 @@ export function computeAdvantage(estimator: EstimatorDefinition, input: Advantag
     prompts,
     groups,
     trajectories,
+    steps: column('turnIds'),
+    agents: column('agentIds'),
+    agentNames: input.agentIds === undefined ? undefined : namesInOrder(input.agentIds),
     stepRewards: input.stepRewards === undefined ? undefined : toRowVector(input.stepRewards, 'stepRewards', rows),
     anchorObservations: input.anchorObservations,
     baselineRewards: input.baselineRewards === undefined ? undefined : toRowVector(input.baselineRewards, 'baselineRewards', rows),
   };
-  const { out, lossRowMask } = run(estimator, batch, options);
+  const { out, lossRowMask } = run(estimator, batch, options, state);
   const result: AdvantageResult = { advantages: unflatten(out.advantages, rows, cols), returns: unflatten(out.returns, rows, cols) };
   if (lossRowMask !== undefined) result.lossRowMask = lossRowMask;
   return result;
+}
+
+/** Ids as text, by order of first appearance: the names behind `encodeIds`' codes. */
+function namesInOrder(ids: ArrayLike<string | number>): string[] {
+  return [...new Set(Array.from(ids, String))];
 }
 
 function checkFlat(buffer: ArrayLike<number> | undefined, key: string, size: number): void {
@@ -170,6 +200,7 @@ export function computeAdvantageColumnar(
   estimator: EstimatorDefinition,
   input: ColumnarAdvantageInput,
   options?: ColumnarAdvantageOptions,
+  state?: EstimatorState,
 ): ColumnarAdvantageResult {
   if (input === null || typeof input !== 'object') throw new AlgorithmInputError('input', 'must be an object');
   checkRequired(estimator, input as unknown as Record<string, unknown>, REQUIRED_HINTS);
@@ -211,12 +242,15 @@ export function computeAdvantageColumnar(
     prompts,
     groups,
     trajectories,
+    steps: column('turnIds'),
+    agents: column('agentIds'),
+    agentNames: input.agentNames,
     stepRewards: input.stepRewards,
     anchorObservations: input.anchorObservations,
     baselineRewards: input.baselineRewards,
   };
   const { groupKeyCodes: _codes, ...rest } = options ?? {};
-  const { out, lossRowMask } = run(estimator, batch, rest);
+  const { out, lossRowMask } = run(estimator, batch, rest, state);
   const returns = out.returns === out.advantages ? out.advantages.slice() : out.returns;
   const result: ColumnarAdvantageResult = { advantages: out.advantages, returns, rows, rowLength: cols };
   if (lossRowMask !== undefined) result.lossRowMask = lossRowMask;

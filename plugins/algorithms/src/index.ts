@@ -17,7 +17,11 @@ export type {
   EstimatorOutput,
   ResolvedAdvantageOptions,
   RequiredInput,
+  StatisticsUnit,
+  EstimatorState,
 } from './estimators/types.js';
+export { RoleBaselines } from './estimators/rae.js';
+export { STATISTICS_UNITS } from './estimators/types.js';
 export { ADVANTAGE_ESTIMATORS, type BuiltinEstimatorName } from './estimators/builtinEstimators.js';
 
 export { GROUP_KEYS, GROUP_KEY_NAMES, type GroupKey, type GroupKeyFn, type GroupKeyName } from './grouping/groupKeys.js';
@@ -48,9 +52,14 @@ export {
   type GroupId,
 } from './sampling/dynamicSampling.js';
 
-export { default, AlgorithmsPlugin, lossSettings } from './plugin/AlgorithmsPlugin.js';
-export { algorithmSection, type AlgorithmSettings } from './plugin/algorithmConfig.js';
+export { default, AlgorithmsPlugin, lossSettings, roleOptions } from './plugin/AlgorithmsPlugin.js';
+export {
+  advantageOptionsSection,
+  algorithmSection,
+  type AdvantageOptionsSettings,
+  type AlgorithmSettings,
+} from './plugin/algorithmConfig.js';
 export { PolicyLossFunction, TRAINABLE_VARIANTS, type PolicyLossSettings, type TrainableVariant } from './plugin/PolicyLossFunction.js';
-export { BatchEstimator } from './plugin/BatchEstimator.js';
+export { BatchEstimator, reportAdvantages, type RoleOptions } from './plugin/BatchEstimator.js';
 export { evaluateSamples, passAtK, type SampleSummary, type TaskSamples } from './evaluation/passAtK.js';
 export { NllLossFunction } from './plugin/NllLossFunction.js';

@@ -8,71 +8,9 @@ import {
   type Plugin,
   type RolloutBatch,
   type TensorOps,
-  type TrainingBatch,
-  type Trajectory,
 } from '@drmas/core';
 import algorithmsPlugin, { policyLoss, klPenalty, aggregateLoss, PolicyLossFunction } from '../src/index.js';
-
-function trajectory(groupId: string, id: string, rewards: Record<string, number>, outcome = 0): Trajectory {
-  return {
-    groupId,
-    trajectoryId: id,
-    taskId: groupId,
-    done: true,
-    outcome,
-    turns: Object.entries(rewards).map(([agentId, reward], index) => ({
-      groupId,
-      trajectoryId: id,
-      agentId,
-      workerGroupId: agentId,
-      step: 0,
-      index,
-      promptIds: [1],
-      responseIds: [4, 5, 6],
-      logProbs: [-1, -1, -1],
-      valid: true,
-      reward,
-    })),
-  };
-}
-
-function producer(batches: RolloutBatch[]): Plugin {
-  let round = 0;
-  return {
-    name: 'producer',
-    apply(kernel) {
-      kernel.hooks.rollout.tapPromise('producer', async () => structuredClone(batches[Math.min(round++, batches.length - 1)]!));
-    },
-  };
-}
-
-/** The advantages of a batch row (one turn), over its response tokens. */
-function advantagesOf(batch: TrainingBatch, row: number): number[] {
-  const R = batch.responseLength;
-  return Array.from(batch.advantages.subarray(row * R, row * R + batch.responseLengths[row]!));
-}
-
-async function runStep(advantage: string, batches: RolloutBatch[], extra: Record<string, unknown> = {}, plugins: Plugin[] = []) {
-  let seen: { rollout: RolloutBatch; batch: TrainingBatch } | undefined;
-  const capture: Plugin = {
-    name: 'capture',
-    apply(k) {
-      k.hooks.afterStep.tap('capture', (r) => {
-        seen = { rollout: r.rollout, batch: r.batch };
-      });
-    },
-  };
-  const { kernel } = await createKernel({
-    cwd: process.cwd(),
-    inline: { plugins: [algorithmsPlugin(), producer(batches), capture, ...plugins], algorithm: { advantage, ...extra } },
-  });
-  const logs: string[] = [];
-  const result = await kernel.step(
-    { config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: (m) => logs.push(m) },
-    1,
-  );
-  return { rollout: seen!.rollout, batch: seen!.batch, metrics: result.metrics, logs, kernel };
-}
+import { advantagesOf, producer, runStep, trajectory } from './kernelStep.js';
 
 // Two rollouts of one prompt; solver rewards 1 and 0, verifier rewards 1 and 1.
 const twoAgents: RolloutBatch = {
@@ -143,7 +81,11 @@ describe('the advantage hook with algorithm.advantage', () => {
       'gpg',
       'grpo',
       'grpo_passk',
+      'magrpo',
+      'maremax',
+      'marloo',
       'opo',
+      'rae',
       'reinforce_plus_plus',
       'reinforce_plus_plus_baseline',
       'remax',
@@ -198,6 +140,11 @@ describe('estimator inputs are checked at validate', () => {
     });
     await expect(runStep('reinforce_plus_plus', [twoAgents], { groupKey: 'prompt_agent' })).rejects.toMatchObject({
       key: 'algorithm.groupKey',
+    });
+    await expect(runStep('rloo', [twoAgents], { statisticsUnit: 'trajectory' })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      key: 'algorithm.statisticsUnit',
+      message: expect.stringContaining('"rloo" does not'),
     });
   });
 });

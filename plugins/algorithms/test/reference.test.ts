@@ -59,10 +59,19 @@ const here = dirname(fileURLToPath(import.meta.url));
 const cases = JSON.parse(readFileSync(join(here, 'reference', 'cases.json'), 'utf8')) as Cases;
 
 describe('reference cases (veRL formulas, torch float64)', () => {
-  it('covers every estimator', () => {
+  /** Estimators veRL does not have; their oracle is the hand-worked file named, after the code they follow. */
+  const OUTSIDE_VERL: Record<string, string> = {
+    magrpo: 'jointAction.test.ts (CoMLRL)',
+    marloo: 'jointAction.test.ts (CoMLRL)',
+    maremax: 'jointAction.test.ts (CoMLRL)',
+    rae: 'rae.test.ts (SPIRAL)',
+  };
+
+  it('covers every estimator veRL has', () => {
     const names = new Set(cases.advantage.map((c) => c.estimator));
     for (const e of Object.keys(ADVANTAGE_ESTIMATORS)) {
-      expect(names).toContain(e);
+      if (e in OUTSIDE_VERL) expect(names).not.toContain(e);
+      else expect(names).toContain(e);
     }
   });
 

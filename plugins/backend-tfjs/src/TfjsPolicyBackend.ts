@@ -9,6 +9,7 @@ import type {
   ScoreRequest,
   ScoreResult,
   TextCodec,
+  TrainingSnapshot,
   UpdateRequest,
   UpdateResult,
   WeightTensor,
@@ -20,7 +21,7 @@ import { DecoderModel } from './model/DecoderModel.js';
 import { loadDecoderModel, saveDecoderModel } from './model/modelCheckpoint.js';
 import { selectRuntime } from './runtime/RuntimeSelector.js';
 import { wasmTrapError } from './runtime/wasmTrap.js';
-import { OPTIMIZER_META_FILE } from './training/AdamW.js';
+import { OPTIMIZER_META_FILE, type AdamWSnapshot } from './training/AdamW.js';
 import { PolicyTrainer } from './training/PolicyTrainer.js';
 
 export interface TfjsBackendOptions {
@@ -34,6 +35,13 @@ export interface TfjsBackendOptions {
   runtime?: string;
   /** Backend name in logs (default `tfjs`). */
   name?: string;
+}
+
+/** Weights and AdamW state copied to host memory (about three float32 copies of the model). */
+interface TfjsTrainingSnapshot extends TrainingSnapshot {
+  readonly weights: Map<string, WeightTensor>;
+  readonly optimizer: AdamWSnapshot;
+  readonly owner: TfjsPolicyBackend;
 }
 
 /** The backend was used after `dispose()`: a bug of the caller, not something a user can fix. */
@@ -165,6 +173,25 @@ export class TfjsPolicyBackend implements PolicyBackend {
 
   async exportWeights(): Promise<Map<string, WeightTensor>> {
     return this.model.exportTensors();
+  }
+
+  async snapshotTraining(): Promise<TrainingSnapshot> {
+    const snapshot: TfjsTrainingSnapshot = {
+      engine: this.name,
+      weights: await this.model.exportTensors(),
+      optimizer: await this.trainerRef.optimizer.snapshot(),
+      owner: this,
+    };
+    return snapshot;
+  }
+
+  async restoreTraining(snapshot: TrainingSnapshot): Promise<void> {
+    const own = snapshot as Partial<TfjsTrainingSnapshot>;
+    if (own.owner !== this || !own.weights || !own.optimizer) {
+      throw new Error(`policy backend '${this.name}' was handed a training snapshot it did not make`);
+    }
+    this.model.assignTensors(own.weights);
+    this.trainerRef.optimizer.restore(own.optimizer);
   }
 
   async syncWeights(from: PolicyBackend): Promise<void> {

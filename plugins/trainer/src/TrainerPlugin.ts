@@ -13,11 +13,20 @@ import {
   type Plugin,
   type RegisterContext,
   type RunContext,
+  type WorkerGroupBatch,
 } from '@drmas/core';
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
 import { appendRollouts } from './RolloutLog.js';
 import { batchMetrics } from './stepMetrics.js';
-import { optimizerSection, trainerSection, trainOverridesSection, type TrainerSection } from './config/trainingConfig.js';
+import {
+  optimizerSection,
+  spikeGuardSection,
+  trainerSection,
+  trainOverridesSection,
+  type SpikeGuardSettings,
+  type TrainerSection,
+} from './config/trainingConfig.js';
+import { SpikeGuards } from './spikeGuard/GradNormSpikeGuard.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
 import { AUTO_ROLLOUT, describeAutoRollout } from './rolloutEngine.js';
 import { updateWorkerGroup } from './updateWorkerGroup.js';
@@ -25,6 +34,14 @@ import { WorkerGroupsService } from './WorkerGroupsService.js';
 import { planWorkerGroups } from './workerGroupPlan.js';
 
 const PLUGIN_NAME = 'trainer';
+
+/** The group's rows less those of frozen agents (`trainable: false`), which never reach the loss. */
+function withoutFrozenRows(view: WorkerGroupBatch, frozen: readonly string[]): WorkerGroupBatch {
+  if (frozen.length === 0) return view;
+  const { names, codes } = view.batch.ids.agent;
+  const rows = view.rows.filter((row) => !frozen.includes(names[codes[row]!]!));
+  return { ...view, rows, agentIds: view.agentIds.filter((agent) => !frozen.includes(agent)) };
+}
 
 /**
  * The training side of the loop: worker groups from `models`/`agents` (setup), one policy update per worker group
@@ -37,15 +54,27 @@ export class TrainerPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   readonly configSchema = {
     trainer: trainerSection,
-    models: z.strictObject({ optimizer: optimizerSection.prefault({}) }),
-    agents: z.strictObject({ train: trainOverridesSection.optional() }),
+    models: z.strictObject({ optimizer: optimizerSection.prefault({}), spikeGuard: spikeGuardSection.optional() }),
+    agents: z.strictObject({
+      train: trainOverridesSection.optional(),
+      /** false: the agent samples but is never trained (its rows leave the loss). Default true. */
+      trainable: z.boolean().optional(),
+    }),
   };
   private stepStarted = 0;
   /** The step whose checkpoint is due; written once that step's metrics line is out (next beforeStep or shutdown). */
   private pendingSave: { step: number; run: RunContext } | undefined;
   private failed = false;
 
+  /** The worker groups' gradient-norm spike guards, by model id (none unless a model sets `spikeGuard`). */
+  private spikeGuards: SpikeGuards | undefined;
+
   register(ctx: RegisterContext): void {
+    const guarded = Object.entries(ctx.config.models).filter(([, model]) => model.spikeGuard !== undefined);
+    if (guarded.length) {
+      this.spikeGuards = new SpikeGuards(new Map(guarded.map(([id, model]) => [id, model.spikeGuard as SpikeGuardSettings])));
+      ctx.bind(Checkpointable).toConstantValue(this.spikeGuards);
+    }
     ctx.bind(WorkerGroupsService).toSelf().inSingletonScope();
     ctx.bind(WorkerGroups).toService(WorkerGroupsService);
     ctx.bind(RunFile).toConstantValue({ path: 'rollouts.jsonl', kind: 'steps' });
@@ -63,6 +92,8 @@ export class TrainerPlugin implements Plugin {
           model: plan.settings.model,
           architecture: plan.settings.architecture ?? '(from checkpoint)',
           runtime: plan.settings.runtime,
+          ...(plan.frozenAgents.length ? { frozen: plan.frozenAgents } : {}),
+          ...(plan.settings.spikeGuard ? { spikeGuard: (plan.settings.spikeGuard as SpikeGuardSettings).action } : {}),
           lr: plan.training.optimizer.lr,
           schedule: plan.training.schedule.kind,
           microBatchSize: plan.training.microBatchSize,
@@ -110,15 +141,20 @@ export class TrainerPlugin implements Plugin {
 
     kernel.hooks.update.tapPromise(PLUGIN_NAME, async (view, step) => {
       const group = groups().get(view.workerGroupId);
+      const trained = withoutFrozenRows(view, group.frozenAgents);
+      if (group.frozenAgents.length) step.metrics[`actor/${group.id}/frozen_rows`] = view.rows.length - trained.rows.length;
+      if (trained.rows.length === 0) return;
       const { seed, steps } = kernel.config.trainer;
+      const guard = this.spikeGuards?.of(group.id);
       const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
-      await updateWorkerGroup(group, view, {
+      await updateWorkerGroup(group, trained, {
         loss: kernel.get(LossFunction, { key: 'algorithm.loss' }),
         rng: new SeededRng(seed).fork(`update/${step.step}/${group.id}`),
         metrics: step.metrics,
         distributions: step.distributions,
         lrScale: schedule.scaleAt(step.step - 1),
         oldLogProbs: trainer().oldLogProbs,
+        spikeGuard: guard && { guard, log: (line: string) => step.run.log(line), step: step.step },
       });
     });
 

@@ -14,9 +14,12 @@ import {
 } from '@drmas/core';
 import { AUTO_ROLLOUT, availableFactory, chooseRolloutEngine, describeRolloutChoice } from './rolloutEngine.js';
 import { planWorkerGroups, type WorkerGroupTraining } from './workerGroupPlan.js';
+import type { SpikeGuardSettings } from './config/trainingConfig.js';
 
 export interface TrainedWorkerGroup extends WorkerGroup {
   training: WorkerGroupTraining;
+  /** Agents with `trainable: false`: their rows leave the loss; a group of only these is never updated. */
+  frozenAgents: readonly string[];
   /** A frozen copy of the initial policy, when the loss has a KL term. */
   reference?: PolicyBackend;
 }
@@ -38,6 +41,29 @@ function checkParamGroups(modelId: string, backend: PolicyBackend, training: Wor
       hint: cause.hint,
     });
   }
+}
+
+/** The spike guard's `rollback` needs an engine that can copy and restore its training state in memory. */
+function checkRollback(modelId: string, backend: PolicyBackend, guard: SpikeGuardSettings | undefined): void {
+  if (guard?.action !== 'rollback' || (backend.snapshotTraining && backend.restoreTraining)) return;
+  throw new DrmasError(
+    'CONFIG_INVALID',
+    `the ${backend.name} engine of model "${modelId}" cannot snapshot its training state for a rollback`,
+    {
+      key: `models.${modelId}.spikeGuard.action`,
+      hint: 'use action "skip" (the step is dropped before it is applied) or "log", or train this model on tfjs',
+    },
+  );
+}
+
+/** The run log's line on a group's frozen agents: never updated, or, beside trainable agents, out of the loss only. */
+function describeFrozen(id: string, agents: readonly string[], frozen: readonly string[]): string {
+  const trained = agents.filter((agent) => !frozen.includes(agent));
+  if (trained.length === 0) return `worker group ${id}: every agent is frozen (trainable: false); it samples and is never updated`;
+  return (
+    `worker group ${id}: agents ${frozen.join(', ')} frozen (trainable: false): their turns leave the loss, but they share ` +
+    `model ${id} with ${trained.join(', ')}, whose updates change the weights they sample from (give them a model of their own to keep it fixed)`
+  );
 }
 
 /**
@@ -73,6 +99,7 @@ export class WorkerGroupsService implements WorkerGroups {
       const trainer = await make(plan.settings.backend, backendKey);
       try {
         checkParamGroups(plan.id, trainer, plan.training);
+        checkRollback(plan.id, trainer, plan.settings.spikeGuard as SpikeGuardSettings | undefined);
       } catch (error) {
         trainer.dispose();
         throw error;
@@ -82,7 +109,9 @@ export class WorkerGroupsService implements WorkerGroups {
         rollout = await make(rolloutName, rolloutKey);
         await rollout.syncWeights(trainer);
       }
-      const reference = options.reference ? await make(plan.settings.backend, backendKey) : undefined;
+      // A group of frozen agents never computes a loss, so it needs no reference model.
+      const trains = plan.frozenAgents.length < plan.agents.length;
+      const reference = options.reference && trains ? await make(plan.settings.backend, backendKey) : undefined;
       const group: TrainedWorkerGroup = {
         id: plan.id,
         agents: plan.agents,
@@ -91,6 +120,7 @@ export class WorkerGroupsService implements WorkerGroups {
         reference,
         codec: trainer.tokenizer,
         training: plan.training,
+        frozenAgents: plan.frozenAgents,
       };
       this.groups.push(group);
       for (const agent of plan.agents) this.byAgent.set(agent, group);
@@ -98,6 +128,7 @@ export class WorkerGroupsService implements WorkerGroups {
         `worker group ${plan.id}: agents ${plan.agents.join(', ')}; trains on ${trainer.name} (${trainer.runtime})` +
           (rollout !== trainer ? `, samples on ${rollout.name} (${rollout.runtime})` : ''),
       );
+      if (plan.frozenAgents.length) run.log(describeFrozen(plan.id, plan.agents, plan.frozenAgents));
     }
   }
 

@@ -6,14 +6,17 @@ export { updateWorkerGroup, type OldLogProbSource, type WorkerGroupUpdate } from
 export { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
 export {
   optimizerSection,
+  spikeGuardSection,
   trainerSection,
   trainOverridesSection,
   type OptimizerSection,
   type ScheduleKind,
+  type SpikeGuardSettings,
   type TrainerSection,
   type TrainOverrides,
 } from './config/trainingConfig.js';
 export { batchMetrics } from './stepMetrics.js';
+export { GradNormSpikeGuard, SpikeGuards, type SpikeVerdict } from './spikeGuard/GradNormSpikeGuard.js';
 export { appendRollouts } from './RolloutLog.js';
 export { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
 export { sft as sftCommand, demonstrationTurn, readDemonstrations, type Demonstration } from './cli/sftCommand.js';

@@ -11,6 +11,7 @@ import {
   type Rng,
   type WorkerGroupBatch,
 } from '@drmas/core';
+import type { GradNormSpikeGuard, SpikeVerdict } from './spikeGuard/GradNormSpikeGuard.js';
 import type { TrainedWorkerGroup } from './WorkerGroupsService.js';
 
 /** The view's rows ordered by prompt + response length, so micro-batches and scoring chunks hold rows of similar length. */
@@ -77,6 +78,23 @@ export interface WorkerGroupUpdate {
   /** The learning-rate schedule's factor at this step. */
   lrScale: number;
   oldLogProbs?: OldLogProbSource;
+  /** The group's gradient-norm spike guard, with the run log and the training step its lines name. */
+  spikeGuard?: { guard: GradNormSpikeGuard; log: (message: string) => void; step: number };
+}
+
+/** The run log's line on a spike: the norm, its z-score against the window, and what was done. */
+function describeSpike(id: string, step: number, update: number, norm: number, verdict: SpikeVerdict, action: string): string {
+  const done =
+    action === 'skip'
+      ? 'skipped the optimizer step'
+      : action === 'rollback'
+        ? "rolled back to the weights and optimizer state from before this step's update, and dropped the rest of it"
+        : 'kept the step (action log)';
+  return (
+    `gradient-norm spike in worker group ${id} at step ${step}, optimizer step ${update}: norm ${norm.toPrecision(4)}, ` +
+    `z ${verdict.z!.toPrecision(3)} over the previous ${verdict.count} norms (mean ${verdict.mean.toPrecision(4)}, std ` +
+    `${verdict.std.toPrecision(3)}); ${done}`
+  );
 }
 
 /**
@@ -87,7 +105,10 @@ export interface WorkerGroupUpdate {
  * engine's gap (`probs_diff`); with `rollout` (veRL's bypass mode) the sampling log-probs serve and the entropy comes
  * from the update's own forward pass. Then reference log-probs when the loss has a KL term, `epochs` passes of
  * `miniBatches` optimizer steps over shuffled rows (each mini-batch ordered by length, so its micro-batches carry
- * little padding), then weight sync to the rollout engine.
+ * little padding), then weight sync to the rollout engine. With a spike guard, each optimizer step's pre-clip
+ * gradient norm is judged against the window of earlier ones: a spike is logged and counted, and with `skip` the
+ * engine drops that step (`acceptGradNorm`), with `rollback` the group returns to its state from before this
+ * training step's update (an in-memory snapshot taken first) and the rest of the update is dropped.
  */
 export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerGroupBatch, options: WorkerGroupUpdate): Promise<void> {
   const n = view.rows.length;
@@ -121,12 +142,20 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   let maxGradNorm = 0;
   let skipped = 0;
   let lr = 0;
-  for (let epoch = 0; epoch < epochs; epoch++) {
+  const guarded = options.spikeGuard;
+  const action = guarded?.guard.settings.action;
+  // Rollback's "last good" state: the group's weights and optimizer as its previous training step left them.
+  const lastGood = action === 'rollback' ? await group.trainer.snapshotTraining!() : undefined;
+  let spikes = 0;
+  let rolledBack = false;
+  for (let epoch = 0; epoch < epochs && !rolledBack; epoch++) {
     const order = rng.shuffle(Array.from({ length: n }, (_, i) => i));
     const size = Math.ceil(n / Math.min(miniBatches, n));
-    for (let start = 0; start < n; start += size) {
+    for (let start = 0; start < n && !rolledBack; start += size) {
       const miniBatch = byLength(selectRows(view, order.slice(start, start + size)));
       const computed = learning === view ? miniBatch : restrict(miniBatch, learningRows);
+      let verdict: SpikeVerdict | undefined;
+      const judge = (norm: number) => (verdict = guarded!.guard.check(norm));
       const result = await group.trainer.update({
         batch: computed,
         totals: lossTotals(miniBatch, { responseLength, microBatchSize }),
@@ -135,8 +164,21 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
         optimizer,
         lrScale,
         entropyMetric: source === 'rollout',
+        acceptGradNorm: action === 'skip' ? (norm) => !judge(norm).spike : undefined,
       });
       updates++;
+      if (guarded && verdict === undefined && Number.isFinite(result.gradNorm)) judge(result.gradNorm);
+      const judged = verdict;
+      if (judged?.spike) {
+        spikes++;
+        guarded!.log(describeSpike(group.id, guarded!.step, updates, result.gradNorm, judged, action!));
+        if (action === 'rollback') {
+          await group.trainer.restoreTraining!(lastGood!);
+          rolledBack = true;
+        }
+      } else if (judged) {
+        guarded!.guard.record(result.gradNorm);
+      }
       lr = result.learningRate;
       if (result.skipped) skipped++;
       if (Number.isFinite(result.gradNorm)) maxGradNorm = Math.max(maxGradNorm, result.gradNorm);
@@ -154,6 +196,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   metrics[`${prefix}/lr`] = lr;
   metrics[`${prefix}/skipped_steps`] = skipped;
   metrics[`${prefix}/updates`] = updates;
+  if (guarded) metrics[`${prefix}/spikes`] = spikes;
   if (options.distributions) options.distributions[`${prefix}/grad_norm`] = gradNorms;
   if (group.rollout !== group.trainer) await group.rollout.syncWeights(group.trainer);
 }

@@ -17,6 +17,8 @@ export interface WorkerGroupTraining {
 export interface WorkerGroupPlan {
   id: string;
   agents: string[];
+  /** The agents with `trainable: false`: they sample, but their rows never reach the loss. */
+  frozenAgents: string[];
   settings: ResolvedConfig['models'][string];
   training: WorkerGroupTraining;
 }
@@ -91,6 +93,7 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
       miniBatches: shared.miniBatches ?? DEFAULTS.miniBatches,
       epochs: shared.epochs ?? DEFAULTS.epochs,
     };
-    return { id, agents, settings, training };
+    const frozenAgents = agents.filter((agent) => config.agents[agent]!.trainable === false);
+    return { id, agents, frozenAgents, settings, training };
   });
 }

@@ -56,6 +56,7 @@ async function updateWith(source: OldLogProbSource) {
   const group: TrainedWorkerGroup = {
     id: 'policy',
     agents: ['agent'],
+    frozenAgents: [],
     trainer: backend,
     rollout: backend,
     codec: undefined,

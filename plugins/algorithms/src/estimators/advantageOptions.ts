@@ -1,6 +1,6 @@
 import { AlgorithmInputError } from '../errors.js';
 import { unknownNameError } from '../nameSuggestion.js';
-import type { ResolvedAdvantageOptions } from './types.js';
+import { STATISTICS_UNITS, type ResolvedAdvantageOptions, type StatisticsUnit } from './types.js';
 
 const KNOWN_OPTIONS = [
   'normalizeByStd',
@@ -8,10 +8,12 @@ const KNOWN_OPTIONS = [
   'gamma',
   'lam',
   'stepAdvantageWeight',
+  'raeDecay',
   'gigpoMode',
   'similarityThreshold',
   'groupKey',
   'excludeZeroStdGroups',
+  'statisticsUnit',
 ];
 
 function finite(options: Record<string, unknown>, name: string, fallback: number, min = -Infinity): number {
@@ -24,6 +26,14 @@ function finite(options: Record<string, unknown>, name: string, fallback: number
     );
   }
   return v;
+}
+
+function decay(value: unknown): number {
+  if (value === undefined) return 0.95;
+  if (typeof value !== 'number' || !(value >= 0 && value < 1)) {
+    throw new AlgorithmInputError('options.raeDecay', `must be in [0, 1), got ${JSON.stringify(value)}`);
+  }
+  return value;
 }
 
 /** Defaults and checks the numeric advantage options (veRL defaults: eps 1e-6, gamma 1, lam 1). */
@@ -43,13 +53,19 @@ export function resolveAdvantageOptions(options: object | undefined): ResolvedAd
   if (threshold !== undefined && (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1))) {
     throw new AlgorithmInputError('options.similarityThreshold', `must be in (0, 1], got ${JSON.stringify(threshold)}`);
   }
+  const unit = o.statisticsUnit;
+  if (unit !== undefined && !STATISTICS_UNITS.includes(unit as StatisticsUnit)) {
+    throw unknownNameError('options.statisticsUnit', 'statistics unit', unit, STATISTICS_UNITS);
+  }
   return {
     normalizeByStd,
     epsilon: finite(o, 'epsilon', 1e-6, 0),
     gamma: finite(o, 'gamma', 1, 0),
     lam: finite(o, 'lam', 1, 0),
     stepAdvantageWeight: finite(o, 'stepAdvantageWeight', 1),
+    raeDecay: decay(o.raeDecay),
     gigpoMode,
     similarityThreshold: threshold,
+    statisticsUnit: unit as StatisticsUnit | undefined,
   };
 }

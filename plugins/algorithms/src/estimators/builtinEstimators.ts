@@ -4,7 +4,9 @@ import { gigpo } from './gigpo.js';
 import { gpg } from './gpg.js';
 import { grpo } from './grpo.js';
 import { grpoPassk } from './grpoPassk.js';
+import { magrpo, maremax, marloo } from './jointAction.js';
 import { opo } from './opo.js';
+import { rae } from './rae.js';
 import { reinforcePlusPlus } from './reinforcePlusPlus.js';
 import { reinforcePlusPlusBaseline } from './reinforcePlusPlusBaseline.js';
 import { remax } from './remax.js';
@@ -27,6 +29,10 @@ export const ADVANTAGE_ESTIMATORS = Object.freeze({
   remax,
   gae,
   gigpo,
+  magrpo,
+  marloo,
+  maremax,
+  rae,
 }) satisfies Readonly<Record<string, EstimatorDefinition>>;
 
 export type BuiltinEstimatorName = keyof typeof ADVANTAGE_ESTIMATORS;

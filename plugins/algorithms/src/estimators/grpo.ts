@@ -2,51 +2,54 @@ import { broadcastRows } from '../kernels/broadcast.js';
 import { groupStatistics, normalizeInGroups } from '../kernels/groupStatistics.js';
 import { rowSums } from '../kernels/rowScores.js';
 import { combineCodings } from '../grouping/coding.js';
-import type { EstimatorBatch, EstimatorDefinition, ResolvedAdvantageOptions } from './types.js';
+import type { EstimatorBatch, EstimatorDefinition, EstimatorOutput, ResolvedAdvantageOptions } from './types.js';
 
 /**
  * Per-row group-normalized scores, mirroring veRL `compute_grpo_outcome_advantage`:
  * (r - mean_g) / (std_g + eps), unbiased std, a group of one has mean 0 and std 1.
  *
- * With `averageTrajectories` and trajectory ids, each trajectory (its rows averaged) is one sample of its
- * group and every row of the trajectory gets the trajectory's advantage (multi-agent GRPO: one baseline per prompt).
+ * The samples are the rows (`statisticsUnit: turn`), or with `trajectory` and trajectory ids, each trajectory's rows
+ * within the group averaged into one sample whose advantage every one of those rows gets (multi-agent GRPO: one
+ * baseline per prompt, each rollout one sample). The group key and the unit are independent: `prompt_agent` with
+ * `trajectory` averages each agent's rows of a trajectory.
  */
-export function groupNormalizedRowAdvantages(
-  batch: EstimatorBatch,
-  options: ResolvedAdvantageOptions,
-  averageTrajectories: boolean,
-): Float64Array {
+export function groupNormalizedRowAdvantages(batch: EstimatorBatch, options: ResolvedAdvantageOptions): Float64Array {
   const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
   const groupOf = batch.groups.codes;
-  if (!averageTrajectories || batch.trajectories === undefined) {
+  if (options.statisticsUnit !== 'trajectory' || batch.trajectories === undefined) {
     const stats = groupStatistics(scores, groupOf, batch.groups.count);
     return normalizeInGroups(scores, groupOf, stats, options.normalizeByStd, options.epsilon);
   }
-  const traj = combineCodings(batch.groups, batch.trajectories);
-  const trajScore = new Float64Array(traj.count);
-  const trajRows = new Int32Array(traj.count);
-  const trajGroup = new Int32Array(traj.count);
+  // Units are (group, trajectory) pairs, so a unit never spans two groups whatever the key.
+  const unit = combineCodings(batch.groups, batch.trajectories);
+  const unitScore = new Float64Array(unit.count);
+  const unitRows = new Int32Array(unit.count);
+  const unitGroup = new Int32Array(unit.count);
   for (let r = 0; r < batch.rows; r++) {
-    const t = traj.codes[r]!;
-    trajScore[t]! += scores[r]!;
-    trajRows[t]!++;
-    trajGroup[t] = groupOf[r]!;
+    const u = unit.codes[r]!;
+    unitScore[u]! += scores[r]!;
+    unitRows[u]!++;
+    unitGroup[u] = groupOf[r]!;
   }
-  for (let t = 0; t < traj.count; t++) trajScore[t]! /= trajRows[t]!;
-  const stats = groupStatistics(trajScore, trajGroup, batch.groups.count);
-  const trajAdvantage = normalizeInGroups(trajScore, trajGroup, stats, options.normalizeByStd, options.epsilon);
+  for (let u = 0; u < unit.count; u++) unitScore[u]! /= unitRows[u]!;
+  const stats = groupStatistics(unitScore, unitGroup, batch.groups.count);
+  const unitAdvantage = normalizeInGroups(unitScore, unitGroup, stats, options.normalizeByStd, options.epsilon);
   const out = new Float64Array(batch.rows);
-  for (let r = 0; r < batch.rows; r++) out[r] = trajAdvantage[traj.codes[r]!]!;
+  for (let r = 0; r < batch.rows; r++) out[r] = unitAdvantage[unit.codes[r]!]!;
   return out;
 }
 
+/** The GRPO formula broadcast over each row's response tokens; `returns` equal the advantages. */
+export function groupNormalized(batch: EstimatorBatch, options: ResolvedAdvantageOptions): EstimatorOutput {
+  const advantages = broadcastRows(groupNormalizedRowAdvantages(batch, options), batch.responseMask, batch.rows, batch.cols);
+  return { advantages, returns: advantages };
+}
+
+/** GRPO: one baseline per prompt group, each trajectory one sample (its rows averaged). */
 export const grpo: EstimatorDefinition = {
   name: 'grpo',
   defaultGroupKey: 'prompt',
+  defaultStatisticsUnit: 'trajectory',
   requires: [],
-  compute(batch, options) {
-    const rowAdvantages = groupNormalizedRowAdvantages(batch, options, true);
-    const advantages = broadcastRows(rowAdvantages, batch.responseMask, batch.rows, batch.cols);
-    return { advantages, returns: advantages };
-  },
+  compute: groupNormalized,
 };

@@ -40,6 +40,8 @@ export interface AdvantageOptions {
   lam?: number;
   /** GiGPO weight of the step advantage. Default 1. */
   stepAdvantageWeight?: number;
+  /** RAE: decay alpha of each role's moving-average baseline, b <- alpha b + (1 - alpha) R, in [0, 1). Default 0.95 (SPIRAL). */
+  raeDecay?: number;
   /** GiGPO normalization. Default `mean_norm`. */
   gigpoMode?: 'mean_norm' | 'mean_std_norm';
   /** GiGPO: cluster anchor observations by difflib similarity ratio >= this, in (0, 1]; exact match when unset. */
@@ -48,7 +50,17 @@ export interface AdvantageOptions {
   groupKey?: GroupKey<AdvantageInput>;
   /** Also return `lossRowMask`: 0 for rows of groups whose scores are all equal (zero std), else 1. */
   excludeZeroStdGroups?: boolean;
+  /**
+   * The sample a group's mean and std are taken over, independent of the group key: every `turn` (row) its own
+   * sample, or each `trajectory`'s rows in the group averaged into one. Defaults to the estimator's own unit
+   * (`grpo`: trajectory, `drmas`: turn); only estimators with a `defaultStatisticsUnit` accept it.
+   */
+  statisticsUnit?: StatisticsUnit;
 }
+
+/** What one sample of a group's statistics is: a turn (row), or a trajectory's rows of the group averaged. */
+export type StatisticsUnit = 'turn' | 'trajectory';
+export const STATISTICS_UNITS: readonly StatisticsUnit[] = Object.freeze(['turn', 'trajectory']);
 
 export interface AdvantageResult {
   advantages: number[][];
@@ -63,8 +75,11 @@ export interface ResolvedAdvantageOptions {
   readonly gamma: number;
   readonly lam: number;
   readonly stepAdvantageWeight: number;
+  readonly raeDecay: number;
   readonly gigpoMode: 'mean_norm' | 'mean_std_norm';
   readonly similarityThreshold: number | undefined;
+  /** The option as given; undefined leaves the estimator's `defaultStatisticsUnit`. */
+  readonly statisticsUnit: StatisticsUnit | undefined;
 }
 
 /** The columnar form every estimator computes on: flat row-major buffers and integer-coded groups. */
@@ -80,6 +95,11 @@ export interface EstimatorBatch {
   readonly groups: Coding;
   /** (group, trajectory) pairs, when trajectory ids were given. */
   readonly trajectories?: Coding;
+  /** Environment step of each row (`turnIds`), when given. */
+  readonly steps?: Coding;
+  /** Agent of each row, when given, with the role behind each code (`agentNames[agents.codes[row]]`). */
+  readonly agents?: Coding;
+  readonly agentNames?: readonly string[];
   readonly stepRewards?: ArrayLike<number>;
   readonly anchorObservations?: readonly string[];
   readonly baselineRewards?: ArrayLike<number>;
@@ -103,5 +123,16 @@ export interface EstimatorDefinition {
   readonly defaultGroupKey?: GroupKeyName;
   /** Inputs beyond rewards, the mask and ids. */
   readonly requires: readonly RequiredInput[];
-  compute(batch: EstimatorBatch, options: ResolvedAdvantageOptions): EstimatorOutput;
+  /** The sample unit of the group statistics when `options.statisticsUnit` is not given; absent: the option does not apply. */
+  readonly defaultStatisticsUnit?: StatisticsUnit;
+  /** For estimators that carry state from step to step (RAE's moving averages): a fresh state, as at the start of a run. */
+  createState?(): EstimatorState;
+  /** `state` is the one `createState` made, carried by the caller (a fresh one when the caller gives none). */
+  compute(batch: EstimatorBatch, options: ResolvedAdvantageOptions, state?: EstimatorState): EstimatorOutput;
+}
+
+/** An estimator's state across steps, as JSON for checkpoints (a resumed run continues from exactly this). */
+export interface EstimatorState {
+  getState(): unknown;
+  setState(state: unknown): void;
 }

@@ -1,6 +1,10 @@
 import {
   AdvantageEstimator,
+  Checkpointable,
   DrmasError,
+  InfoSection,
+  z,
+  type ResolvedConfig,
   LossFunction,
   Stage,
   type Kernel,
@@ -10,10 +14,12 @@ import {
   type StepContext,
 } from '@drmas/core';
 import { ADVANTAGE_ESTIMATORS } from '../estimators/builtinEstimators.js';
+import type { EstimatorDefinition } from '../estimators/types.js';
 import { DynamicSamplingAccumulator } from '../sampling/dynamicSampling.js';
-import { algorithmSection, type AlgorithmSettings } from './algorithmConfig.js';
+import { advantageOptionsSection, algorithmSection, type AdvantageOptionsSettings, type AlgorithmSettings } from './algorithmConfig.js';
+import type { ColumnarAdvantageOptions } from '../computeAdvantage.js';
 import { PolicyLossFunction } from './PolicyLossFunction.js';
-import { BatchEstimator } from './BatchEstimator.js';
+import { BatchEstimator, reportAdvantages } from './BatchEstimator.js';
 
 const PLUGIN_NAME = 'algorithms';
 
@@ -74,51 +80,147 @@ async function dynamicSampling(kernel: Kernel, first: RolloutBatch, step: StepCo
   return { trajectories, metrics: { ...first.metrics } };
 }
 
+/** Refuses options that the estimator would ignore: grouping options for one that does not group, a statistics unit for one without. */
+function checkOptionsApply(
+  definition: EstimatorDefinition,
+  options: Pick<AdvantageOptionsSettings, 'groupKey' | 'excludeZeroStdGroups' | 'statisticsUnit'>,
+  prefix: string,
+): void {
+  const refuse = (key: string, message: string, hint: string) => {
+    throw new DrmasError('CONFIG_INVALID', message, { key: `${prefix}.${key}`, hint });
+  };
+  if (definition.defaultGroupKey === undefined) {
+    for (const key of ['groupKey', 'excludeZeroStdGroups'] as const) {
+      if (options[key] === undefined || options[key] === false) continue;
+      refuse(
+        key,
+        `${prefix}.${key} applies to estimators that normalize within groups; "${definition.name}" does not group rows`,
+        'remove it, or choose a group-based estimator such as drmas or grpo',
+      );
+    }
+  }
+  if (options.statisticsUnit !== undefined && definition.defaultStatisticsUnit === undefined) {
+    refuse(
+      'statisticsUnit',
+      `${prefix}.statisticsUnit applies to estimators that take a mean and std over a group's samples; "${definition.name}" does not`,
+      'remove it, or choose grpo or drmas (the unit and the group key are independent options of both)',
+    );
+  }
+}
+
+/** The options every estimator reads as numbers; a role with an estimator of its own inherits these from `algorithm`. */
+const NUMERIC_OPTIONS = [
+  'normalizeByStd',
+  'epsilon',
+  'gamma',
+  'lam',
+  'stepAdvantageWeight',
+  'raeDecay',
+  'gigpoMode',
+  'similarityThreshold',
+] as const;
+/** Options that say how `algorithm.advantage`'s estimator groups rows: a role with its own estimator sets its own. */
+const GROUPING_OPTIONS = ['groupKey', 'excludeZeroStdGroups', 'statisticsUnit'] as const;
+
+function definedOnly(options: object | undefined): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(options ?? {}).filter(([, value]) => value !== undefined));
+}
+
 /**
- * Provides every advantage estimator by name (chosen with `algorithm.advantage`), the policy loss the trainers
- * use (`algorithm.loss`), and DAPO dynamic sampling on `afterRollout`.
+ * The options of one role's rows (`undefined`: `algorithm.advantage`'s rows): `algorithm`'s, then the role's
+ * `advantageOptions`. A role whose `advantage` names an estimator of its own does not inherit `algorithm`'s grouping
+ * options, which belong to `algorithm.advantage`.
+ */
+export function roleOptions(config: ResolvedConfig, role: string | undefined): ColumnarAdvantageOptions {
+  const s = config.algorithm as AlgorithmSettings;
+  const pick = (keys: readonly string[]) => Object.fromEntries(keys.map((key) => [key, s[key as keyof AlgorithmSettings]]));
+  const entry = role === undefined ? undefined : config.agents[role];
+  const ownEstimator = entry?.advantage !== undefined && entry.advantage !== s.advantage;
+  return {
+    ...pick(NUMERIC_OPTIONS),
+    ...(ownEstimator ? {} : pick(GROUPING_OPTIONS)),
+    ...definedOnly(entry?.advantageOptions as AdvantageOptionsSettings | undefined),
+  };
+}
+
+/** Every estimator name the config chooses: `algorithm.advantage` and the roles' `advantage`. */
+function chosenEstimators(config: ResolvedConfig): Set<string> {
+  const names = Object.values(config.agents).map((agent) => agent.advantage);
+  return new Set([config.algorithm.advantage, ...names].filter((name): name is string => name !== undefined));
+}
+
+/** The chosen stateful estimators' states (RAE's baselines) in checkpoints, so a resumed run continues exactly. */
+function estimatorStates(estimators: BatchEstimator[]): Checkpointable {
+  return {
+    key: 'algorithms/estimators',
+    getState: () => Object.fromEntries(estimators.map((estimator) => [estimator.name, estimator.state!.getState()])),
+    setState: (state) => {
+      const saved = (state ?? {}) as Record<string, unknown>;
+      for (const estimator of estimators) if (estimator.name in saved) estimator.state!.setState(saved[estimator.name]);
+    },
+  };
+}
+
+/** What `drmas info` shows: the estimator of each role's rows and the options it runs with. */
+function advantagePlan(config: ResolvedConfig): Array<Record<string, unknown>> {
+  const fallback = config.algorithm.advantage;
+  const rows = [{ rows: 'default', estimator: fallback ?? '(none)', ...definedOnly(roleOptions(config, undefined)) }];
+  for (const [role, entry] of Object.entries(config.agents)) {
+    if (entry.advantage === undefined && entry.advantageOptions === undefined) continue;
+    rows.push({ rows: `agent ${role}`, estimator: entry.advantage ?? fallback ?? '(none)', ...definedOnly(roleOptions(config, role)) });
+  }
+  return rows;
+}
+
+/**
+ * Provides every advantage estimator by name (chosen with `algorithm.advantage`, per role with
+ * `agents.<role>.advantage` and `agents.<role>.advantageOptions`), the policy loss the trainers use
+ * (`algorithm.loss`), and DAPO dynamic sampling on `afterRollout`. After the estimators, the step's advantage
+ * statistics are taken and zero-variance groups leave the loss when configured.
  */
 export class AlgorithmsPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = { algorithm: algorithmSection };
+  readonly configSchema = { algorithm: algorithmSection, agents: z.strictObject({ advantageOptions: advantageOptionsSection.optional() }) };
+  private readonly estimators: BatchEstimator[] = [];
 
   register(ctx: RegisterContext): void {
-    const options = () => {
-      const s = ctx.config.algorithm as AlgorithmSettings;
-      return {
-        normalizeByStd: s.normalizeByStd,
-        epsilon: s.epsilon,
-        gamma: s.gamma,
-        lam: s.lam,
-        stepAdvantageWeight: s.stepAdvantageWeight,
-        gigpoMode: s.gigpoMode,
-        similarityThreshold: s.similarityThreshold,
-        groupKey: s.groupKey,
-        excludeZeroStdGroups: s.excludeZeroStdGroups,
-      };
-    };
-    for (const definition of Object.values(ADVANTAGE_ESTIMATORS))
-      ctx.provide(AdvantageEstimator, definition.name, new BatchEstimator(definition, options));
+    for (const definition of Object.values(ADVANTAGE_ESTIMATORS)) {
+      const estimator = new BatchEstimator(definition, (role) => roleOptions(ctx.config, role));
+      this.estimators.push(estimator);
+      ctx.provide(AdvantageEstimator, definition.name, estimator);
+    }
     ctx.bind(LossFunction).toDynamicValue(() => new PolicyLossFunction(lossSettings(ctx.config.algorithm as AlgorithmSettings)));
+    const stateful = this.estimators.filter(
+      (estimator) => estimator.state !== undefined && chosenEstimators(ctx.config).has(estimator.name),
+    );
+    if (stateful.length) ctx.bind(Checkpointable).toConstantValue(estimatorStates(stateful));
+    ctx.bind(InfoSection).toConstantValue({
+      title: 'advantage',
+      describe: (kernel) => advantagePlan(kernel.config),
+    });
   }
 
   apply(kernel: Kernel): void {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       const s = config.algorithm as AlgorithmSettings;
       const estimator = s.advantage ? kernel.getNamed(AdvantageEstimator, s.advantage, 'algorithm.advantage') : undefined;
-      if (!(estimator instanceof BatchEstimator) || estimator.definition.defaultGroupKey !== undefined) return;
-      for (const key of ['groupKey', 'excludeZeroStdGroups'] as const) {
-        if (s[key] === undefined || s[key] === false) continue;
-        throw new DrmasError(
-          'CONFIG_INVALID',
-          `algorithm.${key} applies to estimators that normalize within groups; "${estimator.name}" does not group rows`,
-          {
-            key: `algorithm.${key}`,
-            hint: 'remove it, or choose a group-based estimator such as drmas or grpo',
-          },
-        );
+      if (estimator instanceof BatchEstimator) checkOptionsApply(estimator.definition, s, 'algorithm');
+      for (const [role, entry] of Object.entries(config.agents)) {
+        const name = entry.advantage ?? s.advantage;
+        if (name === undefined || entry.advantageOptions === undefined) continue;
+        const own = kernel.getNamed(AdvantageEstimator, name, entry.advantage ? `agents.${role}.advantage` : 'algorithm.advantage');
+        const options = entry.advantageOptions as AdvantageOptionsSettings;
+        if (own instanceof BatchEstimator) checkOptionsApply(own.definition, options, `agents.${role}.advantageOptions`);
       }
     });
+    const configured = kernel.config.algorithm.advantage !== undefined || Object.values(kernel.config.agents).some((a) => a.advantage);
+    if (configured) {
+      kernel.hooks.advantage.tap({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, (batch, step) => {
+        if (batch.rows === 0) return;
+        reportAdvantages(batch, step);
+        for (const estimator of this.estimators) estimator.excludeZeroStdRows(batch);
+      });
+    }
     kernel.hooks.afterRollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (batch, step) =>
       settingsOf(kernel).dynamicSampling.enabled ? dynamicSampling(kernel, batch, step) : batch,
     );

@@ -3,21 +3,54 @@ import { GROUP_KEY_NAMES, type GroupKeyName } from '../grouping/groupKeys.js';
 import { KL_PENALTY_KINDS, type KlPenaltyKind } from '../losses/klPenalty.js';
 import { LOSS_AGGREGATIONS, type LossAggregation } from '../losses/aggregateLoss.js';
 import { TRAINABLE_VARIANTS } from './PolicyLossFunction.js';
+import { STATISTICS_UNITS, type StatisticsUnit } from '../estimators/types.js';
+
+/**
+ * The estimator options, without defaults: `agents.<role>.advantageOptions` sets any of them for that role's rows,
+ * over `algorithm`'s.
+ */
+const estimatorOptions = {
+  /** Divide by the group std (GRPO, Dr. MAS); false gives Dr. GRPO's r - mean. */
+  normalizeByStd: z.boolean(),
+  epsilon: z.number().positive(),
+  gamma: z.number().min(0).max(1),
+  lam: z.number().min(0).max(1),
+  stepAdvantageWeight: z.number(),
+  /** RAE: decay alpha of each role's moving-average baseline (SPIRAL: 0.95). */
+  raeDecay: z.number().min(0).lt(1),
+  gigpoMode: z.enum(['mean_norm', 'mean_std_norm']),
+  similarityThreshold: z.number().gt(0).max(1),
+  /** Which rows share a baseline; each estimator has its own default (`drmas`: prompt_agent). */
+  groupKey: z.enum(GROUP_KEY_NAMES as [GroupKeyName, ...GroupKeyName[]]),
+  /**
+   * The sample of a group's mean and std, independent of `groupKey`: every `turn`, or each `trajectory`'s rows of the
+   * group averaged. Each estimator has its default (`grpo`: trajectory, `drmas`: turn).
+   */
+  statisticsUnit: z.enum(STATISTICS_UNITS as [StatisticsUnit, ...StatisticsUnit[]]),
+  /** Keep turns of groups whose rewards are all equal out of the loss (they carry no signal). */
+  excludeZeroStdGroups: z.boolean(),
+};
+
+/** `agents.<role>.advantageOptions`: estimator options for that role's rows, over `algorithm`'s. */
+export const advantageOptionsSection = z.strictObject(
+  Object.fromEntries(Object.entries(estimatorOptions).map(([key, schema]) => [key, schema.optional()])) as {
+    [K in keyof typeof estimatorOptions]: z.ZodOptional<(typeof estimatorOptions)[K]>;
+  },
+);
 
 /** The keys the algorithms plugin adds to the `algorithm` config section. */
 export const algorithmSection = z.strictObject({
-  /** Divide by the group std (GRPO, Dr. MAS); false gives Dr. GRPO's r - mean. */
-  normalizeByStd: z.boolean().default(true),
-  epsilon: z.number().positive().default(1e-6),
-  gamma: z.number().min(0).max(1).default(1),
-  lam: z.number().min(0).max(1).default(1),
-  stepAdvantageWeight: z.number().default(1),
-  gigpoMode: z.enum(['mean_norm', 'mean_std_norm']).default('mean_norm'),
-  similarityThreshold: z.number().gt(0).max(1).optional(),
-  /** Which rows share a baseline; each estimator has its own default (`drmas`: prompt_agent). */
-  groupKey: z.enum(GROUP_KEY_NAMES as [GroupKeyName, ...GroupKeyName[]]).optional(),
-  /** Keep turns of groups whose rewards are all equal out of the loss (they carry no signal). */
-  excludeZeroStdGroups: z.boolean().default(false),
+  normalizeByStd: estimatorOptions.normalizeByStd.default(true),
+  epsilon: estimatorOptions.epsilon.default(1e-6),
+  gamma: estimatorOptions.gamma.default(1),
+  lam: estimatorOptions.lam.default(1),
+  stepAdvantageWeight: estimatorOptions.stepAdvantageWeight.default(1),
+  raeDecay: estimatorOptions.raeDecay.default(0.95),
+  gigpoMode: estimatorOptions.gigpoMode.default('mean_norm'),
+  similarityThreshold: estimatorOptions.similarityThreshold.optional(),
+  groupKey: estimatorOptions.groupKey.optional(),
+  statisticsUnit: estimatorOptions.statisticsUnit.optional(),
+  excludeZeroStdGroups: estimatorOptions.excludeZeroStdGroups.default(false),
   loss: z
     .strictObject({
       variant: z.enum(TRAINABLE_VARIANTS).default('vanilla'),
@@ -48,6 +81,12 @@ export const algorithmSection = z.strictObject({
 
 export type AlgorithmSettings = z.infer<typeof algorithmSection> & { advantage?: string };
 
+export type AdvantageOptionsSettings = z.infer<typeof advantageOptionsSection>;
+
 declare module '@drmas/core' {
   interface AlgorithmConfig extends z.input<typeof algorithmSection> {}
+  interface AgentConfig {
+    /** Estimator options for this role's rows, over `algorithm`'s (with `advantage`, for its own estimator). */
+    advantageOptions?: z.input<typeof advantageOptionsSection>;
+  }
 }

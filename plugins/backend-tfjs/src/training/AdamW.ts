@@ -18,6 +18,12 @@ export class OptimizerStateError extends DrmasError {
   }
 }
 
+/** AdamW's state copied out of its tensors. */
+export interface AdamWSnapshot {
+  readonly step: number;
+  readonly moments: ReadonlyMap<string, { expAvg: Float32Array; expAvgSq: Float32Array; shape: number[] }>;
+}
+
 interface Moments {
   expAvg: tf.Variable;
   expAvgSq: tf.Variable;
@@ -85,6 +91,34 @@ export class AdamW {
       this.moments.set(name, m);
     }
     return m;
+  }
+
+  /** A copy of the moments and the step count, for `restore`. */
+  async snapshot(): Promise<AdamWSnapshot> {
+    const moments = new Map<string, { expAvg: Float32Array; expAvgSq: Float32Array; shape: number[] }>();
+    for (const [name, m] of this.moments) {
+      moments.set(name, {
+        expAvg: Float32Array.from(await m.expAvg.data()),
+        expAvgSq: Float32Array.from(await m.expAvgSq.data()),
+        shape: [...m.expAvg.shape],
+      });
+    }
+    return { step: this.step, moments };
+  }
+
+  /** Replaces the state with a `snapshot`'s (moments made after it are dropped). */
+  restore(snapshot: AdamWSnapshot): void {
+    this.disposeMoments();
+    for (const [name, m] of snapshot.moments) {
+      this.moments.set(
+        name,
+        tf.tidy(() => ({
+          expAvg: tf.variable(tf.tensor(m.expAvg, m.shape), false),
+          expAvgSq: tf.variable(tf.tensor(m.expAvgSq, m.shape), false),
+        })),
+      );
+    }
+    this.step = snapshot.step;
   }
 
   /** The contents of `optimizer.safetensors` and `optimizer.json` (written with the checkpoint, atomically). */

@@ -16,8 +16,8 @@ export class TrainingInputError extends Error {
 
 /**
  * One model's optimizer and update step: micro-batches of the request's rows with gradient accumulation, clipping by
- * global norm (the norm reported is before clipping, like torch's clip_grad_norm_), AdamW; a non-finite norm skips
- * the step. The loss normalizes by the request's totals, which cover rows the caller left out.
+ * global norm (the norm reported is before clipping, like torch's clip_grad_norm_), AdamW; a non-finite norm, or one
+ * the request's `acceptGradNorm` refuses, skips the step. The loss normalizes by the request's totals, which cover rows the caller left out.
  */
 export class PolicyTrainer {
   readonly optimizer = new AdamW();
@@ -93,6 +93,8 @@ export class PolicyTrainer {
         return { loss: lossSum, gradNorm, skipped: true, learningRate, metrics };
       }
       metrics['actor/skipped_nonfinite'] = 0;
+      if (request.acceptGradNorm && !request.acceptGradNorm(gradNorm))
+        return { loss: lossSum, gradNorm, skipped: true, learningRate, metrics };
       const maxNorm = settings.maxGradNorm;
       const clipCoef = maxNorm > 0 ? Math.min(1, maxNorm / (gradNorm + 1e-6)) : 1;
       if (clipCoef < 1) {

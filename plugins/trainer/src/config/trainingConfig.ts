@@ -1,7 +1,7 @@
 import { LIMITS, z } from '@drmas/core';
 
 /** Caps of the trainer's count settings (rows per micro-batch, passes, rollouts logged). */
-export const TRAINER_LIMITS = Object.freeze({ rows: 1_048_576, epochs: 1_000, logRollouts: 1_048_576 });
+export const TRAINER_LIMITS = Object.freeze({ rows: 1_048_576, epochs: 1_000, logRollouts: 1_048_576, spikeWindow: 100_000 });
 
 const betas = z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]);
 
@@ -47,6 +47,24 @@ export const trainOverridesSection = z.strictObject({
   epochs: z.number().int().positive().max(TRAINER_LIMITS.epochs).optional(),
 });
 
+/**
+ * `models.<id>.spikeGuard`: each optimizer step's pre-clip gradient norm against the previous ones. A spike (z-score
+ * above `threshold` over the last `window` non-spike norms, once `warmup` of them are in) is logged and counted;
+ * `skip` also drops that optimizer step, `rollback` restores the weights and optimizer state from before the group's
+ * update in this training step and drops the rest of it.
+ */
+export const spikeGuardSection = z
+  .strictObject({
+    action: z.enum(['log', 'skip', 'rollback']).default('skip'),
+    /** Non-spike norms the statistics are taken over (the latest ones). */
+    window: z.number().int().min(2).max(TRAINER_LIMITS.spikeWindow).default(20),
+    /** A z-score above this is a spike. */
+    threshold: z.number().positive().default(4),
+    /** Norms the window must hold before any step is judged (at least 2: the std needs them). */
+    warmup: z.number().int().min(2).max(TRAINER_LIMITS.spikeWindow).default(5),
+  })
+  .refine((guard) => guard.warmup <= guard.window, { message: 'warmup must not exceed window', path: ['warmup'] });
+
 /** The keys the trainer adds to the `trainer` section (core owns steps, seed, outputDir, runName, saveEvery, keepLast). */
 export const trainerSection = z.strictObject({
   /** Trajectories per step written to rollouts.jsonl (0: none). */
@@ -61,6 +79,7 @@ export const trainerSection = z.strictObject({
 export type OptimizerSection = z.output<typeof optimizerSection>;
 export type TrainOverrides = z.output<typeof trainOverridesSection>;
 export type TrainerSection = z.output<typeof trainerSection>;
+export type SpikeGuardSettings = z.output<typeof spikeGuardSection>;
 export type ScheduleKind = OptimizerSection['schedule'];
 
 declare module '@drmas/core' {
@@ -68,9 +87,13 @@ declare module '@drmas/core' {
   interface ModelConfig {
     /** AdamW and its learning-rate schedule. */
     optimizer?: z.input<typeof optimizerSection>;
+    /** Watch each optimizer step's gradient norm for spikes: log, skip the step, or roll back. */
+    spikeGuard?: z.input<typeof spikeGuardSection>;
   }
   interface AgentConfig {
     /** Training overrides; agents sharing a model must agree on them. */
     train?: z.input<typeof trainOverridesSection>;
+    /** false: the agent samples but is never trained (its rows leave the loss). Default true. */
+    trainable?: boolean;
   }
 }

@@ -1,0 +1,90 @@
+import { describe, expect, test } from '@jest/globals';
+import { ADVANTAGE_ESTIMATORS, computeAdvantage, computeAdvantageColumnar, type AdvantageInput } from '../src/index.js';
+import { expectMatrixClose } from './closeTo.js';
+
+/**
+ * Prompt g: three rollouts of agents A and B over two environment steps (t2 ends after step 0); prompt h: one
+ * rollout. One token per turn. Joint rewards (mean of the step's rows): t0 0.5 then 1, t1 0 then 0.5, t2 1, h0 2.
+ * Returns with gamma 0.5: t0 0.5 + 0.5 x 1 = 1 then 1; t1 0 + 0.5 x 0.5 = 0.25 then 0.5; t2 1; h0 2.
+ * Nodes: (g, step 0) holds returns 1, 0.25, 1 (mean 0.75, max 1); (g, step 1) holds 1, 0.5 (mean 0.75, max 1);
+ * (h, step 0) holds one joint action, whose advantage is 0.
+ */
+const rows: Array<[string, string, number, string, number]> = [
+  ['g', 't0', 0, 'A', 1],
+  ['g', 't0', 0, 'B', 0],
+  ['g', 't0', 1, 'A', 1],
+  ['g', 't0', 1, 'B', 1],
+  ['g', 't1', 0, 'A', 0],
+  ['g', 't1', 0, 'B', 0],
+  ['g', 't1', 1, 'A', 1],
+  ['g', 't1', 1, 'B', 0],
+  ['g', 't2', 0, 'A', 1],
+  ['g', 't2', 0, 'B', 1],
+  ['h', 'h0', 0, 'A', 2],
+];
+const input: AdvantageInput = {
+  tokenRewards: rows.map((r) => [r[4], 0]),
+  responseMask: rows.map(() => [1, 1]),
+  groupIds: rows.map((r) => r[0]),
+  trajectoryIds: rows.map((r) => r[1]),
+  turnIds: rows.map((r) => r[2]),
+  agentIds: rows.map((r) => r[3]),
+};
+const perRow = (values: number[]) => values.map((v) => [v, v]);
+
+describe('joint-action baselines (CoMLRL MAGRPO / MARLOO / MAREMAX)', () => {
+  test.each([
+    // G - mean: step 0: 1 - 0.75, 0.25 - 0.75, 1 - 0.75; step 1: 1 - 0.75, 0.5 - 0.75.
+    ['magrpo', [0.25, 0.25, 0.25, 0.25, -0.5, -0.5, -0.25, -0.25, 0.25, 0.25, 0]],
+    // G - mean of the others: step 0: 1 - (0.25 + 1) / 2, 0.25 - (1 + 1) / 2; step 1: 1 - 0.5, 0.5 - 1.
+    ['marloo', [0.375, 0.375, 0.5, 0.5, -0.75, -0.75, -0.5, -0.5, 0.375, 0.375, 0]],
+    // G - max: step 0: 1 - 1, 0.25 - 1; step 1: 1 - 1, 0.5 - 1.
+    ['maremax', [0, 0, 0, 0, -0.75, -0.75, -0.5, -0.5, 0, 0, 0]],
+  ] as const)('%s: every row of a joint action gets its advantage; returns are the joint returns (hand-worked)', (name, expected) => {
+    const out = computeAdvantage(ADVANTAGE_ESTIMATORS[name], input, { gamma: 0.5 });
+    expectMatrixClose(out.advantages, perRow([...expected]), 1e-12, name);
+    expectMatrixClose(out.returns, perRow([1, 1, 1, 1, 0.25, 0.25, 0.5, 0.5, 1, 1, 2]), 1e-12, `${name} returns`);
+  });
+
+  test('the columnar path gives the same numbers', () => {
+    const codes = (ids: ArrayLike<string | number>) => {
+      const seen = new Map<string | number, number>();
+      return Int32Array.from(Array.from(ids), (id) => seen.get(id) ?? seen.set(id, seen.size).get(id)!);
+    };
+    const out = computeAdvantageColumnar(
+      ADVANTAGE_ESTIMATORS.marloo,
+      {
+        rowLength: 2,
+        tokenRewards: Float64Array.from(input.tokenRewards.flat()),
+        responseMask: Float32Array.from(input.responseMask.flat()),
+        groupCodes: codes(input.groupIds!),
+        trajectoryCodes: codes(input.trajectoryIds!),
+        turnCodes: codes(input.turnIds!),
+      },
+      { gamma: 0.5 },
+    );
+    expectMatrixClose(
+      Array.from({ length: rows.length }, (_, r) => Array.from(out.advantages.subarray(2 * r, 2 * r + 2))),
+      perRow([0.375, 0.375, 0.5, 0.5, -0.75, -0.75, -0.5, -0.5, 0.375, 0.375, 0]),
+      1e-12,
+    );
+  });
+
+  test('without environment steps a whole trajectory is one joint action; gamma does not enter', () => {
+    const { turnIds: _steps, ...flat } = input;
+    // Trajectory means: t0 (1 + 0 + 1 + 1) / 4 = 0.75, t1 1/4, t2 1; mean 2/3.
+    const out = computeAdvantage(ADVANTAGE_ESTIMATORS.magrpo, flat, { gamma: 0.5 });
+    const a0 = 0.75 - 2 / 3;
+    const a1 = 0.25 - 2 / 3;
+    const a2 = 1 - 2 / 3;
+    expectMatrixClose(out.advantages, perRow([a0, a0, a0, a0, a1, a1, a1, a1, a2, a2, 0]), 1e-12);
+  });
+
+  test('a group key that splits a joint action, or no trajectory ids, is refused', () => {
+    expect(() => computeAdvantage(ADVANTAGE_ESTIMATORS.magrpo, input, { groupKey: 'prompt_agent' })).toThrow(
+      "options.groupKey: puts the rows of one joint action (row 1's trajectory at its step) in two groups",
+    );
+    const { trajectoryIds: _ids, ...noTrajectories } = input;
+    expect(() => computeAdvantage(ADVANTAGE_ESTIMATORS.marloo, noTrajectories)).toThrow("trajectoryIds: is required by estimator 'marloo'");
+  });
+});

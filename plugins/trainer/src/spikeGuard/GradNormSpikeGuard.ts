@@ -1,0 +1,78 @@
+import { DrmasError, type Checkpointable } from '@drmas/core';
+import type { SpikeGuardSettings } from '../config/trainingConfig.js';
+
+/** One optimizer step's gradient norm judged against the window of the norms before it. */
+export interface SpikeVerdict {
+  readonly spike: boolean;
+  /** (norm - mean) / std over the window; undefined while the window holds fewer than `warmup` norms. */
+  readonly z: number | undefined;
+  readonly mean: number;
+  readonly std: number;
+  /** Norms the statistics were taken over. */
+  readonly count: number;
+}
+
+/**
+ * A worker group's gradient-norm spike detector: the z-score of each optimizer step's pre-clip norm against the
+ * mean and unbiased std of the last `window` norms that were not spikes. A step is a spike when z > `threshold`
+ * (only upward jumps: a small norm harms nothing), once the window holds `warmup` norms. A window of equal norms
+ * (std 0) makes any larger norm a spike. Non-finite norms are the engine's to skip and never enter the window.
+ */
+export class GradNormSpikeGuard {
+  private norms: number[] = [];
+
+  constructor(readonly settings: SpikeGuardSettings) {}
+
+  check(norm: number): SpikeVerdict {
+    const count = this.norms.length;
+    const mean = count ? this.norms.reduce((s, x) => s + x, 0) / count : 0;
+    const std = count > 1 ? Math.sqrt(this.norms.reduce((s, x) => s + (x - mean) ** 2, 0) / (count - 1)) : 0;
+    if (count < this.settings.warmup || !Number.isFinite(norm)) return { spike: false, z: undefined, mean, std, count };
+    const z = std > 0 ? (norm - mean) / std : norm > mean ? Infinity : 0;
+    return { spike: z > this.settings.threshold, z, mean, std, count };
+  }
+
+  /** Adds an accepted norm to the window (the oldest leaves once it is full). */
+  record(norm: number): void {
+    if (!Number.isFinite(norm)) return;
+    this.norms.push(norm);
+    if (this.norms.length > this.settings.window) this.norms.splice(0, this.norms.length - this.settings.window);
+  }
+
+  getState(): number[] {
+    return [...this.norms];
+  }
+
+  setState(norms: unknown): void {
+    if (!Array.isArray(norms) || norms.some((x) => typeof x !== 'number' || !Number.isFinite(x))) {
+      throw new DrmasError('CHECKPOINT_INVALID', 'the spike guard state of a worker group is not a list of finite gradient norms', {
+        key: 'trainer/spikeGuards',
+        hint: 'resume from a checkpoint written by this version of drmas, or start the run afresh',
+      });
+    }
+    this.norms = (norms as number[]).slice(-this.settings.window);
+  }
+}
+
+/** Every worker group's guard (those whose model sets `spikeGuard`), checkpointed as one state: the windows by group. */
+export class SpikeGuards implements Checkpointable {
+  readonly key = 'trainer/spikeGuards';
+  private readonly guards = new Map<string, GradNormSpikeGuard>();
+
+  constructor(settings: ReadonlyMap<string, SpikeGuardSettings>) {
+    for (const [group, guard] of settings) this.guards.set(group, new GradNormSpikeGuard(guard));
+  }
+
+  of(group: string): GradNormSpikeGuard | undefined {
+    return this.guards.get(group);
+  }
+
+  getState(): Record<string, number[]> {
+    return Object.fromEntries([...this.guards].map(([group, guard]) => [group, guard.getState()]));
+  }
+
+  setState(state: unknown): void {
+    const saved = (state ?? {}) as Record<string, unknown>;
+    for (const [group, guard] of this.guards) if (group in saved) guard.setState(saved[group]);
+  }
+}
