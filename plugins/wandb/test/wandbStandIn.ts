@@ -254,13 +254,15 @@ export class WandbStandIn extends LoopbackStandIn {
       }
       if (file !== 'wandb-history.jsonl') continue;
       if (offset > run.history.length) throw new HttpError(400, `history offset ${offset} leaves a gap after line ${run.history.length}`);
-      content.forEach((line, i) => {
+      // Checked as a whole before any line is kept, so a rejected request changes nothing.
+      const lines = [...run.history.slice(0, offset), ...content];
+      lines.forEach((line, i) => {
         const step = parseHistoryLine(line)._step;
         if (!Number.isInteger(step)) throw new HttpError(400, `history line without an integer _step: ${line}`);
-        const before = offset + i > 0 ? parseHistoryLine(run.history[offset + i - 1]!)._step : -1;
-        if ((step as number) <= (before as number)) throw new HttpError(400, `_step ${String(step)} after ${String(before)}`);
-        run.history[offset + i] = line;
+        const before = i > 0 ? (parseHistoryLine(lines[i - 1]!)._step as number) : -1;
+        if ((step as number) <= before) throw new HttpError(400, `_step ${String(step)} after ${before}`);
       });
+      run.history.splice(offset, content.length, ...content);
     }
     if (body.complete === true) {
       if (!Number.isInteger(body.exitcode)) throw new HttpError(400, 'complete without an integer exitcode');
