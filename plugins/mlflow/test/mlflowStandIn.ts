@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackStandIn } from '../../../test/support/loopbackServer.js';
 
 /**
  * A local HTTP stand-in for an MLflow tracking server (no real one can run here: MLflow is a Python service not
@@ -43,36 +43,24 @@ class ApiError extends Error {
   }
 }
 
-export class MlflowStandIn {
+export class MlflowStandIn extends LoopbackStandIn {
   readonly experiments = new Map<string, { id: string; name: string }>();
   readonly runs = new Map<string, StoredRun>();
   /** Every request as `METHOD /path`, in order. */
   readonly requests: string[] = [];
   private failures: Array<{ status: number; endpoint?: string }> = [];
-  private server: Server | undefined;
   private nextId = 1;
 
-  constructor(private readonly token?: string) {}
+  constructor(private readonly token?: string) {
+    super();
+  }
 
   /** The next `count` requests (to `endpoint` only, when given) fail with `status`. */
   failNext(count: number, status: number, endpoint?: string): void {
     for (let i = 0; i < count; i++) this.failures.push({ status, endpoint });
   }
 
-  async start(): Promise<string> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async stop(): Promise<void> {
-    await new Promise<void>((resolve) => {
-      this.server?.close(() => resolve());
-      this.server?.closeAllConnections();
-    });
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://stand-in');
     const endpoint = url.pathname.replace(/^\/api\/2\.0\/mlflow\//, '');
     this.requests.push(`${req.method} ${url.pathname}`);

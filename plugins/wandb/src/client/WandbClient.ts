@@ -1,0 +1,256 @@
+import { DrmasError } from '@drmas/core';
+
+/** Where W&B's SDKs send runs when WANDB_BASE_URL is not set. */
+export const DEFAULT_BASE_URL = 'https://api.wandb.ai';
+
+export interface WandbClientOptions {
+  /** The API server, e.g. `https://api.wandb.ai` or a W&B Server at `http://localhost:8080`. */
+  baseUrl: string;
+  apiKey: string;
+  /** Per request. */
+  timeoutMs: number;
+  /** Further tries after a network error or a status W&B's own client retries (429, 5xx, ...), with doubling waits. */
+  retries: number;
+  retryDelayMs: number;
+}
+
+/** A run's address on the server: `/files/{entity}/{project}/{runId}/file_stream`. */
+export interface RunPath {
+  entity: string;
+  project: string;
+  runId: string;
+}
+
+export interface UpsertRunInput extends RunPath {
+  displayName: string;
+  group?: string;
+  tags?: string[];
+  /** The run config in the backend's form, `{ key: { value } }`, as JSON. */
+  config?: string;
+}
+
+/** What a resumed run continues from (W&B's `RunResumeStatus`). */
+export interface ResumeStatus {
+  /** History lines the server holds: the next line's offset. */
+  historyLineCount: number;
+  /** `_step` of the last history line, if any. */
+  lastStep: number | undefined;
+  /** The run summary so far. */
+  summary: Record<string, unknown>;
+}
+
+/** One file_stream request: lines of `wandb-history.jsonl` from `offset`, the summary, and at the end the exit code. */
+export interface FileStreamRequest {
+  files?: Record<string, { offset: number; content: string[] }>;
+  complete?: boolean;
+  exitcode?: number;
+}
+
+/** The GraphQL documents, spelt as W&B's SDKs send them (trimmed to the fields this client reads). */
+export const VIEWER_QUERY = `query Viewer {
+  viewer {
+    id
+    entity
+  }
+}`;
+
+export const UPSERT_BUCKET_MUTATION = `mutation UpsertBucket(
+  $name: String
+  $project: String
+  $entity: String
+  $groupName: String
+  $displayName: String
+  $config: JSONString
+  $tags: [String!]
+) {
+  upsertBucket(
+    input: {
+      name: $name
+      modelName: $project
+      entityName: $entity
+      groupName: $groupName
+      displayName: $displayName
+      config: $config
+      tags: $tags
+    }
+  ) {
+    bucket {
+      id
+      name
+      displayName
+      project {
+        name
+        entity {
+          name
+        }
+      }
+    }
+    inserted
+  }
+}`;
+
+export const RUN_RESUME_STATUS_QUERY = `query RunResumeStatus($project: String, $entity: String, $name: String!) {
+  model(name: $project, entityName: $entity) {
+    bucket(name: $name, missingOk: true) {
+      id
+      name
+      historyLineCount
+      historyTail
+      summaryMetrics
+    }
+  }
+}`;
+
+/** Statuses W&B's own client does not retry (core/internal/filestream/retry_policy.go): the request itself is wrong. */
+const FINAL_STATUSES = new Set([400, 401, 403, 404, 409, 410]);
+
+interface GraphqlAnswer<T> {
+  data?: T;
+  errors?: Array<{ message?: string }>;
+}
+
+/**
+ * The few W&B HTTP calls a metrics sink needs, over Node's fetch: GraphQL at `{baseUrl}/graphql` (Viewer, UpsertBucket,
+ * RunResumeStatus) and the run's `file_stream`. Authenticates as W&B's SDKs do (HTTP basic, user `api`, the API key as
+ * password). A failure is a SERVICE_FAILED error naming the call and what the server said; network errors, timeouts and
+ * the statuses W&B's client retries are tried again.
+ */
+export class WandbClient {
+  readonly baseUrl: string;
+  private readonly authorization: string;
+
+  constructor(private readonly options: WandbClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.authorization = `Basic ${Buffer.from(`api:${options.apiKey}`).toString('base64')}`;
+  }
+
+  /** The API key's default entity (its user or team). */
+  async viewerEntity(): Promise<string> {
+    const data = await this.graphql<{ viewer: { entity?: string | null } | null }>('Viewer', VIEWER_QUERY, {});
+    const entity = data.viewer?.entity;
+    if (!entity) throw serviceError('Viewer', 'the server knows no user for WANDB_API_KEY', 'key');
+    return entity;
+  }
+
+  /** Creates the run, or updates it when `runId` exists in the project; answers where it lives. */
+  async upsertRun(input: UpsertRunInput): Promise<RunPath & { displayName: string }> {
+    const data = await this.graphql<{
+      upsertBucket: { bucket: { name: string; displayName?: string | null; project: { name: string; entity: { name: string } } } } | null;
+    }>('UpsertBucket', UPSERT_BUCKET_MUTATION, {
+      name: input.runId,
+      project: input.project,
+      entity: input.entity,
+      groupName: input.group,
+      displayName: input.displayName,
+      config: input.config,
+      tags: input.tags,
+    });
+    const bucket = data.upsertBucket?.bucket;
+    if (!bucket) throw serviceError('UpsertBucket', 'the answer holds no run', 'url');
+    return {
+      entity: bucket.project.entity.name,
+      project: bucket.project.name,
+      runId: bucket.name,
+      displayName: bucket.displayName ?? input.displayName,
+    };
+  }
+
+  /** Where an existing run's history ends; undefined when the server has no such run. */
+  async resumeStatus(run: RunPath): Promise<ResumeStatus | undefined> {
+    const data = await this.graphql<{
+      model: {
+        bucket: { historyLineCount?: number | null; historyTail?: string | null; summaryMetrics?: string | null } | null;
+      } | null;
+    }>('RunResumeStatus', RUN_RESUME_STATUS_QUERY, { project: run.project, entity: run.entity, name: run.runId });
+    const bucket = data.model?.bucket;
+    if (!bucket) return undefined;
+    const tail = bucket.historyTail ? (JSON.parse(bucket.historyTail) as string[]) : [];
+    const last = tail.length ? (parseHistoryLine(tail[tail.length - 1]!)._step as number | undefined) : undefined;
+    return {
+      historyLineCount: bucket.historyLineCount ?? 0,
+      lastStep: typeof last === 'number' ? last : undefined,
+      summary: bucket.summaryMetrics ? parseHistoryLine(bucket.summaryMetrics) : {},
+    };
+  }
+
+  async fileStream(run: RunPath, request: FileStreamRequest): Promise<void> {
+    const url = `${this.baseUrl}/files/${encodeURIComponent(run.entity)}/${encodeURIComponent(run.project)}/${encodeURIComponent(run.runId)}/file_stream`;
+    await this.post('file_stream', url, request);
+  }
+
+  private async graphql<T>(operation: string, query: string, variables: Record<string, unknown>): Promise<T> {
+    const answer = (await this.post(operation, `${this.baseUrl}/graphql`, { query, variables })) as GraphqlAnswer<T>;
+    if (answer.errors?.length) {
+      throw serviceError(operation, answer.errors.map((e) => e.message ?? '').join('; '), 'url');
+    }
+    if (!answer.data) throw serviceError(operation, 'the answer holds no data', 'url');
+    return answer.data;
+  }
+
+  private async post(call: string, url: string, body: unknown): Promise<unknown> {
+    let wait = this.options.retryDelayMs;
+    for (let attempt = 0; ; attempt++) {
+      let failure: DrmasError;
+      try {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: this.authorization, 'user-agent': 'drmas-plugin-wandb' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(this.options.timeoutMs),
+        });
+        const text = await response.text();
+        if (response.ok) return text ? JSON.parse(text) : {};
+        const auth = response.status === 401 || response.status === 403;
+        failure = serviceError(call, `HTTP ${response.status}: ${text.slice(0, 200)}`, auth ? 'key' : 'url');
+        if (FINAL_STATUSES.has(response.status) || attempt >= this.options.retries) throw failure;
+      } catch (error) {
+        if (DrmasError.is(error)) throw error;
+        const cause = (error as { cause?: { code?: string } }).cause?.code;
+        const reason =
+          (error as Error).name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : (error as Error).message;
+        failure = serviceError(call, cause ? `${reason} (${cause})` : reason, 'url');
+        if (attempt >= this.options.retries) throw failure;
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      wait *= 2;
+    }
+  }
+}
+
+/** A history line as W&B writes it: JSON with the bare tokens NaN, Infinity and -Infinity for non-finite numbers. */
+export function historyLine(record: Record<string, unknown>): string {
+  const marks = new Map<string, string>();
+  const json = JSON.stringify(record, (_key, value: unknown) => {
+    if (typeof value !== 'number' || Number.isFinite(value)) return value;
+    const mark = `\u0000${String(value)}\u0000`;
+    marks.set(JSON.stringify(mark), String(value));
+    return mark;
+  });
+  let out = json;
+  for (const [quoted, token] of marks) out = out.replaceAll(quoted, token);
+  return out;
+}
+
+/** Stands for a bare NaN or Infinity token while `parseHistoryLine` hands the line to JSON.parse. */
+const NON_FINITE_MARK = '$drmas:non-finite$';
+
+/** Reads a line `historyLine` wrote (or W&B's server returned), non-finite tokens included. */
+export function parseHistoryLine(line: string): Record<string, unknown> {
+  const marked = line.replace(/("(?:[^"\\]|\\.)*")|-?Infinity|NaN/g, (match, quoted: string | undefined) =>
+    quoted ? quoted : `{"${NON_FINITE_MARK}":"${match}"}`,
+  );
+  return JSON.parse(marked, (_key, value: unknown) => {
+    if (value && typeof value === 'object' && NON_FINITE_MARK in value) return Number((value as Record<string, string>)[NON_FINITE_MARK]);
+    return value;
+  }) as Record<string, unknown>;
+}
+
+function serviceError(call: string, detail: string, at: 'url' | 'key'): DrmasError {
+  return new DrmasError('SERVICE_FAILED', `W&B ${call} failed: ${detail}`, {
+    key: at === 'key' ? 'WANDB_API_KEY' : 'wandb.baseUrl',
+    hint:
+      at === 'key'
+        ? 'check WANDB_API_KEY (https://wandb.ai/authorize, or your W&B Server), or set wandb.mode to "disabled"'
+        : 'check that the W&B server is up at wandb.baseUrl (or WANDB_BASE_URL), or set wandb.mode to "disabled" to train without it',
+  });
+}
