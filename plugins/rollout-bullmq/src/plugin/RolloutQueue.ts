@@ -41,6 +41,9 @@ export class RolloutQueue {
     const connections = [bullmqConnection(settings.redisUrl), bullmqConnection(settings.redisUrl)];
     const queue = new Queue<EpisodeJobData, EpisodeJobResult>(name, { connection: connections[0]!, prefix: KEY_PREFIX });
     const events = new QueueEvents(name, { connection: connections[1]!, prefix: KEY_PREFIX });
+    // Each job the trainer waits for listens on both (a step has promptsPerStep of them).
+    queue.setMaxListeners(0);
+    events.setMaxListeners(0);
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
     // Jobs of an interrupted earlier trainer of this run would be sampled with weights this one no longer publishes.
     await queue.obliterate({ force: true });
