@@ -168,7 +168,7 @@ try {
   });
   const summary = { bench: 'rollout-workers-summary', cores: availableParallelism(), rows };
   console.log(JSON.stringify(summary));
-  writeSection(renderSection(rows));
+  writeSection(renderSection(rows, results));
 } finally {
   for (const child of children) child.kill('SIGTERM');
   await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)))));
@@ -177,7 +177,20 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-function renderSection(rows) {
+/** What limits the scaling on a machine like this one (kept beside the table it explains). */
+const CEILING = [
+  'Target: at least 0.8 x N up to the cores available. This machine has 2 cores, so N = 2 is the most that can scale, and',
+  'less than that is available: onnxruntime runs every worker with as many intra-op threads as there are cores, so one',
+  'worker already spreads its matrix products over both, and only the single-threaded JavaScript part of an episode',
+  "(sampling, tokenizing, the orchestra's blocks) overlaps with another worker's. Beyond the cores, more workers only add",
+  'contention. A worker also runs one prompt group per generate call where the in-process run batches every group into',
+  'one call, so a row costs more on a worker: the price of spreading, which pays where workers have cores or machines of',
+  'their own. The machine was shared with other work while this ran (the load average above), so the figures move by',
+  'tens of percent between rounds; the engines alternate their order by round to spread that drift evenly.',
+  '',
+];
+
+function renderSection(rows, results) {
   const cores = availableParallelism();
   const lines = [
     '## Rollout workers (BullMQ): episodes per second by worker processes',
@@ -194,6 +207,18 @@ function renderSection(rows) {
       (r) =>
         `| ${r.name} | ${r.eps.toFixed(2)} | ${r.ratio === undefined ? '-' : r.ratio.toFixed(2)} | ${r.efficiency === undefined ? '-' : r.efficiency.toFixed(2)} | ${r.workersUsed} |`,
     ),
+    '',
+    `Each round (episodes/s): ${rows
+      .map(
+        (r) =>
+          `${r.name} ${results
+            .get(r.name)
+            .map((x) => x.episodesPerSecond.toFixed(2))
+            .join(' / ')}`,
+      )
+      .join('; ')}.`,
+    '',
+    ...CEILING,
     '',
   ];
   return lines.join('\n');
