@@ -110,8 +110,20 @@ if (!args.includes('--skip-rl')) {
 
 machine.loadAverageAtEnd = loadavg().map((x) => +x.toFixed(2));
 const summary = summarize();
-writeFileSync(join(here, 'RESULTS.md'), renderResults({ machine, records, summary, notices, rounds }));
+writeFileSync(join(here, 'RESULTS.md'), renderResults({ machine, records, summary, notices, rounds }) + keptSections());
 console.error('bench: wrote bench/RESULTS.md');
+
+/** The sections other bench scripts wrote into RESULTS.md (between `<!-- section: NAME -->` markers), kept as they are. */
+function keptSections() {
+  let previous;
+  try {
+    previous = readFileSync(join(here, 'RESULTS.md'), 'utf8');
+  } catch {
+    return '';
+  }
+  const blocks = previous.match(/<!-- section: ([\w-]+) -->[\s\S]*?<!-- end section: \1 -->/g) ?? [];
+  return blocks.map((block) => `\n${block}\n`).join('');
+}
 
 function summarize() {
   const pick = (engine, bench, model) => records.filter((r) => r.engine === engine && r.bench === bench && r.model === model);

@@ -32,6 +32,12 @@ describe('integerOption', () => {
     expect(failure(() => integerOption({ k: true }, 'k', spec)).message).toBe('expects a whole number from 1 to 100, got true');
   });
 
+  test('a note follows the example in the hint', () => {
+    expect(failure(() => integerOption({ c: '0' }, 'c', { min: 1, max: 64, example: 1, note: 'start more workers instead' })).hint).toBe(
+      'e.g. --c 1 (start more workers instead)',
+    );
+  });
+
   test('the message says what the value counts and an open upper bound', () => {
     expect(failure(() => integerOption({ k: '0' }, 'k', { min: 1, of: 'samples per task' })).message).toBe(
       'expects a whole number of samples per task of 1 or more, got "0"',

@@ -8,6 +8,8 @@ export interface NumericOptionSpec {
   exclusiveMin?: boolean;
   /** Shown as `e.g. --key <example>`; defaults to `min` (or 1 above an exclusive minimum). */
   example?: number | string;
+  /** Said after the example in the hint: what the value changes, what to do instead. */
+  note?: string;
   /** What a value counts, said in the message: `expects a whole number of samples per task of 1 or more`. */
   of?: string;
 }
@@ -25,7 +27,7 @@ function optionError(key: string, expected: string, raw: unknown, spec: NumericO
   const example = spec.example ?? (spec.exclusiveMin ? spec.min + 1 : spec.min);
   return new DrmasError('INVALID_ARGUMENT', `expects ${expected} ${range(spec)}, got ${JSON.stringify(raw)}`, {
     key: `--${key}`,
-    hint: `e.g. --${key} ${example}`,
+    hint: `e.g. --${key} ${example}${spec.note ? ` (${spec.note})` : ''}`,
   });
 }
 

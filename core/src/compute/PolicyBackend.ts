@@ -18,6 +18,12 @@ export interface SamplingParams {
 export interface GenerateRequest extends SamplingParams {
   /** Prompt token ids per row (unpadded). */
   prompts: number[][];
+  /**
+   * Each row's key into the seeded random streams (default: its position in `prompts`). A caller that splits one
+   * logical batch across calls or processes passes each row's index in the whole batch, so a row samples the same
+   * tokens whichever rows share its call.
+   */
+  rowKeys?: readonly number[];
   /** Called with each new token of every row as it is sampled (for streaming). */
   onToken?: (row: number, tokenId: number) => void;
 }

@@ -20,7 +20,7 @@ import {
   rotaryTables,
   sampleToken,
   saveCheckpoint,
-  SeededRandom,
+  rowStreams,
   type DecoderConfig,
   type ModelSource,
   type SamplingSettings,
@@ -195,7 +195,10 @@ export class OnnxPolicyBackend implements PolicyBackend {
       if (p.length === 0) throw new OnnxRequestError(`prompt ${r} is empty; generation needs at least one prompt token`);
     });
     const seed = request.seed ?? Math.floor(Math.random() * 2 ** 31);
-    const rngs = Array.from({ length: rows }, (_, r) => new SeededRandom(seed * 7919 + r * 104729 + 1));
+    if (request.rowKeys && request.rowKeys.length !== rows) {
+      throw new OnnxRequestError(`rowKeys has ${request.rowKeys.length} keys for ${rows} prompts`, 'give one key per prompt, or none');
+    }
+    const rngs = rowStreams(seed, rows, request.rowKeys);
     const stopIds = new Set(request.stopTokenIds ?? this.defaultStopTokenIds);
     const tokenIds: number[][] = Array.from({ length: rows }, () => []);
     const logProbs: number[][] = Array.from({ length: rows }, () => []);

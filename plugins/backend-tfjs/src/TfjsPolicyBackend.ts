@@ -121,6 +121,7 @@ export class TfjsPolicyBackend implements PolicyBackend {
         stopTokenIds: request.stopTokenIds ?? this.defaultStopTokenIds,
         stopStrings: request.stopStrings,
         seed: request.seed,
+        rowKeys: request.rowKeys,
         decode: tokenizer ? (ids) => tokenizer.decode(ids) : undefined,
         onToken: request.onToken,
       }),

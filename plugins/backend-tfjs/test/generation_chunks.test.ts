@@ -23,4 +23,21 @@ describe('large requests run in row chunks with the same results', () => {
       backend.dispose();
     }
   });
+
+  test('rowKeys: rows generated apart with their keys sample what they sample in the whole request', async () => {
+    const backend = await createTfjsPolicyBackend({ model: 'tiny', seed: 2, runtime: 'wasm' });
+    try {
+      const prompts = Array.from({ length: 4 }, (_, r) => Array.from({ length: 2 + r }, (_, j) => ((r * 17 + j * 5) % 400) + 1));
+      const request = { prompts, maxNewTokens: 8, temperature: 1, seed: 5 };
+      const whole = await backend.generate(request);
+      const apart = await backend.generate({ ...request, prompts: [prompts[3]!, prompts[1]!], rowKeys: [3, 1] });
+      expect(apart.tokenIds).toEqual([whole.tokenIds[3], whole.tokenIds[1]]);
+      // Without keys the two rows take the streams of positions 0 and 1: not row 3's sample.
+      const unkeyed = await backend.generate({ ...request, prompts: [prompts[3]!, prompts[1]!] });
+      expect(unkeyed.tokenIds[0]).not.toEqual(whole.tokenIds[3]);
+      await expect(backend.generate({ ...request, rowKeys: [0] })).rejects.toThrow('rowKeys has 1 keys for 4 prompts');
+    } finally {
+      backend.dispose();
+    }
+  });
 });

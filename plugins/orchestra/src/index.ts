@@ -83,3 +83,5 @@ export {
   type WarmupOptions,
 } from './demonstrations/collectDemonstrations.js';
 export { GreedyBaselineSource, observationSource } from './rollout/batchInputs.js';
+export { StepRollouts, type StepRolloutRequest } from './plugin/StepRollouts.js';
+export { checkRolloutWorkers, sampleStreamsOf } from './plugin/rolloutWorkers.js';

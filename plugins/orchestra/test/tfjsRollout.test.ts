@@ -1,9 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createKernel, responseValues, TrainingBatch, type Plugin, type RolloutBatch, type RunContext, type TextCodec } from '@drmas/core';
+import {
+  createKernel,
+  responseValues,
+  TrainingBatch,
+  type Plugin,
+  type RolloutBatch,
+  type RunContext,
+  type TextCodec,
+  type Trajectory,
+} from '@drmas/core';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import envMathPlugin from '@drmas/plugin-env-math';
 import envSearchPlugin from '@drmas/plugin-env-search';
-import orchestraPlugin from '../src/index.js';
+import orchestraPlugin, { call, createMathOrchestra, EpisodeRunner, OrchestraRunner, sequential, when, Workflow } from '../src/index.js';
 import { testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
 
 // One rollout step of each built-in orchestra on the real tiny model: structure, not quality.
@@ -100,5 +109,48 @@ describe('rollout on the tiny tfjs model', () => {
       expect(t.turns[0]!.agentId).toBe('verifier');
       expect(Math.max(...t.turns.map((x) => x.step))).toBeLessThanOrEqual(1);
     }
+  });
+});
+
+describe('a batch run in parts (rollout workers) samples as the whole batch', () => {
+  test('with row-keyed streams each prompt group run alone (firstTask) equals its part of the whole run; with positions it does not', async () => {
+    const groups = testWorkerGroups({ solver: backend, verifier: backend }, (b) => b.tokenizer);
+    const { kernel } = await createKernel({
+      cwd: process.cwd(),
+      inline: {
+        plugins: [envMathPlugin(), orchestraPlugin(), workerGroupsPlugin(groups)],
+        agents: { solver: { sampling: { maxNewTokens: 6 } }, verifier: { sampling: { maxNewTokens: 6 } } },
+        orchestra: { name: 'math' },
+        env: { name: 'math', levels: [1], testSize: 4 },
+      },
+    });
+    const environment = kernel.get(EpisodeRunner).environment;
+    await environment.init();
+    // The verifier sees two rows of every three: a subset call, where a row's position and its batch index differ.
+    const orchestra = {
+      ...createMathOrchestra(),
+      step: sequential(
+        call('solver'),
+        when((row) => row.index % 3 !== 0, call('verifier')),
+      ),
+    };
+    const engine = { workerGroupId: 'policy', backend, codec: backend.tokenizer as TextCodec };
+    const runner = new OrchestraRunner({ environment, orchestra, agents: kernel.get(Workflow).agents(), engineFor: () => engine });
+    const tasks = environment.batch(0, 2).tasks;
+    const request = { tasks, samplesPerTask: 3, seed: 42, idPrefix: 's1r0' };
+    const turnIds = (trajectories: Trajectory[]) => trajectories.map((t) => t.turns.map((turn) => turn.responseIds));
+    const inParts = async (streams: 'row' | 'position') => {
+      const parts: Trajectory[] = [];
+      for (let t = 0; t < tasks.length; t++)
+        parts.push(...(await runner.run({ ...request, sampleStreams: streams, tasks: [tasks[t]!], firstTask: t })).trajectories);
+      return parts;
+    };
+    const whole = (await runner.run({ ...request, sampleStreams: 'row' })).trajectories;
+    const parts = await inParts('row');
+    expect(parts.map((t) => t.trajectoryId)).toEqual(whole.map((t) => t.trajectoryId));
+    expect(parts.map((t) => t.turns.map((turn) => turn.agentId))).toEqual(whole.map((t) => t.turns.map((turn) => turn.agentId)));
+    expect(turnIds(parts)).toEqual(turnIds(whole));
+    const wholeByPosition = (await runner.run({ ...request, sampleStreams: 'position' })).trajectories;
+    expect(turnIds(await inParts('position'))).not.toEqual(turnIds(wholeByPosition));
   });
 });

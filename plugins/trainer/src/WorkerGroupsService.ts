@@ -81,7 +81,11 @@ export class WorkerGroupsService implements WorkerGroups {
     @inject(Roles) private readonly roles: Roles,
   ) {}
 
-  async create(run: RunContext, options: { reference: boolean }): Promise<void> {
+  /**
+   * Loads every worker group's engines. `samplingOnly` (a rollout worker, which never updates) loads the rollout
+   * engine alone, as both the group's trainer and its rollout engine, with no reference model.
+   */
+  async create(run: RunContext, options: { reference: boolean; samplingOnly?: boolean }): Promise<void> {
     for (const plan of planWorkerGroups(this.config)) {
       const backendKey = `models.${plan.id}.backend`;
       const settings = { ...plan.settings, seed: plan.settings.seed ?? this.config.trainer.seed } as Record<string, unknown>;
@@ -95,6 +99,20 @@ export class WorkerGroupsService implements WorkerGroups {
         rolloutName = choice.name;
       } else if (rolloutName && rolloutName !== plan.settings.backend) {
         await availableFactory(this.roles, rolloutName, rolloutKey);
+      }
+      if (options.samplingOnly) {
+        const engine = await make(rolloutName ?? plan.settings.backend, rolloutName ? rolloutKey : backendKey);
+        this.add({
+          id: plan.id,
+          agents: plan.agents,
+          trainer: engine,
+          rollout: engine,
+          codec: engine.tokenizer,
+          training: plan.training,
+          frozenAgents: plan.frozenAgents,
+        });
+        run.log(`worker group ${plan.id}: agents ${plan.agents.join(', ')}; samples on ${engine.name} (${engine.runtime})`);
+        continue;
       }
       const trainer = await make(plan.settings.backend, backendKey);
       try {
@@ -122,14 +140,18 @@ export class WorkerGroupsService implements WorkerGroups {
         training: plan.training,
         frozenAgents: plan.frozenAgents,
       };
-      this.groups.push(group);
-      for (const agent of plan.agents) this.byAgent.set(agent, group);
+      this.add(group);
       run.log(
         `worker group ${plan.id}: agents ${plan.agents.join(', ')}; trains on ${trainer.name} (${trainer.runtime})` +
           (rollout !== trainer ? `, samples on ${rollout.name} (${rollout.runtime})` : ''),
       );
       if (plan.frozenAgents.length) run.log(describeFrozen(plan.id, plan.agents, plan.frozenAgents));
     }
+  }
+
+  private add(group: TrainedWorkerGroup): void {
+    this.groups.push(group);
+    for (const agent of group.agents) this.byAgent.set(agent, group);
   }
 
   ids(): string[] {

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { DrmasError } from '@drmas/core';
 import type { DecoderModel, LayerCache } from '../model/DecoderModel.js';
-import { leftPad, logProbAtTemperature, sampleToken, SeededRandom, type SamplingSettings } from '@drmas/models';
+import { leftPad, logProbAtTemperature, rowStreams, sampleToken, type SamplingSettings } from '@drmas/models';
 
 export interface GenerationOptions {
   prompts: ArrayLike<number>[];
@@ -17,6 +17,8 @@ export interface GenerationOptions {
   onToken?: (row: number, tokenId: number) => void;
   /** Index of the first row in the whole request, when a request is generated in chunks (seeds and onToken rows). */
   rowOffset?: number;
+  /** Each row's random-stream key (`GenerateRequest.rowKeys`), for this chunk's rows; default: its index in the whole request. */
+  rowKeys?: readonly number[];
 }
 
 export interface GenerationOutput {
@@ -53,9 +55,12 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
   options.prompts.forEach((p, r) => {
     if (p.length === 0) throw new GenerationError(`prompt ${r} is empty; generation needs at least one prompt token`);
   });
+  if (options.rowKeys && options.rowKeys.length !== rows) {
+    throw new GenerationError(`rowKeys has ${options.rowKeys.length} keys for ${rows} prompts`, 'give one key per prompt, or none');
+  }
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const rowOffset = options.rowOffset ?? 0;
-  const rngs = Array.from({ length: rows }, (_, r) => new SeededRandom(seed * 7919 + (r + rowOffset) * 104729 + 1));
+  const rngs = rowStreams(seed, rows, options.rowKeys ?? Array.from({ length: rows }, (_, r) => r + rowOffset));
   const stopIds = new Set(options.stopTokenIds ?? []);
   const tokenIds: number[][] = Array.from({ length: rows }, () => []);
   const logProbs: number[][] = Array.from({ length: rows }, () => []);
@@ -170,6 +175,7 @@ export async function generateInChunks(model: DecoderModel, options: GenerationO
       seed,
       prompts: options.prompts.slice(start, end),
       rowOffset: (options.rowOffset ?? 0) + start,
+      rowKeys: options.rowKeys?.slice(start, end),
     });
     out.tokenIds.push(...chunk.tokenIds);
     out.logProbs.push(...chunk.logProbs);

@@ -13,6 +13,7 @@ import {
   type RngState,
   type RolloutBatch,
   type StepContext,
+  type Trajectory,
 } from '@drmas/core';
 import { GreedyBaselineSource, observationSource } from '../rollout/batchInputs.js';
 import { agentEntrySchema } from '../agents/agentConfig.js';
@@ -27,6 +28,8 @@ import { EpisodeRunner } from '../rollout/OrchestraRunner.js';
 import { rolloutMetrics } from '../rollout/rolloutMetrics.js';
 import { orchestraSection, rewardSection, rolloutSection, type OrchestraSettings, type RolloutSettings } from './orchestraConfig.js';
 import { agentLimits, checkAgentRoles, checkEvalTasks, checkMemory, checkPositions, turnsPerEpisode } from './rolloutLimits.js';
+import { checkRolloutWorkers, otherRolloutTaps, sampleStreamsOf } from './rolloutWorkers.js';
+import { StepRollouts, type StepRolloutRequest } from './StepRollouts.js';
 
 const PLUGIN_NAME = 'orchestra';
 
@@ -68,6 +71,9 @@ export class OrchestraPlugin implements Plugin {
     ctx.bind(Workflow).toSelf().inSingletonScope();
     ctx.bind(EpisodeRunner).toDynamicValue((context) => context.get(Workflow).runner());
     ctx.bind(RunFile).toConstantValue({ path: 'eval.jsonl', kind: 'steps' });
+    ctx
+      .bind(StepRollouts)
+      .toConstantValue({ draw: (step) => this.draw(step), batch: (step, trajectories) => this.batch(step, trajectories) });
     ctx.provide(BatchInputSource, 'observations', observationSource);
     ctx.provide(
       BatchInputSource,
@@ -103,6 +109,7 @@ export class OrchestraPlugin implements Plugin {
       const environment = workflow.environment();
       const orchestra = workflow.orchestra();
       checkAgentRoles(config, orchestra, (key) => kernel.originOf(key));
+      checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
       const limits = agentLimits(config, workflow.agents());
       checkPositions(limits);
       const turns = turnsPerEpisode(limits.length, config.orchestra as OrchestraSettings, environment.maxSteps);
@@ -127,23 +134,39 @@ export class OrchestraPlugin implements Plugin {
 
   /** One rollout: the next tasks of the training source, n episodes each, as a RolloutBatch. */
   async rollout(step: StepContext): Promise<RolloutBatch> {
-    const workflow = this.workflow();
-    const environment = workflow.environment();
+    const run = await this.workflow()
+      .runner()
+      .run(await this.draw(step));
+    return this.batch(step, run.trajectories);
+  }
+
+  /**
+   * The next tasks of the training source and the rollout's seed; advances the task cursor and the orchestra's
+   * random stream (so it is called once per rollout, in-process or on workers alike).
+   */
+  async draw(step: StepContext): Promise<StepRolloutRequest> {
+    const environment = this.workflow().environment();
     await environment.init();
-    const { promptsPerStep, samplesPerPrompt } = this.kernel().config.rollout as RolloutSettings;
-    const { tasks, nextCursor } = environment.batch(this.cursor, promptsPerStep);
+    const settings = this.kernel().config.rollout as RolloutSettings;
+    const { tasks, nextCursor } = environment.batch(this.cursor, settings.promptsPerStep);
     this.cursor = nextCursor;
     for (const task of tasks) this.stepTasks.set(task.id, task);
     const round = this.rollouts++;
-    const run = await workflow.runner().run({
+    return {
       tasks,
-      samplesPerTask: samplesPerPrompt,
+      samplesPerTask: settings.samplesPerPrompt,
       seed: this.random().nextUint32(),
       idPrefix: `s${step.step}r${round}`,
-    });
-    const metrics = rolloutMetrics(run.trajectories);
+      round,
+      sampleStreams: sampleStreamsOf(settings),
+    };
+  }
+
+  /** The step's RolloutBatch from its trajectories (in task order), with the rollout metrics added to the step's. */
+  batch(step: StepContext, trajectories: Trajectory[]): RolloutBatch {
+    const metrics = rolloutMetrics(trajectories);
     Object.assign(step.metrics, metrics);
-    return { trajectories: run.trajectories, metrics };
+    return { trajectories, metrics };
   }
 
   getState(): OrchestraState {

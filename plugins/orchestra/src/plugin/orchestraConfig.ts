@@ -27,6 +27,17 @@ export const rolloutSection = z.strictObject({
   promptsPerStep: z.number().int().positive().max(ORCHESTRA_LIMITS.promptsPerStep).default(4),
   /** Episodes per task (the group size n); they share a groupId. */
   samplesPerPrompt: z.number().int().positive().max(ORCHESTRA_LIMITS.samplesPerPrompt).default(4),
+  /**
+   * Where a step's episodes run: `local` (in this process, on the worker groups' rollout engines) or `bullmq`
+   * (rollout worker processes, `drmas worker`, fed through Redis by the `rollout-bullmq` plugin).
+   */
+  workers: z.enum(['local', 'bullmq']).default('local'),
+  /**
+   * What keys each row's sampling stream: `position` (its place in each generate call: how runs sampled before
+   * rollout workers, the default in-process) or `row` (its index in the step's batch, so a row samples the same
+   * tokens whichever rows share its call: what rollout workers need, and their default).
+   */
+  sampleStreams: z.enum(['position', 'row']).optional(),
 });
 
 /** The `reward` section. */

@@ -60,6 +60,18 @@ export interface RunEpisodesRequest {
   seed: number;
   /** Makes group and trajectory ids unique across calls, e.g. `s3r0`. */
   idPrefix: string;
+  /**
+   * Index of the first of `tasks` in the whole batch, when a batch runs in parts (one prompt group per rollout
+   * worker): group ids and row indices (the rows' sampling keys) continue from it, so each part samples and names
+   * its episodes as the whole batch run at once would. Default 0.
+   */
+  firstTask?: number;
+  /**
+   * What keys each row's sampling stream (`GenerateRequest.rowKeys`): `position`, its place in each generate call
+   * (the default), or `row`, its index in the whole batch (`OrchestraRow.index`), so that a batch run in parts
+   * samples each row as the whole batch run at once would.
+   */
+  sampleStreams?: 'position' | 'row';
   /** Replaces agents' sampling settings (evaluation: temperature 0.6, top-p 0.95). */
   sampling?: Partial<AgentSampling>;
 }
@@ -133,7 +145,7 @@ export class OrchestraRunner implements EpisodeRunner {
           calls.set(`${step}/${agentId}`, index + 1);
           generateCalls[agentId] = (generateCalls[agentId] ?? 0) + 1;
           const seed = seeds.fork(`${step}/${agentId}/${index}`).nextUint32();
-          await this.callAgent(agentId, callRows, context, seed, request.sampling);
+          await this.callAgent(agentId, callRows, context, { seed, byRow: request.sampleStreams === 'row' }, request.sampling);
         },
       };
       await this.orchestra.step(active, context);
@@ -177,8 +189,10 @@ export class OrchestraRunner implements EpisodeRunner {
 
   private createRows(request: RunEpisodesRequest): OrchestraRow[] {
     const rows: OrchestraRow[] = [];
+    const firstTask = request.firstTask ?? 0;
+    const firstRow = firstTask * request.samplesPerTask;
     request.tasks.forEach((task, t) => {
-      const groupId = `${request.idPrefix}-p${t}`;
+      const groupId = `${request.idPrefix}-p${firstTask + t}`;
       for (let s = 0; s < request.samplesPerTask; s++) {
         const trajectory: Trajectory = {
           groupId,
@@ -188,7 +202,13 @@ export class OrchestraRunner implements EpisodeRunner {
           turns: [],
           done: false,
         };
-        rows.push({ index: rows.length, episode: this.environment.reset(task), trajectory, teamContext: [], outputs: new Map() });
+        rows.push({
+          index: firstRow + rows.length,
+          episode: this.environment.reset(task),
+          trajectory,
+          teamContext: [],
+          outputs: new Map(),
+        });
       }
     });
     return rows;
@@ -198,7 +218,7 @@ export class OrchestraRunner implements EpisodeRunner {
     agentId: string,
     rows: OrchestraRow[],
     context: BlockContext,
-    seed: number,
+    streams: { seed: number; byRow: boolean },
     overrides?: Partial<AgentSampling>,
   ): Promise<void> {
     const agent = this.agent(agentId);
@@ -224,9 +244,10 @@ export class OrchestraRunner implements EpisodeRunner {
       topK: sampling.topK,
       maxNewTokens: sampling.maxNewTokens,
       stopStrings: agent.stop.length > 0 ? [...agent.stop] : undefined,
-      seed,
+      seed: streams.seed,
+      rowKeys: streams.byRow ? rows.map((row) => row.index) : undefined,
     });
-    if (result.tokenIds.length !== rows.length || result.logProbs.length !== rows.length) {
+    if (result.tokenIds.length !== rows.length || result.logProbs.length !== rows.length || result.finishReasons.length !== rows.length) {
       throw new Error(`backend "${engine.backend.name}" returned ${result.tokenIds.length} rows for ${rows.length} prompts`);
     }
     rows.forEach((row, i) => {

@@ -1,0 +1,152 @@
+import { hostname } from 'node:os';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { DrmasError, WorkerGroups, type Kernel, type RunContext } from '@drmas/core';
+import { EpisodeRunner } from '@drmas/plugin-orchestra';
+import type { WorkerGroupsService } from '@drmas/plugin-trainer';
+import type { BullmqSettings } from '../plugin/bullmqConfig.js';
+import { EPISODE_JOB, type EpisodeJobData, type EpisodeJobResult, type WeightsRelease } from '../plugin/episodeJob.js';
+import { bullmqConnection, checkRedis, KEY_PREFIX } from '../plugin/redisConnection.js';
+
+export interface RolloutWorkerOptions {
+  queue: string;
+  settings: BullmqSettings;
+  /** Jobs this process runs at once (they share its engines). */
+  concurrency: number;
+  log: (message: string) => void;
+  /** The setting that named the Redis URL, for the error when it is unreachable. */
+  redisKey: string;
+}
+
+/** Errors a retry cannot mend (a bad config or input): the job fails at once instead of using up its attempts. */
+function permanent(error: unknown): boolean {
+  return DrmasError.is(error) && !['SERVICE_FAILED', 'OUT_OF_MEMORY'].includes(error.code);
+}
+
+/**
+ * A rollout worker: the kernel built from the run's config, with only the worker groups' rollout engines and the
+ * environment loaded (no trainer, no run directory), taking prompt groups from the run's queue. Before it samples a
+ * job it loads the job's weights when their tag differs from the ones it holds.
+ */
+export class RolloutWorker {
+  readonly name = `${hostname()}:${process.pid}`;
+  private worker?: Worker<EpisodeJobData, EpisodeJobResult>;
+  private connection?: Redis;
+  private loaded?: string;
+  private loading: Promise<void> = Promise.resolve();
+  private jobs = 0;
+
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly options: RolloutWorkerOptions,
+  ) {}
+
+  /** Checks Redis, loads the engines and the environment, then starts taking jobs. */
+  async start(): Promise<void> {
+    const { settings, log } = this.options;
+    await checkRedis(settings.redisUrl, this.options.redisKey);
+    const run: RunContext = {
+      config: this.kernel.config,
+      container: this.kernel.container,
+      runDir: this.kernel.cwd,
+      signal: new AbortController().signal,
+      log,
+    };
+    await this.groups().create(run, { reference: false, samplingOnly: true });
+    await this.kernel.get(EpisodeRunner).environment.init();
+    this.connection = bullmqConnection(settings.redisUrl);
+    const lockDuration = settings.lockDuration * 1000;
+    this.worker = new Worker<EpisodeJobData, EpisodeJobResult>(this.options.queue, (job) => this.process(job), {
+      connection: this.connection,
+      prefix: KEY_PREFIX,
+      concurrency: this.options.concurrency,
+      name: this.name,
+      lockDuration,
+      stalledInterval: lockDuration,
+      maxStalledCount: settings.attempts,
+    });
+    this.worker.on('error', (error) => log(`worker ${this.name}: ${error.message}`));
+    await this.worker.waitUntilReady();
+    log(`worker ${this.name} takes jobs from queue ${this.options.queue} at ${settings.redisUrl}`);
+  }
+
+  /** Stops taking jobs, lets the current ones finish, and releases the engines. */
+  async stop(): Promise<void> {
+    await this.worker?.close();
+    this.connection?.disconnect();
+    this.groups().dispose();
+    this.options.log(`worker ${this.name} stopped after ${this.jobs} job(s)`);
+  }
+
+  private async process(job: Job<EpisodeJobData, EpisodeJobResult>): Promise<EpisodeJobResult> {
+    if (job.name !== EPISODE_JOB) throw new UnrecoverableError(`unknown job "${job.name}" (this worker runs "${EPISODE_JOB}" jobs)`);
+    const started = performance.now();
+    const { data } = job;
+    const timeoutMs = this.options.settings.jobTimeout * 1000;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const result = await Promise.race([
+        this.episodes(data),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`timed out after ${this.options.settings.jobTimeout} s (bullmq.jobTimeout)`)),
+            timeoutMs,
+          );
+        }),
+      ]);
+      this.jobs++;
+      const turns = result.trajectories.reduce((n, t) => n + t.turns.length, 0);
+      this.options.log(
+        `worker ${this.name}: step ${data.step} prompt group ${data.group} (${result.trajectories.length} episodes, ${turns} turns) ` +
+          `in ${((performance.now() - started) / 1000).toFixed(2)} s, weights v${data.weights.version}, attempt ${job.attemptsMade + 1}`,
+      );
+      return result;
+    } catch (error) {
+      const message = DrmasError.is(error) ? `${error.code}: ${error.message}` : (error as Error).message;
+      this.options.log(`worker ${this.name}: step ${data.step} prompt group ${data.group} failed: ${message}`);
+      throw permanent(error) ? new UnrecoverableError(message) : new Error(message);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async episodes(data: EpisodeJobData): Promise<EpisodeJobResult> {
+    await this.useWeights(data.weights);
+    const run = await this.kernel.get(EpisodeRunner).run({
+      tasks: [data.task],
+      samplesPerTask: data.samplesPerTask,
+      seed: data.seed,
+      idPrefix: data.idPrefix,
+      firstTask: data.group,
+      sampleStreams: data.sampleStreams,
+    });
+    return { worker: this.name, trajectories: run.trajectories };
+  }
+
+  /**
+   * The trainer plugin's worker groups, through the role's token: the plugin may be another copy of the package than
+   * this one imports (jest runs sources, the CLI dist), so its class is not looked up.
+   */
+  private groups(): WorkerGroupsService {
+    return this.kernel.get(WorkerGroups) as unknown as WorkerGroupsService;
+  }
+
+  /** Loads the release's weights into every rollout engine unless they are the ones loaded (one load at a time). */
+  private useWeights(release: WeightsRelease): Promise<void> {
+    const next = this.loading.then(async () => {
+      if (this.loaded === release.tag) return;
+      const groups = this.kernel.get(WorkerGroups).all();
+      for (const group of groups) {
+        const dir = release.paths[group.id];
+        if (!dir)
+          throw new UnrecoverableError(`the job carries no weights for worker group ${group.id}: is this worker's config the run's?`);
+        await group.rollout.load(dir);
+      }
+      this.loaded = release.tag;
+      this.options.log(`worker ${this.name}: loaded weights v${release.version}`);
+    });
+    // A failed load fails its job (which is retried); the next job tries again.
+    this.loading = next.catch(() => undefined);
+    return next;
+  }
+}
