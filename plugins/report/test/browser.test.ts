@@ -18,7 +18,9 @@ const CHROMIUM = process.env.DRMAS_CHROMIUM ?? '/usr/bin/chromium';
 const IMAGES = path.join(REPO_ROOT, 'docs', 'images');
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && process.env.DRMAS_SLOW_TESTS === '1') {
-  console.log(`report browser test skipped: no Chromium at ${CHROMIUM} (run bash scripts/install-test-deps.sh chromium, or set DRMAS_CHROMIUM)`);
+  console.log(
+    `report browser test skipped: no Chromium at ${CHROMIUM} (run bash scripts/install-test-deps.sh chromium, or set DRMAS_CHROMIUM)`,
+  );
 }
 
 const scratch = new TempProject('report-browser');
