@@ -11,11 +11,12 @@ import { NASTY_TEXT } from './fixtures.js';
 /**
  * report.html of a real run, opened in headless Chromium as a user would: no console or page error, every chart
  * drawn, zoom, the log switch and the rollout filters working, text from rollouts shown as text. Screenshots go to
- * docs/images/report-*.png. `DRMAS_REPORT_RUN_DIR` names a finished run to use (the main job gives the README's
- * screenshots); otherwise the test trains a short one.
+ * .drmas-cache/report-screenshots/, or to the folder `DRMAS_REPORT_SCREENSHOTS` names. `DRMAS_REPORT_RUN_DIR` names
+ * a finished run to use; otherwise the test trains a short one. The docs' screenshots come from the main job:
+ * `DRMAS_SLOW_TESTS=1 DRMAS_REPORT_RUN_DIR=<its run> DRMAS_REPORT_SCREENSHOTS=docs/images jest plugins/report/test/browser.test.ts`.
  */
 const CHROMIUM = process.env.DRMAS_CHROMIUM ?? '/usr/bin/chromium';
-const IMAGES = path.join(REPO_ROOT, 'docs', 'images');
+const IMAGES = path.resolve(REPO_ROOT, process.env.DRMAS_REPORT_SCREENSHOTS ?? path.join('.drmas-cache', 'report-screenshots'));
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && process.env.DRMAS_SLOW_TESTS === '1') {
   console.log(
