@@ -1,4 +1,5 @@
 import type { LossFunction, LossInput, TensorOps } from '@drmas/core';
+import type { ArchitectureName } from '@drmas/models';
 
 export { randomWeights, tinyConfigJson } from '../../../models/test/modelFixtures.js';
 export { makeBatch, updateRequest } from '../../backend-tfjs/test/trainingFixtures.js';
@@ -21,3 +22,19 @@ export function maxAbsDiff(a: number[][], b: number[][]): number {
   });
   return m;
 }
+
+/** Small random models of each architecture and feature the onnx graphs cover. */
+export const ARCHITECTURE_CASES: { label: string; architecture: ArchitectureName; extra: Record<string, unknown> }[] = [
+  {
+    label: 'Llama, llama3 rope scaling, untied',
+    architecture: 'LlamaForCausalLM',
+    extra: {
+      rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 16 },
+    },
+  },
+  { label: 'Llama, tied embeddings', architecture: 'LlamaForCausalLM', extra: { tie_word_embeddings: true } },
+  { label: 'Qwen2 (q/k/v bias), untied', architecture: 'Qwen2ForCausalLM', extra: {} },
+  { label: 'Qwen2 (q/k/v bias), tied', architecture: 'Qwen2ForCausalLM', extra: { tie_word_embeddings: true } },
+  { label: 'Qwen3 (q/k norm), untied', architecture: 'Qwen3ForCausalLM', extra: {} },
+  { label: 'Qwen3 (q/k norm), tied', architecture: 'Qwen3ForCausalLM', extra: { tie_word_embeddings: true } },
+];
