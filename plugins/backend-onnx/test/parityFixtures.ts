@@ -1,5 +1,6 @@
 import type { LossFunction, LossInput, TensorOps } from '@drmas/core';
 import type { ArchitectureName } from '@drmas/models';
+import { PolicyLossFunction, type PolicyLossSettings } from '@drmas/plugin-algorithms';
 
 export { randomWeights, tinyConfigJson } from '../../../models/test/modelFixtures.js';
 export { makeBatch, updateRequest } from '../../backend-tfjs/test/trainingFixtures.js';
@@ -38,3 +39,18 @@ export const ARCHITECTURE_CASES: { label: string; architecture: ArchitectureName
   { label: 'Qwen3 (q/k norm), untied', architecture: 'Qwen3ForCausalLM', extra: {} },
   { label: 'Qwen3 (q/k norm), tied', architecture: 'Qwen3ForCausalLM', extra: { tie_word_embeddings: true } },
 ];
+
+/** The algorithms plugin's policy loss: vanilla PPO with dual clip, token-mean, no KL or entropy, unless overridden. */
+export function policyLoss(settings: Partial<PolicyLossSettings> = {}): PolicyLossFunction {
+  return new PolicyLossFunction({
+    variant: 'vanilla',
+    clipRatioLow: 0.2,
+    clipRatioHigh: 0.28,
+    clipRatioC: 3,
+    aggregation: 'token-mean',
+    klCoef: 0,
+    klType: 'low_var_kl',
+    entropyCoef: 0,
+    ...settings,
+  });
+}

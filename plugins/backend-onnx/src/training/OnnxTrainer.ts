@@ -1,9 +1,18 @@
-import { lossTotals, type BatchView, type LossFunction, type LossTotals, type WeightTensor } from '@drmas/core';
+import {
+  lossTotals,
+  type BatchView,
+  type LossFunction,
+  type LossTotals,
+  type UpdateRequest,
+  type UpdateResult,
+  type WeightTensor,
+} from '@drmas/core';
 import { promptResponseLayout, rotaryInverseFrequencies, type DecoderConfig } from '@drmas/models';
 import type * as OrtModule from 'onnxruntime-node';
 import { ortTensor, scoreFeeds, type Feeds } from '../DecoderFeeds.js';
 import { loadOnnxRuntime, sessionOptions, type Ort } from '../ExecutionProvider.js';
-import { buildTrainingGraph, TrainingNames, trainingWeights } from './TrainingGraph.js';
+import { HostAdamW } from './HostAdamW.js';
+import { buildTrainingGraph, TrainingNames } from './TrainingGraph.js';
 
 export interface GradientRequest {
   /** The rows to train on. */
@@ -22,20 +31,21 @@ export interface GradientResult {
   loss: number;
   /** The loss's metrics summed over micro-batches (each already scaled like the loss). */
   metrics: Record<string, number>;
-  /** Gradients by training-weight name (`trainingWeights` layout), accumulated over micro-batches; owned by the trainer. */
+  /** Gradients by Hugging Face tensor name, accumulated over micro-batches; owned by the trainer. */
   gradients: Map<string, Float32Array>;
 }
 
 type Session = OrtModule.InferenceSession;
 
 /**
- * Forward and backward passes of a decoder on onnxruntime-node (phase 1 of issue 19: no optimizer yet). The weights
- * are held in the training graph's layout (`trainingWeights`) in host buffers fed to every run; gradients of the
- * micro-batches are added in place into buffers the trainer owns. One session per (loss, totals, entropy,
+ * Forward and backward passes of a decoder on onnxruntime-node (phase 1 of issue 19). The weights are the Hugging
+ * Face tensors, copied into host buffers the trainer owns and feeds to every run (the graph transposes and fuses
+ * them); gradients of the micro-batches are added in place into buffers the trainer owns. One session per (loss, totals, entropy,
  * reference) combination, since the totals are constants of the loss's graph.
  */
 export class OnnxTrainer {
   readonly weights: Map<string, WeightTensor>;
+  readonly optimizer = new HostAdamW();
   private readonly gradientBuffers = new Map<string, Float32Array>();
   private readonly sessions = new Map<LossFunction, Map<string, Promise<{ session: Session; metrics: string[] }>>>();
   private readonly invFreq: Float64Array;
@@ -47,7 +57,8 @@ export class OnnxTrainer {
     hf: Map<string, WeightTensor>,
     private readonly options: OrtModule.InferenceSession.SessionOptions,
   ) {
-    this.weights = trainingWeights(config, hf);
+    // Engine-owned copies: updates write into them, and the session reads them in place on every run.
+    this.weights = new Map([...hf].map(([name, t]) => [name, { shape: [...t.shape], data: Float32Array.from(t.data) }]));
     this.invFreq = rotaryInverseFrequencies(config);
     for (const [name, w] of this.weights) {
       this.weightFeeds[name] = ortTensor(ort, w.data, w.shape);
@@ -110,6 +121,29 @@ export class OnnxTrainer {
       metrics['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
     }
     return { loss: lossSum, metrics, gradients: this.gradientBuffers };
+  }
+
+  /**
+   * One optimizer step as the tfjs trainer takes it: gradients accumulated over the micro-batches, clipped to
+   * `maxGradNorm` by global norm (the norm reported is before clipping, like torch's clip_grad_norm_), AdamW; a
+   * non-finite norm skips the step. (Phase 2 of issue 19 wires this into `update`.)
+   */
+  async update(request: UpdateRequest): Promise<UpdateResult> {
+    const { optimizer: settings, lrScale } = request;
+    const result = await this.gradients(request);
+    let squares = 0;
+    for (const g of result.gradients.values()) for (let i = 0; i < g.length; i++) squares += g[i]! * g[i]!;
+    const gradNorm = Math.sqrt(squares);
+    const learningRate = settings.lr * lrScale;
+    const metrics = { ...result.metrics, 'actor/skipped_nonfinite': Number.isFinite(gradNorm) ? 0 : 1 };
+    if (!Number.isFinite(gradNorm)) return { loss: result.loss, gradNorm, skipped: true, learningRate, metrics };
+    const clipCoef = settings.maxGradNorm > 0 ? Math.min(1, settings.maxGradNorm / (gradNorm + 1e-6)) : 1;
+    if (clipCoef < 1) {
+      const coef = Math.fround(clipCoef);
+      for (const g of result.gradients.values()) for (let i = 0; i < g.length; i++) g[i]! *= coef;
+    }
+    this.optimizer.apply(this.weights, result.gradients, settings, lrScale);
+    return { loss: result.loss, gradNorm, skipped: false, learningRate, metrics };
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { LossFunction, LossTotals, WeightTensor } from '@drmas/core';
 import type { DecoderConfig } from '@drmas/models';
 import { writeDecoderForward, writeScoreHead } from '../DecoderGraph.js';
-import { graphWeights } from '../GraphWeights.js';
+import { graphWeightSources } from '../GraphWeights.js';
 import { DifferentiableGraph } from './DifferentiableGraph.js';
 import { onnxTensorOps } from './OnnxTensorOps.js';
 
@@ -17,17 +17,6 @@ export const TrainingNames = {
   metric: (name: string) => `metric/${name}`,
   gradient: (weight: string) => `grad/${weight}`,
 } as const;
-
-/**
- * The weights the training graph takes: the graph weights (`graphWeights`: projections `[in, out]`, q|k|v and
- * gate|up fused), without the separate `lm_head` copy when the embeddings are tied (the graph transposes `embed`
- * itself, so its one gradient sums both uses).
- */
-export function trainingWeights(config: DecoderConfig, hf: Map<string, WeightTensor>): Map<string, WeightTensor> {
-  const weights = graphWeights(config, hf);
-  if (config.tieWordEmbeddings) weights.delete('lm_head');
-  return weights;
-}
 
 export interface TrainingGraphOptions {
   /** The micro-batch totals the loss normalizes by (constants of this graph). */
@@ -48,7 +37,7 @@ export interface TrainingGraph {
  * Writes a training graph: the score graph's forward (`writeDecoderForward` + `writeScoreHead`, shared with the
  * inference graphs), `loss.compute` over `onnxTensorOps` on the loss inputs `old_log_probs`, `advantages`,
  * `response_mask` (and `ref_log_probs`), all `[batch, responses]`, and one gradient output `grad/<weight>` per
- * training weight, next to `loss` and the loss's metrics.
+ * weight, next to `loss` and the loss's metrics. `weights` are the Hugging Face tensors (their names and shapes).
  */
 export function buildTrainingGraph(
   config: DecoderConfig,
@@ -59,11 +48,24 @@ export function buildTrainingGraph(
   const g = new DifferentiableGraph(`drmas-${config.modelType}-train`);
   const inputs = new Map<string, string>();
   for (const [name, t] of weights) inputs.set(name, g.input(name, 'float', t.shape));
-  let tiedHead: string | undefined;
-  const w = (name: string): string => {
-    if (name === 'lm_head' && config.tieWordEmbeddings) return (tiedHead ??= g.op('Transpose', [w('embed')], { perm: [1, 0] }));
+  const hf = (name: string): string => {
     const value = inputs.get(name);
-    if (!value) throw new Error(`buildTrainingGraph: training weight '${name}' is missing`);
+    if (!value) throw new Error(`buildTrainingGraph: weight '${name}' is missing`);
+    return value;
+  };
+  // The graph weights are derived in the graph from the Hugging Face tensors (transposed, fused), so gradients come
+  // out per Hugging Face tensor; a tied embedding's one gradient sums its two uses.
+  const sources = graphWeightSources(config);
+  const derived = new Map<string, string>();
+  const w = (name: string): string => {
+    let value = derived.get(name);
+    if (!value) {
+      const source = sources.get(name);
+      if (!source) throw new Error(`buildTrainingGraph: no graph weight '${name}'`);
+      const parts = source.parts.map((p) => (source.transpose ? g.op('Transpose', [hf(p)], { perm: [1, 0] }) : hf(p)));
+      value = parts.length === 1 ? parts[0]! : g.op('Concat', parts, { axis: source.transpose ? 1 : 0 });
+      derived.set(name, value);
+    }
     return value;
   };
   const forward = writeDecoderForward(g, config, 'score', w);
