@@ -5,20 +5,15 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { BENCH_DIR, benchOptions, REPO_ROOT } from './lib/benchOptions.mjs';
 import { generationFlops, median, trainingFlops } from './lib/workloads.mjs';
 import { renderResults } from './lib/report.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..');
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const rounds = Number(option('rounds', 3));
-const models = option('models', 'tiny,small').split(',');
+const here = BENCH_DIR;
+const root = REPO_ROOT;
+const options = benchOptions({ 'skip-rl': { type: 'boolean' } });
+const { rounds, models } = options;
 const PYTHON = '/usr/bin/python3';
 const TORCH_INSTALL = 'sudo apt-get install python3-torch libopenblas0-pthread  (then /usr/bin/python3 has torch)';
 
@@ -104,7 +99,7 @@ for (const model of models) {
 }
 
 // Proxy of the math preset's RL step: rollout on tfjs vs on onnx + syncWeights.
-if (!args.includes('--skip-rl')) {
+if (!options['skip-rl']) {
   for (const rollout of ['tfjs', 'onnx']) node(`rl proxy tiny ${rollout}`, 'rlProxy.mjs', ['tiny', rollout, '3']);
 }
 

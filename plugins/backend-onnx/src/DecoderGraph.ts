@@ -1,6 +1,6 @@
 import type { WeightTensor } from '@drmas/core';
 import type { DecoderConfig } from '@drmas/models';
-import { GraphBuilder } from './onnx/GraphBuilder.js';
+import { GraphBuilder, type GraphWriter } from './onnx/GraphBuilder.js';
 
 /**
  * How the weights enter the graphs: as graph inputs (fed on every run from host buffers the backend owns, so a
@@ -53,12 +53,6 @@ export function buildDecoderGraph(
   weightMode: WeightMode = 'inputs',
 ): Uint8Array {
   const g = new GraphBuilder(`drmas-${config.modelType}-${kind}`);
-  const c = config;
-  const d = c.headDim;
-  const kvHeads = c.numKvHeads;
-  const group = c.numHeads / c.numKvHeads;
-  const n = GraphNames;
-
   // `weights` are the graph weights (`graphWeights`); their shapes define the inputs, their values the initializers.
   const weight = new Map<string, string>();
   for (const [name, t] of weights) {
@@ -69,6 +63,43 @@ export function buildDecoderGraph(
     if (!value) throw new Error(`buildDecoderGraph: graph weight '${name}' is missing`);
     return value;
   };
+  const forward = writeDecoderForward(g, config, kind, w);
+  if (kind === 'score') {
+    const head = writeScoreHead(g, config, forward, w);
+    g.output(head.logProbs, GraphNames.logProbs, 'float', ['batch', 'responses']);
+    g.output(head.entropy(), GraphNames.entropy, 'float', ['batch', 'responses']);
+  } else {
+    g.output(forward.lastLogProbs(), GraphNames.logProbs, 'float', ['batch', config.vocabSize]);
+  }
+  return g.toModelProto();
+}
+
+/** What the score and training graphs build on: the decoder's hidden states and its helpers. */
+export interface DecoderForward {
+  /** Hidden states after the last layer (before the final norm), `[batch * columns, hidden]` (`[batch, hidden]` in decode). */
+  hidden: string;
+  rmsNorm: (x: string, weightName: string) => string;
+  /** A shape tensor `[batch, columns, ...tail]` taken from the ids. */
+  shapeWith: (tail: number[]) => string;
+  /** prefill and decode: the temperature-1 log-probs `[batch, vocab]` of the last column. */
+  lastLogProbs: () => string;
+}
+
+/**
+ * Writes the inputs (ids, rope tables, attention bias; the decode graph's caches) and the decoder body into `g`,
+ * with weights looked up by graph-weight name through `w`. Shared by the inference graphs and the training graph.
+ */
+export function writeDecoderForward(
+  g: GraphWriter,
+  config: DecoderConfig,
+  kind: DecoderGraphKind,
+  w: (name: string) => string,
+): DecoderForward {
+  const c = config;
+  const d = c.headDim;
+  const kvHeads = c.numKvHeads;
+  const group = c.numHeads / c.numKvHeads;
+  const n = GraphNames;
 
   const decode = kind === 'decode';
   const columns = decode ? 1 : 'columns';
@@ -169,28 +200,54 @@ export function buildDecoderGraph(
   const logSoftmax = (hidden: string): string =>
     g.op('LogSoftmax', [g.op('MatMul', [rmsNorm(hidden, 'norm'), w('lm_head')])], { axis: -1 });
 
-  if (kind === 'score') {
-    const targets = g.input(n.targets, 'int64', ['batch', 'responses']);
-    const start = g.input(n.predictStart, 'int64', [1]);
-    const end = g.input(n.predictEnd, 'int64', [1]);
-    const inverseTemperature = g.input(n.inverseTemperature, 'float', ['batch', 1, 1]);
-    const byRow = g.op('Reshape', [x, shapeWith([h])]);
-    const predicting = g.op('Slice', [byRow, start, end, g.ints([1])]);
-    const logits = g.op('Mul', [g.op('MatMul', [rmsNorm(predicting, 'norm'), w('lm_head')]), inverseTemperature]);
-    const logp = g.op('Reshape', [g.op('LogSoftmax', [logits], { axis: -1 }), g.ints([-1, c.vocabSize])]);
-    const targetShape = g.op('Shape', [targets]);
-    const picked = g.op('GatherElements', [logp, g.op('Reshape', [targets, g.ints([-1, 1])])], { axis: 1 });
-    g.output(g.op('Reshape', [picked, targetShape]), n.logProbs, 'float', ['batch', 'responses']);
-    const plogp = g.op('ReduceSum', [g.op('Mul', [g.op('Exp', [logp]), logp]), g.ints([-1])], { keepdims: 0 });
-    g.output(g.op('Reshape', [g.op('Neg', [plogp]), targetShape]), n.entropy, 'float', ['batch', 'responses']);
-  } else {
-    const last = decode
-      ? x
-      : g.op('Reshape', [
-          g.op('Slice', [g.op('Reshape', [x, shapeWith([h])]), g.ints([-1]), g.ints([INT64_MAX]), g.ints([1])]),
-          g.ints([-1, h]),
-        ]);
-    g.output(logSoftmax(last), n.logProbs, 'float', ['batch', c.vocabSize]);
-  }
-  return g.toModelProto();
+  return {
+    hidden: x,
+    rmsNorm,
+    shapeWith,
+    lastLogProbs: () => {
+      const last = decode
+        ? x
+        : g.op('Reshape', [
+            g.op('Slice', [g.op('Reshape', [x, shapeWith([h])]), g.ints([-1]), g.ints([INT64_MAX]), g.ints([1])]),
+            g.ints([-1, h]),
+          ]);
+      return logSoftmax(last);
+    },
+  };
+}
+
+/** The score head's outputs: `[batch, responses]` values. */
+export interface ScoreHead {
+  logProbs: string;
+  /** Writes the entropy nodes (on demand: the training graph needs them only for some losses). */
+  entropy: () => string;
+}
+
+/**
+ * Writes the score head over `forward`'s hidden states: the inputs `targets`, `predict_start`, `predict_end` and
+ * `inverse_temperature`, the tempered log-softmax of the predicting columns, the targets' log-probs and entropies.
+ */
+export function writeScoreHead(g: GraphWriter, config: DecoderConfig, forward: DecoderForward, w: (name: string) => string): ScoreHead {
+  const c = config;
+  const n = GraphNames;
+  const h = c.hiddenSize;
+  const { rmsNorm, shapeWith } = forward;
+  const x = forward.hidden;
+  const targets = g.input(n.targets, 'int64', ['batch', 'responses']);
+  const start = g.input(n.predictStart, 'int64', [1]);
+  const end = g.input(n.predictEnd, 'int64', [1]);
+  const inverseTemperature = g.input(n.inverseTemperature, 'float', ['batch', 1, 1]);
+  const byRow = g.op('Reshape', [x, shapeWith([h])]);
+  const predicting = g.op('Slice', [byRow, start, end, g.ints([1])]);
+  const logits = g.op('Mul', [g.op('MatMul', [rmsNorm(predicting, 'norm'), w('lm_head')]), inverseTemperature]);
+  const logp = g.op('Reshape', [g.op('LogSoftmax', [logits], { axis: -1 }), g.ints([-1, c.vocabSize])]);
+  const targetShape = g.op('Shape', [targets]);
+  const picked = g.op('GatherElements', [logp, g.op('Reshape', [targets, g.ints([-1, 1])])], { axis: 1 });
+  return {
+    logProbs: g.op('Reshape', [picked, targetShape]),
+    entropy: () => {
+      const plogp = g.op('ReduceSum', [g.op('Mul', [g.op('Exp', [logp]), logp]), g.ints([-1])], { keepdims: 0 });
+      return g.op('Reshape', [g.op('Neg', [plogp]), targetShape]);
+    },
+  };
 }

@@ -2,35 +2,56 @@ import type { WeightTensor } from '@drmas/core';
 import type { DecoderConfig } from '@drmas/models';
 
 /**
- * The weights as the graphs take them, derived from the Hugging Face tensors: projections transposed to
- * `[in, out]` (MatMul packs an untransposed right operand faster) and fused per layer (`q|k|v` and `gate|up` in
- * one product each: fewer, wider products parallelise better at decode batch sizes). Norms and the embedding
- * pass through unchanged (shared, not copied).
+ * How one graph weight derives from Hugging Face tensors: `parts` side by side, each transposed from `[out, in]` to
+ * `[in, out]` first when `transpose` (a projection), else concatenated as they are (biases) or passed through (one
+ * part: norms, the embedding).
  */
-export function graphWeights(config: DecoderConfig, hf: Map<string, WeightTensor>): Map<string, WeightTensor> {
+export interface GraphWeightSource {
+  parts: string[];
+  transpose: boolean;
+}
+
+/**
+ * The graph weights of a decoder and their Hugging Face sources: projections transposed to `[in, out]` (MatMul
+ * packs an untransposed right operand faster) and fused per layer (`q|k|v` and `gate|up` in one product each: fewer,
+ * wider products parallelise better at decode batch sizes). Norms and the embedding pass through unchanged.
+ */
+export function graphWeightSources(config: DecoderConfig): Map<string, GraphWeightSource> {
   const c = config;
-  const out = new Map<string, WeightTensor>();
-  const get = (name: string): WeightTensor => hf.get(name)!;
-  out.set('embed', get('model.embed_tokens.weight'));
-  out.set('lm_head', transposeConcat([get(c.tieWordEmbeddings ? 'model.embed_tokens.weight' : 'lm_head.weight')]));
-  out.set('norm', get('model.norm.weight'));
+  const out = new Map<string, GraphWeightSource>();
+  const projection = (...parts: string[]) => ({ parts, transpose: true });
+  const plain = (...parts: string[]) => ({ parts, transpose: false });
+  out.set('embed', plain('model.embed_tokens.weight'));
+  out.set('lm_head', projection(c.tieWordEmbeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'));
+  out.set('norm', plain('model.norm.weight'));
   for (let i = 0; i < c.numLayers; i++) {
     const p = `model.layers.${i}`;
     const a = `${p}.self_attn`;
-    out.set(`input_norm.${i}`, get(`${p}.input_layernorm.weight`));
-    out.set(`post_norm.${i}`, get(`${p}.post_attention_layernorm.weight`));
-    out.set(`qkv.${i}`, transposeConcat(['q_proj', 'k_proj', 'v_proj'].map((n) => get(`${a}.${n}.weight`))));
-    if (c.qkvBias) out.set(`qkv_bias.${i}`, concat(['q_proj', 'k_proj', 'v_proj'].map((n) => get(`${a}.${n}.bias`))));
-    out.set(`o.${i}`, transposeConcat([get(`${a}.o_proj.weight`)]));
-    if (c.outputBias) out.set(`o_bias.${i}`, get(`${a}.o_proj.bias`));
+    const qkv = ['q_proj', 'k_proj', 'v_proj'];
+    out.set(`input_norm.${i}`, plain(`${p}.input_layernorm.weight`));
+    out.set(`post_norm.${i}`, plain(`${p}.post_attention_layernorm.weight`));
+    out.set(`qkv.${i}`, projection(...qkv.map((n) => `${a}.${n}.weight`)));
+    if (c.qkvBias) out.set(`qkv_bias.${i}`, plain(...qkv.map((n) => `${a}.${n}.bias`)));
+    out.set(`o.${i}`, projection(`${a}.o_proj.weight`));
+    if (c.outputBias) out.set(`o_bias.${i}`, plain(`${a}.o_proj.bias`));
     if (c.qkNorm) {
-      out.set(`q_norm.${i}`, get(`${a}.q_norm.weight`));
-      out.set(`k_norm.${i}`, get(`${a}.k_norm.weight`));
+      out.set(`q_norm.${i}`, plain(`${a}.q_norm.weight`));
+      out.set(`k_norm.${i}`, plain(`${a}.k_norm.weight`));
     }
-    out.set(`gate_up.${i}`, transposeConcat([get(`${p}.mlp.gate_proj.weight`), get(`${p}.mlp.up_proj.weight`)]));
-    if (c.mlpBias) out.set(`gate_up_bias.${i}`, concat([get(`${p}.mlp.gate_proj.bias`), get(`${p}.mlp.up_proj.bias`)]));
-    out.set(`down.${i}`, transposeConcat([get(`${p}.mlp.down_proj.weight`)]));
-    if (c.mlpBias) out.set(`down_bias.${i}`, get(`${p}.mlp.down_proj.bias`));
+    out.set(`gate_up.${i}`, projection(`${p}.mlp.gate_proj.weight`, `${p}.mlp.up_proj.weight`));
+    if (c.mlpBias) out.set(`gate_up_bias.${i}`, plain(`${p}.mlp.gate_proj.bias`, `${p}.mlp.up_proj.bias`));
+    out.set(`down.${i}`, projection(`${p}.mlp.down_proj.weight`));
+    if (c.mlpBias) out.set(`down_bias.${i}`, plain(`${p}.mlp.down_proj.bias`));
+  }
+  return out;
+}
+
+/** The weights as the graphs take them (`graphWeightSources`), derived from the Hugging Face tensors. */
+export function graphWeights(config: DecoderConfig, hf: Map<string, WeightTensor>): Map<string, WeightTensor> {
+  const out = new Map<string, WeightTensor>();
+  for (const [name, source] of graphWeightSources(config)) {
+    const parts = source.parts.map((p) => hf.get(p)!);
+    out.set(name, source.transpose ? transposeConcat(parts) : parts.length === 1 ? parts[0]! : concat(parts));
   }
   return out;
 }

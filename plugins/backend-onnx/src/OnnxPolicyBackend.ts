@@ -8,7 +8,7 @@ import type {
   UpdateResult,
   WeightTensor,
 } from '@drmas/core';
-import { DrmasError, scoringTemperature } from '@drmas/core';
+import { DrmasError } from '@drmas/core';
 import {
   configJsonFor,
   expectedWeightShapes,
@@ -28,6 +28,7 @@ import {
 } from '@drmas/models';
 import type * as OrtModule from 'onnxruntime-node';
 import { buildDecoderGraph, GraphNames, type DecoderGraphKind, type WeightMode } from './DecoderGraph.js';
+import { forwardFeeds, MASKED, scoreFeeds, type Feeds } from './DecoderFeeds.js';
 import { graphWeights } from './GraphWeights.js';
 import {
   describeProvider,
@@ -50,10 +51,6 @@ import {
 } from './OnnxBackendErrors.js';
 
 type Session = OrtModule.InferenceSession;
-type Feeds = Record<string, OrtModule.Tensor>;
-
-/** Additive attention bias of a hidden key (the tfjs backend's value). */
-const MASKED = -1e9;
 
 export interface OnnxEngineOptions {
   /** Backend name in logs (default `onnx`). */
@@ -227,7 +224,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
     const valid = new Uint8Array(rows * slots);
 
     // Prefill: every prompt column at once.
-    const prefill = await this.run('prefill', this.forwardFeeds(batch.ids, batch.valid, batch.positions, rows, columns));
+    const prefill = await this.run('prefill', forwardFeeds(this.ort, this.configRef, this.invFreq, { ...batch, rows, columns }));
     for (let l = 0; l < layers; l++) {
       const keys = prefill[GraphNames.key(l)]!.data as Float32Array;
       const values = prefill[GraphNames.value(l)]!.data as Float32Array;
@@ -308,31 +305,6 @@ export class OnnxPolicyBackend implements PolicyBackend {
     return { tokenIds, logProbs, finishReasons };
   }
 
-  /** Inputs of the prefill and score graphs for a left-padded `[rows, columns]` batch. */
-  private forwardFeeds(ids: Int32Array, validMask: Uint8Array, positions: Int32Array, rows: number, columns: number): Feeds {
-    const c = this.configRef;
-    const group = c.numHeads / c.numKvHeads;
-    const { cos, sinSigned } = rotaryTables(this.invFreq, positions);
-    const bias = new Float32Array(rows * group * columns * columns);
-    let o = 0;
-    for (let b = 0; b < rows; b++) {
-      for (let g = 0; g < group; g++) {
-        for (let q = 0; q < columns; q++) {
-          for (let k = 0; k < columns; k++, o++) if (k > q || validMask[b * columns + k] === 0) bias[o] = MASKED;
-        }
-      }
-    }
-    return {
-      [GraphNames.inputIds]: this.tensor(
-        BigInt64Array.from(ids, (x) => BigInt(x)),
-        [rows, columns],
-      ),
-      [GraphNames.ropeCos]: this.tensor(cos, [rows, columns, 1, 1, c.headDim]),
-      [GraphNames.ropeSin]: this.tensor(sinSigned, [rows, columns, 1, 1, c.headDim]),
-      [GraphNames.attentionBias]: this.tensor(bias, [rows, 1, group * columns, columns]),
-    };
-  }
-
   /**
    * Teacher-forced log-probs (and entropy) of each response token of the view's rows, each at its row's temperature,
    * in row chunks of bounded logits size.
@@ -361,18 +333,13 @@ export class OnnxPolicyBackend implements PolicyBackend {
         Array.from(chunk, (r) => batch.promptIds[r]!),
         responses,
       );
-      const { promptColumns: p, responseColumns: r } = layout;
-      const n = end - start;
-      const feeds = this.forwardFeeds(layout.ids, layout.valid, layout.positions, n, p + r);
-      feeds[GraphNames.targets] = this.tensor(
-        BigInt64Array.from(layout.targets, (x) => BigInt(x)),
-        [n, r],
-      );
-      feeds[GraphNames.predictStart] = this.tensor(BigInt64Array.of(BigInt(p - 1)), [1]);
-      feeds[GraphNames.predictEnd] = this.tensor(BigInt64Array.of(BigInt(p - 1 + r)), [1]);
-      feeds[GraphNames.inverseTemperature] = this.tensor(
-        Float32Array.from(chunk, (row) => 1 / scoringTemperature(batch.temperatures[row])),
-        [n, 1, 1],
+      const r = layout.responseColumns;
+      const feeds = scoreFeeds(
+        this.ort,
+        this.configRef,
+        this.invFreq,
+        layout,
+        Array.from(chunk, (row) => batch.temperatures[row]),
       );
       const out = await this.run('score', feeds);
       const lp = out[GraphNames.logProbs]!.data as Float32Array;

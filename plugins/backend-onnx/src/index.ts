@@ -29,3 +29,10 @@ export {
   OnnxWeightMismatchError,
 } from './OnnxBackendErrors.js';
 export { default, OnnxBackendPlugin, onnxBackendFactory } from './plugin/OnnxBackendPlugin.js';
+export { DifferentiableGraph, type NodeRecord, type ValueInfo, type ValueType } from './training/DifferentiableGraph.js';
+export { OP_RULES, type OpRule } from './training/OpRules.js';
+export { onnxTensorOps } from './training/OnnxTensorOps.js';
+export { buildTrainingGraph, TrainingNames, type TrainingGraph, type TrainingGraphOptions } from './training/TrainingGraph.js';
+export { OnnxTrainer, type GradientRequest, type GradientResult } from './training/OnnxTrainer.js';
+export { HostAdamW } from './training/HostAdamW.js';
+export { graphWeights, graphWeightSources, type GraphWeightSource } from './GraphWeights.js';

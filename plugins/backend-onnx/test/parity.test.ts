@@ -1,28 +1,20 @@
-import type { ArchitectureName } from '@drmas/models';
 import { DecoderModel, selectRuntime, TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import { OnnxPolicyBackend } from '../src/OnnxPolicyBackend.js';
 import { scoreSequences, type PolicyBackend } from '@drmas/core';
-import { makeBatch, maxAbsDiff, randomWeights, tinyConfigJson, updateRequest, weightedLogLikelihood } from './parityFixtures.js';
-
-const CASES: { label: string; architecture: ArchitectureName; extra: Record<string, unknown> }[] = [
-  {
-    label: 'Llama, llama3 rope scaling, untied',
-    architecture: 'LlamaForCausalLM',
-    extra: {
-      rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 16 },
-    },
-  },
-  { label: 'Llama, tied embeddings', architecture: 'LlamaForCausalLM', extra: { tie_word_embeddings: true } },
-  { label: 'Qwen2 (q/k/v bias), untied', architecture: 'Qwen2ForCausalLM', extra: {} },
-  { label: 'Qwen2 (q/k/v bias), tied', architecture: 'Qwen2ForCausalLM', extra: { tie_word_embeddings: true } },
-  { label: 'Qwen3 (q/k norm), untied', architecture: 'Qwen3ForCausalLM', extra: {} },
-  { label: 'Qwen3 (q/k norm), tied', architecture: 'Qwen3ForCausalLM', extra: { tie_word_embeddings: true } },
-];
+import {
+  ARCHITECTURE_CASES,
+  makeBatch,
+  maxAbsDiff,
+  randomWeights,
+  tinyConfigJson,
+  updateRequest,
+  weightedLogLikelihood,
+} from './parityFixtures.js';
 
 const PROMPTS = [[3, 7, 1, 9, 4, 22], [8], [30, 4, 11, 2]];
 const RESPONSES = [[12, 5, 20, 2], [30, 4, 11, 7, 7, 1, 40], [6]];
 
-describe.each(CASES)('onnx vs tfjs: $label', ({ architecture, extra }) => {
+describe.each(ARCHITECTURE_CASES)('onnx vs tfjs: $label', ({ architecture, extra }) => {
   let tfjs: TfjsPolicyBackend;
   let onnx: OnnxPolicyBackend;
   beforeAll(async () => {

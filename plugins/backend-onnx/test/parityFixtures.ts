@@ -1,4 +1,6 @@
 import type { LossFunction, LossInput, TensorOps } from '@drmas/core';
+import type { ArchitectureName } from '@drmas/models';
+import { PolicyLossFunction, type PolicyLossSettings } from '@drmas/plugin-algorithms';
 
 export { randomWeights, tinyConfigJson } from '../../../models/test/modelFixtures.js';
 export { makeBatch, updateRequest } from '../../backend-tfjs/test/trainingFixtures.js';
@@ -20,4 +22,35 @@ export function maxAbsDiff(a: number[][], b: number[][]): number {
     row.forEach((x, j) => (m = Math.max(m, Math.abs(x - other[j]!))));
   });
   return m;
+}
+
+/** Small random models of each architecture and feature the onnx graphs cover. */
+export const ARCHITECTURE_CASES: { label: string; architecture: ArchitectureName; extra: Record<string, unknown> }[] = [
+  {
+    label: 'Llama, llama3 rope scaling, untied',
+    architecture: 'LlamaForCausalLM',
+    extra: {
+      rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 16 },
+    },
+  },
+  { label: 'Llama, tied embeddings', architecture: 'LlamaForCausalLM', extra: { tie_word_embeddings: true } },
+  { label: 'Qwen2 (q/k/v bias), untied', architecture: 'Qwen2ForCausalLM', extra: {} },
+  { label: 'Qwen2 (q/k/v bias), tied', architecture: 'Qwen2ForCausalLM', extra: { tie_word_embeddings: true } },
+  { label: 'Qwen3 (q/k norm), untied', architecture: 'Qwen3ForCausalLM', extra: {} },
+  { label: 'Qwen3 (q/k norm), tied', architecture: 'Qwen3ForCausalLM', extra: { tie_word_embeddings: true } },
+];
+
+/** The algorithms plugin's policy loss: vanilla PPO with dual clip, token-mean, no KL or entropy, unless overridden. */
+export function policyLoss(settings: Partial<PolicyLossSettings> = {}): PolicyLossFunction {
+  return new PolicyLossFunction({
+    variant: 'vanilla',
+    clipRatioLow: 0.2,
+    clipRatioHigh: 0.28,
+    clipRatioC: 3,
+    aggregation: 'token-mean',
+    klCoef: 0,
+    klType: 'low_var_kl',
+    entropyCoef: 0,
+    ...settings,
+  });
 }

@@ -7,6 +7,12 @@ export type ElementType = keyof typeof DataType;
 /** A dimension: a fixed size or a symbolic name (`batch`, `columns`). */
 export type Dim = number | string;
 
+/** Options of a node: its output names (or how many to generate) and its domain (default: the ONNX domain). */
+export interface OpOptions {
+  outputs?: string[] | number;
+  domain?: string;
+}
+
 export type AttributeValue = number | string | number[] | { floats: number[] } | { float: number };
 
 interface NodeSpec {
@@ -33,10 +39,24 @@ export const OPSET = 17;
 const IR_VERSION = 8;
 
 /**
+ * What a graph-writing function needs: `GraphBuilder` writes plain graphs; `DifferentiableGraph` (training/) also
+ * records each node's shapes so that it can emit the backward pass.
+ */
+export interface GraphWriter {
+  input(name: string, type: ElementType, shape: Dim[]): string;
+  output(value: string, name: string, type: ElementType, shape: Dim[]): string;
+  initializer(name: string, type: ElementType, shape: number[], data: Float32Array | Int32Array | BigInt64Array): string;
+  ints(values: number[], scalar?: boolean): string;
+  scalar(value: number): string;
+  op(opType: string, inputs: string[], attributes?: Record<string, AttributeValue>, options?: OpOptions): string;
+  opMulti(opType: string, inputs: string[], attributes?: Record<string, AttributeValue>, options?: OpOptions): string[];
+}
+
+/**
  * Collects the nodes, inputs, outputs and initializers of one ONNX graph and writes it as a ModelProto.
  * Node output names are generated (`name/0`, `name/1`, ...) unless given.
  */
-export class GraphBuilder {
+export class GraphBuilder implements GraphWriter {
   private readonly nodes: NodeSpec[] = [];
   private readonly inputs: ValueSpec[] = [];
   private readonly outputs: ValueSpec[] = [];
@@ -94,24 +114,14 @@ export class GraphBuilder {
   }
 
   /** Adds a node and returns its first output. */
-  op(
-    opType: string,
-    inputs: string[],
-    attributes: Record<string, AttributeValue> = {},
-    options: { outputs?: string[] | number; domain?: string } = {},
-  ): string {
+  op(opType: string, inputs: string[], attributes: Record<string, AttributeValue> = {}, options: OpOptions = {}): string {
     const [first] = this.opMulti(opType, inputs, attributes, options);
     if (first === undefined) throw new Error(`ONNX graph '${this.name}': ${opType} node has no output to return`);
     return first;
   }
 
   /** Adds a node and returns all its outputs. */
-  opMulti(
-    opType: string,
-    inputs: string[],
-    attributes: Record<string, AttributeValue> = {},
-    options: { outputs?: string[] | number; domain?: string } = {},
-  ): string[] {
+  opMulti(opType: string, inputs: string[], attributes: Record<string, AttributeValue> = {}, options: OpOptions = {}): string[] {
     const id = this.counter++;
     const outputs = Array.isArray(options.outputs)
       ? options.outputs

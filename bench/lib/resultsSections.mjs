@@ -1,0 +1,29 @@
+// Sections of bench/RESULTS.md written by other scripts than bench/run.mjs: each lies between
+// `<!-- section: name -->` and `<!-- end section: name -->` (run.mjs keeps such blocks when it rewrites the file),
+// a part of it that a script rewrites between `<!-- section: name/part -->` and `<!-- end section: name/part -->`,
+// the rest written by hand.
+
+export const ONNX_TRAINING_SECTION = 'onnx-training';
+
+const open = (name) => `<!-- section: ${name} -->`;
+const close = (name) => `<!-- end section: ${name} -->`;
+
+function block(text, name) {
+  const start = text.indexOf(open(name));
+  const end = text.indexOf(close(name));
+  return start >= 0 && end > start ? { start, end: end + close(name).length } : undefined;
+}
+
+/**
+ * `text` with the part `part` of section `name` replaced by `content`; an absent section is appended under
+ * `heading`.
+ */
+export function replaceSection(text, name, part, content, heading) {
+  const partName = `${name}/${part}`;
+  if (!block(text, name)) {
+    text = `${text.trimEnd()}\n\n${open(name)}\n${heading}\n\n${open(partName)}\n${close(partName)}\n${close(name)}\n`;
+  }
+  const at = block(text, partName);
+  if (!at) throw new Error(`bench/RESULTS.md: section ${name} has no ${part} part`);
+  return `${text.slice(0, at.start)}${open(partName)}\n${content}\n${close(partName)}${text.slice(at.end)}`;
+}

@@ -1,0 +1,205 @@
+import {
+  lossTotals,
+  type BatchView,
+  type LossFunction,
+  type LossTotals,
+  type UpdateRequest,
+  type UpdateResult,
+  type WeightTensor,
+} from '@drmas/core';
+import { promptResponseLayout, rotaryInverseFrequencies, type DecoderConfig } from '@drmas/models';
+import type * as OrtModule from 'onnxruntime-node';
+import { ortTensor, scoreFeeds, type Feeds } from '../DecoderFeeds.js';
+import { loadOnnxRuntime, sessionOptions, type Ort } from '../ExecutionProvider.js';
+import { HostAdamW } from './HostAdamW.js';
+import { buildTrainingGraph, TrainingNames } from './TrainingGraph.js';
+
+export interface GradientRequest {
+  /** The rows to train on. */
+  batch: BatchView;
+  /** Totals of the whole mini-batch the loss normalizes by. */
+  totals: LossTotals;
+  loss: LossFunction;
+  /** Rows per forward/backward run (default: all rows in one). */
+  microBatchSize?: number;
+  /** Report `actor/entropy` (token-mean entropy of the view's trained tokens). */
+  entropyMetric?: boolean;
+}
+
+export interface GradientResult {
+  /** The mini-batch loss (the sum of its micro-batches' losses). */
+  loss: number;
+  /** The loss's metrics summed over micro-batches (each already scaled like the loss). */
+  metrics: Record<string, number>;
+  /** Gradients by Hugging Face tensor name, accumulated over micro-batches; owned by the trainer. */
+  gradients: Map<string, Float32Array>;
+}
+
+type Session = OrtModule.InferenceSession;
+
+/**
+ * Forward and backward passes of a decoder on onnxruntime-node (phase 1 of issue 19). The weights are the Hugging
+ * Face tensors, copied into host buffers the trainer owns and feeds to every run (the graph transposes and fuses
+ * them); gradients of the micro-batches are added in place into buffers the trainer owns. One session per (loss, totals, entropy,
+ * reference) combination, since the totals are constants of the loss's graph.
+ */
+export class OnnxTrainer {
+  readonly weights: Map<string, WeightTensor>;
+  readonly optimizer = new HostAdamW();
+  private readonly gradientBuffers = new Map<string, Float32Array>();
+  private readonly sessions = new Map<LossFunction, Map<string, Promise<{ session: Session; metrics: string[] }>>>();
+  private readonly invFreq: Float64Array;
+  private readonly weightFeeds: Feeds = {};
+
+  private constructor(
+    private readonly ort: Ort,
+    readonly config: DecoderConfig,
+    hf: Map<string, WeightTensor>,
+    private readonly options: OrtModule.InferenceSession.SessionOptions,
+  ) {
+    // Engine-owned copies: updates write into them, and the session reads them in place on every run.
+    this.weights = new Map([...hf].map(([name, t]) => [name, { shape: [...t.shape], data: Float32Array.from(t.data) }]));
+    this.invFreq = rotaryInverseFrequencies(config);
+    for (const [name, w] of this.weights) {
+      this.weightFeeds[name] = ortTensor(ort, w.data, w.shape);
+      this.gradientBuffers.set(name, new Float32Array(w.data.length));
+    }
+  }
+
+  /** A trainer over Hugging Face tensors (checked by the caller against the config), CPU execution provider. */
+  static async create(
+    config: DecoderConfig,
+    hf: Map<string, WeightTensor>,
+    options: OrtModule.InferenceSession.SessionOptions = {},
+  ): Promise<OnnxTrainer> {
+    return new OnnxTrainer(await loadOnnxRuntime(), config, hf, options);
+  }
+
+  private session(loss: LossFunction, totals: LossTotals, withEntropy: boolean): Promise<{ session: Session; metrics: string[] }> {
+    let byKey = this.sessions.get(loss);
+    if (!byKey) this.sessions.set(loss, (byKey = new Map<string, Promise<{ session: Session; metrics: string[] }>>()));
+    const withReference = loss.needsReference ?? false;
+    const key = JSON.stringify([totals, withEntropy, withReference]);
+    let pending = byKey.get(key);
+    if (!pending) {
+      const graph = buildTrainingGraph(this.config, this.weights, loss, { totals, withEntropy, withReference });
+      pending = this.ort.InferenceSession.create(graph.model, sessionOptions('cpu', this.options)).then((session) => ({
+        session,
+        metrics: graph.metrics,
+      }));
+      byKey.set(key, pending);
+    }
+    return pending;
+  }
+
+  /** Loss, metrics and gradients of `request.batch`'s rows, micro-batch by micro-batch.
+   * The returned gradient buffers are reused by the next call. */
+  async gradients(request: GradientRequest): Promise<GradientResult> {
+    const { batch: view, totals, loss } = request;
+    const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
+    const { session, metrics: metricNames } = await this.session(loss, totals, withEntropy);
+    for (const g of this.gradientBuffers.values()) g.fill(0);
+    const rows = view.rows.length;
+    const micro = Math.max(1, Math.floor(request.microBatchSize || rows));
+    let lossSum = 0;
+    let entropySum = 0;
+    const metrics: Record<string, number> = {};
+    for (let start = 0; start < rows; start += micro) {
+      const feeds = this.feeds(view, view.rows.subarray(start, Math.min(rows, start + micro)), loss.needsReference ?? false);
+      const out = await session.run({ ...this.weightFeeds, ...feeds });
+      lossSum += scalar(out[TrainingNames.loss]);
+      for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
+      if (withEntropy) entropySum += scalar(out[TrainingNames.entropySum]);
+      for (const [name, buffer] of this.gradientBuffers) {
+        const grad = out[TrainingNames.gradient(name)]!.data as Float32Array;
+        for (let i = 0; i < buffer.length; i++) buffer[i]! += grad[i]!;
+      }
+      for (const t of Object.values(out)) t.dispose();
+    }
+    if (request.entropyMetric) {
+      const { tokens } = lossTotals(view, { responseLength: 1, microBatchSize: 1 });
+      metrics['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
+    }
+    return { loss: lossSum, metrics, gradients: this.gradientBuffers };
+  }
+
+  /**
+   * One optimizer step as the tfjs trainer takes it: gradients accumulated over the micro-batches, clipped to
+   * `maxGradNorm` by global norm (the norm reported is before clipping, like torch's clip_grad_norm_), AdamW; a
+   * non-finite norm skips the step. (Phase 2 of issue 19 wires this into `update`.)
+   */
+  async update(request: UpdateRequest): Promise<UpdateResult> {
+    const { optimizer: settings, lrScale } = request;
+    const result = await this.gradients(request);
+    let squares = 0;
+    for (const g of result.gradients.values()) for (let i = 0; i < g.length; i++) squares += g[i]! * g[i]!;
+    const gradNorm = Math.sqrt(squares);
+    const learningRate = settings.lr * lrScale;
+    const metrics = { ...result.metrics, 'actor/skipped_nonfinite': Number.isFinite(gradNorm) ? 0 : 1 };
+    if (!Number.isFinite(gradNorm)) return { loss: result.loss, gradNorm, skipped: true, learningRate, metrics };
+    const clipCoef = settings.maxGradNorm > 0 ? Math.min(1, settings.maxGradNorm / (gradNorm + 1e-6)) : 1;
+    if (clipCoef < 1) {
+      const coef = Math.fround(clipCoef);
+      for (const g of result.gradients.values()) for (let i = 0; i < g.length; i++) g[i]! *= coef;
+    }
+    this.optimizer.apply(this.weights, result.gradients, settings, lrScale);
+    return { loss: result.loss, gradNorm, skipped: false, learningRate, metrics };
+  }
+
+  /**
+   * Inputs of one micro-batch, response columns trimmed after the last trained token (as the tfjs trainer's
+   * `lossInput`).
+   */
+  private feeds(view: BatchView, rows: Int32Array, withReference: boolean): Feeds {
+    const { batch } = view;
+    const R = batch.responseLength;
+    let columns = 1;
+    for (const r of rows) {
+      for (let j = R - 1; j >= columns; j--) {
+        if (batch.responseMask[r * R + j] !== 0) {
+          columns = j + 1;
+          break;
+        }
+      }
+    }
+    const n = rows.length;
+    const take = (flat: ArrayLike<number>) => {
+      const out = new Float32Array(n * columns);
+      rows.forEach((r, i) => {
+        for (let j = 0; j < columns; j++) out[i * columns + j] = flat[r * R + j]!;
+      });
+      return ortTensor(this.ort, out, [n, columns]);
+    };
+    const layout = promptResponseLayout(
+      Array.from(rows, (r) => batch.promptIds[r]!),
+      Array.from(rows, (r) => batch.responseIds.subarray(r * R, r * R + columns)),
+      columns,
+    );
+    const feeds = scoreFeeds(
+      this.ort,
+      this.config,
+      this.invFreq,
+      layout,
+      Array.from(rows, (r) => batch.temperatures[r]),
+    );
+    feeds[TrainingNames.oldLogProbs] = take(batch.oldLogProbs ?? batch.rolloutLogProbs);
+    feeds[TrainingNames.advantages] = take(batch.advantages);
+    feeds[TrainingNames.responseMask] = take(batch.responseMask);
+    if (withReference) {
+      if (!batch.refLogProbs) throw new Error('OnnxTrainer: the loss needs reference log-probs but the batch has none');
+      feeds[TrainingNames.refLogProbs] = take(batch.refLogProbs);
+    }
+    return feeds;
+  }
+
+  /** Releases the sessions; the trainer can still be used (sessions are rebuilt on demand). */
+  async release(): Promise<void> {
+    const pending = [...this.sessions.values()].flatMap((byKey) => [...byKey.values()]);
+    this.sessions.clear();
+    for (const p of pending) await (await p).session.release();
+  }
+}
+
+function scalar(t: OrtModule.Tensor | undefined): number {
+  return (t!.data as Float32Array)[0]!;
+}

@@ -1,0 +1,205 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import * as tf from '@tensorflow/tfjs-core';
+import { lossTotals, TrainingBatch, type BatchView, type LossFunction, type LossTotals, type WeightTensor } from '@drmas/core';
+import { promptResponseLayout, SeededRandom, type DecoderConfig, type HostTensor } from '@drmas/models';
+import { NllLossFunction, PolicyLossFunction } from '@drmas/plugin-algorithms';
+import { DecoderModel, selectRuntime, tfjsTensorOps } from '@drmas/plugin-backend-tfjs';
+import { responseTokenStats } from '../../backend-tfjs/src/model/responseLogProbs.js';
+import { OnnxTrainer } from '../src/training/OnnxTrainer.js';
+import { describeSlow } from '../../../test/support/describeSlow.js';
+import { ARCHITECTURE_CASES, policyLoss, randomWeights, tinyConfigJson } from './parityFixtures.js';
+
+/**
+ * The onnx training graph's loss, metrics and gradients (every weight, in the graph's layout) against tfjs autodiff
+ * (`tf.variableGrads` through the tfjs DecoderModel and the same LossFunction) on small random models of each
+ * architecture, over two micro-batches, per-row temperatures, mixed prompt and response lengths.
+ */
+
+const policy = policyLoss;
+
+const LOSSES: { label: string; loss: LossFunction }[] = [
+  { label: 'PPO (vanilla, dual clip), token-mean', loss: policy({}) },
+  {
+    label: 'PPO + k3 KL + entropy bonus, seq-mean-token-mean',
+    loss: policy({ aggregation: 'seq-mean-token-mean', klCoef: 0.1, entropyCoef: 0.01 }),
+  },
+  {
+    label: 'CISPO + k2 KL, seq-mean-token-sum-norm',
+    loss: policy({ variant: 'cispo', aggregation: 'seq-mean-token-sum-norm', klCoef: 0.2, klType: 'k2' }),
+  },
+  {
+    label: 'GPG + |KL| + entropy minimization, seq-mean-token-sum',
+    loss: policy({ variant: 'gpg', aggregation: 'seq-mean-token-sum', klCoef: 0.05, klType: 'abs', entropyCoef: -0.02 }),
+  },
+  { label: 'NLL (drmas sft)', loss: new NllLossFunction() },
+];
+
+const PROMPTS = [[3, 7, 1, 9, 4, 22], [8], [30, 4, 11, 2]];
+const RESPONSES = [
+  [12, 5, 20, 2],
+  [30, 4, 11, 7, 7, 1, 40],
+  [6, 9],
+];
+const TEMPERATURES = [1, 0.7, 1.3];
+const MICRO_BATCH = 2;
+
+/**
+ * The batch: old and reference log-probs are the model's own plus noise (so the PPO ratio leaves the clip range on
+ * some tokens and passes the dual-clip bound on others), advantages of both signs.
+ */
+function makeView(model: DecoderModel, seed: number): BatchView {
+  const batch = TrainingBatch.fromSequences(PROMPTS, RESPONSES, { temperatures: TEMPERATURES });
+  const R = batch.responseLength;
+  batch.oldLogProbs = new Float32Array(batch.rows * R);
+  batch.refLogProbs = new Float32Array(batch.rows * R);
+  const view = batch.all();
+  const logp = tfjsLogProbs(model, view);
+  const rng = new SeededRandom(seed);
+  for (let i = 0; i < batch.rows * R; i++) {
+    if (batch.responseMask[i] === 0) continue;
+    // Every fifth token: ratio e^1.5 ~ 4.5 with a negative advantage, beyond the dual-clip bound of 3.
+    const dualClipped = i % 5 === 0;
+    batch.oldLogProbs[i] = logp[i]! + (dualClipped ? -1.5 : (rng.uniform() * 2 - 1) * 1.3);
+    batch.refLogProbs[i] = logp[i]! + (rng.uniform() * 2 - 1) * 0.5;
+    batch.advantages[i] = dualClipped ? -0.5 - rng.uniform() : rng.uniform() * 2 - 1;
+  }
+  return view;
+}
+
+/** Micro-batch loss inputs as the tfjs trainer builds them (PolicyTrainer.lossInput), response columns trimmed. */
+function tfjsLossInput(model: DecoderModel, view: BatchView, rows: Int32Array, totals: LossTotals, withEntropy: boolean) {
+  const { batch } = view;
+  const R = batch.responseLength;
+  let columns = 1;
+  for (const r of rows) for (let j = 0; j < R; j++) if (batch.responseMask[r * R + j] !== 0) columns = Math.max(columns, j + 1);
+  const take = (flat: ArrayLike<number>) =>
+    tf.tensor2d(
+      Float32Array.from({ length: rows.length * columns }, (_, k) => flat[rows[Math.floor(k / columns)]! * R + (k % columns)]!),
+      [rows.length, columns],
+    );
+  const layout = promptResponseLayout(
+    Array.from(rows, (r) => batch.promptIds[r]!),
+    Array.from(rows, (r) => batch.responseIds.subarray(r * R, r * R + columns)),
+    columns,
+  );
+  const stats = responseTokenStats(
+    model,
+    layout,
+    withEntropy,
+    true,
+    Array.from(rows, (r) => batch.temperatures[r]!),
+  );
+  return {
+    logProbs: stats.logProbs,
+    oldLogProbs: take(batch.oldLogProbs!),
+    advantages: take(batch.advantages),
+    responseMask: take(batch.responseMask),
+    refLogProbs: take(batch.refLogProbs!),
+    entropy: stats.entropy,
+    totals,
+  };
+}
+
+function tfjsLogProbs(model: DecoderModel, view: BatchView): Float32Array {
+  const R = view.batch.responseLength;
+  const out = new Float32Array(view.batch.rows * R);
+  tf.tidy(() => {
+    const input = tfjsLossInput(model, view, view.rows, lossTotals(view, { responseLength: R, microBatchSize: 0 }), false);
+    const lp = input.logProbs.dataSync();
+    const columns = input.logProbs.shape[1];
+    view.rows.forEach((r, i) => out.set(lp.subarray(i * columns, (i + 1) * columns), r * R));
+  });
+  return out;
+}
+
+/** The tfjs reference: loss, metrics and Hugging Face-named gradients summed over micro-batches. */
+function tfjsGradients(model: DecoderModel, view: BatchView, totals: LossTotals, loss: LossFunction) {
+  const variables = [...model.weights.values()];
+  const names = [...model.weights.keys()];
+  const sums = new Map<string, Float32Array>(names.map((n, i) => [n, new Float32Array(variables[i]!.size)]));
+  const metrics: Record<string, number> = {};
+  let lossSum = 0;
+  for (let start = 0; start < view.rows.length; start += MICRO_BATCH) {
+    const rows = view.rows.subarray(start, start + MICRO_BATCH);
+    const metricValues: Record<string, number> = {};
+    const { value, grads } = tf.variableGrads(() => {
+      const out = loss.compute(tfjsTensorOps, tfjsLossInput(model, view, rows, totals, loss.needsEntropy ?? false));
+      for (const [k, t] of Object.entries(out.metrics)) metricValues[k] = t.dataSync()[0]!;
+      return out.loss as tf.Scalar;
+    }, variables);
+    lossSum += value.dataSync()[0]!;
+    for (const [k, v] of Object.entries(metricValues)) metrics[k] = (metrics[k] ?? 0) + v;
+    variables.forEach((v, i) => {
+      const g = grads[v.name];
+      if (!g) return;
+      const data = g.dataSync();
+      const sum = sums.get(names[i]!)!;
+      for (let j = 0; j < sum.length; j++) sum[j]! += data[j]!;
+    });
+    value.dispose();
+    tf.dispose(grads);
+  }
+  const hf = new Map<string, WeightTensor>(names.map((n, i) => [n, { shape: [...variables[i]!.shape], data: sums.get(n)! }]));
+  return { loss: lossSum, metrics, hf };
+}
+
+/** max |a - b| over max |b|: the error relative to the tensor's scale. */
+function relativeError(a: Float32Array, b: Float32Array): number {
+  let diff = 0;
+  let scale = 0;
+  for (let i = 0; i < b.length; i++) {
+    diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
+    scale = Math.max(scale, Math.abs(b[i]!));
+  }
+  return diff / Math.max(scale, 1e-12);
+}
+
+/**
+ * The quick run: the PPO loss on every architecture and every loss on Qwen3 (q/k norm) with tied embeddings; the
+ * slow run: the other losses on the other architectures.
+ */
+const QUICK_ARCHITECTURE = 'Qwen3 (q/k norm), tied';
+const quick = ARCHITECTURE_CASES.map((a) => ({ ...a, losses: a.label === QUICK_ARCHITECTURE ? LOSSES : LOSSES.slice(0, 1) }));
+const slow = ARCHITECTURE_CASES.filter((a) => a.label !== QUICK_ARCHITECTURE).map((a) => ({ ...a, losses: LOSSES.slice(1) }));
+
+describe.each(quick)('onnx training graph vs tfjs autodiff: $label', (c) => compareGradients(c));
+describeSlow.each(slow)('onnx training graph vs tfjs autodiff (slow): $label', (c) => compareGradients(c));
+
+function compareGradients({ architecture, extra, losses }: (typeof quick)[number]): void {
+  let config: DecoderConfig;
+  let weights: Map<string, HostTensor>;
+  let model: DecoderModel;
+  let trainer: OnnxTrainer;
+  let view: BatchView;
+  beforeAll(async () => {
+    await selectRuntime('cpu');
+    ({ config, weights } = randomWeights(tinyConfigJson(architecture, extra), 5));
+    model = DecoderModel.fromTensors(config, weights);
+    trainer = await OnnxTrainer.create(config, weights);
+    view = makeView(model, 17);
+  });
+  afterAll(async () => {
+    model.dispose();
+    await trainer.release();
+  });
+
+  it.each(losses)('$label: loss, metrics and every gradient within 1e-4 relative', async ({ loss }) => {
+    const totals = lossTotals(view, { responseLength: 7, microBatchSize: MICRO_BATCH });
+    const expected = tfjsGradients(model, view, totals, loss);
+    const got = await trainer.gradients({ batch: view, totals, loss, microBatchSize: MICRO_BATCH });
+    expect(Math.abs(got.loss - expected.loss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(expected.loss)));
+    expect(Object.keys(got.metrics).sort()).toEqual(Object.keys(expected.metrics).sort());
+    for (const [k, v] of Object.entries(expected.metrics))
+      expect(Math.abs(got.metrics[k]! - v)).toBeLessThan(1e-4 * Math.max(1, Math.abs(v)));
+    if (loss instanceof PolicyLossFunction && loss.settings.variant === 'vanilla') {
+      // Clipping is active on some tokens, not all, and the dual clip on some negative-advantage tokens.
+      expect(got.metrics.pg_clipfrac).toBeGreaterThan(0.05);
+      expect(got.metrics.pg_clipfrac).toBeLessThan(0.95);
+      expect(got.metrics.pg_clipfrac_lower).toBeGreaterThan(0);
+    }
+    expect([...got.gradients.keys()].sort()).toEqual([...expected.hf.keys()].sort());
+    const errors = [...expected.hf].map(([name, t]) => [name, relativeError(got.gradients.get(name)!, t.data)] as const);
+    const worst = errors.reduce((a, b) => (b[1] > a[1] ? b : a));
+    expect(worst[1]).toBeLessThan(1e-4);
+  });
+}
