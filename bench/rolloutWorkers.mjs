@@ -14,6 +14,7 @@ import { createKernel, WorkerGroups } from '@drmas/core';
 import { EpisodeRunner } from '@drmas/plugin-orchestra';
 import { bullmqSection, RolloutQueue } from '@drmas/plugin-rollout-bullmq';
 import { median } from './lib/workloads.mjs';
+import { replaceWholeSection } from './lib/resultsSections.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -224,15 +225,9 @@ function renderSection(rows, results) {
   return lines.join('\n');
 }
 
-/** Replaces this script's section of RESULTS.md (between its markers; bench/run.mjs keeps it when it rewrites the file). */
+/** Replaces this script's section of RESULTS.md (bench/run.mjs keeps it when it rewrites the file). */
 function writeSection(section) {
   const file = path.join(here, 'RESULTS.md');
-  const start = '<!-- section: rollout-workers -->';
-  const end = '<!-- end section: rollout-workers -->';
-  const text = readFileSync(file, 'utf8');
-  const block = `${start}\n${section}\n${end}`;
-  const i = text.indexOf(start);
-  const j = text.indexOf(end);
-  writeFileSync(file, i >= 0 && j > i ? text.slice(0, i) + block + text.slice(j + end.length) : `${text.trimEnd()}\n\n${block}\n`);
+  writeFileSync(file, replaceWholeSection(readFileSync(file, 'utf8'), 'rollout-workers', section));
   console.error('bench: wrote the rollout-workers section of bench/RESULTS.md');
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { BENCH_DIR, benchOptions, REPO_ROOT } from './lib/benchOptions.mjs';
 import { generationFlops, median, trainingFlops } from './lib/workloads.mjs';
 import { renderResults } from './lib/report.mjs';
+import { keptSections } from './lib/resultsSections.mjs';
 
 const here = BENCH_DIR;
 const root = REPO_ROOT;
@@ -105,19 +106,20 @@ if (!options['skip-rl']) {
 
 machine.loadAverageAtEnd = loadavg().map((x) => +x.toFixed(2));
 const summary = summarize();
-writeFileSync(join(here, 'RESULTS.md'), renderResults({ machine, records, summary, notices, rounds }) + keptSections());
+writeFileSync(join(here, 'RESULTS.md'), renderResults({ machine, records, summary, notices, rounds }) + keptSectionsOfResults());
 console.error('bench: wrote bench/RESULTS.md');
 
-/** The sections other bench scripts wrote into RESULTS.md (between `<!-- section: NAME -->` markers), kept as they are. */
-function keptSections() {
+/** The sections other bench scripts wrote into RESULTS.md, kept as they are. */
+function keptSectionsOfResults() {
   let previous;
   try {
     previous = readFileSync(join(here, 'RESULTS.md'), 'utf8');
   } catch {
     return '';
   }
-  const blocks = previous.match(/<!-- section: ([\w-]+) -->[\s\S]*?<!-- end section: \1 -->/g) ?? [];
-  return blocks.map((block) => `\n${block}\n`).join('');
+  return keptSections(previous)
+    .map((block) => `\n${block}\n`)
+    .join('');
 }
 
 function summarize() {

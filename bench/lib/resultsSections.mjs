@@ -27,3 +27,15 @@ export function replaceSection(text, name, part, content, heading) {
   if (!at) throw new Error(`bench/RESULTS.md: section ${name} has no ${part} part`);
   return `${text.slice(0, at.start)}${open(partName)}\n${content}\n${close(partName)}${text.slice(at.end)}`;
 }
+
+/** `text` with the whole section `name` replaced by `content` (appended when absent). */
+export function replaceWholeSection(text, name, content) {
+  const replacement = `${open(name)}\n${content}\n${close(name)}`;
+  const at = block(text, name);
+  return at ? `${text.slice(0, at.start)}${replacement}${text.slice(at.end)}` : `${text.trimEnd()}\n\n${replacement}\n`;
+}
+
+/** The sections other scripts wrote into `text`, whole, in order: bench/run.mjs keeps them when it rewrites the file. */
+export function keptSections(text) {
+  return text.match(/<!-- section: ([\w-]+) -->[\s\S]*?<!-- end section: \1 -->/g) ?? [];
+}
