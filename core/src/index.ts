@@ -85,7 +85,9 @@ export {
   responseValues,
   rowsWithAdvantage,
   selectRows,
+  trainedColumns,
   type BatchView,
+  type TrainedColumns,
   type WorkerGroupBatch,
 } from './data/BatchView.js';
 export type { Distributions, EvalContext, Metrics, RunContext, StepContext, StepResult } from './data/StepContext.js';

@@ -68,3 +68,39 @@ export function responseValues(view: BatchView, values: ArrayLike<number>): numb
   const { responseLength: R, responseLengths } = view.batch;
   return Array.from(view.rows, (row, i) => Array.from({ length: responseLengths[row]! }, (_, j) => values[i * R + j]!));
 }
+
+/**
+ * The batch's columns for `rows`, cut after the last response column any of them trains (at least 1): a trainer's
+ * micro-batch spends no compute on columns that are padding for every row in it.
+ */
+export interface TrainedColumns {
+  /** Response columns kept. */
+  columns: number;
+  /** A `[rows.length, columns]` copy of a `[batch rows * responseLength]` column (advantages, log-probs, the mask). */
+  take: (flat: ArrayLike<number>) => Float32Array;
+}
+
+export function trainedColumns(batch: TrainingBatch, rows: ArrayLike<number>): TrainedColumns {
+  const R = batch.responseLength;
+  let columns = 1;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    for (let j = R - 1; j >= columns; j--) {
+      if (batch.responseMask[r * R + j] !== 0) {
+        columns = j + 1;
+        break;
+      }
+    }
+  }
+  return {
+    columns,
+    take: (flat) => {
+      const out = new Float32Array(rows.length * columns);
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i]!;
+        for (let j = 0; j < columns; j++) out[i * columns + j] = flat[r * R + j]!;
+      }
+      return out;
+    },
+  };
+}

@@ -2,7 +2,8 @@ import { AlgorithmInputError } from '../errors.js';
 import { unknownNameError } from '../nameSuggestion.js';
 import { STATISTICS_UNITS, type ResolvedAdvantageOptions, type StatisticsUnit } from './types.js';
 
-const KNOWN_OPTIONS = [
+/** The options every estimator reads as numbers; a role with an estimator of its own inherits these from `algorithm`. */
+export const NUMERIC_OPTIONS = [
   'normalizeByStd',
   'epsilon',
   'gamma',
@@ -11,10 +12,10 @@ const KNOWN_OPTIONS = [
   'raeDecay',
   'gigpoMode',
   'similarityThreshold',
-  'groupKey',
-  'excludeZeroStdGroups',
-  'statisticsUnit',
-];
+] as const;
+/** Options that say how `algorithm.advantage`'s estimator groups rows: a role with its own estimator sets its own. */
+export const GROUPING_OPTIONS = ['groupKey', 'excludeZeroStdGroups', 'statisticsUnit'] as const;
+const KNOWN_OPTIONS: readonly string[] = [...NUMERIC_OPTIONS, ...GROUPING_OPTIONS];
 
 function finite(options: Record<string, unknown>, name: string, fallback: number, min = -Infinity): number {
   const v = options[name];

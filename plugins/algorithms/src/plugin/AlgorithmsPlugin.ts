@@ -14,6 +14,7 @@ import {
   type StepContext,
 } from '@drmas/core';
 import { ADVANTAGE_ESTIMATORS } from '../estimators/builtinEstimators.js';
+import { GROUPING_OPTIONS, NUMERIC_OPTIONS } from '../estimators/advantageOptions.js';
 import type { EstimatorDefinition } from '../estimators/types.js';
 import { DynamicSamplingAccumulator } from '../sampling/dynamicSampling.js';
 import { advantageOptionsSection, algorithmSection, type AdvantageOptionsSettings, type AlgorithmSettings } from './algorithmConfig.js';
@@ -107,20 +108,6 @@ function checkOptionsApply(
     );
   }
 }
-
-/** The options every estimator reads as numbers; a role with an estimator of its own inherits these from `algorithm`. */
-const NUMERIC_OPTIONS = [
-  'normalizeByStd',
-  'epsilon',
-  'gamma',
-  'lam',
-  'stepAdvantageWeight',
-  'raeDecay',
-  'gigpoMode',
-  'similarityThreshold',
-] as const;
-/** Options that say how `algorithm.advantage`'s estimator groups rows: a role with its own estimator sets its own. */
-const GROUPING_OPTIONS = ['groupKey', 'excludeZeroStdGroups', 'statisticsUnit'] as const;
 
 function definedOnly(options: object | undefined): Record<string, unknown> {
   return Object.fromEntries(Object.entries(options ?? {}).filter(([, value]) => value !== undefined));

@@ -1,5 +1,6 @@
 import {
   lossTotals,
+  trainedColumns,
   type BatchView,
   type LossFunction,
   type LossTotals,
@@ -153,23 +154,8 @@ export class OnnxTrainer {
   private feeds(view: BatchView, rows: Int32Array, withReference: boolean): Feeds {
     const { batch } = view;
     const R = batch.responseLength;
-    let columns = 1;
-    for (const r of rows) {
-      for (let j = R - 1; j >= columns; j--) {
-        if (batch.responseMask[r * R + j] !== 0) {
-          columns = j + 1;
-          break;
-        }
-      }
-    }
-    const n = rows.length;
-    const take = (flat: ArrayLike<number>) => {
-      const out = new Float32Array(n * columns);
-      rows.forEach((r, i) => {
-        for (let j = 0; j < columns; j++) out[i * columns + j] = flat[r * R + j]!;
-      });
-      return ortTensor(this.ort, out, [n, columns]);
-    };
+    const { columns, take: copy } = trainedColumns(batch, rows);
+    const take = (flat: ArrayLike<number>) => ortTensor(this.ort, copy(flat), [rows.length, columns]);
     const layout = promptResponseLayout(
       Array.from(rows, (r) => batch.promptIds[r]!),
       Array.from(rows, (r) => batch.responseIds.subarray(r * R, r * R + columns)),

@@ -1,5 +1,13 @@
 import * as tf from '@tensorflow/tfjs-core';
-import type { BatchView, LossInput, OptimizerSettings, TrainingBatch, UpdateRequest, UpdateResult } from '@drmas/core';
+import {
+  trainedColumns,
+  type BatchView,
+  type LossInput,
+  type OptimizerSettings,
+  type TrainingBatch,
+  type UpdateRequest,
+  type UpdateResult,
+} from '@drmas/core';
 import { promptResponseLayout } from '@drmas/models';
 import type { DecoderModel } from '../model/DecoderModel.js';
 import { responseTokenStats } from '../model/responseLogProbs.js';
@@ -119,23 +127,8 @@ export class PolicyTrainer {
     withReference: boolean,
   ): LossInput<tf.Tensor> {
     const R = batch.responseLength;
-    let columns = 1;
-    for (const r of rows) {
-      for (let j = R - 1; j >= columns; j--) {
-        if (batch.responseMask[r * R + j] !== 0) {
-          columns = j + 1;
-          break;
-        }
-      }
-    }
-    const n = rows.length;
-    const take = (flat: ArrayLike<number>): tf.Tensor2D => {
-      const out = new Float32Array(n * columns);
-      rows.forEach((r, i) => {
-        for (let j = 0; j < columns; j++) out[i * columns + j] = flat[r * R + j]!;
-      });
-      return tf.tensor2d(out, [n, columns]);
-    };
+    const { columns, take: copy } = trainedColumns(batch, rows);
+    const take = (flat: ArrayLike<number>): tf.Tensor2D => tf.tensor2d(copy(flat), [rows.length, columns]);
     const prompts = Array.from(rows, (r) => batch.promptIds[r]!);
     const responses = Array.from(rows, (r) => batch.responseIds.subarray(r * R, r * R + columns));
     const layout = promptResponseLayout(prompts, responses, columns);
