@@ -28,6 +28,27 @@ const groups = Number(option('groups', '16'));
 const samples = Number(option('samples', '4'));
 const counts = option('workers', '1,2,4').split(',').map(Number);
 const config = 'examples/math/workers.json';
+/** onnxruntime's intra-op threads of each worker (`models.policy.threads`): 1, so N workers use N cores. */
+const threads = Number(option('threads', '1'));
+
+/** What limits the scaling on a machine like this one (kept beside the table it explains). */
+/** What limits the scaling on a machine like this one, with the run's figures (kept beside the table it explains). */
+function ceiling(rows) {
+  const row = (n) => rows.find((r) => r.n === n);
+  const [one, two, four, local] = [row(1), row(2), row(4), row(0)];
+  const x = (r) => (r?.ratio === undefined ? '?' : r.ratio.toFixed(2));
+  return [
+    `Target: at least 0.8 x N up to the cores available. This machine has ${availableParallelism()} cores: 2 workers give ${x(two)}x one worker`,
+    `(${two?.efficiency?.toFixed(2) ?? '?'} x N), 4 workers ${x(four)}x. Beyond the cores, more workers only contend for them. Beside the`,
+    "workers run the trainer's side (this script: enqueueing, waiting for results through Redis, decoding them) and",
+    'redis-server, so N workers never have N cores to themselves. A worker gains little from more onnxruntime threads',
+    "here: one prompt group's generate calls multiply matrices of a few rows, too small to split, and the single-threaded",
+    "JavaScript of an episode (sampling, tokenizing, the orchestra's blocks) dominates. For the same reason the in-process",
+    `run, which batches every group into one call per agent, is ${one && local ? (local.eps / one.eps).toFixed(1) : '?'}x one worker: spreading episodes costs`,
+    'batching, and pays where workers have cores or machines of their own and the batch is too large for one process.',
+    '',
+  ];
+}
 
 if (spawnSync('redis-server', ['--version']).status !== 0) {
   console.error('bench: redis-server is not installed (apt-get install redis-server, or scripts/install-test-deps.sh)');
@@ -112,7 +133,18 @@ try {
     for (let i = 0; i < n; i++) {
       const child = spawn(
         process.execPath,
-        [path.join(root, 'core/bin/drmas.js'), 'worker', '--config', config, '--queue', queue, '--redis', redisUrl],
+        [
+          path.join(root, 'core/bin/drmas.js'),
+          'worker',
+          '--config',
+          config,
+          '--queue',
+          queue,
+          '--redis',
+          redisUrl,
+          '--set',
+          `models.policy.threads=${threads}`,
+        ],
         {
           cwd: root,
           env: { ...process.env, NODE_OPTIONS: '' },
@@ -178,19 +210,6 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** What limits the scaling on a machine like this one (kept beside the table it explains). */
-const CEILING = [
-  'Target: at least 0.8 x N up to the cores available. This machine has 2 cores, so N = 2 is the most that can scale, and',
-  'less than that is available: onnxruntime runs every worker with as many intra-op threads as there are cores, so one',
-  'worker already spreads its matrix products over both, and only the single-threaded JavaScript part of an episode',
-  "(sampling, tokenizing, the orchestra's blocks) overlaps with another worker's. Beyond the cores, more workers only add",
-  'contention. A worker also runs one prompt group per generate call where the in-process run batches every group into',
-  'one call, so a row costs more on a worker: the price of spreading, which pays where workers have cores or machines of',
-  'their own. The machine was shared with other work while this ran (the load average above), so the figures move by',
-  'tens of percent between rounds; the engines alternate their order by round to spread that drift evenly.',
-  '',
-];
-
 function renderSection(rows, results) {
   const cores = availableParallelism();
   const lines = [
@@ -198,7 +217,8 @@ function renderSection(rows, results) {
     '',
     `Written by \`node bench/rolloutWorkers.mjs\` (\`npm run bench:workers\`) on ${new Date().toISOString()}: ${groups} prompt groups x ${samples} episodes`,
     `of the math preset (tiny model on onnx, solver + verifier, up to 2 solves), medians of ${rounds} rounds that alternate the`,
-    `order of the engines, after a warm-up round. ${cpus()[0]?.model ?? 'CPU'}, ${cores} cores, load average at the end ${loadavg()
+    `order of the engines, after a warm-up round. Each worker runs onnxruntime with ${threads} intra-op thread${threads === 1 ? '' : 's'}`,
+    `(\`--set models.policy.threads=${threads}\`), the in-process run with ${cores}. ${cpus()[0]?.model ?? 'CPU'}, ${cores} cores, load average at the end ${loadavg()
       .map((x) => x.toFixed(2))
       .join(', ')}.`,
     '',
@@ -219,7 +239,7 @@ function renderSection(rows, results) {
       )
       .join('; ')}.`,
     '',
-    ...CEILING,
+    ...ceiling(rows),
     '',
   ];
   return lines.join('\n');

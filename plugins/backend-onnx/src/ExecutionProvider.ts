@@ -102,7 +102,7 @@ export async function resolveProvider(
 }
 
 /**
- * Session options: intra-op threads = cores, all graph optimizations, the chosen provider. Intra-op threads do not
+ * Session options: intra-op threads = cores (unless `extra` sets them), all graph optimizations, the chosen provider. Intra-op threads do not
  * spin while waiting for work: on a machine shared with other processes, spinning threads took the cores from the
  * thread that had work (measured 2-2.5x slower generation under a load average of 4-5 on 2 cores).
  */
@@ -121,9 +121,9 @@ export function sessionOptions(
   };
 }
 
-export function describeProvider(ort: Ort, resolved: ResolvedProvider): string {
+export function describeProvider(ort: Ort, resolved: ResolvedProvider, threads = availableParallelism()): string {
   const version = ort.env.versions?.node ?? 'unknown';
-  const where = resolved.provider === 'cuda' ? 'CUDA' : `CPU, ${availableParallelism()} threads`;
+  const where = resolved.provider === 'cuda' ? 'CUDA' : `CPU, ${threads} thread${threads === 1 ? '' : 's'}`;
   const note = resolved.fallbackReason ? ` (fell back: ${resolved.fallbackReason})` : '';
   return `onnxruntime-node ${version} (${where})${note}`;
 }

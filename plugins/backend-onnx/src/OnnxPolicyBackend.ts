@@ -99,7 +99,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
   ) {
     this.name = options.name ?? 'onnx';
     this.provider = provider;
-    this.runtime = describeProvider(ort, provider);
+    this.runtime = describeProvider(ort, provider, options.sessionOptions?.intraOpNumThreads);
     this.configRef = config;
     this.weights = checkedWeights(config, weights);
     this.graphWeightsRef = graphWeights(config, this.weights);

@@ -201,6 +201,22 @@ describe('plugin', () => {
     backend.dispose();
   });
 
+  it('models.<id>.threads sets the intra-op threads, said in the runtime; 0 is refused by the schema', async () => {
+    const backend = await onnxBackendFactory.create({
+      modelId: 'policy',
+      settings: { model: 'tiny', seed: 5, provider: 'cpu', runtime: 'auto', threads: 1 },
+      run: { log: () => {} } as never,
+    });
+    expect(backend.runtime).toMatch(/^onnxruntime-node 1\.\d+\.\d+ \(CPU, 1 thread\)$/);
+    // One thread samples what the default threads sample: the thread count changes speed only.
+    const request: GenerateRequest = { prompts: PROMPTS, maxNewTokens: 6, temperature: 1, seed: 3 };
+    expect((await backend.generate(request)).tokenIds).toEqual((await onnx.generate(request)).tokenIds);
+    backend.dispose();
+    const schema = onnxBackendPlugin().configSchema.models;
+    expect(schema.safeParse({ threads: 0 }).success).toBe(false);
+    expect(schema.safeParse({ threads: 2 }).success).toBe(true);
+  });
+
   it('a model that fails to load is reported at models.<id>.model, keeping the code and naming the folder', async () => {
     const create = onnxBackendFactory.create({
       modelId: 'policy',

@@ -4,6 +4,8 @@ import { createOnnxPolicyBackend } from '../OnnxPolicyBackend.js';
 import { loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 
 const PLUGIN_NAME = 'backend-onnx';
+/** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
+const MAX_THREADS = 4096;
 
 /**
  * The `onnx` backend factory: a rollout engine on onnxruntime-node (`models.<id>.rollout: onnx`, or `backend: onnx`
@@ -23,6 +25,7 @@ export const onnxBackendFactory: BackendFactory = {
   async create({ modelId, settings, run }) {
     const model = settings as ModelSettings;
     const provider = parseProviderRequest(model.provider, `models.${modelId}.provider`);
+    const threads = settings.threads as number | undefined;
     try {
       const backend = await createOnnxPolicyBackend({
         name: `onnx:${modelId}`,
@@ -30,6 +33,7 @@ export const onnxBackendFactory: BackendFactory = {
         architecture: model.architecture as ArchitectureName | undefined,
         seed: model.seed,
         provider,
+        sessionOptions: threads === undefined ? undefined : { intraOpNumThreads: threads },
         warn: (message) => run.log(`warning: ${message}`),
       });
       run.log(`model ${modelId}: ${model.model} on ${backend.runtime}`);
@@ -46,7 +50,10 @@ export class OnnxBackendPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   /** `models.<id>.provider`: onnxruntime's execution provider for this model's onnx engine. */
   readonly configSchema = {
-    models: z.strictObject({ provider: z.enum(PROVIDER_REQUESTS as unknown as [ProviderRequest, ...ProviderRequest[]]).optional() }),
+    models: z.strictObject({
+      provider: z.enum(PROVIDER_REQUESTS as unknown as [ProviderRequest, ...ProviderRequest[]]).optional(),
+      threads: z.number().int().min(1).max(MAX_THREADS).optional(),
+    }),
   };
 
   register(ctx: RegisterContext): void {
@@ -71,5 +78,10 @@ declare module '@drmas/core' {
   interface ModelConfig {
     /** onnxruntime's execution provider for this model's onnx engine (default auto: CUDA when installed). */
     provider?: ProviderRequest;
+    /**
+     * onnxruntime's intra-op threads for this model's onnx engine on the CPU (default: the cores). Lower it where
+     * several processes share the cores: `drmas worker` processes, or a trainer beside its workers.
+     */
+    threads?: number;
   }
 }
