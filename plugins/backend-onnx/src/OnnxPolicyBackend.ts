@@ -550,7 +550,8 @@ function checkedWeights(config: DecoderConfig, weights: Map<string, WeightTensor
     if (!(w.data instanceof Float32Array) || w.data.length !== shape.reduce((a, b) => a * b, 1)) {
       throw new OnnxWeightMismatchError(`tensor ${name} must be a float32 array of ${shape.reduce((a, b) => a * b, 1)} values`);
     }
-    out.set(name, w);
+    // Only shape and data: a loader's `dtype` (BF16 of the checkpoint read) would make `save` round the trained weights.
+    out.set(name, { shape: w.shape, data: w.data });
   }
   return out;
 }
