@@ -69,6 +69,17 @@ beforeAll(() => {
 }, 120_000);
 afterAll(() => project.dispose());
 
+/** Resumes a copy of `run` (named `copy`) on onnx from its step-1 checkpoint: `run`'s step 2 and the copy's. */
+function resumeOnOnnx(run: string, copy: string): { step2: Line; again: Line } {
+  const dir = project.path(copy);
+  cpSync(run, dir, { recursive: true });
+  train([...RUN, ...backend('onnx'), '--resume', path.join(dir, 'checkpoints', 'step-000001')]);
+  const [, step2] = lines(run);
+  const [, again] = lines(dir);
+  expect(again!.step).toBe(2);
+  return { step2: step2!, again: again! };
+}
+
 const relative = (a: number, b: number) => Math.abs(a - b) / Math.max(Math.abs(b), 1e-12);
 
 describe('models.policy.backend: onnx trains', () => {
@@ -92,24 +103,14 @@ describe('models.policy.backend: onnx trains', () => {
   });
 
   test("a resume from the onnx run's step-1 checkpoint on onnx gives the uninterrupted run's step 2 exactly", () => {
-    const resumed = project.path('resumed');
-    cpSync(onnxRun, resumed, { recursive: true });
-    train([...RUN, ...backend('onnx'), '--resume', path.join(resumed, 'checkpoints', 'step-000001')]);
-    const [, step2] = lines(onnxRun);
-    const [, again] = lines(resumed);
-    expect(again!.step).toBe(2);
-    expect(withoutTimings(again!)).toEqual(withoutTimings(step2!));
+    const { step2, again } = resumeOnOnnx(onnxRun, 'resumed');
+    expect(withoutTimings(again)).toEqual(withoutTimings(step2));
   });
 
   test("a tfjs step-1 checkpoint resumes on onnx: step 2 equals the tfjs run's within 1e-3 relative", () => {
-    const crossed = project.path('crossed');
-    cpSync(tfjsRun, crossed, { recursive: true });
-    train([...RUN, ...backend('onnx'), '--resume', path.join(crossed, 'checkpoints', 'step-000001')]);
-    const [, step2] = lines(tfjsRun);
-    const [, again] = lines(crossed);
-    expect(again!.step).toBe(2);
-    expect(again!['agent/solver/turns']).toBe(step2!['agent/solver/turns']);
-    expect(relative(again!['actor/policy/loss']!, step2!['actor/policy/loss']!)).toBeLessThan(1e-3);
-    expect(relative(again!['actor/policy/grad_norm']!, step2!['actor/policy/grad_norm']!)).toBeLessThan(1e-3);
+    const { step2, again } = resumeOnOnnx(tfjsRun, 'crossed');
+    expect(again['agent/solver/turns']).toBe(step2['agent/solver/turns']);
+    expect(relative(again['actor/policy/loss']!, step2['actor/policy/loss']!)).toBeLessThan(1e-3);
+    expect(relative(again['actor/policy/grad_norm']!, step2['actor/policy/grad_norm']!)).toBeLessThan(1e-3);
   });
 });
