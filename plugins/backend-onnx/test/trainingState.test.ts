@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scoreSequences, type PolicyBackend, type WeightTensor } from '@drmas/core';
-import { createTfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
-import { createOnnxPolicyBackend, type OnnxPolicyBackend } from '../src/index.js';
-import { makeBatch, updateRequest, weightedLogLikelihood } from './parityFixtures.js';
+import { DecoderModel, selectRuntime, TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
+import { OnnxPolicyBackend } from '../src/index.js';
+import { makeBatch, randomWeights, tinyConfigJson, updateRequest, weightedLogLikelihood } from './parityFixtures.js';
 
 /**
  * `OnnxPolicyBackend.update` and its training state: the engine samples with the updated weights (its scores equal
@@ -16,8 +16,8 @@ import { makeBatch, updateRequest, weightedLogLikelihood } from './parityFixture
 
 const PAIRS: [number[], number[]][] = [
   [
-    [5, 60, 7],
-    [81, 9, 3, 44],
+    [5, 40, 7],
+    [31, 9, 3, 44],
   ],
   [[12], [30, 4, 11]],
 ];
@@ -25,7 +25,7 @@ const OPTIMIZER = { lr: 1e-3 };
 const first = updateRequest(makeBatch(PAIRS, [1, -0.5]), weightedLogLikelihood, 1, { optimizer: OPTIMIZER });
 const second = updateRequest(makeBatch(PAIRS, [-0.7, 1]), weightedLogLikelihood, 2, { optimizer: OPTIMIZER });
 const PROMPTS = [
-  [5, 60, 7, 81],
+  [5, 40, 7, 31],
   [12, 30],
 ];
 const score = async (backend: PolicyBackend) =>
@@ -37,7 +37,16 @@ const score = async (backend: PolicyBackend) =>
     )
   ).logProbs.flat();
 
-const onnxTiny = () => createOnnxPolicyBackend({ model: 'tiny', seed: 5, provider: 'cpu', sessionOptions: { intraOpNumThreads: 1 } });
+/** A random Qwen2 model (tied embeddings, q/k/v bias), the same weights for every call. */
+const model = () => randomWeights(tinyConfigJson('Qwen2ForCausalLM', { tie_word_embeddings: true }), 9);
+const onnxTiny = () => {
+  const { config, weights } = model();
+  return OnnxPolicyBackend.create(config, weights, undefined, { provider: 'cpu', sessionOptions: { intraOpNumThreads: 1 } });
+};
+const tfjsTiny = () => {
+  const { config, weights } = model();
+  return new TfjsPolicyBackend('tfjs', 'test', DecoderModel.fromTensors(config, weights), undefined);
+};
 
 /** max |a - b| over two flat arrays of one length. */
 function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -58,7 +67,8 @@ function weightError(a: Map<string, WeightTensor>, b: Map<string, WeightTensor>)
 }
 
 let dir: string;
-beforeAll(() => {
+beforeAll(async () => {
+  await selectRuntime('cpu');
   dir = mkdtempSync(join(tmpdir(), 'drmas-onnx-state-'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -66,7 +76,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('onnx training state', () => {
   it('samples with the updated weights; a restored snapshot repeats the next update bit for bit', async () => {
     const onnx = await onnxTiny();
-    const tfjs = await createTfjsPolicyBackend({ model: 'tiny', seed: 5 });
+    const tfjs = tfjsTiny();
     const before = await score(onnx);
     await onnx.update(first);
     await tfjs.syncWeights(onnx);
@@ -88,10 +98,10 @@ describe('onnx training state', () => {
     tfjs.dispose();
   });
 
-  it("an onnx checkpoint resumes on tfjs with AdamW's state: the next update agrees within 1e-3", async () => {
+  it("an onnx checkpoint resumes on tfjs with AdamW's state: the next update agrees (weights within 1e-4)", async () => {
     const onnx: OnnxPolicyBackend = await onnxTiny();
-    const tfjs = await createTfjsPolicyBackend({ model: 'tiny', seed: 5 });
-    const fresh = await createTfjsPolicyBackend({ model: 'tiny', seed: 5 });
+    const tfjs = tfjsTiny();
+    const fresh = tfjsTiny();
     await onnx.update(first);
     await onnx.save(dir);
     await tfjs.load(dir);
@@ -101,9 +111,9 @@ describe('onnx training state', () => {
     expect(Math.abs(a.loss - b.loss) / Math.abs(b.loss)).toBeLessThan(1e-3);
     expect(Math.abs(a.gradNorm - b.gradNorm) / b.gradNorm).toBeLessThan(1e-3);
     const onnxWeights = await onnx.exportWeights();
-    expect(weightError(onnxWeights, await tfjs.exportWeights())).toBeLessThan(1e-3);
+    expect(weightError(onnxWeights, await tfjs.exportWeights())).toBeLessThan(1e-4);
     // Without the optimizer state the step differs by far more: the comparison above needs it.
-    expect(weightError(onnxWeights, await fresh.exportWeights())).toBeGreaterThan(1e-2);
+    expect(weightError(onnxWeights, await fresh.exportWeights())).toBeGreaterThan(1e-3);
     onnx.dispose();
     tfjs.dispose();
     fresh.dispose();
