@@ -57,13 +57,27 @@ export function graphWeights(config: DecoderConfig, hf: Map<string, WeightTensor
 }
 
 /**
- * `[out_k, in]` matrices -> one `[in, sum(out_k)]` matrix (transposed, side by side). At least one part; the shapes
- * were checked against the config (`checkedWeights`).
+ * Writes the derived graph weights (transposed or fused) of `graph`, made by `graphWeights` from `hf`, again from
+ * `hf`'s current values into their own buffers (the feeds that hold them stay valid); the weights passed through are
+ * `hf`'s own buffers, current already. What a trainer on `hf` calls after each update.
  */
-function transposeConcat(parts: WeightTensor[]): WeightTensor {
+export function refreshGraphWeights(config: DecoderConfig, hf: Map<string, WeightTensor>, graph: Map<string, WeightTensor>): void {
+  for (const [name, source] of graphWeightSources(config)) {
+    const parts = source.parts.map((p) => hf.get(p)!);
+    const target = graph.get(name)!;
+    if (source.transpose) transposeConcat(parts, target.data);
+    else if (parts.length > 1) concat(parts, target.data);
+  }
+}
+
+/**
+ * `[out_k, in]` matrices -> one `[in, sum(out_k)]` matrix (transposed, side by side), into `data` when given. At
+ * least one part; the shapes were checked against the config (`checkedWeights`).
+ */
+function transposeConcat(parts: WeightTensor[], into?: Float32Array): WeightTensor {
   const rows = parts[0]!.shape[1]!;
   const columns = parts.reduce((s, p) => s + p.shape[0]!, 0);
-  const data = new Float32Array(rows * columns);
+  const data = into ?? new Float32Array(rows * columns);
   const tile = 32;
   let offset = 0;
   for (const part of parts) {
@@ -85,8 +99,8 @@ function transposeConcat(parts: WeightTensor[]): WeightTensor {
   return { shape: [rows, columns], data };
 }
 
-function concat(parts: WeightTensor[]): WeightTensor {
-  const data = new Float32Array(parts.reduce((s, p) => s + p.data.length, 0));
+function concat(parts: WeightTensor[], into?: Float32Array): WeightTensor {
+  const data = into ?? new Float32Array(parts.reduce((s, p) => s + p.data.length, 0));
   let offset = 0;
   for (const p of parts) {
     data.set(p.data, offset);

@@ -1,16 +1,5 @@
 import { DrmasError } from '@drmas/core';
 
-/** `update` was called on the onnx backend, which only samples and scores. */
-export class OnnxTrainingUnsupportedError extends DrmasError {
-  constructor(name: string) {
-    super('CONFIG_INVALID', `policy backend '${name}' runs on onnxruntime and cannot train: it is a rollout engine only`, {
-      hint:
-        "train with the tfjs backend (models.<id>.backend: tfjs) and set models.<id>.rollout: onnx; the trainer's " +
-        'weights are copied in with syncWeights after each update',
-    });
-  }
-}
-
 /** A generation or scoring request the engine cannot serve as given. */
 export class OnnxRequestError extends DrmasError {
   constructor(message: string, hint?: string) {

@@ -1,9 +1,12 @@
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
 import type {
   GenerateRequest,
   GenerateResult,
   PolicyBackend,
   ScoreRequest,
   ScoreResult,
+  TrainingSnapshot,
   UpdateRequest,
   UpdateResult,
   WeightTensor,
@@ -29,7 +32,7 @@ import {
 import type * as OrtModule from 'onnxruntime-node';
 import { buildDecoderGraph, GraphNames, type DecoderGraphKind, type WeightMode } from './DecoderGraph.js';
 import { forwardFeeds, MASKED, scoreFeeds, type Feeds } from './DecoderFeeds.js';
-import { graphWeights } from './GraphWeights.js';
+import { graphWeights, refreshGraphWeights } from './GraphWeights.js';
 import {
   describeProvider,
   loadOnnxRuntime,
@@ -42,13 +45,9 @@ import {
   type ProviderRequest,
   type ResolvedProvider,
 } from './ExecutionProvider.js';
-import {
-  OnnxBackendDisposedError,
-  OnnxRequestError,
-  OnnxRuntimeUnavailableError,
-  OnnxTrainingUnsupportedError,
-  OnnxWeightMismatchError,
-} from './OnnxBackendErrors.js';
+import { OnnxBackendDisposedError, OnnxRequestError, OnnxRuntimeUnavailableError, OnnxWeightMismatchError } from './OnnxBackendErrors.js';
+import { HostAdamW, OPTIMIZER_META_FILE, type HostAdamWState } from './training/HostAdamW.js';
+import { OnnxTrainer } from './training/OnnxTrainer.js';
 
 type Session = OrtModule.InferenceSession;
 
@@ -69,10 +68,18 @@ export interface OnnxEngineOptions {
 
 export interface OnnxBackendOptions extends ModelSource, OnnxEngineOptions {}
 
+/** Weights and AdamW state copied to host memory (about three float32 copies of the model). */
+interface OnnxTrainingSnapshot extends TrainingSnapshot {
+  readonly weights: Map<string, Float32Array>;
+  readonly optimizer: HostAdamWState;
+  readonly owner: OnnxPolicyBackend;
+}
+
 /**
- * A rollout engine on onnxruntime-node for the tfjs backend's decoders: `generate` and `score` with the tfjs
- * backend's semantics on ONNX graphs built in TypeScript, `syncWeights` to take a trainer's weights. It does not
- * train (`update` throws). Create it with `createOnnxPolicyBackend`.
+ * A policy on onnxruntime-node for the tfjs backend's decoders: `generate` and `score` with the tfjs backend's
+ * semantics on ONNX graphs built in TypeScript, `update` on an `OnnxTrainer` that trains the engine's own weight
+ * buffers (so sampling after an update needs no sync), checkpoints with optimizer state in the tfjs backend's files,
+ * and `syncWeights` to take another trainer's weights. Create it with `createOnnxPolicyBackend`.
  */
 export class OnnxPolicyBackend implements PolicyBackend {
   readonly name: string;
@@ -87,6 +94,8 @@ export class OnnxPolicyBackend implements PolicyBackend {
   private tokenizerRef: Tokenizer | undefined;
   private invFreq: Float64Array;
   private readonly sessions = new Map<DecoderGraphKind, Promise<Session>>();
+  /** Made on the first update (or optimizer-state load); trains `weights` in place. */
+  private trainerRef: Promise<OnnxTrainer> | undefined;
   private disposed = false;
 
   private constructor(
@@ -359,32 +368,93 @@ export class OnnxPolicyBackend implements PolicyBackend {
     return [...this.weights.keys()];
   }
 
-  async update(_request: UpdateRequest): Promise<UpdateResult> {
-    throw new OnnxTrainingUnsupportedError(this.name);
+  /**
+   * One optimizer step (`OnnxTrainer.update`: micro-batches, clipping, the spike guard's `acceptGradNorm`, AdamW with
+   * param groups) on the engine's own weight buffers; the derived graph weights are then rewritten in place, so the
+   * next `generate` / `score` samples the updated policy.
+   */
+  async update(request: UpdateRequest): Promise<UpdateResult> {
+    this.ensureLive();
+    const result = await (await this.trainer()).update(request);
+    if (!result.skipped) await this.weightsChanged();
+    return result;
   }
 
-  /** Writes a Hugging Face checkpoint of the current weights (there is no optimizer state to save). */
-  async save(dir: string): Promise<void> {
+  /** The trainer, made on first use over `weights` (shared, not copied). */
+  private trainer(): Promise<OnnxTrainer> {
+    this.trainerRef ??= OnnxTrainer.create(this.configRef, this.weights, this.options.sessionOptions, { adopt: true });
+    return this.trainerRef;
+  }
+
+  /** After `weights` changed in place: the derived graph weights follow (sessions rebuilt when weights are initializers). */
+  private async weightsChanged(): Promise<void> {
+    refreshGraphWeights(this.configRef, this.weights, this.graphWeightsRef);
+    if (this.weightMode === 'initializers') await this.releaseSessions();
+  }
+
+  /** Writes a Hugging Face checkpoint of the current weights, with AdamW's state (the tfjs backend's files) unless `optimizer: false`. */
+  async save(dir: string, options: { optimizer?: boolean; dtype?: 'float32' | 'bfloat16' } = {}): Promise<void> {
     this.ensureLive();
+    const bf16 = options.dtype === 'bfloat16';
+    let extraFiles: Record<string, string | Uint8Array> | undefined;
+    if (options.optimizer ?? true) {
+      const trainer = this.trainerRef && (await this.trainerRef);
+      extraFiles = (trainer?.optimizer ?? new HostAdamW()).serialize(this.weights, trainer?.settings);
+    }
     await saveCheckpoint(dir, {
-      config: configJsonFor(this.configRef),
+      config: { ...configJsonFor(this.configRef), ...(bf16 ? { torch_dtype: 'bfloat16' } : {}) },
       tensors: this.weights,
-      dtype: 'F32',
+      dtype: bf16 ? 'BF16' : 'F32',
       tokenizer: this.tokenizerRef,
+      extraFiles,
     });
   }
 
-  /** Takes the weights (and tokenizer) of a checkpoint; graphs are rebuilt only when the model's shape changed. */
-  async load(dir: string): Promise<void> {
+  /**
+   * Takes the weights (and tokenizer) of a checkpoint; graphs are rebuilt only when the model's shape changed.
+   * Optimizer state (written by either backend) is loaded when asked, or by default when the folder has it;
+   * otherwise the optimizer restarts.
+   */
+  async load(dir: string, options: { optimizer?: boolean } = {}): Promise<void> {
     this.ensureLive();
     const loaded = await loadModelWeights({ model: dir });
     if (loaded.tokenizer) this.tokenizerRef = loaded.tokenizer;
     if (JSON.stringify(graphShape(loaded.config)) !== JSON.stringify(graphShape(this.configRef))) {
       await this.releaseSessions();
+      await this.releaseTrainer();
       this.configRef = loaded.config;
       this.invFreq = rotaryInverseFrequencies(loaded.config);
     }
     await this.replaceWeights(loaded.weights);
+    const hasState = await access(join(dir, OPTIMIZER_META_FILE)).then(
+      () => true,
+      () => false,
+    );
+    if (options.optimizer ?? hasState) await (await this.trainer()).optimizer.load(dir, this.weights);
+    else if (this.trainerRef) (await this.trainerRef).optimizer.reset();
+  }
+
+  async snapshotTraining(): Promise<TrainingSnapshot> {
+    this.ensureLive();
+    const trainer = await this.trainer();
+    const snapshot: OnnxTrainingSnapshot = {
+      engine: this.name,
+      weights: new Map([...this.weights].map(([name, w]) => [name, w.data.slice()])),
+      optimizer: trainer.optimizer.snapshot(),
+      owner: this,
+    };
+    return snapshot;
+  }
+
+  async restoreTraining(snapshot: TrainingSnapshot): Promise<void> {
+    this.ensureLive();
+    const own = snapshot as Partial<OnnxTrainingSnapshot>;
+    if (own.owner !== this || !own.weights || !own.optimizer) {
+      throw new Error(`policy backend '${this.name}' was handed a training snapshot it did not make`);
+    }
+    for (const [name, data] of own.weights) this.weights.get(name)!.data.set(data);
+    (await this.trainer()).optimizer.restore(own.optimizer);
+    await this.weightsChanged();
   }
 
   async exportWeights(): Promise<Map<string, WeightTensor>> {
@@ -404,11 +474,27 @@ export class OnnxPolicyBackend implements PolicyBackend {
     await this.replaceWeights(await from.exportWeights());
   }
 
+  /**
+   * New weight values. Once a trainer shares `weights`, they are copied into its buffers (it keeps training them, with
+   * its optimizer state, as the tfjs backend's `assignTensors`); before, the engine takes `weights` in place.
+   */
   private async replaceWeights(weights: Map<string, WeightTensor>): Promise<void> {
-    this.weights = checkedWeights(this.configRef, weights);
+    const checked = checkedWeights(this.configRef, weights);
+    if (this.trainerRef) {
+      for (const [name, w] of checked) this.weights.get(name)!.data.set(w.data);
+      await this.weightsChanged();
+      return;
+    }
+    this.weights = checked;
     this.graphWeightsRef = graphWeights(this.configRef, this.weights);
     this.weightFeeds = this.makeWeightFeeds();
     if (this.weightMode === 'initializers') await this.releaseSessions();
+  }
+
+  private async releaseTrainer(): Promise<void> {
+    const pending = this.trainerRef;
+    this.trainerRef = undefined;
+    if (pending) await (await pending).release();
   }
 
   private async releaseSessions(): Promise<void> {
@@ -421,6 +507,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
     if (this.disposed) return;
     this.disposed = true;
     void this.releaseSessions().catch(() => undefined);
+    void this.releaseTrainer().catch(() => undefined);
     this.weights = new Map();
     this.graphWeightsRef = new Map();
     this.weightFeeds = {};
@@ -463,7 +550,8 @@ function checkedWeights(config: DecoderConfig, weights: Map<string, WeightTensor
     if (!(w.data instanceof Float32Array) || w.data.length !== shape.reduce((a, b) => a * b, 1)) {
       throw new OnnxWeightMismatchError(`tensor ${name} must be a float32 array of ${shape.reduce((a, b) => a * b, 1)} values`);
     }
-    out.set(name, w);
+    // Only shape and data: a loader's `dtype` (BF16 of the checkpoint read) would make `save` round the trained weights.
+    out.set(name, { shape: w.shape, data: w.data });
   }
   return out;
 }

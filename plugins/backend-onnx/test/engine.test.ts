@@ -13,11 +13,10 @@ import {
   ONNXRUNTIME_VERSION,
   OnnxPolicyBackend,
   OnnxRuntimeUnavailableError,
-  OnnxTrainingUnsupportedError,
   onnxBackendFactory,
 } from '../src/index.js';
 import onnxBackendPlugin from '../src/index.js';
-import { makeBatch, maxAbsDiff, updateRequest, weightedLogLikelihood } from './parityFixtures.js';
+import { maxAbsDiff } from './parityFixtures.js';
 
 const PROMPTS = [[5, 60, 7, 81, 9, 3, 44], [12], [30, 4, 11, 2, 19], [100, 101]];
 
@@ -105,15 +104,6 @@ describe('built-in models', () => {
     const out = await onnx.generate({ prompts: PROMPTS.slice(0, 2), maxNewTokens: 5, seed: 1, onToken: (r, id) => seen.push([r, id]) });
     expect(seen.filter(([r]) => r === 0).map(([, id]) => id)).toEqual(out.tokenIds[0]);
     expect(onnx.defaultStopTokenIds).toEqual(tfjs.defaultStopTokenIds);
-  });
-
-  it('refuses to train and says to train with tfjs', async () => {
-    const request = updateRequest(makeBatch([[[1, 2], [3]]]), weightedLogLikelihood, 1);
-    await expect(onnx.update(request)).rejects.toThrow(OnnxTrainingUnsupportedError);
-    await expect(onnx.update(request)).rejects.toMatchObject({
-      message: expect.stringMatching(/rollout engine only/),
-      hint: expect.stringMatching(/tfjs/),
-    });
   });
 
   it('saves a checkpoint that both engines load to the same scores', async () => {

@@ -8,8 +8,8 @@ const PLUGIN_NAME = 'backend-onnx';
 const MAX_THREADS = 4096;
 
 /**
- * The `onnx` backend factory: a rollout engine on onnxruntime-node (`models.<id>.rollout: onnx`, or `backend: onnx`
- * for sampling and scoring only). `models.<id>.provider` picks the execution provider: cpu, cuda or auto. Ranked
+ * The `onnx` backend factory: a policy on onnxruntime-node, as the rollout engine (`models.<id>.rollout: onnx`) or
+ * as the trainer too (`backend: onnx`). `models.<id>.provider` picks the execution provider: cpu, cuda or auto. Ranked
  * above tfjs for `rollout: auto`, which takes it when onnxruntime-node (an optional peer dependency) loads.
  */
 export const onnxBackendFactory: BackendFactory = {

@@ -4,6 +4,7 @@ import {
   type BatchView,
   type LossFunction,
   type LossTotals,
+  type OptimizerSettings,
   type UpdateRequest,
   type UpdateResult,
   type WeightTensor,
@@ -39,8 +40,8 @@ export interface GradientResult {
 type Session = OrtModule.InferenceSession;
 
 /**
- * Forward and backward passes of a decoder on onnxruntime-node (phase 1 of issue 19). The weights are the Hugging
- * Face tensors, copied into host buffers the trainer owns and feeds to every run (the graph transposes and fuses
+ * Forward and backward passes of a decoder on onnxruntime-node, and its update (issue 19). The weights are the Hugging
+ * Face tensors, in host buffers the trainer owns (or shares with the rollout graphs) and feeds to every run (the graph transposes and fuses
  * them); gradients of the micro-batches are added in place into buffers the trainer owns. One session per (loss, totals, entropy,
  * reference) combination, since the totals are constants of the loss's graph.
  */
@@ -52,14 +53,19 @@ export class OnnxTrainer {
   private readonly invFreq: Float64Array;
   private readonly weightFeeds: Feeds = {};
 
+  /** The settings of the latest update, saved with the optimizer state. */
+  settings: OptimizerSettings | undefined;
+
   private constructor(
     private readonly ort: Ort,
     readonly config: DecoderConfig,
     hf: Map<string, WeightTensor>,
     private readonly options: OrtModule.InferenceSession.SessionOptions,
+    adopt: boolean,
   ) {
-    // Engine-owned copies: updates write into them, and the session reads them in place on every run.
-    this.weights = new Map([...hf].map(([name, t]) => [name, { shape: [...t.shape], data: Float32Array.from(t.data) }]));
+    // Updates write into these buffers and the session reads them in place on every run: the caller's own (`adopt`,
+    // shared with a rollout engine's graphs) or copies.
+    this.weights = adopt ? hf : new Map([...hf].map(([name, t]) => [name, { shape: [...t.shape], data: Float32Array.from(t.data) }]));
     this.invFreq = rotaryInverseFrequencies(config);
     for (const [name, w] of this.weights) {
       this.weightFeeds[name] = ortTensor(ort, w.data, w.shape);
@@ -67,13 +73,17 @@ export class OnnxTrainer {
     }
   }
 
-  /** A trainer over Hugging Face tensors (checked by the caller against the config), CPU execution provider. */
+  /**
+   * A trainer over Hugging Face tensors (checked by the caller against the config), CPU execution provider. With
+   * `adopt` it trains `hf`'s buffers in place (the map and its arrays become the trainer's), else copies of them.
+   */
   static async create(
     config: DecoderConfig,
     hf: Map<string, WeightTensor>,
     options: OrtModule.InferenceSession.SessionOptions = {},
+    { adopt = false }: { adopt?: boolean } = {},
   ): Promise<OnnxTrainer> {
-    return new OnnxTrainer(await loadOnnxRuntime(), config, hf, options);
+    return new OnnxTrainer(await loadOnnxRuntime(), config, hf, options, adopt);
   }
 
   private session(loss: LossFunction, totals: LossTotals, withEntropy: boolean): Promise<{ session: Session; metrics: string[] }> {
@@ -127,10 +137,11 @@ export class OnnxTrainer {
   /**
    * One optimizer step as the tfjs trainer takes it: gradients accumulated over the micro-batches, clipped to
    * `maxGradNorm` by global norm (the norm reported is before clipping, like torch's clip_grad_norm_), AdamW; a
-   * non-finite norm skips the step. (Phase 2 of issue 19 wires this into `update`.)
+   * non-finite norm, or one the request's `acceptGradNorm` refuses, skips the step.
    */
   async update(request: UpdateRequest): Promise<UpdateResult> {
     const { optimizer: settings, lrScale } = request;
+    this.settings = settings;
     const result = await this.gradients(request);
     let squares = 0;
     for (const g of result.gradients.values()) for (let i = 0; i < g.length; i++) squares += g[i]! * g[i]!;
@@ -138,6 +149,8 @@ export class OnnxTrainer {
     const learningRate = settings.lr * lrScale;
     const metrics = { ...result.metrics, 'actor/skipped_nonfinite': Number.isFinite(gradNorm) ? 0 : 1 };
     if (!Number.isFinite(gradNorm)) return { loss: result.loss, gradNorm, skipped: true, learningRate, metrics };
+    if (request.acceptGradNorm && !request.acceptGradNorm(gradNorm))
+      return { loss: result.loss, gradNorm, skipped: true, learningRate, metrics };
     const clipCoef = settings.maxGradNorm > 0 ? Math.min(1, settings.maxGradNorm / (gradNorm + 1e-6)) : 1;
     if (clipCoef < 1) {
       const coef = Math.fround(clipCoef);
