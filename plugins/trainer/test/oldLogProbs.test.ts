@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import { SeededRng, type Metrics } from '@drmas/core';
-import { PolicyLossFunction } from '@drmas/plugin-algorithms';
 import { TfjsPolicyBackend } from '../../backend-tfjs/src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../../backend-tfjs/src/runtime/RuntimeSelector.js';
 import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
 import { makeBatch } from '../../backend-tfjs/test/trainingFixtures.js';
 import { updateWorkerGroup, type OldLogProbSource } from '../src/updateWorkerGroup.js';
 import type { TrainedWorkerGroup } from '../src/WorkerGroupsService.js';
+import { vanillaPpoLoss } from './ppoLoss.js';
 
 const PAIRS: [number[], number[]][] = [
   [
@@ -16,16 +16,7 @@ const PAIRS: [number[], number[]][] = [
   [[8], [30, 4, 11, 2]],
 ];
 
-const loss = new PolicyLossFunction({
-  variant: 'vanilla',
-  clipRatioLow: 0.2,
-  clipRatioHigh: 0.2,
-  clipRatioC: 3,
-  aggregation: 'token-mean',
-  klCoef: 0,
-  klType: 'low_var_kl',
-  entropyCoef: 0,
-});
+const loss = vanillaPpoLoss();
 
 const backends: TfjsPolicyBackend[] = [];
 afterEach(() => {

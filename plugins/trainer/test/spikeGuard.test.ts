@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { createKernel, SeededRng, type Metrics, type WeightTensor } from '@drmas/core';
-import { PolicyLossFunction } from '@drmas/plugin-algorithms';
 import { TfjsPolicyBackend } from '../../backend-tfjs/src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../../backend-tfjs/src/runtime/RuntimeSelector.js';
 import { randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
@@ -8,6 +7,7 @@ import { makeBatch } from '../../backend-tfjs/test/trainingFixtures.js';
 import { GradNormSpikeGuard, SpikeGuards } from '../src/index.js';
 import { updateWorkerGroup } from '../src/updateWorkerGroup.js';
 import type { TrainedWorkerGroup } from '../src/WorkerGroupsService.js';
+import { vanillaPpoLoss } from './ppoLoss.js';
 
 const settings = (over: Partial<GradNormSpikeGuard['settings']> = {}) => ({
   action: 'skip' as const,
@@ -52,16 +52,7 @@ describe('the gradient-norm z-score (hand-worked)', () => {
   });
 });
 
-const loss = new PolicyLossFunction({
-  variant: 'vanilla',
-  clipRatioLow: 0.2,
-  clipRatioHigh: 0.2,
-  clipRatioC: 3,
-  aggregation: 'token-mean',
-  klCoef: 0,
-  klType: 'low_var_kl',
-  entropyCoef: 0,
-});
+const loss = vanillaPpoLoss();
 const backends: TfjsPolicyBackend[] = [];
 afterEach(() => {
   for (const b of backends.splice(0)) b.dispose();
