@@ -11,6 +11,7 @@ import {
   type Agent,
 } from '@drmas/plugin-orchestra';
 import { TempProject } from '../../../test/support/tempProject.js';
+import { kernelConfig } from '../../../core/test/kernelConfig.js';
 
 const project = new TempProject('rollout-limits');
 afterAll(() => project.dispose());
@@ -36,19 +37,12 @@ const qwenDir = project
   .path('qwen');
 
 function config(extra: Partial<ResolvedConfig> & Record<string, unknown>): ResolvedConfig {
-  return {
-    presets: [],
-    plugins: [],
-    models: {},
-    agents: {},
-    algorithm: {},
-    trainer: { steps: 1, seed: 0, outputDir: 'runs', saveEvery: 0, keepLast: 3 },
+  return kernelConfig(1, {
     eval: { every: 0, atEnd: true, atStart: false, k: 16, tasks: 0, tasksPerBatch: 16 },
-    env: { seed: 0 },
     rollout: { promptsPerStep: 16, samplesPerPrompt: 8 },
     orchestra: { name: 'search', maxLoops: 2 },
     ...extra,
-  };
+  });
 }
 
 function agents(sampling: Record<string, number>): Map<string, Agent> {

@@ -5,8 +5,7 @@ import { selectRuntime } from '../../backend-tfjs/src/runtime/RuntimeSelector.js
 import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
 import { makeBatch } from '../../backend-tfjs/test/trainingFixtures.js';
 import { updateWorkerGroup, type OldLogProbSource } from '../src/updateWorkerGroup.js';
-import type { TrainedWorkerGroup } from '../src/WorkerGroupsService.js';
-import { vanillaPpoLoss } from './ppoLoss.js';
+import { singleAgentGroup, vanillaPpoLoss } from './trainerFixtures.js';
 
 const PAIRS: [number[], number[]][] = [
   [
@@ -44,21 +43,8 @@ async function updateWith(source: OldLogProbSource) {
   });
   const before = await backend.exportWeights();
   const score = jest.spyOn(backend, 'score');
-  const group: TrainedWorkerGroup = {
-    id: 'policy',
-    agents: ['agent'],
-    frozenAgents: [],
-    trainer: backend,
-    rollout: backend,
-    codec: undefined,
-    training: {
-      optimizer: { lr: 1e-2, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, maxGradNorm: 1, paramGroups: [] },
-      schedule: { kind: 'constant', warmupSteps: 0 },
-      microBatchSize: 4,
-      miniBatches: 1,
-      epochs: 1,
-    },
-  };
+  const group = singleAgentGroup(backend, { lr: 1e-2, microBatchSize: 4, miniBatches: 1 });
+
   const metrics: Metrics = {};
   await updateWorkerGroup(group, batch, { loss, rng: new SeededRng(0), metrics, lrScale: 1, oldLogProbs: source });
   const after = await backend.exportWeights();

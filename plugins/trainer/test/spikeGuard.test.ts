@@ -7,7 +7,7 @@ import { makeBatch } from '../../backend-tfjs/test/trainingFixtures.js';
 import { GradNormSpikeGuard, SpikeGuards } from '../src/index.js';
 import { updateWorkerGroup } from '../src/updateWorkerGroup.js';
 import type { TrainedWorkerGroup } from '../src/WorkerGroupsService.js';
-import { vanillaPpoLoss } from './ppoLoss.js';
+import { singleAgentGroup, vanillaPpoLoss } from './trainerFixtures.js';
 
 const settings = (over: Partial<GradNormSpikeGuard['settings']> = {}) => ({
   action: 'skip' as const,
@@ -68,21 +68,8 @@ async function groupOn(miniBatches: number): Promise<{ group: TrainedWorkerGroup
   await selectRuntime('wasm');
   const backend = new TfjsPolicyBackend('tfjs', 'test', randomModel(tinyConfigJson('Qwen2ForCausalLM'), 3), undefined);
   backends.push(backend);
-  const group: TrainedWorkerGroup = {
-    id: 'policy',
-    agents: ['agent'],
-    frozenAgents: [],
-    trainer: backend,
-    rollout: backend,
-    codec: undefined,
-    training: {
-      optimizer: { lr: 1e-4, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, maxGradNorm: 1, paramGroups: [] },
-      schedule: { kind: 'constant', warmupSteps: 0 },
-      microBatchSize: 8,
-      miniBatches,
-      epochs: 1,
-    },
-  };
+  const group = singleAgentGroup(backend, { lr: 1e-4, microBatchSize: 8, miniBatches });
+
   return { group, backend };
 }
 
