@@ -16,6 +16,9 @@ export const TrainingNames = {
   entropySum: 'entropy_sum',
   metric: (name: string) => `metric/${name}`,
   gradient: (weight: string) => `grad/${weight}`,
+  /** The k-th row gradient of a gathered weight (an embedding): the rows and the ids they add to. */
+  gradientRows: (weight: string, k: number) => `grad_rows/${k}/${weight}`,
+  gradientIds: (weight: string, k: number) => `grad_ids/${k}/${weight}`,
 } as const;
 
 export interface TrainingGraphOptions {
@@ -31,13 +34,19 @@ export interface TrainingGraph {
   model: Uint8Array;
   /** Metric names of the loss, each an output `metric/<name>`. */
   metrics: string[];
+  /** Weights with an output `grad/<weight>` (the rest of a gathered weight's gradient comes as rows). */
+  gradients: string[];
+  /** Row gradients (outputs `grad_rows/<k>/<weight>`, `grad_ids/<k>/<weight>`) to add into the weight's gradient. */
+  rowGradients: { weight: string; rows: string; ids: string }[];
 }
 
 /**
  * Writes a training graph: the score graph's forward (`writeDecoderForward` + `writeScoreHead`, shared with the
  * inference graphs), `loss.compute` over `onnxTensorOps` on the loss inputs `old_log_probs`, `advantages`,
- * `response_mask` (and `ref_log_probs`), all `[batch, responses]`, and one gradient output `grad/<weight>` per
- * weight, next to `loss` and the loss's metrics. `weights` are the Hugging Face tensors (their names and shapes).
+ * `response_mask` (and `ref_log_probs`), all `[batch, responses]`, and the gradients, next to `loss` and the loss's
+ * metrics: an output `grad/<weight>` per weight, except that the embedding's gathered rows come out as rows with
+ * their ids (`rowGradients`) for the trainer to add in a fixed order (`DifferentiableGraph.gradientsAndRows`).
+ * `weights` are the Hugging Face tensors (their names and shapes).
  */
 export function buildTrainingGraph(
   config: DecoderConfig,
@@ -91,9 +100,26 @@ export function buildTrainingGraph(
     g.output(g.op('ReduceSum', [masked], { keepdims: 0 }), n.entropySum, 'float', []);
   }
   const names = [...inputs.keys()];
-  g.gradients(
+  const weightOf = new Map(names.map((name) => [inputs.get(name)!, name]));
+  const backward = g.gradientsAndRows(
     out.loss,
     names.map((name) => inputs.get(name)!),
-  ).forEach((grad, i) => g.output(grad, n.gradient(names[i]!), 'float', weights.get(names[i]!)!.shape));
-  return { model: g.builder.toModelProto(), metrics };
+    new Set(weightOf.keys()),
+  );
+  const gradients: string[] = [];
+  backward.gradients.forEach((grad, i) => {
+    if (grad === undefined) return;
+    g.output(grad, n.gradient(names[i]!), 'float', weights.get(names[i]!)!.shape);
+    gradients.push(names[i]!);
+  });
+  const rowGradients = backward.rows.map(({ value, indices, rows }, k) => {
+    const weight = weightOf.get(value)!;
+    const dims = weights.get(weight)!.shape.slice(1);
+    return {
+      weight,
+      rows: g.output(rows, n.gradientRows(weight, k), 'float', ['rows', ...dims]),
+      ids: g.output(indices, n.gradientIds(weight, k), 'int64', ['rows']),
+    };
+  });
+  return { model: g.builder.toModelProto(), metrics, gradients, rowGradients };
 }
