@@ -44,8 +44,8 @@ type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
 /**
  * Forward and backward passes of a decoder on onnxruntime-node, and its update (issue 19). The weights are the Hugging
  * Face tensors, in host buffers the trainer owns (or shares with the rollout graphs) and feeds to every run (the graph transposes and fuses
- * them); gradients of the micro-batches are added in place into buffers the trainer owns. One session per (loss, totals, entropy,
- * reference) combination, since the totals are constants of the loss's graph.
+ * them); gradients of the micro-batches are added in place into buffers the trainer owns. One session per loss and
+ * entropy setting; the mini-batch totals are fed to each run.
  */
 export class OnnxTrainer {
   readonly weights: Map<string, WeightTensor>;
@@ -88,14 +88,14 @@ export class OnnxTrainer {
     return new OnnxTrainer(await loadOnnxRuntime(), config, hf, options, adopt);
   }
 
-  private session(loss: LossFunction, totals: LossTotals, withEntropy: boolean): Promise<TrainingSession> {
+  private session(loss: LossFunction, withEntropy: boolean): Promise<TrainingSession> {
     let byKey = this.sessions.get(loss);
     if (!byKey) this.sessions.set(loss, (byKey = new Map<string, Promise<TrainingSession>>()));
     const withReference = loss.needsReference ?? false;
-    const key = JSON.stringify([totals, withEntropy, withReference]);
+    const key = JSON.stringify([withEntropy, withReference]);
     let pending = byKey.get(key);
     if (!pending) {
-      const graph = buildTrainingGraph(this.config, this.weights, loss, { totals, withEntropy, withReference });
+      const graph = buildTrainingGraph(this.config, this.weights, loss, { withEntropy, withReference });
       const { model, ...outputs } = graph;
       pending = this.ort.InferenceSession.create(model, sessionOptions('cpu', this.options)).then((session) => ({ session, ...outputs }));
       byKey.set(key, pending);
@@ -103,12 +103,20 @@ export class OnnxTrainer {
     return pending;
   }
 
+  /** Sessions built so far: one per loss and entropy setting, whatever the mini-batches' totals. */
+  get sessionCount(): number {
+    return [...this.sessions.values()].reduce((n, byKey) => n + byKey.size, 0);
+  }
+
   /** Loss, metrics and gradients of `request.batch`'s rows, micro-batch by micro-batch.
    * The returned gradient buffers are reused by the next call. */
   async gradients(request: GradientRequest): Promise<GradientResult> {
     const { batch: view, totals, loss } = request;
     const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
-    const { session, metrics: metricNames, gradients, rowGradients } = await this.session(loss, totals, withEntropy);
+    const { session, metrics: metricNames, gradients, rowGradients } = await this.session(loss, withEntropy);
+    const totalFeeds: Feeds = {};
+    for (const key of ['tokens', 'rows', 'responseLength'] as const)
+      totalFeeds[TrainingNames.totals[key]] = ortTensor(this.ort, Float32Array.of(totals[key]), []);
     for (const g of this.gradientBuffers.values()) g.fill(0);
     const rows = view.rows.length;
     const micro = Math.max(1, Math.floor(request.microBatchSize || rows));
@@ -117,7 +125,7 @@ export class OnnxTrainer {
     const metrics: Record<string, number> = {};
     for (let start = 0; start < rows; start += micro) {
       const feeds = this.feeds(view, view.rows.subarray(start, Math.min(rows, start + micro)), loss.needsReference ?? false);
-      const out = await session.run({ ...this.weightFeeds, ...feeds });
+      const out = await session.run({ ...this.weightFeeds, ...totalFeeds, ...feeds });
       lossSum += scalar(out[TrainingNames.loss]);
       for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
       if (withEntropy) entropySum += scalar(out[TrainingNames.entropySum]);

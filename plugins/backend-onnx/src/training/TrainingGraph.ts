@@ -1,4 +1,4 @@
-import type { LossFunction, LossTotals, WeightTensor } from '@drmas/core';
+import type { LossFunction, LossTotalsInput, WeightTensor } from '@drmas/core';
 import type { DecoderConfig } from '@drmas/models';
 import { writeDecoderForward, writeScoreHead } from '../DecoderGraph.js';
 import { graphWeightSources } from '../GraphWeights.js';
@@ -11,6 +11,8 @@ export const TrainingNames = {
   advantages: 'advantages',
   responseMask: 'response_mask',
   refLogProbs: 'ref_log_probs',
+  /** The mini-batch totals the loss normalizes by, float scalars fed per run (one session serves every mini-batch). */
+  totals: { tokens: 'totals/tokens', rows: 'totals/rows', responseLength: 'totals/response_length' } satisfies LossTotalsInput<string>,
   loss: 'loss',
   /** Sum over trained tokens of the per-token entropy (for the `actor/entropy` metric). */
   entropySum: 'entropy_sum',
@@ -22,8 +24,6 @@ export const TrainingNames = {
 } as const;
 
 export interface TrainingGraphOptions {
-  /** The micro-batch totals the loss normalizes by (constants of this graph). */
-  totals: LossTotals;
   /** Compute the per-token entropy (the loss asks for it, or the entropy metric is on). */
   withEntropy: boolean;
   /** Feed reference log-probs (the loss has a KL term). */
@@ -43,7 +43,7 @@ export interface TrainingGraph {
 /**
  * Writes a training graph: the score graph's forward (`writeDecoderForward` + `writeScoreHead`, shared with the
  * inference graphs), `loss.compute` over `onnxTensorOps` on the loss inputs `old_log_probs`, `advantages`,
- * `response_mask` (and `ref_log_probs`), all `[batch, responses]`, and the gradients, next to `loss` and the loss's
+ * `response_mask` (and `ref_log_probs`), all `[batch, responses]`, and the mini-batch totals (`totals/*` scalars), and the gradients, next to `loss` and the loss's
  * metrics: an output `grad/<weight>` per weight, except that the embedding's gathered rows come out as rows with
  * their ids (`rowGradients`) for the trainer to add in a fixed order (`DifferentiableGraph.gradientsAndRows`).
  * `weights` are the Hugging Face tensors (their names and shapes).
@@ -89,7 +89,11 @@ export function buildTrainingGraph(
     responseMask,
     refLogProbs: options.withReference ? column(n.refLogProbs) : undefined,
     entropy: options.withEntropy ? head.entropy() : undefined,
-    totals: options.totals,
+    totals: {
+      tokens: g.input(n.totals.tokens, 'float', []),
+      rows: g.input(n.totals.rows, 'float', []),
+      responseLength: g.input(n.totals.responseLength, 'float', []),
+    },
   };
   const out = loss.compute(onnxTensorOps(g), input);
   g.output(out.loss, n.loss, 'float', []);
