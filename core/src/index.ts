@@ -108,7 +108,15 @@ export type {
 } from './compute/PolicyBackend.js';
 export { assignParamGroups, ParamGroupError } from './compute/paramGroups.js';
 export { scoreSequences } from './compute/scoreSequences.js';
-export { LossFunction, type LossInput, type LossOutput, type LossTotals, type TensorOps } from './compute/TensorOps.js';
+export {
+  LossFunction,
+  lossTotalsInput,
+  type LossInput,
+  type LossOutput,
+  type LossTotals,
+  type LossTotalsInput,
+  type TensorOps,
+} from './compute/TensorOps.js';
 
 export { Rng, SeededRng, type RngState } from './random/Rng.js';
 

@@ -11,7 +11,7 @@ export {
 export { ModelConfigError, ModelWeightError } from './config/ModelErrors.js';
 export { keyValueBytesPerToken, readModelShape, type ModelShape } from './config/modelShape.js';
 
-export { CheckpointError, SafetensorsError, TensorShapeError } from './checkpoint/errors.js';
+export { CheckpointError, OptimizerStateError, SafetensorsError, TensorShapeError } from './checkpoint/errors.js';
 export {
   bf16BitsToFloat,
   decodeBf16,
@@ -62,6 +62,15 @@ export {
   type LoadedCheckpoint,
 } from './checkpoint/checkpointDirectory.js';
 export { CheckpointReader } from './checkpoint/CheckpointReader.js';
+export {
+  hasAdamWState,
+  OPTIMIZER_META_FILE,
+  OPTIMIZER_STATE_FILE,
+  readAdamWState,
+  serializeAdamWState,
+  type AdamWMoments,
+  type AdamWState,
+} from './checkpoint/adamWStateFiles.js';
 
 export { TokenizerError } from './tokenizer/errors.js';
 export {

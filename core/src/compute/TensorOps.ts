@@ -40,6 +40,21 @@ export interface LossTotals {
   microBatches: number;
 }
 
+/**
+ * The mini-batch totals a loss normalizes by, as scalar tensors: a backend that builds its loss graph once
+ * (onnxruntime) feeds them per mini-batch instead of baking them into the graph.
+ */
+export interface LossTotalsInput<T> {
+  tokens: T;
+  rows: T;
+  responseLength: T;
+}
+
+/** `totals` as scalars of `ops` (what a backend gives the loss). */
+export function lossTotalsInput<T>(ops: TensorOps<T>, totals: LossTotals): LossTotalsInput<T> {
+  return { tokens: ops.scalar(totals.tokens), rows: ops.scalar(totals.rows), responseLength: ops.scalar(totals.responseLength) };
+}
+
 /** The per-token inputs of a policy loss for one micro-batch, each `[rows, tokens]`. */
 export interface LossInput<T> {
   logProbs: T;
@@ -49,7 +64,7 @@ export interface LossInput<T> {
   refLogProbs?: T;
   /** Per-token entropy of the current policy, when the loss asks for it. */
   entropy?: T;
-  totals: LossTotals;
+  totals: LossTotalsInput<T>;
 }
 
 export interface LossOutput<T> {

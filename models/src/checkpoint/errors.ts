@@ -46,3 +46,14 @@ export class TensorShapeError extends DrmasError {
     );
   }
 }
+
+/** Optimizer state of a checkpoint (`optimizer.json`, `optimizer.safetensors`) that is missing or does not fit the model. */
+export class OptimizerStateError extends DrmasError {
+  constructor(
+    file: string,
+    message: string,
+    hint = 'resume from a checkpoint saved with its optimizer state ({ optimizer: true }) by this model',
+  ) {
+    super('CHECKPOINT_INVALID', message, { file, hint });
+  }
+}

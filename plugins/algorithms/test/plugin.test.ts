@@ -4,6 +4,7 @@ import {
   BatchInputSource,
   createKernel,
   LossFunction,
+  lossTotalsInput,
   type BatchInput,
   type Plugin,
   type RolloutBatch,
@@ -279,7 +280,7 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
       advantages: pick(advantages),
       responseMask: pick(responseMask),
       refLogProbs: pick(refLogProbs),
-      totals: t,
+      totals: lossTotalsInput(numberOps, t),
     });
     return { loss: out.loss.data[0]!, metrics: Object.fromEntries(Object.entries(out.metrics).map(([k, v]) => [k, v.data[0]])) };
   };
@@ -295,7 +296,7 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
           oldLogProbs: pick(oldLogProbs),
           advantages: pick(zeroed),
           responseMask: pick(responseMask),
-          totals,
+          totals: lossTotalsInput(numberOps, totals),
         }).loss.data[0]!;
       };
       expect(lossOf([0, 2])).toBeCloseTo(lossOf([0, 1, 2]), 12);
@@ -360,7 +361,7 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
         advantages: arr(advantages),
         responseMask: arr(responseMask),
         entropy: arr(entropy),
-        totals,
+        totals: lossTotalsInput(numberOps, totals),
       });
       expect(out.metrics.entropy?.data[0]).toBeCloseTo(tokenMean, 6);
       expect(out.loss.data[0]).toBeCloseTo(base - entropyCoef * tokenMean, 6);

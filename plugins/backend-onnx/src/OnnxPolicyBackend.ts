@@ -1,5 +1,3 @@
-import { access } from 'node:fs/promises';
-import { join } from 'node:path';
 import type {
   GenerateRequest,
   GenerateResult,
@@ -17,6 +15,7 @@ import {
   expectedWeightShapes,
   leftPad,
   loadModelWeights,
+  hasAdamWState,
   logProbAtTemperature,
   promptResponseLayout,
   rotaryInverseFrequencies,
@@ -46,7 +45,7 @@ import {
   type ResolvedProvider,
 } from './ExecutionProvider.js';
 import { OnnxBackendDisposedError, OnnxRequestError, OnnxRuntimeUnavailableError, OnnxWeightMismatchError } from './OnnxBackendErrors.js';
-import { HostAdamW, OPTIMIZER_META_FILE, type HostAdamWState } from './training/HostAdamW.js';
+import { HostAdamW, type HostAdamWState } from './training/HostAdamW.js';
 import { OnnxTrainer } from './training/OnnxTrainer.js';
 
 type Session = OrtModule.InferenceSession;
@@ -426,10 +425,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       this.invFreq = rotaryInverseFrequencies(loaded.config);
     }
     await this.replaceWeights(loaded.weights);
-    const hasState = await access(join(dir, OPTIMIZER_META_FILE)).then(
-      () => true,
-      () => false,
-    );
+    const hasState = await hasAdamWState(dir);
     if (options.optimizer ?? hasState) await (await this.trainer()).optimizer.load(dir, this.weights);
     else if (this.trainerRef) (await this.trainerRef).optimizer.reset();
   }

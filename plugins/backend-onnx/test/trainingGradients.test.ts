@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as tf from '@tensorflow/tfjs-core';
-import { lossTotals, TrainingBatch, type BatchView, type LossFunction, type LossTotals, type WeightTensor } from '@drmas/core';
+import {
+  lossTotals,
+  lossTotalsInput,
+  TrainingBatch,
+  type BatchView,
+  type LossFunction,
+  type LossTotals,
+  type WeightTensor,
+} from '@drmas/core';
 import { promptResponseLayout, SeededRandom, type DecoderConfig, type HostTensor } from '@drmas/models';
 import { NllLossFunction, PolicyLossFunction } from '@drmas/plugin-algorithms';
 import { DecoderModel, selectRuntime, tfjsTensorOps } from '@drmas/plugin-backend-tfjs';
@@ -96,7 +104,7 @@ function tfjsLossInput(model: DecoderModel, view: BatchView, rows: Int32Array, t
     responseMask: take(batch.responseMask),
     refLogProbs: take(batch.refLogProbs!),
     entropy: stats.entropy,
-    totals,
+    totals: lossTotalsInput(tfjsTensorOps, totals),
   };
 }
 
@@ -203,3 +211,37 @@ function compareGradients({ architecture, extra, losses }: (typeof quick)[number
     expect(worst[1]).toBeLessThan(1e-4);
   });
 }
+
+/**
+ * The totals are fed per run, not baked into a session: one trainer (one session per loss) given the same rows with
+ * every total doubled returns exactly half the loss and every gradient (scaling the backward's seed by a power of two commutes with float
+ * rounding), for aggregations that divide by each of tokens, rows and response length.
+ */
+describe('onnx training graph: totals fed per run', () => {
+  let trainer: OnnxTrainer;
+  let view: BatchView;
+  beforeAll(async () => {
+    await selectRuntime('cpu');
+    const { config, weights } = randomWeights(tinyConfigJson('Qwen3ForCausalLM', { tie_word_embeddings: true }), 5);
+    const model = DecoderModel.fromTensors(config, weights);
+    view = makeView(model, 17);
+    model.dispose();
+    trainer = await OnnxTrainer.create(config, weights);
+  });
+  afterAll(() => trainer.release());
+
+  it.each(LOSSES.slice(0, 3))('$label: doubled totals halve the loss and every gradient exactly', async ({ loss }) => {
+    const totals = lossTotals(view, { responseLength: 7, microBatchSize: MICRO_BATCH });
+    const doubled = { ...totals, tokens: 2 * totals.tokens, rows: 2 * totals.rows, responseLength: 2 * totals.responseLength };
+    const once = await trainer.gradients({ batch: view, totals, loss, microBatchSize: MICRO_BATCH });
+    const onceLoss = once.loss;
+    const halves = new Map([...once.gradients].map(([name, g]) => [name, g.map((v) => v / 2)]));
+    const sessions = trainer.sessionCount;
+    const twice = await trainer.gradients({ batch: view, totals: doubled, loss, microBatchSize: MICRO_BATCH });
+    expect(trainer.sessionCount).toBe(sessions);
+    expect(twice.loss).toBe(onceLoss / 2);
+    const unequal = [...twice.gradients].filter(([name, g]) => !g.every((v, i) => v === halves.get(name)![i]));
+    expect(unequal.map(([name]) => name)).toEqual([]);
+    expect(Math.max(...[...halves.values()].map((g) => Math.max(...g.map(Math.abs))))).toBeGreaterThan(0);
+  });
+});

@@ -1,5 +1,3 @@
-import { access } from 'node:fs/promises';
-import { join } from 'node:path';
 import { longestResponse } from '@drmas/core';
 import type {
   BatchView,
@@ -14,14 +12,14 @@ import type {
   UpdateResult,
   WeightTensor,
 } from '@drmas/core';
-import { loadModelWeights, Tokenizer, type ArchitectureName } from '@drmas/models';
+import { hasAdamWState, loadModelWeights, Tokenizer, type ArchitectureName } from '@drmas/models';
 import { generateInChunks } from './generation/generateTokens.js';
 import { scoreTokens } from './generation/scoreTokens.js';
 import { DecoderModel } from './model/DecoderModel.js';
 import { loadDecoderModel, saveDecoderModel } from './model/modelCheckpoint.js';
 import { selectRuntime } from './runtime/RuntimeSelector.js';
 import { wasmTrapError } from './runtime/wasmTrap.js';
-import { OPTIMIZER_META_FILE, type AdamWSnapshot } from './training/AdamW.js';
+import type { AdamWSnapshot } from './training/AdamW.js';
 import { PolicyTrainer } from './training/PolicyTrainer.js';
 
 export interface TfjsBackendOptions {
@@ -165,10 +163,7 @@ export class TfjsPolicyBackend implements PolicyBackend {
     this.modelRef = loaded.model;
     if (tokenizer) this.tokenizerRef = tokenizer;
     this.trainerRef = new PolicyTrainer(loaded.model);
-    const hasState = await access(join(dir, OPTIMIZER_META_FILE)).then(
-      () => true,
-      () => false,
-    );
+    const hasState = await hasAdamWState(dir);
     if (options.optimizer ?? hasState) await this.trainerRef.optimizer.load(dir, loaded.model.weights);
   }
 

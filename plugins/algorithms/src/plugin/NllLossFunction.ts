@@ -9,7 +9,7 @@ import type { LossFunction, LossInput, LossOutput, TensorOps } from '@drmas/core
 export class NllLossFunction implements LossFunction {
   compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T> {
     const weighted = ops.mul(ops.mul(input.logProbs, input.advantages), input.responseMask);
-    const loss = ops.div(ops.neg(ops.sum(weighted)), Math.max(input.totals.tokens, 1));
+    const loss = ops.div(ops.neg(ops.sum(weighted)), ops.maximum(input.totals.tokens, 1));
     return { loss, metrics: { nll: ops.stopGradient(loss) } };
   }
 }

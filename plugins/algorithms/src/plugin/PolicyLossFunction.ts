@@ -1,4 +1,4 @@
-import type { LossFunction, LossInput, LossOutput, TensorOps } from '@drmas/core';
+import type { LossFunction, LossInput, LossOutput, LossTotalsInput, TensorOps } from '@drmas/core';
 import type { KlPenaltyKind } from '../losses/klPenalty.js';
 import type { LossAggregation } from '../losses/aggregateLoss.js';
 
@@ -18,21 +18,19 @@ export interface PolicyLossSettings {
   entropyCoef: number;
 }
 
-type Totals = LossInput<unknown>['totals'];
-
 /**
  * veRL's `agg_loss` split across micro-batches: each micro-batch is normalized by the mini-batch totals, so the
  * micro-batch values add up to the value `aggregateLoss` gives on the whole mini-batch.
  */
-function aggregate<T>(ops: TensorOps<T>, values: T, mask: T, mode: LossAggregation, totals: Totals, scale?: number): T {
+function aggregate<T>(ops: TensorOps<T>, values: T, mask: T, mode: LossAggregation, totals: LossTotalsInput<T>, scale?: number): T {
   const masked = ops.mul(values, mask);
   switch (mode) {
     case 'token-mean':
-      return ops.div(ops.sum(masked), Math.max(totals.tokens, 1));
+      return ops.div(ops.sum(masked), ops.maximum(totals.tokens, 1));
     case 'seq-mean-token-sum':
-      return ops.div(ops.sum(masked), Math.max(totals.rows, 1));
+      return ops.div(ops.sum(masked), ops.maximum(totals.rows, 1));
     case 'seq-mean-token-mean':
-      return ops.div(ops.sum(ops.div(ops.sum(masked, 1), ops.add(ops.sum(mask, 1), 1e-8))), Math.max(totals.rows, 1));
+      return ops.div(ops.sum(ops.div(ops.sum(masked, 1), ops.add(ops.sum(mask, 1), 1e-8))), ops.maximum(totals.rows, 1));
     case 'seq-mean-token-sum-norm':
       return ops.div(ops.sum(masked), scale ?? totals.responseLength);
   }
@@ -103,7 +101,7 @@ export class PolicyLossFunction implements LossFunction {
       clippedLower = ops.mul(ops.greater(c1, l3), negative);
     }
     const pgLoss = aggregate(ops, tokenLoss, mask, s.aggregation, totals, s.lossScaleFactor);
-    const tokenMean = (values: T) => ops.stopGradient(ops.div(ops.sum(ops.mul(values, mask)), Math.max(totals.tokens, 1)));
+    const tokenMean = (values: T) => ops.stopGradient(ops.div(ops.sum(ops.mul(values, mask)), ops.maximum(totals.tokens, 1)));
     const metrics: Record<string, T> = {
       pg_loss: ops.stopGradient(pgLoss),
       pg_clipfrac: clipped ? tokenMean(clipped) : ops.scalar(0),

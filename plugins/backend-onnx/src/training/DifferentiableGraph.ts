@@ -2,6 +2,8 @@ import { GraphBuilder, type AttributeValue, type Dim, type ElementType, type Gra
 import { canonicalDim, sameShape, UnknownDims } from './SymbolicShape.js';
 import { OP_RULES } from './OpRules.js';
 
+const INT64_MAX = Number.MAX_SAFE_INTEGER;
+
 /** Element types of values inside a graph (comparisons give `bool`, which no graph input or output here has). */
 export type ValueType = ElementType | 'bool';
 
@@ -26,6 +28,18 @@ export interface NodeRecord {
 }
 
 /**
+ * The gradient of an embedding-like value that leaves the graph as rows instead of a scatter-add: row `n` of `rows`
+ * (`[count, ...value's trailing dims]`) adds to row `indices[n]` (`[count]`, int64) of the value's gradient. The
+ * caller adds them on the host, in index order: onnxruntime's CPU `ScatterND` with `reduction: add` parallelizes
+ * over index rows without ordering them, so repeated ids summed on several threads differ between runs.
+ */
+export interface RowGradient {
+  value: string;
+  indices: string;
+  rows: string;
+}
+
+/**
  * A `GraphWriter` that records every node with its inputs' and outputs' types and (symbolic) shapes, and writes the
  * reverse-mode derivative of a scalar with respect to chosen values as more nodes of the same graph
  * (`gradients`). Each op's shape rule and vector-Jacobian product live in one table, `OP_RULES`; an op without a
@@ -36,6 +50,9 @@ export class DifferentiableGraph implements GraphWriter {
   readonly unknown = new UnknownDims();
   private readonly infos = new Map<string, ValueInfo>();
   private readonly records: NodeRecord[] = [];
+  /** While `gradients` runs: the values whose Gather gradients leave the graph as rows, and those rows. */
+  private rowsOf: ReadonlySet<string> = new Set();
+  private rowGradients: RowGradient[] = [];
 
   constructor(name: string) {
     this.builder = new GraphBuilder(name);
@@ -116,6 +133,46 @@ export class DifferentiableGraph implements GraphWriter {
    * Contributions of a value used several times (a tied embedding) are summed.
    */
   gradients(loss: string, wrt: string[]): string[] {
+    const { gradients } = this.gradientsAndRows(loss, wrt, new Set());
+    return gradients.map((d, i) => d ?? this.zerosLike(wrt[i]!));
+  }
+
+  /**
+   * As `gradients`, except that the Gather (axis 0) gradients of the values in `rowsOf` are not scattered in the
+   * graph but returned as `rows` for the caller to add; a value's entry in `gradients` is then the rest of its
+   * gradient (a tied embedding's output-projection part), or undefined when nothing else contributes.
+   */
+  gradientsAndRows(loss: string, wrt: string[], rowsOf: ReadonlySet<string>): { gradients: (string | undefined)[]; rows: RowGradient[] } {
+    this.rowsOf = rowsOf;
+    this.rowGradients = [];
+    try {
+      const gradients = this.writeBackward(loss, wrt);
+      return { gradients, rows: this.rowGradients };
+    } finally {
+      this.rowsOf = new Set();
+      this.rowGradients = [];
+    }
+  }
+
+  /**
+   * Gather's VJP asks this first: when `data`'s row gradients leave the graph, records `dy`'s rows (flattened to
+   * one per index) and returns true.
+   */
+  takeRowGradient(data: string, indices: string, dy: string): boolean {
+    if (!this.rowsOf.has(data)) return false;
+    const flat = this.op('Reshape', [indices, this.ints([-1])]);
+    const trailing = this.shape(data).slice(1);
+    const target = trailing.every((d) => typeof d === 'number')
+      ? this.ints([-1, ...trailing])
+      : this.op('Concat', [this.ints([-1]), this.op('Slice', [this.op('Shape', [data]), this.ints([1]), this.ints([INT64_MAX])])], {
+          axis: 0,
+        });
+    const rows = this.op('Reshape', [dy, target]);
+    this.rowGradients.push({ value: data, indices: flat, rows });
+    return true;
+  }
+
+  private writeBackward(loss: string, wrt: string[]): (string | undefined)[] {
     const forward = [...this.records];
     const requires = new Set(wrt);
     for (const n of forward) {
@@ -155,7 +212,7 @@ export class DifferentiableGraph implements GraphWriter {
         if (w && d !== undefined) add(n.inputs[i]!, d);
       });
     }
-    return wrt.map((w) => total(w) ?? this.zerosLike(w));
+    return wrt.map(total);
   }
 
   zerosLike(value: string): string {

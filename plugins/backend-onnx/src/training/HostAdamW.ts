@@ -1,19 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { assignParamGroups, DrmasError, type OptimizerSettings, type ParamGroupSettings, type WeightTensor } from '@drmas/core';
-import { readSafetensors, serializeSafetensors } from '@drmas/models';
-
-/**
- * The optimizer state's files in a checkpoint, the tfjs backend's layout (`<param>.exp_avg`, `<param>.exp_avg_sq` in
- * `optimizer.safetensors`; `{ type: 'adamw', step, settings }` in `optimizer.json`), so a run resumes on either backend.
- */
-export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';
-export const OPTIMIZER_META_FILE = 'optimizer.json';
+import { assignParamGroups, type OptimizerSettings, type ParamGroupSettings, type WeightTensor } from '@drmas/core';
+import { readAdamWState, serializeAdamWState, type AdamWMoments } from '@drmas/models';
 
 /** AdamW's moments and step count, copied (`snapshot`) or to put back (`restore`). */
 export interface HostAdamWState {
   readonly step: number;
-  readonly moments: ReadonlyMap<string, { expAvg: Float32Array; expAvgSq: Float32Array }>;
+  readonly moments: ReadonlyMap<string, AdamWMoments>;
 }
 
 const f32 = Math.fround;
@@ -29,7 +20,7 @@ const f32 = Math.fround;
 export class HostAdamW {
   /** Optimizer steps taken (torch's `state['step']`). */
   step = 0;
-  private readonly moments = new Map<string, { expAvg: Float32Array; expAvgSq: Float32Array }>();
+  private readonly moments = new Map<string, AdamWMoments>();
   private readonly groupIndex = new WeakMap<readonly ParamGroupSettings[], Map<string, number>>();
 
   /** Updates `weights` in place with `grads` (already clipped); `lrScale` is the schedule's factor on every lr. */
@@ -74,7 +65,7 @@ export class HostAdamW {
 
   /** A copy of the moments and the step count. */
   snapshot(): HostAdamWState {
-    const moments = new Map<string, { expAvg: Float32Array; expAvgSq: Float32Array }>();
+    const moments = new Map<string, AdamWMoments>();
     for (const [name, m] of this.moments) moments.set(name, { expAvg: m.expAvg.slice(), expAvgSq: m.expAvgSq.slice() });
     return { step: this.step, moments };
   }
@@ -92,56 +83,30 @@ export class HostAdamW {
     this.step = 0;
   }
 
-  /** The contents of `optimizer.safetensors` and `optimizer.json`, as the tfjs backend writes them. */
+  /** The contents of `optimizer.safetensors` and `optimizer.json` (the format every backend reads). */
   serialize(weights: Map<string, WeightTensor>, settings: OptimizerSettings | undefined): Record<string, string | Uint8Array> {
-    const tensors = new Map<string, WeightTensor>();
-    for (const [name, m] of this.moments) {
-      const shape = weights.get(name)?.shape ?? [m.expAvg.length];
-      tensors.set(`${name}.exp_avg`, { shape: [...shape], data: m.expAvg });
-      tensors.set(`${name}.exp_avg_sq`, { shape: [...shape], data: m.expAvgSq });
-    }
-    return {
-      [OPTIMIZER_STATE_FILE]: serializeSafetensors(tensors, { dtype: 'F32' }),
-      [OPTIMIZER_META_FILE]: JSON.stringify({ type: 'adamw', step: this.step, settings: settings ?? null }, null, 2) + '\n',
-    };
+    return serializeAdamWState(
+      this.step,
+      this.moments,
+      (name) => weights.get(name)?.shape ?? [this.moments.get(name)!.expAvg.length],
+      settings,
+    );
   }
 
   /** Replaces the state with the one saved in `dir` (by either backend) for `weights`. */
   async load(dir: string, weights: Map<string, WeightTensor>): Promise<void> {
-    const metaFile = join(dir, OPTIMIZER_META_FILE);
-    let meta: { step?: unknown };
-    try {
-      meta = JSON.parse(await readFile(metaFile, 'utf8')) as typeof meta;
-    } catch (err) {
-      throw optimizerStateError(metaFile, `cannot read optimizer state: ${(err as Error).message}`);
-    }
-    if (typeof meta.step !== 'number') throw optimizerStateError(metaFile, "missing numeric 'step'");
-    const stateFile = join(dir, OPTIMIZER_STATE_FILE);
-    const { tensors } = await readSafetensors(stateFile);
-    const moments = new Map<string, { expAvg: Float32Array; expAvgSq: Float32Array }>();
-    for (const [name, param] of weights) {
-      const a = tensors.get(`${name}.exp_avg`);
-      const b = tensors.get(`${name}.exp_avg_sq`);
-      if (!a && !b) continue;
-      if (!a || !b || a.data.length !== param.data.length || b.data.length !== param.data.length) {
-        throw optimizerStateError(stateFile, `moments of '${name}' are missing or do not match shape [${param.shape.join(', ')}]`);
-      }
-      moments.set(name, { expAvg: Float32Array.from(a.data), expAvgSq: Float32Array.from(b.data) });
-    }
-    this.restore({ step: meta.step, moments });
+    const { step, moments } = await readAdamWState(
+      dir,
+      [...weights].map(([name, w]) => [name, w.shape]),
+    );
+    this.moments.clear();
+    for (const [name, m] of moments) this.moments.set(name, m);
+    this.step = step;
   }
 
-  private momentsOf(name: string, size: number): { expAvg: Float32Array; expAvgSq: Float32Array } {
+  private momentsOf(name: string, size: number): AdamWMoments {
     let m = this.moments.get(name);
     if (!m) this.moments.set(name, (m = { expAvg: new Float32Array(size), expAvgSq: new Float32Array(size) }));
     return m;
   }
-}
-
-/** Optimizer state of a checkpoint that is missing or does not fit the model (the tfjs backend's `OptimizerStateError`). */
-function optimizerStateError(file: string, message: string): DrmasError {
-  return new DrmasError('CHECKPOINT_INVALID', message, {
-    file,
-    hint: 'resume from a checkpoint saved with its optimizer state ({ optimizer: true }) by this model',
-  });
 }

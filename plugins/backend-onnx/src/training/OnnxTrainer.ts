@@ -14,7 +14,7 @@ import type * as OrtModule from 'onnxruntime-node';
 import { ortTensor, scoreFeeds, type Feeds } from '../DecoderFeeds.js';
 import { loadOnnxRuntime, sessionOptions, type Ort } from '../ExecutionProvider.js';
 import { HostAdamW } from './HostAdamW.js';
-import { buildTrainingGraph, TrainingNames } from './TrainingGraph.js';
+import { buildTrainingGraph, TrainingNames, type TrainingGraph } from './TrainingGraph.js';
 
 export interface GradientRequest {
   /** The rows to train on. */
@@ -38,18 +38,20 @@ export interface GradientResult {
 }
 
 type Session = OrtModule.InferenceSession;
+/** A training graph's session and what it outputs. */
+type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
 
 /**
  * Forward and backward passes of a decoder on onnxruntime-node, and its update (issue 19). The weights are the Hugging
  * Face tensors, in host buffers the trainer owns (or shares with the rollout graphs) and feeds to every run (the graph transposes and fuses
- * them); gradients of the micro-batches are added in place into buffers the trainer owns. One session per (loss, totals, entropy,
- * reference) combination, since the totals are constants of the loss's graph.
+ * them); gradients of the micro-batches are added in place into buffers the trainer owns. One session per loss and
+ * entropy setting; the mini-batch totals are fed to each run.
  */
 export class OnnxTrainer {
   readonly weights: Map<string, WeightTensor>;
   readonly optimizer = new HostAdamW();
   private readonly gradientBuffers = new Map<string, Float32Array>();
-  private readonly sessions = new Map<LossFunction, Map<string, Promise<{ session: Session; metrics: string[] }>>>();
+  private readonly sessions = new Map<LossFunction, Map<string, Promise<TrainingSession>>>();
   private readonly invFreq: Float64Array;
   private readonly weightFeeds: Feeds = {};
 
@@ -86,21 +88,24 @@ export class OnnxTrainer {
     return new OnnxTrainer(await loadOnnxRuntime(), config, hf, options, adopt);
   }
 
-  private session(loss: LossFunction, totals: LossTotals, withEntropy: boolean): Promise<{ session: Session; metrics: string[] }> {
+  private session(loss: LossFunction, withEntropy: boolean): Promise<TrainingSession> {
     let byKey = this.sessions.get(loss);
-    if (!byKey) this.sessions.set(loss, (byKey = new Map<string, Promise<{ session: Session; metrics: string[] }>>()));
+    if (!byKey) this.sessions.set(loss, (byKey = new Map<string, Promise<TrainingSession>>()));
     const withReference = loss.needsReference ?? false;
-    const key = JSON.stringify([totals, withEntropy, withReference]);
+    const key = JSON.stringify([withEntropy, withReference]);
     let pending = byKey.get(key);
     if (!pending) {
-      const graph = buildTrainingGraph(this.config, this.weights, loss, { totals, withEntropy, withReference });
-      pending = this.ort.InferenceSession.create(graph.model, sessionOptions('cpu', this.options)).then((session) => ({
-        session,
-        metrics: graph.metrics,
-      }));
+      const graph = buildTrainingGraph(this.config, this.weights, loss, { withEntropy, withReference });
+      const { model, ...outputs } = graph;
+      pending = this.ort.InferenceSession.create(model, sessionOptions('cpu', this.options)).then((session) => ({ session, ...outputs }));
       byKey.set(key, pending);
     }
     return pending;
+  }
+
+  /** Sessions built so far: one per loss and entropy setting, whatever the mini-batches' totals. */
+  get sessionCount(): number {
+    return [...this.sessions.values()].reduce((n, byKey) => n + byKey.size, 0);
   }
 
   /** Loss, metrics and gradients of `request.batch`'s rows, micro-batch by micro-batch.
@@ -108,7 +113,10 @@ export class OnnxTrainer {
   async gradients(request: GradientRequest): Promise<GradientResult> {
     const { batch: view, totals, loss } = request;
     const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
-    const { session, metrics: metricNames } = await this.session(loss, totals, withEntropy);
+    const { session, metrics: metricNames, gradients, rowGradients } = await this.session(loss, withEntropy);
+    const totalFeeds: Feeds = {};
+    for (const key of ['tokens', 'rows', 'responseLength'] as const)
+      totalFeeds[TrainingNames.totals[key]] = ortTensor(this.ort, Float32Array.of(totals[key]), []);
     for (const g of this.gradientBuffers.values()) g.fill(0);
     const rows = view.rows.length;
     const micro = Math.max(1, Math.floor(request.microBatchSize || rows));
@@ -117,14 +125,16 @@ export class OnnxTrainer {
     const metrics: Record<string, number> = {};
     for (let start = 0; start < rows; start += micro) {
       const feeds = this.feeds(view, view.rows.subarray(start, Math.min(rows, start + micro)), loss.needsReference ?? false);
-      const out = await session.run({ ...this.weightFeeds, ...feeds });
+      const out = await session.run({ ...this.weightFeeds, ...totalFeeds, ...feeds });
       lossSum += scalar(out[TrainingNames.loss]);
       for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
       if (withEntropy) entropySum += scalar(out[TrainingNames.entropySum]);
-      for (const [name, buffer] of this.gradientBuffers) {
+      for (const name of gradients) {
+        const buffer = this.gradientBuffers.get(name)!;
         const grad = out[TrainingNames.gradient(name)]!.data as Float32Array;
         for (let i = 0; i < buffer.length; i++) buffer[i]! += grad[i]!;
       }
+      for (const { weight, rows, ids } of rowGradients) addRows(this.gradientBuffers.get(weight)!, out[ids]!, out[rows]!);
       for (const t of Object.values(out)) t.dispose();
     }
     if (request.entropyMetric) {
@@ -196,6 +206,17 @@ export class OnnxTrainer {
     const pending = [...this.sessions.values()].flatMap((byKey) => [...byKey.values()]);
     this.sessions.clear();
     for (const p of pending) await (await p).session.release();
+  }
+}
+
+/** Adds row `n` of `rows` into row `ids[n]` of `into`, in index order (so repeated ids sum the same way every run). */
+function addRows(into: Float32Array, ids: OrtModule.Tensor, rows: OrtModule.Tensor): void {
+  const index = ids.data as BigInt64Array;
+  const data = rows.data as Float32Array;
+  const width = index.length > 0 ? data.length / index.length : 0;
+  for (let n = 0; n < index.length; n++) {
+    const at = Number(index[n]!) * width;
+    for (let j = 0; j < width; j++) into[at + j]! += data[n * width + j]!;
   }
 }
 

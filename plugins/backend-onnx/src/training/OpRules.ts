@@ -456,11 +456,15 @@ export const OP_RULES: Record<string, OpRule> = {
       const picked = values && index ? index.map((i) => values[i < 0 ? i + values.length : i]!) : undefined;
       return [{ type: g.info(n.inputs[0]!).type, shape, values: picked }];
     },
-    /** Embedding rows: a scatter-add of the output gradient into zeros (repeated ids add up). */
+    /**
+     * Embedding rows: a scatter-add of the output gradient into zeros (repeated ids add up), or the rows themselves
+     * for the caller to add (`DifferentiableGraph.gradientsAndRows`).
+     */
     vjp: (n, dy, _w, g) => {
       if (normalizeAxis(attr(n, 'axis', 0), g.shape(n.inputs[0]!).length) !== 0)
         throw new Error('Gather: only axis 0 is differentiable here');
       const [data, indices] = n.inputs as [string, string];
+      if (g.takeRowGradient(data, indices, one(dy))) return [undefined, undefined];
       const at = g.op('Unsqueeze', [indices, g.ints([-1])]);
       return [g.op('ScatterND', [g.zerosLike(data), at, one(dy)], { reduction: 'add' }), undefined];
     },

@@ -1,4 +1,4 @@
-import type { LossFunction, LossTotals, WeightTensor } from '@drmas/core';
+import type { LossFunction, LossTotalsInput, WeightTensor } from '@drmas/core';
 import type { DecoderConfig } from '@drmas/models';
 import { writeDecoderForward, writeScoreHead } from '../DecoderGraph.js';
 import { graphWeightSources } from '../GraphWeights.js';
@@ -11,16 +11,19 @@ export const TrainingNames = {
   advantages: 'advantages',
   responseMask: 'response_mask',
   refLogProbs: 'ref_log_probs',
+  /** The mini-batch totals the loss normalizes by, float scalars fed per run (one session serves every mini-batch). */
+  totals: { tokens: 'totals/tokens', rows: 'totals/rows', responseLength: 'totals/response_length' } satisfies LossTotalsInput<string>,
   loss: 'loss',
   /** Sum over trained tokens of the per-token entropy (for the `actor/entropy` metric). */
   entropySum: 'entropy_sum',
   metric: (name: string) => `metric/${name}`,
   gradient: (weight: string) => `grad/${weight}`,
+  /** The k-th row gradient of a gathered weight (an embedding): the rows and the ids they add to. */
+  gradientRows: (weight: string, k: number) => `grad_rows/${k}/${weight}`,
+  gradientIds: (weight: string, k: number) => `grad_ids/${k}/${weight}`,
 } as const;
 
 export interface TrainingGraphOptions {
-  /** The micro-batch totals the loss normalizes by (constants of this graph). */
-  totals: LossTotals;
   /** Compute the per-token entropy (the loss asks for it, or the entropy metric is on). */
   withEntropy: boolean;
   /** Feed reference log-probs (the loss has a KL term). */
@@ -31,13 +34,19 @@ export interface TrainingGraph {
   model: Uint8Array;
   /** Metric names of the loss, each an output `metric/<name>`. */
   metrics: string[];
+  /** Weights with an output `grad/<weight>` (the rest of a gathered weight's gradient comes as rows). */
+  gradients: string[];
+  /** Row gradients (outputs `grad_rows/<k>/<weight>`, `grad_ids/<k>/<weight>`) to add into the weight's gradient. */
+  rowGradients: { weight: string; rows: string; ids: string }[];
 }
 
 /**
  * Writes a training graph: the score graph's forward (`writeDecoderForward` + `writeScoreHead`, shared with the
  * inference graphs), `loss.compute` over `onnxTensorOps` on the loss inputs `old_log_probs`, `advantages`,
- * `response_mask` (and `ref_log_probs`), all `[batch, responses]`, and one gradient output `grad/<weight>` per
- * weight, next to `loss` and the loss's metrics. `weights` are the Hugging Face tensors (their names and shapes).
+ * `response_mask` (and `ref_log_probs`), all `[batch, responses]`, and the mini-batch totals (`totals/*` scalars), and the gradients, next to `loss` and the loss's
+ * metrics: an output `grad/<weight>` per weight, except that the embedding's gathered rows come out as rows with
+ * their ids (`rowGradients`) for the trainer to add in a fixed order (`DifferentiableGraph.gradientsAndRows`).
+ * `weights` are the Hugging Face tensors (their names and shapes).
  */
 export function buildTrainingGraph(
   config: DecoderConfig,
@@ -80,7 +89,11 @@ export function buildTrainingGraph(
     responseMask,
     refLogProbs: options.withReference ? column(n.refLogProbs) : undefined,
     entropy: options.withEntropy ? head.entropy() : undefined,
-    totals: options.totals,
+    totals: {
+      tokens: g.input(n.totals.tokens, 'float', []),
+      rows: g.input(n.totals.rows, 'float', []),
+      responseLength: g.input(n.totals.responseLength, 'float', []),
+    },
   };
   const out = loss.compute(onnxTensorOps(g), input);
   g.output(out.loss, n.loss, 'float', []);
@@ -91,9 +104,26 @@ export function buildTrainingGraph(
     g.output(g.op('ReduceSum', [masked], { keepdims: 0 }), n.entropySum, 'float', []);
   }
   const names = [...inputs.keys()];
-  g.gradients(
+  const weightOf = new Map(names.map((name) => [inputs.get(name)!, name]));
+  const backward = g.gradientsAndRows(
     out.loss,
     names.map((name) => inputs.get(name)!),
-  ).forEach((grad, i) => g.output(grad, n.gradient(names[i]!), 'float', weights.get(names[i]!)!.shape));
-  return { model: g.builder.toModelProto(), metrics };
+    new Set(weightOf.keys()),
+  );
+  const gradients: string[] = [];
+  backward.gradients.forEach((grad, i) => {
+    if (grad === undefined) return;
+    g.output(grad, n.gradient(names[i]!), 'float', weights.get(names[i]!)!.shape);
+    gradients.push(names[i]!);
+  });
+  const rowGradients = backward.rows.map(({ value, indices, rows }, k) => {
+    const weight = weightOf.get(value)!;
+    const dims = weights.get(weight)!.shape.slice(1);
+    return {
+      weight,
+      rows: g.output(rows, n.gradientRows(weight, k), 'float', ['rows', ...dims]),
+      ids: g.output(indices, n.gradientIds(weight, k), 'int64', ['rows']),
+    };
+  });
+  return { model: g.builder.toModelProto(), metrics, gradients, rowGradients };
 }

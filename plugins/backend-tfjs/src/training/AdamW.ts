@@ -1,22 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { join } from 'node:path';
-import { readFile } from 'node:fs/promises';
-import { assignParamGroups, DrmasError, type OptimizerSettings, type ParamGroupSettings } from '@drmas/core';
-import { readSafetensors, serializeSafetensors } from '@drmas/models';
-
-export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';
-export const OPTIMIZER_META_FILE = 'optimizer.json';
-
-/** Optimizer state of a checkpoint (optimizer.json, optimizer.safetensors) that is missing or does not fit the model. */
-export class OptimizerStateError extends DrmasError {
-  constructor(
-    file: string,
-    message: string,
-    hint = 'resume from a checkpoint saved with its optimizer state ({ optimizer: true }) by this model',
-  ) {
-    super('CHECKPOINT_INVALID', message, { file, hint });
-  }
-}
+import { assignParamGroups, type OptimizerSettings, type ParamGroupSettings } from '@drmas/core';
+import { readAdamWState, serializeAdamWState, type AdamWMoments } from '@drmas/models';
 
 /** AdamW's state copied out of its tensors. */
 export interface AdamWSnapshot {
@@ -123,47 +107,23 @@ export class AdamW {
 
   /** The contents of `optimizer.safetensors` and `optimizer.json` (written with the checkpoint, atomically). */
   async serialize(settings: OptimizerSettings | undefined): Promise<Record<string, string | Uint8Array>> {
-    const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
-    for (const [name, m] of this.moments) {
-      tensors.set(`${name}.exp_avg`, { shape: [...m.expAvg.shape], data: (await m.expAvg.data()) as Float32Array });
-      tensors.set(`${name}.exp_avg_sq`, { shape: [...m.expAvgSq.shape], data: (await m.expAvgSq.data()) as Float32Array });
-    }
-    return {
-      [OPTIMIZER_STATE_FILE]: serializeSafetensors(tensors, { dtype: 'F32' }),
-      [OPTIMIZER_META_FILE]: JSON.stringify({ type: 'adamw', step: this.step, settings: settings ?? null }, null, 2) + '\n',
-    };
+    const moments: [string, AdamWMoments][] = [];
+    for (const [name, m] of this.moments)
+      moments.push([name, { expAvg: (await m.expAvg.data()) as Float32Array, expAvgSq: (await m.expAvgSq.data()) as Float32Array }]);
+    return serializeAdamWState(this.step, moments, (name) => this.moments.get(name)!.expAvg.shape, settings);
   }
 
-  /** Replaces the state with the one saved in `dir`; returns the settings saved with it. */
+  /** Replaces the state with the one saved in `dir` (by either backend); returns the settings saved with it. */
   async load(dir: string, weights: Map<string, tf.Variable>): Promise<OptimizerSettings | undefined> {
-    const metaFile = join(dir, OPTIMIZER_META_FILE);
-    let meta: { step?: unknown; settings?: OptimizerSettings };
-    try {
-      meta = JSON.parse(await readFile(metaFile, 'utf8')) as typeof meta;
-    } catch (err) {
-      throw new OptimizerStateError(metaFile, `cannot read optimizer state: ${(err as Error).message}`);
-    }
-    if (typeof meta.step !== 'number') throw new OptimizerStateError(metaFile, "missing numeric 'step'");
-    const stateFile = join(dir, OPTIMIZER_STATE_FILE);
-    const { tensors } = await readSafetensors(stateFile);
-    this.disposeMoments();
-    for (const [name, param] of weights) {
-      const a = tensors.get(`${name}.exp_avg`);
-      const b = tensors.get(`${name}.exp_avg_sq`);
-      if (!a && !b) continue;
-      if (!a || !b || a.data.length !== param.size || b.data.length !== param.size) {
-        throw new OptimizerStateError(stateFile, `moments of '${name}' are missing or do not match shape [${param.shape.join(', ')}]`);
-      }
-      this.moments.set(
-        name,
-        tf.tidy(() => ({
-          expAvg: tf.variable(tf.tensor(a.data, param.shape), false),
-          expAvgSq: tf.variable(tf.tensor(b.data, param.shape), false),
-        })),
-      );
-    }
-    this.step = meta.step;
-    return meta.settings;
+    const state = await readAdamWState(
+      dir,
+      [...weights].map(([name, param]) => [name, param.shape]),
+    );
+    this.restore({
+      step: state.step,
+      moments: new Map([...state.moments].map(([name, m]) => [name, { ...m, shape: [...weights.get(name)!.shape] }])),
+    });
+    return state.settings;
   }
 
   private disposeMoments(): void {

@@ -1,8 +1,10 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {
+  lossTotalsInput,
   trainedColumns,
   type BatchView,
   type LossInput,
+  type LossTotals,
   type OptimizerSettings,
   type TrainingBatch,
   type UpdateRequest,
@@ -122,7 +124,7 @@ export class PolicyTrainer {
   private lossInput(
     batch: TrainingBatch,
     rows: Int32Array,
-    totals: LossInput<tf.Tensor>['totals'],
+    totals: LossTotals,
     withEntropy: boolean,
     withReference: boolean,
   ): LossInput<tf.Tensor> {
@@ -149,7 +151,7 @@ export class PolicyTrainer {
       responseMask: take(batch.responseMask),
       refLogProbs: batch.refLogProbs ? take(batch.refLogProbs) : undefined,
       entropy: stats.entropy,
-      totals,
+      totals: lossTotalsInput(tfjsTensorOps, totals),
     };
   }
 
