@@ -109,6 +109,14 @@ export type {
 export { assignParamGroups, ParamGroupError } from './compute/paramGroups.js';
 export { scoreSequences } from './compute/scoreSequences.js';
 export { LossFunction, type LossInput, type LossOutput, type LossTotals, type TensorOps } from './compute/TensorOps.js';
+export type {
+  CriticContexts,
+  ValueLossFunction,
+  ValueLossInput,
+  ValueModel,
+  ValuesRequest,
+  ValueUpdateRequest,
+} from './compute/ValueModel.js';
 
 export { Rng, SeededRng, type RngState } from './random/Rng.js';
 

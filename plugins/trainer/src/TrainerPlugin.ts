@@ -1,6 +1,10 @@
 import path from 'node:path';
 import {
+  AdvantageEstimator,
   BackendFactory,
+  BatchInputSource,
+  DrmasError,
+  Roles,
   Checkpointable,
   InfoSection,
   LossFunction,
@@ -12,6 +16,7 @@ import {
   type Kernel,
   type Plugin,
   type RegisterContext,
+  type ResolvedConfig,
   type RunContext,
   type WorkerGroupBatch,
 } from '@drmas/core';
@@ -32,8 +37,46 @@ import { AUTO_ROLLOUT, describeAutoRollout } from './rolloutEngine.js';
 import { updateWorkerGroup } from './updateWorkerGroup.js';
 import { WorkerGroupsService } from './WorkerGroupsService.js';
 import { planWorkerGroups } from './workerGroupPlan.js';
+import { ClippedValueLoss } from '@drmas/plugin-algorithms';
+import { criticSection, criticSettings } from './config/criticConfig.js';
+import { Critics } from './critic/Critics.js';
+import { planCritics } from './critic/criticPlan.js';
 
 const PLUGIN_NAME = 'trainer';
+
+/** The roles whose estimator (`agents.<role>.advantage`, else `algorithm.advantage`) reads critic values. */
+function valueRoles(kernel: Kernel, config: ResolvedConfig): Set<string> {
+  const roles = new Set<string>();
+  for (const [role, entry] of Object.entries(config.agents)) {
+    const name = entry.advantage ?? config.algorithm.advantage;
+    if (name === undefined) continue;
+    const key = entry.advantage ? `agents.${role}.advantage` : 'algorithm.advantage';
+    if (kernel.getNamed(AdvantageEstimator, name, key).inputs?.includes('values')) roles.add(role);
+  }
+  return roles;
+}
+
+/** Refuses a critic no estimator reads, and one on an engine that has none; plans the critics. */
+function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Critics): void {
+  const learner = criticSettings(config).learner;
+  if (learner === undefined) return;
+  const plans = planCritics(config, valueRoles(kernel, config));
+  if (plans.length === 0) {
+    throw new DrmasError('CONFIG_INVALID', `critic.learner is "${learner}" but no estimator of this config reads critic values`, {
+      key: 'critic.learner',
+      hint: 'set algorithm.advantage (or agents.<role>.advantage) to gae, or remove critic.learner',
+    });
+  }
+  for (const plan of plans) {
+    const backend = plan.settings.backend;
+    if (kernel.getNamed(BackendFactory, backend, `models.${plan.policyGroup}.backend`).createCritic) continue;
+    throw new DrmasError('CONFIG_INVALID', `the ${backend} engine of model "${plan.policyGroup}" has no critics (critic ${plan.id})`, {
+      key: `models.${plan.policyGroup}.backend`,
+      hint: `train model ${plan.policyGroup} on tfjs (models.${plan.policyGroup}.backend: tfjs; its rollout may stay on ${backend}), or remove critic.learner`,
+    });
+  }
+  critics.plans = plans;
+}
 
 /** The group's rows less those of frozen agents (`trainable: false`), which never reach the loss. */
 function withoutFrozenRows(view: WorkerGroupBatch, frozen: readonly string[]): WorkerGroupBatch {
@@ -60,7 +103,10 @@ export class TrainerPlugin implements Plugin {
       /** false: the agent samples but is never trained (its rows leave the loss). Default true. */
       trainable: z.boolean().optional(),
     }),
+    critic: criticSection,
   };
+  readonly configPaths = ['critic.model'];
+  private readonly critics = new Critics();
   private stepStarted = 0;
   /** The step whose checkpoint is due; written once that step's metrics line is out (next beforeStep or shutdown). */
   private pendingSave: { step: number; run: RunContext } | undefined;
@@ -78,6 +124,24 @@ export class TrainerPlugin implements Plugin {
     ctx.bind(WorkerGroupsService).toSelf().inSingletonScope();
     ctx.bind(WorkerGroups).toService(WorkerGroupsService);
     ctx.bind(RunFile).toConstantValue({ path: 'rollouts.jsonl', kind: 'steps' });
+    if (criticSettings(ctx.config).learner !== undefined) {
+      ctx.provide(BatchInputSource, 'values', { fill: (batch) => this.critics.fill(batch) });
+      ctx.bind(InfoSection).toConstantValue({
+        title: 'critics',
+        describe: () =>
+          this.critics.plans.map((plan) => ({
+            id: plan.id,
+            learner: plan.learner,
+            agents: plan.agents,
+            input: plan.joint ? "joint context (every agent's turns so far)" : 'own turns',
+            trunk: plan.shareTrunk ? `shared with ${plan.policyGroup}` : plan.settings.model,
+            backend: plan.settings.backend,
+            lr: plan.training.optimizer.lr,
+            epochs: plan.training.epochs,
+            miniBatches: plan.training.miniBatches,
+          })),
+      });
+    }
     ctx.bind(InfoSection).toConstantValue({
       title: 'workerGroups',
       describe: (kernel) =>
@@ -113,15 +177,18 @@ export class TrainerPlugin implements Plugin {
         const rollout = plan.settings.rollout;
         if (rollout !== undefined && rollout !== AUTO_ROLLOUT) kernel.getNamed(BackendFactory, rollout, `models.${plan.id}.rollout`);
       }
+      checkCritics(kernel, config, this.critics);
     });
 
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
       const loss = kernel.getAll(LossFunction)[0];
       await groups().create(run, { reference: loss?.needsReference ?? false });
+      await this.critics.create(run, kernel.get(Roles), groups());
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, async (run) => {
       if (!run.resumeFrom) return;
       const state = await restoreCheckpoint(run.resumeFrom, groups().all(), kernel.getAll(Checkpointable));
+      await this.critics.load(run.resumeFrom);
       run.log(`restored step ${state.step} from ${run.resumeFrom}`);
     });
 
@@ -130,7 +197,15 @@ export class TrainerPlugin implements Plugin {
       this.pendingSave = undefined;
       if (!pending || this.failed || groups().all().length === 0) return;
       const { keepLast, seed } = trainer();
-      const dir = await saveCheckpoint(pending.run.runDir, pending.step, seed, groups().all(), kernel.getAll(Checkpointable), keepLast);
+      const dir = await saveCheckpoint(
+        pending.run.runDir,
+        pending.step,
+        seed,
+        groups().all(),
+        kernel.getAll(Checkpointable),
+        keepLast,
+        (partial) => this.critics.save(partial),
+      );
       pending.run.log(`checkpoint ${dir}`);
     };
 
@@ -158,6 +233,18 @@ export class TrainerPlugin implements Plugin {
       });
     });
 
+    // After the estimators (which read the values) and their statistics: veRL updates the critic before the actor.
+    kernel.hooks.advantage.tapPromise({ name: PLUGIN_NAME, stage: Stage.LAST }, async (batch, step) => {
+      if (this.critics.all.length === 0) return;
+      const critic = criticSettings(kernel.config);
+      await this.critics.update(batch, {
+        rng: (id) => new SeededRng(kernel.config.trainer.seed).fork(`critic/${step.step}/${id}`),
+        loss: new ClippedValueLoss({ clipRange: critic.clipRange, aggregation: critic.aggregation }),
+        lrScale: 1,
+        metrics: step.metrics,
+      });
+    });
+
     // First, so that every other afterStep tap (a user's at the default stage included) reads the batch statistics.
     kernel.hooks.afterStep.tap({ name: PLUGIN_NAME, stage: Stage.FIRST }, (result) => {
       Object.assign(result.metrics, batchMetrics(result.batch, (performance.now() - this.stepStarted) / 1000));
@@ -178,6 +265,7 @@ export class TrainerPlugin implements Plugin {
       try {
         await savePending();
       } finally {
+        this.critics.dispose();
         groups().dispose();
       }
     });
