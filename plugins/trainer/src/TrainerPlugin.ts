@@ -1,9 +1,7 @@
 import path from 'node:path';
 import {
-  AdvantageEstimator,
   BackendFactory,
   BatchInputSource,
-  DrmasError,
   Roles,
   Checkpointable,
   InfoSection,
@@ -16,7 +14,6 @@ import {
   type Kernel,
   type Plugin,
   type RegisterContext,
-  type ResolvedConfig,
   type RunContext,
   type WorkerGroupBatch,
 } from '@drmas/core';
@@ -40,43 +37,9 @@ import { planWorkerGroups } from './workerGroupPlan.js';
 import { ClippedValueLoss } from '@drmas/plugin-algorithms';
 import { criticSection, criticSettings } from './config/criticConfig.js';
 import { Critics } from './critic/Critics.js';
-import { planCritics } from './critic/criticPlan.js';
+import { checkCritics } from './critic/checkCritics.js';
 
 const PLUGIN_NAME = 'trainer';
-
-/** The roles whose estimator (`agents.<role>.advantage`, else `algorithm.advantage`) reads critic values. */
-function valueRoles(kernel: Kernel, config: ResolvedConfig): Set<string> {
-  const roles = new Set<string>();
-  for (const [role, entry] of Object.entries(config.agents)) {
-    const name = entry.advantage ?? config.algorithm.advantage;
-    if (name === undefined) continue;
-    const key = entry.advantage ? `agents.${role}.advantage` : 'algorithm.advantage';
-    if (kernel.getNamed(AdvantageEstimator, name, key).inputs?.includes('values')) roles.add(role);
-  }
-  return roles;
-}
-
-/** Refuses a critic no estimator reads, and one on an engine that has none; plans the critics. */
-function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Critics): void {
-  const learner = criticSettings(config).learner;
-  if (learner === undefined) return;
-  const plans = planCritics(config, valueRoles(kernel, config));
-  if (plans.length === 0) {
-    throw new DrmasError('CONFIG_INVALID', `critic.learner is "${learner}" but no estimator of this config reads critic values`, {
-      key: 'critic.learner',
-      hint: 'set algorithm.advantage (or agents.<role>.advantage) to gae, or remove critic.learner',
-    });
-  }
-  for (const plan of plans) {
-    const backend = plan.settings.backend;
-    if (kernel.getNamed(BackendFactory, backend, `models.${plan.policyGroup}.backend`).createCritic) continue;
-    throw new DrmasError('CONFIG_INVALID', `the ${backend} engine of model "${plan.policyGroup}" has no critics (critic ${plan.id})`, {
-      key: `models.${plan.policyGroup}.backend`,
-      hint: `train model ${plan.policyGroup} on tfjs (models.${plan.policyGroup}.backend: tfjs; its rollout may stay on ${backend}), or remove critic.learner`,
-    });
-  }
-  critics.plans = plans;
-}
 
 /** The group's rows less those of frozen agents (`trainable: false`), which never reach the loss. */
 function withoutFrozenRows(view: WorkerGroupBatch, frozen: readonly string[]): WorkerGroupBatch {
@@ -183,7 +146,7 @@ export class TrainerPlugin implements Plugin {
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
       const loss = kernel.getAll(LossFunction)[0];
       await groups().create(run, { reference: loss?.needsReference ?? false });
-      await this.critics.create(run, kernel.get(Roles), groups());
+      await this.critics.create(run, kernel.get(Roles), groups(), kernel.config.trainer.seed);
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, async (run) => {
       if (!run.resumeFrom) return;

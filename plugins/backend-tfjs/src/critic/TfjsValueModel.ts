@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  DrmasError,
   trainedColumns,
   type OptimizerSettings,
   type UpdateResult,
@@ -13,7 +14,7 @@ import { promptResponseLayout, readSafetensors, serializeSafetensors, type Promp
 import type { DecoderModel } from '../model/DecoderModel.js';
 import { loadDecoderModel, saveDecoderModel } from '../model/modelCheckpoint.js';
 import { predictingHidden } from '../model/responseLogProbs.js';
-import { AdamW, OptimizerStateError } from '../training/AdamW.js';
+import { AdamW } from '../training/AdamW.js';
 import { accumulatedStep, microBatchesOf } from '../training/accumulatedStep.js';
 import { tfjsTensorOps } from '../training/TfjsTensorOps.js';
 
@@ -163,7 +164,10 @@ export class TfjsValueModel implements ValueModel {
     for (const [name, v] of this.head) {
       const saved = tensors.get(name);
       if (!saved || saved.data.length !== v.size) {
-        throw new OptimizerStateError(file, `the value head's ${name} is missing or does not match shape [${v.shape.join(', ')}]`);
+        throw new DrmasError('CHECKPOINT_INVALID', `the value head's ${name} is missing or does not match shape [${v.shape.join(', ')}]`, {
+          file,
+          hint: "resume with the critic settings that wrote the checkpoint (config.json in its run directory): the head must fit the critic's trunk",
+        });
       }
       v.assign(tf.tensor(saved.data, v.shape, 'float32'));
     }

@@ -80,11 +80,12 @@ export class Critics {
     return this.critics;
   }
 
-  async create(run: RunContext, roles: Roles, groups: WorkerGroups): Promise<void> {
+  /** Creates every planned critic; a built-in trunk without `seed` is initialized from `seed` (trainer.seed), as its policy is. */
+  async create(run: RunContext, roles: Roles, groups: WorkerGroups, seed: number): Promise<void> {
     for (const plan of this.plans) {
       const factory = roles.getNamed(BackendFactory, plan.settings.backend, `models.${plan.policyGroup}.backend`);
       const policy = groups.get(plan.policyGroup) as TrainedWorkerGroup;
-      const settings = { ...plan.settings, seed: plan.settings.seed } as Record<string, unknown>;
+      const settings = { ...plan.settings, seed: plan.settings.seed ?? seed } as Record<string, unknown>;
       const model = await factory.createCritic!({
         criticId: plan.id,
         settings,
