@@ -8,7 +8,7 @@ import { REPO_ROOT, TempProject } from './support/tempProject.js';
 /**
  * Every config in examples/marl trains one step of the math preset's base checkpoint (the tiny model): four prompts,
  * two samples, no evaluation; at seed 1 the rewards differ within groups, so each estimator's advantages reach the
- * loss (a gradient norm above 0). What each tool must show in that step's metrics is checked beside it.
+ * loss (a gradient norm above 0). What each tool (and each critic-based learner) must show in that step's metrics is checked beside it.
  */
 const DIR = path.join(REPO_ROOT, 'examples', 'marl');
 const CONFIGS = readdirSync(DIR).filter((name) => name.endsWith('.config.json'));
@@ -43,20 +43,47 @@ const CHECKS: Record<string, (line: Record<string, number>, runDir: string) => v
     // The step's one optimizer step (in warm-up) entered the window, which the checkpoint keeps.
     expect(savedStates(runDir)['trainer/spikeGuards']).toEqual({ policy: [line['actor/policy/grad_norm']] });
   },
+  'ppo-gae.config.json': (line, runDir) => {
+    criticsTrained(line, ['policy']);
+    expect(readdirSync(path.join(runDir, 'checkpoints', 'step-000001', 'critics', 'policy'))).toContain('value_head.safetensors');
+  },
   'rae.config.json': (_line, runDir) => {
     const baselines = (savedStates(runDir)['algorithms/estimators'] as { rae: Record<string, number> }).rae;
     expect(Object.keys(baselines).sort()).toEqual(['solver', 'verifier']);
   },
 };
 
+/** One step of each critic: one optimizer step on a positive value loss. */
+const criticsTrained = (line: Record<string, number>, ids: string[]) => {
+  expect(
+    Object.keys(line)
+      .filter((key) => key.endsWith('/updates') && key.startsWith('critic/'))
+      .sort(),
+  ).toEqual(ids.map((id) => `critic/${id}/updates`));
+  for (const id of ids) {
+    expect(line[`critic/${id}/updates`]).toBe(1);
+    expect(line[`critic/${id}/vf_loss`]).toBeGreaterThan(0);
+    expect(line[`critic/${id}/grad_norm`]).toBeGreaterThan(0);
+  }
+};
+
+/** The checks of configs that run with the slow tests. */
+const SLOW_CHECKS: Record<string, (line: Record<string, number>, runDir: string) => void> = {
+  'ippo.config.json': (line) => criticsTrained(line, ['solver', 'verifier']),
+  'mappo.config.json': (line) => criticsTrained(line, ['joint']),
+};
+
 describe('examples/marl', () => {
   test('has a config for each credit tool', () => {
     expect(CONFIGS.sort()).toEqual([
       'frozen-verifier.config.json',
+      'ippo.config.json',
       'magrpo.config.json',
+      'mappo.config.json',
       'marloo.config.json',
       'per-agent-statistics-only.config.json',
       'per-turn-averaging-only.config.json',
+      'ppo-gae.config.json',
       'rae.config.json',
       'role-estimators.config.json',
       'spike-guard.config.json',
@@ -74,7 +101,7 @@ async function trainsAStep(name: string): Promise<void> {
   expect(gradNorms.length).toBeGreaterThan(0);
   for (const key of gradNorms) expect(line[key]).toBeGreaterThan(0);
   expect(Number.isFinite(line['advantage/mean'])).toBe(true);
-  CHECKS[name]?.(line, runDir);
+  (CHECKS[name] ?? SLOW_CHECKS[name])?.(line, runDir);
 }
 
 // The configs whose step shows something of its own run by default; the estimators of the others have hand-worked

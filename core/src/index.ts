@@ -117,6 +117,14 @@ export {
   type LossTotalsInput,
   type TensorOps,
 } from './compute/TensorOps.js';
+export type {
+  CriticContexts,
+  ValueLossFunction,
+  ValueLossInput,
+  ValueModel,
+  ValuesRequest,
+  ValueUpdateRequest,
+} from './compute/ValueModel.js';
 
 export { Rng, SeededRng, type RngState } from './random/Rng.js';
 

@@ -3,7 +3,7 @@ import type { TrainingBatch } from '../data/TrainingBatch.js';
 import { DrmasError } from '../errors/DrmasError.js';
 import type { Kernel } from '../kernel/Kernel.js';
 import type { Plugin } from '../plugins/Plugin.js';
-import { BATCH_INPUTS, BatchInputSource, type BatchInput } from '../roles/BatchInputSource.js';
+import { BATCH_INPUT_HINTS, BATCH_INPUTS, BatchInputSource, type BatchInput } from '../roles/BatchInputSource.js';
 import { AdvantageEstimator, type AdvantageScope } from '../roles/AdvantageEstimator.js';
 
 /** The tap name of the built-in advantage plugin. */
@@ -80,7 +80,9 @@ export class AdvantagePlugin implements Plugin {
             `advantage estimator "${estimator.name}" needs ${input}: ${BATCH_INPUTS[input]}; no plugin in this config supplies it`,
             {
               key: choice.key,
-              hint: `choose an estimator that works from rewards alone (drmas, grpo, rloo, ...), or add a plugin that provides the batch input "${input}"`,
+              hint:
+                (BATCH_INPUT_HINTS[input] ? `${BATCH_INPUT_HINTS[input]}; or ` : '') +
+                `choose an estimator that works from rewards alone (drmas, grpo, rloo, ...), or add a plugin that provides the batch input "${input}"`,
             },
           );
         }

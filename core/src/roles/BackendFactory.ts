@@ -1,4 +1,5 @@
 import type { PolicyBackend } from '../compute/PolicyBackend.js';
+import type { ValueModel } from '../compute/ValueModel.js';
 import type { RunContext } from '../data/StepContext.js';
 import { createToken } from '../di/Token.js';
 
@@ -20,6 +21,17 @@ export interface BackendFactory {
    */
   memoryLimit?(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined;
   create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext }): Promise<PolicyBackend>;
+  /**
+   * Creates a critic (`critic` section): a decoder from `settings.model` with a zero-initialized scalar head, or, with
+   * `shareTrunk`, a head on that policy's own trunk (which the value loss does not train). Absent: this engine has no
+   * critics, and a config asking for one is refused.
+   */
+  createCritic?(options: {
+    criticId: string;
+    settings: Record<string, unknown>;
+    run: RunContext;
+    shareTrunk?: PolicyBackend;
+  }): Promise<ValueModel>;
 }
 export const BackendFactory = createToken<BackendFactory>('BackendFactory', {
   label: 'backend',

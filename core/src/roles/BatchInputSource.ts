@@ -12,6 +12,11 @@ export const BATCH_INPUTS: Readonly<Record<BatchInput, string>> = Object.freeze(
   observations: 'the environment observation each turn acted on (`TrainingBatch.observations`)',
 });
 
+/** How a config gets an input supplied, where a plugin of this repository supplies it from a config key. */
+export const BATCH_INPUT_HINTS: Readonly<Partial<Record<BatchInput, string>>> = Object.freeze({
+  values: 'set critic.learner (ppo, ippo or mappo) to train critics with the trainer plugin',
+});
+
 /**
  * Fills one input column of a step's batch, when the configured estimator needs it: right before the estimator
  * runs, in the `advantage` hook. Provided by name (the input it fills): `ctx.provide(BatchInputSource, 'observations', source)`.

@@ -46,6 +46,8 @@ export async function saveCheckpoint(
   groups: TrainedWorkerGroup[],
   states: Checkpointable[],
   keepLast: number,
+  /** Writes more into the checkpoint folder before its manifest (the critics). */
+  extra?: (dir: string) => Promise<void>,
 ): Promise<string> {
   const root = path.join(runDir, CHECKPOINTS_DIR);
   mkdirSync(root, { recursive: true });
@@ -55,6 +57,7 @@ export async function saveCheckpoint(
   const partial = path.join(root, `${PARTIAL}${checkpointDirName(step)}-${process.pid}`);
   mkdirSync(partial, { recursive: true });
   for (const group of groups) await group.trainer.save(path.join(partial, group.id), { optimizer: true });
+  await extra?.(partial);
   const state: TrainerState = {
     format: CHECKPOINT_FORMAT,
     step,

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import {
   BackendFactory,
+  BatchInputSource,
+  Roles,
   Checkpointable,
   InfoSection,
   LossFunction,
@@ -32,6 +34,10 @@ import { AUTO_ROLLOUT, describeAutoRollout } from './rolloutEngine.js';
 import { updateWorkerGroup } from './updateWorkerGroup.js';
 import { WorkerGroupsService } from './WorkerGroupsService.js';
 import { planWorkerGroups } from './workerGroupPlan.js';
+import { ClippedValueLoss } from '@drmas/plugin-algorithms';
+import { criticSection, criticSettings } from './config/criticConfig.js';
+import { Critics } from './critic/Critics.js';
+import { checkCritics } from './critic/checkCritics.js';
 
 const PLUGIN_NAME = 'trainer';
 
@@ -60,7 +66,10 @@ export class TrainerPlugin implements Plugin {
       /** false: the agent samples but is never trained (its rows leave the loss). Default true. */
       trainable: z.boolean().optional(),
     }),
+    critic: criticSection,
   };
+  readonly configPaths = ['critic.model'];
+  private readonly critics = new Critics();
   private stepStarted = 0;
   /** The step whose checkpoint is due; written once that step's metrics line is out (next beforeStep or shutdown). */
   private pendingSave: { step: number; run: RunContext } | undefined;
@@ -78,6 +87,24 @@ export class TrainerPlugin implements Plugin {
     ctx.bind(WorkerGroupsService).toSelf().inSingletonScope();
     ctx.bind(WorkerGroups).toService(WorkerGroupsService);
     ctx.bind(RunFile).toConstantValue({ path: 'rollouts.jsonl', kind: 'steps' });
+    if (criticSettings(ctx.config).learner !== undefined) {
+      ctx.provide(BatchInputSource, 'values', { fill: (batch) => this.critics.fill(batch) });
+      ctx.bind(InfoSection).toConstantValue({
+        title: 'critics',
+        describe: () =>
+          this.critics.plans.map((plan) => ({
+            id: plan.id,
+            learner: plan.learner,
+            agents: plan.agents,
+            input: plan.joint ? "joint context (every agent's turns so far)" : 'own turns',
+            trunk: plan.shareTrunk ? `shared with ${plan.policyGroup}` : plan.settings.model,
+            backend: plan.settings.backend,
+            lr: plan.training.optimizer.lr,
+            epochs: plan.training.epochs,
+            miniBatches: plan.training.miniBatches,
+          })),
+      });
+    }
     ctx.bind(InfoSection).toConstantValue({
       title: 'workerGroups',
       describe: (kernel) =>
@@ -113,15 +140,18 @@ export class TrainerPlugin implements Plugin {
         const rollout = plan.settings.rollout;
         if (rollout !== undefined && rollout !== AUTO_ROLLOUT) kernel.getNamed(BackendFactory, rollout, `models.${plan.id}.rollout`);
       }
+      checkCritics(kernel, config, this.critics);
     });
 
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
       const loss = kernel.getAll(LossFunction)[0];
       await groups().create(run, { reference: loss?.needsReference ?? false });
+      await this.critics.create(run, kernel.get(Roles), groups(), kernel.config.trainer.seed);
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, async (run) => {
       if (!run.resumeFrom) return;
       const state = await restoreCheckpoint(run.resumeFrom, groups().all(), kernel.getAll(Checkpointable));
+      await this.critics.load(run.resumeFrom);
       run.log(`restored step ${state.step} from ${run.resumeFrom}`);
     });
 
@@ -130,7 +160,15 @@ export class TrainerPlugin implements Plugin {
       this.pendingSave = undefined;
       if (!pending || this.failed || groups().all().length === 0) return;
       const { keepLast, seed } = trainer();
-      const dir = await saveCheckpoint(pending.run.runDir, pending.step, seed, groups().all(), kernel.getAll(Checkpointable), keepLast);
+      const dir = await saveCheckpoint(
+        pending.run.runDir,
+        pending.step,
+        seed,
+        groups().all(),
+        kernel.getAll(Checkpointable),
+        keepLast,
+        (partial) => this.critics.save(partial),
+      );
       pending.run.log(`checkpoint ${dir}`);
     };
 
@@ -158,6 +196,18 @@ export class TrainerPlugin implements Plugin {
       });
     });
 
+    // After the estimators (which read the values) and their statistics: veRL updates the critic before the actor.
+    kernel.hooks.advantage.tapPromise({ name: PLUGIN_NAME, stage: Stage.LAST }, async (batch, step) => {
+      if (this.critics.all.length === 0) return;
+      const critic = criticSettings(kernel.config);
+      await this.critics.update(batch, {
+        rng: (id) => new SeededRng(kernel.config.trainer.seed).fork(`critic/${step.step}/${id}`),
+        loss: new ClippedValueLoss({ clipRange: critic.clipRange, aggregation: critic.aggregation }),
+        lrScale: 1,
+        metrics: step.metrics,
+      });
+    });
+
     // First, so that every other afterStep tap (a user's at the default stage included) reads the batch statistics.
     kernel.hooks.afterStep.tap({ name: PLUGIN_NAME, stage: Stage.FIRST }, (result) => {
       Object.assign(result.metrics, batchMetrics(result.batch, (performance.now() - this.stepStarted) / 1000));
@@ -178,6 +228,7 @@ export class TrainerPlugin implements Plugin {
       try {
         await savePending();
       } finally {
+        this.critics.dispose();
         groups().dispose();
       }
     });

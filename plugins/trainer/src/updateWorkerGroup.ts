@@ -15,7 +15,7 @@ import type { GradNormSpikeGuard, SpikeVerdict } from './spikeGuard/GradNormSpik
 import type { TrainedWorkerGroup } from './WorkerGroupsService.js';
 
 /** The view's rows ordered by prompt + response length, so micro-batches and scoring chunks hold rows of similar length. */
-function byLength(view: BatchView): BatchView {
+export function byLength(view: BatchView): BatchView {
   const { promptIds, responseLengths } = view.batch;
   const length = (r: number) => promptIds[r]!.length + responseLengths[r]!;
   return { batch: view.batch, rows: Int32Array.from(view.rows).sort((a, b) => length(a) - length(b) || a - b) };
@@ -63,6 +63,17 @@ function probabilityGap(view: BatchView, old: Float32Array): { mean: number; max
     }
   }
   return { mean: count ? sum / count : 0, max };
+}
+
+/**
+ * One epoch's mini-batches of `view`: its rows shuffled by `rng` (drawn when the first is taken), cut into `count`
+ * parts, each ordered by length so its micro-batches carry little padding.
+ */
+export function* miniBatchViews(view: BatchView, rng: Rng, count: number): Generator<BatchView> {
+  const n = view.rows.length;
+  const order = rng.shuffle(Array.from({ length: n }, (_, i) => i));
+  const size = Math.ceil(n / Math.min(count, n));
+  for (let start = 0; start < n; start += size) yield byLength(selectRows(view, order.slice(start, start + size)));
 }
 
 /** Where the PPO ratio's denominator comes from (`trainer.oldLogProbs`). */
@@ -149,10 +160,8 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   let spikes = 0;
   let rolledBack = false;
   for (let epoch = 0; epoch < epochs && !rolledBack; epoch++) {
-    const order = rng.shuffle(Array.from({ length: n }, (_, i) => i));
-    const size = Math.ceil(n / Math.min(miniBatches, n));
-    for (let start = 0; start < n && !rolledBack; start += size) {
-      const miniBatch = byLength(selectRows(view, order.slice(start, start + size)));
+    for (const miniBatch of miniBatchViews(view, rng, miniBatches)) {
+      if (rolledBack) break;
       const computed = learning === view ? miniBatch : restrict(miniBatch, learningRows);
       let verdict: SpikeVerdict | undefined;
       const judge = (norm: number) => (verdict = guarded!.guard.check(norm));

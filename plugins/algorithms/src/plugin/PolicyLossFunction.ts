@@ -1,6 +1,7 @@
-import type { LossFunction, LossInput, LossOutput, LossTotalsInput, TensorOps } from '@drmas/core';
+import type { LossFunction, LossInput, LossOutput, TensorOps } from '@drmas/core';
 import type { KlPenaltyKind } from '../losses/klPenalty.js';
 import type { LossAggregation } from '../losses/aggregateLoss.js';
+import { aggregate } from './aggregateOps.js';
 
 /** The policy-loss variants that can train (written over TensorOps, so every backend differentiates them). */
 export const TRAINABLE_VARIANTS = ['vanilla', 'cispo', 'gpg'] as const;
@@ -16,24 +17,6 @@ export interface PolicyLossSettings {
   klCoef: number;
   klType: KlPenaltyKind;
   entropyCoef: number;
-}
-
-/**
- * veRL's `agg_loss` split across micro-batches: each micro-batch is normalized by the mini-batch totals, so the
- * micro-batch values add up to the value `aggregateLoss` gives on the whole mini-batch.
- */
-function aggregate<T>(ops: TensorOps<T>, values: T, mask: T, mode: LossAggregation, totals: LossTotalsInput<T>, scale?: number): T {
-  const masked = ops.mul(values, mask);
-  switch (mode) {
-    case 'token-mean':
-      return ops.div(ops.sum(masked), ops.maximum(totals.tokens, 1));
-    case 'seq-mean-token-sum':
-      return ops.div(ops.sum(masked), ops.maximum(totals.rows, 1));
-    case 'seq-mean-token-mean':
-      return ops.div(ops.sum(ops.div(ops.sum(masked, 1), ops.add(ops.sum(mask, 1), 1e-8))), ops.maximum(totals.rows, 1));
-    case 'seq-mean-token-sum-norm':
-      return ops.div(ops.sum(masked), scale ?? totals.responseLength);
-  }
 }
 
 /** ops.where(condition, a, b) for a 0/1 condition, written with arithmetic. */

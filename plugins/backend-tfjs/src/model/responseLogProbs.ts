@@ -25,6 +25,19 @@ function inverseTemperatureColumn(temperatures: ArrayLike<number> | undefined, r
 }
 
 /**
+ * `[rows * responseColumns, hidden]`: the final hidden state at the position before each response token, the one that
+ * predicts it (veRL's `[:, -response_length - 1 : -1]`); call inside `tf.tidy` or `tf.variableGrads`.
+ */
+export function predictingHidden(model: DecoderModel, layout: PromptResponseLayout, differentiable: boolean): tf.Tensor2D {
+  const { rows, promptColumns: p, responseColumns: r } = layout;
+  const width = p + r;
+  const ids = tf.tensor2d(layout.ids, [rows, width], 'int32');
+  const { hidden } = model.forward({ inputIds: ids, positions: layout.positions, keyValid: layout.valid, differentiable });
+  const h = model.config.hiddenSize;
+  return tf.reshape<tf.Rank.R2>(tf.slice(tf.reshape(hidden, [rows, width, h]), [0, p - 1, 0], [rows, r, h]), [rows * r, h]);
+}
+
+/**
  * Teacher-forced log-probs (and entropy) of the response tokens, each row's logits divided by its temperature;
  * call inside `tf.tidy` or, with `differentiable`, inside `tf.variableGrads`.
  */
@@ -35,12 +48,8 @@ export function responseTokenStats(
   differentiable = false,
   temperatures?: ArrayLike<number>,
 ): ResponseTokenStats {
-  const { rows, promptColumns: p, responseColumns: r } = layout;
-  const width = p + r;
-  const ids = tf.tensor2d(layout.ids, [rows, width], 'int32');
-  const { hidden } = model.forward({ inputIds: ids, positions: layout.positions, keyValid: layout.valid, differentiable });
-  const h = model.config.hiddenSize;
-  const predicting = tf.reshape<tf.Rank.R2>(tf.slice(tf.reshape(hidden, [rows, width, h]), [0, p - 1, 0], [rows, r, h]), [rows * r, h]);
+  const { rows, responseColumns: r } = layout;
+  const predicting = predictingHidden(model, layout, differentiable);
   const scale = inverseTemperatureColumn(temperatures, rows, r);
   const logits = model.logits(predicting);
   const logp = tf.logSoftmax(scale ? tf.mul(logits, scale) : logits);

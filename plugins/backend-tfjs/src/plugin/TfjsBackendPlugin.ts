@@ -1,7 +1,10 @@
 import { createRequire } from 'node:module';
 import { BackendFactory, DrmasError, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
-import { createTfjsPolicyBackend } from '../TfjsPolicyBackend.js';
-import type { ArchitectureName } from '@drmas/models';
+import { createTfjsPolicyBackend, TfjsPolicyBackend } from '../TfjsPolicyBackend.js';
+import { loadModelWeights, type ArchitectureName } from '@drmas/models';
+import { TfjsValueModel } from '../critic/TfjsValueModel.js';
+import { DecoderModel } from '../model/DecoderModel.js';
+import { selectRuntime } from '../runtime/RuntimeSelector.js';
 import { builtinRuntimeCandidates } from '../runtime/RuntimeSelector.js';
 
 const PLUGIN_NAME = 'backend-tfjs';
@@ -60,6 +63,34 @@ export const tfjsBackendFactory: BackendFactory = {
     }
     run.log(`model ${modelId}: ${model.model} on tfjs runtime ${backend.runtime}`);
     return backend;
+  },
+  async createCritic({ criticId, settings, run, shareTrunk }) {
+    const model = settings as ModelSettings;
+    const name = `tfjs:critic:${criticId}`;
+    if (shareTrunk) {
+      if (!(shareTrunk instanceof TfjsPolicyBackend)) {
+        throw new DrmasError('CONFIG_INVALID', `critic ${criticId} shares the trunk of a ${shareTrunk.name} policy, which is not on tfjs`, {
+          key: 'critic.shareTrunk',
+          hint: 'train the policy on tfjs, or give the critic a trunk of its own (shareTrunk: false)',
+        });
+      }
+      run.log(`critic ${criticId}: a value head on the trunk of ${shareTrunk.name}`);
+      return new TfjsValueModel(name, shareTrunk.runtime, { shared: () => shareTrunk.model });
+    }
+    const runtime = await selectRuntime(model.runtime ?? 'auto');
+    let loaded;
+    try {
+      loaded = await loadModelWeights({
+        model: model.model,
+        architecture: model.architecture as ArchitectureName | undefined,
+        seed: model.seed,
+      });
+    } catch (cause) {
+      if (!DrmasError.is(cause)) throw cause;
+      throw cause.at('critic.model', `critic ${criticId}${cause.file ? '' : ` (${model.model})`} failed to load`);
+    }
+    run.log(`critic ${criticId}: ${model.model} with a zero-initialized value head on tfjs runtime ${runtime.description}`);
+    return new TfjsValueModel(name, runtime.description, { own: DecoderModel.fromTensors(loaded.config, loaded.weights) });
   },
 };
 

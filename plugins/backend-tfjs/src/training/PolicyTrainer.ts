@@ -14,6 +14,10 @@ import { promptResponseLayout } from '@drmas/models';
 import type { DecoderModel } from '../model/DecoderModel.js';
 import { responseTokenStats } from '../model/responseLogProbs.js';
 import { AdamW } from './AdamW.js';
+import { accumulatedStep, microBatchesOf } from './accumulatedStep.js';
+
+/** The key under which a micro-batch's masked entropy sum travels (not a metric of its own). */
+const ENTROPY_SUM = '\u0000entropy';
 import { tfjsTensorOps } from './TfjsTensorOps.js';
 
 /** An update request that breaks the trainer's contract: a bug of the plugin that built it, so a plain Error. */
@@ -42,82 +46,29 @@ export class PolicyTrainer {
     const view = request.batch;
     validateView(view);
     const { batch } = view;
-    const rows = view.rows.length;
-    const microBatchSize = Math.max(1, Math.floor(request.microBatchSize || rows));
-    const variables = [...this.model.weights.values()];
-    const names = [...this.model.weights.keys()];
-
-    const accumulated = new Map<string, tf.Tensor>();
-    let lossSum = 0;
-    let entropySum = 0;
-    const metricSums: Record<string, number> = {};
     const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
-    try {
-      for (let start = 0; start < rows; start += microBatchSize) {
-        const micro = view.rows.subarray(start, Math.min(rows, start + microBatchSize));
-        const metricTensors: Record<string, tf.Tensor> = {};
-        let entropyTensor: tf.Tensor | undefined;
-        const { value, grads } = tf.variableGrads(() => {
-          const input = this.lossInput(batch, micro, totals, withEntropy, loss.needsReference ?? false);
-          const out = loss.compute(tfjsTensorOps, input);
-          for (const [k, t] of Object.entries(out.metrics)) metricTensors[k] = tf.keep(t);
-          if (request.entropyMetric && input.entropy) entropyTensor = tf.keep(tf.sum(tf.mul(input.entropy, input.responseMask)));
-          return out.loss as tf.Scalar;
-        }, variables);
-        lossSum += (await value.data())[0]!;
-        value.dispose();
-        if (entropyTensor) {
-          entropySum += (await entropyTensor.data())[0]!;
-          entropyTensor.dispose();
-        }
-        for (const [k, t] of Object.entries(metricTensors)) {
-          metricSums[k] = (metricSums[k] ?? 0) + (await t.data())[0]!;
-          t.dispose();
-        }
-        variables.forEach((v, i) => {
-          const g = grads[v.name];
-          if (!g) return;
-          const previous = accumulated.get(names[i]!);
-          if (previous) {
-            accumulated.set(names[i]!, tf.add(previous, g));
-            previous.dispose();
-            g.dispose();
-          } else {
-            accumulated.set(names[i]!, g);
-          }
-        });
-      }
-      if (rows === 0) variables.forEach((v, i) => accumulated.set(names[i]!, tf.zerosLike(v)));
-      if (request.entropyMetric) {
-        const tokens = trainedTokens(view);
-        metricSums['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
-      }
-
-      const normTensor = tf.tidy(() => tf.sqrt(tf.addN([...accumulated.values()].map((g) => tf.sum(tf.square(g))))));
-      const gradNorm = (await normTensor.data())[0]!;
-      normTensor.dispose();
-      const learningRate = settings.lr * lrScale;
-      const metrics: Record<string, number> = { ...metricSums };
-      if (!Number.isFinite(gradNorm)) {
-        metrics['actor/skipped_nonfinite'] = 1;
-        return { loss: lossSum, gradNorm, skipped: true, learningRate, metrics };
-      }
-      metrics['actor/skipped_nonfinite'] = 0;
-      if (request.acceptGradNorm && !request.acceptGradNorm(gradNorm))
-        return { loss: lossSum, gradNorm, skipped: true, learningRate, metrics };
-      const maxNorm = settings.maxGradNorm;
-      const clipCoef = maxNorm > 0 ? Math.min(1, maxNorm / (gradNorm + 1e-6)) : 1;
-      if (clipCoef < 1) {
-        for (const [name, g] of accumulated) {
-          accumulated.set(name, tf.mul(g, clipCoef));
-          g.dispose();
-        }
-      }
-      this.optimizer.apply(this.model.weights, accumulated, settings, lrScale);
-      return { loss: lossSum, gradNorm, skipped: false, learningRate, metrics };
-    } finally {
-      for (const g of accumulated.values()) g.dispose();
+    const step = await accumulatedStep({
+      weights: this.model.weights,
+      microBatches: microBatchesOf(view.rows, request.microBatchSize),
+      lossOf: (micro) => {
+        const input = this.lossInput(batch, micro, totals, withEntropy, loss.needsReference ?? false);
+        const out = loss.compute(tfjsTensorOps, input);
+        const sums: Record<string, tf.Tensor> = { ...out.metrics };
+        if (request.entropyMetric && input.entropy) sums[ENTROPY_SUM] = tf.sum(tf.mul(input.entropy, input.responseMask));
+        return { loss: out.loss as tf.Scalar, sums };
+      },
+      optimizer: this.optimizer,
+      settings,
+      lrScale,
+      acceptGradNorm: request.acceptGradNorm,
+    });
+    const { [ENTROPY_SUM]: entropySum = 0, ...metrics } = step.sums;
+    if (request.entropyMetric) {
+      const tokens = trainedTokens(view);
+      metrics['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
     }
+    metrics['actor/skipped_nonfinite'] = step.nonFinite ? 1 : 0;
+    return { loss: step.lossSum, gradNorm: step.gradNorm, skipped: step.skipped, learningRate: settings.lr * lrScale, metrics };
   }
 
   /** Loss inputs of `rows`, response columns trimmed after the last trained token. */

@@ -1,0 +1,38 @@
+import { AdvantageEstimator, BackendFactory, DrmasError, type Kernel, type ResolvedConfig } from '@drmas/core';
+import { criticSettings } from '../config/criticConfig.js';
+import type { Critics } from './Critics.js';
+import { planCritics } from './criticPlan.js';
+
+/** The roles whose estimator (`agents.<role>.advantage`, else `algorithm.advantage`) reads critic values. */
+function valueRoles(kernel: Kernel, config: ResolvedConfig): Set<string> {
+  const roles = new Set<string>();
+  for (const [role, entry] of Object.entries(config.agents)) {
+    const name = entry.advantage ?? config.algorithm.advantage;
+    if (name === undefined) continue;
+    const key = entry.advantage ? `agents.${role}.advantage` : 'algorithm.advantage';
+    if (kernel.getNamed(AdvantageEstimator, name, key).inputs?.includes('values')) roles.add(role);
+  }
+  return roles;
+}
+
+/** Refuses a critic no estimator reads, and one on an engine that has none; plans the critics. */
+export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Critics): void {
+  const learner = criticSettings(config).learner;
+  if (learner === undefined) return;
+  const plans = planCritics(config, valueRoles(kernel, config));
+  if (plans.length === 0) {
+    throw new DrmasError('CONFIG_INVALID', `critic.learner is "${learner}" but no estimator of this config reads critic values`, {
+      key: 'critic.learner',
+      hint: 'set algorithm.advantage (or agents.<role>.advantage) to gae, or remove critic.learner',
+    });
+  }
+  for (const plan of plans) {
+    const backend = plan.settings.backend;
+    if (kernel.getNamed(BackendFactory, backend, `models.${plan.policyGroup}.backend`).createCritic) continue;
+    throw new DrmasError('CONFIG_INVALID', `the ${backend} engine of model "${plan.policyGroup}" has no critics (critic ${plan.id})`, {
+      key: `models.${plan.policyGroup}.backend`,
+      hint: `train model ${plan.policyGroup} on tfjs (models.${plan.policyGroup}.backend: tfjs; its rollout may stay on ${backend}), or remove critic.learner`,
+    });
+  }
+  critics.plans = plans;
+}

@@ -1,0 +1,130 @@
+import { describe, expect, test } from '@jest/globals';
+import { createKernel, resolveConfig, TrainingBatch, type ResolvedConfig } from '@drmas/core';
+import { planCritics } from '../src/critic/criticPlan.js';
+import { jointContexts } from '../src/critic/jointContexts.js';
+
+/** A resolved config of two models (`a` with solver and verifier, `b` with judge) and the given critic section. */
+async function configWith(critic: Record<string, unknown>): Promise<ResolvedConfig> {
+  const resolution = await resolveConfig({
+    cwd: process.cwd(),
+    inline: {
+      plugins: ['trainer', 'backend-tfjs', 'algorithms'],
+      models: { a: { model: 'tiny' }, b: { model: 'tiny', optimizer: { lr: 1e-3 } } },
+      agents: { solver: { model: 'a', train: { epochs: 2 } }, verifier: { model: 'a', train: { epochs: 2 } }, judge: { model: 'b' } },
+      algorithm: { advantage: 'gae' },
+      critic,
+    },
+  });
+  return resolution.config;
+}
+
+describe('the critics a learner plans', () => {
+  const all = new Set(['solver', 'verifier', 'judge']);
+  test('ppo: one per worker group over its agents; ippo: one per role; mappo: one over every agent', async () => {
+    const ppo = planCritics(await configWith({ learner: 'ppo' }), all);
+    expect(ppo.map((c) => [c.id, c.agents, c.joint])).toEqual([
+      ['a', ['solver', 'verifier'], false],
+      ['b', ['judge'], false],
+    ]);
+    // Epochs follow the policy's (group a trains 2 epochs); the optimizer is the critic's own (veRL's lr 1e-5).
+    expect(ppo.map((c) => [c.training.epochs, c.training.optimizer.lr])).toEqual([
+      [2, 1e-5],
+      [1, 1e-5],
+    ]);
+    const ippo = planCritics(await configWith({ learner: 'ippo', optimizer: { lr: 3e-4 }, epochs: 3 }), all);
+    expect(ippo.map((c) => [c.id, c.agents, c.policyGroup, c.training.epochs, c.training.optimizer.lr])).toEqual([
+      ['solver', ['solver'], 'a', 3, 3e-4],
+      ['verifier', ['verifier'], 'a', 3, 3e-4],
+      ['judge', ['judge'], 'b', 3, 3e-4],
+    ]);
+    const mappo = planCritics(await configWith({ learner: 'mappo', model: 'small' }), all);
+    expect(mappo.map((c) => [c.id, c.agents, c.joint, c.settings.model])).toEqual([
+      ['joint', ['solver', 'verifier', 'judge'], true, 'small'],
+    ]);
+    // Roles whose estimator reads no values get no critic.
+    expect(planCritics(await configWith({ learner: 'ippo' }), new Set(['judge'])).map((c) => c.id)).toEqual(['judge']);
+    expect(planCritics(await configWith({}), all)).toEqual([]);
+  });
+
+  test('mappo cannot share the trunk of two policy models', async () => {
+    const config = await configWith({ learner: 'mappo', shareTrunk: true });
+    expect(() => planCritics(config, all)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', key: 'critic.shareTrunk' }));
+  });
+});
+
+describe("MAPPO's joint context", () => {
+  test("each turn reads every earlier turn's response of its episode, then its own prompt; the latest tokens when too long", () => {
+    // Two episodes, interleaved as packed: e1 (rows 0, 1, 2) and e2 (row 3).
+    const batch = TrainingBatch.fromTrajectories(
+      [
+        {
+          id: 'e1',
+          turns: [
+            [
+              [1, 2],
+              [10, 11],
+            ],
+            [[3], [12]],
+            [
+              [4, 5],
+              [13, 14, 15],
+            ],
+          ],
+        },
+        { id: 'e2', turns: [[[6], [16, 17]]] },
+      ].map(({ id, turns }) => ({
+        groupId: 'g',
+        trajectoryId: id,
+        taskId: 't',
+        done: true,
+        turns: turns.map(([prompt, response], index) => ({
+          groupId: 'g',
+          trajectoryId: id,
+          agentId: index % 2 ? 'verifier' : 'solver',
+          workerGroupId: 'a',
+          step: index,
+          index,
+          promptIds: prompt!,
+          responseIds: response!,
+          logProbs: response!.map(() => 0),
+          valid: true,
+        })),
+      })),
+    );
+    const contexts = jointContexts(batch.all(), undefined);
+    expect([0, 1, 2, 3].map((row) => Array.from(contexts.get(row)!))).toEqual([[1, 2], [10, 11, 3], [10, 11, 12, 4, 5], [6]]);
+    // At most 6 positions: row 2 (a 3-token response) keeps the last 3 tokens of its context.
+    expect(Array.from(jointContexts(batch.view([2]), 6).get(2)!)).toEqual([12, 4, 5]);
+  });
+});
+
+describe('critic settings are checked at load', () => {
+  const kernelWith = (config: Record<string, unknown>) =>
+    createKernel({
+      cwd: process.cwd(),
+      inline: {
+        plugins: ['trainer', 'backend-tfjs', 'backend-onnx', 'algorithms'],
+        models: { policy: { model: 'tiny' } },
+        agents: { solver: {} },
+        ...config,
+      },
+    });
+  test('gae without a critic names algorithm.advantage and the key to set', async () => {
+    await expect(kernelWith({ algorithm: { advantage: 'gae' } })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      key: 'algorithm.advantage',
+      hint: expect.stringContaining('set critic.learner'),
+    });
+  });
+  test('a critic no estimator reads is refused', async () => {
+    await expect(kernelWith({ algorithm: { advantage: 'grpo' }, critic: { learner: 'ppo' } })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      key: 'critic.learner',
+    });
+  });
+  test('a policy trained on onnx has no critic yet', async () => {
+    await expect(
+      kernelWith({ models: { policy: { model: 'tiny', backend: 'onnx' } }, algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } }),
+    ).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.backend', hint: expect.stringContaining('tfjs') });
+  });
+});

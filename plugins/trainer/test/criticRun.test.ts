@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { TempProject } from '../../../test/support/tempProject.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createKernel } from '@drmas/core';
+import { describeSlow } from '../../../test/support/describeSlow.js';
+import { stableLines } from '../../../test/reliability/support/runFileComparison.js';
+import { toyProject } from './toyRollout.js';
+
+/**
+ * The toy loop (two agents on models left and right) with GAE advantages from critics of the given learner, as a
+ * project made when the block's tests start (a skipped slow block makes none) and removed after them.
+ */
+function withCritic(name: string, critic: Record<string, unknown>, trainer: Record<string, unknown>): { readonly project: TempProject } {
+  const holder: { project?: TempProject } = {};
+  beforeAll(() => {
+    holder.project = toyProject(name, {
+      algorithm: { advantage: 'gae' },
+      critic: { optimizer: { lr: 3e-3 }, ...critic },
+      trainer: { seed: 11, logRollouts: 0, ...trainer },
+    });
+  });
+  afterAll(() => holder.project?.dispose());
+  return holder as { readonly project: TempProject };
+}
+
+/** The run's metrics lines, time keys dropped (they differ between any two runs). */
+const lines = (runDir: string) => stableLines(path.join(runDir, 'metrics.jsonl')).map((line) => JSON.parse(line) as Record<string, number>);
+
+/** Each file's sha256 in a checkpoint's manifest, by path. */
+function manifest(runDir: string, step: number): Record<string, string> {
+  const file = path.join(runDir, 'checkpoints', `step-${String(step).padStart(6, '0')}`, 'manifest.json');
+  const { files } = JSON.parse(readFileSync(file, 'utf8')) as { files: Array<{ path: string; sha256: string }> };
+  return Object.fromEntries(files.map((f) => [f.path, f.sha256]));
+}
+
+async function train(dir: string, runDir: string, options: { stopAfter?: number; resume?: string } = {}): Promise<void> {
+  const { kernel } = await createKernel({ cwd: dir });
+  const controller = new AbortController();
+  if (options.stopAfter)
+    kernel.hooks.afterStep.tap('test-stop', (result) => void (result.step === options.stopAfter && controller.abort()));
+  await kernel.run({ runDir, resume: options.resume, signal: controller.signal, log: () => {} });
+}
+
+describe('PPO with GAE and critics on the toy loop', () => {
+  const run = withCritic('critic-run', { learner: 'ppo', shareTrunk: true }, { steps: 1 });
+
+  test('each worker group its critic (a head on its policy trunk): values start at 0, it learns from the returns, it is checkpointed', async () => {
+    const runDir = run.project.path('run');
+    await train(run.project.dir, runDir);
+    const [line] = lines(runDir);
+    for (const id of ['left', 'right']) {
+      // The head starts at zero: every value of step 1 is 0, so the returns are the rewards and almost nothing is
+      // explained (1 - var(R) / (var(R) + 1e-5)).
+      expect(line![`critic/${id}/values/mean`]).toBe(0);
+      expect(line![`critic/${id}/vf_explained_var`]).toBeGreaterThan(0);
+      expect(line![`critic/${id}/vf_explained_var`]).toBeLessThan(0.01);
+      // 0.5 x the token mean of R^2 with rewards (share of low ids) near 0.5.
+      expect(line![`critic/${id}/vf_loss`]).toBeGreaterThan(0.05);
+      expect(line![`critic/${id}/grad_norm`]).toBeGreaterThan(0);
+      expect(line![`critic/${id}/updates`]).toBe(1);
+      expect(line![`actor/${id}/grad_norm`]).toBeGreaterThan(0);
+    }
+    const files = Object.keys(manifest(runDir, 1)).filter((file) => file.startsWith('critics/'));
+    // A shared trunk is the policy's, saved with it: the critic's folder holds its head and optimizer state alone.
+    expect(files.sort()).toEqual(
+      ['left', 'right'].flatMap((id) =>
+        ['optimizer.json', 'optimizer.safetensors', 'value_head.safetensors'].map((f) => `critics/${id}/${f}`),
+      ),
+    );
+  });
+});
+
+describeSlow('critics on the toy loop: resume and MAPPO', () => {
+  const resume = withCritic('critic-resume', { learner: 'ppo' }, { steps: 2, saveEvery: 1, keepLast: 2 });
+  const mappo = withCritic('critic-mappo', { learner: 'mappo' }, { steps: 1 });
+
+  test('an interrupted run resumed equals the uninterrupted one: metrics, values, policy and critic weights', async () => {
+    const { project } = resume;
+    const full = project.path('full');
+    await train(project.dir, full);
+    expect(lines(full)[1]!['critic/left/values/mean']).not.toBe(0);
+    const resumed = project.path('resumed');
+    await train(project.dir, resumed, { stopAfter: 1 });
+    expect(lines(resumed)).toHaveLength(1);
+    await train(project.dir, resumed, { resume: resumed });
+    expect(lines(resumed)).toEqual(lines(full));
+    const saved = manifest(full, 2);
+    const again = manifest(resumed, 2);
+    const weights = Object.keys(saved).filter((file) => file.endsWith('.safetensors'));
+    expect(weights).toEqual(expect.arrayContaining(['critics/left/model.safetensors', 'critics/right/value_head.safetensors']));
+    for (const file of weights) expect([file, again[file]]).toEqual([file, saved[file]]);
+  }, 180_000);
+
+  test('MAPPO: one centralized critic learns from both agents', async () => {
+    const runDir = mappo.project.path('run');
+    await train(mappo.project.dir, runDir);
+    const [line] = lines(runDir);
+    expect(line!['critic/joint/updates']).toBe(1);
+    expect(line!['critic/joint/grad_norm']).toBeGreaterThan(0);
+    expect(Object.keys(line!).filter((key) => key.startsWith('critic/left'))).toEqual([]);
+  });
+});
+
+describeSlow('PPO with GAE learns the toy task', () => {
+  const learning = withCritic('critic-learning', { learner: 'ppo' }, { steps: 25, seed: 12 });
+  test('reward rises from chance (about 0.5) to above 0.8 in 25 steps', async () => {
+    const runDir = learning.project.path('run');
+    await train(learning.project.dir, runDir);
+    const all = lines(runDir);
+    const mean = (rows: Array<Record<string, number>>, key: string) => rows.reduce((s, r) => s + r[key]!, 0) / rows.length;
+    expect(Math.abs(mean(all.slice(0, 5), 'outcome/mean') - 0.5)).toBeLessThan(0.1);
+    expect(mean(all.slice(-5), 'outcome/mean')).toBeGreaterThan(0.8);
+  }, 300_000);
+});
