@@ -24,6 +24,8 @@ export interface TensorOps<T> {
   less(a: T, b: T | number): T;
   /** Sum over `axis` (all axes when omitted, giving a scalar). */
   sum(a: T, axis?: number): T;
+  /** The same elements, row-major, in `shape`; one entry may be -1 (the size the others leave). */
+  reshape(a: T, shape: readonly number[]): T;
   /** Treats `a` as a constant for differentiation. */
   stopGradient(a: T): T;
   scalar(value: number): T;
@@ -70,6 +72,11 @@ export interface LossFunction {
    * totals, so the update is unchanged.
    */
   readonly zeroAdvantageRowsInert?: boolean;
+  /**
+   * Whether the loss compares rows two by two (preference pairs, adjacent rows): callers keep each pair whole and in
+   * order in every mini-batch, and engines refuse a micro-batch size that would split one.
+   */
+  readonly pairedRows?: boolean;
   compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T>;
 }
 

@@ -63,3 +63,4 @@ export { PolicyLossFunction, TRAINABLE_VARIANTS, type PolicyLossSettings, type T
 export { BatchEstimator, reportAdvantages, type RoleOptions } from './plugin/BatchEstimator.js';
 export { evaluateSamples, passAtK, type SampleSummary, type TaskSamples } from './evaluation/passAtK.js';
 export { NllLossFunction } from './plugin/NllLossFunction.js';
+export { DpoLossFunction, DPO_VARIANTS, checkDpoSettings, type DpoSettings, type DpoVariant } from './plugin/DpoLossFunction.js';

@@ -53,6 +53,8 @@ export class PolicyTrainer {
     try {
       for (let start = 0; start < rows; start += microBatchSize) {
         const micro = view.rows.subarray(start, Math.min(rows, start + microBatchSize));
+        if (loss.pairedRows && micro.length % 2 !== 0)
+          throw new TrainingInputError('microBatchSize', `a micro-batch of ${micro.length} rows would split a preference pair`);
         const metricTensors: Record<string, tf.Tensor> = {};
         let entropyTensor: tf.Tensor | undefined;
         const { value, grads } = tf.variableGrads(() => {
