@@ -30,7 +30,12 @@ function restrict(view: BatchView, kept: ReadonlySet<number>): BatchView {
  * Teacher-forced log-probs of the view's rows (scored in length order, so chunks carry little padding) written into
  * `column` at those rows; returns the token-mean entropy over them when asked for.
  */
-async function scoreInto(engine: PolicyBackend, view: BatchView, column: Float32Array, withEntropy: boolean): Promise<number | undefined> {
+export async function scoreInto(
+  engine: PolicyBackend,
+  view: BatchView,
+  column: Float32Array,
+  withEntropy: boolean,
+): Promise<number | undefined> {
   if (view.rows.length === 0) return undefined;
   const ordered = byLength(view);
   const { responseLength: R, responseLengths } = view.batch;
