@@ -67,6 +67,11 @@ export interface LossFunction {
   /** Whether the batch must carry reference log-probs. */
   readonly needsReference?: boolean;
   /**
+   * The policy the reference log-probs come from: a frozen copy of the initial weights (`initial`, the default, a
+   * model kept beside the trained one) or the policy as it is before each step's update (`current`: no model kept).
+   */
+  readonly referencePolicy?: 'initial' | 'current';
+  /**
    * Whether a row whose advantages are all zero adds nothing to the loss or its gradient (true of a pure
    * policy-gradient loss with no KL or entropy term). Trainers may then skip such rows, keeping the mini-batch
    * totals, so the update is unchanged.

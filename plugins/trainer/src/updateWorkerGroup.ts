@@ -113,7 +113,8 @@ function describeSpike(id: string, step: number, update: number, norm: number, v
  * little padding), then weight sync to the rollout engine. With a spike guard, each optimizer step's pre-clip
  * gradient norm is judged against the window of earlier ones: a spike is logged and counted, and with `skip` the
  * engine drops that step (`acceptGradNorm`), with `rollback` the group returns to its state from before this
- * training step's update (an in-memory snapshot taken first) and the rest of the update is dropped.
+ * training step's update (an in-memory snapshot taken first) and the rest of the update is dropped. A pairwise loss
+ * (`pairedRows`, DPO) gets a preference batch's view: mini-batches and micro-batches of whole pairs, no old log-probs.
  */
 export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerGroupBatch, options: WorkerGroupUpdate): Promise<void> {
   const n = view.rows.length;
@@ -122,20 +123,28 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   const source = options.oldLogProbs ?? 'recompute';
   const batch = view.batch;
   const prefix = `actor/${group.id}`;
+  // A pairwise loss (DPO) trains on a preference batch of whole pairs: no row is inert, and it reads no old log-probs.
+  const paired = loss.pairedRows === true;
   const learning = loss.zeroAdvantageRowsInert ? rowsWithAdvantage(view) : view;
   let entropy: number | undefined;
-  if (source === 'recompute') {
+  if (source === 'recompute' && !paired) {
     batch.oldLogProbs ??= Float32Array.from(batch.rolloutLogProbs);
     entropy = await scoreInto(group.trainer, learning, batch.oldLogProbs, true);
     const gap = probabilityGap(learning, batch.oldLogProbs);
     metrics[`rollout/${group.id}/probs_diff_mean`] = gap.mean;
     metrics[`rollout/${group.id}/probs_diff_max`] = gap.max;
   }
-  if (loss.needsReference && group.reference) {
+  // The reference: the frozen initial model, or with `referencePolicy: current` the trainer before this update.
+  const reference = group.reference ?? (loss.referencePolicy === 'current' ? group.trainer : undefined);
+  if (loss.needsReference && reference) {
     batch.refLogProbs ??= Float32Array.from(batch.oldLogProbs ?? batch.rolloutLogProbs);
-    await scoreInto(group.reference, learning, batch.refLogProbs, false);
+    await scoreInto(reference, learning, batch.refLogProbs, false);
   }
-  const { miniBatches, epochs, microBatchSize, optimizer } = group.training;
+  const { miniBatches, epochs, optimizer } = group.training;
+  // Micro-batches hold whole pairs: an odd size is rounded up.
+  const microBatchSize = paired ? group.training.microBatchSize + (group.training.microBatchSize % 2) : group.training.microBatchSize;
+  // What mini-batches are cut from: rows, or pairs (rows 2p and 2p + 1 of the view).
+  const units = paired ? n / 2 : n;
   const learningRows = new Set(learning.rows);
   const responseLength = longestResponse(view);
   const sums: Record<string, number> = {};
@@ -154,10 +163,16 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   let spikes = 0;
   let rolledBack = false;
   for (let epoch = 0; epoch < epochs && !rolledBack; epoch++) {
-    const order = rng.shuffle(Array.from({ length: n }, (_, i) => i));
-    const size = Math.ceil(n / Math.min(miniBatches, n));
-    for (let start = 0; start < n && !rolledBack; start += size) {
-      const miniBatch = byLength(selectRows(view, order.slice(start, start + size)));
+    const order = rng.shuffle(Array.from({ length: units }, (_, i) => i));
+    const size = Math.ceil(units / Math.min(miniBatches, units));
+    for (let start = 0; start < units && !rolledBack; start += size) {
+      const picked = order.slice(start, start + size);
+      const miniBatch = paired
+        ? selectRows(
+            view,
+            picked.flatMap((p) => [2 * p, 2 * p + 1]),
+          )
+        : byLength(selectRows(view, picked));
       const computed = learning === view ? miniBatch : restrict(miniBatch, learningRows);
       let verdict: SpikeVerdict | undefined;
       const judge = (norm: number) => (verdict = guarded!.guard.check(norm));

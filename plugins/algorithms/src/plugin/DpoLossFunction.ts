@@ -52,7 +52,11 @@ export class DpoLossFunction implements LossFunction {
   readonly pairedRows = true;
   private readonly eps: number;
 
-  constructor(readonly settings: DpoSettings) {
+  /** `referencePolicy`: whose log-probs the ratios are taken against (see `LossFunction.referencePolicy`). */
+  constructor(
+    readonly settings: DpoSettings,
+    readonly referencePolicy: 'initial' | 'current' = 'initial',
+  ) {
     checkDpoSettings(settings);
     this.eps = settings.labelSmoothing ?? 0;
   }
