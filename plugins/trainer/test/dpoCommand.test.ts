@@ -35,6 +35,7 @@ const project = new TempProject('dpo').write({
   },
   'pairs.jsonl': jsonl(train),
   'bad.jsonl': `${JSON.stringify(train[0])}\n\n{"prompt": "1+1=", "chosen": "2."}\n`,
+  'empty-prompt.jsonl': `${JSON.stringify({ ...train[0], prompt: '' })}\n`,
 });
 afterAll(() => project.dispose());
 
@@ -109,6 +110,10 @@ describe('drmas dpo', () => {
       `error DATASET_INVALID (${project.path('bad.jsonl')}: line 3.rejected): line 3 has no string "rejected"`,
     );
     expect(result.stderr).not.toMatch(/model policy/);
+    const empty = await runCli(['dpo', '--config', 'drmas.config.json', '--data', 'empty-prompt.jsonl'], project.dir);
+    expect(empty.stderr).toContain(
+      `error DATASET_INVALID (${project.path('empty-prompt.jsonl')}: line 1.prompt): line 1: "prompt" is empty`,
+    );
   });
 
   test('an unknown --loss names the option and the variants', async () => {

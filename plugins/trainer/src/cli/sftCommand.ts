@@ -69,6 +69,14 @@ export function readDemonstrations(file: string): Demonstration[] {
         });
       }
     }
+    // The first response token is predicted from the prompt, so a demonstration needs one.
+    if (value.prompt === '') {
+      throw new DrmasError('INVALID_ARGUMENT', `line ${i + 1} has an empty "prompt"`, {
+        file,
+        key: `line ${i + 1}.prompt`,
+        hint: 'give the prompt as the agent sends it (chat template applied)',
+      });
+    }
     demos.push(value as unknown as Demonstration);
   });
   if (demos.length === 0) {

@@ -51,6 +51,9 @@ export function readPreferencePairs(file: string): PreferencePair[] {
       if (typeof record[field] !== 'string')
         throw new DrmasError('DATASET_INVALID', `${where} has no string "${field}"`, { file, key: `${where}.${field}`, hint: FORMAT });
     }
+    // The first response token is predicted from the prompt, so a pair needs one.
+    if (record.prompt === '')
+      throw new DrmasError('DATASET_INVALID', `${where}: "prompt" is empty`, { file, key: `${where}.prompt`, hint: FORMAT });
     if (record.agent !== undefined && (typeof record.agent !== 'string' || record.agent === ''))
       throw new DrmasError('DATASET_INVALID', `${where}: "agent" must be a non-empty string`, {
         file,
