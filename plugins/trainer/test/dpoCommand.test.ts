@@ -116,6 +116,13 @@ describe('drmas dpo', () => {
     );
   });
 
+  test('a --ref without the model is an error naming --ref, before any model loads', async () => {
+    const result = await dpo('--ref', '.');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`error INVALID_ARGUMENT (--ref): --ref ${project.dir} holds no model for worker group policy`);
+    expect(result.stderr).not.toMatch(/model policy/);
+  });
+
   test('an unknown --loss names the option and the variants', async () => {
     const result = await dpo('--loss', 'sigmod');
     expect(result.code).toBe(1);

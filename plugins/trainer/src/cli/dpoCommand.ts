@@ -127,7 +127,11 @@ export const dpo: CliCommand = {
       'dpo',
       values,
       io,
-      (known) => (agents = data.map((pair) => agentOf(pair, known, file))),
+      (known, resolved) => {
+        // A --ref without a model for some worker group is found before any model loads.
+        if (ref !== undefined) for (const plan of planWorkerGroups(resolved)) referenceFolder(ref, plan.id);
+        return (agents = data.map((pair) => agentOf(pair, known, file)));
+      },
       'preference pairs',
     );
     try {

@@ -107,14 +107,15 @@ export interface OfflineKernel {
 
 /**
  * The config's kernel, set up (models loaded) after checking that it trains a model and that every agent the
- * examples name is in it: `agentsOf` gets the config's agents and returns those of the examples (`what` says what the
+ * examples name is in it: `agentsOf` gets the config's agents (and the config, for checks of the command's own) and
+ * returns those of the examples (`what` says what the
  * examples are, for the messages).
  */
 export async function openOfflineKernel(
   command: string,
   values: Values,
   io: CliIO,
-  agentsOf: (known: readonly string[]) => readonly string[],
+  agentsOf: (known: readonly string[], config: ResolvedConfig) => readonly string[],
   what: string,
 ): Promise<OfflineKernel> {
   const { kernel, config, file } = await createKernel({
@@ -135,7 +136,7 @@ export async function openOfflineKernel(
   }
   // Examples for agents the config lacks are found before any model loads.
   const known = new Set(planWorkerGroups(config).flatMap((plan) => plan.agents));
-  const unknown = [...new Set(agentsOf([...known]))].filter((a) => !known.has(a));
+  const unknown = [...new Set(agentsOf([...known], config))].filter((a) => !known.has(a));
   if (unknown.length) {
     throw new DrmasError('INVALID_ARGUMENT', `${what} name agents the config does not have: ${unknown.join(', ')}`, {
       key: '--data',
