@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # System packages some tests use (Debian). Tests that need one skip, naming this script, where it is missing.
-# Run as root: `bash scripts/install-test-deps.sh [redis] [chromium]` (no argument: both). Quiet, idempotent (a
+# Run as root: `bash scripts/install-test-deps.sh [redis] [chromium] [torch]` (no argument: redis and chromium). Quiet, idempotent (a
 # package already installed is left as it is) and tolerant: a package that fails to install is reported and skipped,
 # so CI goes on (its tests then skip).
 #   redis     redis-server, for the rollout workers' tests (plugins/rollout-bullmq), which start a throwaway server
 #             on loopback; the default test suite uses it, so .ci/run installs it.
 #   chromium  Debian's chromium, for the report's browser test (plugins/report/test/browser.test.ts, a slow test,
 #             through puppeteer-core, which downloads no browser); about 300 MB, so .ci/run leaves it out.
+#   torch     Debian's python3-torch (CPU), for the DPO losses' PyTorch reference
+#             (plugins/backend-tfjs/test/dpoTorchReference.test.ts, run by /usr/bin/python3); python3-torch, libtorch1.13
+#             and libtorch-test alone are about 230 MB installed (numpy, sympy and the rest come on top), so .ci/run
+#             leaves it out.
 set -u
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -17,11 +21,14 @@ install() {
     echo "install-test-deps: $2 is installed ($(command -v "$1"))"
     return 0
   fi
+  apt_install "$2"
+}
+apt_install() {
   if [ "$apt_updated" = 0 ]; then $SUDO apt-get update -qq >/dev/null 2>&1 || true; apt_updated=1; fi
-  if $SUDO apt-get install -y -qq --no-install-recommends "$2" >/dev/null 2>&1; then
-    echo "install-test-deps: installed $2"
+  if $SUDO apt-get install -y -qq --no-install-recommends "$1" >/dev/null 2>&1; then
+    echo "install-test-deps: installed $1"
   else
-    echo "install-test-deps: could not install $2 (the tests that need it will skip)"
+    echo "install-test-deps: could not install $1 (the tests that need it will skip)"
   fi
 }
 wanted="${*:-redis chromium}"
@@ -29,6 +36,9 @@ for name in $wanted; do
   case "$name" in
     redis) install redis-server redis-server ;;
     chromium) install chromium chromium ;;
-    *) echo "install-test-deps: unknown package group \"$name\" (known: redis, chromium)"; exit 2 ;;
+    torch)
+      if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then echo "install-test-deps: python3-torch is installed"
+      else apt_install python3-torch; fi ;;
+    *) echo "install-test-deps: unknown package group \"$name\" (known: redis, chromium, torch)"; exit 2 ;;
   esac
 done

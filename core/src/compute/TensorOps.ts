@@ -24,6 +24,8 @@ export interface TensorOps<T> {
   less(a: T, b: T | number): T;
   /** Sum over `axis` (all axes when omitted, giving a scalar). */
   sum(a: T, axis?: number): T;
+  /** The same elements, row-major, in `shape`; one entry may be -1 (the size the others leave). */
+  reshape(a: T, shape: readonly number[]): T;
   /** Treats `a` as a constant for differentiation. */
   stopGradient(a: T): T;
   scalar(value: number): T;
@@ -80,11 +82,21 @@ export interface LossFunction {
   /** Whether the batch must carry reference log-probs. */
   readonly needsReference?: boolean;
   /**
+   * The policy the reference log-probs come from: a frozen copy of the initial weights (`initial`, the default, a
+   * model kept beside the trained one) or the policy as it is before each step's update (`current`: no model kept).
+   */
+  readonly referencePolicy?: 'initial' | 'current';
+  /**
    * Whether a row whose advantages are all zero adds nothing to the loss or its gradient (true of a pure
    * policy-gradient loss with no KL or entropy term). Trainers may then skip such rows, keeping the mini-batch
    * totals, so the update is unchanged.
    */
   readonly zeroAdvantageRowsInert?: boolean;
+  /**
+   * Whether the loss compares rows two by two (preference pairs, adjacent rows): callers keep each pair whole and in
+   * order in every mini-batch, and engines refuse a micro-batch size that would split one.
+   */
+  readonly pairedRows?: boolean;
   compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T>;
 }
 

@@ -64,3 +64,4 @@ export { BatchEstimator, reportAdvantages, type RoleOptions } from './plugin/Bat
 export { evaluateSamples, passAtK, type SampleSummary, type TaskSamples } from './evaluation/passAtK.js';
 export { NllLossFunction } from './plugin/NllLossFunction.js';
 export { ClippedValueLoss, type ValueLossSettings } from './plugin/ClippedValueLoss.js';
+export { DpoLossFunction, DPO_VARIANTS, checkDpoSettings, type DpoSettings, type DpoVariant } from './plugin/DpoLossFunction.js';

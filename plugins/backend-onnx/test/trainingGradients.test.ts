@@ -10,7 +10,7 @@ import {
   type WeightTensor,
 } from '@drmas/core';
 import { promptResponseLayout, SeededRandom, type DecoderConfig, type HostTensor } from '@drmas/models';
-import { NllLossFunction, PolicyLossFunction } from '@drmas/plugin-algorithms';
+import { DpoLossFunction, NllLossFunction, PolicyLossFunction, type DpoSettings } from '@drmas/plugin-algorithms';
 import { DecoderModel, selectRuntime, tfjsTensorOps } from '@drmas/plugin-backend-tfjs';
 import { responseTokenStats } from '../../backend-tfjs/src/model/responseLogProbs.js';
 import { OnnxTrainer } from '../src/training/OnnxTrainer.js';
@@ -245,3 +245,57 @@ describe('onnx training graph: totals fed per run', () => {
     expect(Math.max(...[...halves.values()].map((g) => Math.max(...g.map(Math.abs))))).toBeGreaterThan(0);
   });
 });
+
+const DPO_QUICK = [{ variant: 'sigmoid', beta: 0.3, labelSmoothing: 0.1 }] as const;
+const DPO_SLOW = [
+  { variant: 'ipo', beta: 0.5 },
+  { variant: 'hinge', beta: 0.2 },
+] as const;
+describe('onnx training graph vs tfjs autodiff: the DPO loss over preference pairs (Qwen3, tied)', () => compareDpo(DPO_QUICK));
+describeSlow('onnx training graph vs tfjs autodiff (slow): the DPO loss over preference pairs (Qwen3, tied)', () => compareDpo(DPO_SLOW));
+
+function compareDpo(cases: readonly DpoSettings[]): void {
+  const architecture = ARCHITECTURE_CASES.find((a) => a.label === QUICK_ARCHITECTURE)!;
+  let model: DecoderModel;
+  let trainer: OnnxTrainer;
+  beforeAll(async () => {
+    await selectRuntime('cpu');
+    const { config, weights } = randomWeights(tinyConfigJson(architecture.architecture, architecture.extra), 5);
+    model = DecoderModel.fromTensors(config, weights);
+    trainer = await OnnxTrainer.create(config, weights);
+  });
+  afterAll(async () => {
+    model.dispose();
+    await trainer.release();
+  });
+
+  it.each(cases)('$variant: loss, metrics and every gradient within 1e-4 relative, micro-batches of one pair', async (settings) => {
+    // Two pairs, rows [chosen, rejected, chosen, rejected]: +1 on chosen tokens, -1 on rejected ones; the reference
+    // is the model's own log-probs plus noise, so every log-ratio is nonzero.
+    const batch = TrainingBatch.fromSequences(
+      [...PROMPTS.slice(0, 2), ...PROMPTS.slice(0, 2)],
+      [...RESPONSES.slice(0, 2), RESPONSES[2]!, [5, 5]],
+    );
+    const R = batch.responseLength;
+    const view = batch.all();
+    batch.oldLogProbs = new Float32Array(batch.rows * R);
+    batch.refLogProbs = new Float32Array(batch.rows * R);
+    batch.refLogProbs = tfjsLogProbs(model, view);
+    const rng = new SeededRandom(23);
+    for (let i = 0; i < batch.rows * R; i++) {
+      if (batch.responseMask[i] === 0) continue;
+      batch.advantages[i] = Math.floor(i / R) % 2 === 0 ? 1 : -1;
+      batch.refLogProbs[i]! += (rng.uniform() * 2 - 1) * 0.7;
+    }
+    const loss = new DpoLossFunction(settings);
+    const totals = lossTotals(view, { responseLength: R, microBatchSize: MICRO_BATCH });
+    const expected = tfjsGradients(model, view, totals, loss);
+    const got = await trainer.gradients({ batch: view, totals, loss, microBatchSize: MICRO_BATCH });
+    expect(Math.abs(got.loss - expected.loss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(expected.loss)));
+    for (const [k, v] of Object.entries(expected.metrics))
+      expect(Math.abs(got.metrics[k]! - v)).toBeLessThan(1e-4 * Math.max(1, Math.abs(v)));
+    const worst = Math.max(...[...expected.hf].map(([name, t]) => relativeError(got.gradients.get(name)!, t.data)));
+    expect(worst).toBeLessThan(1e-4);
+    expect(Math.max(...[...expected.hf.values()].map((t) => Math.max(...t.data.map(Math.abs))))).toBeGreaterThan(1e-6);
+  });
+}

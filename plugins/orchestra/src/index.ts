@@ -74,6 +74,7 @@ export { EvaluationTaps, evalSection, type EvalSettings } from './evaluation/Eva
 export { TeacherBackend, teacherBackendFactory, type TeacherPolicy } from './demonstrations/TeacherBackend.js';
 export {
   collectDemonstrations,
+  demonstrationLines,
   supervisedWarmup,
   warmupPresetBase,
   writeDemonstrations,
@@ -85,3 +86,4 @@ export {
 export { GreedyBaselineSource, observationSource } from './rollout/batchInputs.js';
 export { StepRollouts, type StepRolloutRequest } from './plugin/StepRollouts.js';
 export { checkRolloutWorkers, sampleStreamsOf } from './plugin/rolloutWorkers.js';
+export { collect as collectCommand } from './cli/collectCommand.js';

@@ -32,6 +32,7 @@ import { SpikeGuards } from './spikeGuard/GradNormSpikeGuard.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
 import { AUTO_ROLLOUT, describeAutoRollout } from './rolloutEngine.js';
 import { updateWorkerGroup } from './updateWorkerGroup.js';
+import { bestAgainstWorst } from './preference/onlinePairs.js';
 import { WorkerGroupsService } from './WorkerGroupsService.js';
 import { planWorkerGroups } from './workerGroupPlan.js';
 import { ClippedValueLoss } from '@drmas/plugin-algorithms';
@@ -145,7 +146,7 @@ export class TrainerPlugin implements Plugin {
 
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
       const loss = kernel.getAll(LossFunction)[0];
-      await groups().create(run, { reference: loss?.needsReference ?? false });
+      await groups().create(run, { reference: (loss?.needsReference ?? false) && loss?.referencePolicy !== 'current' });
       await this.critics.create(run, kernel.get(Roles), groups(), kernel.config.trainer.seed);
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, async (run) => {
@@ -182,11 +183,21 @@ export class TrainerPlugin implements Plugin {
       const trained = withoutFrozenRows(view, group.frozenAgents);
       if (group.frozenAgents.length) step.metrics[`actor/${group.id}/frozen_rows`] = view.rows.length - trained.rows.length;
       if (trained.rows.length === 0) return;
+      const loss = kernel.get(LossFunction, { key: 'algorithm.loss' });
+      let rows = trained;
+      if (loss.pairedRows) {
+        // Online DPO: the group trains on pairs of its own rollouts, best against worst.
+        const online = bestAgainstWorst(trained, group.id);
+        step.metrics[`actor/${group.id}/dpo_pairs`] = online.pairs;
+        step.metrics[`actor/${group.id}/dpo_ties`] = online.ties;
+        if (!online.view) return;
+        rows = online.view;
+      }
       const { seed, steps } = kernel.config.trainer;
       const guard = this.spikeGuards?.of(group.id);
       const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
-      await updateWorkerGroup(group, trained, {
-        loss: kernel.get(LossFunction, { key: 'algorithm.loss' }),
+      await updateWorkerGroup(group, rows, {
+        loss,
         rng: new SeededRng(seed).fork(`update/${step.step}/${group.id}`),
         metrics: step.metrics,
         distributions: step.distributions,

@@ -20,3 +20,5 @@ export { GradNormSpikeGuard, SpikeGuards, type SpikeVerdict } from './spikeGuard
 export { appendRollouts } from './RolloutLog.js';
 export { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
 export { sft as sftCommand, demonstrationTurn, readDemonstrations, type Demonstration } from './cli/sftCommand.js';
+export { dpo as dpoCommand } from './cli/dpoCommand.js';
+export { pairRows, preferenceBatch, readPreferencePairs, type PreferencePair, type TurnPair } from './preference/preferencePairs.js';

@@ -30,7 +30,12 @@ function restrict(view: BatchView, kept: ReadonlySet<number>): BatchView {
  * Teacher-forced log-probs of the view's rows (scored in length order, so chunks carry little padding) written into
  * `column` at those rows; returns the token-mean entropy over them when asked for.
  */
-async function scoreInto(engine: PolicyBackend, view: BatchView, column: Float32Array, withEntropy: boolean): Promise<number | undefined> {
+export async function scoreInto(
+  engine: PolicyBackend,
+  view: BatchView,
+  column: Float32Array,
+  withEntropy: boolean,
+): Promise<number | undefined> {
   if (view.rows.length === 0) return undefined;
   const ordered = byLength(view);
   const { responseLength: R, responseLengths } = view.batch;
@@ -69,11 +74,15 @@ function probabilityGap(view: BatchView, old: Float32Array): { mean: number; max
  * One epoch's mini-batches of `view`: its rows shuffled by `rng` (drawn when the first is taken), cut into `count`
  * parts, each ordered by length so its micro-batches carry little padding.
  */
-export function* miniBatchViews(view: BatchView, rng: Rng, count: number): Generator<BatchView> {
-  const n = view.rows.length;
-  const order = rng.shuffle(Array.from({ length: n }, (_, i) => i));
-  const size = Math.ceil(n / Math.min(count, n));
-  for (let start = 0; start < n; start += size) yield byLength(selectRows(view, order.slice(start, start + size)));
+export function* miniBatchViews(view: BatchView, rng: Rng, count: number, paired = false): Generator<BatchView> {
+  // What mini-batches are cut from: rows, or pairs (rows 2p and 2p + 1 of the view), kept in their order.
+  const units = paired ? view.rows.length / 2 : view.rows.length;
+  const order = rng.shuffle(Array.from({ length: units }, (_, i) => i));
+  const size = Math.ceil(units / Math.min(count, units));
+  for (let start = 0; start < units; start += size) {
+    const picked = order.slice(start, start + size);
+    yield paired ? selectRows(view, picked.flatMap((p) => [2 * p, 2 * p + 1])) : byLength(selectRows(view, picked));
+  }
 }
 
 /** Where the PPO ratio's denominator comes from (`trainer.oldLogProbs`). */
@@ -119,7 +128,8 @@ function describeSpike(id: string, step: number, update: number, norm: number, v
  * little padding), then weight sync to the rollout engine. With a spike guard, each optimizer step's pre-clip
  * gradient norm is judged against the window of earlier ones: a spike is logged and counted, and with `skip` the
  * engine drops that step (`acceptGradNorm`), with `rollback` the group returns to its state from before this
- * training step's update (an in-memory snapshot taken first) and the rest of the update is dropped.
+ * training step's update (an in-memory snapshot taken first) and the rest of the update is dropped. A pairwise loss
+ * (`pairedRows`, DPO) gets a preference batch's view: mini-batches and micro-batches of whole pairs, no old log-probs.
  */
 export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerGroupBatch, options: WorkerGroupUpdate): Promise<void> {
   const n = view.rows.length;
@@ -128,20 +138,26 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   const source = options.oldLogProbs ?? 'recompute';
   const batch = view.batch;
   const prefix = `actor/${group.id}`;
+  // A pairwise loss (DPO) trains on a preference batch of whole pairs: no row is inert, and it reads no old log-probs.
+  const paired = loss.pairedRows === true;
   const learning = loss.zeroAdvantageRowsInert ? rowsWithAdvantage(view) : view;
   let entropy: number | undefined;
-  if (source === 'recompute') {
+  if (source === 'recompute' && !paired) {
     batch.oldLogProbs ??= Float32Array.from(batch.rolloutLogProbs);
     entropy = await scoreInto(group.trainer, learning, batch.oldLogProbs, true);
     const gap = probabilityGap(learning, batch.oldLogProbs);
     metrics[`rollout/${group.id}/probs_diff_mean`] = gap.mean;
     metrics[`rollout/${group.id}/probs_diff_max`] = gap.max;
   }
-  if (loss.needsReference && group.reference) {
+  // The reference: the frozen initial model, or with `referencePolicy: current` the trainer before this update.
+  const reference = group.reference ?? (loss.referencePolicy === 'current' ? group.trainer : undefined);
+  if (loss.needsReference && reference) {
     batch.refLogProbs ??= Float32Array.from(batch.oldLogProbs ?? batch.rolloutLogProbs);
-    await scoreInto(group.reference, learning, batch.refLogProbs, false);
+    await scoreInto(reference, learning, batch.refLogProbs, false);
   }
-  const { miniBatches, epochs, microBatchSize, optimizer } = group.training;
+  const { miniBatches, epochs, optimizer } = group.training;
+  // Micro-batches hold whole pairs: an odd size is rounded up.
+  const microBatchSize = paired ? group.training.microBatchSize + (group.training.microBatchSize % 2) : group.training.microBatchSize;
   const learningRows = new Set(learning.rows);
   const responseLength = longestResponse(view);
   const sums: Record<string, number> = {};
@@ -160,7 +176,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   let spikes = 0;
   let rolledBack = false;
   for (let epoch = 0; epoch < epochs && !rolledBack; epoch++) {
-    for (const miniBatch of miniBatchViews(view, rng, miniBatches)) {
+    for (const miniBatch of miniBatchViews(view, rng, miniBatches, paired)) {
       if (rolledBack) break;
       const computed = learning === view ? miniBatch : restrict(miniBatch, learningRows);
       let verdict: SpikeVerdict | undefined;

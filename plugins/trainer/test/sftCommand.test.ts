@@ -17,6 +17,7 @@ const project = new TempProject('sft').write({
     report: undefined,
   },
   'demos.jsonl': `${demonstrations}\n`,
+  'empty-prompt.jsonl': `${JSON.stringify({ agent: 'solver', prompt: '', response: '1.' })}\n`,
 });
 afterAll(() => project.dispose());
 
@@ -106,6 +107,15 @@ describe('drmas sft', () => {
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/error INVALID_ARGUMENT \(--prompt-loss-weight\): expects a number of 0 or more, got "-1"/);
     expect(result.stderr).not.toMatch(/step \d+/);
+  });
+
+  test('an empty prompt is an error naming the line, before any model loads (it crashed the scorer before)', async () => {
+    const result = await runCli(['sft', '--config', 'drmas.config.json', '--data', 'empty-prompt.jsonl'], project.dir);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `error INVALID_ARGUMENT (${project.path('empty-prompt.jsonl')}: line 1.prompt): line 1 has an empty "prompt"`,
+    );
+    expect(result.stderr).not.toMatch(/model policy/);
   });
 
   test('an unknown schedule is an error naming --schedule, before any training', async () => {

@@ -63,6 +63,9 @@ export default {
 `;
 }
 
+const DPO_DATA = {
+  'pairs.jsonl': '{"agent": "solver", "prompt": "Solve: 1+1\\n", "chosen": "\\\\boxed{2}", "rejected": "\\\\boxed{3}"}\n',
+};
 const SFT_DATA = { 'demos.jsonl': '{"agent": "solver", "prompt": "Solve: 1+1\\n", "response": "\\\\boxed{2}"}\n' };
 
 export const BAD_INPUT_CASES: BadInputCase[] = [
@@ -849,5 +852,78 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
     code: 'CONFIG_INVALID',
     where: 'cfg.json',
     key: 'agents.solver.train.microBatch',
+  },
+  {
+    name: 'dpo pairs with a line missing "rejected"',
+    args: ['dpo', '--config', 'cfg.json', '--data', 'pairs.jsonl'],
+    files: {
+      ...math(),
+      ...DPO_DATA,
+      'pairs.jsonl': `${DPO_DATA['pairs.jsonl']}{"agent": "solver", "prompt": "Solve: 2+2\\n", "chosen": "4"}\n`,
+    },
+    code: 'DATASET_INVALID',
+    where: 'pairs.jsonl',
+    key: 'line 2.rejected',
+  },
+  {
+    name: 'dpo pairs without an agent, for a config of two agents',
+    args: ['dpo', '--config', 'cfg.json', '--data', 'pairs.jsonl'],
+    files: { ...math(), 'pairs.jsonl': '{"prompt": "Solve: 1+1\\n", "chosen": "2", "rejected": "3"}\n' },
+    code: 'DATASET_INVALID',
+    where: 'pairs.jsonl',
+    key: 'line 1.agent',
+    says: /solver, verifier/,
+  },
+  {
+    name: 'dpo --loss misspelt',
+    args: ['dpo', '--config', 'cfg.json', '--data', 'pairs.jsonl', '--loss', 'ipoo'],
+    files: { ...math(), ...DPO_DATA },
+    code: 'INVALID_ARGUMENT',
+    key: '--loss',
+    says: /Did you mean "ipo"/,
+  },
+  {
+    name: 'dpo --label-smoothing 0.5',
+    args: ['dpo', '--config', 'cfg.json', '--data', 'pairs.jsonl', '--label-smoothing', '0.5'],
+    files: { ...math(), ...DPO_DATA },
+    code: 'INVALID_ARGUMENT',
+    key: '--label-smoothing',
+  },
+  {
+    name: 'algorithm.dpo.labelSmoothing 0.5',
+    args: ['train', '--config', 'cfg.json'],
+    files: math({ algorithm: { dpo: { labelSmoothing: 0.5 } } }),
+    code: 'CONFIG_INVALID',
+    where: 'cfg.json',
+    key: 'algorithm.dpo.labelSmoothing',
+  },
+  {
+    name: 'collect without --episodes',
+    args: ['collect', '--config', 'cfg.json', '--out', 'd.jsonl'],
+    files: math(),
+    code: 'INVALID_ARGUMENT',
+    key: '--episodes',
+  },
+  {
+    name: 'collect --out in /proc',
+    args: ['collect', '--config', 'cfg.json', '--episodes', '2', '--out', '/proc/drmas-collect/d.jsonl'],
+    files: math(),
+    code: 'OUTPUT_UNWRITABLE',
+    key: '--out',
+  },
+  {
+    name: 'eval --episodes with --k',
+    args: ['eval', '--config', 'cfg.json', '--episodes', '4', '--k', '2'],
+    files: math(),
+    code: 'INVALID_ARGUMENT',
+    key: '--k',
+  },
+  {
+    name: 'eval --episodes 1e9 spelt out',
+    args: ['eval', '--config', 'cfg.json', '--episodes', '1000000000'],
+    files: math(),
+    code: 'INVALID_ARGUMENT',
+    key: '--episodes',
+    says: /--episodes 1000000000: Too big/,
   },
 ];

@@ -34,14 +34,41 @@ async function checkpointOverrides(dir: string, cwd: string, configPath: string 
   return Object.keys(config.models).map((id) => `models.${id}.model=${dir}`);
 }
 
+/**
+ * An error about a key an option travels as (`--k` as `eval.k`, `--episodes` as `eval.tasks`) named by the option the
+ * user gave; other errors pass through.
+ */
+function asOption(error: unknown, options: ReadonlyArray<{ flag: string; value: number; key: string }>): unknown {
+  if (!DrmasError.is(error)) return error;
+  const option = options.find((o) => error.file === `--set ${o.key}=${o.value}` || (error.key === o.key && error.file === undefined));
+  if (!option) return error;
+  const prefix = `${option.key}: `;
+  const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+  // The hint speaks of the config key; the user gave the option (whose smallest value is 1, not 0).
+  const hint = error.hint?.replace(/^(use|set eval\.tasks to)/, `give ${option.flag}`).replace(' (0 takes them all)', '');
+  return new DrmasError(
+    error.code === 'LIMIT_EXCEEDED' ? 'LIMIT_EXCEEDED' : 'INVALID_ARGUMENT',
+    `${option.flag} ${option.value}: ${message}`,
+    {
+      key: option.flag,
+      hint: hint ?? `give ${option.flag} a smaller number`,
+      cause: error,
+    },
+  );
+}
+
 export const evalCommand: CliCommand = {
   name: 'eval',
   summary: 'evaluate without training: k samples per held-out task, avg@k and pass@k overall and per data source',
-  usage: 'drmas eval [--config PATH] [--checkpoint DIR] [--k 16] [--set KEY=VALUE ...] [--run-dir DIR] [--json]',
+  usage: 'drmas eval [--config PATH] [--checkpoint DIR] [--k 16 | --episodes N] [--set KEY=VALUE ...] [--run-dir DIR] [--json]',
   help: [
     ...CONFIG_HELP,
     ['--checkpoint DIR', "evaluate these weights: a run's checkpoints/step-NNNNNN folder or a Hugging Face model folder"],
     ['--k N', 'samples per task (eval.k)'],
+    [
+      '--episodes N',
+      'environment-level evaluation: N episodes, one on each of the first N held-out tasks (eval.tasks N, eval.k 1); val/avg@1 is the mean outcome',
+    ],
     ['--run-dir DIR', 'where to write eval.jsonl and metrics (default <trainer.outputDir>/eval-<time>)'],
     ['--json', 'print the metrics as JSON'],
   ],
@@ -49,6 +76,7 @@ export const evalCommand: CliCommand = {
     ...CONFIG_OPTIONS,
     checkpoint: { type: 'string' },
     k: { type: 'string' },
+    episodes: { type: 'string' },
     'run-dir': { type: 'string' },
     json: { type: 'boolean' },
   },
@@ -56,20 +84,26 @@ export const evalCommand: CliCommand = {
     const configPath = values.config as string | undefined;
     const overrides = [...((values.set as string[] | undefined) ?? [])];
     const k = integerOption(values, 'k', { min: 1, of: 'samples per task', example: 16 });
-    if (k !== undefined) overrides.push(`eval.k=${k}`);
+    const episodes = integerOption(values, 'episodes', { min: 1, of: 'episodes', example: 64 });
+    if (k !== undefined && episodes !== undefined)
+      throw new DrmasError('INVALID_ARGUMENT', '--episodes runs one episode per held-out task, so it takes no --k', {
+        key: '--k',
+        hint: 'give --episodes N for N episodes, or --k with eval.tasks for k samples of each task',
+      });
+    const translated: { flag: string; value: number; key: string }[] = [];
+    if (k !== undefined) {
+      overrides.push(`eval.k=${k}`);
+      translated.push({ flag: '--k', value: k, key: 'eval.k' });
+    }
+    if (episodes !== undefined) {
+      overrides.push('eval.k=1', `eval.tasks=${episodes}`);
+      translated.push({ flag: '--episodes', value: episodes, key: 'eval.tasks' });
+    }
     if (values.checkpoint) {
       overrides.push(...(await checkpointOverrides(path.resolve(io.cwd, values.checkpoint as string), io.cwd, configPath, overrides)));
     }
     const { kernel, file } = await createKernel({ cwd: io.cwd, configPath, overrides }).catch((error: unknown) => {
-      // `--k` travels as an override; its errors name the option the user gave.
-      if (DrmasError.is(error) && k !== undefined && error.file === `--set eval.k=${k}`) {
-        throw new DrmasError('INVALID_ARGUMENT', `--k ${k}: ${error.message.replace(/^eval\.k: /, '')}`, {
-          key: '--k',
-          hint: error.hint?.replace(/^use/, 'give --k') ?? 'give --k a smaller number',
-          cause: error,
-        });
-      }
-      throw error;
+      throw asOption(error, translated);
     });
     if (!kernel.hasTaps('evaluate')) {
       throw new DrmasError('NO_ROLLOUT', `nothing in ${file ?? 'the config'} evaluates: no preset or plugin taps the evaluate hook`, {
@@ -78,10 +112,14 @@ export const evalCommand: CliCommand = {
         hint: 'add a preset with an environment and an orchestra, e.g. "presets": ["math"]',
       });
     }
-    const metrics = await kernel.evaluate({
-      runDir: values['run-dir'] as string | undefined,
-      log: (m) => io.stderr.write(`drmas: ${m}\n`),
-    });
+    const metrics = await kernel
+      .evaluate({
+        runDir: values['run-dir'] as string | undefined,
+        log: (m) => io.stderr.write(`drmas: ${m}\n`),
+      })
+      .catch((error: unknown) => {
+        throw asOption(error, translated);
+      });
     if (values.json) io.stdout.write(`${JSON.stringify(metrics)}\n`);
     else
       for (const [key, value] of Object.entries(metrics))

@@ -20,6 +20,7 @@ import { DynamicSamplingAccumulator } from '../sampling/dynamicSampling.js';
 import { advantageOptionsSection, algorithmSection, type AdvantageOptionsSettings, type AlgorithmSettings } from './algorithmConfig.js';
 import type { ColumnarAdvantageOptions } from '../computeAdvantage.js';
 import { PolicyLossFunction } from './PolicyLossFunction.js';
+import { DpoLossFunction } from './DpoLossFunction.js';
 import { BatchEstimator, reportAdvantages } from './BatchEstimator.js';
 
 const PLUGIN_NAME = 'algorithms';
@@ -159,10 +160,20 @@ function advantagePlan(config: ResolvedConfig): Array<Record<string, unknown>> {
   return rows;
 }
 
+/** The loss `drmas train` updates with: online DPO when `algorithm.dpo` is set, else the policy loss of `algorithm.loss`. */
+function trainingLoss(settings: AlgorithmSettings): LossFunction {
+  const dpo = settings.dpo;
+  if (!dpo) return new PolicyLossFunction(lossSettings(settings));
+  return new DpoLossFunction(
+    { variant: dpo.loss, beta: dpo.beta, labelSmoothing: dpo.labelSmoothing },
+    dpo.reference === 'rollout' ? 'current' : 'initial',
+  );
+}
+
 /**
  * Provides every advantage estimator by name (chosen with `algorithm.advantage`, per role with
  * `agents.<role>.advantage` and `agents.<role>.advantageOptions`), the policy loss the trainers use
- * (`algorithm.loss`), and DAPO dynamic sampling on `afterRollout`. After the estimators, the step's advantage
+ * (`algorithm.loss`, or online DPO with `algorithm.dpo`), and DAPO dynamic sampling on `afterRollout`. After the estimators, the step's advantage
  * statistics are taken and zero-variance groups leave the loss when configured.
  */
 export class AlgorithmsPlugin implements Plugin {
@@ -176,7 +187,7 @@ export class AlgorithmsPlugin implements Plugin {
       this.estimators.push(estimator);
       ctx.provide(AdvantageEstimator, definition.name, estimator);
     }
-    ctx.bind(LossFunction).toDynamicValue(() => new PolicyLossFunction(lossSettings(ctx.config.algorithm as AlgorithmSettings)));
+    ctx.bind(LossFunction).toDynamicValue(() => trainingLoss(ctx.config.algorithm as AlgorithmSettings));
     const stateful = this.estimators.filter(
       (estimator) => estimator.state !== undefined && chosenEstimators(ctx.config).has(estimator.name),
     );

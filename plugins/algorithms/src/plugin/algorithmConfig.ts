@@ -3,6 +3,7 @@ import { GROUP_KEY_NAMES, type GroupKeyName } from '../grouping/groupKeys.js';
 import { KL_PENALTY_KINDS, type KlPenaltyKind } from '../losses/klPenalty.js';
 import { LOSS_AGGREGATIONS, type LossAggregation } from '../losses/aggregateLoss.js';
 import { TRAINABLE_VARIANTS } from './PolicyLossFunction.js';
+import { DPO_VARIANTS } from './DpoLossFunction.js';
 import { STATISTICS_UNITS, type StatisticsUnit } from '../estimators/types.js';
 
 /**
@@ -69,6 +70,21 @@ export const algorithmSection = z.strictObject({
       entropyCoef: z.number().default(0),
     })
     .prefault({}),
+  /**
+   * Online DPO: set, it replaces the policy loss in `drmas train`. From each rollout group, each agent's best turn
+   * against its worst at the same step (ties skipped) is a preference pair for the DPO loss.
+   */
+  dpo: z
+    .strictObject({
+      /** TRL's beta (for ipo, tau). */
+      beta: z.number().positive().default(0.1),
+      loss: z.enum(DPO_VARIANTS).default('sigmoid'),
+      /** Probability that a label is flipped: cDPO for sigmoid, the noise rate of robust. */
+      labelSmoothing: z.number().min(0).lt(0.5).default(0),
+      /** `initial`: a frozen copy of the initial weights; `rollout`: the policy that sampled the step (no copy kept). */
+      reference: z.enum(['initial', 'rollout']).default('initial'),
+    })
+    .optional(),
   dynamicSampling: z
     .strictObject({
       /** Drop groups whose episode outcomes are all equal and sample more (DAPO). */

@@ -27,6 +27,7 @@ export function onnxTensorOps(g: DifferentiableGraph): TensorOps<string> {
     less: indicator('Less'),
     sum: (a, axis) =>
       axis === undefined ? g.op('ReduceSum', [a], { keepdims: 0 }) : g.op('ReduceSum', [a, g.ints([axis])], { keepdims: 0 }),
+    reshape: (a, shape) => g.op('Reshape', [a, g.ints([...shape])]),
     stopGradient: (a) => g.stopGradient(a),
     scalar: (value) => g.scalar(value),
   };

@@ -124,6 +124,8 @@ export class OnnxTrainer {
     let entropySum = 0;
     const metrics: Record<string, number> = {};
     for (let start = 0; start < rows; start += micro) {
+      if (loss.pairedRows && Math.min(micro, rows - start) % 2 !== 0)
+        throw new Error(`OnnxTrainer: a micro-batch of ${Math.min(micro, rows - start)} rows would split a preference pair`);
       const feeds = this.feeds(view, view.rows.subarray(start, Math.min(rows, start + micro)), loss.needsReference ?? false);
       const out = await session.run({ ...this.weightFeeds, ...totalFeeds, ...feeds });
       lossSum += scalar(out[TrainingNames.loss]);

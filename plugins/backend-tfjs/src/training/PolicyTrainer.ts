@@ -47,9 +47,12 @@ export class PolicyTrainer {
     validateView(view);
     const { batch } = view;
     const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
+    const microBatches = microBatchesOf(view.rows, request.microBatchSize);
+    const split = loss.pairedRows ? microBatches.find((micro) => micro.length % 2 !== 0) : undefined;
+    if (split) throw new TrainingInputError('microBatchSize', `a micro-batch of ${split.length} rows would split a preference pair`);
     const step = await accumulatedStep({
       weights: this.model.weights,
-      microBatches: microBatchesOf(view.rows, request.microBatchSize),
+      microBatches,
       lossOf: (micro) => {
         const input = this.lossInput(batch, micro, totals, withEntropy, loss.needsReference ?? false);
         const out = loss.compute(tfjsTensorOps, input);

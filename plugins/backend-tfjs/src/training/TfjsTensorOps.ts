@@ -23,6 +23,7 @@ export const tfjsTensorOps: TensorOps<tf.Tensor> = {
   greater: (a, b) => tf.cast(tf.greater(a, b), 'float32'),
   less: (a, b) => tf.cast(tf.less(a, b), 'float32'),
   sum: (a, axis) => (axis === undefined ? tf.sum(a) : tf.sum(a, axis)),
+  reshape: (a, shape) => tf.reshape(a, [...shape]),
   stopGradient: (a) => stopGradientOp(a),
   scalar: (value) => tf.scalar(value, 'float32'),
 };

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { main, type CliIO, type Kernel, type RunContext } from '@drmas/core';
+import { main, type CliIO, type Kernel, type RunContext, type Turn } from '@drmas/core';
 
 export interface DemonstrationLine {
   agent: string;
@@ -14,6 +14,13 @@ export interface CollectOptions {
   minOutcome?: number;
   /** Turns of kept episodes for which this is false are left out (e.g. a deliberate mistake the teacher made). */
   keep?: (line: DemonstrationLine) => boolean;
+}
+
+/** Turns as demonstration lines (the prompt as the agent sent it, the response as it answered), less those `keep` rejects. */
+export function demonstrationLines(turns: readonly Turn[], keep?: (line: DemonstrationLine) => boolean): DemonstrationLine[] {
+  return turns
+    .map((turn) => ({ agent: turn.agentId, prompt: turn.promptText ?? '', response: turn.responseText ?? '' }))
+    .filter((line) => keep?.(line) ?? true);
 }
 
 /**
@@ -31,10 +38,7 @@ export async function collectDemonstrations(
     const batch = await kernel.hooks.rollout.promise({ run, step: round, metrics: {}, distributions: {} });
     for (const trajectory of batch?.trajectories ?? []) {
       if ((trajectory.outcome ?? 0) < (options.minOutcome ?? 1)) continue;
-      for (const turn of trajectory.turns) {
-        const line = { agent: turn.agentId, prompt: turn.promptText ?? '', response: turn.responseText ?? '' };
-        if (options.keep?.(line) ?? true) lines.push(line);
-      }
+      lines.push(...demonstrationLines(trajectory.turns, options.keep));
     }
   }
   return lines;
