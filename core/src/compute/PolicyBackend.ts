@@ -24,8 +24,8 @@ export interface GenerateRequest extends SamplingParams {
    * tokens whichever rows share its call.
    */
   rowKeys?: readonly number[];
-  /** Called with each new token of every row as it is sampled (for streaming). */
-  onToken?: (row: number, tokenId: number) => void;
+  /** Called with each new token of every row as it is sampled (for streaming), with its sampling log-prob (as in `GenerateResult.logProbs`). */
+  onToken?: (row: number, tokenId: number, logProb: number) => void;
 }
 
 export interface GenerateResult {

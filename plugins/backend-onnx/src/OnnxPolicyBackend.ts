@@ -256,8 +256,9 @@ export class OnnxPolicyBackend implements PolicyBackend {
         const token = sampleToken(row, settings, rngs[r]!);
         const ids = tokenIds[r]!;
         ids.push(token);
-        logProbs[r]!.push(logProbAtTemperature(row, token, settings.temperature));
-        request.onToken?.(r, token);
+        const logProb = logProbAtTemperature(row, token, settings.temperature);
+        logProbs[r]!.push(logProb);
+        request.onToken?.(r, token, logProb);
         if (stopIds.has(token) || hitsStopString(ids)) finishReasons[r] = 'stop';
         else still.push(i);
       }

@@ -100,9 +100,15 @@ describe('built-in models', () => {
   });
 
   it('streams tokens through onToken and stops at the default eos ids', async () => {
-    const seen: [number, number][] = [];
-    const out = await onnx.generate({ prompts: PROMPTS.slice(0, 2), maxNewTokens: 5, seed: 1, onToken: (r, id) => seen.push([r, id]) });
+    const seen: [number, number, number][] = [];
+    const out = await onnx.generate({
+      prompts: PROMPTS.slice(0, 2),
+      maxNewTokens: 5,
+      seed: 1,
+      onToken: (r, id, lp) => seen.push([r, id, lp]),
+    });
     expect(seen.filter(([r]) => r === 0).map(([, id]) => id)).toEqual(out.tokenIds[0]);
+    expect(seen.filter(([r]) => r === 1).map(([, , lp]) => lp)).toEqual(out.logProbs[1]);
     expect(onnx.defaultStopTokenIds).toEqual(tfjs.defaultStopTokenIds);
   });
 

@@ -14,7 +14,7 @@ export interface GenerationOptions {
   seed?: number;
   /** Decodes a row's generated ids; needed for stop strings. */
   decode?: (ids: number[]) => string;
-  onToken?: (row: number, tokenId: number) => void;
+  onToken?: (row: number, tokenId: number, logProb: number) => void;
   /** Index of the first row in the whole request, when a request is generated in chunks (seeds and onToken rows). */
   rowOffset?: number;
   /** Each row's random-stream key (`GenerateRequest.rowKeys`), for this chunk's rows; default: its index in the whole request. */
@@ -98,8 +98,9 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
         const token = sampleToken(row, settings, rngs[r]!);
         const generated = tokenIds[r]!;
         generated.push(token);
-        logProbs[r]!.push(logProbAtTemperature(row, token, settings.temperature));
-        options.onToken?.(r + rowOffset, token);
+        const logProb = logProbAtTemperature(row, token, settings.temperature);
+        logProbs[r]!.push(logProb);
+        options.onToken?.(r + rowOffset, token, logProb);
         if (stopIds.has(token) || hitsStopString(generated, options)) finishReasons[r] = 'stop';
         else still.push(i);
       }
