@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+import type { ServedModel } from '../engine/ServedModels.js';
+import type { SampleRequest, SampleResult } from '../engine/MicroBatcher.js';
+import type { CapturedTurn } from '../capture/Sessions.js';
+import { OpenAiError } from './OpenAiError.js';
+import { TextStream } from './TextStream.js';
+import type { ChatRequest, CompletionRequest, SamplingRequest } from './openAiRequests.js';
+
+/** Where an answer goes: one JSON body, or server-sent events (`data: {...}` ... `data: [DONE]`). */
+export interface ResponseSink {
+  json(body: unknown): void;
+  event(body: unknown): void;
+  done(): void;
+}
+
+/** Who made the call: the served model, the agent role it is recorded under, and a capture session. */
+export interface CallContext {
+  served: ServedModel;
+  agent?: string;
+  /** Called with the call's turn once sampling ended (the capture session's recorder). */
+  record?: (turn: CapturedTurn) => void;
+}
+
+interface SampledToken {
+  id: number;
+  logprob: number;
+}
+
+/** One endpoint's response shapes (chat or text completion). */
+interface Shapes {
+  endpoint: CapturedTurn['endpoint'];
+  idPrefix: string;
+  object: string;
+  chunkObject: string;
+  /** The first streamed chunk's choice fields (chat: the assistant role). */
+  opening(): Record<string, unknown> | undefined;
+  choice(text: string, tokens: SampledToken[], finishReason: string | null, streamed: boolean): Record<string, unknown>;
+}
+
+/** The token as a string for log-prob entries: its own text, or `token_id:N` (vLLM's spelling) without a tokenizer. */
+function tokenText(served: ServedModel, id: number): string {
+  return served.codec ? served.codec.decode([id]) : `token_id:${id}`;
+}
+
+function chatShapes(served: ServedModel, request: SamplingRequest): Shapes {
+  const logprobs = (tokens: SampledToken[]) =>
+    request.logprobs
+      ? {
+          content: tokens.map(({ id, logprob }) => {
+            const token = tokenText(served, id);
+            return { token, logprob, bytes: [...Buffer.from(token, 'utf8')], top_logprobs: [] };
+          }),
+        }
+      : null;
+  const ids = (tokens: SampledToken[]) => (request.returnTokenIds ? { token_ids: tokens.map((t) => t.id) } : {});
+  return {
+    endpoint: 'chat.completions',
+    idPrefix: 'chatcmpl',
+    object: 'chat.completion',
+    chunkObject: 'chat.completion.chunk',
+    opening: () => ({ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }),
+    choice: (text, tokens, finishReason, streamed) => ({
+      index: 0,
+      ...(streamed
+        ? { delta: finishReason === null ? { content: text } : {} }
+        : { message: { role: 'assistant', content: text, tool_calls: [] } }),
+      logprobs: logprobs(tokens),
+      finish_reason: finishReason,
+      ...ids(tokens),
+    }),
+  };
+}
+
+function textShapes(served: ServedModel, request: SamplingRequest, promptIds: number[]): Shapes {
+  const logprobs = (tokens: SampledToken[]) => {
+    if (!request.logprobs) return null;
+    const strings = tokens.map((t) => tokenText(served, t.id));
+    const offsets: number[] = [];
+    strings.reduce((at, s) => (offsets.push(at), at + s.length), 0);
+    return { tokens: strings, token_logprobs: tokens.map((t) => t.logprob), top_logprobs: null, text_offset: offsets };
+  };
+  let first = true;
+  return {
+    endpoint: 'completions',
+    idPrefix: 'cmpl',
+    object: 'text_completion',
+    chunkObject: 'text_completion',
+    opening: () => undefined,
+    choice: (text, tokens, finishReason) => {
+      // vLLM puts the prompt's ids on the (first) choice of a text completion.
+      const prompt = request.returnTokenIds && first ? { prompt_token_ids: promptIds } : {};
+      first = false;
+      return {
+        index: 0,
+        text,
+        logprobs: logprobs(tokens),
+        finish_reason: finishReason,
+        ...prompt,
+        ...(request.returnTokenIds ? { token_ids: tokens.map((t) => t.id) } : {}),
+      };
+    },
+  };
+}
+
+/** The engine request for a prompt: the prompt checked against the model, `max_tokens` defaulted and bounded. */
+function sampleRequest(served: ServedModel, promptIds: number[], request: SamplingRequest, promptParam: string): SampleRequest {
+  if (promptIds.length === 0) throw OpenAiError.badRequest('the prompt encodes to no tokens', promptParam);
+  const vocab = served.engine.vocabSize;
+  const bad = promptIds.find((id) => id >= vocab);
+  if (bad !== undefined) throw OpenAiError.badRequest(`token id ${bad} is outside the vocabulary [0, ${vocab})`, promptParam);
+  const positions = served.engine.maxPositions;
+  const room = positions === undefined ? Number.POSITIVE_INFINITY : positions - promptIds.length;
+  if (room < 1) {
+    throw OpenAiError.badRequest(
+      `the prompt has ${promptIds.length} tokens, which leaves no room in this model's ${positions} positions`,
+      promptParam,
+      'context_length_exceeded',
+    );
+  }
+  const maxNewTokens = request.maxTokens ?? (Number.isFinite(room) ? room : DEFAULT_UNBOUNDED_MAX_TOKENS);
+  if (maxNewTokens > room) {
+    throw OpenAiError.badRequest(
+      `max_tokens ${maxNewTokens} and the prompt's ${promptIds.length} tokens exceed this model's ${positions} positions; ask for at most ${room}`,
+      'max_tokens',
+      'context_length_exceeded',
+    );
+  }
+  if (request.stop.length && !served.codec) {
+    throw OpenAiError.badRequest(`model "${served.name}" has no tokenizer to find stop strings with`, 'stop');
+  }
+  return {
+    promptIds,
+    maxNewTokens,
+    temperature: request.temperature,
+    topP: request.topP,
+    seed: request.seed,
+    stopStrings: request.stop,
+  };
+}
+
+/** `max_tokens` when neither the request nor the model's positions bound it. */
+const DEFAULT_UNBOUNDED_MAX_TOKENS = 1024;
+
+async function serve(
+  call: CallContext,
+  request: SamplingRequest,
+  promptIds: number[],
+  engineRequest: SampleRequest,
+  shapes: Shapes,
+  out: ResponseSink,
+): Promise<void> {
+  const { served } = call;
+  const id = `${shapes.idPrefix}-${randomUUID().replaceAll('-', '')}`;
+  const created = Math.floor(Date.now() / 1000);
+  const envelope = (object: string) => ({ id, object, created, model: served.name });
+  const text = new TextStream(served.codec, request.stop);
+  let result: SampleResult;
+  if (request.stream) {
+    const opening = shapes.opening();
+    const promptIds_ = request.returnTokenIds && shapes.endpoint === 'chat.completions' ? { prompt_token_ids: promptIds } : {};
+    if (opening) out.event({ ...envelope(shapes.chunkObject), choices: [opening], ...promptIds_ });
+    result = await served.batcher.sample({
+      ...engineRequest,
+      onToken: (tokenId, logprob) => {
+        const delta = text.push(tokenId);
+        out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(delta, [{ id: tokenId, logprob }], null, true)] });
+      },
+    });
+    const rest = text.finish();
+    const tokens = result.tokenIds.map((tokenId, i) => ({ id: tokenId, logprob: result.logProbs[i]! }));
+    if (rest) out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(rest, [], null, true)] });
+    out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice('', [], result.finishReason, true)] });
+    if (request.includeUsage) out.event({ ...envelope(shapes.chunkObject), choices: [], usage: usage(promptIds, tokens) });
+    out.done();
+  } else {
+    result = await served.batcher.sample(engineRequest);
+    for (const tokenId of result.tokenIds) text.push(tokenId);
+    text.finish();
+    const tokens = result.tokenIds.map((tokenId, i) => ({ id: tokenId, logprob: result.logProbs[i]! }));
+    out.json({
+      ...envelope(shapes.object),
+      choices: [shapes.choice(text.text, tokens, result.finishReason, false)],
+      usage: usage(promptIds, tokens),
+      ...(request.returnTokenIds && shapes.endpoint === 'chat.completions' ? { prompt_token_ids: promptIds } : {}),
+    });
+  }
+  call.record?.({
+    id,
+    model: served.name,
+    modelId: served.modelId,
+    agent: call.agent,
+    endpoint: shapes.endpoint,
+    promptIds,
+    responseIds: result.tokenIds,
+    logProbs: result.logProbs,
+    temperature: request.temperature === 0 ? 1 : request.temperature,
+    finishReason: result.finishReason,
+    text: text.text,
+  });
+}
+
+function usage(promptIds: number[], tokens: SampledToken[]) {
+  return { prompt_tokens: promptIds.length, completion_tokens: tokens.length, total_tokens: promptIds.length + tokens.length };
+}
+
+/** `POST /v1/chat/completions`: the messages through the tokenizer's chat template, with the generation prompt. */
+export async function chatCompletion(call: CallContext, request: ChatRequest, out: ResponseSink): Promise<void> {
+  const { served } = call;
+  const codec = served.codec;
+  if (!codec?.applyChatTemplate || !codec.chatTemplate) {
+    throw OpenAiError.badRequest(
+      `model "${served.name}" has no chat template (tokenizer_config.json chat_template); use /v1/completions`,
+      'model',
+    );
+  }
+  const rendered = codec.applyChatTemplate(request.messages, { addGenerationPrompt: true });
+  const promptIds = codec.encode(rendered, { addSpecialTokens: false });
+  const engineRequest = sampleRequest(served, promptIds, request, 'messages');
+  await serve(call, request, promptIds, engineRequest, chatShapes(served, request), out);
+}
+
+/** `POST /v1/completions`: a text prompt encoded with the tokenizer's special tokens, or token ids taken as they are. */
+export async function textCompletion(call: CallContext, request: CompletionRequest, out: ResponseSink): Promise<void> {
+  const { served } = call;
+  let promptIds: number[];
+  if (typeof request.prompt === 'string') {
+    if (!served.codec) throw OpenAiError.badRequest(`model "${served.name}" has no tokenizer: give the prompt as token ids`, 'prompt');
+    promptIds = served.codec.encode(request.prompt);
+  } else {
+    promptIds = request.prompt;
+  }
+  const engineRequest = sampleRequest(served, promptIds, request, 'prompt');
+  await serve(call, request, promptIds, engineRequest, textShapes(served, request, promptIds), out);
+}
