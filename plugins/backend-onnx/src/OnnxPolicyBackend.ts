@@ -23,6 +23,7 @@ import {
   rotaryTables,
   sampleToken,
   saveCheckpoint,
+  topLogProbs,
   rowStreams,
   type DecoderConfig,
   type ModelSource,
@@ -258,7 +259,8 @@ export class OnnxPolicyBackend implements PolicyBackend {
         ids.push(token);
         const logProb = logProbAtTemperature(row, token, settings.temperature);
         logProbs[r]!.push(logProb);
-        request.onToken?.(r, token, logProb);
+        const top = request.topLogProbs ? topLogProbs(row, request.topLogProbs, settings.temperature) : undefined;
+        request.onToken?.(r, token, logProb, top);
         if (stopIds.has(token) || hitsStopString(ids)) finishReasons[r] = 'stop';
         else still.push(i);
       }

@@ -124,6 +124,7 @@ export class TfjsPolicyBackend implements PolicyBackend {
         rowKeys: request.rowKeys,
         decode: tokenizer ? (ids) => tokenizer.decode(ids) : undefined,
         onToken: request.onToken,
+        topLogProbs: request.topLogProbs,
       }),
     );
   }

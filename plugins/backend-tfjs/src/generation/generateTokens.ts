@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { DrmasError } from '@drmas/core';
+import { DrmasError, type TopLogProb } from '@drmas/core';
 import type { DecoderModel, LayerCache } from '../model/DecoderModel.js';
-import { leftPad, logProbAtTemperature, rowStreams, sampleToken, type SamplingSettings } from '@drmas/models';
+import { leftPad, logProbAtTemperature, rowStreams, sampleToken, topLogProbs, type SamplingSettings } from '@drmas/models';
 
 export interface GenerationOptions {
   prompts: ArrayLike<number>[];
@@ -14,7 +14,9 @@ export interface GenerationOptions {
   seed?: number;
   /** Decodes a row's generated ids; needed for stop strings. */
   decode?: (ids: number[]) => string;
-  onToken?: (row: number, tokenId: number, logProb: number) => void;
+  onToken?: (row: number, tokenId: number, logProb: number, top?: readonly TopLogProb[]) => void;
+  /** How many of each step's most likely tokens `onToken` gets. */
+  topLogProbs?: number;
   /** Index of the first row in the whole request, when a request is generated in chunks (seeds and onToken rows). */
   rowOffset?: number;
   /** Each row's random-stream key (`GenerateRequest.rowKeys`), for this chunk's rows; default: its index in the whole request. */
@@ -100,7 +102,8 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
         generated.push(token);
         const logProb = logProbAtTemperature(row, token, settings.temperature);
         logProbs[r]!.push(logProb);
-        options.onToken?.(r + rowOffset, token, logProb);
+        const top = options.topLogProbs ? topLogProbs(row, options.topLogProbs, settings.temperature) : undefined;
+        options.onToken?.(r + rowOffset, token, logProb, top);
         if (stopIds.has(token) || hitsStopString(generated, options)) finishReasons[r] = 'stop';
         else still.push(i);
       }
