@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import OpenAI from 'openai';
 import { generateText, streamText } from 'ai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { createKernel, WorkerGroups, type Kernel, type PolicyBackend, type TextCodec } from '@drmas/core';
+import { createKernel, scoreSequences, WorkerGroups, type Kernel, type PolicyBackend, type TextCodec } from '@drmas/core';
 import { Gateway, GatewayServer, MicroBatcher, ServedModels, type CapturedTurn } from '../src/index.js';
 import { runCli } from '../../../test/support/cliRunner.js';
+import { describeSlow } from '../../../test/support/describeSlow.js';
 
 // The math preset's base checkpoint (a 1.6M-parameter Qwen2 with a tokenizer and a ChatML template), served for the
 // agents `solver` and `verifier` on the model `policy`, over loopback to the real clients.
@@ -44,6 +45,22 @@ type WithTokenIds<T> = T & {
   prompt_token_ids?: number[];
   choices: Array<T extends { choices: Array<infer C> } ? C & { token_ids?: number[] } : never>;
 };
+
+/** A chat completion at temperature 0.7 asking for `top` alternatives per step, with its prompt and sampled ids. */
+async function topLogprobsAnswer(top: number) {
+  const content = 'Solve: 30+4';
+  const answer = (await client.chat.completions.create({
+    model: 'solver',
+    messages: [{ role: 'user', content }],
+    max_tokens: 3,
+    seed: 8,
+    temperature: 0.7,
+    logprobs: true,
+    top_logprobs: top,
+    ...({ return_token_ids: true } as object),
+  })) as WithTokenIds<OpenAI.Chat.Completions.ChatCompletion>;
+  return { entries: answer.choices[0]!.logprobs!.content!, promptIds: chatPromptIds(content), tokenIds: answer.choices[0]!.token_ids! };
+}
 
 describe('the openai client over loopback', () => {
   test('a chat completion samples what the engine samples at that seed: ids, text, log-probs', async () => {
@@ -97,6 +114,27 @@ describe('the openai client over loopback', () => {
     const served = answer.choices[0]!.logprobs!.token_logprobs!;
     expect(served).toHaveLength(choice.token_ids.length);
     served.forEach((lp, i) => expect(Math.abs(lp - logprobs[choice.prompt_token_ids.length + i]!)).toBeLessThan(1e-4));
+  });
+
+  test("top_logprobs: each step's most likely tokens at the sampling temperature, valued as teacher-forced scoring values them", async () => {
+    const { entries, promptIds, tokenIds } = await topLogprobsAnswer(3);
+    for (const [position, entry] of entries.entries()) {
+      const values = entry.top_logprobs.map((t) => t.logprob);
+      expect(values).toEqual([...values].sort((a, b) => b - a));
+      // The sampled token is one of the alternatives or less likely than all of them.
+      const own = entry.top_logprobs.find((t) => t.token === entry.token);
+      if (own) expect(own.logprob).toBeCloseTo(entry.logprob, 5);
+      else expect(entry.logprob).toBeLessThanOrEqual(values.at(-1)!);
+      const prefix = [...promptIds, ...tokenIds.slice(0, position)];
+      const ids = entry.top_logprobs.map((t) => codec.encode(t.token, { addSpecialTokens: false }));
+      const scored = await scoreSequences(
+        engine,
+        ids.map(() => prefix),
+        ids,
+        { temperatures: ids.map(() => 0.7) },
+      );
+      values.forEach((lp, i) => expect(Math.abs(lp - scored.logProbs[i]![0]!)).toBeLessThan(1e-4));
+    }
   });
 
   test('a streamed chat completion: the deltas join to the text, the chunks carry the sampled ids, then [DONE]', async () => {
@@ -187,7 +225,7 @@ describe('the openai client over loopback', () => {
     const results = await Promise.all([ask('Solve: 1+2', 8), ask('Solve: 3+4', 8), ask('Solve: 5+6', 3), ask('Solve: 7+8', 8)]);
     expect(batcher.stats).toEqual({ generateCalls: 2, rows: 4, largestCall: 2 });
     const short = await direct(chatPromptIds('Solve: 5+6'), 9, 3);
-    expect(results[2]).toEqual(short);
+    expect(results[2]).toEqual({ ...short, topLogProbs: [[], [], []] });
   });
 
   test('errors are OpenAI-shaped 4xx naming the parameter', async () => {
@@ -203,6 +241,7 @@ describe('the openai client over loopback', () => {
       [{ top_p: 0 }, 'top_p'],
       [{ max_tokens: 5000 }, 'max_tokens'],
       [{ messages: [] }, 'messages'],
+      [{ top_logprobs: 2 }, 'top_logprobs'],
       [{ tools: [{ type: 'function', function: { name: 'f' } }] }, 'tools'],
     ] as const) {
       const error = await call(body).catch((e: unknown) => e);
@@ -315,5 +354,20 @@ describe('drmas gateway', () => {
     expect(port.stderr).toContain('error INVALID_ARGUMENT (--port)');
     const batch = await runCli(['gateway', '--config', CONFIG, '--max-batch', '0']);
     expect(batch.stderr).toContain('(--max-batch)');
+  });
+});
+
+describeSlow('top_logprobs against the whole vocabulary', () => {
+  test('the alternatives are the most likely tokens of the step, as scoring every token of the vocabulary ranks them', async () => {
+    const { entries, promptIds } = await topLogprobsAnswer(3);
+    const vocab = Array.from({ length: engine.vocabSize }, (_, id) => id);
+    const { logProbs } = await scoreSequences(
+      engine,
+      vocab.map(() => promptIds),
+      vocab.map((id) => [id]),
+      { temperatures: vocab.map(() => 0.7) },
+    );
+    const ranked = vocab.map((id) => ({ id, lp: logProbs[id]![0]! })).sort((a, b) => b.lp - a.lp || a.id - b.id);
+    expect(entries[0]!.top_logprobs.map((t) => t.token)).toEqual(ranked.slice(0, 3).map((r) => codec.decode([r.id])));
   });
 });

@@ -1,4 +1,4 @@
-import type { GenerateRequest, PolicyBackend } from '@drmas/core';
+import type { GenerateRequest, PolicyBackend, TopLogProb } from '@drmas/core';
 
 /** One request's sampling: what a single-row `generate` call would be given. */
 export interface SampleRequest {
@@ -9,8 +9,10 @@ export interface SampleRequest {
   /** Absent: the batch's own random seed (each row keyed by its position in the call). */
   seed?: number;
   stopStrings: readonly string[];
-  /** Each new token of this request with its sampling log-prob, as the engine samples it. */
-  onToken?: (tokenId: number, logProb: number) => void;
+  /** How many of each step's most likely tokens to return (`top_logprobs`); 0 or absent: none. */
+  topLogProbs?: number;
+  /** Each new token of this request with its sampling log-prob (and the step's most likely tokens), as the engine samples it. */
+  onToken?: (tokenId: number, logProb: number, top: readonly TopLogProb[]) => void;
 }
 
 export interface SampleResult {
@@ -18,6 +20,8 @@ export interface SampleResult {
   /** The engine's sampling log-probs (at the request's temperature; temperature 1 when greedy). */
   logProbs: number[];
   finishReason: 'stop' | 'length';
+  /** Per response token, its step's most likely tokens (empty lists unless `topLogProbs` asked). */
+  topLogProbs: TopLogProb[][];
 }
 
 export interface MicroBatchOptions {
@@ -99,6 +103,8 @@ export class MicroBatcher {
     const seeded = first.seed !== undefined;
     const limits = rows.map((row) => row.request.maxNewTokens);
     const produced = rows.map(() => 0);
+    const wanted = rows.map((row) => row.request.topLogProbs ?? 0);
+    const tops: TopLogProb[][][] = rows.map(() => []);
     const call: GenerateRequest = {
       prompts: rows.map((row) => row.request.promptIds),
       maxNewTokens: Math.max(...limits),
@@ -107,10 +113,13 @@ export class MicroBatcher {
       stopStrings: first.stopStrings.length ? [...first.stopStrings] : undefined,
       seed: first.seed ?? Math.floor(Math.random() * 2 ** 31),
       rowKeys: seeded ? rows.map(() => 0) : undefined,
-      onToken: (row, tokenId, logProb) => {
+      topLogProbs: Math.max(...wanted) || undefined,
+      onToken: (row, tokenId, logProb, top = []) => {
         if (produced[row]! >= limits[row]!) return;
         produced[row]!++;
-        rows[row]!.request.onToken?.(tokenId, logProb);
+        const own = top.slice(0, wanted[row]);
+        tops[row]!.push(own);
+        rows[row]!.request.onToken?.(tokenId, logProb, own);
       },
     };
     this.stats.generateCalls++;
@@ -131,6 +140,7 @@ export class MicroBatcher {
         tokenIds: tokenIds.slice(0, limit),
         logProbs: result.logProbs[r]!.slice(0, limit),
         finishReason: cut ? 'length' : result.finishReasons[r]!,
+        topLogProbs: tops[r]!,
       });
     });
   }

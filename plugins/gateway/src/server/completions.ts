@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { TopLogProb } from '@drmas/core';
 import type { ServedModel } from '../engine/ServedModels.js';
 import type { SampleRequest, SampleResult } from '../engine/MicroBatcher.js';
 import type { CapturedTurn } from '../capture/Sessions.js';
@@ -24,6 +25,8 @@ export interface CallContext {
 interface SampledToken {
   id: number;
   logprob: number;
+  /** The step's most likely tokens (`top_logprobs`). */
+  top: readonly TopLogProb[];
 }
 
 /** One endpoint's response shapes (chat or text completion). */
@@ -42,14 +45,20 @@ function tokenText(served: ServedModel, id: number): string {
   return served.codec ? served.codec.decode([id]) : `token_id:${id}`;
 }
 
+/** OpenAI's chat log-prob entry: the token's text, its log-prob and its UTF-8 bytes. */
+function logprobEntry(served: ServedModel, id: number, logprob: number) {
+  const token = tokenText(served, id);
+  return { token, logprob, bytes: [...Buffer.from(token, 'utf8')] };
+}
+
 function chatShapes(served: ServedModel, request: SamplingRequest): Shapes {
   const logprobs = (tokens: SampledToken[]) =>
     request.logprobs
       ? {
-          content: tokens.map(({ id, logprob }) => {
-            const token = tokenText(served, id);
-            return { token, logprob, bytes: [...Buffer.from(token, 'utf8')], top_logprobs: [] };
-          }),
+          content: tokens.map(({ id, logprob, top }) => ({
+            ...logprobEntry(served, id, logprob),
+            top_logprobs: top.map((t) => logprobEntry(served, t.tokenId, t.logProb)),
+          })),
         }
       : null;
   const ids = (tokens: SampledToken[]) => (request.returnTokenIds ? { token_ids: tokens.map((t) => t.id) } : {});
@@ -77,7 +86,11 @@ function textShapes(served: ServedModel, request: SamplingRequest, promptIds: nu
     const strings = tokens.map((t) => tokenText(served, t.id));
     const offsets: number[] = [];
     strings.reduce((at, s) => (offsets.push(at), at + s.length), 0);
-    return { tokens: strings, token_logprobs: tokens.map((t) => t.logprob), top_logprobs: null, text_offset: offsets };
+    // The legacy format: each position's most likely tokens as { text: log-prob }.
+    const top = request.topLogprobs
+      ? tokens.map((t) => Object.fromEntries(t.top.map((entry) => [tokenText(served, entry.tokenId), entry.logProb])))
+      : null;
+    return { tokens: strings, token_logprobs: tokens.map((t) => t.logprob), top_logprobs: top, text_offset: offsets };
   };
   let first = true;
   return {
@@ -135,6 +148,7 @@ function sampleRequest(served: ServedModel, promptIds: number[], request: Sampli
     topP: request.topP,
     seed: request.seed,
     stopStrings: request.stop,
+    topLogProbs: request.topLogprobs,
   };
 }
 
@@ -161,13 +175,13 @@ async function serve(
     if (opening) out.event({ ...envelope(shapes.chunkObject), choices: [opening], ...promptIds_ });
     result = await served.batcher.sample({
       ...engineRequest,
-      onToken: (tokenId, logprob) => {
+      onToken: (tokenId, logprob, top) => {
         const delta = text.push(tokenId);
-        out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(delta, [{ id: tokenId, logprob }], null, true)] });
+        out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(delta, [{ id: tokenId, logprob, top }], null, true)] });
       },
     });
     const rest = text.finish();
-    const tokens = result.tokenIds.map((tokenId, i) => ({ id: tokenId, logprob: result.logProbs[i]! }));
+    const tokens = sampledTokens(result);
     if (rest) out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(rest, [], null, true)] });
     out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice('', [], result.finishReason, true)] });
     if (request.includeUsage) out.event({ ...envelope(shapes.chunkObject), choices: [], usage: usage(promptIds, tokens) });
@@ -176,7 +190,7 @@ async function serve(
     result = await served.batcher.sample(engineRequest);
     for (const tokenId of result.tokenIds) text.push(tokenId);
     text.finish();
-    const tokens = result.tokenIds.map((tokenId, i) => ({ id: tokenId, logprob: result.logProbs[i]! }));
+    const tokens = sampledTokens(result);
     out.json({
       ...envelope(shapes.object),
       choices: [shapes.choice(text.text, tokens, result.finishReason, false)],
@@ -197,6 +211,10 @@ async function serve(
     finishReason: result.finishReason,
     text: text.text,
   });
+}
+
+function sampledTokens(result: SampleResult): SampledToken[] {
+  return result.tokenIds.map((id, i) => ({ id, logprob: result.logProbs[i]!, top: result.topLogProbs[i] ?? [] }));
 }
 
 function usage(promptIds: number[], tokens: SampledToken[]) {

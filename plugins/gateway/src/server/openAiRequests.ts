@@ -79,6 +79,7 @@ export interface SamplingRequest {
   returnTokenIds: boolean;
   /** Return the sampled tokens' log-probs. */
   logprobs: boolean;
+  /** And each step's most likely tokens, this many. */
   topLogprobs: number;
 }
 
