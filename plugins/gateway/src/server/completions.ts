@@ -5,6 +5,7 @@ import type { SampleRequest, SampleResult } from '../engine/MicroBatcher.js';
 import type { CapturedTurn } from '../capture/Sessions.js';
 import { OpenAiError } from './OpenAiError.js';
 import { TextStream } from './TextStream.js';
+import { parseToolCalls, templateMessages, TOOL_CALL_OPEN, type ToolCall } from './toolCalls.js';
 import type { ChatRequest, CompletionRequest, SamplingRequest } from './openAiRequests.js';
 
 /** Where an answer goes: one JSON body, or server-sent events (`data: {...}` ... `data: [DONE]`). */
@@ -37,7 +38,14 @@ interface Shapes {
   chunkObject: string;
   /** The first streamed chunk's choice fields (chat: the assistant role). */
   opening(): Record<string, unknown> | undefined;
-  choice(text: string, tokens: SampledToken[], finishReason: string | null, streamed: boolean): Record<string, unknown>;
+  /** A choice of a response (`streamed`: of a chunk), with the tool calls parsed from the whole text, if any. */
+  choice(
+    text: string | null,
+    tokens: SampledToken[],
+    finishReason: string | null,
+    streamed: boolean,
+    toolCalls?: ToolCall[],
+  ): Record<string, unknown>;
 }
 
 /** The token as a string for log-prob entries: its own text, or `token_id:N` (vLLM's spelling) without a tokenizer. */
@@ -68,11 +76,17 @@ function chatShapes(served: ServedModel, request: SamplingRequest): Shapes {
     object: 'chat.completion',
     chunkObject: 'chat.completion.chunk',
     opening: () => ({ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }),
-    choice: (text, tokens, finishReason, streamed) => ({
+    choice: (text, tokens, finishReason, streamed, toolCalls) => ({
       index: 0,
       ...(streamed
-        ? { delta: finishReason === null ? { content: text } : {} }
-        : { message: { role: 'assistant', content: text, tool_calls: [] } }),
+        ? {
+            delta: toolCalls
+              ? { tool_calls: toolCalls.map((call, index) => ({ index, ...call })) }
+              : finishReason === null
+                ? { content: text }
+                : {},
+          }
+        : { message: { role: 'assistant', content: text, tool_calls: toolCalls ?? [] } }),
       logprobs: logprobs(tokens),
       finish_reason: finishReason,
       ...ids(tokens),
@@ -167,33 +181,45 @@ async function serve(
   const id = `${shapes.idPrefix}-${randomUUID().replaceAll('-', '')}`;
   const created = Math.floor(Date.now() / 1000);
   const envelope = (object: string) => ({ id, object, created, model: served.name });
-  const text = new TextStream(served.codec, request.stop);
+  // With tools, a call's text is not streamed as content: the stream holds back from `<tool_call>` on.
+  const tools = shapes.endpoint === 'chat.completions' && (request as ChatRequest).tools !== undefined;
+  const text = new TextStream(served.codec, tools ? [...request.stop, TOOL_CALL_OPEN] : request.stop);
   let result: SampleResult;
   if (request.stream) {
     const opening = shapes.opening();
     const promptIds_ = request.returnTokenIds && shapes.endpoint === 'chat.completions' ? { prompt_token_ids: promptIds } : {};
     if (opening) out.event({ ...envelope(shapes.chunkObject), choices: [opening], ...promptIds_ });
-    result = await served.batcher.sample({
-      ...engineRequest,
-      onToken: (tokenId, logprob, top) => {
-        const delta = text.push(tokenId);
-        out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(delta, [{ id: tokenId, logprob, top }], null, true)] });
-      },
-    });
+    let streamed = 0;
+    const chunk = (tokenId: number, logprob: number, top: readonly TopLogProb[]) => {
+      streamed++;
+      const delta = text.push(tokenId);
+      out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(delta, [{ id: tokenId, logprob, top }], null, true)] });
+    };
+    result = await served.batcher.sample({ ...engineRequest, onToken: chunk });
+    // An engine that does not stream (a scripted one) gives its tokens here.
+    for (let i = streamed; i < result.tokenIds.length; i++) chunk(result.tokenIds[i]!, result.logProbs[i]!, result.topLogProbs[i] ?? []);
     const rest = text.finish();
+    const parsed = tools ? parseToolCalls(fullText(served, request, result)) : undefined;
     const tokens = sampledTokens(result);
-    if (rest) out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(rest, [], null, true)] });
-    out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice('', [], result.finishReason, true)] });
+    // Without a call that parses, what the stream held back from `<tool_call>` on is content after all.
+    const held = parsed ? '' : rest + (tools ? fullText(served, request, result).slice(text.text.length) : '');
+    if (held) out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(held, [], null, true)] });
+    if (parsed) out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(null, [], null, true, parsed.calls)] });
+    out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice('', [], parsed ? 'tool_calls' : result.finishReason, true)] });
     if (request.includeUsage) out.event({ ...envelope(shapes.chunkObject), choices: [], usage: usage(promptIds, tokens) });
     out.done();
   } else {
     result = await served.batcher.sample(engineRequest);
-    for (const tokenId of result.tokenIds) text.push(tokenId);
-    text.finish();
+    const whole = fullText(served, request, result);
+    const parsed = tools ? parseToolCalls(whole) : undefined;
     const tokens = sampledTokens(result);
     out.json({
       ...envelope(shapes.object),
-      choices: [shapes.choice(text.text, tokens, result.finishReason, false)],
+      choices: [
+        parsed
+          ? shapes.choice(parsed.content, tokens, 'tool_calls', false, parsed.calls)
+          : shapes.choice(whole, tokens, result.finishReason, false),
+      ],
       usage: usage(promptIds, tokens),
       ...(request.returnTokenIds && shapes.endpoint === 'chat.completions' ? { prompt_token_ids: promptIds } : {}),
     });
@@ -209,8 +235,16 @@ async function serve(
     logProbs: result.logProbs,
     temperature: request.temperature === 0 ? 1 : request.temperature,
     finishReason: result.finishReason,
-    text: text.text,
+    text: fullText(served, request, result),
   });
+}
+
+/** The text of the sampled ids as the client gets it: special tokens left out, ended before the first stop string. */
+function fullText(served: ServedModel, request: SamplingRequest, result: SampleResult): string {
+  const text = new TextStream(served.codec, request.stop);
+  for (const id of result.tokenIds) text.push(id);
+  text.finish();
+  return text.text;
 }
 
 function sampledTokens(result: SampleResult): SampledToken[] {
@@ -231,7 +265,14 @@ export async function chatCompletion(call: CallContext, request: ChatRequest, ou
       'model',
     );
   }
-  const rendered = codec.applyChatTemplate(request.messages, { addGenerationPrompt: true });
+  const messages = templateMessages(request.messages);
+  const rendered = codec.applyChatTemplate(messages, { addGenerationPrompt: true, tools: request.tools });
+  if (request.tools && rendered === codec.applyChatTemplate(messages, { addGenerationPrompt: true })) {
+    throw OpenAiError.badRequest(
+      `the chat template of model "${served.name}" does not render tools, so the model cannot call them`,
+      'tools',
+    );
+  }
   const promptIds = codec.encode(rendered, { addSpecialTokens: false });
   const engineRequest = sampleRequest(served, promptIds, request, 'messages');
   await serve(call, request, promptIds, engineRequest, chatShapes(served, request), out);

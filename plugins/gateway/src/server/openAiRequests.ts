@@ -31,6 +31,8 @@ const chatBody = z.looseObject({
   max_completion_tokens: z.number().int().min(1).nullish(),
   logprobs: z.boolean().nullish(),
   top_logprobs: z.number().int().min(0).max(20).nullish(),
+  tools: z.array(z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) })).nullish(),
+  tool_choice: z.enum(['auto', 'none']).nullish(),
 });
 
 const completionBody = z.looseObject({
@@ -54,11 +56,10 @@ const UNSUPPORTED: Record<string, { neutral: (value: unknown) => boolean; why: s
   },
   echo: { neutral: (v) => v === false, why: 'the prompt is returned as ids with return_token_ids' },
   suffix: { neutral: (v) => v === '', why: 'the engines do not fill in the middle' },
-  tools: {
-    neutral: (v) => Array.isArray(v) && v.length === 0,
-    why: 'tool calls are not parsed from the output yet (see the gateway README)',
+  tool_choice: {
+    neutral: (v) => v === 'auto' || v === 'none',
+    why: 'the engines do not force a call (no constrained decoding); use "auto" (the model decides) or "none"',
   },
-  tool_choice: { neutral: (v) => v === 'none', why: 'tool calls are not parsed from the output yet (see the gateway README)' },
   response_format: {
     neutral: (v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'text',
     why: 'the engines do not constrain the output to a format',
@@ -85,6 +86,8 @@ export interface SamplingRequest {
 
 export interface ChatRequest extends SamplingRequest {
   messages: ChatMessage[];
+  /** Tool schemas for the chat template (absent with `tool_choice: "none"`); calls are parsed from the output. */
+  tools?: unknown[];
 }
 
 export interface CompletionRequest extends SamplingRequest {
@@ -161,6 +164,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
     messages,
     logprobs: parsed.logprobs ?? false,
     topLogprobs: parsed.top_logprobs ?? 0,
+    tools: parsed.tools?.length && parsed.tool_choice !== 'none' ? parsed.tools : undefined,
   };
 }
 
