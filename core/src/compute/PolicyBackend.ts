@@ -31,6 +31,12 @@ export interface GenerateRequest extends SamplingParams {
    */
   rowKeys?: readonly number[];
   /**
+   * Each row's own seed in place of `seed` (its stream is then the one `seed: rowSeeds[r]` gives that row's key), so
+   * rows of requests with different seeds share one call: a one-row request `{ seed: s }` samples as the row with
+   * seed `s` and key 0 does in any call.
+   */
+  rowSeeds?: readonly number[];
+  /**
    * Called with each new token of every row as it is sampled (for streaming), with its sampling log-prob (as in
    * `GenerateResult.logProbs`) and, when `topLogProbs` asks for them, the step's most likely tokens at the same temperature.
    */

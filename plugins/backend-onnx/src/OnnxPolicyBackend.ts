@@ -205,7 +205,10 @@ export class OnnxPolicyBackend implements PolicyBackend {
     if (request.rowKeys && request.rowKeys.length !== rows) {
       throw new OnnxRequestError(`rowKeys has ${request.rowKeys.length} keys for ${rows} prompts`, 'give one key per prompt, or none');
     }
-    const rngs = rowStreams(seed, rows, request.rowKeys);
+    if (request.rowSeeds && request.rowSeeds.length !== rows) {
+      throw new OnnxRequestError(`rowSeeds has ${request.rowSeeds.length} seeds for ${rows} prompts`, 'give one seed per prompt, or none');
+    }
+    const rngs = rowStreams(seed, rows, request.rowKeys, request.rowSeeds);
     const stopIds = new Set(request.stopTokenIds ?? this.defaultStopTokenIds);
     const tokenIds: number[][] = Array.from({ length: rows }, () => []);
     const logProbs: number[][] = Array.from({ length: rows }, () => []);

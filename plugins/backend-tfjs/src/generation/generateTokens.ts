@@ -21,6 +21,8 @@ export interface GenerationOptions {
   rowOffset?: number;
   /** Each row's random-stream key (`GenerateRequest.rowKeys`), for this chunk's rows; default: its index in the whole request. */
   rowKeys?: readonly number[];
+  /** Each row's own seed (`GenerateRequest.rowSeeds`), for this chunk's rows. */
+  rowSeeds?: readonly number[];
 }
 
 export interface GenerationOutput {
@@ -60,9 +62,12 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
   if (options.rowKeys && options.rowKeys.length !== rows) {
     throw new GenerationError(`rowKeys has ${options.rowKeys.length} keys for ${rows} prompts`, 'give one key per prompt, or none');
   }
+  if (options.rowSeeds && options.rowSeeds.length !== rows) {
+    throw new GenerationError(`rowSeeds has ${options.rowSeeds.length} seeds for ${rows} prompts`, 'give one seed per prompt, or none');
+  }
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const rowOffset = options.rowOffset ?? 0;
-  const rngs = rowStreams(seed, rows, options.rowKeys ?? Array.from({ length: rows }, (_, r) => r + rowOffset));
+  const rngs = rowStreams(seed, rows, options.rowKeys ?? Array.from({ length: rows }, (_, r) => r + rowOffset), options.rowSeeds);
   const stopIds = new Set(options.stopTokenIds ?? []);
   const tokenIds: number[][] = Array.from({ length: rows }, () => []);
   const logProbs: number[][] = Array.from({ length: rows }, () => []);
@@ -180,6 +185,7 @@ export async function generateInChunks(model: DecoderModel, options: GenerationO
       prompts: options.prompts.slice(start, end),
       rowOffset: (options.rowOffset ?? 0) + start,
       rowKeys: options.rowKeys?.slice(start, end),
+      rowSeeds: options.rowSeeds?.slice(start, end),
     });
     out.tokenIds.push(...chunk.tokenIds);
     out.logProbs.push(...chunk.logProbs);
