@@ -194,9 +194,9 @@ describe('the openai client over loopback', () => {
     expect(codec.decode(choice.token_ids)).toContain('=');
   });
 
-  test('concurrent requests share one engine call; each still samples what it would alone', async () => {
+  test('concurrent requests with their own seeds share one engine call; each still samples what it would alone', async () => {
     const prompts = ['Solve: 1+1', 'Solve: 20+22', 'Check: 3+3=6', 'Solve: 9+9', 'Solve: 14+5'];
-    const wants = await Promise.all(prompts.map((content) => direct(chatPromptIds(content), 7, 10)));
+    const wants = await Promise.all(prompts.map((content, i) => direct(chatPromptIds(content), 7 + i, 10)));
     // A server on the same engines whose batch goes when full: one call whatever the machine's load, not a timing.
     const models = new ServedModels(kernel.get(WorkerGroups).all(), { windowMs: 60_000, maxBatch: prompts.length });
     const batching = new GatewayServer(models, { host: '127.0.0.1', port: 0 });
@@ -208,7 +208,7 @@ describe('the openai client over loopback', () => {
             model: 'solver',
             messages: [{ role: 'user', content }],
             max_tokens: 10,
-            seed: 7,
+            seed: 7 + prompts.indexOf(content),
             ...({ return_token_ids: true } as object),
           }) as Promise<WithTokenIds<OpenAI.Chat.Completions.ChatCompletion>>,
       ),

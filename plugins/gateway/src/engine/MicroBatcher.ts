@@ -48,11 +48,11 @@ interface Pending {
 
 /**
  * Collects concurrent requests to one engine for `windowMs` (or until `maxBatch` wait) and samples them in one
- * `generate` call per set of rows that share the call-wide settings (temperature, top-p, stop strings, seed). One call
- * runs at a time per engine; requests arriving meanwhile form the next batch.
+ * `generate` call per set of rows that share the call-wide settings (temperature, top-p, stop strings). One call runs
+ * at a time per engine; requests arriving meanwhile form the next batch.
  *
- * A request with a seed samples exactly as `generate({ prompts: [promptIds], seed })` would: rows sharing that seed
- * are all keyed 0 (`GenerateRequest.rowKeys`), so each draws the single-row stream whichever rows share its call.
+ * A request with a seed samples exactly as `generate({ prompts: [promptIds], seed })` would: its row has that seed and
+ * key 0 (`GenerateRequest.rowSeeds`, `rowKeys`), the single-row stream, whichever rows share its call.
  * Rows of one call asking for different lengths run to the longest and are cut at their own `maxNewTokens`; a row's
  * tokens do not depend on how long the call runs, so the cut equals a call of that length.
  */
@@ -100,7 +100,9 @@ export class MicroBatcher {
 
   private async run(rows: Pending[]): Promise<void> {
     const first = rows[0]!.request;
-    const seeded = first.seed !== undefined;
+    // A row with a seed draws the stream a one-row call at that seed gives (its own seed, key 0); the others draw
+    // from the call's random seed, keyed by their position.
+    const callSeed = Math.floor(Math.random() * 2 ** 31);
     const limits = rows.map((row) => row.request.maxNewTokens);
     const produced = rows.map(() => 0);
     const wanted = rows.map((row) => row.request.topLogProbs ?? 0);
@@ -111,8 +113,9 @@ export class MicroBatcher {
       temperature: first.temperature,
       topP: first.topP,
       stopStrings: first.stopStrings.length ? [...first.stopStrings] : undefined,
-      seed: first.seed ?? Math.floor(Math.random() * 2 ** 31),
-      rowKeys: seeded ? rows.map(() => 0) : undefined,
+      seed: callSeed,
+      rowSeeds: rows.map((row) => row.request.seed ?? callSeed),
+      rowKeys: rows.map((row, r) => (row.request.seed === undefined ? r : 0)),
       topLogProbs: Math.max(...wanted) || undefined,
       onToken: (row, tokenId, logProb, top = []) => {
         if (produced[row]! >= limits[row]!) return;
@@ -146,12 +149,12 @@ export class MicroBatcher {
   }
 }
 
-/** Rows that can share one `generate` call: the same temperature, top-p, stop strings and seed (or none). */
+/** Rows that can share one `generate` call: the same temperature, top-p and stop strings (seeds are per row). */
 function groupByCallSettings(batch: Pending[]): Pending[][] {
   const groups = new Map<string, Pending[]>();
   for (const entry of batch) {
-    const { temperature, topP, seed, stopStrings } = entry.request;
-    const key = JSON.stringify([temperature, topP, seed ?? null, stopStrings]);
+    const { temperature, topP, stopStrings } = entry.request;
+    const key = JSON.stringify([temperature, topP, stopStrings]);
     const group = groups.get(key);
     if (group) group.push(entry);
     else groups.set(key, [entry]);
