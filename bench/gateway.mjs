@@ -4,19 +4,23 @@
 // usage: npm run build && node bench/gateway.mjs [--rounds 3] [--requests 16] [--tokens 32] [--rollout tfjs|onnx]
 // Prints one JSON line per round and a summary of medians.
 import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
 import { createKernel, WorkerGroups } from '@drmas/core';
 import { Gateway, GatewayServer, ServedModels } from '@drmas/plugin-gateway';
 import { median } from './lib/workloads.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const rounds = Number(option('rounds', '3'));
-const requests = Number(option('requests', '16'));
-const tokens = Number(option('tokens', '32'));
-const rollout = option('rollout', 'tfjs');
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    requests: { type: 'string', default: '16' },
+    tokens: { type: 'string', default: '32' },
+    rollout: { type: 'string', default: 'tfjs' },
+  },
+});
+const rounds = Number(values.rounds);
+const requests = Number(values.requests);
+const tokens = Number(values.tokens);
+const rollout = values.rollout;
 
 const { kernel } = await createKernel({
   cwd: process.cwd(),
