@@ -19,7 +19,7 @@ export interface CapturedTurn {
   logProbs: number[];
   temperature: number;
   finishReason: 'stop' | 'length';
-  /** The text returned to the client. */
+  /** The completion's text as the client got it (tool-call blocks included; special tokens and stop string out). */
   text: string;
   reward?: number;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { TopLogProb } from '@drmas/core';
+import { scoringTemperature, type TopLogProb } from '@drmas/core';
 import type { ServedModel } from '../engine/ServedModels.js';
 import type { SampleRequest, SampleResult } from '../engine/MicroBatcher.js';
 import type { CapturedTurn } from '../capture/Sessions.js';
@@ -185,6 +185,7 @@ async function serve(
   const tools = shapes.endpoint === 'chat.completions' && (request as ChatRequest).tools !== undefined;
   const text = new TextStream(served.codec, tools ? [...request.stop, TOOL_CALL_OPEN] : request.stop);
   let result: SampleResult;
+  let whole: string;
   if (request.stream) {
     const opening = shapes.opening();
     const promptIds_ = request.returnTokenIds && shapes.endpoint === 'chat.completions' ? { prompt_token_ids: promptIds } : {};
@@ -199,10 +200,11 @@ async function serve(
     // An engine that does not stream (a scripted one) gives its tokens here.
     for (let i = streamed; i < result.tokenIds.length; i++) chunk(result.tokenIds[i]!, result.logProbs[i]!, result.topLogProbs[i] ?? []);
     const rest = text.finish();
-    const parsed = tools ? parseToolCalls(fullText(served, request, result)) : undefined;
+    whole = fullText(served, request, result);
+    const parsed = tools ? parseToolCalls(whole) : undefined;
     const tokens = sampledTokens(result);
     // Without a call that parses, what the stream held back from `<tool_call>` on is content after all.
-    const held = parsed ? '' : rest + (tools ? fullText(served, request, result).slice(text.text.length) : '');
+    const held = parsed ? '' : rest + (tools ? whole.slice(text.text.length) : '');
     if (held) out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(held, [], null, true)] });
     if (parsed) out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(null, [], null, true, parsed.calls)] });
     out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice('', [], parsed ? 'tool_calls' : result.finishReason, true)] });
@@ -210,7 +212,7 @@ async function serve(
     out.done();
   } else {
     result = await served.batcher.sample(engineRequest);
-    const whole = fullText(served, request, result);
+    whole = fullText(served, request, result);
     const parsed = tools ? parseToolCalls(whole) : undefined;
     const tokens = sampledTokens(result);
     out.json({
@@ -233,18 +235,17 @@ async function serve(
     promptIds,
     responseIds: result.tokenIds,
     logProbs: result.logProbs,
-    temperature: request.temperature === 0 ? 1 : request.temperature,
+    temperature: scoringTemperature(request.temperature),
     finishReason: result.finishReason,
-    text: fullText(served, request, result),
+    text: whole,
   });
 }
 
 /** The text of the sampled ids as the client gets it: special tokens left out, ended before the first stop string. */
 function fullText(served: ServedModel, request: SamplingRequest, result: SampleResult): string {
-  const text = new TextStream(served.codec, request.stop);
-  for (const id of result.tokenIds) text.push(id);
-  text.finish();
-  return text.text;
+  const text = served.codec ? served.codec.decode(result.tokenIds, { skipSpecialTokens: true }) : '';
+  const ends = request.stop.map((stop) => text.indexOf(stop)).filter((at) => at >= 0);
+  return ends.length ? text.slice(0, Math.min(...ends)) : text;
 }
 
 function sampledTokens(result: SampleResult): SampledToken[] {
