@@ -88,6 +88,20 @@ describe('the openai client over loopback', () => {
     });
   });
 
+  test('a model no agent uses is served too, on its own engine: the same checkpoint samples the same ids', async () => {
+    expect((await client.models.list()).data.map((m) => m.id)).toEqual(['policy', 'spare', 'solver', 'verifier']);
+    expect(gateway.server.models.find('spare')!.engine).not.toBe(engine);
+    const want = await direct(codec.encode('Solve: 5+6'), 13, 8);
+    const answer = (await client.completions.create({
+      model: 'spare',
+      prompt: 'Solve: 5+6',
+      max_tokens: 8,
+      seed: 13,
+      ...({ return_token_ids: true } as object),
+    })) as OpenAI.Completions.Completion & { choices: Array<{ token_ids: number[] }> };
+    expect(answer.choices[0]!.token_ids).toEqual(want.tokenIds);
+  });
+
   test("the served log-probs are `drmas score`'s for the same tokens (temperature 1)", async () => {
     const answer = (await client.completions.create({
       model: 'policy',

@@ -11,7 +11,7 @@ describeSlow('drmas gateway in its own process', () => {
       await gateway.waitFor(/gateway listening at (http:\/\/127\.0\.0\.1:\d+\/v1)/, 60_000);
       const baseURL = /gateway listening at (http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(gateway.output())![1]!;
       const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
-      expect((await client.models.list()).data.map((m) => m.id)).toEqual(['policy', 'solver', 'verifier']);
+      expect((await client.models.list()).data.map((m) => m.id)).toEqual(['policy', 'spare', 'solver', 'verifier']);
       const answer = await client.chat.completions.create({
         model: 'solver',
         messages: [{ role: 'user', content: 'Solve: 1+2' }],
