@@ -101,6 +101,7 @@ export type {
   SamplingParams,
   ScoreRequest,
   ScoreResult,
+  TopLogProb,
   TrainingSnapshot,
   UpdateRequest,
   UpdateResult,

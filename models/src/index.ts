@@ -118,4 +118,4 @@ export { rowStreams, SeededRandom } from './decoding/SeededRandom.js';
 export { rotaryInverseFrequencies, rotaryTables } from './decoding/rotaryEmbedding.js';
 export { leftPad, type LeftPaddedBatch } from './decoding/batchLayout.js';
 export { promptResponseLayout, type PromptResponseLayout } from './decoding/promptResponseLayout.js';
-export { argmax, logProbAtTemperature, sampleToken, type SamplingSettings } from './decoding/sampling.js';
+export { argmax, logProbAtTemperature, sampleToken, topLogProbs, type SamplingSettings } from './decoding/sampling.js';

@@ -15,6 +15,12 @@ export interface SamplingParams {
   seed?: number;
 }
 
+/** One of a step's most likely tokens, with its log-prob at the sampling temperature. */
+export interface TopLogProb {
+  tokenId: number;
+  logProb: number;
+}
+
 export interface GenerateRequest extends SamplingParams {
   /** Prompt token ids per row (unpadded). */
   prompts: number[][];
@@ -24,8 +30,19 @@ export interface GenerateRequest extends SamplingParams {
    * tokens whichever rows share its call.
    */
   rowKeys?: readonly number[];
-  /** Called with each new token of every row as it is sampled (for streaming). */
-  onToken?: (row: number, tokenId: number) => void;
+  /**
+   * Each row's own seed in place of `seed` (its stream is then the one `seed: rowSeeds[r]` gives that row's key), so
+   * rows of requests with different seeds share one call: a one-row request `{ seed: s }` samples as the row with
+   * seed `s` and key 0 does in any call.
+   */
+  rowSeeds?: readonly number[];
+  /**
+   * Called with each new token of every row as it is sampled (for streaming), with its sampling log-prob (as in
+   * `GenerateResult.logProbs`) and, when `topLogProbs` asks for them, the step's most likely tokens at the same temperature.
+   */
+  onToken?: (row: number, tokenId: number, logProb: number, top?: readonly TopLogProb[]) => void;
+  /** How many of each step's most likely tokens `onToken` gets (OpenAI's `top_logprobs`); 0 or absent: none. */
+  topLogProbs?: number;
 }
 
 export interface GenerateResult {

@@ -14,7 +14,7 @@ export interface TextCodec {
   encode(text: string, options?: { addSpecialTokens?: boolean }): number[];
   decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
   /** Renders messages with the tokenizer's chat template; undefined when the tokenizer has none. */
-  applyChatTemplate?(messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean }): string;
+  applyChatTemplate?(messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean; tools?: unknown[] }): string;
   readonly chatTemplate?: string | undefined;
   readonly eosTokenId?: number | undefined;
   readonly vocabSize: number;

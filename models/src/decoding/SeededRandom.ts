@@ -87,10 +87,15 @@ export class SeededRandom {
 }
 
 /**
- * The sampling streams of a generate call, one per row, each seeded by the call's seed and the row's key (its
- * position in the call unless the request gives `rowKeys`): a row draws the same numbers whichever rows share its call.
+ * The sampling streams of a generate call, one per row, each seeded by the call's seed (or the row's own, `rowSeeds`)
+ * and the row's key (its position in the call unless the request gives `rowKeys`): a row draws the same numbers
+ * whichever rows share its call.
  */
-export function rowStreams(seed: number, rows: number, rowKeys?: readonly number[]): SeededRandom[] {
+export function rowStreams(seed: number, rows: number, rowKeys?: readonly number[], rowSeeds?: readonly number[]): SeededRandom[] {
   if (rowKeys && rowKeys.length !== rows) throw new RangeError(`rowKeys has ${rowKeys.length} keys for ${rows} rows`);
-  return Array.from({ length: rows }, (_, r) => new SeededRandom(seed * 7919 + (rowKeys ? rowKeys[r]! : r) * 104729 + 1));
+  if (rowSeeds && rowSeeds.length !== rows) throw new RangeError(`rowSeeds has ${rowSeeds.length} seeds for ${rows} rows`);
+  return Array.from(
+    { length: rows },
+    (_, r) => new SeededRandom((rowSeeds ? rowSeeds[r]! : seed) * 7919 + (rowKeys ? rowKeys[r]! : r) * 104729 + 1),
+  );
 }

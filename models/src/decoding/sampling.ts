@@ -1,3 +1,4 @@
+import type { TopLogProb } from '@drmas/core';
 import type { SeededRandom } from './SeededRandom.js';
 
 // Module-level binding: a global lookup of `Math` per call is slow inside vm contexts (jest).
@@ -28,6 +29,31 @@ export function logProbAtTemperature(logProbs: Float32Array, token: number, temp
   let total = 0;
   for (let i = 0; i < logProbs.length; i++) total += exp((logProbs[i]! - max) * invT);
   return (logProbs[token]! - max) * invT - Math.log(total);
+}
+
+/**
+ * The `k` most likely tokens of a row of temperature-1 log-probs, most likely first (ties: lower id first), each with
+ * its log-prob at `temperature` as `logProbAtTemperature` gives it (OpenAI's `top_logprobs` beside the sampled token).
+ */
+export function topLogProbs(logProbs: Float32Array, k: number, temperature: number): TopLogProb[] {
+  const top: number[] = [];
+  const n = Math.min(k, logProbs.length);
+  for (let i = 0; i < logProbs.length && n > 0; i++) {
+    const l = logProbs[i]!;
+    if (top.length === n && l <= logProbs[top[n - 1]!]!) continue;
+    let at = top.length === n ? n - 1 : top.length;
+    while (at > 0 && logProbs[top[at - 1]!]! < l) at--;
+    top.splice(at, 0, i);
+    if (top.length > n) top.pop();
+  }
+  if (temperature <= 0 || temperature === 1) return top.map((tokenId) => ({ tokenId, logProb: logProbs[tokenId]! }));
+  const invT = 1 / temperature;
+  let max = -Infinity;
+  for (let i = 0; i < logProbs.length; i++) if (logProbs[i]! > max) max = logProbs[i]!;
+  let total = 0;
+  for (let i = 0; i < logProbs.length; i++) total += exp((logProbs[i]! - max) * invT);
+  const logTotal = Math.log(total);
+  return top.map((tokenId) => ({ tokenId, logProb: (logProbs[tokenId]! - max) * invT - logTotal }));
 }
 
 /**

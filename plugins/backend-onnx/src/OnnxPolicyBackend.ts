@@ -22,6 +22,7 @@ import {
   rotaryTables,
   sampleToken,
   saveCheckpoint,
+  topLogProbs,
   rowStreams,
   type DecoderConfig,
   type ModelSource,
@@ -203,7 +204,10 @@ export class OnnxPolicyBackend implements PolicyBackend {
     if (request.rowKeys && request.rowKeys.length !== rows) {
       throw new OnnxRequestError(`rowKeys has ${request.rowKeys.length} keys for ${rows} prompts`, 'give one key per prompt, or none');
     }
-    const rngs = rowStreams(seed, rows, request.rowKeys);
+    if (request.rowSeeds && request.rowSeeds.length !== rows) {
+      throw new OnnxRequestError(`rowSeeds has ${request.rowSeeds.length} seeds for ${rows} prompts`, 'give one seed per prompt, or none');
+    }
+    const rngs = rowStreams(seed, rows, request.rowKeys, request.rowSeeds);
     const stopIds = new Set(request.stopTokenIds ?? this.defaultStopTokenIds);
     const tokenIds: number[][] = Array.from({ length: rows }, () => []);
     const logProbs: number[][] = Array.from({ length: rows }, () => []);
@@ -255,8 +259,10 @@ export class OnnxPolicyBackend implements PolicyBackend {
         const token = sampleToken(row, settings, rngs[r]!);
         const ids = tokenIds[r]!;
         ids.push(token);
-        logProbs[r]!.push(logProbAtTemperature(row, token, settings.temperature));
-        request.onToken?.(r, token);
+        const logProb = logProbAtTemperature(row, token, settings.temperature);
+        logProbs[r]!.push(logProb);
+        const top = request.topLogProbs ? topLogProbs(row, request.topLogProbs, settings.temperature) : undefined;
+        request.onToken?.(r, token, logProb, top);
         if (stopIds.has(token) || hitsStopString(ids)) finishReasons[r] = 'stop';
         else still.push(i);
       }

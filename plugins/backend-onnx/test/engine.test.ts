@@ -99,10 +99,26 @@ describe('built-in models', () => {
     });
   });
 
+  it('rowSeeds: a row with its own seed and key 0 samples what a one-row call at that seed samples, on both engines', async () => {
+    const request: GenerateRequest = { prompts: PROMPTS.slice(0, 2), maxNewTokens: 6, temperature: 1, rowSeeds: [5, 9], rowKeys: [0, 0] };
+    const alone = await Promise.all(
+      [5, 9].map((seed, r) => onnx.generate({ prompts: [PROMPTS[r]!], maxNewTokens: 6, temperature: 1, seed })),
+    );
+    const [a, b] = await Promise.all([onnx.generate(request), tfjs.generate(request)]);
+    expect(a.tokenIds).toEqual(alone.map((one) => one.tokenIds[0]));
+    expect(b.tokenIds).toEqual(a.tokenIds);
+  });
+
   it('streams tokens through onToken and stops at the default eos ids', async () => {
-    const seen: [number, number][] = [];
-    const out = await onnx.generate({ prompts: PROMPTS.slice(0, 2), maxNewTokens: 5, seed: 1, onToken: (r, id) => seen.push([r, id]) });
+    const seen: [number, number, number][] = [];
+    const out = await onnx.generate({
+      prompts: PROMPTS.slice(0, 2),
+      maxNewTokens: 5,
+      seed: 1,
+      onToken: (r, id, lp) => seen.push([r, id, lp]),
+    });
     expect(seen.filter(([r]) => r === 0).map(([, id]) => id)).toEqual(out.tokenIds[0]);
+    expect(seen.filter(([r]) => r === 1).map(([, , lp]) => lp)).toEqual(out.logProbs[1]);
     expect(onnx.defaultStopTokenIds).toEqual(tfjs.defaultStopTokenIds);
   });
 

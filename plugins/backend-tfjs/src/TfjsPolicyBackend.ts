@@ -120,8 +120,10 @@ export class TfjsPolicyBackend implements PolicyBackend {
         stopStrings: request.stopStrings,
         seed: request.seed,
         rowKeys: request.rowKeys,
+        rowSeeds: request.rowSeeds,
         decode: tokenizer ? (ids) => tokenizer.decode(ids) : undefined,
         onToken: request.onToken,
+        topLogProbs: request.topLogProbs,
       }),
     );
   }

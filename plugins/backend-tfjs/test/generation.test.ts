@@ -89,12 +89,22 @@ describe('generateTokens', () => {
     expect(stopped.tokenIds[1]!.length).toBeLessThanOrEqual(5);
   });
 
-  it('streams every token through onToken and leaks no tensors', async () => {
+  it('streams every token and its log-prob through onToken and leaks no tensors', async () => {
     const seen: number[][] = PROMPTS.map(() => []);
+    const seenLogProbs: number[][] = PROMPTS.map(() => []);
     const before = tf.memory().numTensors;
-    const out = await generateTokens(model, { prompts: PROMPTS, maxNewTokens: 5, seed: 1, onToken: (r, t) => seen[r]!.push(t) });
+    const out = await generateTokens(model, {
+      prompts: PROMPTS,
+      maxNewTokens: 5,
+      seed: 1,
+      onToken: (r, t, lp) => {
+        seen[r]!.push(t);
+        seenLogProbs[r]!.push(lp);
+      },
+    });
     expect(tf.memory().numTensors).toBe(before);
     expect(seen).toEqual(out.tokenIds);
+    expect(seenLogProbs).toEqual(out.logProbs);
   });
 });
 

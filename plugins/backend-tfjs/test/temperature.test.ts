@@ -1,5 +1,5 @@
 import { scoreSequences, TrainingBatch, type LossFunction, type LossInput, type TensorOps } from '@drmas/core';
-import { logProbAtTemperature } from '@drmas/models';
+import { logProbAtTemperature, topLogProbs } from '@drmas/models';
 import { TfjsPolicyBackend } from '../src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../src/runtime/RuntimeSelector.js';
 import type { DecoderModel } from '../src/model/DecoderModel.js';
@@ -32,6 +32,17 @@ describe('logProbAtTemperature', () => {
   it('returns the temperature-1 value for T = 1 and for greedy (T = 0)', () => {
     expect(logProbAtTemperature(row, 1, 1)).toBe(row[1]);
     expect(logProbAtTemperature(row, 1, 0)).toBe(row[1]);
+  });
+
+  it('topLogProbs: the k most likely, most likely first, at the temperature (hand-worked, T = 0.5)', () => {
+    const top = topLogProbs(row, 2, 0.5);
+    expect(top.map((t) => t.tokenId)).toEqual([2, 1]);
+    expect(top[0]!.logProb).toBeCloseTo(4 - 4.142931, 5);
+    expect(top[1]!.logProb).toBeCloseTo(2 - 4.142931, 5);
+    expect(topLogProbs(row, 5, 1)).toEqual([2, 1, 0].map((tokenId) => ({ tokenId, logProb: row[tokenId] })));
+    // Ties keep the lower id first; k = 0 gives none.
+    expect(topLogProbs(Float32Array.from([-1, -0.5, -0.5, -3]), 2, 1).map((t) => t.tokenId)).toEqual([1, 2]);
+    expect(topLogProbs(row, 0, 1)).toEqual([]);
   });
 });
 

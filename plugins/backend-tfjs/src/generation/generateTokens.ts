@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { DrmasError } from '@drmas/core';
+import { DrmasError, type TopLogProb } from '@drmas/core';
 import type { DecoderModel, LayerCache } from '../model/DecoderModel.js';
-import { leftPad, logProbAtTemperature, rowStreams, sampleToken, type SamplingSettings } from '@drmas/models';
+import { leftPad, logProbAtTemperature, rowStreams, sampleToken, topLogProbs, type SamplingSettings } from '@drmas/models';
 
 export interface GenerationOptions {
   prompts: ArrayLike<number>[];
@@ -14,11 +14,15 @@ export interface GenerationOptions {
   seed?: number;
   /** Decodes a row's generated ids; needed for stop strings. */
   decode?: (ids: number[]) => string;
-  onToken?: (row: number, tokenId: number) => void;
+  onToken?: (row: number, tokenId: number, logProb: number, top?: readonly TopLogProb[]) => void;
+  /** How many of each step's most likely tokens `onToken` gets. */
+  topLogProbs?: number;
   /** Index of the first row in the whole request, when a request is generated in chunks (seeds and onToken rows). */
   rowOffset?: number;
   /** Each row's random-stream key (`GenerateRequest.rowKeys`), for this chunk's rows; default: its index in the whole request. */
   rowKeys?: readonly number[];
+  /** Each row's own seed (`GenerateRequest.rowSeeds`), for this chunk's rows. */
+  rowSeeds?: readonly number[];
 }
 
 export interface GenerationOutput {
@@ -58,9 +62,12 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
   if (options.rowKeys && options.rowKeys.length !== rows) {
     throw new GenerationError(`rowKeys has ${options.rowKeys.length} keys for ${rows} prompts`, 'give one key per prompt, or none');
   }
+  if (options.rowSeeds && options.rowSeeds.length !== rows) {
+    throw new GenerationError(`rowSeeds has ${options.rowSeeds.length} seeds for ${rows} prompts`, 'give one seed per prompt, or none');
+  }
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const rowOffset = options.rowOffset ?? 0;
-  const rngs = rowStreams(seed, rows, options.rowKeys ?? Array.from({ length: rows }, (_, r) => r + rowOffset));
+  const rngs = rowStreams(seed, rows, options.rowKeys ?? Array.from({ length: rows }, (_, r) => r + rowOffset), options.rowSeeds);
   const stopIds = new Set(options.stopTokenIds ?? []);
   const tokenIds: number[][] = Array.from({ length: rows }, () => []);
   const logProbs: number[][] = Array.from({ length: rows }, () => []);
@@ -98,8 +105,10 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
         const token = sampleToken(row, settings, rngs[r]!);
         const generated = tokenIds[r]!;
         generated.push(token);
-        logProbs[r]!.push(logProbAtTemperature(row, token, settings.temperature));
-        options.onToken?.(r + rowOffset, token);
+        const logProb = logProbAtTemperature(row, token, settings.temperature);
+        logProbs[r]!.push(logProb);
+        const top = options.topLogProbs ? topLogProbs(row, options.topLogProbs, settings.temperature) : undefined;
+        options.onToken?.(r + rowOffset, token, logProb, top);
         if (stopIds.has(token) || hitsStopString(generated, options)) finishReasons[r] = 'stop';
         else still.push(i);
       }
@@ -176,6 +185,7 @@ export async function generateInChunks(model: DecoderModel, options: GenerationO
       prompts: options.prompts.slice(start, end),
       rowOffset: (options.rowOffset ?? 0) + start,
       rowKeys: options.rowKeys?.slice(start, end),
+      rowSeeds: options.rowSeeds?.slice(start, end),
     });
     out.tokenIds.push(...chunk.tokenIds);
     out.logProbs.push(...chunk.logProbs);

@@ -1,0 +1,81 @@
+import { BackendFactory, DrmasError, Roles, WorkerGroups, type Kernel, type RunContext, type WorkerGroup } from '@drmas/core';
+import { AUTO_ROLLOUT, chooseRolloutEngine, type WorkerGroupsService } from '@drmas/plugin-trainer';
+import { ServedModels } from './engine/ServedModels.js';
+import type { MicroBatchOptions } from './engine/MicroBatcher.js';
+import { GatewayServer } from './server/GatewayServer.js';
+
+export interface GatewayOptions extends MicroBatchOptions {
+  host: string;
+  port: number;
+  log: (message: string) => void;
+}
+
+/** Defaults of `drmas gateway`: loopback only, a 5 ms batching window, 32 rows per engine call. */
+export const GATEWAY_DEFAULTS = { host: '127.0.0.1', port: 8000, windowMs: 5, maxBatch: 32 } as const;
+
+/**
+ * A gateway over a kernel's run: its worker groups' sampling engines loaded as a rollout worker loads them (no
+ * trainer, no run directory), and the sampling engine of each model no agent uses, served over HTTP until `close`.
+ */
+export class Gateway {
+  private constructor(
+    private readonly groups: WorkerGroupsService,
+    private readonly unused: readonly WorkerGroup[],
+    readonly server: GatewayServer,
+    /** `http://host:port` (no `/v1`). */
+    readonly url: string,
+  ) {}
+
+  static async open(kernel: Kernel, options: GatewayOptions): Promise<Gateway> {
+    const run: RunContext = {
+      config: kernel.config,
+      container: kernel.container,
+      runDir: kernel.cwd,
+      signal: new AbortController().signal,
+      log: options.log,
+    };
+    // The trainer plugin's service, through the role's token (the plugin may be another copy than this one imports).
+    const groups = kernel.get(WorkerGroups) as unknown as WorkerGroupsService;
+    await groups.create(run, { reference: false, samplingOnly: true });
+    const unused: WorkerGroup[] = [];
+    try {
+      for (const id of Object.keys(kernel.config.models)) {
+        if (!groups.all().some((group) => group.id === id)) unused.push(await openUnusedModel(kernel, id, run));
+      }
+      const server = new GatewayServer(new ServedModels([...groups.all(), ...unused], options), {
+        host: options.host,
+        port: options.port,
+      });
+      const url = await server.start();
+      return new Gateway(groups, unused, server, url);
+    } catch (error) {
+      groups.dispose();
+      for (const group of unused) group.rollout.dispose();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.server.stop();
+    this.groups.dispose();
+    for (const group of this.unused) group.rollout.dispose();
+  }
+}
+
+/**
+ * A model no agent uses, as a group of no agents: its sampling engine picked as the trainer picks a group's
+ * (`models.<id>.rollout`, `auto` by availability, else its `backend`).
+ */
+async function openUnusedModel(kernel: Kernel, id: string, run: RunContext): Promise<WorkerGroup> {
+  const settings = kernel.config.models[id]!;
+  let name = settings.rollout ?? settings.backend;
+  if (name === AUTO_ROLLOUT) name = (await chooseRolloutEngine(kernel.get(Roles), settings.backend)).name;
+  const key = `models.${id}.${settings.rollout ? 'rollout' : 'backend'}`;
+  const factory = kernel.getNamed(BackendFactory, name, key);
+  const reason = await factory.probe?.();
+  if (reason !== undefined)
+    throw new DrmasError('RUNTIME_UNAVAILABLE', `engine "${name}" of model "${id}" is unavailable: ${reason}`, { key });
+  const engine = await factory.create({ modelId: id, settings: { ...settings, seed: settings.seed ?? kernel.config.trainer.seed }, run });
+  run.log(`model ${id} (no agent uses it): samples on ${engine.name} (${engine.runtime})`);
+  return { id, agents: [], trainer: engine, rollout: engine, codec: engine.tokenizer };
+}
