@@ -29,6 +29,9 @@ import { rolloutMetrics } from '../rollout/rolloutMetrics.js';
 import { orchestraSection, rewardSection, rolloutSection, type OrchestraSettings, type RolloutSettings } from './orchestraConfig.js';
 import { agentLimits, checkAgentRoles, checkEvalTasks, checkMemory, checkPositions, turnsPerEpisode } from './rolloutLimits.js';
 import { checkRolloutWorkers, otherRolloutTaps, sampleStreamsOf } from './rolloutWorkers.js';
+import { checkExecutor } from './executorChecks.js';
+import { executorMetrics } from '../executor/executorMetrics.js';
+import { appendTraces, TRACES_FILE } from '../trace/traceFile.js';
 import { StepRollouts, type StepRolloutRequest } from './StepRollouts.js';
 
 const PLUGIN_NAME = 'orchestra';
@@ -71,6 +74,8 @@ export class OrchestraPlugin implements Plugin {
     ctx.bind(Workflow).toSelf().inSingletonScope();
     ctx.bind(EpisodeRunner).toDynamicValue((context) => context.get(Workflow).runner());
     ctx.bind(RunFile).toConstantValue({ path: 'eval.jsonl', kind: 'steps' });
+    if ((ctx.config.rollout as RolloutSettings).executor.kind === 'async')
+      ctx.bind(RunFile).toConstantValue({ path: TRACES_FILE, kind: 'steps' });
     ctx
       .bind(StepRollouts)
       .toConstantValue({ draw: (step) => this.draw(step), batch: (step, trajectories) => this.batch(step, trajectories) });
@@ -110,6 +115,7 @@ export class OrchestraPlugin implements Plugin {
       const orchestra = workflow.orchestra();
       checkAgentRoles(config, orchestra, (key) => kernel.originOf(key));
       checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
+      checkExecutor(config.rollout as RolloutSettings, orchestra);
       const limits = agentLimits(config, workflow.agents());
       checkPositions(limits);
       const turns = turnsPerEpisode(limits.length, config.orchestra as OrchestraSettings, environment.maxSteps);
@@ -137,6 +143,10 @@ export class OrchestraPlugin implements Plugin {
     const run = await this.workflow()
       .runner()
       .run(await this.draw(step));
+    // The async executor's traces go to traces.jsonl, its queue figures and failures to the metrics.
+    if (run.traces) appendTraces(step.run.runDir, step.step, run.traces);
+    if (run.executor)
+      Object.assign(step.metrics, executorMetrics(run.executor, (this.kernel().config.rollout as RolloutSettings).executor.maxBatchSize));
     return this.batch(step, run.trajectories);
   }
 

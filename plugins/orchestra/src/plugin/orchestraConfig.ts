@@ -11,6 +11,34 @@ export const ORCHESTRA_LIMITS = Object.freeze({
   maxNewTokens: 1_048_576,
   evalK: 4_096,
   evalTasks: 1_000_000,
+  maxBatchSize: 65_536,
+  maxWaitMs: 60_000,
+  maxInflightEpisodes: 1_048_576,
+  modelConcurrency: 64,
+  timeoutMs: 86_400_000,
+});
+
+const timeoutMs = z.number().int().min(0).max(ORCHESTRA_LIMITS.timeoutMs).default(0);
+
+/**
+ * `rollout.executor`: how a step's episodes run in this process. `lockstep` (the default) runs the orchestra's
+ * blocks on the whole batch, one generate per agent call for every row that reaches it; `async` runs each episode
+ * as its own task through the orchestra's graph, its agent calls micro-batched per model.
+ */
+export const executorSection = z.strictObject({
+  kind: z.enum(['lockstep', 'async']).default('lockstep'),
+  /** Rows per generate call at most (async). */
+  maxBatchSize: z.number().int().positive().max(ORCHESTRA_LIMITS.maxBatchSize).default(64),
+  /** How long a model's first queued request waits for others before its batch goes (async). */
+  maxWaitMs: z.number().min(0).max(ORCHESTRA_LIMITS.maxWaitMs).default(5),
+  /** Episodes running at once (async); the others wait for a slot. */
+  maxInflightEpisodes: z.number().int().positive().max(ORCHESTRA_LIMITS.maxInflightEpisodes).default(1024),
+  /** Generate calls in flight at once per model (async). */
+  modelConcurrency: z.number().int().positive().max(ORCHESTRA_LIMITS.modelConcurrency).default(1),
+  /** Timeouts in ms (0: none): one agent call, one tool call (and environment step), one episode, the whole batch. */
+  timeouts: z.strictObject({ llmMs: timeoutMs, toolMs: timeoutMs, episodeMs: timeoutMs, batchMs: timeoutMs }).prefault({}),
+  /** Whether the turns of a timed-out or failed episode train (`train`, with its outcome 0) or not (`skip`). */
+  failedEpisodes: z.enum(['train', 'skip']).default('skip'),
 });
 
 /** The `orchestra` section: which orchestra runs, and settings its blocks read from `context.settings`. */
@@ -38,6 +66,7 @@ export const rolloutSection = z.strictObject({
    * tokens whichever rows share its call: what rollout workers need, and their default).
    */
   sampleStreams: z.enum(['position', 'row']).optional(),
+  executor: executorSection.prefault({}),
 });
 
 /** The `reward` section. */
@@ -48,6 +77,7 @@ export const rewardSection = z.strictObject({
 
 export type OrchestraSettings = z.output<typeof orchestraSection>;
 export type RolloutSettings = z.output<typeof rolloutSection>;
+export type ExecutorSettings = z.output<typeof executorSection>;
 export type RewardSettings = z.output<typeof rewardSection>;
 
 declare module '@drmas/core' {

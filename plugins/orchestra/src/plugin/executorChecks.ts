@@ -1,0 +1,27 @@
+import { DrmasError } from '@drmas/core';
+import { graphOf } from '../executor/GraphExecutor.js';
+import { validateGraph } from '../graph/validateGraph.js';
+import { blocksOf, type Orchestra } from '../orchestras/Orchestra.js';
+import type { RolloutSettings } from './orchestraConfig.js';
+
+/**
+ * At `validate`: the async executor samples each row from its own stream (it cannot know a row's position in a
+ * lock-step call), runs the orchestra's graph (which must be valid), and a graph-only orchestra needs it.
+ */
+export function checkExecutor(settings: RolloutSettings, orchestra: Orchestra): void {
+  if (settings.executor.kind === 'lockstep') {
+    blocksOf(orchestra);
+    return;
+  }
+  if (settings.sampleStreams === 'position') {
+    throw new DrmasError(
+      'CONFIG_INVALID',
+      'rollout.sampleStreams "position" cannot be used with rollout.executor.kind "async": episodes share generate calls as they arrive, so a row has no fixed position',
+      {
+        key: 'rollout.sampleStreams',
+        hint: 'remove rollout.sampleStreams (the async executor keys streams by row), or set rollout.executor.kind: lockstep',
+      },
+    );
+  }
+  validateGraph(graphOf(orchestra), { agents: Object.keys(orchestra.agents), key: 'orchestra.name' });
+}
