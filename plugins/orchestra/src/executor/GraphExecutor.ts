@@ -213,6 +213,8 @@ export class GraphExecutor implements EpisodeRunner {
         });
         let at = this.follow(START, context(), traversals);
         while (at !== END) {
+          // A node starts only in an episode still running (a batch timeout reaches episodes not started yet too).
+          if (scope.signal.aborted) throw abortReason(scope.signal);
           current = at;
           const node = this.graph.nodes.get(at)!;
           visits.set(at, (visits.get(at) ?? 0) + 1);

@@ -29,8 +29,8 @@ export function validateGraph(graph: WorkflowGraph<unknown>, options: GraphCheck
       const reserved = end === 'from' ? START : END;
       if (name !== reserved && !graph.nodes.has(name)) {
         fail(
-          `graph edge ${edge.from} -> ${edge.to}: node "${name}" does not exist.${didYouMean(name, names)}`,
-          `the nodes are ${names.join(', ')}${end === 'to' ? ` (or "${END}" to end the step)` : ''}`,
+          `graph edge ${shown(edge.from)} -> ${shown(edge.to)}: node "${name}" does not exist.${didYouMean(name, names)}`,
+          `the nodes are ${names.join(', ')}${end === 'to' ? ' (or "end" to end the step)' : ''}`,
         );
       }
     }
@@ -69,6 +69,11 @@ export function validateGraph(graph: WorkflowGraph<unknown>, options: GraphCheck
       `give one of its edges a limit (edge(from, to, { limit: n }) or "limit" in the config form)`,
     );
   }
+}
+
+/** A node's name in messages: the graph's start and end as the words a user writes. */
+function shown(name: string): string {
+  return name === END ? 'end' : name === START ? 'start' : name;
 }
 
 /** A cycle of edges without a limit (node names, the first repeated last), if any. */

@@ -1,4 +1,5 @@
 import {
+  agentName,
   BatchInputSource,
   Checkpointable,
   InfoSection,
@@ -18,6 +19,8 @@ import {
 import { GreedyBaselineSource, observationSource } from '../rollout/batchInputs.js';
 import { agentEntrySchema } from '../agents/agentConfig.js';
 import { ROLE_AGENTS } from '../agents/RoleAgents.js';
+import { PromptedAgent } from '../agents/PromptedAgent.js';
+import { configGraphOrchestra } from '../graph/graphConfig.js';
 import { createMathOrchestra } from '../orchestras/MathOrchestra.js';
 import { Orchestra } from '../orchestras/Orchestra.js';
 import { Workflow } from './Workflow.js';
@@ -71,6 +74,7 @@ export class OrchestraPlugin implements Plugin {
     for (const role of ROLE_AGENTS) ctx.agents.register(role);
     ctx.provide(Orchestra, 'math', createMathOrchestra());
     ctx.provide(Orchestra, 'search', createSearchOrchestra());
+    this.registerConfigGraph(ctx);
     ctx.bind(Workflow).toSelf().inSingletonScope();
     ctx.bind(EpisodeRunner).toDynamicValue((context) => context.get(Workflow).runner());
     ctx.bind(RunFile).toConstantValue({ path: 'eval.jsonl', kind: 'steps' });
@@ -136,6 +140,18 @@ export class OrchestraPlugin implements Plugin {
     kernel.hooks.rollout.tapPromise(PLUGIN_NAME, (step) => this.rollout(step));
     this.rewards.apply(kernel);
     this.evaluation.apply(kernel);
+  }
+
+  /**
+   * `orchestra.graph` (the config form) becomes the orchestra `graph`; its roles that no plugin registered get a
+   * PromptedAgent class of their name, as a built-in role has.
+   */
+  private registerConfigGraph(ctx: RegisterContext): void {
+    const graph = (ctx.config.orchestra as OrchestraSettings).graph;
+    if (!graph) return;
+    ctx.provide(Orchestra, 'graph', configGraphOrchestra(graph));
+    const builtIn = new Set(ROLE_AGENTS.map((role) => agentName(role)));
+    for (const role of Object.keys(graph.agents)) if (!builtIn.has(role)) ctx.agents.register(role, class extends PromptedAgent {});
   }
 
   /** One rollout: the next tasks of the training source, n episodes each, as a RolloutBatch. */

@@ -23,5 +23,6 @@ export function checkExecutor(settings: RolloutSettings, orchestra: Orchestra): 
       },
     );
   }
-  validateGraph(graphOf(orchestra), { agents: Object.keys(orchestra.agents), key: 'orchestra.name' });
+  const graph = graphOf(orchestra);
+  validateGraph(graph, { agents: Object.keys(orchestra.agents), key: graph.configKey ?? 'orchestra.name' });
 }

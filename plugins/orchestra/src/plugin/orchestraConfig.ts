@@ -1,22 +1,8 @@
 import { z } from '@drmas/core';
+import { graphConfigSchema } from '../graph/graphConfig.js';
+import { ORCHESTRA_LIMITS } from './orchestraLimits.js';
 
-/**
- * Caps of the orchestra's count settings that need no fact about the run; what the model's positions and the memory
- * budget allow is checked at `validate` (rolloutLimits.ts).
- */
-export const ORCHESTRA_LIMITS = Object.freeze({
-  promptsPerStep: 65_536,
-  samplesPerPrompt: 4_096,
-  maxLoops: 100,
-  maxNewTokens: 1_048_576,
-  evalK: 4_096,
-  evalTasks: 1_000_000,
-  maxBatchSize: 65_536,
-  maxWaitMs: 60_000,
-  maxInflightEpisodes: 1_048_576,
-  modelConcurrency: 64,
-  timeoutMs: 86_400_000,
-});
+export { ORCHESTRA_LIMITS } from './orchestraLimits.js';
 
 const timeoutMs = z.number().int().min(0).max(ORCHESTRA_LIMITS.timeoutMs).default(0);
 
@@ -47,6 +33,8 @@ export const orchestraSection = z.strictObject({
   name: z.string().min(1).default('math'),
   /** Solves at most per math episode (Dr. MAS max_loop_num); read by `loopUntil` blocks. */
   maxLoops: z.number().int().min(1).max(ORCHESTRA_LIMITS.maxLoops).default(2),
+  /** A workflow graph written in the config: the orchestra `graph` (`orchestra.name: graph`), run by the async executor. */
+  graph: graphConfigSchema.optional(),
 });
 
 /** The `rollout` section: episodes per training step. */
