@@ -79,8 +79,16 @@ export {
 } from './rollout/evaluateEpisodes.js';
 
 export { RewardAllocator, type AllocationContext } from './reward/RewardAllocator.js';
-export { drmasAllocator, perTurnAllocator, REWARD_ALLOCATORS } from './reward/RewardAllocators.js';
-export { RewardAllocationPlugin } from './reward/RewardAllocationPlugin.js';
+export { allocateEach, drmasAllocator, perTurnAllocator } from './reward/RewardAllocators.js';
+export { RewardAllocationPlugin, REWARD_ALLOCATORS } from './reward/RewardAllocationPlugin.js';
+export {
+  formatAllocator,
+  fromTraceAllocator,
+  metricDeltaAllocator,
+  TRACE_ALLOCATORS,
+  traceOutcomeAllocator,
+  type TraceAllocator,
+} from './reward/traceAllocators.js';
 
 export {
   ORCHESTRA_LIMITS,

@@ -29,7 +29,14 @@ import { RewardAllocationPlugin } from '../reward/RewardAllocationPlugin.js';
 import { EvaluationTaps, evalSection, type EvalSettings } from '../evaluation/EvaluationTaps.js';
 import { EpisodeRunner } from '../rollout/OrchestraRunner.js';
 import { rolloutMetrics } from '../rollout/rolloutMetrics.js';
-import { orchestraSection, rewardSection, rolloutSection, type OrchestraSettings, type RolloutSettings } from './orchestraConfig.js';
+import {
+  orchestraSection,
+  rewardSection,
+  rolloutSection,
+  type OrchestraSettings,
+  type RewardSettings,
+  type RolloutSettings,
+} from './orchestraConfig.js';
 import { agentLimits, checkAgentRoles, checkEvalTasks, checkMemory, checkPositions, turnsPerEpisode } from './rolloutLimits.js';
 import { checkRolloutWorkers, otherRolloutTaps, sampleStreamsOf } from './rolloutWorkers.js';
 import { checkExecutor } from './executorChecks.js';
@@ -119,7 +126,7 @@ export class OrchestraPlugin implements Plugin {
       const orchestra = workflow.orchestra();
       checkAgentRoles(config, orchestra, (key) => kernel.originOf(key));
       checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
-      checkExecutor(config.rollout as RolloutSettings, orchestra);
+      checkExecutor(config.rollout as RolloutSettings, config.reward as RewardSettings, orchestra);
       const limits = agentLimits(config, workflow.agents());
       checkPositions(limits);
       const turns = turnsPerEpisode(limits.length, config.orchestra as OrchestraSettings, environment.maxSteps);

@@ -2,15 +2,27 @@ import { DrmasError } from '@drmas/core';
 import { graphOf } from '../executor/GraphExecutor.js';
 import { validateGraph } from '../graph/validateGraph.js';
 import { blocksOf, type Orchestra } from '../orchestras/Orchestra.js';
-import type { RolloutSettings } from './orchestraConfig.js';
+import { TRACE_ALLOCATORS } from '../reward/traceAllocators.js';
+import type { RewardSettings, RolloutSettings } from './orchestraConfig.js';
 
 /**
  * At `validate`: the async executor samples each row from its own stream (it cannot know a row's position in a
- * lock-step call), runs the orchestra's graph (which must be valid), and a graph-only orchestra needs it.
+ * lock-step call), runs the orchestra's graph (which must be valid), and a graph-only orchestra and the trace
+ * allocators need it.
  */
-export function checkExecutor(settings: RolloutSettings, orchestra: Orchestra): void {
+export function checkExecutor(settings: RolloutSettings, reward: RewardSettings, orchestra: Orchestra): void {
   if (settings.executor.kind === 'lockstep') {
     blocksOf(orchestra);
+    if (TRACE_ALLOCATORS.some((allocator) => allocator.name === reward.allocator)) {
+      throw new DrmasError(
+        'CONFIG_INVALID',
+        `reward.allocator "${reward.allocator}" reads episode traces, which only the async executor records`,
+        {
+          key: 'reward.allocator',
+          hint: 'set rollout.executor.kind: async, or choose the allocator drmas or per_turn',
+        },
+      );
+    }
     return;
   }
   if (settings.sampleStreams === 'position') {

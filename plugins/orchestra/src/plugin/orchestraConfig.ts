@@ -61,6 +61,8 @@ export const rolloutSection = z.strictObject({
 export const rewardSection = z.strictObject({
   /** A RewardAllocator by name: `drmas` (outcome on every turn) or `per_turn` (turn.info.turnScore). */
   allocator: z.string().min(1).default('drmas'),
+  /** Agents whose turns `f1_delta` / `pass_rate_delta` give the metric's value, not its change (M-ASK: planning, answer). */
+  absoluteAgents: z.array(z.string().min(1)).default([]),
 });
 
 export type OrchestraSettings = z.output<typeof orchestraSection>;
