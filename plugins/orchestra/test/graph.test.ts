@@ -5,6 +5,9 @@ import orchestraPlugin, {
   blockGraph,
   createMathOrchestra,
   createSearchOrchestra,
+  defineOrchestra,
+  graphOf,
+  NO_ACTION,
   END,
   START,
   validateGraph,
@@ -173,5 +176,8 @@ describe('a typed per-episode state', () => {
       .build();
     expect(graph.state.parse({})).toEqual({ tries: 0 });
     expect(() => graph.state.parse({ tries: 0.5 })).toThrow();
+    // The README's orchestra: a graph over a typed state is an orchestra's graph as it is.
+    const orchestra = defineOrchestra({ name: 'solve-check', agents: createMathOrchestra().agents, graph, action: () => NO_ACTION });
+    expect(graphOf(orchestra)).toBe(graph);
   });
 });

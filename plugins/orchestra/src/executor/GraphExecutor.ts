@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { DrmasError, SeededRng, type Environment } from '@drmas/core';
 import type { Agent } from '../agents/Agent.js';
 import type { OrchestraRow } from '../blocks/Block.js';
@@ -65,6 +66,8 @@ function scopedSignal(
   reason: () => EpisodeFailure,
 ): { signal: AbortSignal; abort: (why: EpisodeFailure) => void; dispose: () => void } {
   const controller = new AbortController();
+  // Every episode (and each of its calls) listens to the batch's signal: more than EventTarget's default of 10.
+  setMaxListeners(0, controller.signal);
   const onParent = () => controller.abort(parent!.reason);
   if (parent?.aborted) controller.abort(parent.reason);
   else parent?.addEventListener('abort', onParent, { once: true });

@@ -46,7 +46,10 @@ export interface RunEpisodesRequest {
 export interface EpisodeRun {
   trajectories: Trajectory[];
   episodes: Episode[];
-  /** Batched generate calls per agent. */
+  /**
+   * Batched generate calls per agent (lock-step); the async executor counts each agent's calls, one per row, and
+   * its generate calls per model in `executor.models`.
+   */
   generateCalls: Record<string, number>;
   /** Every episode's trace (the async executor; absent in lock-step). */
   traces?: EpisodeTrace[];
