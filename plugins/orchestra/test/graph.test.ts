@@ -160,6 +160,18 @@ describe('the config form', () => {
     await expect(kernelWith({ graph: unlimited })).rejects.toThrow('graph loop solve -> check -> solve has no edge with a limit');
   });
 
+  test('rollout workers run lock-step, so the async executor refuses them', async () => {
+    const withWorkers = createKernel({
+      cwd: process.cwd(),
+      inline: {
+        plugins: [envMathPlugin(), orchestraPlugin()],
+        rollout: { workers: 'bullmq', executor: { kind: 'async' } },
+        env: { name: 'math', levels: [1], testSize: 4 },
+      },
+    });
+    await expect(withWorkers).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'rollout.executor.kind' });
+  });
+
   test('a graph without blocks needs the async executor', async () => {
     await expect(kernelWith({ graph }, 'lockstep')).rejects.toMatchObject({
       key: 'rollout.executor.kind',

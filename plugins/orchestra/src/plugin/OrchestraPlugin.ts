@@ -125,8 +125,8 @@ export class OrchestraPlugin implements Plugin {
       const environment = workflow.environment();
       const orchestra = workflow.orchestra();
       checkAgentRoles(config, orchestra, (key) => kernel.originOf(key));
-      checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
       checkExecutor(config.rollout as RolloutSettings, config.reward as RewardSettings, orchestra);
+      checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
       const limits = agentLimits(config, workflow.agents());
       checkPositions(limits);
       const turns = turnsPerEpisode(limits.length, config.orchestra as OrchestraSettings, environment.maxSteps);

@@ -8,7 +8,7 @@ import type { RewardSettings, RolloutSettings } from './orchestraConfig.js';
 /**
  * At `validate`: the async executor samples each row from its own stream (it cannot know a row's position in a
  * lock-step call), runs the orchestra's graph (which must be valid), and a graph-only orchestra and the trace
- * allocators need it.
+ * allocators need it; rollout workers do not run it.
  */
 export function checkExecutor(settings: RolloutSettings, reward: RewardSettings, orchestra: Orchestra): void {
   if (settings.executor.kind === 'lockstep') {
@@ -24,6 +24,16 @@ export function checkExecutor(settings: RolloutSettings, reward: RewardSettings,
       );
     }
     return;
+  }
+  if (settings.workers !== 'local') {
+    throw new DrmasError(
+      'CONFIG_INVALID',
+      `rollout.executor.kind "async" cannot be used with rollout.workers "${settings.workers}": rollout workers run their prompt groups in lock-step`,
+      {
+        key: 'rollout.executor.kind',
+        hint: 'set rollout.executor.kind: lockstep, or rollout.workers: local',
+      },
+    );
   }
   if (settings.sampleStreams === 'position') {
     throw new DrmasError(
