@@ -86,6 +86,7 @@ async function compareRunners(name: 'math' | 'search', roles: string[], tasks: n
   expect(counting.calls.reduce((a, b) => a + b, 0)).toBe(lockstepCalls.reduce((a, b) => a + b, 0));
   expect(counting.calls.length).toBeLessThanOrEqual(lockstepCalls.length);
   expect(run.traces.every((trace) => trace.status === 'completed')).toBe(true);
+  await expect(executor.run({ ...request, sampleStreams: 'position' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
 }
 
 describe('the async executor samples what the lock-step runner samples with row streams', () => {

@@ -118,6 +118,16 @@ export class GraphExecutor implements EpisodeRunner {
   }
 
   async run(request: RunEpisodesRequest): Promise<GraphEpisodeRun> {
+    if (request.sampleStreams === 'position') {
+      throw new DrmasError(
+        'INVALID_ARGUMENT',
+        'the async executor samples each row from its own stream; sampleStreams "position" needs the lock-step runner',
+        {
+          key: 'rollout.sampleStreams',
+          hint: 'leave sampleStreams out (or "row"), or run the episodes with OrchestraRunner',
+        },
+      );
+    }
     const rows = createRows(this.environment, request);
     const seeds = new SeededRng(request.seed);
     const queues = new Map<string, ModelRequestQueue>();
