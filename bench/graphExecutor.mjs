@@ -2,7 +2,7 @@
 // tiny base checkpoint, its rollout engine), the same tasks, seed and model for both, episodes of mixed length (the
 // Verifier decides each step whether to search again or answer, up to env.maxSteps). Reports, per executor setting,
 // generate calls, batch fill (rows per call / maxBatchSize) and queue waits, and writes the table into bench/RESULTS.md.
-// usage: npm run build && node bench/graphExecutor.mjs [--rounds 3] [--groups 8] [--samples 5] [--dry-run]   (npm run bench:executor)
+// usage: npm run build && node bench/graphExecutor.mjs [--rounds 3] [--groups 8] [--samples 5] [--config file] [--set key=value ...] [--dry-run]   (npm run bench:executor)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,8 @@ const { values } = parseArgs({
     groups: { type: 'string', default: '8' },
     samples: { type: 'string', default: '5' },
     config: { type: 'string', default: 'examples/search/drmas.config.json' },
+    /** Config overrides, as `--set` of drmas train (repeatable). */
+    set: { type: 'string', multiple: true, default: [] },
     'dry-run': { type: 'boolean', default: false },
   },
 });
@@ -28,7 +30,7 @@ const groups = Number(values.groups);
 const samples = Number(values.samples);
 const dir = mkdtempSync(path.join(tmpdir(), 'drmas-bench-executor-'));
 
-const { kernel } = await createKernel({ cwd: REPO_ROOT, configPath: values.config });
+const { kernel } = await createKernel({ cwd: REPO_ROOT, configPath: values.config, overrides: values.set });
 const workflow = kernel.get(Workflow);
 const workerGroups = kernel.get(WorkerGroups);
 await workerGroups.create(
@@ -156,10 +158,10 @@ function explanation() {
 const table = [
   `## Async graph executor vs lock-step (\`npm run bench:executor\`)`,
   '',
-  `${episodes} search episodes per round (${groups} tasks x ${samples}; ${first.turnsMin} to ${first.turnsMax} turns, mean ${fmt(first.turnsMean, 1)}), the search`,
-  `preset's base checkpoint on the \`${engineName}\` engine, seed 1234, medians of ${rounds} rounds after a warm-up round, the runners`,
+  `${episodes} search episodes per round (${groups} tasks x ${samples}; ${first.turnsMin} to ${first.turnsMax} turns, mean ${fmt(first.turnsMean, 1)}), \`${values.config}\``,
+  `${values.set.length > 0 ? `with ${values.set.map((s) => `\`--set ${s}\``).join(', ')} ` : ''}(the search preset's base checkpoint) on the \`${engineName}\` engine, seed 1234, medians of ${rounds} rounds after a warm-up round, the runners`,
   `alternating; ${availableParallelism()} cores, load average ${loadavg()[0].toFixed(2)} at the end. Both sample each row from its own stream`,
-  "(`sampleStreams: row`), so the runs sample the same tokens; the executor's figures are per model (one here).",
+  "(`sampleStreams: row`), so the runs sample the same tokens; the executor's figures are summed over its models' queues.",
   '',
   '| runner | episodes/s | vs lock-step | CPU s per episode | generate calls | rows per call | batch fill | queue wait median / p90 (ms) |',
   '| --- | --- | --- | --- | --- | --- | --- | --- |',
