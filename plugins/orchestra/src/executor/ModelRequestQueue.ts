@@ -119,7 +119,9 @@ export class ModelRequestQueue {
     bucket.timer = setTimeout(() => {
       bucket.timer = undefined;
       this.pump();
-      if (this.buckets.get(key) === bucket) this.arm(key, bucket);
+      // While every slot is busy the bucket waits for a batch to finish (which arms it again), not on a timer that
+      // would fire at once, again and again.
+      if (this.running < this.options.concurrency && this.buckets.get(key) === bucket) this.arm(key, bucket);
     }, delay);
   }
 
