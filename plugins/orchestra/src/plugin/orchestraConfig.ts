@@ -51,7 +51,7 @@ export const rolloutSection = z.strictObject({
   /**
    * What keys each row's sampling stream: `position` (its place in each generate call: how runs sampled before
    * rollout workers, the default in-process) or `row` (its index in the step's batch, so a row samples the same
-   * tokens whichever rows share its call: what rollout workers need, and their default).
+   * tokens whichever rows share its call: what rollout workers and the async executor need, and their default).
    */
   sampleStreams: z.enum(['position', 'row']).optional(),
   executor: executorSection.prefault({}),
