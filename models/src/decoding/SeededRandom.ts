@@ -94,8 +94,28 @@ export class SeededRandom {
 export function rowStreams(seed: number, rows: number, rowKeys?: readonly number[], rowSeeds?: readonly number[]): SeededRandom[] {
   if (rowKeys && rowKeys.length !== rows) throw new RangeError(`rowKeys has ${rowKeys.length} keys for ${rows} rows`);
   if (rowSeeds && rowSeeds.length !== rows) throw new RangeError(`rowSeeds has ${rowSeeds.length} seeds for ${rows} rows`);
-  return Array.from(
-    { length: rows },
-    (_, r) => new SeededRandom((rowSeeds ? rowSeeds[r]! : seed) * 7919 + (rowKeys ? rowKeys[r]! : r) * 104729 + 1),
-  );
+  return Array.from({ length: rows }, (_, r) => new SeededRandom(streamSeed(rowSeeds ? rowSeeds[r]! : seed, rowKeys ? rowKeys[r]! : r)));
+}
+
+const SEED_FACTOR = 7919;
+const KEY_FACTOR = 104729;
+/** KEY_FACTOR's inverse modulo 2^32 (it is odd): `Math.imul(KEY_FACTOR, KEY_INVERSE) === 1`. */
+const KEY_INVERSE = (() => {
+  let inverse = KEY_FACTOR; // Newton's iteration doubles the correct low bits each round: 3, 6, 12, 24, 48.
+  for (let i = 0; i < 4; i++) inverse = Math.imul(inverse, 2 - Math.imul(KEY_FACTOR, inverse));
+  return inverse >>> 0;
+})();
+
+function streamSeed(seed: number, key: number): number {
+  return seed * SEED_FACTOR + key * KEY_FACTOR + 1;
+}
+
+/**
+ * The key that gives a row of a call seeded `callSeed` the stream it would have with key `rowKey` in a call seeded
+ * `rowSeed`, so requests made with different seeds can share one generate call (an async executor micro-batching
+ * agent calls of several episodes) and each row still samples what it samples alone. Seeds and keys are uint32.
+ */
+export function rowKeyForSeed(callSeed: number, rowSeed: number, rowKey: number): number {
+  // Streams are seeded modulo 2^32 (SeededRandom takes the low 32 bits), so the key absorbs the seeds' difference.
+  return (rowKey + Math.imul(Math.imul((rowSeed - callSeed) | 0, SEED_FACTOR), KEY_INVERSE)) >>> 0;
 }

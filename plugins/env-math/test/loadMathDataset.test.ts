@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parquetWriteBuffer } from 'hyparquet-writer';
 import { DatasetTaskSource, loadMathDataset, MathDatasetError, type MathTask } from '../src/index.js';
 
 let dir: string;
@@ -77,6 +78,53 @@ describe('loadMathDataset', () => {
       difficulty: 2,
       dataSource: 'math500',
     });
+  });
+
+  test("UnityMAS-O's field fallbacks: query, ground_truth, target, reward_model.ground_truth, extra_info", async () => {
+    const file = await write(
+      'fallbacks.jsonl',
+      [
+        { query: 'q1', ground_truth: '1' },
+        { problem: 'q2', target: 2 },
+        { question: 'q3', reward_model: { style: 'rule', ground_truth: '\\boxed{3}' }, data_source: 'verl' },
+        { extra_info: { question: 'q4', answer: '4' } },
+        // `answer` comes before `ground_truth`, `question` before `query`.
+        { question: 'q5', query: 'not this', answer: '5', ground_truth: 'not this' },
+      ]
+        .map((record) => JSON.stringify(record))
+        .join('\n'),
+    );
+    const tasks = await loadMathDataset(file);
+    expect(tasks.map((t) => [t.question, t.answer, t.dataSource])).toEqual([
+      ['q1', '1', 'fallbacks'],
+      ['q2', '2', 'fallbacks'],
+      ['q3', '3', 'verl'],
+      ['q4', '4', 'fallbacks'],
+      ['q5', '5', 'fallbacks'],
+    ]);
+  });
+
+  test('Parquet: the rows of a file written by hyparquet-writer, with its columns read through the same fallbacks', async () => {
+    const buffer = parquetWriteBuffer({
+      columnData: [
+        { name: 'query', data: ['What is 2 + 2?', 'What is 3 * 3?'], type: 'STRING' },
+        { name: 'ground_truth', data: ['4', '9'], type: 'STRING' },
+        { name: 'data_source', data: ['toy', 'toy'], type: 'STRING' },
+        { name: 'level', data: [1, 3], type: 'INT32' },
+      ],
+    });
+    const file = join(dir, 'train.parquet');
+    await writeFile(file, new Uint8Array(buffer));
+    expect(await loadMathDataset(file)).toEqual<MathTask[]>([
+      { id: 'train-0', question: 'What is 2 + 2?', answer: '4', dataSource: 'toy', difficulty: 1, split: 'train' },
+      { id: 'train-1', question: 'What is 3 * 3?', answer: '9', dataSource: 'toy', difficulty: 3, split: 'train' },
+    ]);
+    const broken = await loadError(await write('broken.parquet', 'not parquet'));
+    expect(broken.message).toMatch(/^cannot read the Parquet file/);
+    const missing = parquetWriteBuffer({ columnData: [{ name: 'query', data: ['q'], type: 'STRING' }] });
+    const noAnswer = join(dir, 'noanswer.parquet');
+    await writeFile(noAnswer, new Uint8Array(missing));
+    expect(await loadError(noAnswer)).toMatchObject({ record: 0, field: 'answer' });
   });
 
   test('a malformed record names the file, the line and the missing field', async () => {

@@ -12,7 +12,7 @@ export {
 export { PromptedAgent } from './agents/PromptedAgent.js';
 export { AnswererAgent, ROLE_AGENTS, SearcherAgent, SolverAgent, VerifierAgent } from './agents/RoleAgents.js';
 
-export type { AgentOutput, Block, BlockContext, LoopState, OrchestraRow, RowPredicate, Setting } from './blocks/Block.js';
+export type { AgentOutput, Block, BlockContext, BlockSpec, LoopState, OrchestraRow, RowPredicate, Setting } from './blocks/Block.js';
 export { call } from './blocks/call.js';
 export { sequential } from './blocks/sequential.js';
 export { when } from './blocks/when.js';
@@ -20,7 +20,42 @@ export { loopUntil, type LoopOptions } from './blocks/loopUntil.js';
 export { route, routeKey, type RouteOptions } from './blocks/route.js';
 export { isLastStep, notLastLoop, verdictIs } from './blocks/predicates.js';
 
-export { Orchestra, actionFrom, defineOrchestra, NO_ACTION } from './orchestras/Orchestra.js';
+export { Orchestra, actionFrom, blocksOf, defineOrchestra, NO_ACTION } from './orchestras/Orchestra.js';
+
+export {
+  END,
+  START,
+  type AgentNode,
+  type FunctionNode,
+  type GraphContext,
+  type GraphEdge,
+  type GraphNode,
+  type GraphSetting,
+  type ToolNode,
+  type WorkflowGraph,
+} from './graph/WorkflowGraph.js';
+export { GraphBuilder, workflowGraph, type EdgeOptions } from './graph/GraphBuilder.js';
+export { validateGraph, type GraphCheckOptions } from './graph/validateGraph.js';
+export { blockGraph } from './graph/blockGraph.js';
+export {
+  GraphExecutor,
+  EpisodeFailure,
+  graphOf,
+  type ExecutorRunStats,
+  type GraphEpisodeRun,
+  type GraphExecutorOptions,
+} from './executor/GraphExecutor.js';
+export {
+  ModelRequestQueue,
+  type QueueOptions,
+  type QueueStats,
+  type QueuedSample,
+  type SampleRequest,
+  type SharedSampling,
+} from './executor/ModelRequestQueue.js';
+export { executorMetrics } from './executor/executorMetrics.js';
+export { traceOf, type EpisodeTrace, type FailureReason, type NodeExecution } from './trace/EpisodeTrace.js';
+export { appendTraces, TRACES_FILE } from './trace/traceFile.js';
 export { createMathOrchestra, DEFAULT_MAX_LOOPS } from './orchestras/MathOrchestra.js';
 export { createSearchOrchestra } from './orchestras/SearchOrchestra.js';
 export { MATH_SOLVER_PROMPT, MATH_VERIFIER_PROMPT } from './orchestras/mathPrompts.js';
@@ -44,14 +79,24 @@ export {
 } from './rollout/evaluateEpisodes.js';
 
 export { RewardAllocator, type AllocationContext } from './reward/RewardAllocator.js';
-export { drmasAllocator, perTurnAllocator, REWARD_ALLOCATORS } from './reward/RewardAllocators.js';
-export { RewardAllocationPlugin } from './reward/RewardAllocationPlugin.js';
+export { allocateEach, drmasAllocator, perTurnAllocator } from './reward/RewardAllocators.js';
+export { RewardAllocationPlugin, REWARD_ALLOCATORS } from './reward/RewardAllocationPlugin.js';
+export {
+  formatAllocator,
+  fromTraceAllocator,
+  metricDeltaAllocator,
+  TRACE_ALLOCATORS,
+  traceOutcomeAllocator,
+  type TraceAllocator,
+} from './reward/traceAllocators.js';
 
 export {
   ORCHESTRA_LIMITS,
   orchestraSection,
   rewardSection,
   rolloutSection,
+  executorSection,
+  type ExecutorSettings,
   type OrchestraSettings,
   type RewardSettings,
   type RolloutSettings,

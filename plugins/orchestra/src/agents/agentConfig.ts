@@ -1,5 +1,5 @@
 import { z } from '@drmas/core';
-import { ORCHESTRA_LIMITS } from '../plugin/orchestraConfig.js';
+import { ORCHESTRA_LIMITS } from '../plugin/orchestraLimits.js';
 
 export const samplingSchema = z.strictObject({
   /** 0 is greedy. */

@@ -44,8 +44,31 @@ export interface BlockContext {
   callAgent(agentId: string, rows: OrchestraRow[]): Promise<void>;
 }
 
-/** A piece of an orchestra: works on the rows that reach it, all together. */
-export type Block = (rows: OrchestraRow[], context: BlockContext) => Promise<void>;
+/**
+ * A piece of an orchestra: works on the rows that reach it, all together. The built-in blocks also carry their
+ * `spec`, from which `blockGraph` builds the same workflow as a graph for the async executor; a block written by
+ * hand has none and runs only in lock-step.
+ */
+export type Block = ((rows: OrchestraRow[], context: BlockContext) => Promise<void>) & { readonly spec?: BlockSpec };
+
+/** What a built-in block is made of. */
+export type BlockSpec =
+  | { readonly kind: 'call'; readonly agent: string }
+  | { readonly kind: 'sequential'; readonly blocks: readonly Block[] }
+  | { readonly kind: 'when'; readonly predicate: RowPredicate; readonly then: Block; readonly otherwise?: Block }
+  | { readonly kind: 'loopUntil'; readonly condition: RowPredicate; readonly body: Block; readonly maxLoops: Setting<number> }
+  | {
+      readonly kind: 'route';
+      readonly router: string;
+      readonly branches: Readonly<Record<string, Block>>;
+      readonly select?: (row: OrchestraRow, context: BlockContext, output: AgentOutput) => string | undefined;
+      readonly otherwise?: string;
+    };
+
+/** `run` with its spec attached. */
+export function withSpec(run: (rows: OrchestraRow[], context: BlockContext) => Promise<void>, spec: BlockSpec): Block {
+  return Object.assign(run, { spec });
+}
 
 export type RowPredicate = (row: OrchestraRow, context: BlockContext) => boolean;
 

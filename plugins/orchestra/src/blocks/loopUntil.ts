@@ -1,5 +1,5 @@
 import { DrmasError } from '@drmas/core';
-import type { Block, RowPredicate, Setting } from './Block.js';
+import { withSpec, type Block, type BlockContext, type RowPredicate, type Setting } from './Block.js';
 
 export interface LoopOptions {
   /** Runs of `body` at most (the first included). */
@@ -11,19 +11,28 @@ export interface LoopOptions {
  * times. Inside, `context.loop` tells the iteration (so a block can skip the last one).
  */
 export function loopUntil(condition: RowPredicate, body: Block, options: LoopOptions): Block {
-  return async (rows, context) => {
-    const maxLoops = typeof options.maxLoops === 'function' ? options.maxLoops(context) : options.maxLoops;
-    if (!Number.isInteger(maxLoops) || maxLoops < 1) {
-      throw new DrmasError('CONFIG_INVALID', `loopUntil: maxLoops must be an integer >= 1, got ${String(maxLoops)}`, {
-        key: 'orchestra.maxLoops',
-        hint: 'set orchestra.maxLoops to 1 or more',
-      });
-    }
-    let active = rows;
-    for (let iteration = 0; iteration < maxLoops && active.length > 0; iteration++) {
-      const inner = { ...context, loop: { iteration, maxLoops, isLast: iteration === maxLoops - 1 } };
-      await body(active, inner);
-      active = active.filter((row) => !condition(row, inner));
-    }
-  };
+  return withSpec(
+    async (rows, context) => {
+      const maxLoops = resolveMaxLoops(options.maxLoops, context);
+      let active = rows;
+      for (let iteration = 0; iteration < maxLoops && active.length > 0; iteration++) {
+        const inner = { ...context, loop: { iteration, maxLoops, isLast: iteration === maxLoops - 1 } };
+        await body(active, inner);
+        active = active.filter((row) => !condition(row, inner));
+      }
+    },
+    { kind: 'loopUntil', condition, body, maxLoops: options.maxLoops },
+  );
+}
+
+/** A loop's `maxLoops` for this run: an integer >= 1. */
+export function resolveMaxLoops(setting: Setting<number>, context: BlockContext): number {
+  const maxLoops = typeof setting === 'function' ? setting(context) : setting;
+  if (!Number.isInteger(maxLoops) || maxLoops < 1) {
+    throw new DrmasError('CONFIG_INVALID', `loopUntil: maxLoops must be an integer >= 1, got ${String(maxLoops)}`, {
+      key: 'orchestra.maxLoops',
+      hint: 'set orchestra.maxLoops to 1 or more',
+    });
+  }
+  return maxLoops;
 }

@@ -1,16 +1,20 @@
-import { createToken, type EnvAction, type Turn } from '@drmas/core';
+import { createToken, DrmasError, type EnvAction, type Turn } from '@drmas/core';
 import type { PromptedAgentOptions } from '../agents/agentConfig.js';
 import type { Block, OrchestraRow } from '../blocks/Block.js';
+import type { WorkflowGraph } from '../graph/WorkflowGraph.js';
 
 /**
  * A multi-agent workflow: its roles (with default prompt, output format, sampling and invalid penalty, which
- * `agents.<role>` config overrides), the blocks one environment step runs, and what each row hands the
- * environment afterwards.
+ * `agents.<role>` config overrides), what one environment step runs (blocks, or a graph), and what each row hands
+ * the environment afterwards.
  */
 export interface Orchestra {
   readonly name: string;
   readonly agents: Readonly<Record<string, PromptedAgentOptions>>;
-  readonly step: Block;
+  /** The blocks of an environment step, run in lock-step (and, built from the built-in blocks, as a graph too). */
+  readonly step?: Block;
+  /** The environment step as a graph, for the async executor (`rollout.executor.kind: async`); default: `step`'s graph. */
+  readonly graph?: WorkflowGraph;
   action(row: OrchestraRow): EnvAction;
   /**
    * Turn-level scores (`turn.info.turnScore`, the `per_turn` allocator's reward) for the turns one environment
@@ -21,6 +25,15 @@ export interface Orchestra {
 }
 
 export const Orchestra = createToken<Orchestra>('Orchestra', { label: 'orchestra', configKey: 'orchestra.name', named: true });
+
+/** The orchestra's blocks, which the lock-step runner needs; a graph-only orchestra runs only on the async executor. */
+export function blocksOf(orchestra: Orchestra): Block {
+  if (orchestra.step) return orchestra.step;
+  throw new DrmasError('CONFIG_INVALID', `orchestra "${orchestra.name}" is a graph without blocks, so it runs only on the async executor`, {
+    key: 'rollout.executor.kind',
+    hint: 'set rollout.executor.kind: async',
+  });
+}
 
 /** Gives an orchestra object its type; returns it unchanged. */
 export function defineOrchestra(orchestra: Orchestra): Orchestra {

@@ -1,4 +1,5 @@
 import {
+  agentName,
   BatchInputSource,
   Checkpointable,
   InfoSection,
@@ -18,6 +19,8 @@ import {
 import { GreedyBaselineSource, observationSource } from '../rollout/batchInputs.js';
 import { agentEntrySchema } from '../agents/agentConfig.js';
 import { ROLE_AGENTS } from '../agents/RoleAgents.js';
+import { PromptedAgent } from '../agents/PromptedAgent.js';
+import { configGraphOrchestra } from '../graph/graphConfig.js';
 import { createMathOrchestra } from '../orchestras/MathOrchestra.js';
 import { Orchestra } from '../orchestras/Orchestra.js';
 import { Workflow } from './Workflow.js';
@@ -26,9 +29,19 @@ import { RewardAllocationPlugin } from '../reward/RewardAllocationPlugin.js';
 import { EvaluationTaps, evalSection, type EvalSettings } from '../evaluation/EvaluationTaps.js';
 import { EpisodeRunner } from '../rollout/OrchestraRunner.js';
 import { rolloutMetrics } from '../rollout/rolloutMetrics.js';
-import { orchestraSection, rewardSection, rolloutSection, type OrchestraSettings, type RolloutSettings } from './orchestraConfig.js';
+import {
+  orchestraSection,
+  rewardSection,
+  rolloutSection,
+  type OrchestraSettings,
+  type RewardSettings,
+  type RolloutSettings,
+} from './orchestraConfig.js';
 import { agentLimits, checkAgentRoles, checkEvalTasks, checkMemory, checkPositions, turnsPerEpisode } from './rolloutLimits.js';
 import { checkRolloutWorkers, otherRolloutTaps, sampleStreamsOf } from './rolloutWorkers.js';
+import { checkExecutor } from './executorChecks.js';
+import { executorMetrics } from '../executor/executorMetrics.js';
+import { appendTraces, TRACES_FILE } from '../trace/traceFile.js';
 import { StepRollouts, type StepRolloutRequest } from './StepRollouts.js';
 
 const PLUGIN_NAME = 'orchestra';
@@ -68,9 +81,12 @@ export class OrchestraPlugin implements Plugin {
     for (const role of ROLE_AGENTS) ctx.agents.register(role);
     ctx.provide(Orchestra, 'math', createMathOrchestra());
     ctx.provide(Orchestra, 'search', createSearchOrchestra());
+    this.registerConfigGraph(ctx);
     ctx.bind(Workflow).toSelf().inSingletonScope();
     ctx.bind(EpisodeRunner).toDynamicValue((context) => context.get(Workflow).runner());
     ctx.bind(RunFile).toConstantValue({ path: 'eval.jsonl', kind: 'steps' });
+    if ((ctx.config.rollout as RolloutSettings).executor.kind === 'async')
+      ctx.bind(RunFile).toConstantValue({ path: TRACES_FILE, kind: 'steps' });
     ctx
       .bind(StepRollouts)
       .toConstantValue({ draw: (step) => this.draw(step), batch: (step, trajectories) => this.batch(step, trajectories) });
@@ -109,6 +125,7 @@ export class OrchestraPlugin implements Plugin {
       const environment = workflow.environment();
       const orchestra = workflow.orchestra();
       checkAgentRoles(config, orchestra, (key) => kernel.originOf(key));
+      checkExecutor(config.rollout as RolloutSettings, config.reward as RewardSettings, orchestra);
       checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
       const limits = agentLimits(config, workflow.agents());
       checkPositions(limits);
@@ -132,11 +149,27 @@ export class OrchestraPlugin implements Plugin {
     this.evaluation.apply(kernel);
   }
 
+  /**
+   * `orchestra.graph` (the config form) becomes the orchestra `graph`; its roles that no plugin registered get a
+   * PromptedAgent class of their name, as a built-in role has.
+   */
+  private registerConfigGraph(ctx: RegisterContext): void {
+    const graph = (ctx.config.orchestra as OrchestraSettings).graph;
+    if (!graph) return;
+    ctx.provide(Orchestra, 'graph', configGraphOrchestra(graph));
+    const builtIn = new Set(ROLE_AGENTS.map((role) => agentName(role)));
+    for (const role of Object.keys(graph.agents)) if (!builtIn.has(role)) ctx.agents.register(role, class extends PromptedAgent {});
+  }
+
   /** One rollout: the next tasks of the training source, n episodes each, as a RolloutBatch. */
   async rollout(step: StepContext): Promise<RolloutBatch> {
     const run = await this.workflow()
       .runner()
       .run(await this.draw(step));
+    // The async executor's traces go to traces.jsonl, its queue figures and failures to the metrics.
+    if (run.traces) appendTraces(step.run.runDir, step.step, run.traces);
+    if (run.executor)
+      Object.assign(step.metrics, executorMetrics(run.executor, (this.kernel().config.rollout as RolloutSettings).executor.maxBatchSize));
     return this.batch(step, run.trajectories);
   }
 

@@ -12,8 +12,9 @@ import {
 import type { Agent } from '../agents/Agent.js';
 import { mergeAgentOptions } from '../agents/agentConfig.js';
 import { Orchestra } from '../orchestras/Orchestra.js';
-import { OrchestraRunner, type AgentEngine } from '../rollout/OrchestraRunner.js';
-import type { OrchestraSettings } from './orchestraConfig.js';
+import { OrchestraRunner, type AgentEngine, type EpisodeRunner } from '../rollout/OrchestraRunner.js';
+import { GraphExecutor } from '../executor/GraphExecutor.js';
+import type { OrchestraSettings, RolloutSettings } from './orchestraConfig.js';
 
 /** The engine an agent samples from: its worker group's rollout engine and the model's tokenizer. */
 function engineOf(group: WorkerGroup, agentId: string): AgentEngine {
@@ -35,7 +36,7 @@ function engineOf(group: WorkerGroup, agentId: string): AgentEngine {
 @injectable()
 export class Workflow {
   private agentsRef?: ReadonlyMap<string, Agent>;
-  private runnerRef?: OrchestraRunner;
+  private runnerRef?: EpisodeRunner;
 
   constructor(
     @inject(ResolvedConfig) private readonly config: ResolvedConfig,
@@ -66,17 +67,18 @@ export class Workflow {
     return this.agents().get(agentId)?.invalidPenalty ?? 0;
   }
 
-  runner(): OrchestraRunner {
+  /** The runner `rollout.executor.kind` names: the lock-step `OrchestraRunner` or the async `GraphExecutor`. */
+  runner(): EpisodeRunner {
     if (!this.runnerRef) {
       // Worker groups exist once the trainer's setup ran; they are looked up then, not when the workflow is built.
       const groups = this.roles.get(WorkerGroups, { requester: 'orchestra' });
       const engines = new Map<string, AgentEngine>();
-      this.runnerRef = new OrchestraRunner({
+      const options = {
         environment: this.environment(),
         orchestra: this.orchestra(),
         agents: this.agents(),
         settings: this.config.orchestra as OrchestraSettings,
-        engineFor: (agentId) => {
+        engineFor: (agentId: string) => {
           let engine = engines.get(agentId);
           if (!engine) {
             engine = engineOf(groups.forAgent(agentId), agentId);
@@ -84,7 +86,9 @@ export class Workflow {
           }
           return engine;
         },
-      });
+      };
+      const { executor } = this.config.rollout as RolloutSettings;
+      this.runnerRef = executor.kind === 'async' ? new GraphExecutor({ ...options, executor }) : new OrchestraRunner(options);
     }
     return this.runnerRef;
   }

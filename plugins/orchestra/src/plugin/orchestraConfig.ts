@@ -1,16 +1,30 @@
 import { z } from '@drmas/core';
+import { graphConfigSchema } from '../graph/graphConfig.js';
+import { ORCHESTRA_LIMITS } from './orchestraLimits.js';
+
+export { ORCHESTRA_LIMITS } from './orchestraLimits.js';
+
+const timeoutMs = z.number().int().min(0).max(ORCHESTRA_LIMITS.timeoutMs).default(0);
 
 /**
- * Caps of the orchestra's count settings that need no fact about the run; what the model's positions and the memory
- * budget allow is checked at `validate` (rolloutLimits.ts).
+ * `rollout.executor`: how a step's episodes run in this process. `lockstep` (the default) runs the orchestra's
+ * blocks on the whole batch, one generate per agent call for every row that reaches it; `async` runs each episode
+ * as its own task through the orchestra's graph, its agent calls micro-batched per model.
  */
-export const ORCHESTRA_LIMITS = Object.freeze({
-  promptsPerStep: 65_536,
-  samplesPerPrompt: 4_096,
-  maxLoops: 100,
-  maxNewTokens: 1_048_576,
-  evalK: 4_096,
-  evalTasks: 1_000_000,
+export const executorSection = z.strictObject({
+  kind: z.enum(['lockstep', 'async']).default('lockstep'),
+  /** Rows per generate call at most (async). */
+  maxBatchSize: z.number().int().positive().max(ORCHESTRA_LIMITS.maxBatchSize).default(64),
+  /** How long a model's first queued request waits for others before its batch goes (async). */
+  maxWaitMs: z.number().min(0).max(ORCHESTRA_LIMITS.maxWaitMs).default(5),
+  /** Episodes running at once (async); the others wait for a slot. */
+  maxInflightEpisodes: z.number().int().positive().max(ORCHESTRA_LIMITS.maxInflightEpisodes).default(1024),
+  /** Generate calls in flight at once per model (async). */
+  modelConcurrency: z.number().int().positive().max(ORCHESTRA_LIMITS.modelConcurrency).default(1),
+  /** Timeouts in ms (0: none): one agent call, one tool call (and environment step), one episode, the whole batch. */
+  timeouts: z.strictObject({ llmMs: timeoutMs, toolMs: timeoutMs, episodeMs: timeoutMs, batchMs: timeoutMs }).prefault({}),
+  /** Whether the turns of a timed-out or failed episode train (`train`, with its outcome 0) or not (`skip`). */
+  failedEpisodes: z.enum(['train', 'skip']).default('skip'),
 });
 
 /** The `orchestra` section: which orchestra runs, and settings its blocks read from `context.settings`. */
@@ -19,6 +33,8 @@ export const orchestraSection = z.strictObject({
   name: z.string().min(1).default('math'),
   /** Solves at most per math episode (Dr. MAS max_loop_num); read by `loopUntil` blocks. */
   maxLoops: z.number().int().min(1).max(ORCHESTRA_LIMITS.maxLoops).default(2),
+  /** A workflow graph written in the config: the orchestra `graph` (`orchestra.name: graph`), run by the async executor. */
+  graph: graphConfigSchema.optional(),
 });
 
 /** The `rollout` section: episodes per training step. */
@@ -35,19 +51,23 @@ export const rolloutSection = z.strictObject({
   /**
    * What keys each row's sampling stream: `position` (its place in each generate call: how runs sampled before
    * rollout workers, the default in-process) or `row` (its index in the step's batch, so a row samples the same
-   * tokens whichever rows share its call: what rollout workers need, and their default).
+   * tokens whichever rows share its call: what rollout workers and the async executor need, and their default).
    */
   sampleStreams: z.enum(['position', 'row']).optional(),
+  executor: executorSection.prefault({}),
 });
 
 /** The `reward` section. */
 export const rewardSection = z.strictObject({
   /** A RewardAllocator by name: `drmas` (outcome on every turn) or `per_turn` (turn.info.turnScore). */
   allocator: z.string().min(1).default('drmas'),
+  /** Agents whose turns `f1_delta` / `pass_rate_delta` give the metric's value, not its change (M-ASK: planning, answer). */
+  absoluteAgents: z.array(z.string().min(1)).default([]),
 });
 
 export type OrchestraSettings = z.output<typeof orchestraSection>;
 export type RolloutSettings = z.output<typeof rolloutSection>;
+export type ExecutorSettings = z.output<typeof executorSection>;
 export type RewardSettings = z.output<typeof rewardSection>;
 
 declare module '@drmas/core' {

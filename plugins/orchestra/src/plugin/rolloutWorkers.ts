@@ -1,9 +1,9 @@
 import { DrmasError, type Kernel } from '@drmas/core';
 import type { RolloutSettings } from './orchestraConfig.js';
 
-/** The sampling streams a rollout uses: `rollout.sampleStreams`, else `row` on workers and `position` in-process. */
+/** The sampling streams a rollout uses: `rollout.sampleStreams`, else `row` on workers and the async executor, `position` in lock-step in-process. */
 export function sampleStreamsOf(settings: RolloutSettings): 'position' | 'row' {
-  return settings.sampleStreams ?? (settings.workers === 'local' ? 'position' : 'row');
+  return settings.sampleStreams ?? (settings.workers === 'local' && settings.executor.kind === 'lockstep' ? 'position' : 'row');
 }
 
 /** The names of the `rollout` taps of plugins other than the orchestra (those that run rollouts elsewhere). */

@@ -1,7 +1,15 @@
 import type { Kernel, Plugin, RegisterContext } from '@drmas/core';
 import { rewardSection, type RewardSettings } from '../plugin/orchestraConfig.js';
 import { RewardAllocator } from './RewardAllocator.js';
-import { REWARD_ALLOCATORS } from './RewardAllocators.js';
+import { drmasAllocator, perTurnAllocator } from './RewardAllocators.js';
+import { fromTraceAllocator, TRACE_ALLOCATORS } from './traceAllocators.js';
+
+/** The allocators the plugin provides: over trajectories, and over the async executor's traces. */
+export const REWARD_ALLOCATORS: readonly RewardAllocator[] = [
+  drmasAllocator,
+  perTurnAllocator,
+  ...TRACE_ALLOCATORS.map(fromTraceAllocator),
+];
 
 const PLUGIN_NAME = 'orchestra:reward';
 const KEY = 'reward.allocator';
@@ -25,6 +33,11 @@ export class RewardAllocationPlugin implements Plugin {
     kernel.hooks.validate.tap(PLUGIN_NAME, () => {
       allocator();
     });
-    kernel.hooks.reward.tapPromise(PLUGIN_NAME, async (batch) => allocator().allocate(batch, { invalidPenalty: this.penaltyOf }));
+    kernel.hooks.reward.tapPromise(PLUGIN_NAME, async (batch) =>
+      allocator().allocate(batch, {
+        invalidPenalty: this.penaltyOf,
+        absoluteAgents: (kernel.config.reward as RewardSettings).absoluteAgents,
+      }),
+    );
   }
 }

@@ -1,11 +1,16 @@
-import type { RolloutBatch, Turn } from '@drmas/core';
+import type { RolloutBatch, Trajectory, Turn } from '@drmas/core';
 import type { AllocationContext, RewardAllocator } from './RewardAllocator.js';
 
-function allocateEach(batch: RolloutBatch, context: AllocationContext, score: (turn: Turn, outcome: number) => number): RolloutBatch {
+/** Gives every turn `score(turn, ...)` less its agent's invalid penalty when the turn is invalid. */
+export function allocateEach(
+  batch: RolloutBatch,
+  context: AllocationContext,
+  score: (turn: Turn, outcome: number, trajectory: Trajectory) => number,
+): RolloutBatch {
   for (const trajectory of batch.trajectories) {
     const outcome = trajectory.outcome ?? 0;
     for (const turn of trajectory.turns) {
-      turn.reward = score(turn, outcome) - (turn.valid ? 0 : context.invalidPenalty(turn.agentId));
+      turn.reward = score(turn, outcome, trajectory) - (turn.valid ? 0 : context.invalidPenalty(turn.agentId));
     }
   }
   return batch;
@@ -30,5 +35,3 @@ export const perTurnAllocator: RewardAllocator = {
       return typeof score === 'number' ? score : 0;
     }),
 };
-
-export const REWARD_ALLOCATORS: readonly RewardAllocator[] = [drmasAllocator, perTurnAllocator];

@@ -1,46 +1,13 @@
-import {
-  createToken,
-  DrmasError,
-  scoringTemperature,
-  SeededRng,
-  type EnvTask,
-  type Environment,
-  type Episode,
-  type PolicyBackend,
-  type TextCodec,
-  type Trajectory,
-  type Turn,
-} from '@drmas/core';
+import { createToken, DrmasError, SeededRng, type EnvTask, type Environment, type Episode, type Trajectory } from '@drmas/core';
 import type { Agent, AgentSampling } from '../agents/Agent.js';
-import type { AgentOutput, BlockContext, OrchestraRow } from '../blocks/Block.js';
-import type { Orchestra } from '../orchestras/Orchestra.js';
+import type { BlockContext, OrchestraRow } from '../blocks/Block.js';
+import { blocksOf, type Orchestra } from '../orchestras/Orchestra.js';
+import { agentPrompt, checkPromptRoom, recordAgentTurn, type AgentEngine } from './agentTurns.js';
+import type { EpisodeTrace } from '../trace/EpisodeTrace.js';
+import type { ExecutorRunStats } from '../executor/GraphExecutor.js';
+import { createRows, finishTrajectory, generateSettings, recordTurnScores } from './episodeRows.js';
 
-/**
- * A prompt and its response must fit the model's positions. `maxNewTokens` alone is checked at validate; the prompt
- * (a template filled with the task and the team's earlier turns) is known only here, before sampling allocates.
- */
-function checkPromptRoom(agentId: string, prompts: ReadonlyArray<{ ids: number[] }>, maxNewTokens: number, engine: AgentEngine): void {
-  const positions = engine.backend.maxPositions;
-  if (positions === undefined) return;
-  const longest = prompts.reduce((most, p) => Math.max(most, p.ids.length), 0);
-  if (longest + maxNewTokens <= positions) return;
-  throw new DrmasError(
-    'LIMIT_EXCEEDED',
-    `agent ${agentId}'s longest prompt has ${longest.toLocaleString('en-US')} tokens, which with agents.${agentId}.sampling.maxNewTokens ` +
-      `${maxNewTokens.toLocaleString('en-US')} exceeds the ${positions.toLocaleString('en-US')} positions of model ${engine.workerGroupId}`,
-    {
-      key: `agents.${agentId}.prompt`,
-      hint: `shorten agents.${agentId}.prompt or lower agents.${agentId}.sampling.maxNewTokens (earlier turns enter the prompt as team context, more with each of orchestra.maxLoops)`,
-    },
-  );
-}
-
-/** The engine an agent samples from: its worker group's rollout backend and the model's codec. */
-export interface AgentEngine {
-  workerGroupId: string;
-  backend: PolicyBackend;
-  codec: TextCodec;
-}
+export type { AgentEngine } from './agentTurns.js';
 
 export interface OrchestraRunnerOptions {
   environment: Environment;
@@ -79,8 +46,15 @@ export interface RunEpisodesRequest {
 export interface EpisodeRun {
   trajectories: Trajectory[];
   episodes: Episode[];
-  /** Batched generate calls per agent. */
+  /**
+   * Batched generate calls per agent (lock-step); the async executor counts each agent's calls, one per row, and
+   * its generate calls per model in `executor.models`.
+   */
   generateCalls: Record<string, number>;
+  /** Every episode's trace (the async executor; absent in lock-step). */
+  traces?: EpisodeTrace[];
+  /** The async executor's queue figures and failures. */
+  executor?: ExecutorRunStats;
 }
 
 /** Runs episodes of the configured environment through the configured orchestra (`drmas eval`, custom loops). */
@@ -123,7 +97,8 @@ export class OrchestraRunner implements EpisodeRunner {
   }
 
   async run(request: RunEpisodesRequest): Promise<EpisodeRun> {
-    const rows = this.createRows(request);
+    const rows = createRows(this.environment, request);
+    const blocks = blocksOf(this.orchestra);
     const maxSteps = this.environment.maxSteps;
     const seeds = new SeededRng(request.seed);
     const calls = new Map<string, number>();
@@ -148,70 +123,16 @@ export class OrchestraRunner implements EpisodeRunner {
           await this.callAgent(agentId, callRows, context, { seed, byRow: request.sampleStreams === 'row' }, request.sampling);
         },
       };
-      await this.orchestra.step(active, context);
+      await blocks(active, context);
       const actions = active.map((row) => this.orchestra.action(row));
       await this.environment.step(
         active.map((row) => row.episode),
         actions,
       );
-      active.forEach((row, i) => this.recordTurnScores(row, step, actions[i]!.turnIndex));
+      active.forEach((row, i) => recordTurnScores(this.orchestra, row, step, actions[i]!.turnIndex));
     }
-    for (const row of rows) {
-      row.trajectory.done = row.episode.done;
-      row.trajectory.outcome = row.episode.outcome;
-      row.trajectory.info = { ...row.trajectory.info, metrics: row.episode.metrics() };
-    }
+    for (const row of rows) finishTrajectory(row);
     return { trajectories: rows.map((row) => row.trajectory), episodes: rows.map((row) => row.episode), generateCalls };
-  }
-
-  /** `turn.info.turnScore` of this step's turns: the orchestra's turn scores when it has them, else the acting turn's step score. */
-  private recordTurnScores(row: OrchestraRow, step: number, actingTurn: number | undefined): void {
-    const { episode, trajectory } = row;
-    const scores = new Map<number, number>();
-    if (actingTurn !== undefined && episode.stepScore !== undefined) scores.set(actingTurn, episode.stepScore);
-    if (this.orchestra.turnScores && episode.judge) {
-      const judge = episode.judge.bind(episode);
-      for (const [index, score] of this.orchestra.turnScores(
-        trajectory.turns.filter((turn) => turn.step === step),
-        judge,
-      ))
-        scores.set(index, score);
-    }
-    for (const [index, score] of scores) {
-      const turn = trajectory.turns[index];
-      if (!turn)
-        throw new Error(
-          `orchestra "${this.orchestra.name}" scored turn ${index}, but trajectory ${trajectory.trajectoryId} has ${trajectory.turns.length} turns`,
-        );
-      turn.info = { ...turn.info, turnScore: score };
-    }
-  }
-
-  private createRows(request: RunEpisodesRequest): OrchestraRow[] {
-    const rows: OrchestraRow[] = [];
-    const firstTask = request.firstTask ?? 0;
-    const firstRow = firstTask * request.samplesPerTask;
-    request.tasks.forEach((task, t) => {
-      const groupId = `${request.idPrefix}-p${firstTask + t}`;
-      for (let s = 0; s < request.samplesPerTask; s++) {
-        const trajectory: Trajectory = {
-          groupId,
-          trajectoryId: `${groupId}-n${s}`,
-          taskId: task.id,
-          dataSource: task.dataSource,
-          turns: [],
-          done: false,
-        };
-        rows.push({
-          index: firstRow + rows.length,
-          episode: this.environment.reset(task),
-          trajectory,
-          teamContext: [],
-          outputs: new Map(),
-        });
-      }
-    });
-    return rows;
   }
 
   private async callAgent(
@@ -223,63 +144,24 @@ export class OrchestraRunner implements EpisodeRunner {
   ): Promise<void> {
     const agent = this.agent(agentId);
     const engine = this.engineFor(agentId);
-    const prompts = rows.map((row) => {
-      const observation = row.episode.observation();
-      const variables = {
-        ...row.episode.variables(),
-        observation,
-        team_context: row.teamContext.join('\n\n'),
-        step: String(context.step + 1),
-        max_steps: String(context.maxSteps),
-      };
-      const { text, templated } = agent.format(agent.prompt(variables), engine.codec);
-      return { observation, text, ids: engine.codec.encode(text, { addSpecialTokens: !templated }) };
-    });
+    const prompts = rows.map((row) => agentPrompt(agent, engine, row, context));
     const sampling = { ...agent.sampling, ...overrides };
     checkPromptRoom(agentId, prompts, sampling.maxNewTokens, engine);
     const result = await engine.backend.generate({
       prompts: prompts.map((p) => p.ids),
-      temperature: sampling.temperature,
-      topP: sampling.topP,
-      topK: sampling.topK,
-      maxNewTokens: sampling.maxNewTokens,
-      stopStrings: agent.stop.length > 0 ? [...agent.stop] : undefined,
+      ...generateSettings(agent, sampling),
       seed: streams.seed,
       rowKeys: streams.byRow ? rows.map((row) => row.index) : undefined,
     });
     if (result.tokenIds.length !== rows.length || result.logProbs.length !== rows.length || result.finishReasons.length !== rows.length) {
       throw new Error(`backend "${engine.backend.name}" returned ${result.tokenIds.length} rows for ${rows.length} prompts`);
     }
-    rows.forEach((row, i) => {
-      const prompt = prompts[i]!;
-      const responseIds = result.tokenIds[i]!;
-      const text = engine.codec.decode(responseIds, { skipSpecialTokens: true });
-      const finishReason = result.finishReasons[i];
-      const parsed = agent.parse(text, finishReason);
-      const { trajectory } = row;
-      const turn: Turn = {
-        groupId: trajectory.groupId,
-        trajectoryId: trajectory.trajectoryId,
-        agentId,
-        step: context.step,
-        workerGroupId: engine.workerGroupId,
-        index: trajectory.turns.length,
-        promptIds: prompt.ids,
-        responseIds,
-        logProbs: result.logProbs[i]!,
-        temperature: scoringTemperature(sampling.temperature),
-        promptText: prompt.text,
-        responseText: text,
-        action: parsed.action,
-        valid: parsed.valid,
-        finishReason,
-        observation: prompt.observation,
-      };
-      if (parsed.reason !== undefined) turn.invalidReason = parsed.reason;
-      trajectory.turns.push(turn);
-      const output: AgentOutput = { agentId, text, action: parsed.action, valid: parsed.valid, reason: parsed.reason, turn };
-      row.outputs.set(agentId, output);
-      row.teamContext.push(`The output of "${agentId}": ${text}`);
-    });
+    rows.forEach((row, i) =>
+      recordAgentTurn(
+        row,
+        { agentId, agent, engine, prompt: prompts[i]!, sampling, step: context.step },
+        { tokenIds: result.tokenIds[i]!, logProbs: result.logProbs[i]!, finishReason: result.finishReasons[i]! },
+      ),
+    );
   }
 }
