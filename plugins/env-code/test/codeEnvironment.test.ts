@@ -94,6 +94,22 @@ describe('verifyCode', () => {
     expect(verdict).toMatchObject({ passed: 1, total: 1, allPassed: true, status: 'ok', feedback: '1/1 tests passed', source: 'tag' });
   });
 
+  test('stdio tests run the program on each input and compare what it prints', async () => {
+    const echo: CodeTask = {
+      ...task,
+      tests: [
+        { name: 'double 21', kind: 'stdio', stdin: '21\n', stdout: '42\n' },
+        { name: 'double 5', kind: 'stdio', stdin: '5\n', stdout: '11\n' },
+      ],
+      starterCode: undefined,
+    };
+    const verdict = await verifyCode(echo, '```js\nconsole.log(Number(readline()) * 2);\n```', environment.sandbox);
+    expect(verdict.tests).toEqual([
+      { name: 'double 21', passed: true, stdout: '42\n' },
+      { name: 'double 5', passed: false, error: 'output line 1: expected "11", got "10"', stdout: '10\n' },
+    ]);
+  });
+
   test('reports the load error as feedback', async () => {
     const verdict = await verifyCode(task, '```js\nfunction f(x) { return x +; }\n```', environment.sandbox);
     expect(verdict).toMatchObject({

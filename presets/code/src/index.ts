@@ -9,3 +9,4 @@ export type { TrainerPlugin } from '@drmas/plugin-trainer';
 export type { EnvCodePlugin } from '@drmas/plugin-env-code';
 export type { OrchestraPlugin } from '@drmas/plugin-orchestra';
 export type { ReportPlugin } from '@drmas/plugin-report';
+export { buildCodeBase, codeTeacher, PRESET_DIR, writeCodeDemonstrations } from './buildBase.js';
