@@ -36,7 +36,7 @@ async function stepOnce(environment: CodeEnvironment, answers: string[]): Promis
 
 describe('the code environment', () => {
   test('outcome is the share of tests passed; all_passed, has_code and the run status are metrics', async () => {
-    const environment = new CodeEnvironment({ code: { file: datasetFile() } });
+    const environment = new CodeEnvironment({ code: { file: datasetFile(), timeoutMs: 300 } });
     const [right, half, none, looping] = await stepOnce(environment, [
       '```js\nfunction f(x) { return x * x; }\n```',
       '<code>function f(x) { return x + x; }</code>',
