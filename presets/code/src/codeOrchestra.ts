@@ -15,7 +15,7 @@ agent('coder')(CoderAgent);
 export const codeOrchestra = defineOrchestra({
   name: 'code',
   agents: {
-    coder: { prompt: CODER_PROMPT, tag: 'code', stop: ['</code>'], invalidPenalty: 0.1, sampling: { maxNewTokens: 40 } },
+    coder: { prompt: CODER_PROMPT, tag: 'code', stop: ['</code>'], invalidPenalty: 0.1, sampling: { maxNewTokens: 64 } },
   },
   step: call('coder'),
   action: (row) => actionFrom(row, 'coder', 'answer', 'text') ?? NO_ACTION,

@@ -1,12 +1,22 @@
+import { fileURLToPath } from 'node:url';
 import { definePreset, type Preset, type UserConfig } from '@drmas/core';
 import { codeOrchestraPlugin } from './codeOrchestra.js';
+
+/** The base checkpoint shipped with the preset (supervised warm-up of `tiny`; rebuild with `npm run build-base`). */
+export const BASE_CHECKPOINT = fileURLToPath(new URL('../checkpoints/base/policy', import.meta.url));
 
 /** Defaults of the code preset; the user's config wins over each key. */
 export const CODE_DEFAULTS: Partial<UserConfig> = {
   models: {
-    policy: { backend: 'tfjs', rollout: 'auto', model: 'tiny', runtime: 'auto', optimizer: { lr: 1e-4, weightDecay: 0, maxGradNorm: 1 } },
+    policy: {
+      backend: 'tfjs',
+      rollout: 'auto',
+      model: BASE_CHECKPOINT,
+      runtime: 'auto',
+      optimizer: { lr: 1e-4, weightDecay: 0, maxGradNorm: 1 },
+    },
   },
-  agents: { coder: { model: 'policy', sampling: { temperature: 1, topP: 1, maxNewTokens: 40 } } },
+  agents: { coder: { model: 'policy', sampling: { temperature: 1, topP: 1, maxNewTokens: 64 } } },
   orchestra: { name: 'code' },
   env: { name: 'code', seed: 0, code: { languages: ['javascript'], testSize: 48, timeoutMs: 1000, memoryMb: 32 } },
   rollout: { promptsPerStep: 8, samplesPerPrompt: 4 },

@@ -1,4 +1,4 @@
-export { default, CODE_DEFAULTS, codePreset } from './codePreset.js';
+export { default, BASE_CHECKPOINT, CODE_DEFAULTS, codePreset } from './codePreset.js';
 export { CODER_PROMPT, CoderAgent, codeOrchestra, codeOrchestraPlugin } from './codeOrchestra.js';
 
 export { defineConfig } from '@drmas/core';

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { runBin, type InfoReport } from '../../../test/support/cliRunner.js';
-import { TempProject } from '../../../test/support/tempProject.js';
+import { REPO_ROOT, TempProject } from '../../../test/support/tempProject.js';
 
 // The built CLI, as a user runs it: in-process under jest, a preset that imports @drmas/plugin-orchestra gets the
 // package's sources while the `orchestra` plugin loaded by name runs from dist, and the two copies' Orchestra
@@ -19,14 +19,18 @@ describe('@drmas/preset-code', () => {
     expect(report.sections.workflow).toMatchObject({ orchestra: 'code', agents: ['coder'], environment: 'code' });
   });
 
-  test('one training step on the tiny model: every episode is judged by its tests', () => {
+  test('ships a base checkpoint of at most 8 MB', () => {
+    const file = path.join(REPO_ROOT, 'presets', 'code', 'checkpoints', 'base', 'policy', 'model.safetensors');
+    expect(statSync(file).size).toBeLessThanOrEqual(8 * 1024 * 1024);
+  });
+
+  test('one training step from the base checkpoint: every episode is judged by its tests', () => {
     const runDir = scratch.path('one-step');
     const set = [
       'trainer.steps=1',
       'trainer.seed=3',
       'rollout.promptsPerStep=2',
       'rollout.samplesPerPrompt=2',
-      'agents.coder.sampling.maxNewTokens=16',
       'eval.atStart=false',
       'eval.atEnd=false',
       'report.html=false',
@@ -37,7 +41,8 @@ describe('@drmas/preset-code', () => {
     const line = JSON.parse(readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n')[0]!) as Record<string, number>;
     expect(Number.isFinite(line['actor/policy/grad_norm'])).toBe(true);
     expect(line['agent/coder/turns']).toBe(4);
-    // An untrained model writes no working code: no test passes.
-    expect(line['outcome/mean']).toBe(0);
+    // The base writes code in every answer; the outcome is the share of tests passed, so it equals env/tests_passed.
+    expect(line['env/has_code']).toBe(1);
+    expect(line['outcome/mean']).toBeCloseTo(line['env/tests_passed']!, 12);
   });
 });
