@@ -1,0 +1,25 @@
+import type { EnvTask } from '@drmas/core';
+import type { CodeLanguage, CodeTest } from '../sandbox/CodeSandbox.js';
+
+export type CodeSplit = 'train' | 'test';
+
+/** One programming task: what to write, the tests that judge it, and the language it runs in. */
+export interface CodeTask extends EnvTask {
+  prompt: string;
+  /** Code the solution continues or completes (a HumanEval signature and docstring); prepended when the answer lacks `entryPoint`. */
+  starterCode?: string;
+  /** The function the tests call, when there is one (HumanEval `entry_point`, APPS `fn_name`). */
+  entryPoint?: string;
+  tests: CodeTest[];
+  language: CodeLanguage;
+  /** A reference solution, when the source has one (synthetic tasks, MBPP `code`, HumanEval `canonical_solution`). */
+  solution?: string;
+  split: CodeSplit;
+}
+
+/** Training tasks from a cursor, and the fixed held-out list (never handed out by `batch`). */
+export interface CodeTaskSource {
+  batch(cursor: number, count: number): { tasks: CodeTask[]; nextCursor: number };
+  test(): CodeTask[];
+  readonly trainSize: number;
+}

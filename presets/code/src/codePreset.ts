@@ -1,0 +1,36 @@
+import { fileURLToPath } from 'node:url';
+import { definePreset, type Preset, type UserConfig } from '@drmas/core';
+import { codeOrchestraPlugin } from './codeOrchestra.js';
+
+/** The base checkpoint shipped with the preset (supervised warm-up of `tiny`; rebuild with `npm run build-base`). */
+export const BASE_CHECKPOINT = fileURLToPath(new URL('../checkpoints/base/policy', import.meta.url));
+
+/** Defaults of the code preset; the user's config wins over each key. */
+export const CODE_DEFAULTS: Partial<UserConfig> = {
+  models: {
+    policy: {
+      backend: 'tfjs',
+      rollout: 'auto',
+      model: BASE_CHECKPOINT,
+      runtime: 'auto',
+      optimizer: { lr: 1e-4, weightDecay: 0, maxGradNorm: 1 },
+    },
+  },
+  agents: { coder: { model: 'policy', sampling: { temperature: 1, topP: 1, maxNewTokens: 64 } } },
+  orchestra: { name: 'code' },
+  env: { name: 'code', seed: 0, code: { languages: ['javascript'], testSize: 48, timeoutMs: 1000, memoryMb: 32 } },
+  rollout: { promptsPerStep: 8, samplesPerPrompt: 4 },
+  reward: { allocator: 'drmas' },
+  algorithm: { advantage: 'drmas' },
+  eval: { k: 8, every: 0, atEnd: true, tasks: 48 },
+  trainer: { steps: 30, seed: 0, saveEvery: 10, keepLast: 2 },
+};
+
+/** `presets: ['code']`: a Coder on env-code's tasks, with every plugin it needs. */
+export const codePreset: Preset = {
+  name: 'code',
+  plugins: ['algorithms', 'backend-tfjs', 'trainer', 'env-code', 'orchestra', 'report', codeOrchestraPlugin],
+  config: CODE_DEFAULTS,
+};
+
+export default definePreset(() => codePreset);

@@ -1,0 +1,12 @@
+export { default, BASE_CHECKPOINT, CODE_DEFAULTS, codePreset } from './codePreset.js';
+export { CODER_PROMPT, CoderAgent, codeOrchestra, codeOrchestraPlugin } from './codeOrchestra.js';
+
+export { defineConfig } from '@drmas/core';
+/** The plugins this preset lists, as types: a config importing `defineConfig` from here is typed with their sections. */
+export type { AlgorithmsPlugin } from '@drmas/plugin-algorithms';
+export type { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
+export type { TrainerPlugin } from '@drmas/plugin-trainer';
+export type { EnvCodePlugin } from '@drmas/plugin-env-code';
+export type { OrchestraPlugin } from '@drmas/plugin-orchestra';
+export type { ReportPlugin } from '@drmas/plugin-report';
+export { buildCodeBase, codeTeacher, PRESET_DIR, writeCodeDemonstrations } from './buildBase.js';
