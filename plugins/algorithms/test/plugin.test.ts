@@ -8,7 +8,6 @@ import {
   type BatchInput,
   type Plugin,
   type RolloutBatch,
-  type TensorOps,
 } from '@drmas/core';
 import algorithmsPlugin, { policyLoss, klPenalty, aggregateLoss, PolicyLossFunction } from '../src/index.js';
 import { advantagesOf, producer, runStep, trajectory } from './kernelStep.js';

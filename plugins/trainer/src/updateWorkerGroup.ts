@@ -81,7 +81,12 @@ export function* miniBatchViews(view: BatchView, rng: Rng, count: number, paired
   const size = Math.ceil(units / Math.min(count, units));
   for (let start = 0; start < units; start += size) {
     const picked = order.slice(start, start + size);
-    yield paired ? selectRows(view, picked.flatMap((p) => [2 * p, 2 * p + 1])) : byLength(selectRows(view, picked));
+    yield paired
+      ? selectRows(
+          view,
+          picked.flatMap((p) => [2 * p, 2 * p + 1]),
+        )
+      : byLength(selectRows(view, picked));
   }
 }
 
