@@ -15,6 +15,14 @@ export function describeKey(key: ServiceKey<unknown>): { name: string; label: st
 }
 
 /**
+ * Whether two keys name one service: a token is identified by its `Symbol.for` id, so the tokens of two loaded copies
+ * of a package (its sources under jest, its `dist` loaded by name) are the same key, as they are to inversify.
+ */
+function sameKey(a: ServiceKey<unknown>, b: ServiceKey<unknown>): boolean {
+  return a === b || (isToken(a) && isToken(b) && a.id === b.id);
+}
+
+/**
  * Remembers which plugin bound what, so errors can name plugins and `drmas info` can list contributions; and the
  * tokens this kernel has met, so inversify's messages (which only name a symbol) can be turned into the role's.
  */
@@ -34,7 +42,7 @@ export class BindingLedger {
   record(record: BindingRecord): void {
     this.remember(record.key);
     if (record.name !== undefined) {
-      const twin = this.records.find((r) => r.key === record.key && r.name === record.name);
+      const twin = this.records.find((r) => sameKey(r.key, record.key) && r.name === record.name);
       if (twin) {
         throw new DrmasError(
           'DUPLICATE_NAME',
@@ -49,11 +57,11 @@ export class BindingLedger {
   }
 
   bindingsOf(key: ServiceKey<unknown>, name?: string): BindingRecord[] {
-    return this.records.filter((r) => r.key === key && (name === undefined || r.name === name));
+    return this.records.filter((r) => sameKey(r.key, key) && (name === undefined || r.name === name));
   }
 
   namesOf(key: ServiceKey<unknown>): string[] {
-    return this.records.filter((r) => r.key === key && r.name !== undefined).map((r) => r.name!);
+    return this.records.filter((r) => sameKey(r.key, key) && r.name !== undefined).map((r) => r.name!);
   }
 
   /** The token inversify prints as `Symbol(drmas:AdvantageEstimator)`, if this kernel has met it. */

@@ -4,9 +4,7 @@ import path from 'node:path';
 import { runBin, type InfoReport } from '../../../test/support/cliRunner.js';
 import { REPO_ROOT, TempProject } from '../../../test/support/tempProject.js';
 
-// The built CLI, as a user runs it: in-process under jest, a preset that imports @drmas/plugin-orchestra gets the
-// package's sources while the `orchestra` plugin loaded by name runs from dist, and the two copies' Orchestra
-// tokens differ (see the report of this branch).
+// The built CLI, as a user runs it.
 const scratch = new TempProject('preset-code');
 afterAll(() => scratch.dispose());
 
