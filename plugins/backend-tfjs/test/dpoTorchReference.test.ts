@@ -96,7 +96,7 @@ function close(actual: number, expected: number): boolean {
   let references: Reference[];
 
   beforeAll(async () => {
-    await selectRuntime('cpu');
+    await selectRuntime('wasm');
     references = JSON.parse(execFileSync(PYTHON, [SCRIPT], { input: JSON.stringify(CASES), encoding: 'utf8' })) as Reference[];
   });
 
