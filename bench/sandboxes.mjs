@@ -1,11 +1,16 @@
 // drmas benchmark: the env-code sandboxes on a synthetic task (one-line function, four call tests). Prints the
-// median of N rounds (after a warm-up) of one run in QuickJS and in a warm Pyodide worker, the Pyodide worker's
-// start (median of 3 fresh workers), and how long an infinite loop takes to be stopped (deadline 200 ms). The load
-// average is printed: on a shared machine wall time also counts the other jobs.
+// median of N rounds (after a warm-up) of one run in a warm QuickJS worker (the worker round trip included) and of
+// the same run on the calling thread (runInQuickJs, what the worker does inside), of one run in a warm Pyodide
+// worker, each worker's start (median of 3 fresh workers), and how long an infinite loop and a native call past the
+// deadline take to be stopped (deadline 200 ms). The load average is printed: on a shared machine wall time also
+// counts the other jobs.
 // usage: npx tsc -b && node bench/sandboxes.mjs [--rounds N]
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { PyodideSandbox, QuickJsSandbox, syntheticCodeTasks } from '@drmas/plugin-env-code';
+import { newQuickJSWASMModule } from 'quickjs-emscripten';
+// Not exported by the package: the worker's own step, timed here without the thread hop.
+import { runInQuickJs } from '../plugins/env-code/dist/sandbox/runInQuickJs.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '20' } } });
 const rounds = Number(values.rounds);
@@ -21,23 +26,47 @@ const js = train.find((t) => t.language === 'javascript');
 const py = train.find((t) => t.language === 'python');
 const rows = [];
 
+/** Median start of 3 fresh workers of a sandbox class. */
+const workerStart = async (Sandbox) => {
+  const starts = [];
+  for (let i = 0; i < 3; i++) {
+    const fresh = new Sandbox();
+    starts.push(await time(() => fresh.warm()));
+    await fresh.dispose();
+  }
+  return median(starts);
+};
+
+rows.push(['QuickJS worker start', await workerStart(QuickJsSandbox)]);
 const quickjs = new QuickJsSandbox();
-await quickjs.run({ language: 'javascript', code: js.solution, tests: js.tests });
+const jsRequest = { language: 'javascript', code: js.solution, tests: js.tests };
+await quickjs.run(jsRequest);
 const jsRuns = [];
-for (let i = 0; i < rounds; i++) jsRuns.push(await time(() => quickjs.run({ language: 'javascript', code: js.solution, tests: js.tests })));
-rows.push(['QuickJS run (4 tests)', median(jsRuns)]);
+for (let i = 0; i < rounds; i++) jsRuns.push(await time(() => quickjs.run(jsRequest)));
+rows.push(['QuickJS warm worker run (4 tests, round trip included)', median(jsRuns)]);
+const module = await newQuickJSWASMModule();
+runInQuickJs(module, jsRequest);
+const inThread = [];
+for (let i = 0; i < rounds; i++) inThread.push(await time(async () => runInQuickJs(module, jsRequest)));
+rows.push(['QuickJS same run on the calling thread (no worker)', median(inThread)]);
 const jsLoops = [];
 for (let i = 0; i < 3; i++)
   jsLoops.push(await time(() => quickjs.run({ language: 'javascript', code: 'for (;;) {}', tests: [], limits: { timeoutMs: 200 } })));
-rows.push(['QuickJS infinite loop, deadline 200 ms', median(jsLoops)]);
-
-const starts = [];
+rows.push(['QuickJS infinite loop, deadline 200 ms (interrupt)', median(jsLoops)]);
+const jsNative = [];
+const jsNativeRun = [];
 for (let i = 0; i < 3; i++) {
-  const fresh = new PyodideSandbox();
-  starts.push(await time(() => fresh.warm()));
-  await fresh.dispose();
+  const code = 'const a = []; for (;;) a.push(new Array(1e5).fill(1));';
+  let run;
+  jsNative.push(await time(async () => (run = await quickjs.run({ language: 'javascript', code, tests: [], limits: { timeoutMs: 200 } }))));
+  jsNativeRun.push(run.durationMs);
 }
-rows.push(['Pyodide worker start', median(starts)]);
+// After a kill the next run first starts a fresh worker: the wall time includes that start, the run's own duration does not.
+rows.push(['QuickJS pushes of filled arrays, deadline 200 ms (kill)', median(jsNativeRun)]);
+rows.push(['  the same, wall time with the fresh worker start', median(jsNative)]);
+await quickjs.dispose();
+
+rows.push(['Pyodide worker start', await workerStart(PyodideSandbox)]);
 const pyodide = new PyodideSandbox();
 await pyodide.warm();
 await pyodide.run({ language: 'python', code: py.solution, tests: py.tests });
@@ -55,4 +84,4 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(' ')}; ${rounds} rounds`,
 );
-for (const [what, ms] of rows) console.log(`${what.padEnd(52)} ${ms.toFixed(1).padStart(8)} ms`);
+for (const [what, ms] of rows) console.log(`${what.padEnd(58)} ${ms.toFixed(1).padStart(8)} ms`);

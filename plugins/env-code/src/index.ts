@@ -11,7 +11,7 @@ export {
   type SandboxStatus,
   type TestResult,
 } from './sandbox/CodeSandbox.js';
-export { QuickJsSandbox } from './sandbox/QuickJsSandbox.js';
+export { QUICKJS_KILL_GRACE_MS, QuickJsSandbox } from './sandbox/QuickJsSandbox.js';
 export { PyodideSandbox, type PyodideSandboxOptions } from './sandbox/PyodideSandbox.js';
 export { CodeSandboxes } from './sandbox/CodeSandboxes.js';
 export { jsonValuesEqual } from './sandbox/compareOutputs.js';
