@@ -1,7 +1,7 @@
 // The Pyodide sandbox's worker thread (see src/sandbox/PyodideSandbox.ts). Plain JavaScript: a worker needs a file
 // Node can run as it is, from the sources (tests) as from dist.
 //
-// Layers, each proven by the attack corpus (test/sandboxAttacks.test.ts):
+// Layers, each proven by the attack corpus (test/reliability/sandboxAttacks.test.ts):
 // 1. Node modules: this thread's CommonJS loader refuses child_process, ws, net, http... always, and every module
 //    once Pyodide has loaded, so Emscripten's `system()` and socket layer (which `require` them on use) fail.
 // 2. This thread's JavaScript realm: no code generation from strings (eval, Function and the constructors of the
