@@ -2,6 +2,7 @@ import type { PolicyBackend } from '../compute/PolicyBackend.js';
 import type { ValueModel } from '../compute/ValueModel.js';
 import type { RunContext } from '../data/StepContext.js';
 import { createToken } from '../di/Token.js';
+import type { Roles } from './Roles.js';
 
 /** Creates policy backends (one per worker group); chosen by name with `models.<id>.backend`. */
 export interface BackendFactory {
@@ -10,6 +11,11 @@ export interface BackendFactory {
   describe?(): string;
   /** Rank among the engines `models.<id>.rollout: auto` may pick, higher first; absent: never picked by `auto`. */
   readonly priority?: number;
+  /**
+   * Rank among the engines `models.<id>.backend: auto` may train on, higher first, for a model's settings (tfjs ranks
+   * above onnx where tfjs-node-gpu would run it); absent: never picked by `auto` (an engine that does not train).
+   */
+  trainingPriority?(settings: Record<string, unknown>): number;
   /**
    * Why this factory cannot create a backend here (a package not installed, a library that does not load), or
    * undefined when it can. Initialises what it checks on the first call only and answers every call alike.
@@ -38,3 +44,16 @@ export const BackendFactory = createToken<BackendFactory>('BackendFactory', {
   configKey: 'models.<id>.backend',
   named: true,
 });
+
+/** `models.<id>.backend` value that trains on the highest-ranked engine available (`trainingPriority`). */
+export const AUTO_BACKEND = 'auto';
+
+/** The engines `models.<id>.backend: auto` may train on for `settings`, highest rank first. */
+export function rankedTrainingEngines(roles: Pick<Roles, 'getNamed' | 'namesOf'>, settings: Record<string, unknown>): string[] {
+  return roles
+    .namesOf(BackendFactory)
+    .map((name) => ({ name, rank: roles.getNamed(BackendFactory, name).trainingPriority?.(settings) }))
+    .filter((c): c is { name: string; rank: number } => c.rank !== undefined)
+    .sort((a, b) => b.rank - a.rank)
+    .map((c) => c.name);
+}

@@ -1,4 +1,13 @@
-import { BackendFactory, DrmasError, z, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
+import {
+  AUTO_BACKEND,
+  BackendFactory,
+  DrmasError,
+  z,
+  type Kernel,
+  type ModelSettings,
+  type Plugin,
+  type RegisterContext,
+} from '@drmas/core';
 import type { ArchitectureName } from '@drmas/models';
 import { createOnnxPolicyBackend } from '../OnnxPolicyBackend.js';
 import { loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
@@ -15,6 +24,8 @@ const MAX_THREADS = 4096;
 export const onnxBackendFactory: BackendFactory = {
   name: 'onnx',
   priority: 20,
+  // Trains 2x tfjs-wasm's speed on a CPU (the math job's steps), so `backend: auto` takes it there.
+  trainingPriority: () => 20,
   describe: () =>
     `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,
   probe: () =>
@@ -63,7 +74,8 @@ export class OnnxBackendPlugin implements Plugin {
   apply(kernel: Kernel): void {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       for (const [id, model] of Object.entries(config.models)) {
-        if (model.backend === 'onnx' || model.rollout === 'onnx') parseProviderRequest(model.provider, `models.${id}.provider`);
+        if (model.backend === 'onnx' || model.backend === AUTO_BACKEND || model.rollout === 'onnx')
+          parseProviderRequest(model.provider, `models.${id}.provider`);
       }
     });
   }
