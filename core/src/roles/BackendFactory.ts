@@ -48,11 +48,23 @@ export const BackendFactory = createToken<BackendFactory>('BackendFactory', {
 /** `models.<id>.backend` value that trains on the highest-ranked engine available (`trainingPriority`). */
 export const AUTO_BACKEND = 'auto';
 
-/** The engines `models.<id>.backend: auto` may train on for `settings`, highest rank first. */
-export function rankedTrainingEngines(roles: Pick<Roles, 'getNamed' | 'namesOf'>, settings: Record<string, unknown>): string[] {
+/** What a model's training engine must offer beyond training its policy. */
+export interface TrainingNeeds {
+  /** A critic takes after this model (`critic.learner`): only engines with `createCritic` qualify. */
+  critic?: boolean;
+}
+
+/** The engines `models.<id>.backend: auto` may train on for `settings` and `needs`, highest rank first. */
+export function rankedTrainingEngines(
+  roles: Pick<Roles, 'getNamed' | 'namesOf'>,
+  settings: Record<string, unknown>,
+  needs: TrainingNeeds = {},
+): string[] {
   return roles
     .namesOf(BackendFactory)
-    .map((name) => ({ name, rank: roles.getNamed(BackendFactory, name).trainingPriority?.(settings) }))
+    .map((name) => ({ name, factory: roles.getNamed(BackendFactory, name) }))
+    .filter(({ factory }) => !needs.critic || factory.createCritic !== undefined)
+    .map(({ name, factory }) => ({ name, rank: factory.trainingPriority?.(settings) }))
     .filter((c): c is { name: string; rank: number } => c.rank !== undefined)
     .sort((a, b) => b.rank - a.rank)
     .map((c) => c.name);

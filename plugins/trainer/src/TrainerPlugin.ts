@@ -147,8 +147,11 @@ export class TrainerPlugin implements Plugin {
 
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
       const loss = kernel.getAll(LossFunction)[0];
-      await groups().create(run, { reference: (loss?.needsReference ?? false) && loss?.referencePolicy !== 'current' });
-      await this.critics.create(run, kernel.get(Roles), groups(), kernel.config.trainer.seed);
+      await groups().create(run, {
+        reference: (loss?.needsReference ?? false) && loss?.referencePolicy !== 'current',
+        criticGroups: new Set(this.critics.plans.map((plan) => plan.policyGroup)),
+      });
+      await this.critics.create(run, kernel.get(Roles), groups(), kernel.config.trainer.seed, (id) => groups().trainingEngine(id));
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, async (run) => {
       if (!run.resumeFrom) return;

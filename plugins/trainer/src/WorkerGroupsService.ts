@@ -83,6 +83,8 @@ function describeFrozen(id: string, agents: readonly string[], frozen: readonly 
 export class WorkerGroupsService implements WorkerGroups {
   private groups: TrainedWorkerGroup[] = [];
   private readonly byAgent = new Map<string, TrainedWorkerGroup>();
+  /** The factory that trains each group: `models.<id>.backend`, or what `auto` chose at setup. */
+  private readonly trainingEngines = new Map<string, string>();
 
   constructor(
     @inject(ResolvedConfig) private readonly config: ResolvedConfig,
@@ -93,7 +95,10 @@ export class WorkerGroupsService implements WorkerGroups {
    * Loads every worker group's engines. `samplingOnly` (a rollout worker, which never updates) loads the rollout
    * engine alone, as both the group's trainer and its rollout engine, with no reference model.
    */
-  async create(run: RunContext, options: { reference: boolean; samplingOnly?: boolean }): Promise<void> {
+  async create(
+    run: RunContext,
+    options: { reference: boolean; samplingOnly?: boolean; criticGroups?: ReadonlySet<string> },
+  ): Promise<void> {
     for (const plan of planWorkerGroups(this.config)) {
       const backendKey = `models.${plan.id}.backend`;
       const settings = { ...plan.settings, seed: plan.settings.seed ?? this.config.trainer.seed } as Record<string, unknown>;
@@ -102,10 +107,13 @@ export class WorkerGroupsService implements WorkerGroups {
       const rolloutKey = `models.${plan.id}.rollout`;
       let trainerName = plan.settings.backend;
       if (trainerName === AUTO_BACKEND) {
-        const choice = await chooseTrainingEngine(this.roles, plan.id, settings);
+        // A group a critic takes after trains on an engine that has critics (`auto`: the best one that does it all).
+        const critic = !options.samplingOnly && options.criticGroups?.has(plan.id);
+        const choice = await chooseTrainingEngine(this.roles, plan.id, settings, { critic });
         run.log(describeTrainingChoice(plan.id, choice));
         trainerName = choice.name;
       }
+      this.trainingEngines.set(plan.id, trainerName);
       let rolloutName = plan.settings.rollout;
       if (rolloutName === AUTO_ROLLOUT) {
         const choice = await chooseRolloutEngine(this.roles, trainerName);
@@ -161,6 +169,13 @@ export class WorkerGroupsService implements WorkerGroups {
       );
       if (plan.frozenAgents.length) run.log(describeFrozen(plan.id, plan.agents, plan.frozenAgents));
     }
+  }
+
+  /** The BackendFactory name that trains group `id` (after `create`). */
+  trainingEngine(id: string): string {
+    const name = this.trainingEngines.get(id);
+    if (name === undefined) throw new Error(`worker group ${id} has not been created`);
+    return name;
   }
 
   private add(group: TrainedWorkerGroup): void {

@@ -1,4 +1,4 @@
-import { BackendFactory, DrmasError, rankedTrainingEngines, type Roles } from '@drmas/core';
+import { BackendFactory, DrmasError, rankedTrainingEngines, type Roles, type TrainingNeeds } from '@drmas/core';
 
 /** `models.<id>.rollout` value that picks the engine by availability and priority. */
 export const AUTO_ROLLOUT = 'auto';
@@ -52,16 +52,21 @@ export function describeAutoRollout(roles: Roles, trainerName: string): string {
  * `backend: auto`: the highest-ranked engine that trains (`trainingPriority`) and is available here; none available
  * is a CONFIG_INVALID naming the key with each engine's reason.
  */
-export async function chooseTrainingEngine(roles: Roles, modelId: string, settings: Record<string, unknown>): Promise<RolloutChoice> {
+export async function chooseTrainingEngine(
+  roles: Roles,
+  modelId: string,
+  settings: Record<string, unknown>,
+  needs: TrainingNeeds = {},
+): Promise<RolloutChoice> {
   const skipped: RolloutChoice['skipped'] = [];
-  for (const name of rankedTrainingEngines(roles, settings)) {
+  for (const name of rankedTrainingEngines(roles, settings, needs)) {
     const reason = await roles.getNamed(BackendFactory, name).probe?.();
     if (reason === undefined) return { name, skipped };
     skipped.push({ name, reason });
   }
   throw new DrmasError(
     'CONFIG_INVALID',
-    `no engine that trains is available here${skipped.map((s) => `; ${s.name}: ${s.reason}`).join('')}`,
+    `no engine that trains${needs.critic ? ' with a critic' : ''} is available here${skipped.map((s) => `; ${s.name}: ${s.reason}`).join('')}`,
     {
       key: `models.${modelId}.backend`,
       hint: 'install onnxruntime-node (or @drmas/plugin-backend-tfjs), or name an engine at this key',
