@@ -26,6 +26,11 @@ export interface BackendFactory {
    * default `trainer.memoryBudget`; undefined: only the machine's memory limits it.
    */
   memoryLimit?(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined;
+  /**
+   * Bytes per sampled token this engine's training pass holds beyond the key/value cache (activations kept for the
+   * backward pass, logits), a lower bound the memory check adds; undefined: not counted.
+   */
+  trainingBytesPerToken?(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined;
   create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext }): Promise<PolicyBackend>;
   /**
    * Creates a critic (`critic` section): a decoder from `settings.model` with a zero-initialized scalar head, or, with
@@ -52,6 +57,19 @@ export const AUTO_BACKEND = 'auto';
 export interface TrainingNeeds {
   /** A critic takes after this model (`critic.learner`): only engines with `createCritic` qualify. */
   critic?: boolean;
+}
+
+/**
+ * The factory that will train a model with `settings` as far as load time can tell: its `backend`, or for `auto` the
+ * engine ranked first (which one loads is known only at setup); undefined when none is registered.
+ */
+export function expectedTrainingFactory(
+  roles: Pick<Roles, 'getNamed' | 'namesOf'>,
+  settings: Record<string, unknown>,
+): BackendFactory | undefined {
+  const backend = settings.backend as string;
+  const name = backend === AUTO_BACKEND ? rankedTrainingEngines(roles, settings)[0] : backend;
+  return name !== undefined && roles.namesOf(BackendFactory).includes(name) ? roles.getNamed(BackendFactory, name) : undefined;
 }
 
 /** The engines `models.<id>.backend: auto` may train on for `settings` and `needs`, highest rank first. */
