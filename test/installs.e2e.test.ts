@@ -156,12 +156,13 @@ describeSlow('installing the packed packages into a fresh project', () => {
     expect(existsSync(path.join(modules, '@drmas', 'preset-math', 'scripts', 'build-base.mjs'))).toBe(true);
   }, 600_000);
 
-  test('drmas train runs a step of the math preset, sampling on tfjs and saying how to get onnx', () => {
+  test('drmas train runs a step of the math preset, training and sampling on tfjs and saying how to get onnx', () => {
     const result = train('tfjs');
     expect(result.code).toBe(0);
+    const notInstalled = 'onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)';
+    expect(result.output).toContain(`training engine of policy (models.policy.backend: auto): tfjs; skipped onnx: ${notInstalled}`);
     expect(result.output).toContain(
-      "rollout engine of policy (models.policy.rollout: auto): tfjs, the trainer's engine; " +
-        'skipped onnx: onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)',
+      `rollout engine of policy (models.policy.rollout: auto): tfjs, the trainer's engine; skipped onnx: ${notInstalled}`,
     );
     expect(result.metrics?.step).toBe(1);
     expect(Number.isFinite(result.metrics?.['outcome/mean'])).toBe(true);
@@ -176,7 +177,7 @@ describeSlow('installing the packed packages into a fresh project', () => {
     );
   }, 600_000);
 
-  test('after the documented opt-in, onnx samples', () => {
+  test('after the documented opt-in, onnx trains and samples', () => {
     const install = run('npm', ['install', '--no-audit', '--no-fund', 'onnxruntime-node@1.30.0'], project, {
       ONNXRUNTIME_NODE_INSTALL: 'skip',
     });
@@ -185,8 +186,9 @@ describeSlow('installing the packed packages into a fresh project', () => {
     expect(warningsAboutUs(install.output).filter((line) => !line.includes('install-scripts'))).toEqual([]);
     const result = train('onnx');
     expect(result.code).toBe(0);
-    expect(result.output).toContain('rollout engine of policy (models.policy.rollout: auto): onnx\n');
-    expect(result.output).toMatch(/samples on onnx:policy \(onnxruntime-node 1\.30\.0/);
+    expect(result.output).toContain('training engine of policy (models.policy.backend: auto): onnx\n');
+    expect(result.output).toContain("rollout engine of policy (models.policy.rollout: auto): onnx, the trainer's engine\n");
+    expect(result.output).toMatch(/trains on onnx:policy \(onnxruntime-node 1\.30\.0/);
     expect(result.metrics?.step).toBe(1);
   }, 600_000);
 });

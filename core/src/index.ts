@@ -30,7 +30,13 @@ export { BindingLedger, describeKey, type BindingRecord } from './di/BindingLedg
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
 export { AdvantageEstimator, type AdvantageScope } from './roles/AdvantageEstimator.js';
-export { BackendFactory } from './roles/BackendFactory.js';
+export {
+  AUTO_BACKEND,
+  BackendFactory,
+  expectedTrainingFactory,
+  rankedTrainingEngines,
+  type TrainingNeeds,
+} from './roles/BackendFactory.js';
 export { MetricsSink } from './roles/MetricsSink.js';
 export { RunFile } from './roles/RunFile.js';
 export { Roles } from './roles/Roles.js';

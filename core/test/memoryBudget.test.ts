@@ -21,6 +21,7 @@ function kernelWith(cfg: ResolvedConfig): Kernel {
   const factory: BackendFactory = {
     name: 'small-heap',
     memoryLimit: () => ({ bytes: 3 * 2 ** 30, reason: "the heap's 3 GiB" }),
+    trainingPriority: () => 1,
     create: () => Promise.reject(new Error('not used')),
   };
   kernel.configure(cfg, [
@@ -74,5 +75,8 @@ describe('trainer.memoryBudget', () => {
     expect(budget.bytes).toBe(expected);
     if (expected < 0.75 * os.totalmem())
       expect(budget.description).toBe("trainer.memoryBudget's default for model policy: the heap's 3 GiB");
+    // backend: auto is judged by the engine it ranks first, here the only one that trains.
+    const onAuto = config({}, { policy: { backend: 'auto', model: 'tiny', runtime: 'auto' } });
+    expect(resolveMemoryBudget(onAuto, kernelWith(onAuto)).bytes).toBe(expected);
   });
 });

@@ -2,16 +2,27 @@ import { afterAll, expect, test } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keyValueBytesPerToken, readModelShape } from '../src/config/modelShape.js';
+import { activationBytesPerToken, keyValueBytesPerToken, readModelShape } from '../src/config/modelShape.js';
 
 const root = mkdtempSync(join(tmpdir(), 'drmas-model-shape-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 test('a built-in model: tiny has 2,048 positions and 4 layers of 2 key/value heads of 64', () => {
   const shape = readModelShape('tiny')!;
-  expect(shape).toEqual({ maxPositions: 2048, numLayers: 4, numKvHeads: 2, headDim: 64, source: 'built-in tiny' });
+  expect(shape).toEqual({
+    maxPositions: 2048,
+    numLayers: 4,
+    numKvHeads: 2,
+    headDim: 64,
+    hiddenSize: 256,
+    intermediateSize: 704,
+    vocabSize: 512,
+    source: 'built-in tiny',
+  });
   // keys and values x 4 layers x 2 heads x 64 x 4 bytes
   expect(keyValueBytesPerToken(shape)).toBe(4096);
+  // (4 layers x (4 x 256 + 2 x 2 x 64 + 3 x 704) + 2 x 512) floats x 4 bytes
+  expect(activationBytesPerToken(shape)).toBe(58_368);
 });
 
 test('a checkpoint folder is read from its config.json alone, head_dim derived as transformers does', () => {
@@ -32,6 +43,7 @@ test('a checkpoint folder is read from its config.json alone, head_dim derived a
   );
   const shape = readModelShape(dir)!;
   expect(shape).toMatchObject({ maxPositions: 131072, numLayers: 16, numKvHeads: 8, headDim: 64, source: join(dir, 'config.json') });
+  expect(shape).toMatchObject({ hiddenSize: 2048, intermediateSize: 8192, vocabSize: 128256 });
   expect(keyValueBytesPerToken(shape)).toBe(2 * 16 * 8 * 64 * 4);
 });
 

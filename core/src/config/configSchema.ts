@@ -66,8 +66,11 @@ function coreSections(): Record<string, ZodObject> {
     algorithm: z.strictObject({ advantage: z.string().min(1).optional() }),
     env: z.strictObject(envSection.shape),
     models: z.strictObject({
-      /** Backend that trains this model (a BackendFactory name). */
-      backend: z.string().min(1).default('tfjs'),
+      /**
+       * Backend that trains this model (a BackendFactory name), or `auto`: the highest-ranked engine available here
+       * that trains (onnx on a CPU, tfjs where tfjs-node-gpu runs it).
+       */
+      backend: z.string().min(1).default('auto'),
       /** Backend that samples for this model when it is not the trainer (e.g. `onnx`); weights sync after updates. */
       rollout: z.string().min(1).optional(),
       /** `tiny` / `small` (built in, initialised from `seed`) or a Hugging Face checkpoint folder. */

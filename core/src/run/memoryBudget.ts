@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
-import { BackendFactory } from '../roles/BackendFactory.js';
+import { expectedTrainingFactory } from '../roles/BackendFactory.js';
 import type { Roles } from '../roles/Roles.js';
 
 /** `8GiB`, `512 MiB`, `4GB`, `1.5TiB`, `1000000`: binary units (KiB, MiB, GiB, TiB) count 1024s, decimal ones 1000s. */
@@ -59,10 +59,8 @@ export function resolveMemoryBudget(config: ResolvedConfig, roles: Pick<Roles, '
   const machine = os.totalmem();
   let bytes = DEFAULT_MEMORY_SHARE * machine;
   let description = `trainer.memoryBudget's default: ${DEFAULT_MEMORY_SHARE * 100}% of this machine's ${formatBytes(machine)}`;
-  const backends = new Set(roles.namesOf(BackendFactory));
   for (const [id, model] of Object.entries(config.models)) {
-    if (!backends.has(model.backend)) continue;
-    const limit = roles.getNamed(BackendFactory, model.backend, `models.${id}.backend`).memoryLimit?.(model);
+    const limit = expectedTrainingFactory(roles, model)?.memoryLimit?.(model);
     if (limit && limit.bytes < bytes) {
       bytes = limit.bytes;
       description = `trainer.memoryBudget's default for model ${id}: ${limit.reason}`;

@@ -10,6 +10,9 @@ export interface ModelShape {
   numLayers: number;
   numKvHeads: number;
   headDim: number;
+  hiddenSize: number;
+  intermediateSize: number;
+  vocabSize: number;
   /** Where the shape was read: `built-in tiny` or the config.json file. */
   source: string;
 }
@@ -17,6 +20,17 @@ export interface ModelShape {
 /** Bytes a sampling engine's key/value cache holds per token (keys and values of every layer, float32). */
 export function keyValueBytesPerToken(shape: ModelShape): number {
   return 2 * shape.numLayers * shape.numKvHeads * shape.headDim * 4;
+}
+
+/**
+ * Float32 bytes per token a training pass that keeps every layer's activations for its backward pass holds at the
+ * least: per layer the two normed inputs, the query and output projections, keys and values, and the MLP's gate, up
+ * and activated products; then the logits and their log-softmax.
+ */
+export function activationBytesPerToken(shape: ModelShape): number {
+  const kv = 2 * shape.numKvHeads * shape.headDim;
+  const perLayer = 4 * shape.hiddenSize + kv + 3 * shape.intermediateSize;
+  return (shape.numLayers * perLayer + 2 * shape.vocabSize) * 4;
 }
 
 /**
@@ -31,6 +45,9 @@ export function readModelShape(model: string): ModelShape | undefined {
       numLayers: shape.num_hidden_layers,
       numKvHeads: shape.num_key_value_heads,
       headDim: shape.hidden_size / shape.num_attention_heads,
+      hiddenSize: shape.hidden_size,
+      intermediateSize: shape.intermediate_size,
+      vocabSize: shape.vocab_size,
       source: `built-in ${model}`,
     };
   }
@@ -43,6 +60,9 @@ export function readModelShape(model: string): ModelShape | undefined {
       numLayers: config.numLayers,
       numKvHeads: config.numKvHeads,
       headDim: config.headDim,
+      hiddenSize: config.hiddenSize,
+      intermediateSize: config.intermediateSize,
+      vocabSize: config.vocabSize,
       source: file,
     };
   } catch {

@@ -12,6 +12,7 @@ import {
 } from '@drmas/plugin-orchestra';
 import { TempProject } from '../../../test/support/tempProject.js';
 import { kernelConfig } from '../../../core/test/kernelConfig.js';
+import { onnxBackendFactory } from '../../backend-onnx/src/plugin/OnnxBackendPlugin.js';
 
 const project = new TempProject('rollout-limits');
 afterAll(() => project.dispose());
@@ -65,6 +66,28 @@ describe('what a step can hold', () => {
     expect(estimate.arithmetic).toBe(
       "128 rows (p x s) x 512 tokens (agents.answerer.sampling.maxNewTokens) x 26,112 bytes per token (24,576 of model policy's key/value cache + 24 turns x 64 of step records) = 1.59 GiB",
     );
+  });
+
+  test('on onnx (named, or auto ranking it first) a training step also counts the activations its training pass keeps; an evaluation does not', () => {
+    const roles = { namesOf: () => ['onnx'], getNamed: () => onnxBackendFactory } as never;
+    for (const backend of ['onnx', 'auto']) {
+      const cfg = config({
+        models: { policy: { backend, model: 'tiny', runtime: 'auto' } },
+        rollout: { promptsPerStep: 2, samplesPerPrompt: 4 },
+        eval: { every: 0, atEnd: true, atStart: false, k: 1, tasks: 0, tasksPerBatch: 8 },
+      });
+      const limits = agentLimits(cfg, agents({ answerer: 100 }), roles);
+      // tiny (hidden 256, 4 layers, 2 kv heads of 64, MLP 704, vocab 512), per token per layer 4 x 256 + 2 x 2 x 64
+      // + 3 x 704 = 3,392 floats, x 4 layers + 2 x 512 logits = 14,592 floats = 58,368 bytes; cache 4,096; 1 turn x 64.
+      // 8 rows x 100 x (4,096 + 58,368 + 64) = 50,022,400 bytes; evaluating 8 rows x 100 x (4,096 + 64) = 3,328,000.
+      expect(estimateEpisodeMemory(limits, { count: 8, why: 'p x s' }, 1).arithmetic).toBe(
+        "8 rows (p x s) x 100 tokens (agents.answerer.sampling.maxNewTokens) x 62,528 bytes per token (4,096 of model policy's key/value cache + 58,368 of model policy's activations kept for the backward pass on onnx + 1 turns x 64 of step records) = 47.7 MiB",
+      );
+      expect(() => checkMemory(cfg, limits, 1, { bytes: 50_022_400, description: 'enough' })).not.toThrow();
+      expect(() => checkMemory(cfg, limits, 1, { bytes: 50_022_399, description: 'short' })).toThrow(
+        expect.objectContaining({ code: 'LIMIT_EXCEEDED', key: 'rollout.samplesPerPrompt' }),
+      );
+    }
   });
 
   test('a budget below the estimate is LIMIT_EXCEEDED naming the larger of prompts and samples', () => {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import {
+  AUTO_BACKEND,
   BackendFactory,
   BatchInputSource,
   Roles,
@@ -30,7 +31,7 @@ import {
 } from './config/trainingConfig.js';
 import { SpikeGuards } from './spikeGuard/GradNormSpikeGuard.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
-import { AUTO_ROLLOUT, describeAutoRollout } from './rolloutEngine.js';
+import { AUTO_ROLLOUT, describeAutoRollout, describeAutoTraining } from './rolloutEngine.js';
 import { updateWorkerGroup } from './updateWorkerGroup.js';
 import { bestAgainstWorst } from './preference/onlinePairs.js';
 import { WorkerGroupsService } from './WorkerGroupsService.js';
@@ -112,7 +113,7 @@ export class TrainerPlugin implements Plugin {
         planWorkerGroups(kernel.config).map((plan) => ({
           id: plan.id,
           agents: plan.agents,
-          backend: plan.settings.backend,
+          backend: plan.settings.backend === AUTO_BACKEND ? describeAutoTraining(kernel, plan.settings) : plan.settings.backend,
           rollout:
             plan.settings.rollout === AUTO_ROLLOUT
               ? describeAutoRollout(kernel, plan.settings.backend)
@@ -137,7 +138,7 @@ export class TrainerPlugin implements Plugin {
     // here rather than when setup loads the models.
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       for (const plan of planWorkerGroups(config)) {
-        kernel.getNamed(BackendFactory, plan.settings.backend, `models.${plan.id}.backend`);
+        if (plan.settings.backend !== AUTO_BACKEND) kernel.getNamed(BackendFactory, plan.settings.backend, `models.${plan.id}.backend`);
         const rollout = plan.settings.rollout;
         if (rollout !== undefined && rollout !== AUTO_ROLLOUT) kernel.getNamed(BackendFactory, rollout, `models.${plan.id}.rollout`);
       }
@@ -146,8 +147,11 @@ export class TrainerPlugin implements Plugin {
 
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
       const loss = kernel.getAll(LossFunction)[0];
-      await groups().create(run, { reference: (loss?.needsReference ?? false) && loss?.referencePolicy !== 'current' });
-      await this.critics.create(run, kernel.get(Roles), groups(), kernel.config.trainer.seed);
+      await groups().create(run, {
+        reference: (loss?.needsReference ?? false) && loss?.referencePolicy !== 'current',
+        criticGroups: new Set(this.critics.plans.map((plan) => plan.policyGroup)),
+      });
+      await this.critics.create(run, kernel.get(Roles), groups(), kernel.config.trainer.seed, (id) => groups().trainingEngine(id));
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, async (run) => {
       if (!run.resumeFrom) return;

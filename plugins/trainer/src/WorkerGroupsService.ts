@@ -1,5 +1,6 @@
 import {
   assignParamGroups,
+  AUTO_BACKEND,
   DrmasError,
   didYouMean,
   inject,
@@ -12,7 +13,14 @@ import {
   type WorkerGroup,
   type WorkerGroups,
 } from '@drmas/core';
-import { AUTO_ROLLOUT, availableFactory, chooseRolloutEngine, describeRolloutChoice } from './rolloutEngine.js';
+import {
+  AUTO_ROLLOUT,
+  availableFactory,
+  chooseRolloutEngine,
+  chooseTrainingEngine,
+  describeRolloutChoice,
+  describeTrainingChoice,
+} from './rolloutEngine.js';
 import { planWorkerGroups, type WorkerGroupTraining } from './workerGroupPlan.js';
 import type { SpikeGuardSettings } from './config/trainingConfig.js';
 
@@ -75,6 +83,8 @@ function describeFrozen(id: string, agents: readonly string[], frozen: readonly 
 export class WorkerGroupsService implements WorkerGroups {
   private groups: TrainedWorkerGroup[] = [];
   private readonly byAgent = new Map<string, TrainedWorkerGroup>();
+  /** The factory that trains each group: `models.<id>.backend`, or what `auto` chose at setup. */
+  private readonly trainingEngines = new Map<string, string>();
 
   constructor(
     @inject(ResolvedConfig) private readonly config: ResolvedConfig,
@@ -85,23 +95,35 @@ export class WorkerGroupsService implements WorkerGroups {
    * Loads every worker group's engines. `samplingOnly` (a rollout worker, which never updates) loads the rollout
    * engine alone, as both the group's trainer and its rollout engine, with no reference model.
    */
-  async create(run: RunContext, options: { reference: boolean; samplingOnly?: boolean }): Promise<void> {
+  async create(
+    run: RunContext,
+    options: { reference: boolean; samplingOnly?: boolean; criticGroups?: ReadonlySet<string> },
+  ): Promise<void> {
     for (const plan of planWorkerGroups(this.config)) {
       const backendKey = `models.${plan.id}.backend`;
       const settings = { ...plan.settings, seed: plan.settings.seed ?? this.config.trainer.seed } as Record<string, unknown>;
       const make = async (name: string, key: string) =>
         (await availableFactory(this.roles, name, key)).create({ modelId: plan.id, settings, run });
       const rolloutKey = `models.${plan.id}.rollout`;
+      let trainerName = plan.settings.backend;
+      if (trainerName === AUTO_BACKEND) {
+        // A group a critic takes after trains on an engine that has critics (`auto`: the best one that does it all).
+        const critic = !options.samplingOnly && options.criticGroups?.has(plan.id);
+        const choice = await chooseTrainingEngine(this.roles, plan.id, settings, { critic });
+        run.log(describeTrainingChoice(plan.id, choice));
+        trainerName = choice.name;
+      }
+      this.trainingEngines.set(plan.id, trainerName);
       let rolloutName = plan.settings.rollout;
       if (rolloutName === AUTO_ROLLOUT) {
-        const choice = await chooseRolloutEngine(this.roles, plan.settings.backend);
-        run.log(describeRolloutChoice(plan.id, choice, plan.settings.backend));
+        const choice = await chooseRolloutEngine(this.roles, trainerName);
+        run.log(describeRolloutChoice(plan.id, choice, trainerName));
         rolloutName = choice.name;
-      } else if (rolloutName && rolloutName !== plan.settings.backend) {
+      } else if (rolloutName && rolloutName !== trainerName) {
         await availableFactory(this.roles, rolloutName, rolloutKey);
       }
       if (options.samplingOnly) {
-        const engine = await make(rolloutName ?? plan.settings.backend, rolloutName ? rolloutKey : backendKey);
+        const engine = await make(rolloutName ?? trainerName, rolloutName ? rolloutKey : backendKey);
         this.add({
           id: plan.id,
           agents: plan.agents,
@@ -114,7 +136,7 @@ export class WorkerGroupsService implements WorkerGroups {
         run.log(`worker group ${plan.id}: agents ${plan.agents.join(', ')}; samples on ${engine.name} (${engine.runtime})`);
         continue;
       }
-      const trainer = await make(plan.settings.backend, backendKey);
+      const trainer = await make(trainerName, backendKey);
       try {
         checkParamGroups(plan.id, trainer, plan.training);
         checkRollback(plan.id, trainer, plan.settings.spikeGuard as SpikeGuardSettings | undefined);
@@ -123,13 +145,13 @@ export class WorkerGroupsService implements WorkerGroups {
         throw error;
       }
       let rollout = trainer;
-      if (rolloutName && rolloutName !== plan.settings.backend) {
+      if (rolloutName && rolloutName !== trainerName) {
         rollout = await make(rolloutName, rolloutKey);
         await rollout.syncWeights(trainer);
       }
       // A group of frozen agents never computes a loss, so it needs no reference model.
       const trains = plan.frozenAgents.length < plan.agents.length;
-      const reference = options.reference && trains ? await make(plan.settings.backend, backendKey) : undefined;
+      const reference = options.reference && trains ? await make(trainerName, backendKey) : undefined;
       const group: TrainedWorkerGroup = {
         id: plan.id,
         agents: plan.agents,
@@ -147,6 +169,13 @@ export class WorkerGroupsService implements WorkerGroups {
       );
       if (plan.frozenAgents.length) run.log(describeFrozen(plan.id, plan.agents, plan.frozenAgents));
     }
+  }
+
+  /** The BackendFactory name that trains group `id` (after `create`). */
+  trainingEngine(id: string): string {
+    const name = this.trainingEngines.get(id);
+    if (name === undefined) throw new Error(`worker group ${id} has not been created`);
+    return name;
   }
 
   private add(group: TrainedWorkerGroup): void {

@@ -1,4 +1,4 @@
-import { BackendFactory, DrmasError, type Roles } from '@drmas/core';
+import { BackendFactory, DrmasError, rankedTrainingEngines, type Roles, type TrainingNeeds } from '@drmas/core';
 
 /** `models.<id>.rollout` value that picks the engine by availability and priority. */
 export const AUTO_ROLLOUT = 'auto';
@@ -46,6 +46,43 @@ export function describeAutoRollout(roles: Roles, trainerName: string): string {
     order.push(name);
   }
   return order.length === 0 ? trainerName : `${AUTO_ROLLOUT} (${[...order, trainerName].join(', else ')})`;
+}
+
+/**
+ * `backend: auto`: the highest-ranked engine that trains (`trainingPriority`) and is available here; none available
+ * is a CONFIG_INVALID naming the key with each engine's reason.
+ */
+export async function chooseTrainingEngine(
+  roles: Roles,
+  modelId: string,
+  settings: Record<string, unknown>,
+  needs: TrainingNeeds = {},
+): Promise<RolloutChoice> {
+  const skipped: RolloutChoice['skipped'] = [];
+  for (const name of rankedTrainingEngines(roles, settings, needs)) {
+    const reason = await roles.getNamed(BackendFactory, name).probe?.();
+    if (reason === undefined) return { name, skipped };
+    skipped.push({ name, reason });
+  }
+  throw new DrmasError(
+    'CONFIG_INVALID',
+    `no engine that trains${needs.critic ? ' with a critic' : ''} is available here${skipped.map((s) => `; ${s.name}: ${s.reason}`).join('')}`,
+    {
+      key: `models.${modelId}.backend`,
+      hint: 'install onnxruntime-node (or @drmas/plugin-backend-tfjs), or name an engine at this key',
+    },
+  );
+}
+
+/** What `backend: auto` would try, in order, for `drmas info` (which loads no engine), e.g. `auto (onnx, else tfjs)`. */
+export function describeAutoTraining(roles: Roles, settings: Record<string, unknown>): string {
+  return `${AUTO_ROLLOUT} (${rankedTrainingEngines(roles, settings).join(', else ')})`;
+}
+
+/** The run log's line for an `auto` choice of the engine that trains. */
+export function describeTrainingChoice(modelId: string, choice: RolloutChoice): string {
+  const skipped = choice.skipped.map((s) => `; skipped ${s.name}: ${s.reason}`).join('');
+  return `training engine of ${modelId} (models.${modelId}.backend: ${AUTO_ROLLOUT}): ${choice.name}${skipped}`;
 }
 
 /** The run log's line for an `auto` choice. */

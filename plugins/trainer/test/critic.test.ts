@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { createKernel, resolveConfig, TrainingBatch, type ResolvedConfig } from '@drmas/core';
+import { createKernel, rankedTrainingEngines, resolveConfig, Roles, TrainingBatch, type ResolvedConfig } from '@drmas/core';
+import { WorkerGroupsService } from '../src/WorkerGroupsService.js';
 import { planCritics } from '../src/critic/criticPlan.js';
 import { jointContexts } from '../src/critic/jointContexts.js';
 
@@ -126,5 +127,26 @@ describe('critic settings are checked at load', () => {
     await expect(
       kernelWith({ models: { policy: { model: 'tiny', backend: 'onnx' } }, algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } }),
     ).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.backend', hint: expect.stringContaining('tfjs') });
+  });
+  test('backend auto (the default) with a critic trains that model on tfjs, the best engine that has critics', async () => {
+    const { kernel } = await kernelWith({ algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } });
+    const settings = kernel.config.models.policy!;
+    expect(settings.backend).toBe('auto');
+    // onnx ranks 20, tfjs 10 (no tfjs-node-gpu here), and only tfjs has createCritic.
+    expect(rankedTrainingEngines(kernel, settings)).toEqual(['onnx', 'tfjs']);
+    expect(rankedTrainingEngines(kernel, settings, { critic: true })).toEqual(['tfjs']);
+    const logs: string[] = [];
+    const groups = new WorkerGroupsService(kernel.config, kernel.get(Roles));
+    const run = {
+      config: kernel.config,
+      container: kernel.container,
+      runDir: '',
+      signal: new AbortController().signal,
+      log: (m: string) => logs.push(m),
+    };
+    await groups.create(run, { reference: false, criticGroups: new Set(['policy']) });
+    expect(groups.trainingEngine('policy')).toBe('tfjs');
+    expect(groups.get('policy').trainer.name).toBe('tfjs:policy');
+    expect(logs).toContain('training engine of policy (models.policy.backend: auto): tfjs');
   });
 });

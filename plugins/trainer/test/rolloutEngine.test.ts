@@ -10,7 +10,7 @@ import {
   type UserConfig,
 } from '@drmas/core';
 import { ONNXRUNTIME_INSTALL, onnxBackendFactory, OnnxBackendPlugin, OnnxRuntimeUnavailableError } from '@drmas/plugin-backend-onnx';
-import { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
+import { tfjsBackendFactory, TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
 import { TrainerPlugin, type TrainedWorkerGroup } from '../src/index.js';
 
 /** A backend that holds no model: enough for worker groups to be built around it. */
@@ -28,6 +28,8 @@ function stubBackend(name: string): PolicyBackend {
 interface StubEngine {
   name: string;
   priority?: number;
+  /** Rank for `backend: auto`; absent: does not train. */
+  trainingPriority?: number;
   /** Why it is unavailable; absent: available. */
   missing?: string;
 }
@@ -43,6 +45,7 @@ function stubEngines(engines: StubEngine[]) {
         const factory: BackendFactory = {
           name: engine.name,
           priority: engine.priority,
+          trainingPriority: engine.trainingPriority === undefined ? undefined : () => engine.trainingPriority!,
           probe: async () => {
             probes[engine.name] = (probes[engine.name] ?? 0) + 1;
             return engine.missing;
@@ -142,6 +145,40 @@ describe('models.<id>.rollout: auto', () => {
   });
 });
 
+describe('models.<id>.backend: auto (the default)', () => {
+  const NO_BACKEND: UserConfig = { models: { policy: { model: 'tiny' } }, agents: { solver: { model: 'policy' } } };
+
+  test('trains on the available engine of highest training rank, saying which it skipped; engines that do not train are passed over', async () => {
+    const engines = stubEngines([
+      { name: 'teacher' },
+      { name: 'slow', trainingPriority: 10 },
+      { name: 'fast', trainingPriority: 20 },
+      { name: 'gpu', trainingPriority: 30, missing: 'no GPU' },
+    ]);
+    const { groups, log, info } = await setup([engines.plugin], NO_BACKEND);
+    expect(groups[0]!.trainer.name).toBe('fast:policy');
+    expect(groups[0]!.rollout).toBe(groups[0]!.trainer);
+    expect(log).toContain('training engine of policy (models.policy.backend: auto): fast; skipped gpu: no GPU');
+    expect(info[0]!.backend).toBe('auto (gpu, else fast, else slow)');
+    expect(engines.created).toEqual(['fast:policy']);
+  });
+
+  test('no engine that trains available: CONFIG_INVALID at models.<id>.backend with each reason', async () => {
+    const engines = stubEngines([{ name: 'teacher' }, { name: 'fast', trainingPriority: 20, missing: 'libfast is not installed' }]);
+    const error = await setupError([engines.plugin], NO_BACKEND);
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.key).toBe('models.policy.backend');
+    expect(error.message).toContain('fast: libfast is not installed');
+  });
+
+  test('the real engines rank onnx above tfjs on a CPU runtime, tfjs first on tfjs-node-gpu', () => {
+    const onnx = onnxBackendFactory.trainingPriority!({ runtime: 'auto' });
+    expect(tfjsBackendFactory.trainingPriority!({ runtime: 'wasm' })).toBeLessThan(onnx);
+    expect(tfjsBackendFactory.trainingPriority!({ runtime: 'tfjs-node' })).toBeLessThan(onnx);
+    expect(tfjsBackendFactory.trainingPriority!({ runtime: 'tfjs-node-gpu' })).toBeGreaterThan(onnx);
+  });
+});
+
 describe('an explicitly named rollout engine', () => {
   test('that is unavailable fails at setup, naming models.<id>.rollout and the reason, before any model loads', async () => {
     const engines = stubEngines([
@@ -177,9 +214,18 @@ describe('auto on the real engines (tiny model)', () => {
     models: { policy: { model: 'tiny', runtime: 'wasm', rollout: 'auto' } },
     agents: { solver: { model: 'policy' } },
   };
+  const onTfjs: UserConfig = { ...config, models: { policy: { ...config.models!.policy!, backend: 'tfjs' } } };
 
-  test('onnx samples when onnxruntime-node loads', async () => {
+  test('onnx trains and samples when onnxruntime-node loads (no backend key)', async () => {
     const { groups, log, info } = await setup([new TfjsBackendPlugin(), new OnnxBackendPlugin()], config);
+    expect(groups[0]!.trainer.name).toBe('onnx:policy');
+    expect(groups[0]!.rollout).toBe(groups[0]!.trainer);
+    expect(log).toContain('training engine of policy (models.policy.backend: auto): onnx');
+    expect(info[0]!.backend).toBe('auto (onnx, else tfjs)');
+  });
+
+  test('backend: tfjs trains on tfjs, and onnx samples when onnxruntime-node loads', async () => {
+    const { groups, log, info } = await setup([new TfjsBackendPlugin(), new OnnxBackendPlugin()], onTfjs);
     expect(groups[0]!.rollout.name).toBe('onnx:policy');
     expect(groups[0]!.trainer.name).toBe('tfjs:policy');
     expect(log).toContain('rollout engine of policy (models.policy.rollout: auto): onnx');
@@ -197,10 +243,10 @@ describe('auto on the real engines (tiny model)', () => {
       apply() {},
     };
     const { groups, log } = await setup([new TfjsBackendPlugin(), onnxWithoutRuntime], config);
+    expect(groups[0]!.trainer.name).toBe('tfjs:policy');
     expect(groups[0]!.rollout).toBe(groups[0]!.trainer);
-    expect(log).toContain(
-      "rollout engine of policy (models.policy.rollout: auto): tfjs, the trainer's engine; skipped onnx: " +
-        'onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)',
-    );
+    const reason = 'onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)';
+    expect(log).toContain(`training engine of policy (models.policy.backend: auto): tfjs; skipped onnx: ${reason}`);
+    expect(log).toContain(`rollout engine of policy (models.policy.rollout: auto): tfjs, the trainer's engine; skipped onnx: ${reason}`);
   });
 });

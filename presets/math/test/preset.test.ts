@@ -92,7 +92,7 @@ describe('@drmas/preset-math', () => {
     expect(report.presets.map((p) => p.name)).toEqual(['@drmas/preset-math']);
     expect(report.sections.workflow).toMatchObject({ orchestra: 'math', agents: ['solver', 'verifier'], environment: 'math' });
     expect(report.sections.workerGroups).toEqual([
-      expect.objectContaining({ id: 'policy', agents: ['solver', 'verifier'], backend: 'tfjs' }),
+      expect.objectContaining({ id: 'policy', agents: ['solver', 'verifier'], backend: 'auto (onnx, else tfjs)' }),
     ]);
   });
 

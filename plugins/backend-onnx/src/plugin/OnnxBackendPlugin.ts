@@ -1,5 +1,14 @@
-import { BackendFactory, DrmasError, z, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
-import type { ArchitectureName } from '@drmas/models';
+import {
+  AUTO_BACKEND,
+  BackendFactory,
+  DrmasError,
+  z,
+  type Kernel,
+  type ModelSettings,
+  type Plugin,
+  type RegisterContext,
+} from '@drmas/core';
+import { activationBytesPerToken, readModelShape, type ArchitectureName } from '@drmas/models';
 import { createOnnxPolicyBackend } from '../OnnxPolicyBackend.js';
 import { loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 
@@ -15,6 +24,15 @@ const MAX_THREADS = 4096;
 export const onnxBackendFactory: BackendFactory = {
   name: 'onnx',
   priority: 20,
+  // Trains 2x tfjs-wasm's speed on a CPU (the math job's steps), so `backend: auto` takes it there.
+  trainingPriority: () => 20,
+  // The training graph runs a whole micro-batch (by default the step's rows) at once and keeps its activations for
+  // the backward pass, so they grow with the batch as the key/value cache does (math job, tiny: ~60 KB per sampled
+  // token measured as max RSS between 128 and 1,024 rows), and nothing caps the heap short of the machine.
+  trainingBytesPerToken(settings) {
+    const shape = readModelShape((settings as ModelSettings).model);
+    return shape && { bytes: activationBytesPerToken(shape), reason: 'activations kept for the backward pass on onnx' };
+  },
   describe: () =>
     `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,
   probe: () =>
@@ -63,7 +81,8 @@ export class OnnxBackendPlugin implements Plugin {
   apply(kernel: Kernel): void {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       for (const [id, model] of Object.entries(config.models)) {
-        if (model.backend === 'onnx' || model.rollout === 'onnx') parseProviderRequest(model.provider, `models.${id}.provider`);
+        if (model.backend === 'onnx' || model.backend === AUTO_BACKEND || model.rollout === 'onnx')
+          parseProviderRequest(model.provider, `models.${id}.provider`);
       }
     });
   }

@@ -127,7 +127,7 @@ export class OrchestraPlugin implements Plugin {
       checkAgentRoles(config, orchestra, (key) => kernel.originOf(key));
       checkExecutor(config.rollout as RolloutSettings, config.reward as RewardSettings, orchestra);
       checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
-      const limits = agentLimits(config, workflow.agents());
+      const limits = agentLimits(config, workflow.agents(), kernel);
       checkPositions(limits);
       const turns = turnsPerEpisode(limits.length, config.orchestra as OrchestraSettings, environment.maxSteps);
       checkMemory(config, limits, turns, resolveMemoryBudget(config, kernel));

@@ -1,4 +1,12 @@
-import { didYouMean, DrmasError, formatBytes, type MemoryBudget, type ResolvedConfig } from '@drmas/core';
+import {
+  didYouMean,
+  DrmasError,
+  expectedTrainingFactory,
+  formatBytes,
+  type MemoryBudget,
+  type ResolvedConfig,
+  type Roles,
+} from '@drmas/core';
 import { keyValueBytesPerToken, readModelShape, type ModelShape } from '@drmas/models';
 import type { Agent } from '../agents/Agent.js';
 import type { EvalSettings } from '../evaluation/EvaluationTaps.js';
@@ -46,14 +54,22 @@ interface AgentLimits {
   maxNewTokens: number;
   modelId?: string;
   shape?: ModelShape;
+  /** What its model's training engine holds per sampled token beyond the key/value cache (`trainingBytesPerToken`). */
+  training?: { bytes: number; reason: string };
 }
 
 /** Each agent's response bound and its model's shape (when its config.json can be read without the weights). */
-export function agentLimits(config: ResolvedConfig, agents: ReadonlyMap<string, Agent>): AgentLimits[] {
+export function agentLimits(
+  config: ResolvedConfig,
+  agents: ReadonlyMap<string, Agent>,
+  roles?: Pick<Roles, 'getNamed' | 'namesOf'>,
+): AgentLimits[] {
   return [...agents.values()].map((agent) => {
     const modelId = modelOf(config, agent.role);
-    const shape = modelId === undefined ? undefined : readModelShape(config.models[modelId]!.model);
-    return { role: agent.role, maxNewTokens: agent.sampling.maxNewTokens, modelId, shape };
+    const settings = modelId === undefined ? undefined : config.models[modelId]!;
+    const shape = settings && readModelShape(settings.model);
+    const training = settings && roles && expectedTrainingFactory(roles, settings)?.trainingBytesPerToken?.(settings);
+    return { role: agent.role, maxNewTokens: agent.sampling.maxNewTokens, modelId, shape, ...(training ? { training } : {}) };
   });
 }
 
@@ -83,12 +99,14 @@ export interface MemoryEstimate {
 /**
  * The least a batch of `rows` episodes sampled together holds: rows x tokens (the longest response bound; prompts
  * add more) x bytes per token, which are the sampling engine's key/value cache of the largest model (held while an
- * agent's call samples every row at once) plus the step's records of each of the episode's turns.
+ * agent's call samples every row at once), what the training engine keeps per token for its backward pass (`trains`),
+ * plus the step's records of each of the episode's turns.
  */
 export function estimateEpisodeMemory(
   limits: readonly AgentLimits[],
   rows: { count: number; why: string },
   turnsPerEpisode: number,
+  trains = true,
 ): MemoryEstimate {
   const longest = limits.reduce<AgentLimits | undefined>((best, l) => (!best || l.maxNewTokens > best.maxNewTokens ? l : best), undefined);
   const largest = limits.reduce<AgentLimits | undefined>(
@@ -97,11 +115,16 @@ export function estimateEpisodeMemory(
   );
   const tokens = longest?.maxNewTokens ?? 0;
   const cache = largest?.shape ? keyValueBytesPerToken(largest.shape) : 0;
+  // An evaluation only samples: no training pass, so no activations kept for one.
+  const training = trains
+    ? limits.reduce<AgentLimits | undefined>((best, l) => ((l.training?.bytes ?? 0) > (best?.training?.bytes ?? 0) ? l : best), undefined)
+    : undefined;
   const records = turnsPerEpisode * STEP_RECORD_BYTES_PER_TOKEN;
-  const perToken = cache + records;
+  const perToken = cache + (training?.training?.bytes ?? 0) + records;
   const bytes = rows.count * tokens * perToken;
   const parts = [
     cache ? `${count(cache)} of model ${largest!.modelId}'s key/value cache` : undefined,
+    training?.training ? `${count(training.training.bytes)} of model ${training.modelId}'s ${training.training.reason}` : undefined,
     `${turnsPerEpisode} turns x ${STEP_RECORD_BYTES_PER_TOKEN} of step records`,
   ].filter(Boolean);
   return {
@@ -149,6 +172,7 @@ export function checkMemory(config: ResolvedConfig, limits: readonly AgentLimits
       why: `${evaluation.tasks > 0 && evaluation.tasks < evaluation.tasksPerBatch ? `eval.tasks ${count(tasksAtOnce)}` : `eval.tasksPerBatch ${count(tasksAtOnce)}`} x eval.k ${count(evaluation.k)}`,
     },
     turns,
+    false,
   );
   if (evaluating.bytes > budget.bytes) {
     throw new DrmasError(

@@ -80,10 +80,13 @@ export class Critics {
     return this.critics;
   }
 
-  /** Creates every planned critic; a built-in trunk without `seed` is initialized from `seed` (trainer.seed), as its policy is. */
-  async create(run: RunContext, roles: Roles, groups: WorkerGroups, seed: number): Promise<void> {
+  /**
+   * Creates every planned critic on the engine that trains its policy group (`engineOf`: `backend: auto` is chosen at
+   * setup); a built-in trunk without `seed` is initialized from `seed` (trainer.seed), as its policy is.
+   */
+  async create(run: RunContext, roles: Roles, groups: WorkerGroups, seed: number, engineOf: (groupId: string) => string): Promise<void> {
     for (const plan of this.plans) {
-      const factory = roles.getNamed(BackendFactory, plan.settings.backend, `models.${plan.policyGroup}.backend`);
+      const factory = roles.getNamed(BackendFactory, engineOf(plan.policyGroup), `models.${plan.policyGroup}.backend`);
       const policy = groups.get(plan.policyGroup) as TrainedWorkerGroup;
       const settings = { ...plan.settings, seed: plan.settings.seed ?? seed } as Record<string, unknown>;
       const model = await factory.createCritic!({

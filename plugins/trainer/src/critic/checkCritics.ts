@@ -1,4 +1,12 @@
-import { AdvantageEstimator, BackendFactory, DrmasError, type Kernel, type ResolvedConfig } from '@drmas/core';
+import {
+  AdvantageEstimator,
+  AUTO_BACKEND,
+  BackendFactory,
+  DrmasError,
+  rankedTrainingEngines,
+  type Kernel,
+  type ResolvedConfig,
+} from '@drmas/core';
 import { criticSettings } from '../config/criticConfig.js';
 import type { Critics } from './Critics.js';
 import { planCritics } from './criticPlan.js';
@@ -28,7 +36,12 @@ export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Cr
   }
   for (const plan of plans) {
     const backend = plan.settings.backend;
-    if (kernel.getNamed(BackendFactory, backend, `models.${plan.policyGroup}.backend`).createCritic) continue;
+    // `auto` picks, at setup, the best available engine that has critics; here one must exist at all.
+    const hasCritics =
+      backend === AUTO_BACKEND
+        ? rankedTrainingEngines(kernel, plan.settings, { critic: true }).length > 0
+        : kernel.getNamed(BackendFactory, backend, `models.${plan.policyGroup}.backend`).createCritic !== undefined;
+    if (hasCritics) continue;
     throw new DrmasError('CONFIG_INVALID', `the ${backend} engine of model "${plan.policyGroup}" has no critics (critic ${plan.id})`, {
       key: `models.${plan.policyGroup}.backend`,
       hint: `train model ${plan.policyGroup} on tfjs (models.${plan.policyGroup}.backend: tfjs; its rollout may stay on ${backend}), or remove critic.learner`,
