@@ -56,9 +56,14 @@ export const formatAllocator: TraceAllocator = {
  * the end of step s less its value before the turn; the agents in `reward.absoluteAgents` get the value at the end
  * of step s itself (M-ASK: planning and answer take absolute F1, search/summary/update the F1 gain). The value is the
  * environment's metric after each step (`episode.metrics()`), or a state field of that name set by a node; 0 before
- * anything sets it.
+ * anything sets it. `segmentOf` cuts the trace finer than environment steps (a workflow's rounds within one step):
+ * "the end of step s" is then the end of the execution's segment.
  */
-export function metricDeltaAllocator(name: string, metric: string): TraceAllocator {
+export function metricDeltaAllocator(
+  name: string,
+  metric: string,
+  segmentOf: (execution: NodeExecution) => string | number = (execution) => execution.step,
+): TraceAllocator {
   return {
     name,
     allocate(trace, context) {
@@ -66,16 +71,16 @@ export function metricDeltaAllocator(name: string, metric: string): TraceAllocat
       const rewards = new Map<number, number>();
       let value = 0;
       const before = new Map<NodeExecution, number>();
-      const endOfStep = new Map<number, number>();
+      const endOfSegment = new Map<string | number, number>();
       for (const execution of trace.executions) {
         before.set(execution, value);
         const state = execution.stateAfter as Record<string, unknown> | undefined;
         const next = execution.metrics?.[metric] ?? state?.[metric];
         if (typeof next === 'number') value = next;
-        endOfStep.set(execution.step, value);
+        endOfSegment.set(segmentOf(execution), value);
       }
       for (const execution of agentTurns(trace)) {
-        const end = endOfStep.get(execution.step)!;
+        const end = endOfSegment.get(segmentOf(execution))!;
         rewards.set(execution.turn!, absolute.has(execution.agent!) ? end : end - before.get(execution)!);
       }
       return rewards;
