@@ -22,6 +22,7 @@ export {
 export { SearchTaskSource, type SearchTaskSourceOptions, type SearchTaskBatch } from './corpus/SearchTaskSource.js';
 export {
   loadQaJsonl,
+  loadQaFile,
   loadCorpusJsonl,
   parseQaRecord,
   parseCorpusRecord,

@@ -1,7 +1,7 @@
 import { DrmasError, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
 import type { SearchQuestion } from '../corpus/SearchQuestion.js';
 import { generateKnowledgeBase } from '../corpus/KnowledgeBase.js';
-import { loadCorpusJsonl, loadQaJsonl } from '../corpus/jsonlLoaders.js';
+import { loadCorpusJsonl, loadQaFile } from '../corpus/jsonlLoaders.js';
 import { SearchTaskSource } from '../corpus/SearchTaskSource.js';
 import { DataFileError, SearchInputError } from '../errors.js';
 import { RetrieverClient } from '../http/RetrieverClient.js';
@@ -105,7 +105,7 @@ export class SearchEnvEpisode implements Episode {
 
 /**
  * Question answering with a search engine (env-search): the synthetic knowledge base with in-process BM25 by
- * default; `env.questionsFile`/`env.corpusFile` for Search-R1 JSONL data; `env.retriever.urls` for an HTTP
+ * default; `env.questionsFile` (JSONL, JSON or Parquet) and `env.corpusFile` (JSONL) for Search-R1 data; `env.retriever.urls` for an HTTP
  * retriever. Each step runs every row's search in one retriever call.
  */
 export class SearchEnvironment implements Environment<SearchQuestion> {
@@ -134,7 +134,7 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
     }
     try {
       const kb = s.questionsFile ? undefined : generateKnowledgeBase({ seed: s.seed, entities: s.entities });
-      const questions = s.questionsFile ? await loadQaJsonl(s.questionsFile) : kb!.questions;
+      const questions = s.questionsFile ? await loadQaFile(s.questionsFile) : kb!.questions;
       this.retriever = s.retriever.urls
         ? new RetrieverClient({ urls: s.retriever.urls, timeoutMs: s.retriever.timeoutMs, maxRetries: s.retriever.maxRetries })
         : new Bm25Retriever(s.corpusFile ? await loadCorpusJsonl(s.corpusFile) : (kb!.documents as SearchDocument[]));
