@@ -106,6 +106,13 @@ describe('reward allocators over a trace, against hand-worked rewards', () => {
   test('pass_rate_turn_delta: the change across the next verification (UnityMAS-O reflective code)', () => {
     // Three code turns, hand-worked: planner, coder, verify (p0 0.25), reflector, planner, coder, verify (p1 0.75),
     // reflector, planner, coder, verify (p2 0.5); the second reflector's output is invalid (penalty 0.01 below).
+    // Every execution carries the state, so agent turns show the pass rate of the verification before them.
+    let carried = 0;
+    const withState = (e: NodeExecution): NodeExecution => {
+      if (e.kind === 'agent') return { ...e, stateBefore: { pass_rate: carried }, stateAfter: { pass_rate: carried } };
+      carried = (e.stateAfter as { pass_rate: number }).pass_rate;
+      return e;
+    };
     const trace: EpisodeTrace = {
       ...searchTrace,
       outcome: 0.5,
@@ -121,8 +128,7 @@ describe('reward allocators over a trace, against hand-worked rewards', () => {
         agentTurn(0, 'planner', 6),
         agentTurn(0, 'coder', 7),
         verifyTool(0.5),
-        envStep(0, 0),
-      ],
+      ].map(withState),
     };
     // Turn 0: p0 - 0 = 0.25; reflector 0 and turn 1: p1 - p0 = 0.5; reflector 1 and turn 2: p2 - p1 = -0.25 (- 0.01).
     const delta = rewards('pass_rate_turn_delta', trace);

@@ -60,7 +60,8 @@ export type DeltaSpan = 'step' | 'next';
 /**
  * Turn-level deltas of an episode metric (`f1`, `pass_rate`). With span `step` a turn of environment step s gets the
  * metric's value at the end of step s less its value before the turn (M-ASK: one search round per step). With span
- * `next` it gets the value the next measurement after the turn gives less the last value measured before the turn
+ * `next` it gets the value the next measurement after the turn (a tool, function or environment execution that gives
+ * the metric) gives less the last value measured before the turn
  * (UnityMAS-O's reflective code: the planner and coder of code turn t get p(t) - p(t-1), p(-1) = 0, and the reflector
  * after turn t gets p(t+1) - p(t), the change its reflection led to); a turn no measurement follows gets 0. The
  * agents in `reward.absoluteAgents` get the value itself instead of the change (M-ASK: planning and answer take
@@ -84,8 +85,11 @@ export function metricDeltaAllocator(name: string, metric: string, span: DeltaSp
         const next = execution.metrics?.[metric] ?? state?.[metric];
         if (typeof next === 'number') {
           value = next;
-          for (const waiting of unmeasured) after.set(waiting, value);
-          unmeasured = [];
+          // Agent executions carry the state's field unchanged (its default included); they measure nothing.
+          if (execution.kind !== 'agent') {
+            for (const waiting of unmeasured) after.set(waiting, value);
+            unmeasured = [];
+          }
         }
         if (execution.kind === 'agent') unmeasured.push(execution);
         endOfStep.set(execution.step, value);
