@@ -12,7 +12,10 @@ import {
 } from '@drmas/plugin-orchestra';
 import { CODER_PROMPT } from './codeOrchestra.js';
 
-/** Code turns at most when `orchestra.maxLoops` is not a number (UnityMAS-O's CODE_MAX_TURNS). */
+/**
+ * Code turns at most (UnityMAS-O's CODE_MAX_TURNS): the code preset's `orchestra.maxLoops`, and the bound when the
+ * graph runs without that setting.
+ */
 export const REFLECTIVE_CODE_TURNS = 3;
 
 /** The Planner: a short plan inside `<plan>...</plan>`, written again before every code turn. */
@@ -51,7 +54,8 @@ export function codeTurns(ctx: { settings: Readonly<Record<string, unknown>> }):
 }
 
 /** A tagged agent output as a prompt line, or nothing when the output was not in its format. */
-const line = (label: string, output: AgentOutput) => (output.valid && output.action ? `${label}: ${output.action.content.trim()}\n` : '');
+const taggedLine = (label: string, output: AgentOutput) =>
+  output.valid && output.action ? `${label}: ${output.action.content.trim()}\n` : '';
 
 /** The verifier tool: env-code's `verify` on the episode's task and the Coder's latest output, with the run's sandbox limits. */
 export async function verifyLatestCode(ctx: Context): Promise<CodeVerdict> {
@@ -81,7 +85,7 @@ export async function verifyLatestCode(ctx: Context): Promise<CodeVerdict> {
 export const reflectiveCodeGraph = workflowGraph(reflectiveCodeState)
   .agent('plan', 'planner', {
     variables: (ctx) => ({ feedback: ctx.state.feedback, reflection: ctx.state.reflection }),
-    update: (output) => ({ plan: line('Plan', output) }),
+    update: (output) => ({ plan: taggedLine('Plan', output) }),
   })
   .agent('code', 'coder', {
     variables: (ctx) => ({ plan: ctx.state.plan, feedback: ctx.state.feedback, reflection: ctx.state.reflection }),
@@ -97,7 +101,7 @@ export const reflectiveCodeGraph = workflowGraph(reflectiveCodeState)
   })
   .agent('reflect', 'reflector', {
     variables: (ctx) => ({ code: ctx.state.code, feedback: ctx.state.feedback }),
-    update: (output) => ({ reflection: line('Reflection', output) }),
+    update: (output) => ({ reflection: taggedLine('Reflection', output) }),
   })
   .start('plan')
   .edge('plan', 'code')
