@@ -1,3 +1,4 @@
+import * as grpc from '@grpc/grpc-js';
 import { CONFIG_HELP, CONFIG_OPTIONS, DrmasError, integerOption, type CliCommand } from '@drmas/core';
 import { EnvironmentServer, SERVER_DEFAULTS } from '../server/EnvironmentServer.js';
 import { loadServedEnvironments } from '../server/servedEnvironments.js';
@@ -93,6 +94,8 @@ export const serve: CliCommand = {
         `listening on ${host}: anyone who can reach it can open sessions and read the tasks, answers included (no authentication, no TLS)`,
       );
     }
+    // grpc-js would print its own line on a failed bind ("No address added ..."); the error below says it better.
+    grpc.setLogVerbosity(grpc.logVerbosity.NONE);
     const server = await EnvironmentServer.start({ environments, host, port, idleTimeoutMs, maxSessions });
     const served = [...environments].map(
       ([name, e]) =>
