@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
-import { environmentClient, type EnvironmentMethods, type MethodName } from '../protocol/environmentProtocol.js';
+import { environmentClient, MAX_MESSAGE_BYTES, type EnvironmentMethods, type MethodName } from '../protocol/environmentProtocol.js';
 
 /** How calls to one server are made: a deadline per attempt, and retries of transient failures with backoff. */
 export interface CallPolicy {
@@ -56,7 +56,10 @@ export class ServerConnection {
   ) {
     const Client = environmentClient();
     // grpc-js's own retries are off: attempts are counted (and bounded) here alone.
-    this.client = new Client(url, grpc.credentials.createInsecure(), { 'grpc.enable_retries': 0 });
+    this.client = new Client(url, grpc.credentials.createInsecure(), {
+      'grpc.enable_retries': 0,
+      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    });
   }
 
   /** Calls `method`, retrying UNAVAILABLE and DEADLINE_EXCEEDED up to `policy.retries` times; else RemoteCallError. */

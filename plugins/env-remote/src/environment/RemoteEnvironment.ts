@@ -9,8 +9,8 @@ export interface RemoteTask extends EnvTask {
   remote: { taskJson: string; observation: string; variables: Record<string, string> };
 }
 
-/** Held-out tasks fetched per call at init. */
-const TEST_CHUNK = 1024;
+/** Held-out tasks fetched per call at init: a few KB each at most, so a reply stays well below the message limit. */
+const TEST_CHUNK = 256;
 
 function remoteTask(message: TaskMessage): RemoteTask {
   return {

@@ -8,6 +8,12 @@ export const PROTO_FILE = fileURLToPath(new URL('../../proto/drmas_env.proto', i
 /** The fully qualified service name, as it appears in a call's path (`/drmas.env.v1.EnvironmentService/Step`). */
 export const SERVICE_NAME = 'drmas.env.v1.EnvironmentService';
 
+/**
+ * The largest message either side accepts (gRPC's default is 4 MB): a step of many episodes whose observations hold
+ * retrieved documents can exceed it.
+ */
+export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
 /** Messages as proto-loader hands them over with these options: camelCase fields, 64-bit integers as numbers. */
 const LOAD_OPTIONS = { keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true } as const;
 

@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { DrmasError, type EnvAction, type EnvTask, type Environment } from '@drmas/core';
 import {
   environmentService,
+  MAX_MESSAGE_BYTES,
   METHOD_NAMES,
   type EnvironmentMethods,
   type EpisodeStateMessage,
@@ -100,7 +101,7 @@ export class EnvironmentServer {
 
   /** Binds and starts serving; a port in use or not allowed is INVALID_ARGUMENT naming `--port`. */
   static async start(options: EnvironmentServerOptions): Promise<EnvironmentServer> {
-    const server = new grpc.Server();
+    const server = new grpc.Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES });
     const host = options.host.includes(':') ? `[${options.host}]` : options.host;
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`${host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => {
