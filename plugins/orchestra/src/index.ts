@@ -85,6 +85,7 @@ export {
   formatAllocator,
   fromTraceAllocator,
   metricDeltaAllocator,
+  type DeltaSpan,
   TRACE_ALLOCATORS,
   traceOutcomeAllocator,
   type TraceAllocator,

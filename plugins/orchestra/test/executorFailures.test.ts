@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import {
   createKernel,
+  DrmasError,
   z,
   type EnvAction,
   type Environment,
@@ -23,6 +24,7 @@ import orchestraPlugin, {
   workflowGraph,
   type AgentEngine,
   type ExecutorSettings,
+  type GraphContext,
   type WorkflowGraph,
 } from '../src/index.js';
 import { testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
@@ -158,6 +160,22 @@ describe('each timeout fires and is recorded with its reason and partial trace',
     const run = await executorWith(gate.engine(), lookupThenSolve(tool.call), { timeouts: { toolMs: 30 } }).run(request(1));
     expect(run.traces[0]!.failure).toMatchObject({ reason: 'tool_timeout', node: 'lookup' });
     expect(tool.seen).toEqual({ aborted: 1, finished: 0 });
+    expect(gate.calls).toEqual([]);
+  });
+
+  test("a tool that throws fails its episode (tool_failed); a DrmasError from a tool is the user's and stops the run", async () => {
+    const gate = new GatedEngine(backend);
+    const seen: unknown[] = [];
+    const failing = lookupThenSolve((ctx) => {
+      seen.push((ctx as GraphContext<unknown>).environment);
+      return Promise.reject(new Error('index offline'));
+    });
+    const run = await executorWith(gate.engine(), failing, {}).run(request(1));
+    expect(run.traces[0]!.failure).toEqual({ reason: 'tool_failed', message: 'tool notes failed: index offline', node: 'lookup' });
+    // The tool saw the run's environment (what a tool node calls the environment's own tools on).
+    expect(seen).toEqual([workflow.environment()]);
+    const misconfigured = lookupThenSolve(() => Promise.reject(new DrmasError('CONFIG_INVALID', 'this tool needs env.name: code')));
+    await expect(executorWith(gate.engine(), misconfigured, {}).run(request(2))).rejects.toThrow('this tool needs env.name: code');
     expect(gate.calls).toEqual([]);
   });
 
