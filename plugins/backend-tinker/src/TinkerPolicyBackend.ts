@@ -222,11 +222,13 @@ export class TinkerPolicyBackend implements PolicyBackend {
         );
       });
     }
-    await this.options.client.call<ForwardBackwardOutput>(
-      'forward_backward',
-      { model_id: this.modelId, forward_backward_input: { data, loss_fn: 'cross_entropy' }, type: 'forward_backward' },
-      { idempotent: false },
-    );
+    // No rows (all inert): no gradient, but the optimizer still steps, as a local engine's update over no rows does.
+    if (data.length > 0)
+      await this.options.client.call<ForwardBackwardOutput>(
+        'forward_backward',
+        { model_id: this.modelId, forward_backward_input: { data, loss_fn: 'cross_entropy' }, type: 'forward_backward' },
+        { idempotent: false },
+      );
     const { optimizer, lrScale } = request;
     const adam: AdamParams = {
       learning_rate: optimizer.lr * lrScale,

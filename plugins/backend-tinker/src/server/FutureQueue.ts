@@ -55,12 +55,15 @@ export class FutureQueue {
 
   constructor(public policy: FuturePolicy = DEFAULT_FUTURE_POLICY) {}
 
-  /** Queues `work`; answers its request id at once. */
-  submit(kind: string, work: () => Promise<unknown>): string {
+  /**
+   * Queues `work`; answers its request id at once. `concurrent` work (sampling from saved weights, which no later
+   * request changes) starts at once beside the queue instead of after it.
+   */
+  submit(kind: string, work: () => Promise<unknown>, concurrent = false): string {
     this.sweep();
     const id = String(this.nextId++);
     const entry: Entry = { kind, done: Promise.resolve() };
-    entry.done = this.tail.then(async () => {
+    entry.done = (concurrent ? Promise.resolve() : this.tail).then(async () => {
       if (this.policy.delayMs > 0) await sleep(this.policy.delayMs);
       try {
         entry.result = await work();
@@ -72,7 +75,7 @@ export class FutureQueue {
       }
       entry.expiresAt = Date.now() + this.retention(kind);
     });
-    this.tail = entry.done;
+    if (!concurrent) this.tail = entry.done;
     this.entries.set(id, entry);
     return id;
   }

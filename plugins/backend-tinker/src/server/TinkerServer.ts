@@ -87,11 +87,13 @@ export class TinkerServer {
   private async route(req: IncomingMessage): Promise<{ status: number; body: unknown }> {
     const route = `${req.method} ${new URL(req.url ?? '/', 'http://tinker').pathname.replace(/\/+$/, '')}`;
     const ok = (body: unknown) => ({ status: 200, body });
-    const queue = (kind: string, work: (body: Body) => Promise<unknown>) => async () => {
-      const body = await readJson(req);
-      const id = this.futures.submit(kind, () => work(body));
-      return ok({ request_id: id, model_id: typeof body.model_id === 'string' ? body.model_id : undefined });
-    };
+    const queue =
+      (kind: string, work: (body: Body) => Promise<unknown>, concurrent = false) =>
+      async () => {
+        const body = await readJson(req);
+        const id = this.futures.submit(kind, () => work(body), concurrent);
+        return ok({ request_id: id, model_id: typeof body.model_id === 'string' ? body.model_id : undefined });
+      };
     const routes: Record<string, () => Promise<{ status: number; body: unknown }>> = {
       'GET /api/v1/healthz': async () => ok({ status: 'ok' }),
       'GET /api/v1/get_server_capabilities': async () =>
@@ -108,7 +110,8 @@ export class TinkerServer {
       'POST /api/v1/save_weights': queue('save_weights', (body) => this.models.save(body, 'weights')),
       'POST /api/v1/save_weights_for_sampler': queue('save_weights_for_sampler', (body) => this.models.save(body, 'sampler_weights')),
       'POST /api/v1/load_weights': queue('load_weights', (body) => this.models.load(body)),
-      'POST /api/v1/asample': queue('asample', (body) => this.models.sample(body)),
+      // Sampler weights are saved snapshots no later request changes: rows of concurrent requests share engine calls.
+      'POST /api/v1/asample': queue('asample', (body) => this.models.sample(body), true),
       'POST /api/v1/retrieve_future': async () => this.futures.retrieve(String((await readJson(req)).request_id)),
     };
     const handler = routes[route];

@@ -12,6 +12,7 @@ import {
   type SampleResponse,
   type SamplingParams,
 } from '../client/tinkerWire.js';
+import { MicroBatcher } from '@drmas/plugin-gateway';
 import { RequestFailure } from './FutureQueue.js';
 
 /** Opens a drmas engine on `model` (`tiny`, or a Hugging Face checkpoint folder the server saved). */
@@ -42,6 +43,16 @@ const TINKER_PATH = /^tinker:\/\/([A-Za-z0-9_-]+)\/(weights|sampler_weights)\/([
 const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 /** Sampler engines kept open (one per saved sampler path in use). */
 const SAMPLERS_KEPT = 4;
+/** Rows of concurrent `asample` requests gathered into one engine call: the client sends one request per prompt. */
+const SAMPLING_BATCH = { windowMs: 5, maxBatch: 256 };
+
+interface Sampler {
+  engine: PolicyBackend;
+  batcher: MicroBatcher;
+  /** Requests sampling on it now: an evicted sampler is disposed when the last one ends. */
+  active: number;
+  evicted: boolean;
+}
 
 /** A datum as a teacher-forced sequence: the input and its last target; targets must be the input shifted by one. */
 function datumSequence(datum: Datum, index: number): { sequence: number[]; weights: number[] } {
@@ -68,7 +79,7 @@ function datumSequence(datum: Datum, index: number): { sequence: number[]; weigh
  */
 export class TrainingModels {
   private readonly models = new Map<string, TrainedModel>();
-  private readonly samplers = new Map<string, Promise<PolicyBackend>>();
+  private readonly samplers = new Map<string, Promise<Sampler>>();
   private nextModel = 1;
 
   constructor(
@@ -127,11 +138,12 @@ export class TrainingModels {
     return { loss_fn_output_type: 'ArrayRecord', loss_fn_outputs: outputs, metrics: { 'loss:sum': total } };
   }
 
-  /** `optim_step`: one AdamW step on the gradients of every forward_backward since the last one. */
+  /**
+   * `optim_step`: one AdamW step on the gradients of every forward_backward since the last one (none: a zero
+   * gradient, which still decays the weights and moments, as a drmas engine's step over no rows does).
+   */
   async optimStep(body: { model_id?: unknown; adam_params?: Partial<AdamParams> }): Promise<OptimStepResponse> {
     const model = this.model(body.model_id);
-    if (model.pending.length === 0)
-      throw new RequestFailure('no forward_backward since the last optim_step: there is no gradient to apply');
     const adam = { learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0, ...body.adam_params };
     const rows = model.pending;
     model.pending = [];
@@ -194,28 +206,58 @@ export class TrainingModels {
     const params = body.sampling_params ?? {};
     if (typeof params.max_tokens !== 'number' || params.max_tokens < 1)
       throw new RequestFailure('sampling_params.max_tokens must be at least 1');
-    const engine = await this.sampler(body.model_path, body.base_model);
+    const sampler = await this.sampler(body.model_path, body.base_model);
+    sampler.active++;
+    try {
+      return { type: 'sample', sequences: await this.draw(sampler, prompt, count, { ...params, max_tokens: params.max_tokens }) };
+    } finally {
+      sampler.active--;
+      if (sampler.evicted && sampler.active === 0) sampler.engine.dispose();
+    }
+  }
+
+  private async draw(
+    sampler: Sampler,
+    prompt: number[],
+    count: number,
+    params: Partial<SamplingParams> & { max_tokens: number },
+  ): Promise<SampleResponse['sequences']> {
     const stop = params.stop ?? [];
-    const result = await engine.generate({
-      prompts: Array.from({ length: count }, () => prompt),
-      rowKeys: Array.from({ length: count }, (_, i) => i),
-      maxNewTokens: params.max_tokens,
-      temperature: params.temperature ?? 1,
-      topP: params.top_p ?? 1,
-      topK: params.top_k !== undefined && params.top_k > 0 ? params.top_k : 0,
-      seed: params.seed,
-      stopTokenIds: stop.filter((s): s is number => typeof s === 'number'),
-      stopStrings: stop.filter((s): s is string => typeof s === 'string'),
-    });
-    return {
-      type: 'sample',
-      sequences: result.tokenIds.map((tokens, i) => ({ tokens, logprobs: result.logProbs[i]!, stop_reason: result.finishReasons[i]! })),
-    };
+    const stopTokenIds = stop.filter((s): s is number => typeof s === 'number');
+    const stopStrings = stop.filter((s): s is string => typeof s === 'string');
+    const topK = params.top_k !== undefined && params.top_k > 0 ? params.top_k : 0;
+    // Sample i of a seeded request draws from seed + i, so a request's samples differ and repeat across calls.
+    const seedOf = (i: number) => (params.seed === undefined ? undefined : params.seed + i);
+    const settings = { maxNewTokens: params.max_tokens, temperature: params.temperature ?? 1, topP: params.top_p ?? 1 };
+    if (topK === 0 && stopTokenIds.length === 0) {
+      // Rows of concurrent requests (one per prompt of the client's batch) share engine calls.
+      const rows = await Promise.all(
+        Array.from({ length: count }, (_, i) => sampler.batcher.sample({ promptIds: prompt, ...settings, seed: seedOf(i), stopStrings })),
+      );
+      return rows.map((row) => ({ tokens: row.tokenIds, logprobs: row.logProbs, stop_reason: row.finishReason }));
+    } else {
+      const result = await sampler.engine.generate({
+        prompts: Array.from({ length: count }, () => prompt),
+        // Seeded: row i as a one-row call at seed + i (key 0), as the batched path samples it.
+        ...(params.seed === undefined
+          ? {}
+          : {
+              seed: params.seed,
+              rowSeeds: Array.from({ length: count }, (_, i) => seedOf(i)!),
+              rowKeys: Array.from({ length: count }, () => 0),
+            }),
+        ...settings,
+        topK,
+        stopTokenIds,
+        stopStrings,
+      });
+      return result.tokenIds.map((tokens, i) => ({ tokens, logprobs: result.logProbs[i]!, stop_reason: result.finishReasons[i]! }));
+    }
   }
 
   async dispose(): Promise<void> {
     for (const model of this.models.values()) model.engine.dispose();
-    for (const sampler of this.samplers.values()) (await sampler).dispose();
+    for (const sampler of this.samplers.values()) (await sampler).engine.dispose();
     this.models.clear();
     this.samplers.clear();
   }
@@ -235,23 +277,31 @@ export class TrainingModels {
     return dir;
   }
 
-  private sampler(modelPath: unknown, baseModel: unknown): Promise<PolicyBackend> {
+  private sampler(modelPath: unknown, baseModel: unknown): Promise<Sampler> {
     const source = modelPath === undefined ? baseModel : this.savedDir(modelPath, 'sampler_weights');
     if (typeof source !== 'string') throw new RequestFailure('give model_path (tinker://.../sampler_weights/...) or base_model');
-    let engine = this.samplers.get(source);
-    if (!engine) {
-      engine = this.open(source);
-      this.samplers.set(source, engine);
-      engine.catch(() => this.samplers.delete(source));
+    let sampler = this.samplers.get(source);
+    if (!sampler) {
+      sampler = this.open(source).then((engine) => ({
+        engine,
+        batcher: new MicroBatcher(engine, SAMPLING_BATCH),
+        active: 0,
+        evicted: false,
+      }));
+      this.samplers.set(source, sampler);
+      sampler.catch(() => this.samplers.delete(source));
       if (this.samplers.size > SAMPLERS_KEPT) {
-        const [oldest, opened] = this.samplers.entries().next().value as [string, Promise<PolicyBackend>];
+        const [oldest, opened] = this.samplers.entries().next().value as [string, Promise<Sampler>];
         this.samplers.delete(oldest);
         void opened.then(
-          (e) => e.dispose(),
+          (s) => {
+            s.evicted = true;
+            if (s.active === 0) s.engine.dispose();
+          },
           () => undefined,
         );
       }
     }
-    return engine;
+    return sampler;
   }
 }
