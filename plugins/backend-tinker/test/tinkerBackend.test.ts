@@ -135,6 +135,20 @@ describe('futures: try-again, 408 and 410 answers from the server', () => {
     expect((error as { hint: string }).hint).toContain('--resume');
   });
 
+  it('queues a submission retried with the same X-Idempotency-Key once (a lost answer does not queue it twice)', async () => {
+    const submit = async (key: string) => {
+      const response = await fetch(`${url}/api/v1/forward`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-idempotency-key': key },
+        body: JSON.stringify({ model_id: 'model_none', forward_input: { data: [], loss_fn: 'cross_entropy' } }),
+      });
+      return ((await response.json()) as { request_id: string }).request_id;
+    };
+    const first = await submit('key-a');
+    expect(await submit('key-a')).toBe(first);
+    expect(await submit('key-b')).not.toBe(first);
+  });
+
   it('gives up on a server that does not answer, after the bounded retries, naming its url', async () => {
     const dead = client('http://127.0.0.1:9', { retries: 2, retryDelayMs: 1 });
     const error = await dead.call('forward', {}, { idempotent: true }).catch((e: unknown) => e);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DrmasError } from '@drmas/core';
 import type { RequestFailedResponse, TryAgainResponse, UntypedApiFuture } from './tinkerWire.js';
@@ -45,6 +46,9 @@ export interface CallOptions {
   idempotent: boolean;
 }
 
+/** The header the Python SDK's client sends with a key per request, the same on its retries (src/tinker/_client.py). */
+export const IDEMPOTENCY_HEADER = 'x-idempotency-key';
+
 interface HttpAnswer {
   status: number;
   body: unknown;
@@ -82,7 +86,8 @@ export class TinkerClient {
 
   /** Submits and answers the future as the server gave it (`create_model` on SkyRL adds `model_id`). */
   async submit(name: string, body: Record<string, unknown>): Promise<UntypedApiFuture> {
-    const answer = await this.post(name, body, true);
+    // One key for every try of this submission: a server that got a try whose answer was lost queues it once.
+    const answer = await this.send('POST', name, body, true, randomUUID());
     const future = answer.body as Partial<UntypedApiFuture>;
     if (answer.status !== 200) throw this.failure(name, `HTTP ${answer.status}: ${detail(answer.body)}`);
     if (typeof future?.request_id !== 'string' && typeof future?.request_id !== 'number') {
@@ -154,7 +159,7 @@ export class TinkerClient {
    * One call; with `retry`, network errors, 429 and 5xx are tried again up to `retries` times. Without it a network
    * error answers status 0 (the poller decides).
    */
-  private async send(method: 'GET' | 'POST', name: string, body: unknown, retry: boolean): Promise<HttpAnswer> {
+  private async send(method: 'GET' | 'POST', name: string, body: unknown, retry: boolean, idempotencyKey?: string): Promise<HttpAnswer> {
     const url = `${this.baseUrl}/api/v1/${name}`;
     let delay = this.options.retryDelayMs;
     for (let attempt = 0; ; attempt++) {
@@ -165,6 +170,7 @@ export class TinkerClient {
           headers: {
             'content-type': 'application/json',
             ...(this.options.apiKey ? { 'x-api-key': this.options.apiKey } : {}),
+            ...(idempotencyKey ? { [IDEMPOTENCY_HEADER]: idempotencyKey } : {}),
           },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(this.options.timeoutMs),

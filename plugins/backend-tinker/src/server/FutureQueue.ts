@@ -51,6 +51,8 @@ export class FutureQueue {
   private nextId = 1;
   private readonly entries = new Map<string, Entry>();
   private readonly expired = new Set<string>();
+  /** Request ids by the client's idempotency key: a retried submission gets its first try's future. */
+  private readonly byKey = new Map<string, string>();
   private tail: Promise<void> = Promise.resolve();
 
   constructor(public policy: FuturePolicy = DEFAULT_FUTURE_POLICY) {}
@@ -59,8 +61,10 @@ export class FutureQueue {
    * Queues `work`; answers its request id at once. `concurrent` work (sampling from saved weights, which no later
    * request changes) starts at once beside the queue instead of after it.
    */
-  submit(kind: string, work: () => Promise<unknown>, concurrent = false): string {
+  submit(kind: string, work: () => Promise<unknown>, concurrent = false, idempotencyKey?: string): string {
     this.sweep();
+    const seen = idempotencyKey === undefined ? undefined : this.byKey.get(idempotencyKey);
+    if (seen !== undefined) return seen;
     const id = String(this.nextId++);
     const entry: Entry = { kind, done: Promise.resolve() };
     entry.done = (concurrent ? Promise.resolve() : this.tail).then(async () => {
@@ -77,6 +81,7 @@ export class FutureQueue {
     });
     if (!concurrent) this.tail = entry.done;
     this.entries.set(id, entry);
+    if (idempotencyKey !== undefined) this.byKey.set(idempotencyKey, id);
     return id;
   }
 
@@ -114,6 +119,7 @@ export class FutureQueue {
   private forget(id: string): void {
     this.entries.delete(id);
     this.expired.add(id);
+    for (const [key, value] of this.byKey) if (value === id) this.byKey.delete(key);
   }
 
   private retention(kind: string): number {

@@ -1,11 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DrmasError } from '@drmas/core';
+import { IDEMPOTENCY_HEADER } from '../client/TinkerClient.js';
 import { FutureQueue, RequestFailure, type FuturePolicy } from './FutureQueue.js';
 import type { TrainingModels } from './TrainingModels.js';
 
 /** Largest request body read: a forward_backward of a few thousand tokens as JSON is far below it. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const KEEP_ALIVE_MS = 120_000;
 
 export interface TinkerServerOptions {
   host: string;
@@ -37,6 +39,9 @@ export class TinkerServer {
   /** Starts listening; answers the base URL (`http://host:port`). */
   async start(): Promise<string> {
     const server = createServer((req, res) => void this.handle(req, res));
+    // Longer than a client's pause between calls (a local update between two requests): Node's 5 s default closes
+    // idle sockets that fetch may be about to reuse, and the request on it fails with ECONNRESET.
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) =>
@@ -91,7 +96,8 @@ export class TinkerServer {
       (kind: string, work: (body: Body) => Promise<unknown>, concurrent = false) =>
       async () => {
         const body = await readJson(req);
-        const id = this.futures.submit(kind, () => work(body), concurrent);
+        const key = req.headers[IDEMPOTENCY_HEADER];
+        const id = this.futures.submit(kind, () => work(body), concurrent, typeof key === 'string' ? key : undefined);
         return ok({ request_id: id, model_id: typeof body.model_id === 'string' ? body.model_id : undefined });
       };
     const routes: Record<string, () => Promise<{ status: number; body: unknown }>> = {
