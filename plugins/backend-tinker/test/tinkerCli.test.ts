@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { runCli, startBin, type InfoReport } from '../../../test/support/cliRunner.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { describeSlow } from '../../../test/support/describeSlow.js';
+import { runBin, runCli, startBin, type InfoReport } from '../../../test/support/cliRunner.js';
 import { TempProject } from '../../../test/support/tempProject.js';
 import { client, stepView, tinkerBackend } from './tinkerFixtures.js';
 
@@ -73,5 +75,39 @@ describe('drmas tinker-server in its own process', () => {
       server.child.kill('SIGTERM');
     }
     expect((await server.exited).code).toBe(0);
+  });
+});
+
+describeSlow('drmas train on examples/math/tinker.json against drmas tinker-server', () => {
+  it('trains two steps, checkpoints a pointer to the server weights, and resumes from it for a third', async () => {
+    const server = startBin(['tinker-server', '--port', '0', '--engine', 'onnx']);
+    try {
+      await server.waitFor(/listening at http:\/\/\S+/, 60_000);
+      const url = /listening at (http:\/\/\S+)/.exec(server.output())![1]!;
+      const runDir = project.path('run');
+      const common = ['--config', 'examples/math/tinker.json', '--set', `models.policy.tinker.baseUrl=${url}`, '--run-dir', runDir];
+      const quiet = ['--set', 'eval.atStart=false', '--set', 'eval.atEnd=false'];
+      const first = runBin(['train', ...common, ...quiet, '--set', 'trainer.steps=2', '--set', 'trainer.saveEvery=2'], undefined, 300_000);
+      expect(first.stderr).toContain(`trains on tinker ${url}`);
+      expect(first.code).toBe(0);
+      const pointer = JSON.parse(readFileSync(project.path('run', 'checkpoints', 'step-000002', 'policy', 'tinker.json'), 'utf8')) as {
+        path: string;
+      };
+      expect(pointer.path).toMatch(/^tinker:\/\/model_\d+\/weights\//);
+      const resumed = runBin(
+        ['train', ...common, ...quiet, '--set', 'trainer.steps=3', '--resume', project.path('run', 'checkpoints', 'step-000002')],
+        undefined,
+        300_000,
+      );
+      expect(resumed.code).toBe(0);
+      const steps = readFileSync(project.path('run', 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { step: number }).step);
+      expect(steps).toEqual([1, 2, 3]);
+      expect(existsSync(project.path('run', 'checkpoints', 'step-000003', 'policy', 'tinker.json'))).toBe(true);
+    } finally {
+      server.child.kill('SIGTERM');
+    }
   });
 });
