@@ -1,5 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createKernel, z, type GenerateRequest, type GenerateResult, type PolicyBackend, type TextCodec } from '@drmas/core';
+import {
+  createKernel,
+  z,
+  type EnvAction,
+  type Environment,
+  type Episode,
+  type GenerateRequest,
+  type GenerateResult,
+  type PolicyBackend,
+  type TextCodec,
+} from '@drmas/core';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import envMathPlugin from '@drmas/plugin-env-math';
 import orchestraPlugin, {
@@ -8,6 +18,7 @@ import orchestraPlugin, {
   executorSection,
   GraphExecutor,
   ModelRequestQueue,
+  OrchestraRunner,
   Workflow,
   workflowGraph,
   type AgentEngine,
@@ -209,5 +220,51 @@ describe('cancellation frees the episode’s resources', () => {
     const run = await executorWith(gate.engine(), graph, { maxInflightEpisodes: 1, timeouts: { episodeMs: 1_500 } }).run(request(2));
     expect(run.traces.map((t) => t.status)).toEqual(['failed', 'completed']);
     expect(run.trajectories[1]!.turns.map((t) => t.agentId)).toEqual(['solver']);
+  });
+});
+
+/** The math environment, except that the episodes of `failing` tasks fail at their step as a remote environment's do when their server is down. */
+function failingTasks(inner: Environment, failing: ReadonlySet<string>): Environment {
+  return {
+    name: inner.name,
+    maxSteps: inner.maxSteps,
+    init: () => inner.init(),
+    batch: (cursor, count) => inner.batch(cursor, count),
+    test: () => inner.test(),
+    reset: (task) => inner.reset(task),
+    step: async (episodes: Episode[], actions: EnvAction[]) => {
+      await inner.step(episodes, actions);
+      for (const episode of episodes) {
+        if (failing.has(episode.task.id)) Object.assign(episode, { failure: 'server 127.0.0.1:9: down', done: true, outcome: 0 });
+      }
+    },
+  };
+}
+
+describe('an episode whose environment failed (Episode.failure)', () => {
+  test('is recorded as environment_failed with no turns to train, by the lock-step runner and the executor alike', async () => {
+    const gate = new GatedEngine(backend);
+    gate.open();
+    const tasks = workflow.environment().batch(0, 2).tasks;
+    const environment = failingTasks(workflow.environment(), new Set([tasks[1]!.id]));
+    const options = {
+      environment,
+      orchestra: createMathOrchestra(),
+      agents: workflow.agents(),
+      engineFor: () => gate.engine(),
+      settings: { maxLoops: 1 },
+    };
+    const run = { tasks, samplesPerTask: 1, seed: 3, idPrefix: 's1r0', sampleStreams: 'row' as const };
+    const lockStep = await new OrchestraRunner(options).run(run);
+    const { kind: _kind, ...executor } = executorSection.parse({});
+    const graph = await new GraphExecutor({ ...options, executor }).run(run);
+    for (const { trajectories } of [lockStep, graph]) {
+      expect(trajectories[0]!.info?.failure).toBeUndefined();
+      expect(trajectories[0]!.turns.length).toBeGreaterThan(0);
+      expect(trajectories[1]!.info?.failure).toMatchObject({ reason: 'environment_failed', message: 'server 127.0.0.1:9: down' });
+      expect(trajectories[1]!.turns).toEqual([]);
+      expect(trajectories[1]!.outcome).toBe(0);
+    }
+    expect(graph.traces.map((t) => t.failure?.node)).toEqual([undefined, 'env.step']);
   });
 });

@@ -277,6 +277,7 @@ export class GraphExecutor implements EpisodeRunner {
         } finally {
           tool.dispose();
         }
+        if (row.episode.failure !== undefined) throw new EpisodeFailure('environment_failed', row.episode.failure, 'env.step');
         recordTurnScores(this.orchestra, row, step, action.turnIndex);
         envExecution.output = { done: row.episode.done, stepScore: row.episode.stepScore, observation: row.episode.observation() };
         envExecution.metrics = row.episode.metrics();
