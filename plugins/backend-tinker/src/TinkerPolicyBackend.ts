@@ -89,7 +89,7 @@ export class TinkerPolicyBackend implements PolicyBackend {
       lora_config: { rank: options.loraRank, ...(options.seed === undefined ? {} : { seed: options.seed }) },
       type: 'create_model',
     });
-    const done = await options.client.await<{ model_id?: string }>('create_model', future.request_id, false);
+    const done = await options.client.poll<{ model_id?: string }>('create_model', future.request_id, false);
     const modelId = done.value?.model_id ?? future.model_id;
     if (!modelId) {
       throw new DrmasError('SERVICE_FAILED', `Tinker ${options.client.baseUrl}/api/v1/create_model answered no model_id`, {

@@ -78,7 +78,7 @@ export class TinkerClient {
   async call<T>(name: string, body: Record<string, unknown>, options: CallOptions): Promise<T> {
     for (let submission = 0; ; submission++) {
       const future = await this.submit(name, body);
-      const result = await this.await<T>(name, future.request_id, options.idempotent && submission < this.options.resubmits);
+      const result = await this.poll<T>(name, future.request_id, options.idempotent && submission < this.options.resubmits);
       if (result.expired === undefined) return result.value as T;
       this.stats.resubmitted++;
     }
@@ -100,7 +100,7 @@ export class TinkerClient {
    * Polls one future until it finishes. A 410 answers `{ expired }` when `resubmit` allows it, else fails; the
    * deadline is `futureTimeoutMs` from now.
    */
-  async await<T>(name: string, requestId: string, resubmit: boolean): Promise<{ value?: T; expired?: true }> {
+  async poll<T>(name: string, requestId: string, resubmit: boolean): Promise<{ value?: T; expired?: true }> {
     const deadline = Date.now() + this.options.futureTimeoutMs;
     let backoff = this.options.retryDelayMs;
     for (;;) {
