@@ -3,6 +3,7 @@ import {
   AUTO_BACKEND,
   BackendFactory,
   BatchInputSource,
+  describeEngine,
   Roles,
   Checkpointable,
   InfoSection,
@@ -113,11 +114,14 @@ export class TrainerPlugin implements Plugin {
         planWorkerGroups(kernel.config).map((plan) => ({
           id: plan.id,
           agents: plan.agents,
-          backend: plan.settings.backend === AUTO_BACKEND ? describeAutoTraining(kernel, plan.settings) : plan.settings.backend,
+          backend:
+            plan.settings.backend === AUTO_BACKEND
+              ? describeAutoTraining(kernel, plan.settings)
+              : describeEngine(kernel, plan.settings.backend, plan.settings),
           rollout:
             plan.settings.rollout === AUTO_ROLLOUT
-              ? describeAutoRollout(kernel, plan.settings.backend)
-              : (plan.settings.rollout ?? plan.settings.backend),
+              ? describeEngine(kernel, describeAutoRollout(kernel, plan.settings.backend), plan.settings)
+              : describeEngine(kernel, plan.settings.rollout ?? plan.settings.backend, plan.settings),
           model: plan.settings.model,
           architecture: plan.settings.architecture ?? '(from checkpoint)',
           runtime: plan.settings.runtime,
