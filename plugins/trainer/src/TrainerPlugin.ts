@@ -17,6 +17,7 @@ import {
   type Plugin,
   type RegisterContext,
   type RunContext,
+  type StepContext,
   type WorkerGroupBatch,
 } from '@drmas/core';
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
@@ -33,14 +34,16 @@ import {
 import { SpikeGuards } from './spikeGuard/GradNormSpikeGuard.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
 import { AUTO_ROLLOUT, describeAutoRollout, describeAutoTraining } from './rolloutEngine.js';
-import { updateWorkerGroup } from './updateWorkerGroup.js';
+import { updateWorkerGroup, type WorkerGroupUpdate } from './updateWorkerGroup.js';
 import { bestAgainstWorst } from './preference/onlinePairs.js';
-import { WorkerGroupsService } from './WorkerGroupsService.js';
+import { WorkerGroupsService, type TrainedWorkerGroup } from './WorkerGroupsService.js';
 import { planWorkerGroups } from './workerGroupPlan.js';
 import { ClippedValueLoss } from '@drmas/plugin-algorithms';
 import { criticSection, criticSettings } from './config/criticConfig.js';
 import { Critics } from './critic/Critics.js';
 import { checkCritics } from './critic/checkCritics.js';
+import { checkHappoOrder, describeHappo, happoOrderAt, happoRoles } from './happo/happoOrder.js';
+import { happoUpdate } from './happo/happoUpdate.js';
 
 const PLUGIN_NAME = 'trainer';
 
@@ -77,6 +80,8 @@ export class TrainerPlugin implements Plugin {
   /** The step whose checkpoint is due; written once that step's metrics line is out (next beforeStep or shutdown). */
   private pendingSave: { step: number; run: RunContext } | undefined;
   private failed = false;
+  /** The training step whose HAPPO update has run (at its first worker group's `update` call). */
+  private happoDoneAt = 0;
 
   /** The worker groups' gradient-norm spike guards, by model id (none unless a model sets `spikeGuard`). */
   private spikeGuards: SpikeGuards | undefined;
@@ -100,6 +105,7 @@ export class TrainerPlugin implements Plugin {
             learner: plan.learner,
             agents: plan.agents,
             input: plan.joint ? "joint context (every agent's turns so far)" : 'own turns',
+            policyUpdate: plan.learner === 'happo' ? describeHappo(criticSettings(ctx.config).happo) : 'every worker group at once',
             trunk: plan.shareTrunk ? `shared with ${plan.policyGroup}` : plan.settings.model,
             backend: plan.settings.backend,
             lr: plan.training.optimizer.lr,
@@ -147,6 +153,8 @@ export class TrainerPlugin implements Plugin {
         if (rollout !== undefined && rollout !== AUTO_ROLLOUT) kernel.getNamed(BackendFactory, rollout, `models.${plan.id}.rollout`);
       }
       checkCritics(kernel, config, this.critics);
+      const critic = criticSettings(config);
+      if (critic.learner === 'happo') checkHappoOrder(critic.happo, happoRoles(config));
     });
 
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
@@ -186,7 +194,37 @@ export class TrainerPlugin implements Plugin {
       this.stepStarted = performance.now();
     });
 
+    const updateOptions = (group: TrainedWorkerGroup, step: StepContext, rngLabel: string): WorkerGroupUpdate => {
+      const { seed, steps } = kernel.config.trainer;
+      const guard = this.spikeGuards?.of(group.id);
+      const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
+      return {
+        loss: kernel.get(LossFunction, { key: 'algorithm.loss' }),
+        rng: new SeededRng(seed).fork(`update/${step.step}/${rngLabel}`),
+        metrics: step.metrics,
+        distributions: step.distributions,
+        lrScale: schedule.scaleAt(step.step - 1),
+        oldLogProbs: trainer().oldLogProbs,
+        spikeGuard: guard && { guard, log: (line: string) => step.run.log(line), step: step.step },
+      };
+    };
+
     kernel.hooks.update.tapPromise(PLUGIN_NAME, async (view, step) => {
+      const critic = criticSettings(kernel.config);
+      if (critic.learner === 'happo') {
+        // HAPPO orders roles across worker groups: the first group's call updates them all, the others find it done.
+        if (this.happoDoneAt === step.step) return;
+        this.happoDoneAt = step.step;
+        await happoUpdate(view.batch, {
+          order: happoOrderAt(critic.happo, happoRoles(kernel.config), kernel.config.trainer.seed, step.step),
+          settings: critic.happo,
+          groupOf: (role) => groups().forAgent(role),
+          metrics: step.metrics,
+          updateOptions: (group, role) => updateOptions(group, step, role),
+          oldLogProbs: trainer().oldLogProbs,
+        });
+        return;
+      }
       const group = groups().get(view.workerGroupId);
       const trained = withoutFrozenRows(view, group.frozenAgents);
       if (group.frozenAgents.length) step.metrics[`actor/${group.id}/frozen_rows`] = view.rows.length - trained.rows.length;
@@ -201,18 +239,7 @@ export class TrainerPlugin implements Plugin {
         if (!online.view) return;
         rows = online.view;
       }
-      const { seed, steps } = kernel.config.trainer;
-      const guard = this.spikeGuards?.of(group.id);
-      const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
-      await updateWorkerGroup(group, rows, {
-        loss,
-        rng: new SeededRng(seed).fork(`update/${step.step}/${group.id}`),
-        metrics: step.metrics,
-        distributions: step.distributions,
-        lrScale: schedule.scaleAt(step.step - 1),
-        oldLogProbs: trainer().oldLogProbs,
-        spikeGuard: guard && { guard, log: (line: string) => step.run.log(line), step: step.step },
-      });
+      await updateWorkerGroup(group, rows, { ...updateOptions(group, step, group.id), loss });
     });
 
     // After the estimators (which read the values) and their statistics: veRL updates the critic before the actor.
