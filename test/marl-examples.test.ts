@@ -71,12 +71,20 @@ const SLOW_CHECKS: Record<string, (line: Record<string, number>, runDir: string)
   },
   'ippo.config.json': (line) => criticsTrained(line, ['solver', 'verifier']),
   'mappo.config.json': (line) => criticsTrained(line, ['joint']),
+  'happo.config.json': (line) => {
+    criticsTrained(line, ['joint']);
+    // Both roles updated, one after the other: positions 0 and 1 in the step's random order, the first with M = 1.
+    expect([line['happo/solver/position'], line['happo/verifier/position']].sort()).toEqual([0, 1]);
+    const first = line['happo/solver/position'] === 0 ? 'solver' : 'verifier';
+    expect(line[`happo/${first}/factor_mean`]).toBe(1);
+  },
 };
 
 describe('examples/marl', () => {
   test('has a config for each credit tool', () => {
     expect(CONFIGS.sort()).toEqual([
       'frozen-verifier.config.json',
+      'happo.config.json',
       'ippo.config.json',
       'magrpo.config.json',
       'mappo.config.json',
