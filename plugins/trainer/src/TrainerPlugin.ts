@@ -4,6 +4,7 @@ import {
   BackendFactory,
   BatchInputSource,
   describeEngine,
+  DrmasError,
   Roles,
   Checkpointable,
   InfoSection,
@@ -16,6 +17,7 @@ import {
   type Kernel,
   type Plugin,
   type RegisterContext,
+  type ResolvedConfig,
   type RunContext,
   type StepContext,
   type WorkerGroupBatch,
@@ -44,6 +46,7 @@ import { Critics } from './critic/Critics.js';
 import { checkCritics } from './critic/checkCritics.js';
 import { checkHappoOrder, describeHappo, happoOrderAt, happoRoles } from './happo/happoOrder.js';
 import { happoUpdate } from './happo/happoUpdate.js';
+import { roleSwapModels, swappedAt } from './roleSwap/roleSwap.js';
 
 const PLUGIN_NAME = 'trainer';
 
@@ -53,6 +56,15 @@ function withoutFrozenRows(view: WorkerGroupBatch, frozen: readonly string[]): W
   const { names, codes } = view.batch.ids.agent;
   const rows = view.rows.filter((row) => !frozen.includes(names[codes[row]!]!));
   return { ...view, rows, agentIds: view.agentIds.filter((agent) => !frozen.includes(agent)) };
+}
+
+/** `drmas info`'s note on a worker group whose role takes part in `trainer.roleSwap`. */
+function describeRoleSwap(config: ResolvedConfig, agents: readonly string[]): { roleSwap?: string } {
+  const swap = (config.trainer as typeof config.trainer & TrainerSection).roleSwap;
+  const role = swap?.roles.find((r) => agents.includes(r));
+  if (!swap || role === undefined) return {};
+  const other = swap.roles.find((r) => r !== role)!;
+  return { roleSwap: `plays ${other} instead of ${role} every other ${swap.swapEvery} steps (CORY's role exchange)` };
 }
 
 /**
@@ -133,6 +145,7 @@ export class TrainerPlugin implements Plugin {
           runtime: plan.settings.runtime,
           ...(plan.frozenAgents.length ? { frozen: plan.frozenAgents } : {}),
           ...(plan.settings.spikeGuard ? { spikeGuard: (plan.settings.spikeGuard as SpikeGuardSettings).action } : {}),
+          ...describeRoleSwap(kernel.config, plan.agents),
           lr: plan.training.optimizer.lr,
           schedule: plan.training.schedule.kind,
           microBatchSize: plan.training.microBatchSize,
@@ -154,7 +167,18 @@ export class TrainerPlugin implements Plugin {
       }
       checkCritics(kernel, config, this.critics);
       const critic = criticSettings(config);
-      if (critic.learner === 'happo') checkHappoOrder(critic.happo, happoRoles(config));
+      if (critic.learner === 'happo') {
+        checkHappoOrder(critic.happo, happoRoles(config));
+        // Online DPO trains on pairs of rows, which HAPPO's per-role advantages do not weigh.
+        if ((config.algorithm as { dpo?: unknown }).dpo !== undefined) {
+          throw new DrmasError('CONFIG_INVALID', 'critic.learner happo scales advantages, which online DPO (algorithm.dpo) does not read', {
+            key: 'critic.learner',
+            hint: 'remove algorithm.dpo to train HAPPO with the PPO loss, or use another critic.learner',
+          });
+        }
+      }
+      const swap = (config.trainer as typeof config.trainer & TrainerSection).roleSwap;
+      if (swap) roleSwapModels(config, swap);
     });
 
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
@@ -189,9 +213,22 @@ export class TrainerPlugin implements Plugin {
       pending.run.log(`checkpoint ${dir}`);
     };
 
-    kernel.hooks.beforeStep.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async () => {
+    kernel.hooks.beforeStep.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (step) => {
       await savePending();
       this.stepStarted = performance.now();
+      const swap = trainer().roleSwap;
+      if (!swap) return;
+      // A function of the step alone, so a resumed run plays each role on the model the uninterrupted run would.
+      const swapped = swappedAt(step.step, swap.swapEvery);
+      groups().swapRoles(swap.roles, swapped);
+      step.metrics['roleSwap/swapped'] = swapped ? 1 : 0;
+      if (step.step > 1 && swapped !== swappedAt(step.step - 1, swap.swapEvery)) {
+        const [a, b] = swap.roles;
+        const [modelA, modelB] = roleSwapModels(kernel.config, swap);
+        step.run.log(
+          `step ${step.step}: ${a} now plays on model ${swapped ? modelB : modelA} and ${b} on model ${swapped ? modelA : modelB} (trainer.roleSwap)`,
+        );
+      }
     });
 
     const updateOptions = (group: TrainedWorkerGroup, step: StepContext, rngLabel: string): WorkerGroupUpdate => {

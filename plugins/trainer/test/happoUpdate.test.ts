@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
-import { SeededRng, TrainingBatch, type Metrics, type Turn, type WeightTensor } from '@drmas/core';
+import { SeededRng, TrainingBatch, type Metrics, type Turn } from '@drmas/core';
 import { TfjsPolicyBackend } from '../../backend-tfjs/src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../../backend-tfjs/src/runtime/RuntimeSelector.js';
 import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
 import { happoUpdate } from '../src/happo/happoUpdate.js';
 import type { TrainedWorkerGroup } from '../src/WorkerGroupsService.js';
-import { singleAgentGroup, vanillaPpoLoss } from './trainerFixtures.js';
+import { copyWeights, sameWeights, singleAgentGroup, vanillaPpoLoss } from './trainerFixtures.js';
 
 const ROLES = ['a', 'b', 'c'] as const;
 /** Per trajectory, each role's (prompt, response); the advantage of every token of trajectory i is ADVANTAGES[i]. */
@@ -39,10 +39,6 @@ const backends: TfjsPolicyBackend[] = [];
 afterEach(() => {
   for (const b of backends.splice(0)) b.dispose();
 });
-
-const copy = (weights: Map<string, WeightTensor>) => new Map([...weights].map(([name, w]) => [name, Float32Array.from(w.data)]));
-const same = (x: Map<string, Float32Array>, y: Map<string, Float32Array>) =>
-  [...x].every(([name, data]) => Buffer.from(y.get(name)!.buffer).equals(Buffer.from(data.buffer)));
 
 /** The summed log-prob of each role's responses under `model` as it is now, by episode (the oracle's ratios). */
 function turnLogProbs(model: ReturnType<typeof randomModel>, role: (typeof ROLES)[number]): number[] {
@@ -90,7 +86,7 @@ describe('HAPPO sub-steps on real tiny weights', () => {
     const snapshot = async () =>
       snapshots.push(
         Object.fromEntries(
-          await Promise.all(ROLES.map(async (role) => [role, copy(await groups[role]!.trainer.exportWeights())] as const)),
+          await Promise.all(ROLES.map(async (role) => [role, copyWeights(await groups[role]!.trainer.exportWeights())] as const)),
         ),
       );
     for (const role of ROLES) {
@@ -116,7 +112,7 @@ describe('HAPPO sub-steps on real tiny weights', () => {
     expect(snapshots).toHaveLength(4);
     order.forEach((updated, k) => {
       for (const role of ROLES)
-        expect([updated, role, same(snapshots[k]![role]!, snapshots[k + 1]![role]!)]).toEqual([updated, role, role !== updated]);
+        expect([updated, role, sameWeights(snapshots[k]![role]!, snapshots[k + 1]![role]!)]).toEqual([updated, role, role !== updated]);
     });
     // The estimator's advantages are back once the update is done.
     expect(Array.from(batch.advantages)).toEqual(Array.from(advantagesBefore));
