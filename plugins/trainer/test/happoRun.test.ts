@@ -58,6 +58,27 @@ describe('critic.learner: happo with both roles on one model', () => {
   });
 });
 
+describeSlow('HAPPO and a role swap resume exactly', () => {
+  const resume = happoProject('happo-resume', {
+    critic: { learner: 'happo', optimizer: { lr: 3e-3 } },
+    trainer: { steps: 3, seed: 4, logRollouts: 0, saveEvery: 1, keepLast: 3, roleSwap: { roles: ['left', 'right'], swapEvery: 1 } },
+  });
+
+  test('an interrupted run resumed equals the uninterrupted one: the random orders, the swaps, every metric', async () => {
+    const { dir } = resume.project;
+    const full = await train(dir, resume.project.path('full'));
+    expect(full.map((line) => line['roleSwap/swapped'])).toEqual([0, 1, 0]);
+    const resumedDir = resume.project.path('resumed');
+    const { kernel } = await createKernel({ cwd: dir });
+    const controller = new AbortController();
+    kernel.hooks.afterStep.tap('test-stop', (result) => void (result.step === 1 && controller.abort()));
+    await kernel.run({ runDir: resumedDir, signal: controller.signal, log: () => {} });
+    const { kernel: again } = await createKernel({ cwd: dir });
+    await again.run({ runDir: resumedDir, resume: resumedDir, log: () => {} });
+    expect(stableLines(path.join(resumedDir, 'metrics.jsonl')).map((line) => JSON.parse(line) as Record<string, number>)).toEqual(full);
+  }, 300_000);
+});
+
 describeSlow('HAPPO learns the toy task', () => {
   const learning = happoProject('happo-learning', {
     critic: { learner: 'happo', optimizer: { lr: 3e-3 } },
