@@ -33,7 +33,10 @@ export interface HappoStep {
  * its group to itself, else `actor/<group>/<role>`.
  */
 export async function happoUpdate(batch: TrainingBatch, step: HappoStep): Promise<void> {
-  const views = step.order.map((role) => ({ role, group: step.groupOf(role), view: roleView(batch, role, step.groupOf(role).id) }));
+  const views = step.order.map((role) => {
+    const group = step.groupOf(role);
+    return { role, group, view: roleView(batch, role, group.id) };
+  });
   const prescore = step.oldLogProbs === 'recompute';
   if (prescore) {
     batch.oldLogProbs ??= Float32Array.from(batch.rolloutLogProbs);
