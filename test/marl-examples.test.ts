@@ -21,6 +21,11 @@ const SMALL = [
   'trainer.steps=1',
   'trainer.seed=1',
 ];
+/**
+ * More samples where the small step leaves a group without a learning signal: with CORY's collective reward both turns
+ * of an episode score the same, and at two samples per prompt (seed 1) one of the two copies had only tied groups.
+ */
+const MORE: Record<string, string[]> = { 'cory.config.json': ['rollout.samplesPerPrompt=4'] };
 const scratch = new TempProject('marl-examples');
 afterAll(() => scratch.dispose());
 
@@ -71,12 +76,27 @@ const SLOW_CHECKS: Record<string, (line: Record<string, number>, runDir: string)
   },
   'ippo.config.json': (line) => criticsTrained(line, ['solver', 'verifier']),
   'mappo.config.json': (line) => criticsTrained(line, ['joint']),
+  'cory.config.json': (line) => {
+    // Step 1 plays each role on its own copy (the swap comes after swapEvery steps); both copies train.
+    expect(line['roleSwap/swapped']).toBe(0);
+    for (const id of ['pioneer', 'observer']) expect(line[`actor/${id}/updates`]).toBe(1);
+    expect(line['agent/observer/turns']).toBe(line['agent/pioneer/turns']);
+  },
+  'happo.config.json': (line) => {
+    criticsTrained(line, ['joint']);
+    // Both roles updated, one after the other: positions 0 and 1 in the step's random order, the first with M = 1.
+    expect([line['happo/solver/position'], line['happo/verifier/position']].sort()).toEqual([0, 1]);
+    const first = line['happo/solver/position'] === 0 ? 'solver' : 'verifier';
+    expect(line[`happo/${first}/factor_mean`]).toBe(1);
+  },
 };
 
 describe('examples/marl', () => {
   test('has a config for each credit tool', () => {
     expect(CONFIGS.sort()).toEqual([
+      'cory.config.json',
       'frozen-verifier.config.json',
+      'happo.config.json',
       'ippo.config.json',
       'magrpo.config.json',
       'mappo.config.json',
@@ -93,7 +113,7 @@ describe('examples/marl', () => {
 
 /** One step of `name`: a positive gradient norm per trained group, finite advantages, and the tool's own check. */
 async function trainsAStep(name: string): Promise<void> {
-  const { kernel } = await createKernel({ cwd: REPO_ROOT, configPath: path.join(DIR, name), overrides: SMALL });
+  const { kernel } = await createKernel({ cwd: REPO_ROOT, configPath: path.join(DIR, name), overrides: [...SMALL, ...(MORE[name] ?? [])] });
   const runDir = scratch.path(name);
   await kernel.run({ runDir, log: () => {} });
   const line = JSON.parse(readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n')[0]!) as Record<string, number>;

@@ -33,6 +33,7 @@ export { AdvantageEstimator, type AdvantageScope } from './roles/AdvantageEstima
 export {
   AUTO_BACKEND,
   BackendFactory,
+  describeEngine,
   expectedTrainingFactory,
   rankedTrainingEngines,
   type TrainingNeeds,

@@ -9,6 +9,13 @@ export interface BackendFactory {
   readonly name: string;
   /** Human-readable description of the runtime this factory would use, for `drmas info`. */
   describe?(): string;
+  /**
+   * The trained weights stay on a server and cannot be copied into a local engine (Tinker): the model samples on this
+   * engine itself, and `models.<id>.rollout: auto` resolves to it.
+   */
+  readonly remoteWeights?: boolean;
+  /** Where a model with these settings runs when that is another machine (a server's url), for `drmas info`. */
+  location?(settings: Record<string, unknown>): string | undefined;
   /** Rank among the engines `models.<id>.rollout: auto` may pick, higher first; absent: never picked by `auto`. */
   readonly priority?: number;
   /**
@@ -70,6 +77,12 @@ export function expectedTrainingFactory(
   const backend = settings.backend as string;
   const name = backend === AUTO_BACKEND ? rankedTrainingEngines(roles, settings)[0] : backend;
   return name !== undefined && roles.namesOf(BackendFactory).includes(name) ? roles.getNamed(BackendFactory, name) : undefined;
+}
+
+/** An engine's name as `drmas info` shows it: with the server it runs on (`tinker at http://...`), if remote. */
+export function describeEngine(roles: Pick<Roles, 'getNamed' | 'namesOf'>, name: string, settings: Record<string, unknown>): string {
+  const location = roles.namesOf(BackendFactory).includes(name) ? roles.getNamed(BackendFactory, name).location?.(settings) : undefined;
+  return location ? `${name} at ${location}` : name;
 }
 
 /** The engines `models.<id>.backend: auto` may train on for `settings` and `needs`, highest rank first. */

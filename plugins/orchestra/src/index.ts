@@ -10,7 +10,7 @@ export {
   type PromptedAgentOptions,
 } from './agents/agentConfig.js';
 export { PromptedAgent } from './agents/PromptedAgent.js';
-export { AnswererAgent, ROLE_AGENTS, SearcherAgent, SolverAgent, VerifierAgent } from './agents/RoleAgents.js';
+export { AnswererAgent, ObserverAgent, PioneerAgent, ROLE_AGENTS, SearcherAgent, SolverAgent, VerifierAgent } from './agents/RoleAgents.js';
 
 export type { AgentOutput, Block, BlockContext, BlockSpec, LoopState, OrchestraRow, RowPredicate, Setting } from './blocks/Block.js';
 export { call } from './blocks/call.js';
@@ -58,6 +58,7 @@ export { traceOf, type EpisodeTrace, type FailureReason, type NodeExecution } fr
 export { appendTraces, TRACES_FILE } from './trace/traceFile.js';
 export { createMathOrchestra, DEFAULT_MAX_LOOPS } from './orchestras/MathOrchestra.js';
 export { createSearchOrchestra } from './orchestras/SearchOrchestra.js';
+export { createCoryOrchestra, CORY_OBSERVER_PROMPT, CORY_PIONEER_PROMPT } from './orchestras/CoryOrchestra.js';
 export { MATH_SOLVER_PROMPT, MATH_VERIFIER_PROMPT } from './orchestras/mathPrompts.js';
 export { ANSWERER_PROMPT, SEARCHER_PROMPT, SEARCH_VERIFIER_PROMPT } from './orchestras/searchPrompts.js';
 
@@ -85,6 +86,7 @@ export {
   formatAllocator,
   fromTraceAllocator,
   metricDeltaAllocator,
+  type DeltaSpan,
   TRACE_ALLOCATORS,
   traceOutcomeAllocator,
   type TraceAllocator,

@@ -3,6 +3,8 @@ import {
   AUTO_BACKEND,
   BackendFactory,
   BatchInputSource,
+  describeEngine,
+  DrmasError,
   Roles,
   Checkpointable,
   InfoSection,
@@ -15,7 +17,9 @@ import {
   type Kernel,
   type Plugin,
   type RegisterContext,
+  type ResolvedConfig,
   type RunContext,
+  type StepContext,
   type WorkerGroupBatch,
 } from '@drmas/core';
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
@@ -32,14 +36,17 @@ import {
 import { SpikeGuards } from './spikeGuard/GradNormSpikeGuard.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
 import { AUTO_ROLLOUT, describeAutoRollout, describeAutoTraining } from './rolloutEngine.js';
-import { updateWorkerGroup } from './updateWorkerGroup.js';
+import { updateWorkerGroup, type WorkerGroupUpdate } from './updateWorkerGroup.js';
 import { bestAgainstWorst } from './preference/onlinePairs.js';
-import { WorkerGroupsService } from './WorkerGroupsService.js';
+import { WorkerGroupsService, type TrainedWorkerGroup } from './WorkerGroupsService.js';
 import { planWorkerGroups } from './workerGroupPlan.js';
 import { ClippedValueLoss } from '@drmas/plugin-algorithms';
 import { criticSection, criticSettings } from './config/criticConfig.js';
 import { Critics } from './critic/Critics.js';
 import { checkCritics } from './critic/checkCritics.js';
+import { checkHappoOrder, describeHappo, happoOrderAt, happoRoles } from './happo/happoOrder.js';
+import { happoUpdate } from './happo/happoUpdate.js';
+import { roleSwapModels, swappedAt } from './roleSwap/roleSwap.js';
 
 const PLUGIN_NAME = 'trainer';
 
@@ -49,6 +56,15 @@ function withoutFrozenRows(view: WorkerGroupBatch, frozen: readonly string[]): W
   const { names, codes } = view.batch.ids.agent;
   const rows = view.rows.filter((row) => !frozen.includes(names[codes[row]!]!));
   return { ...view, rows, agentIds: view.agentIds.filter((agent) => !frozen.includes(agent)) };
+}
+
+/** `drmas info`'s note on a worker group whose role takes part in `trainer.roleSwap`. */
+function describeRoleSwap(config: ResolvedConfig, agents: readonly string[]): { roleSwap?: string } {
+  const swap = (config.trainer as typeof config.trainer & TrainerSection).roleSwap;
+  const role = swap?.roles.find((r) => agents.includes(r));
+  if (!swap || role === undefined) return {};
+  const other = swap.roles.find((r) => r !== role)!;
+  return { roleSwap: `plays ${other} instead of ${role} every other ${swap.swapEvery} steps (CORY's role exchange)` };
 }
 
 /**
@@ -76,6 +92,8 @@ export class TrainerPlugin implements Plugin {
   /** The step whose checkpoint is due; written once that step's metrics line is out (next beforeStep or shutdown). */
   private pendingSave: { step: number; run: RunContext } | undefined;
   private failed = false;
+  /** The training step whose HAPPO update has run (at its first worker group's `update` call). */
+  private happoDoneAt = 0;
 
   /** The worker groups' gradient-norm spike guards, by model id (none unless a model sets `spikeGuard`). */
   private spikeGuards: SpikeGuards | undefined;
@@ -99,6 +117,7 @@ export class TrainerPlugin implements Plugin {
             learner: plan.learner,
             agents: plan.agents,
             input: plan.joint ? "joint context (every agent's turns so far)" : 'own turns',
+            policyUpdate: plan.learner === 'happo' ? describeHappo(criticSettings(ctx.config).happo) : 'every worker group at once',
             trunk: plan.shareTrunk ? `shared with ${plan.policyGroup}` : plan.settings.model,
             backend: plan.settings.backend,
             lr: plan.training.optimizer.lr,
@@ -113,16 +132,20 @@ export class TrainerPlugin implements Plugin {
         planWorkerGroups(kernel.config).map((plan) => ({
           id: plan.id,
           agents: plan.agents,
-          backend: plan.settings.backend === AUTO_BACKEND ? describeAutoTraining(kernel, plan.settings) : plan.settings.backend,
+          backend:
+            plan.settings.backend === AUTO_BACKEND
+              ? describeAutoTraining(kernel, plan.settings)
+              : describeEngine(kernel, plan.settings.backend, plan.settings),
           rollout:
             plan.settings.rollout === AUTO_ROLLOUT
-              ? describeAutoRollout(kernel, plan.settings.backend)
-              : (plan.settings.rollout ?? plan.settings.backend),
+              ? describeEngine(kernel, describeAutoRollout(kernel, plan.settings.backend), plan.settings)
+              : describeEngine(kernel, plan.settings.rollout ?? plan.settings.backend, plan.settings),
           model: plan.settings.model,
           architecture: plan.settings.architecture ?? '(from checkpoint)',
           runtime: plan.settings.runtime,
           ...(plan.frozenAgents.length ? { frozen: plan.frozenAgents } : {}),
           ...(plan.settings.spikeGuard ? { spikeGuard: (plan.settings.spikeGuard as SpikeGuardSettings).action } : {}),
+          ...describeRoleSwap(kernel.config, plan.agents),
           lr: plan.training.optimizer.lr,
           schedule: plan.training.schedule.kind,
           microBatchSize: plan.training.microBatchSize,
@@ -143,6 +166,19 @@ export class TrainerPlugin implements Plugin {
         if (rollout !== undefined && rollout !== AUTO_ROLLOUT) kernel.getNamed(BackendFactory, rollout, `models.${plan.id}.rollout`);
       }
       checkCritics(kernel, config, this.critics);
+      const critic = criticSettings(config);
+      if (critic.learner === 'happo') {
+        checkHappoOrder(critic.happo, happoRoles(config));
+        // Online DPO trains on pairs of rows, which HAPPO's per-role advantages do not weigh.
+        if ((config.algorithm as { dpo?: unknown }).dpo !== undefined) {
+          throw new DrmasError('CONFIG_INVALID', 'critic.learner happo scales advantages, which online DPO (algorithm.dpo) does not read', {
+            key: 'critic.learner',
+            hint: 'remove algorithm.dpo to train HAPPO with the PPO loss, or use another critic.learner',
+          });
+        }
+      }
+      const swap = (config.trainer as typeof config.trainer & TrainerSection).roleSwap;
+      if (swap) roleSwapModels(config, swap);
     });
 
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
@@ -177,12 +213,55 @@ export class TrainerPlugin implements Plugin {
       pending.run.log(`checkpoint ${dir}`);
     };
 
-    kernel.hooks.beforeStep.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async () => {
+    kernel.hooks.beforeStep.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (step) => {
       await savePending();
       this.stepStarted = performance.now();
+      const swap = trainer().roleSwap;
+      if (!swap) return;
+      // A function of the step alone, so a resumed run plays each role on the model the uninterrupted run would.
+      const swapped = swappedAt(step.step, swap.swapEvery);
+      groups().swapRoles(swap.roles, swapped);
+      step.metrics['roleSwap/swapped'] = swapped ? 1 : 0;
+      if (step.step > 1 && swapped !== swappedAt(step.step - 1, swap.swapEvery)) {
+        const [a, b] = swap.roles;
+        const [modelA, modelB] = roleSwapModels(kernel.config, swap);
+        step.run.log(
+          `step ${step.step}: ${a} now plays on model ${swapped ? modelB : modelA} and ${b} on model ${swapped ? modelA : modelB} (trainer.roleSwap)`,
+        );
+      }
     });
 
+    const updateOptions = (group: TrainedWorkerGroup, step: StepContext, rngLabel: string): WorkerGroupUpdate => {
+      const { seed, steps } = kernel.config.trainer;
+      const guard = this.spikeGuards?.of(group.id);
+      const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
+      return {
+        loss: kernel.get(LossFunction, { key: 'algorithm.loss' }),
+        rng: new SeededRng(seed).fork(`update/${step.step}/${rngLabel}`),
+        metrics: step.metrics,
+        distributions: step.distributions,
+        lrScale: schedule.scaleAt(step.step - 1),
+        oldLogProbs: trainer().oldLogProbs,
+        spikeGuard: guard && { guard, log: (line: string) => step.run.log(line), step: step.step },
+      };
+    };
+
     kernel.hooks.update.tapPromise(PLUGIN_NAME, async (view, step) => {
+      const critic = criticSettings(kernel.config);
+      if (critic.learner === 'happo') {
+        // HAPPO orders roles across worker groups: the first group's call updates them all, the others find it done.
+        if (this.happoDoneAt === step.step) return;
+        this.happoDoneAt = step.step;
+        await happoUpdate(view.batch, {
+          order: happoOrderAt(critic.happo, happoRoles(kernel.config), kernel.config.trainer.seed, step.step),
+          settings: critic.happo,
+          groupOf: (role) => groups().forAgent(role),
+          metrics: step.metrics,
+          updateOptions: (group, role) => updateOptions(group, step, role),
+          oldLogProbs: trainer().oldLogProbs,
+        });
+        return;
+      }
       const group = groups().get(view.workerGroupId);
       const trained = withoutFrozenRows(view, group.frozenAgents);
       if (group.frozenAgents.length) step.metrics[`actor/${group.id}/frozen_rows`] = view.rows.length - trained.rows.length;
@@ -197,18 +276,7 @@ export class TrainerPlugin implements Plugin {
         if (!online.view) return;
         rows = online.view;
       }
-      const { seed, steps } = kernel.config.trainer;
-      const guard = this.spikeGuards?.of(group.id);
-      const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
-      await updateWorkerGroup(group, rows, {
-        loss,
-        rng: new SeededRng(seed).fork(`update/${step.step}/${group.id}`),
-        metrics: step.metrics,
-        distributions: step.distributions,
-        lrScale: schedule.scaleAt(step.step - 1),
-        oldLogProbs: trainer().oldLogProbs,
-        spikeGuard: guard && { guard, log: (line: string) => step.run.log(line), step: step.step },
-      });
+      await updateWorkerGroup(group, rows, { ...updateOptions(group, step, group.id), loss });
     });
 
     // After the estimators (which read the values) and their statistics: veRL updates the critic before the actor.

@@ -83,6 +83,8 @@ function describeFrozen(id: string, agents: readonly string[], frozen: readonly 
 export class WorkerGroupsService implements WorkerGroups {
   private groups: TrainedWorkerGroup[] = [];
   private readonly byAgent = new Map<string, TrainedWorkerGroup>();
+  /** `trainer.roleSwap` at the current step: each role mapped to the role whose model it plays on. */
+  private readonly playsAs = new Map<string, string>();
   /** The factory that trains each group: `models.<id>.backend`, or what `auto` chose at setup. */
   private readonly trainingEngines = new Map<string, string>();
 
@@ -206,8 +208,17 @@ export class WorkerGroupsService implements WorkerGroups {
     return group;
   }
 
+  /** CORY's role exchange: with `swapped`, each of the two roles samples and trains on the other's model. */
+  swapRoles(roles: readonly [string, string], swapped: boolean): void {
+    this.playsAs.clear();
+    if (!swapped) return;
+    this.playsAs.set(roles[0], roles[1]);
+    this.playsAs.set(roles[1], roles[0]);
+  }
+
+  /** The group whose model plays `agentId` now: its own, or under a role swap the other role's. */
   forAgent(agentId: string): TrainedWorkerGroup {
-    const group = this.byAgent.get(agentId);
+    const group = this.byAgent.get(this.playsAs.get(agentId) ?? agentId);
     if (!group) {
       throw new DrmasError('CONFIG_INVALID', `agent "${agentId}" has no model: it is not listed under \`agents\``, {
         key: `agents.${agentId}`,

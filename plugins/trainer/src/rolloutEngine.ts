@@ -19,9 +19,15 @@ function autoCandidates(roles: Roles): Array<{ name: string; factory: BackendFac
     .sort((a, b) => b.factory.priority! - a.factory.priority!);
 }
 
-/** `rollout: auto`: the first available candidate, else the trainer's engine. */
+/** Whether the trainer's weights stay on a server, so that the trainer must sample too. */
+function samplesOnTrainer(roles: Roles, trainerName: string): boolean {
+  return roles.namesOf(BackendFactory).includes(trainerName) && roles.getNamed(BackendFactory, trainerName).remoteWeights === true;
+}
+
+/** `rollout: auto`: the first available candidate, else the trainer's engine (always it when its weights are remote). */
 export async function chooseRolloutEngine(roles: Roles, trainerName: string): Promise<RolloutChoice> {
   const skipped: RolloutChoice['skipped'] = [];
+  if (samplesOnTrainer(roles, trainerName)) return { name: trainerName, skipped };
   for (const { name, factory } of autoCandidates(roles)) {
     if (name === trainerName) return { name, skipped };
     const reason = await factory.probe?.();
@@ -36,6 +42,7 @@ export async function chooseRolloutEngine(roles: Roles, trainerName: string): Pr
  * `auto` and the order it would try, e.g. `auto (onnx, else tfjs)`.
  */
 export function describeAutoRollout(roles: Roles, trainerName: string): string {
+  if (samplesOnTrainer(roles, trainerName)) return trainerName;
   const order: string[] = [];
   for (const { name, factory } of autoCandidates(roles)) {
     if (name === trainerName || !factory.probe) {

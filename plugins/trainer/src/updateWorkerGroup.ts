@@ -103,6 +103,13 @@ export interface WorkerGroupUpdate {
   /** The learning-rate schedule's factor at this step. */
   lrScale: number;
   oldLogProbs?: OldLogProbSource;
+  /**
+   * The caller has already scored `batch.oldLogProbs` at the view's rows (HAPPO scores every role's rows before its
+   * first sub-step, so a role later on a shared model keeps the sampling weights as its PPO denominator).
+   */
+  oldLogProbsScored?: boolean;
+  /** The id in the update's metric names (`actor/<id>/...`); default the group's (HAPPO: `<group>/<role>` on a shared model). */
+  metricsId?: string;
   /** The group's gradient-norm spike guard, with the run log and the training step its lines name. */
   spikeGuard?: { guard: GradNormSpikeGuard; log: (message: string) => void; step: number };
 }
@@ -142,12 +149,12 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   const { loss, rng, metrics, lrScale } = options;
   const source = options.oldLogProbs ?? 'recompute';
   const batch = view.batch;
-  const prefix = `actor/${group.id}`;
+  const prefix = `actor/${options.metricsId ?? group.id}`;
   // A pairwise loss (DPO) trains on a preference batch of whole pairs: no row is inert, and it reads no old log-probs.
   const paired = loss.pairedRows === true;
   const learning = loss.zeroAdvantageRowsInert ? rowsWithAdvantage(view) : view;
   let entropy: number | undefined;
-  if (source === 'recompute' && !paired) {
+  if (source === 'recompute' && !paired && !options.oldLogProbsScored) {
     batch.oldLogProbs ??= Float32Array.from(batch.rolloutLogProbs);
     entropy = await scoreInto(group.trainer, learning, batch.oldLogProbs, true);
     const gap = probabilityGap(learning, batch.oldLogProbs);

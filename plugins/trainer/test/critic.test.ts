@@ -47,6 +47,10 @@ describe('the critics a learner plans', () => {
     expect(planCritics(await configWith({}), all)).toEqual([]);
   });
 
+  test("happo: MAPPO's one centralized critic over every agent", async () => {
+    const happo = planCritics(await configWith({ learner: 'happo' }), all);
+    expect(happo.map((c) => [c.id, c.learner, c.agents, c.joint])).toEqual([['joint', 'happo', ['solver', 'verifier', 'judge'], true]]);
+  });
   test('mappo cannot share the trunk of two policy models', async () => {
     const config = await configWith({ learner: 'mappo', shareTrunk: true });
     expect(() => planCritics(config, all)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', key: 'critic.shareTrunk' }));
@@ -122,6 +126,22 @@ describe('critic settings are checked at load', () => {
       code: 'CONFIG_INVALID',
       key: 'critic.learner',
     });
+  });
+  test('happo: an order that misses a role names critic.happo.order; with online DPO, critic.learner', async () => {
+    const happo = (critic: Record<string, unknown>, algorithm: Record<string, unknown> = {}) =>
+      kernelWith({
+        agents: { solver: {}, verifier: {} },
+        algorithm: { advantage: 'gae', ...algorithm },
+        critic: { learner: 'happo', ...critic },
+      });
+    await expect(happo({ happo: { order: ['solver'] } })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      key: 'critic.happo.order',
+      message: 'critic.happo.order misses verifier',
+    });
+    await expect(happo({}, { dpo: {} })).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'critic.learner' });
+    const { kernel } = await happo({ happo: { order: ['verifier', 'solver'] } });
+    expect(kernel.config.critic).toMatchObject({ learner: 'happo', happo: { order: ['verifier', 'solver'], factorClip: [0.5, 2] } });
   });
   test('a policy trained on onnx has no critic yet', async () => {
     await expect(

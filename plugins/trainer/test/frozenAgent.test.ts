@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createKernel, Stage, WorkerGroups, type WeightTensor } from '@drmas/core';
+import { createKernel, Stage, WorkerGroups } from '@drmas/core';
+import { copyWeights } from './trainerFixtures.js';
 import { toyProject } from './toyRollout.js';
 
 /**
@@ -14,8 +15,6 @@ const project = toyProject('frozen-agent', {
 });
 afterAll(() => project.dispose());
 
-const copy = (weights: Map<string, WeightTensor>) => new Map([...weights].map(([name, w]) => [name, Float32Array.from(w.data)]));
-
 describe('agents.<role>.trainable: false', () => {
   test("a frozen agent's weights stay bitwise unchanged over steps while the other agent's change", async () => {
     const { kernel } = await createKernel({ cwd: project.dir });
@@ -23,8 +22,8 @@ describe('agents.<role>.trainable: false', () => {
     const take = async () => {
       const groups = kernel.get(WorkerGroups);
       snapshots.push({
-        left: copy(await groups.forAgent('left').trainer.exportWeights()),
-        right: copy(await groups.forAgent('right').trainer.exportWeights()),
+        left: copyWeights(await groups.forAgent('left').trainer.exportWeights()),
+        right: copyWeights(await groups.forAgent('right').trainer.exportWeights()),
       });
     };
     kernel.hooks.beforeStep.tapPromise({ name: 'snapshot', stage: Stage.LAST }, async (step) => {

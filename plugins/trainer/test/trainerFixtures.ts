@@ -1,4 +1,4 @@
-import type { PolicyBackend } from '@drmas/core';
+import type { PolicyBackend, WeightTensor } from '@drmas/core';
 import { PolicyLossFunction } from '@drmas/plugin-algorithms';
 import type { TrainedWorkerGroup } from '../src/WorkerGroupsService.js';
 
@@ -37,3 +37,11 @@ export function singleAgentGroup(
     },
   };
 }
+
+/** A copy of an engine's exported weights, by name. */
+export const copyWeights = (weights: Map<string, WeightTensor>) =>
+  new Map([...weights].map(([name, w]) => [name, Float32Array.from(w.data)]));
+
+/** Whether two weight copies are bitwise equal. */
+export const sameWeights = (x: Map<string, Float32Array>, y: Map<string, Float32Array>) =>
+  [...x].every(([name, data]) => Buffer.from(y.get(name)!.buffer).equals(Buffer.from(data.buffer)));

@@ -15,4 +15,10 @@ export class SearcherAgent extends PromptedAgent {}
 @agent('answerer')
 export class AnswererAgent extends PromptedAgent {}
 
-export const ROLE_AGENTS = [SolverAgent, VerifierAgent, SearcherAgent, AnswererAgent] as const;
+@agent('pioneer')
+export class PioneerAgent extends PromptedAgent {}
+
+@agent('observer')
+export class ObserverAgent extends PromptedAgent {}
+
+export const ROLE_AGENTS = [SolverAgent, VerifierAgent, SearcherAgent, AnswererAgent, PioneerAgent, ObserverAgent] as const;

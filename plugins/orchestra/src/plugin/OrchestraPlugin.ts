@@ -21,6 +21,7 @@ import { agentEntrySchema } from '../agents/agentConfig.js';
 import { ROLE_AGENTS } from '../agents/RoleAgents.js';
 import { PromptedAgent } from '../agents/PromptedAgent.js';
 import { configGraphOrchestra } from '../graph/graphConfig.js';
+import { createCoryOrchestra } from '../orchestras/CoryOrchestra.js';
 import { createMathOrchestra } from '../orchestras/MathOrchestra.js';
 import { Orchestra } from '../orchestras/Orchestra.js';
 import { Workflow } from './Workflow.js';
@@ -81,6 +82,7 @@ export class OrchestraPlugin implements Plugin {
     for (const role of ROLE_AGENTS) ctx.agents.register(role);
     ctx.provide(Orchestra, 'math', createMathOrchestra());
     ctx.provide(Orchestra, 'search', createSearchOrchestra());
+    ctx.provide(Orchestra, 'cory', createCoryOrchestra());
     this.registerConfigGraph(ctx);
     ctx.bind(Workflow).toSelf().inSingletonScope();
     ctx.bind(EpisodeRunner).toDynamicValue((context) => context.get(Workflow).runner());
@@ -181,6 +183,7 @@ export class OrchestraPlugin implements Plugin {
     const environment = this.workflow().environment();
     await environment.init();
     const settings = this.kernel().config.rollout as RolloutSettings;
+    await environment.prepare?.(this.cursor, settings.promptsPerStep);
     const { tasks, nextCursor } = environment.batch(this.cursor, settings.promptsPerStep);
     this.cursor = nextCursor;
     for (const task of tasks) this.stepTasks.set(task.id, task);

@@ -78,11 +78,13 @@ export class Workflow {
         orchestra: this.orchestra(),
         agents: this.agents(),
         settings: this.config.orchestra as OrchestraSettings,
+        // Looked up on every call, cached per worker group: the trainer's role swap (CORY) moves a role to another model.
         engineFor: (agentId: string) => {
-          let engine = engines.get(agentId);
+          const group = groups.forAgent(agentId);
+          let engine = engines.get(group.id);
           if (!engine) {
-            engine = engineOf(groups.forAgent(agentId), agentId);
-            engines.set(agentId, engine);
+            engine = engineOf(group, agentId);
+            engines.set(group.id, engine);
           }
           return engine;
         },

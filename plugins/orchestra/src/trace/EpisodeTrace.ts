@@ -1,6 +1,6 @@
 import type { Trajectory } from '@drmas/core';
 
-/** Why an episode did not finish. */
+/** Why an episode failed; `environment_failed`: the environment could not run it (`Episode.failure`, a remote server down). */
 export type FailureReason =
   | 'llm_timeout'
   | 'tool_timeout'
@@ -8,6 +8,7 @@ export type FailureReason =
   | 'batch_timeout'
   | 'cancelled'
   | 'tool_failed'
+  | 'environment_failed'
   /** The agent's request failed: its prompt does not fit the model, or the engine's generate threw for it. */
   | 'llm_failed';
 

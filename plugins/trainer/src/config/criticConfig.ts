@@ -1,15 +1,45 @@
-import { z, type ResolvedConfig } from '@drmas/core';
+import { LIMITS, z, type ResolvedConfig } from '@drmas/core';
 import { LOSS_AGGREGATIONS, type LossAggregation } from '@drmas/plugin-algorithms';
 import { TRAINER_LIMITS } from './trainingConfig.js';
 
 /**
  * Which critics a run has: `ppo`, one per worker group over its own rows; `ippo`, one per agent role over that role's
- * own turns (its own observation); `mappo`, one shared by every agent over the episode's joint context.
+ * own turns (its own observation); `mappo`, one shared by every agent over the episode's joint context; `happo`,
+ * MAPPO's centralized critic with the policies updated one role after another (`critic.happo`).
  */
-export const CRITIC_LEARNERS = ['ppo', 'ippo', 'mappo'] as const;
+export const CRITIC_LEARNERS = ['ppo', 'ippo', 'mappo', 'happo'] as const;
 export type CriticLearner = (typeof CRITIC_LEARNERS)[number];
 
 const betas = z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]);
+
+/**
+ * `critic.happo`: HAPPO's sequential policy update (Kuba et al. 2022). Each step the trainable roles are updated one
+ * after another; a role's advantages are multiplied by M, the clipped product of the probability ratios new/old of the
+ * roles updated before it at the same joint action (a trajectory's turns at one environment step).
+ */
+export const happoSection = z
+  .strictObject({
+    /** `random`: a permutation drawn each step from trainer.seed and the step; or every trainable role, in order. */
+    order: z.union([z.literal('random'), z.array(z.string().min(1)).min(1)]).default('random'),
+    /**
+     * `sequence`: one ratio per turn, `sequenceRatio` over its tokens, multiplied over the earlier roles' turns;
+     * `token`: per response position, the earlier roles' token ratios at that position multiplied (HAPPO's
+     * per-action-dimension factor, with token positions as the dimensions).
+     */
+    ratio: z.enum(['sequence', 'token']).default('sequence'),
+    /** A turn's ratio: `product` of its token ratios (its probability ratio) or their `geometric-mean`. */
+    sequenceRatio: z.enum(['product', 'geometric-mean']).default('product'),
+    /** M is clipped to [low, high] before it multiplies the advantages. */
+    factorClip: z.tuple([z.number().min(0), z.number().positive()]).default([0.5, 2]),
+    /** > 0: agent-by-agent training: one role per step, the next one every this many steps (MARFT's agent_iteration_interval). */
+    roundRobinEvery: z.number().int().min(0).max(LIMITS.steps).default(0),
+  })
+  .refine((happo) => happo.factorClip[0] <= 1 && happo.factorClip[1] >= 1, {
+    message: 'factorClip must hold 1: [low <= 1, high >= 1]',
+    path: ['factorClip'],
+  });
+
+export type HappoSettings = z.output<typeof happoSection>;
 
 /**
  * `critic`: value models for critic-based estimators (`algorithm.advantage: gae`). Absent `learner`, the run has no
@@ -37,6 +67,8 @@ export const criticSection = z.strictObject({
   epochs: z.number().int().positive().max(TRAINER_LIMITS.epochs).optional(),
   miniBatches: z.number().int().positive().max(TRAINER_LIMITS.rows).optional(),
   microBatchSize: z.number().int().positive().max(TRAINER_LIMITS.rows).optional(),
+  /** The sequential update of `learner: happo` (ignored by the other learners). */
+  happo: happoSection.prefault({}),
 });
 
 export type CriticSettings = z.output<typeof criticSection>;
@@ -48,7 +80,7 @@ export function criticSettings(config: ResolvedConfig): CriticSettings {
 
 declare module '@drmas/core' {
   interface ConfigSections {
-    /** Value models (critics) for `algorithm.advantage: gae`, and the learner that places them (ppo, ippo, mappo). */
+    /** Value models (critics) for `algorithm.advantage: gae`, and the learner that places them (ppo, ippo, mappo, happo). */
     critic?: z.input<typeof criticSection>;
   }
 }

@@ -65,6 +65,16 @@ export const spikeGuardSection = z
   })
   .refine((guard) => guard.warmup <= guard.window, { message: 'warmup must not exceed window', path: ['warmup'] });
 
+/**
+ * `trainer.roleSwap`: CORY's role exchange. The two roles, each on a model of its own, play on each other's models
+ * every other `swapEvery` steps (steps 1..N as configured, N+1..2N swapped, ...): each model samples and is trained in
+ * the other role, its optimizer state with it.
+ */
+export const roleSwapSection = z.strictObject({
+  roles: z.tuple([z.string().min(1), z.string().min(1)]),
+  swapEvery: z.number().int().positive().max(LIMITS.steps),
+});
+
 /** The keys the trainer adds to the `trainer` section (core owns steps, seed, outputDir, runName, saveEvery, keepLast). */
 export const trainerSection = z.strictObject({
   /** Trajectories per step written to rollouts.jsonl (0: none). */
@@ -74,12 +84,15 @@ export const trainerSection = z.strictObject({
    * `rollout` takes the rollout engine's sampling log-probs (veRL's bypass mode), one forward pass fewer.
    */
   oldLogProbs: z.enum(['recompute', 'rollout']).default('recompute'),
+  /** Two roles exchange their models every `swapEvery` steps (CORY). */
+  roleSwap: roleSwapSection.optional(),
 });
 
 export type OptimizerSection = z.output<typeof optimizerSection>;
 export type TrainOverrides = z.output<typeof trainOverridesSection>;
 export type TrainerSection = z.output<typeof trainerSection>;
 export type SpikeGuardSettings = z.output<typeof spikeGuardSection>;
+export type RoleSwapSettings = z.output<typeof roleSwapSection>;
 export type ScheduleKind = OptimizerSection['schedule'];
 
 declare module '@drmas/core' {

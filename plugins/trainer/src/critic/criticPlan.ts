@@ -23,7 +23,7 @@ export interface CriticPlan {
 
 /**
  * The critics the `critic` section asks for, over the roles in `valueRoles` (those whose estimator reads critic
- * values): `ppo` one per worker group, `ippo` one per role, `mappo` one for all. Empty when `critic.learner` is unset.
+ * values): `ppo` one per worker group, `ippo` one per role, `mappo` and `happo` one for all. Empty when `critic.learner` is unset.
  */
 export function planCritics(config: ResolvedConfig, valueRoles: ReadonlySet<string>): CriticPlan[] {
   const critic = criticSettings(config);
@@ -51,7 +51,8 @@ export function planCritics(config: ResolvedConfig, valueRoles: ReadonlySet<stri
       return groups.map((group) => plan(group.id, group.agents, group, false));
     case 'ippo':
       return groups.flatMap((group) => group.agents.map((agent) => plan(agent, [agent], group, false)));
-    case 'mappo': {
+    case 'mappo':
+    case 'happo': {
       if (groups.length === 0) return [];
       if (critic.shareTrunk && groups.length > 1) {
         throw new DrmasError('CONFIG_INVALID', `a centralized critic cannot share the trunk of ${groups.length} policy models`, {

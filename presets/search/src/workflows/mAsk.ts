@@ -139,6 +139,8 @@ const roundOf = (execution: NodeExecution) => `${execution.step}/${(execution.st
 /**
  * UnityMAS-O's M-ASK allocation (`reward.allocator: mask_f1`, with `reward.absoluteAgents: [planner, answerer]`): the
  * Planner gets F1(a0), the Answerer F1(a_t) of its round's answer, and the Searcher, Summarizer and Updater of round
- * t the round's gain F1(a_t) - F1(a_{t-1}); a round the Searcher ends with `<end>` has no answer, so its search gets 0.
+ * t the round's gain F1(a_t) - F1(a_{t-1}) (span `step` cut into rounds); a round the Searcher ends with `<end>` has
+ * no answer, so its search gets 0. (Span `next` would measure the search at the retrieval tool node after it, whose
+ * state carries the previous F1: a gain of 0.)
  */
-export const maskF1Allocator: TraceAllocator = metricDeltaAllocator('mask_f1', 'f1', roundOf);
+export const maskF1Allocator: TraceAllocator = metricDeltaAllocator('mask_f1', 'f1', 'step', roundOf);

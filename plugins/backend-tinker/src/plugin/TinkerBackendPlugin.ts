@@ -1,0 +1,121 @@
+import { BackendFactory, DrmasError, z, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
+import { builtinTokenizer, isBuiltinModelName, readModelShape, Tokenizer } from '@drmas/models';
+import { TinkerClient } from '../client/TinkerClient.js';
+import { TinkerPolicyBackend } from '../TinkerPolicyBackend.js';
+
+const PLUGIN_NAME = 'backend-tinker';
+/** `models.<id>.rollout: auto`, which resolves to the tinker engine itself for a model trained on it. */
+const AUTO_ROLLOUT = 'auto';
+export const TINKER_BACKEND = 'tinker';
+
+/** `models.<id>.tinker`: the server a model trains and samples on, and how patiently it is called. */
+export const tinkerSettingsSchema = z.strictObject({
+  /** The server, without `/api/v1` (`drmas tinker-server` prints its own). */
+  baseUrl: z.url({ protocol: /^https?$/ }),
+  /** Environment variable holding the API key, sent as `X-API-Key` (the key itself never goes in a config file). */
+  apiKeyEnv: z.string().min(1).default('TINKER_API_KEY'),
+  /** The model the server fine-tunes (`Qwen/Qwen3-8B`); default `models.<id>.model`, whose tokenizer is read locally. */
+  baseModel: z.string().min(1).optional(),
+  loraRank: z.number().int().min(1).max(1024).default(32),
+  /** Per HTTP call. */
+  timeoutMs: z.number().int().min(1).max(3_600_000).default(60_000),
+  /** Further tries of a call that failed on the network, with 429 or with 5xx. */
+  retries: z.number().int().min(0).max(20).default(3),
+  retryDelayMs: z.number().int().min(0).max(60_000).default(500),
+  /** How long one request may stay unfinished on the server. */
+  futureTimeoutMs: z.number().int().min(1).max(86_400_000).default(600_000),
+  /** Wait between polls of a request the server says to try again. */
+  pollIntervalMs: z.number().int().min(0).max(60_000).default(200),
+  /** Times a request whose result expired (410) is submitted again, for requests that change nothing on the server. */
+  resubmits: z.number().int().min(0).max(10).default(2),
+});
+
+export type TinkerSettings = z.output<typeof tinkerSettingsSchema>;
+
+/** The `tinker` backend: `models.<id>.backend: tinker` trains (and samples) the model on a Tinker API server. */
+export const tinkerBackendFactory: BackendFactory = {
+  name: TINKER_BACKEND,
+  remoteWeights: true,
+  describe: () => 'a Tinker API server (models.<id>.tinker.baseUrl): LoRA training and sampling run there, the loss on this machine',
+  location: (settings) => (settings.tinker as TinkerSettings | undefined)?.baseUrl,
+  async create({ modelId, settings, run }) {
+    const model = settings as ModelSettings & { tinker?: TinkerSettings };
+    const key = `models.${modelId}.tinker`;
+    const tinker = model.tinker;
+    if (!tinker) throw missingSection(modelId);
+    const shape = readModelShape(model.model);
+    if (!shape) {
+      throw new DrmasError(
+        'CONFIG_INVALID',
+        `the tinker backend reads the tokenizer and vocabulary of ${model.model} locally, and it is neither built in nor a checkpoint folder`,
+        {
+          key: `models.${modelId}.model`,
+          hint: 'point models.<id>.model at a local copy of the base model (config.json and tokenizer files are enough)',
+        },
+      );
+    }
+    const tokenizer = isBuiltinModelName(model.model) ? builtinTokenizer(shape.vocabSize) : await Tokenizer.fromDirectory(model.model);
+    const client = new TinkerClient({ ...tinker, apiKey: process.env[tinker.apiKeyEnv], key });
+    const backend = await TinkerPolicyBackend.create({
+      name: `tinker:${modelId}`,
+      client,
+      baseModel: tinker.baseModel ?? model.model,
+      loraRank: tinker.loraRank,
+      seed: model.seed,
+      tokenizer,
+      vocabSize: shape.vocabSize,
+      maxPositions: shape.maxPositions,
+      key,
+    });
+    run.log(`model ${modelId}: trains on ${backend.runtime}`);
+    return backend;
+  },
+};
+
+function missingSection(modelId: string): DrmasError {
+  return new DrmasError('CONFIG_INVALID', `model ${modelId} trains on the tinker backend but has no tinker section`, {
+    key: `models.${modelId}.tinker`,
+    hint: 'add models.<id>.tinker: { baseUrl: "http://127.0.0.1:8000" } (drmas tinker-server prints its url)',
+  });
+}
+
+/** Registers the `tinker` backend and checks at validation that each model on it says where its server is. */
+export class TinkerBackendPlugin implements Plugin {
+  readonly name = PLUGIN_NAME;
+  readonly configSchema = { models: z.strictObject({ tinker: tinkerSettingsSchema.optional() }) };
+
+  register(ctx: RegisterContext): void {
+    ctx.provide(BackendFactory, TINKER_BACKEND, tinkerBackendFactory);
+  }
+
+  apply(kernel: Kernel): void {
+    kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
+      for (const [id, model] of Object.entries(config.models)) {
+        if (model.backend !== TINKER_BACKEND) continue;
+        if (!model.tinker) throw missingSection(id);
+        if (model.rollout !== undefined && model.rollout !== TINKER_BACKEND && model.rollout !== AUTO_ROLLOUT) {
+          throw new DrmasError(
+            'CONFIG_INVALID',
+            `model ${id} trains on Tinker, whose weights stay on the server, so it cannot sample on ${model.rollout}`,
+            {
+              key: `models.${id}.rollout`,
+              hint: 'remove models.<id>.rollout (or set it to auto): a model on the tinker backend samples through the Tinker server',
+            },
+          );
+        }
+      }
+    });
+  }
+}
+
+/** The plugin module's default export: `plugins: ['backend-tinker']`. */
+export default function tinkerBackendPlugin(): TinkerBackendPlugin {
+  return new TinkerBackendPlugin();
+}
+
+declare module '@drmas/core' {
+  interface ModelConfig {
+    /** The Tinker API server of a model on the tinker backend. */
+    tinker?: z.input<typeof tinkerSettingsSchema>;
+  }
+}
