@@ -1,4 +1,4 @@
-import { createToken, DrmasError, type EnvAction, type Turn } from '@drmas/core';
+import { createToken, DrmasError, type EnvAction, type Episode, type Turn } from '@drmas/core';
 import type { PromptedAgentOptions } from '../agents/agentConfig.js';
 import type { Block, OrchestraRow } from '../blocks/Block.js';
 import type { WorkflowGraph } from '../graph/WorkflowGraph.js';
@@ -19,9 +19,10 @@ export interface Orchestra {
   /**
    * Turn-level scores (`turn.info.turnScore`, the `per_turn` allocator's reward) for the turns one environment
    * step produced, in call order, given the episode's `judge`; by turn index. Without it, only the turn whose
-   * action the environment took gets a score (the episode's `stepScore`).
+   * action the environment took gets a score (the episode's `stepScore`). `episode` is the row's (after the step), for
+   * an orchestra whose scoring depends on what the environment asks for (the debate's transcript submission).
    */
-  turnScores?(turns: readonly Turn[], judge: (action: EnvAction) => number): Map<number, number>;
+  turnScores?(turns: readonly Turn[], judge: (action: EnvAction) => number, episode: Episode): Map<number, number>;
 }
 
 export const Orchestra = createToken<Orchestra>('Orchestra', { label: 'orchestra', configKey: 'orchestra.name', named: true });

@@ -22,6 +22,8 @@ import { ROLE_AGENTS } from '../agents/RoleAgents.js';
 import { PromptedAgent } from '../agents/PromptedAgent.js';
 import { configGraphOrchestra } from '../graph/graphConfig.js';
 import { createMathOrchestra } from '../orchestras/MathOrchestra.js';
+import { createDebateOrchestra } from '../orchestras/DebateOrchestra.js';
+import { createMajorityVoteOrchestra, createSummaryOrchestra } from '../orchestras/VoteOrchestras.js';
 import { Orchestra } from '../orchestras/Orchestra.js';
 import { Workflow } from './Workflow.js';
 import { createSearchOrchestra } from '../orchestras/SearchOrchestra.js';
@@ -81,7 +83,9 @@ export class OrchestraPlugin implements Plugin {
     for (const role of ROLE_AGENTS) ctx.agents.register(role);
     ctx.provide(Orchestra, 'math', createMathOrchestra());
     ctx.provide(Orchestra, 'search', createSearchOrchestra());
-    this.registerConfigGraph(ctx);
+    ctx.provide(Orchestra, 'majority_vote', createMajorityVoteOrchestra());
+    ctx.provide(Orchestra, 'summary', createSummaryOrchestra());
+    this.registerConfiguredOrchestras(ctx);
     ctx.bind(Workflow).toSelf().inSingletonScope();
     ctx.bind(EpisodeRunner).toDynamicValue((context) => context.get(Workflow).runner());
     ctx.bind(RunFile).toConstantValue({ path: 'eval.jsonl', kind: 'steps' });
@@ -150,15 +154,24 @@ export class OrchestraPlugin implements Plugin {
   }
 
   /**
-   * `orchestra.graph` (the config form) becomes the orchestra `graph`; its roles that no plugin registered get a
-   * PromptedAgent class of their name, as a built-in role has.
+   * The `debate` orchestra with the configured debaters and judge, and `orchestra.graph` (the config form) as the
+   * orchestra `graph`. The selected orchestra's roles that are not built in (`summarizer`, `judge`, each debater,
+   * each graph role) get a PromptedAgent class of their name, as a built-in role has (only the selected one's, so a
+   * plugin's own `judge` agent does not collide with an orchestra the run does not use).
    */
-  private registerConfigGraph(ctx: RegisterContext): void {
-    const graph = (ctx.config.orchestra as OrchestraSettings).graph;
-    if (!graph) return;
-    ctx.provide(Orchestra, 'graph', configGraphOrchestra(graph));
-    const builtIn = new Set(ROLE_AGENTS.map((role) => agentName(role)));
-    for (const role of Object.keys(graph.agents)) if (!builtIn.has(role)) ctx.agents.register(role, class extends PromptedAgent {});
+  private registerConfiguredOrchestras(ctx: RegisterContext): void {
+    const settings = ctx.config.orchestra as OrchestraSettings;
+    const debate = createDebateOrchestra({ debaters: settings.debaters, judge: settings.judge });
+    ctx.provide(Orchestra, 'debate', debate);
+    const roles = new Set<string>();
+    if (settings.name === 'summary') roles.add('summarizer');
+    if (settings.name === 'debate') for (const role of Object.keys(debate.agents)) roles.add(role);
+    if (settings.graph) {
+      ctx.provide(Orchestra, 'graph', configGraphOrchestra(settings.graph));
+      for (const role of Object.keys(settings.graph.agents)) roles.add(role);
+    }
+    for (const role of ROLE_AGENTS) roles.delete(agentName(role)!);
+    for (const role of roles) ctx.agents.register(role, class extends PromptedAgent {});
   }
 
   /** One rollout: the next tasks of the training source, n episodes each, as a RolloutBatch. */

@@ -49,6 +49,7 @@ export function recordTurnScores(orchestra: Orchestra, row: OrchestraRow, step: 
     for (const [index, score] of orchestra.turnScores(
       trajectory.turns.filter((turn) => turn.step === step),
       judge,
+      episode,
     ))
       scores.set(index, score);
   }
