@@ -118,6 +118,7 @@ export {
 export {
   agentLimits,
   checkAgentRoles,
+  checkRunnerRoles,
   checkEvalTasks,
   checkMemory,
   checkPositions,

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import type { GenerateRequest, Trajectory } from '@drmas/core';
-import { MathEnvironment, type MathTask } from '@drmas/plugin-env-math';
+import { createKernel, type GenerateRequest, type Trajectory, type UserConfig } from '@drmas/core';
+import envMathPlugin, { MathEnvironment, type MathTask } from '@drmas/plugin-env-math';
+import orchestraPlugin from '../src/index.js';
 import {
   createDebateOrchestra,
   createMajorityVoteOrchestra,
@@ -175,5 +176,50 @@ describe('debate orchestra on math', () => {
   test('debater names are checked', () => {
     expect(() => createDebateOrchestra({ debaters: ['pro', 'judge'] })).toThrow(/not a usable debater role/);
     expect(() => createDebateOrchestra({ debaters: ['pro', 'pro'] })).toThrow(/not a usable debater role/);
+  });
+});
+
+describe('runner settings are checked before a rollout', () => {
+  const kernelWith = (config: Partial<UserConfig>) =>
+    createKernel({
+      cwd: process.cwd(),
+      inline: { plugins: [envMathPlugin(), orchestraPlugin()], env: { name: 'math', levels: [1], testSize: 4 }, ...config },
+    });
+
+  test('an unknown runner is UNKNOWN_NAME with "Did you mean"', async () => {
+    await expect(kernelWith({ orchestra: { name: 'majority' } })).rejects.toMatchObject({
+      code: 'UNKNOWN_NAME',
+      key: 'orchestra.name',
+      hint: expect.stringContaining('Did you mean "majority_vote"?'),
+    });
+  });
+
+  test.each([
+    [{ solvers: 0 }, 'orchestra.solvers', />=1/],
+    [{ solvers: 65 }, 'orchestra.solvers', /<=64/],
+    [{ rounds: 0 }, 'orchestra.rounds', />=1/],
+    [{ debaters: ['pro'] }, 'orchestra.debaters', />=2 items/],
+    [{ debaters: ['pro', 'pro'] }, 'orchestra.debaters', /distinct/],
+    [{ debaters: ['pro', 'judge'] }, 'orchestra.debaters', /none may be "judge"/],
+    [{ debaters: ['pro', 'Con'] }, 'orchestra.debaters[1]', /lower-case role name/],
+  ])('orchestra %j is CONFIG_INVALID at its key', async (orchestra, key, message) => {
+    const error = await kernelWith({ orchestra: { name: 'debate', ...orchestra } }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID', key, message: expect.stringMatching(message) });
+  });
+
+  test('a role the runner calls without an agents entry is named at validate, with a suggestion', async () => {
+    await expect(
+      kernelWith({ orchestra: { name: 'debate', debaters: ['pro', 'con'] }, agents: { pro: {}, cons: {} } }),
+    ).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'agents.cons' });
+    await expect(kernelWith({ orchestra: { name: 'summary' }, agents: { solver: {}, sumarizer: {} } })).rejects.toMatchObject({
+      key: 'agents.sumarizer',
+      message: expect.stringContaining('unknown agent role sumarizer'),
+      hint: expect.stringContaining('Did you mean "summarizer"?'),
+    });
+    await expect(kernelWith({ orchestra: { name: 'summary' }, agents: { solver: {} } })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      key: 'agents.summarizer',
+      hint: 'add agents.summarizer = { model: "<model id>" }',
+    });
   });
 });

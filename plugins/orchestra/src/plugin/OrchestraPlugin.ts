@@ -39,7 +39,15 @@ import {
   type RewardSettings,
   type RolloutSettings,
 } from './orchestraConfig.js';
-import { agentLimits, checkAgentRoles, checkEvalTasks, checkMemory, checkPositions, turnsPerEpisode } from './rolloutLimits.js';
+import {
+  agentLimits,
+  checkAgentRoles,
+  checkRunnerRoles,
+  checkEvalTasks,
+  checkMemory,
+  checkPositions,
+  turnsPerEpisode,
+} from './rolloutLimits.js';
 import { checkRolloutWorkers, otherRolloutTaps, sampleStreamsOf } from './rolloutWorkers.js';
 import { checkExecutor } from './executorChecks.js';
 import { executorMetrics } from '../executor/executorMetrics.js';
@@ -47,6 +55,9 @@ import { appendTraces, TRACES_FILE } from '../trace/traceFile.js';
 import { StepRollouts, type StepRolloutRequest } from './StepRollouts.js';
 
 const PLUGIN_NAME = 'orchestra';
+
+/** MAVERL's runners: orchestras that call every role they declare (so each needs an `agents` entry). */
+const MAVERL_RUNNERS = new Set(['majority_vote', 'summary', 'debate']);
 
 /** What a checkpoint needs to continue the task stream and the sampling seeds exactly. */
 export interface OrchestraState {
@@ -129,6 +140,7 @@ export class OrchestraPlugin implements Plugin {
       const environment = workflow.environment();
       const orchestra = workflow.orchestra();
       checkAgentRoles(config, orchestra, (key) => kernel.originOf(key));
+      if (MAVERL_RUNNERS.has(orchestra.name)) checkRunnerRoles(config, orchestra);
       checkExecutor(config.rollout as RolloutSettings, config.reward as RewardSettings, orchestra);
       checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
       const limits = agentLimits(config, workflow.agents(), kernel);

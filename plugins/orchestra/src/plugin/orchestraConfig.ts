@@ -36,7 +36,14 @@ export const orchestraSection = z.strictObject({
   /** K: the solvers of `majority_vote` and `summary` (one `solver` role sampled K times). */
   solvers: z.number().int().min(1).max(ORCHESTRA_LIMITS.solvers).default(3),
   /** The debaters of `debate`, in speaking order; each a role of its own (`agents.<name>`). */
-  debaters: z.array(z.string().min(1)).min(2).max(ORCHESTRA_LIMITS.debaters).default(['pro', 'con']),
+  debaters: z
+    .array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'a debater is a lower-case role name (letters, digits, _), e.g. "pro"'))
+    .min(2)
+    .max(ORCHESTRA_LIMITS.debaters)
+    .refine((names) => new Set(names).size === names.length && !names.includes('judge'), {
+      message: 'debaters must be distinct and none may be "judge" (the judge model\'s role)',
+    })
+    .default(['pro', 'con']),
   /** Rounds of `debate`: each debater speaks once per round. */
   rounds: z.number().int().min(1).max(ORCHESTRA_LIMITS.rounds).default(2),
   /** Who decides `debate`: `none` (the majority of the last answers, or the environment's judge) or `model` (a `judge` agent's verdict). */
