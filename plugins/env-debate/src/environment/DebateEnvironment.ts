@@ -2,7 +2,7 @@ import { DrmasError, type EnvAction, type EnvTaskBatch, type Environment, type E
 import { extractBoxedAnswer, mathAnswersEqual } from '@drmas/plugin-env-math';
 import { TRANSCRIPT_SUBMISSION } from '@drmas/plugin-orchestra';
 import { parseVerdict } from '../judge/parseVerdict.js';
-import { judgeByRules, type AgentJudgement, type JudgeWeights } from '../judge/ruleJudge.js';
+import { DEFAULT_JUDGE_WEIGHTS, judgeByRules, type AgentJudgement, type JudgeWeights } from '../judge/ruleJudge.js';
 import { parseTranscript, type DebateTranscript } from '../judge/transcript.js';
 import type { DebateTask } from '../tasks/DebateTask.js';
 import { DebateTaskPool } from '../tasks/DebateTaskPool.js';
@@ -194,7 +194,7 @@ export class DebateEnvironment implements Environment<DebateTask> {
     const debate = this.settings?.debate;
     return new DebateEpisode(task, {
       reward: debate?.reward ?? 'win',
-      weights: debate?.weights ?? { structure: 1, evidence: 1, consistency: 1, correctness: 3 },
+      weights: debate?.weights ?? DEFAULT_JUDGE_WEIGHTS,
     });
   }
 
