@@ -91,6 +91,18 @@ describe('majority_vote orchestra', () => {
     expect(rewards(r.trajectories, perTurnAllocator)[0]).toEqual([0, -0.1, 1]);
   });
 
+  test("the team's answer is the whole text of the first solver that gave it, so env-math's checkSteps grades its steps", async () => {
+    const environment = new MathEnvironment({ seed: 3, levels: [1], testSize: 4, checkSteps: true });
+    await environment.init();
+    const tasks = environment.batch(0, 1).tasks as MathTask[];
+    const falseStep = (prompt: string) => `1+1=3. \\boxed{${tasks.find((t) => prompt.includes(t.question))!.answer}}`;
+    const { runner } = scriptedRunner(createMajorityVoteOrchestra(), environment, { solver: falseStep }, { solvers: 3 });
+    const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
+    // The right answer after a false claim: 0 on a training problem (each solver's own score too).
+    expect(run.trajectories[0]!.outcome).toBe(0);
+    expect(turnScores(run.trajectories[0]!)).toEqual([0, 0, 0]);
+  });
+
   test('no valid answer: an invalid action, outcome 0', async () => {
     const r = await run(createMajorityVoteOrchestra(), (tasks) => ({ solver: byCall(tasks, ['invalid', 'invalid']) }), { solvers: 2 });
     expect(r.trajectories.map((t) => t.outcome)).toEqual([0, 0]);

@@ -131,7 +131,7 @@ export function createDebateOrchestra(options: DebateOptions = {}): Orchestra {
         return { type: TRANSCRIPT_SUBMISSION.actionType, content: JSON.stringify(debateTranscript(turns, debaters)) };
       const final = debateAnswer(turns, debaters);
       return final
-        ? { type: 'answer', content: `\\boxed{${final.answer}}`, agentId: final.turn.agentId, turnIndex: final.turn.index }
+        ? { type: 'answer', content: final.turn.responseText ?? '', agentId: final.turn.agentId, turnIndex: final.turn.index }
         : NO_ACTION;
     },
     turnScores: (turns, judge, episode) => {
@@ -146,7 +146,7 @@ export function createDebateOrchestra(options: DebateOptions = {}): Orchestra {
         judge({ type: 'answer', content: text, agentId: turn.agentId, turnIndex: turn.index });
       const final = debateAnswer(turns, debaters);
       for (const turn of turns) {
-        if (turn.agentId === JUDGE_ROLE) scores.set(turn.index, final ? answerScore(`\\boxed{${final.answer}}`, turn) : 0);
+        if (turn.agentId === JUDGE_ROLE) scores.set(turn.index, final ? answerScore(final.turn.responseText ?? '', turn) : 0);
         else scores.set(turn.index, answerScore(turn.responseText ?? '', turn));
       }
       return scores;

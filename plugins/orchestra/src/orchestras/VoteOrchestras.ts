@@ -54,7 +54,8 @@ export function createMajorityVoteOrchestra(): Orchestra {
       const vote = majorityAnswer(turns.map(boxedVote));
       if (!vote) return NO_ACTION;
       const turn = turns[vote.first]!;
-      return { type: 'answer', content: `\\boxed{${vote.answer}}`, agentId: 'solver', turnIndex: turn.index };
+      // The whole text of the first solver that gave it, so the environment grades a solution (env-math's checkSteps too).
+      return { type: 'answer', content: turn.responseText ?? '', agentId: 'solver', turnIndex: turn.index };
     },
     turnScores: ownAnswerScores,
   });
