@@ -94,7 +94,7 @@ describe('majority_vote orchestra', () => {
   test("the team's answer is the whole text of the first solver that gave it, so env-math's checkSteps grades its steps", async () => {
     const environment = new MathEnvironment({ seed: 3, levels: [1], testSize: 4, checkSteps: true });
     await environment.init();
-    const tasks = environment.batch(0, 1).tasks as MathTask[];
+    const tasks = environment.batch(0, 1).tasks;
     const falseStep = (prompt: string) => `1+1=3. \\boxed{${tasks.find((t) => prompt.includes(t.question))!.answer}}`;
     const { runner } = scriptedRunner(createMajorityVoteOrchestra(), environment, { solver: falseStep }, { solvers: 3 });
     const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
