@@ -44,6 +44,11 @@ export interface Episode {
   variables(): Record<string, string>;
   /** Numbers for logs, averaged over episodes (`f1`, `searches`, ...). */
   metrics(): Record<string, number>;
+  /**
+   * Why the episode could not be run to its end (the server of a remote environment failed), once it could not; the
+   * orchestra records it on the trajectory (`info.failure`) and trains none of its turns, as their reward is unknown.
+   */
+  readonly failure?: string;
 }
 
 /**
@@ -57,6 +62,11 @@ export interface Environment<T extends EnvTask = EnvTask> {
   readonly maxSteps: number;
   /** Loads data, builds indexes (idempotent); called in `setup` before the first batch. */
   init(): Promise<void>;
+  /**
+   * Called (and awaited) before `batch` with the same arguments, by an environment whose tasks live elsewhere (a
+   * remote one fetches them here, so `batch` can stay synchronous).
+   */
+  prepare?(cursor: number, count: number): Promise<void>;
   /** Training tasks from `cursor` on; the same cursor gives the same tasks. */
   batch(cursor: number, count: number): EnvTaskBatch<T>;
   /** The held-out tasks, never handed out by `batch`. */

@@ -99,6 +99,7 @@ export {
   formatAllocator,
   fromTraceAllocator,
   metricDeltaAllocator,
+  type DeltaSpan,
   TRACE_ALLOCATORS,
   traceOutcomeAllocator,
   type TraceAllocator,

@@ -1,5 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createKernel, z, type GenerateRequest, type GenerateResult, type PolicyBackend, type TextCodec } from '@drmas/core';
+import {
+  createKernel,
+  DrmasError,
+  z,
+  type EnvAction,
+  type Environment,
+  type Episode,
+  type GenerateRequest,
+  type GenerateResult,
+  type PolicyBackend,
+  type TextCodec,
+} from '@drmas/core';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import envMathPlugin from '@drmas/plugin-env-math';
 import orchestraPlugin, {
@@ -8,10 +19,12 @@ import orchestraPlugin, {
   executorSection,
   GraphExecutor,
   ModelRequestQueue,
+  OrchestraRunner,
   Workflow,
   workflowGraph,
   type AgentEngine,
   type ExecutorSettings,
+  type GraphContext,
   type WorkflowGraph,
 } from '../src/index.js';
 import { testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
@@ -150,6 +163,22 @@ describe('each timeout fires and is recorded with its reason and partial trace',
     expect(gate.calls).toEqual([]);
   });
 
+  test("a tool that throws fails its episode (tool_failed); a DrmasError from a tool is the user's and stops the run", async () => {
+    const gate = new GatedEngine(backend);
+    const seen: unknown[] = [];
+    const failing = lookupThenSolve((ctx) => {
+      seen.push((ctx as GraphContext<unknown>).environment);
+      return Promise.reject(new Error('index offline'));
+    });
+    const run = await executorWith(gate.engine(), failing, {}).run(request(1));
+    expect(run.traces[0]!.failure).toEqual({ reason: 'tool_failed', message: 'tool notes failed: index offline', node: 'lookup' });
+    // The tool saw the run's environment (what a tool node calls the environment's own tools on).
+    expect(seen).toEqual([workflow.environment()]);
+    const misconfigured = lookupThenSolve(() => Promise.reject(new DrmasError('CONFIG_INVALID', 'this tool needs env.name: code')));
+    await expect(executorWith(gate.engine(), misconfigured, {}).run(request(2))).rejects.toThrow('this tool needs env.name: code');
+    expect(gate.calls).toEqual([]);
+  });
+
   test('episode: the whole episode runs past episodeMs (no tool limit); batch: the batch runs past batchMs, episodes not started included', async () => {
     const gate = new GatedEngine(backend);
     const tool = slowTool(5_000);
@@ -209,5 +238,51 @@ describe('cancellation frees the episode’s resources', () => {
     const run = await executorWith(gate.engine(), graph, { maxInflightEpisodes: 1, timeouts: { episodeMs: 1_500 } }).run(request(2));
     expect(run.traces.map((t) => t.status)).toEqual(['failed', 'completed']);
     expect(run.trajectories[1]!.turns.map((t) => t.agentId)).toEqual(['solver']);
+  });
+});
+
+/** The math environment, except that the episodes of `failing` tasks fail at their step as a remote environment's do when their server is down. */
+function failingTasks(inner: Environment, failing: ReadonlySet<string>): Environment {
+  return {
+    name: inner.name,
+    maxSteps: inner.maxSteps,
+    init: () => inner.init(),
+    batch: (cursor, count) => inner.batch(cursor, count),
+    test: () => inner.test(),
+    reset: (task) => inner.reset(task),
+    step: async (episodes: Episode[], actions: EnvAction[]) => {
+      await inner.step(episodes, actions);
+      for (const episode of episodes) {
+        if (failing.has(episode.task.id)) Object.assign(episode, { failure: 'server 127.0.0.1:9: down', done: true, outcome: 0 });
+      }
+    },
+  };
+}
+
+describe('an episode whose environment failed (Episode.failure)', () => {
+  test('is recorded as environment_failed with no turns to train, by the lock-step runner and the executor alike', async () => {
+    const gate = new GatedEngine(backend);
+    gate.open();
+    const tasks = workflow.environment().batch(0, 2).tasks;
+    const environment = failingTasks(workflow.environment(), new Set([tasks[1]!.id]));
+    const options = {
+      environment,
+      orchestra: createMathOrchestra(),
+      agents: workflow.agents(),
+      engineFor: () => gate.engine(),
+      settings: { maxLoops: 1 },
+    };
+    const run = { tasks, samplesPerTask: 1, seed: 3, idPrefix: 's1r0', sampleStreams: 'row' as const };
+    const lockStep = await new OrchestraRunner(options).run(run);
+    const { kind: _kind, ...executor } = executorSection.parse({});
+    const graph = await new GraphExecutor({ ...options, executor }).run(run);
+    for (const { trajectories } of [lockStep, graph]) {
+      expect(trajectories[0]!.info?.failure).toBeUndefined();
+      expect(trajectories[0]!.turns.length).toBeGreaterThan(0);
+      expect(trajectories[1]!.info?.failure).toMatchObject({ reason: 'environment_failed', message: 'server 127.0.0.1:9: down' });
+      expect(trajectories[1]!.turns).toEqual([]);
+      expect(trajectories[1]!.outcome).toBe(0);
+    }
+    expect(graph.traces.map((t) => t.failure?.node)).toEqual([undefined, 'env.step']);
   });
 });

@@ -1,5 +1,5 @@
-import { agent, type Plugin } from '@drmas/core';
-import { actionFrom, call, defineOrchestra, NO_ACTION, Orchestra, PromptedAgent } from '@drmas/plugin-orchestra';
+import { agent } from '@drmas/core';
+import { actionFrom, call, defineOrchestra, NO_ACTION, PromptedAgent } from '@drmas/plugin-orchestra';
 
 /** Short: the tiny models read every prompt token on a CPU. */
 export const CODER_PROMPT = 'Code: {question}\n';
@@ -20,13 +20,3 @@ export const codeOrchestra = defineOrchestra({
   step: call('coder'),
   action: (row) => actionFrom(row, 'coder', 'answer', 'text') ?? NO_ACTION,
 });
-
-/** Registers the Coder role and the `code` orchestra. */
-export const codeOrchestraPlugin: Plugin = {
-  name: 'code-orchestra',
-  register(ctx) {
-    ctx.agents.register(CoderAgent);
-    ctx.provide(Orchestra, 'code', codeOrchestra);
-  },
-  apply() {},
-};

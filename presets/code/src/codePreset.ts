@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { definePreset, type Preset, type UserConfig } from '@drmas/core';
-import { codeOrchestraPlugin } from './codeOrchestra.js';
+import { codeOrchestraPlugin } from './codeOrchestraPlugin.js';
+import { REFLECTIVE_CODE_TURNS } from './reflectiveCode.js';
 
 /** The base checkpoint shipped with the preset (supervised warm-up of `tiny`; rebuild with `npm run build-base`). */
 export const BASE_CHECKPOINT = fileURLToPath(new URL('../checkpoints/base/policy', import.meta.url));
@@ -17,7 +18,8 @@ export const CODE_DEFAULTS: Partial<UserConfig> = {
     },
   },
   agents: { coder: { model: 'policy', sampling: { temperature: 1, topP: 1, maxNewTokens: 64 } } },
-  orchestra: { name: 'code' },
+  // maxLoops: code turns at most of the reflective-code workflow; the code orchestra has one.
+  orchestra: { name: 'code', maxLoops: REFLECTIVE_CODE_TURNS },
   env: { name: 'code', seed: 0, code: { languages: ['javascript'], testSize: 48, timeoutMs: 1000, memoryMb: 32 } },
   rollout: { promptsPerStep: 8, samplesPerPrompt: 4 },
   reward: { allocator: 'drmas' },

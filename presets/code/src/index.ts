@@ -1,5 +1,17 @@
 export { default, BASE_CHECKPOINT, CODE_DEFAULTS, codePreset } from './codePreset.js';
-export { CODER_PROMPT, CoderAgent, codeOrchestra, codeOrchestraPlugin } from './codeOrchestra.js';
+export { CODER_PROMPT, CoderAgent, codeOrchestra } from './codeOrchestra.js';
+export { codeOrchestraPlugin } from './codeOrchestraPlugin.js';
+export {
+  codeTurns,
+  PlannerAgent,
+  REFLECTIVE_CODE_TURNS,
+  reflectiveCodeGraph,
+  reflectiveCodeOrchestra,
+  reflectiveCodeState,
+  ReflectorAgent,
+  verifyLatestCode,
+  type ReflectiveCodeState,
+} from './reflectiveCode.js';
 
 export { defineConfig } from '@drmas/core';
 /** The plugins this preset lists, as types: a config importing `defineConfig` from here is typed with their sections. */

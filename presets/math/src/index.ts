@@ -1,5 +1,14 @@
 export { default, BASE_CHECKPOINT, MATH_DEFAULTS, mathPreset, SOLVER_PROMPT, VERIFIER_PROMPT } from './mathPreset.js';
 export { mathTeacher, wrongAnswer } from './mathTeacher.js';
+export {
+  FINALIZER_PROMPT,
+  FinalizerAgent,
+  mathFourAgentGraph,
+  mathFourAgentOrchestra,
+  mathWorkflowsPlugin,
+  REFINER_PROMPT,
+  RefinerAgent,
+} from './mathFourAgent.js';
 export { buildMathBase, PRESET_DIR, writeMathDemonstrations, type BuildBaseOptions } from './buildBase.js';
 
 export { defineConfig } from '@drmas/core';

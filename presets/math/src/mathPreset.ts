@@ -1,12 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { definePreset, type Preset, type UserConfig } from '@drmas/core';
+import { mathWorkflowsPlugin } from './mathFourAgent.js';
+import { SOLVER_PROMPT, VERIFIER_PROMPT } from './mathPrompts.js';
+
+export { SOLVER_PROMPT, VERIFIER_PROMPT } from './mathPrompts.js';
 
 /** The base checkpoint shipped with the preset (supervised warm-up of `tiny`; rebuild with `npm run build-base`). */
 export const BASE_CHECKPOINT = fileURLToPath(new URL('../checkpoints/base/policy', import.meta.url));
-
-/** Short prompts: the tiny models read every prompt token on a CPU, and learn the format from demonstrations. */
-export const SOLVER_PROMPT = 'Solve: {question}\n{team_context}';
-export const VERIFIER_PROMPT = 'Check: {question}\n{team_context}';
 
 /** Defaults of the math preset; the user's config wins over each key. */
 export const MATH_DEFAULTS: Partial<UserConfig> = {
@@ -41,10 +41,10 @@ export const MATH_DEFAULTS: Partial<UserConfig> = {
   trainer: { steps: 30, seed: 0, saveEvery: 10, keepLast: 2 },
 };
 
-/** `presets: ['math']`: the Dr. MAS math workflow with every plugin it needs. */
+/** `presets: ['math']`: the Dr. MAS math workflow with every plugin it needs, and the `math-four-agent` workflow. */
 export const mathPreset: Preset = {
   name: 'math',
-  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'env-math', 'orchestra', 'report'],
+  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'env-math', 'orchestra', 'report', mathWorkflowsPlugin],
   config: MATH_DEFAULTS,
 };
 

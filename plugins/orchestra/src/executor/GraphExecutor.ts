@@ -216,6 +216,7 @@ export class GraphExecutor implements EpisodeRunner {
           state,
           row,
           episode: row.episode,
+          environment: this.environment,
           step,
           maxSteps,
           isLastStep: step === maxSteps - 1,
@@ -277,6 +278,7 @@ export class GraphExecutor implements EpisodeRunner {
         } finally {
           tool.dispose();
         }
+        if (row.episode.failure !== undefined) throw new EpisodeFailure('environment_failed', row.episode.failure, 'env.step');
         recordTurnScores(this.orchestra, row, step, action.turnIndex);
         envExecution.output = { done: row.episode.done, stepScore: row.episode.stepScore, observation: row.episode.observation() };
         envExecution.metrics = row.episode.metrics();
@@ -383,7 +385,8 @@ export class GraphExecutor implements EpisodeRunner {
         execution.output = result;
         return node.update?.(result, ctx);
       } catch (error) {
-        if (error instanceof EpisodeFailure || tool.signal.aborted) throw error;
+        // A DrmasError is the user's to fix (a tool given the wrong environment): it stops the run, as a bad prompt does.
+        if (error instanceof EpisodeFailure || error instanceof DrmasError || tool.signal.aborted) throw error;
         throw new EpisodeFailure(
           'tool_failed',
           `tool ${node.tool} failed: ${error instanceof Error ? error.message : String(error)}`,

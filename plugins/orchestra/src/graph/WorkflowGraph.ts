@@ -1,4 +1,4 @@
-import type { Episode } from '@drmas/core';
+import type { Environment, Episode } from '@drmas/core';
 import type { z } from '@drmas/core';
 import type { AgentOutput, LoopState, OrchestraRow } from '../blocks/Block.js';
 
@@ -13,6 +13,8 @@ export interface GraphContext<S> {
   readonly state: S;
   readonly row: OrchestraRow;
   readonly episode: Episode;
+  /** The run's environment (`env.name`): what a tool node calls for the environment's own tools (env-code's `verify`). */
+  readonly environment: Environment;
   /** 0-based environment step. */
   readonly step: number;
   readonly maxSteps: number;

@@ -206,6 +206,7 @@ export class OrchestraPlugin implements Plugin {
     const environment = this.workflow().environment();
     await environment.init();
     const settings = this.kernel().config.rollout as RolloutSettings;
+    await environment.prepare?.(this.cursor, settings.promptsPerStep);
     const { tasks, nextCursor } = environment.batch(this.cursor, settings.promptsPerStep);
     this.cursor = nextCursor;
     for (const task of tasks) this.stepTasks.set(task.id, task);

@@ -52,13 +52,23 @@ export const formatAllocator: TraceAllocator = {
 };
 
 /**
- * Turn-level deltas of an episode metric (`f1`, `pass_rate`): a turn of environment step s gets the metric's value at
- * the end of step s less its value before the turn; the agents in `reward.absoluteAgents` get the value at the end
- * of step s itself (M-ASK: planning and answer take absolute F1, search/summary/update the F1 gain). The value is the
- * environment's metric after each step (`episode.metrics()`), or a state field of that name set by a node; 0 before
- * anything sets it.
+ * Where a metric-delta allocator measures a turn's effect: `step`, at the end of the turn's environment step; `next`,
+ * at the first execution after the turn that sets the metric (the next verification of a reflective loop).
  */
-export function metricDeltaAllocator(name: string, metric: string): TraceAllocator {
+export type DeltaSpan = 'step' | 'next';
+
+/**
+ * Turn-level deltas of an episode metric (`f1`, `pass_rate`). With span `step` a turn of environment step s gets the
+ * metric's value at the end of step s less its value before the turn (M-ASK: one search round per step). With span
+ * `next` it gets the value the next measurement after the turn (a tool, function or environment execution that gives
+ * the metric) gives less the last value measured before the turn
+ * (UnityMAS-O's reflective code: the planner and coder of code turn t get p(t) - p(t-1), p(-1) = 0, and the reflector
+ * after turn t gets p(t+1) - p(t), the change its reflection led to); a turn no measurement follows gets 0. The
+ * agents in `reward.absoluteAgents` get the value itself instead of the change (M-ASK: planning and answer take
+ * absolute F1). The value is the environment's metric after each step (`episode.metrics()`), or a state field of that
+ * name set by a node; 0 before anything sets it.
+ */
+export function metricDeltaAllocator(name: string, metric: string, span: DeltaSpan = 'step'): TraceAllocator {
   return {
     name,
     allocate(trace, context) {
@@ -66,17 +76,28 @@ export function metricDeltaAllocator(name: string, metric: string): TraceAllocat
       const rewards = new Map<number, number>();
       let value = 0;
       const before = new Map<NodeExecution, number>();
+      const after = new Map<NodeExecution, number>();
       const endOfStep = new Map<number, number>();
+      let unmeasured: NodeExecution[] = [];
       for (const execution of trace.executions) {
         before.set(execution, value);
         const state = execution.stateAfter as Record<string, unknown> | undefined;
         const next = execution.metrics?.[metric] ?? state?.[metric];
-        if (typeof next === 'number') value = next;
+        if (typeof next === 'number') {
+          value = next;
+          // Agent executions carry the state's field unchanged (its default included); they measure nothing.
+          if (execution.kind !== 'agent') {
+            for (const waiting of unmeasured) after.set(waiting, value);
+            unmeasured = [];
+          }
+        }
+        if (execution.kind === 'agent') unmeasured.push(execution);
         endOfStep.set(execution.step, value);
       }
       for (const execution of agentTurns(trace)) {
-        const end = endOfStep.get(execution.step)!;
-        rewards.set(execution.turn!, absolute.has(execution.agent!) ? end : end - before.get(execution)!);
+        const end = span === 'step' ? endOfStep.get(execution.step)! : after.get(execution);
+        if (end === undefined) rewards.set(execution.turn!, 0);
+        else rewards.set(execution.turn!, absolute.has(execution.agent!) ? end : end - before.get(execution)!);
       }
       return rewards;
     },
@@ -88,4 +109,5 @@ export const TRACE_ALLOCATORS: readonly TraceAllocator[] = [
   formatAllocator,
   metricDeltaAllocator('f1_delta', 'f1'),
   metricDeltaAllocator('pass_rate_delta', 'pass_rate'),
+  metricDeltaAllocator('pass_rate_turn_delta', 'pass_rate', 'next'),
 ];

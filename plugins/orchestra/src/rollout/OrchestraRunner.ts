@@ -5,7 +5,7 @@ import { blocksOf, type Orchestra } from '../orchestras/Orchestra.js';
 import { agentPrompt, checkPromptRoom, recordAgentTurn, type AgentEngine } from './agentTurns.js';
 import type { EpisodeTrace } from '../trace/EpisodeTrace.js';
 import type { ExecutorRunStats } from '../executor/GraphExecutor.js';
-import { createRows, finishTrajectory, generateSettings, recordTurnScores } from './episodeRows.js';
+import { createRows, finishTrajectory, generateSettings, recordEnvironmentFailure, recordTurnScores } from './episodeRows.js';
 
 export type { AgentEngine } from './agentTurns.js';
 
@@ -131,7 +131,10 @@ export class OrchestraRunner implements EpisodeRunner {
       );
       active.forEach((row, i) => recordTurnScores(this.orchestra, row, step, actions[i]!.turnIndex));
     }
-    for (const row of rows) finishTrajectory(row);
+    for (const row of rows) {
+      finishTrajectory(row);
+      recordEnvironmentFailure(row);
+    }
     return { trajectories: rows.map((row) => row.trajectory), episodes: rows.map((row) => row.episode), generateCalls };
   }
 

@@ -70,6 +70,19 @@ export function finishTrajectory(row: OrchestraRow): void {
   row.trajectory.info = { ...row.trajectory.info, metrics: row.episode.metrics() };
 }
 
+/**
+ * The lock-step runner's record of an episode whose environment failed (`Episode.failure`: a remote server down):
+ * the reason on the trajectory, outcome 0, and no turns to train, since their reward is unknown.
+ */
+export function recordEnvironmentFailure(row: OrchestraRow): void {
+  const message = row.episode.failure;
+  if (message === undefined) return;
+  row.trajectory.outcome = 0;
+  row.trajectory.done = false;
+  row.trajectory.info = { ...row.trajectory.info, failure: { reason: 'environment_failed', message } };
+  row.trajectory.turns = [];
+}
+
 /** The `GenerateRequest` sampling fields of an agent call. */
 export function generateSettings(agent: Agent, sampling: AgentSampling) {
   return {

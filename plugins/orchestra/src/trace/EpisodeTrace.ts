@@ -1,7 +1,9 @@
 import type { Trajectory } from '@drmas/core';
 
 /** Why an episode did not finish. */
-export type FailureReason = 'llm_timeout' | 'tool_timeout' | 'episode_timeout' | 'batch_timeout' | 'cancelled' | 'tool_failed';
+/** Why an episode failed; `environment_failed`: the environment could not run it (`Episode.failure`, a remote server down). */
+export type FailureReason =
+  'llm_timeout' | 'tool_timeout' | 'episode_timeout' | 'batch_timeout' | 'cancelled' | 'tool_failed' | 'environment_failed';
 
 /** One node execution of an episode's graph (or the environment's step after it). */
 export interface NodeExecution {
