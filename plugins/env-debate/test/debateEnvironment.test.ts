@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { DrmasError } from '@drmas/core';
-import { TRANSCRIPT_SUBMISSION } from '@drmas/plugin-orchestra';
+import { createDebateOrchestra, debateTranscript, TRANSCRIPT_SUBMISSION } from '@drmas/plugin-orchestra';
+import type { Turn } from '@drmas/core';
 import { TempProject } from '../../../test/support/tempProject.js';
 import { DebateEnvironment, loadDebateDataset, syntheticDebateTasks, syntheticMotions } from '../src/index.js';
 
@@ -81,7 +82,28 @@ describe('DebateEnvironment episodes', () => {
     expect([episode.judge({ ...action, agentId: 'pro' }), episode.judge({ ...action, agentId: 'con' })]).toEqual([1, 0]);
     await environment.step([episode], [action]);
     expect({ done: episode.done, outcome: episode.outcome }).toEqual({ done: true, outcome: 1 });
-    expect(episode.metrics()).toMatchObject({ correct: 1, tie: 0, consistency: 1, evidence: 0.5, structure: 0 });
+    // Each agent's reward also as a metric, which crosses an environment server (the debate orchestra reads it).
+    expect(episode.metrics()).toEqual({ correct: 1, tie: 0, consistency: 1, evidence: 0.5, structure: 0, reward_pro: 1, reward_con: 0 });
+  });
+
+  test('the debate orchestra scores each turn from the judged episode, with no judge() (as over an environment server)', async () => {
+    const environment = new DebateEnvironment({ seed: 1, debate: { testSize: 4, trainSize: 8, reward: 'score' } });
+    await environment.init();
+    const task = environment.batch(0, 1).tasks[0]!;
+    const turn = (index: number, agentId: string, text: string) => ({ index, agentId, responseText: text, step: 0 }) as Turn;
+    const turns = [turn(0, 'pro', `\\boxed{${task.answer}}`), turn(1, 'con', '\\boxed{-999}'), turn(2, 'pro', `\\boxed{${task.answer}}`)];
+    const orchestra = createDebateOrchestra();
+    const episode = environment.reset(task);
+    await environment.step(
+      [episode],
+      [{ type: TRANSCRIPT_SUBMISSION.actionType, content: JSON.stringify(debateTranscript(turns, ['pro', 'con'])) }],
+    );
+    // Scores: PRO (0 + 0.5 + 1 + 3)/6 on both its turns, CON (0 + 0.5 + 1 + 0)/6.
+    const scores = orchestra.turnScores!(turns, undefined, episode);
+    expect([...scores.keys()]).toEqual([0, 1, 2]);
+    expect(scores.get(0)).toBeCloseTo(4.5 / 6, 12);
+    expect(scores.get(1)).toBeCloseTo(1.5 / 6, 12);
+    expect(scores.get(2)).toBeCloseTo(4.5 / 6, 12);
   });
 
   test('an unreadable transcript or another action type is judged as a plain answer', async () => {

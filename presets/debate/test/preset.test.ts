@@ -1,14 +1,19 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { runBin, type InfoReport } from '../../../test/support/cliRunner.js';
+import { runBin, startBin, type BinProcess, type InfoReport } from '../../../test/support/cliRunner.js';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 import { REPO_ROOT, TempProject } from '../../../test/support/tempProject.js';
 import { trainOneStep } from '../../../test/support/trainStep.js';
 
 // The built CLI, as a user runs it.
 const scratch = new TempProject('preset-debate');
-afterAll(() => scratch.dispose());
+const servers: BinProcess[] = [];
+afterAll(async () => {
+  for (const server of servers) if (server.child.exitCode === null) server.child.kill('SIGTERM');
+  await Promise.all(servers.map((s) => s.exited));
+  scratch.dispose();
+});
 
 const trainStep = (name: string, settings: string[] = []) =>
   trainOneStep(scratch, name, 'examples/debate/drmas.config.json', [
@@ -58,5 +63,23 @@ describeSlow('@drmas/preset-debate variants (slow)', () => {
     expect(line['env/correct']).toBeUndefined();
     // win/loss: the two debaters' rewards of a debate sum to 1 (k tied winners 1/k each), less invalid penalties.
     expect(line['reward/max']).toBeLessThanOrEqual(1);
+  });
+
+  test('over drmas serve: the same debates, and each debater the same reward, turn by turn', async () => {
+    const server = startBin(['serve', '--config', 'examples/debate/drmas.config.json', '--environments', 'debate', '--port', '0']);
+    servers.push(server);
+    await server.waitFor(/listening at \S+\n/, 60_000);
+    const address = /listening at (\S+)\n/.exec(server.output())![1]!;
+    trainStep('local');
+    trainStep('remote', ['plugins=["env-remote"]', 'env.name=remote', `env.remote.urls=${JSON.stringify([address])}`]);
+    // The per-agent rewards come from the episode's metrics (reward_<agent>), which cross the server.
+    const turns = (run: string) =>
+      readFileSync(scratch.path(run, 'rollouts.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .map((l) => [l.trajectoryId, l.agent, l.response, l.reward, l.outcome]);
+    expect(turns('local').length).toBe(16);
+    expect(turns('remote')).toEqual(turns('local'));
   });
 });

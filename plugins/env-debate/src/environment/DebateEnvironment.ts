@@ -85,7 +85,11 @@ export class DebateEpisode implements Episode {
     return { question: this.task.question, [TRANSCRIPT_SUBMISSION.variable]: TRANSCRIPT_SUBMISSION.value };
   }
 
-  /** `correct`: the outcome on verifiable tasks; `tie`; `verdict_valid` (judge model); the rule judge's mean marks. */
+  /**
+   * `correct`: the outcome on verifiable tasks; `tie`; `verdict_valid` (judge model); the rule judge's mean marks; and
+   * `reward_<agent>`, each agent's reward, which the `debate` orchestra gives its turns (`TRANSCRIPT_SUBMISSION`):
+   * metrics cross an environment server, where the episode's `judge` does not.
+   */
   metrics(): Record<string, number> {
     const j = this.judgement;
     const mean = (pick: (a: AgentJudgement) => number) =>
@@ -97,6 +101,7 @@ export class DebateEpisode implements Episode {
       structure: mean((a) => a.structure),
       evidence: mean((a) => a.evidence),
       consistency: mean((a) => a.consistency),
+      ...Object.fromEntries([...(j?.rewards ?? [])].map(([agent, reward]) => [`${TRANSCRIPT_SUBMISSION.rewardMetric}${agent}`, reward])),
     };
   }
 

@@ -16,10 +16,11 @@ export const JUDGE_ROLE = 'judge';
 
 /**
  * How an environment asks for the whole debate: an episode whose `variables()` has `submit: 'transcript'` gets a
- * `debate` action whose content is a `DebateTranscript` as JSON (env-debate's rule and verdict judges read it);
- * any other environment gets the team's final answer as an `answer` action.
+ * `debate` action whose content is a `DebateTranscript` as JSON (env-debate's rule and verdict judges read it), and
+ * gives each agent's reward after the step as the metric `reward_<agent>` (metrics cross an environment server,
+ * where an episode has no `judge`); any other environment gets the team's final answer as an `answer` action.
  */
-export const TRANSCRIPT_SUBMISSION = { variable: 'submit', value: 'transcript', actionType: 'debate' } as const;
+export const TRANSCRIPT_SUBMISSION = { variable: 'submit', value: 'transcript', actionType: 'debate', rewardMetric: 'reward_' } as const;
 
 /** The debate as handed to an environment that judges it (the wire format: JSON, so it crosses an environment server). */
 export interface DebateTranscript {
@@ -90,9 +91,9 @@ function checkDebaters(debaters: readonly string[]): void {
  * winner (`<verdict>NAME</verdict>`, parsed strictly: one of the debaters, else the turn is invalid). The team's
  * answer is the judged winner's last answer, or without a judge the majority of the debaters' last answers.
  *
- * An environment that judges debates (env-debate) gets the transcript instead (`TRANSCRIPT_SUBMISSION`) and scores
- * each agent through its episode's `judge` (`per_turn` gives each turn its agent's score); on any other environment
- * (math) each debater turn scores its own answer and the judge turn the answer it chose.
+ * An environment that judges debates (env-debate) gets the transcript instead (`TRANSCRIPT_SUBMISSION`) and reports
+ * each agent's reward in its episode's metrics (`per_turn` gives each turn its agent's); on any other environment
+ * (math) each debater turn scores its own answer and the judge turn the answer it chose (through the episode's judge).
  */
 export function createDebateOrchestra(options: DebateOptions = {}): Orchestra {
   const debaters = [...(options.debaters ?? DEFAULT_DEBATERS)];
@@ -137,11 +138,12 @@ export function createDebateOrchestra(options: DebateOptions = {}): Orchestra {
     turnScores: (turns, judge, episode) => {
       const scores = new Map<number, number>();
       if (wantsTranscript(episode)) {
-        // The environment judges the debate: each turn gets its agent's score (win/loss or judge score).
-        const content = JSON.stringify(debateTranscript(turns, debaters));
-        for (const turn of turns) scores.set(turn.index, judge({ type: TRANSCRIPT_SUBMISSION.actionType, content, agentId: turn.agentId }));
+        // The environment judged the debate: each turn gets its agent's reward (win/loss or judge score).
+        const metrics = episode.metrics();
+        for (const turn of turns) scores.set(turn.index, metrics[`${TRANSCRIPT_SUBMISSION.rewardMetric}${turn.agentId}`] ?? 0);
         return scores;
       }
+      if (!judge) return scores;
       const answerScore = (text: string, turn: Turn) =>
         judge({ type: 'answer', content: text, agentId: turn.agentId, turnIndex: turn.index });
       const final = debateAnswer(turns, debaters);

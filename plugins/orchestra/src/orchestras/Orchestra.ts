@@ -18,11 +18,11 @@ export interface Orchestra {
   action(row: OrchestraRow): EnvAction;
   /**
    * Turn-level scores (`turn.info.turnScore`, the `per_turn` allocator's reward) for the turns one environment
-   * step produced, in call order, given the episode's `judge`; by turn index. Without it, only the turn whose
-   * action the environment took gets a score (the episode's `stepScore`). `episode` is the row's (after the step), for
-   * an orchestra whose scoring depends on what the environment asks for (the debate's transcript submission).
+   * step produced, in call order, by turn index; `episode` is the row's, after the step. `judge` is the episode's
+   * (undefined when it offers none, as a remote episode); scores missing from the map, or no map entries at all, leave
+   * only the turn whose action the environment took with a score (the episode's `stepScore`).
    */
-  turnScores?(turns: readonly Turn[], judge: (action: EnvAction) => number, episode: Episode): Map<number, number>;
+  turnScores?(turns: readonly Turn[], judge: ((action: EnvAction) => number) | undefined, episode: Episode): Map<number, number>;
 }
 
 export const Orchestra = createToken<Orchestra>('Orchestra', { label: 'orchestra', configKey: 'orchestra.name', named: true });

@@ -28,8 +28,9 @@ export function boxedVote(turn: Turn): string | undefined {
   return turn.valid ? (turn.action as { content?: string } | undefined)?.content : undefined;
 }
 
-/** Each turn scored on its own answer (`judge` of its whole text): what `per_turn` gives every solver. */
-function ownAnswerScores(turns: readonly Turn[], judge: (action: EnvAction) => number): Map<number, number> {
+/** Each turn scored on its own answer (`judge` of its whole text): what `per_turn` gives every solver; none without a judge. */
+function ownAnswerScores(turns: readonly Turn[], judge: ((action: EnvAction) => number) | undefined): Map<number, number> {
+  if (!judge) return new Map();
   return new Map(
     turns.map((turn) => [
       turn.index,
