@@ -1,4 +1,14 @@
-import { BackendFactory, DrmasError, Roles, WorkerGroups, type Kernel, type RunContext, type WorkerGroup } from '@drmas/core';
+import {
+  BackendFactory,
+  DrmasError,
+  Roles,
+  rolloutEngineKey,
+  rolloutEngineName,
+  WorkerGroups,
+  type Kernel,
+  type RunContext,
+  type WorkerGroup,
+} from '@drmas/core';
 import { AUTO_ROLLOUT, chooseRolloutEngine, type WorkerGroupsService } from '@drmas/plugin-trainer';
 import { ServedModels } from './engine/ServedModels.js';
 import type { MicroBatchOptions } from './engine/MicroBatcher.js';
@@ -68,9 +78,9 @@ export class Gateway {
  */
 async function openUnusedModel(kernel: Kernel, id: string, run: RunContext): Promise<WorkerGroup> {
   const settings = kernel.config.models[id]!;
-  let name = settings.rollout ?? settings.backend;
+  let name = rolloutEngineName(settings.rollout) ?? settings.backend;
   if (name === AUTO_ROLLOUT) name = (await chooseRolloutEngine(kernel.get(Roles), settings.backend)).name;
-  const key = `models.${id}.${settings.rollout ? 'rollout' : 'backend'}`;
+  const key = settings.rollout ? rolloutEngineKey(id, settings.rollout) : `models.${id}.backend`;
   const factory = kernel.getNamed(BackendFactory, name, key);
   const reason = await factory.probe?.();
   if (reason !== undefined)

@@ -3,6 +3,8 @@ import {
   AUTO_BACKEND,
   BackendFactory,
   BatchInputSource,
+  rolloutEngineKey,
+  rolloutEngineName,
   Roles,
   Checkpointable,
   InfoSection,
@@ -31,7 +33,7 @@ import {
 } from './config/trainingConfig.js';
 import { SpikeGuards } from './spikeGuard/GradNormSpikeGuard.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
-import { AUTO_ROLLOUT, describeAutoRollout, describeAutoTraining } from './rolloutEngine.js';
+import { AUTO_ROLLOUT, describeAutoTraining, describeRolloutSetting } from './rolloutEngine.js';
 import { updateWorkerGroup } from './updateWorkerGroup.js';
 import { bestAgainstWorst } from './preference/onlinePairs.js';
 import { WorkerGroupsService } from './WorkerGroupsService.js';
@@ -114,10 +116,7 @@ export class TrainerPlugin implements Plugin {
           id: plan.id,
           agents: plan.agents,
           backend: plan.settings.backend === AUTO_BACKEND ? describeAutoTraining(kernel, plan.settings) : plan.settings.backend,
-          rollout:
-            plan.settings.rollout === AUTO_ROLLOUT
-              ? describeAutoRollout(kernel, plan.settings.backend)
-              : (plan.settings.rollout ?? plan.settings.backend),
+          rollout: describeRolloutSetting(kernel, plan.settings),
           model: plan.settings.model,
           architecture: plan.settings.architecture ?? '(from checkpoint)',
           runtime: plan.settings.runtime,
@@ -139,8 +138,9 @@ export class TrainerPlugin implements Plugin {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       for (const plan of planWorkerGroups(config)) {
         if (plan.settings.backend !== AUTO_BACKEND) kernel.getNamed(BackendFactory, plan.settings.backend, `models.${plan.id}.backend`);
-        const rollout = plan.settings.rollout;
-        if (rollout !== undefined && rollout !== AUTO_ROLLOUT) kernel.getNamed(BackendFactory, rollout, `models.${plan.id}.rollout`);
+        const rollout = rolloutEngineName(plan.settings.rollout);
+        if (rollout !== undefined && rollout !== AUTO_ROLLOUT)
+          kernel.getNamed(BackendFactory, rollout, rolloutEngineKey(plan.id, plan.settings.rollout));
       }
       checkCritics(kernel, config, this.critics);
     });

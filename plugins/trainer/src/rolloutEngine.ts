@@ -1,4 +1,4 @@
-import { BackendFactory, DrmasError, rankedTrainingEngines, type Roles, type TrainingNeeds } from '@drmas/core';
+import { BackendFactory, DrmasError, rankedTrainingEngines, type ModelSettings, type Roles, type TrainingNeeds } from '@drmas/core';
 
 /** `models.<id>.rollout` value that picks the engine by availability and priority. */
 export const AUTO_ROLLOUT = 'auto';
@@ -46,6 +46,17 @@ export function describeAutoRollout(roles: Roles, trainerName: string): string {
     order.push(name);
   }
   return order.length === 0 ? trainerName : `${AUTO_ROLLOUT} (${[...order, trainerName].join(', else ')})`;
+}
+
+/**
+ * Where a model samples, for `drmas info`: its rollout engine (`auto` as `describeAutoRollout` says), a server
+ * (`vllm at http://...`), or the engine that trains it.
+ */
+export function describeRolloutSetting(roles: Roles, settings: ModelSettings): string {
+  const rollout = settings.rollout;
+  if (rollout === AUTO_ROLLOUT) return describeAutoRollout(roles, settings.backend);
+  if (typeof rollout === 'object') return `${rollout.kind} at ${rollout.url}`;
+  return rollout ?? settings.backend;
 }
 
 /**
