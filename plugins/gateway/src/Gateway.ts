@@ -18,6 +18,8 @@ export interface GatewayOptions extends MicroBatchOptions {
   host: string;
   port: number;
   log: (message: string) => void;
+  /** A capture session untouched this long is freed (default 30 minutes). */
+  sessionIdleMs?: number;
 }
 
 /** Defaults of `drmas gateway`: loopback only, a 5 ms batching window, 32 rows per engine call. */
@@ -55,6 +57,7 @@ export class Gateway {
       const server = new GatewayServer(new ServedModels([...groups.all(), ...unused], options), {
         host: options.host,
         port: options.port,
+        sessionIdleMs: options.sessionIdleMs,
       });
       const url = await server.start();
       return new Gateway(groups, unused, server, url);
