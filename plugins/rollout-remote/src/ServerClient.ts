@@ -97,7 +97,10 @@ export class ServerClient {
           throw this.failure(method, url, `no answer within ${this.options.timeoutMs} ms`, error, 'raise timeoutMs for longer generations');
         }
         const code = connectionCode(error);
-        if (code === undefined || !CONNECTION_ERRORS.has(code)) throw this.failure(method, url, (error as Error).message, error);
+        if (code === undefined || !CONNECTION_ERRORS.has(code)) {
+          const cause = (error as { cause?: { message?: unknown } }).cause?.message;
+          throw this.failure(method, url, `${(error as Error).message}${typeof cause === 'string' ? `: ${cause}` : ''}`, error);
+        }
         reason = `cannot connect (${code})`;
       }
       if (attempt >= this.options.retries) {

@@ -9,6 +9,7 @@ import { readSafetensors, seedForRowKey, writeSafetensors } from '@drmas/models'
 import { Gateway } from '@drmas/plugin-gateway';
 import { remoteRolloutFactory, sglangDialect, vllmDialect, type RemoteEngine } from '../src/index.js';
 import { LoopbackStandIn } from '../../../test/support/loopbackServer.js';
+import { runCli } from '../../../test/support/cliRunner.js';
 import { REPO_ROOT, TempProject } from '../../../test/support/tempProject.js';
 
 // The math preset's base checkpoint served by an in-process drmas gateway (the vLLM and SGLang dialects), sampled
@@ -282,5 +283,22 @@ describe('requests, retries and time-outs (a scripted server over loopback)', ()
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('the config', () => {
+  test('drmas info says where the model samples; a server rollout without the plugin names the key and the plugin', async () => {
+    const rollout = { kind: 'vllm', url: 'http://127.0.0.1:1' };
+    project.write({
+      'remote.json': { presets: ['math'], plugins: ['rollout-remote'], models: { policy: { rollout } } },
+      'missing.json': { presets: ['math'], models: { policy: { rollout } } },
+    });
+    const info = await runCli(['info', '--config', project.path('remote.json')]);
+    expect(info.stdout).toContain('rollout: vllm at http://127.0.0.1:1;');
+    const missing = await runCli(['train', '--config', project.path('missing.json')]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('error UNKNOWN_NAME');
+    expect(missing.stderr).toContain('models.policy.rollout.kind): no rollout engine "vllm" is registered for a server');
+    expect(missing.stderr).toContain('add "rollout-remote" to plugins');
   });
 });

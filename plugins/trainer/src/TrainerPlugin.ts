@@ -3,6 +3,8 @@ import {
   AUTO_BACKEND,
   BackendFactory,
   BatchInputSource,
+  DrmasError,
+  didYouMean,
   rolloutEngineKey,
   rolloutEngineName,
   Roles,
@@ -139,6 +141,12 @@ export class TrainerPlugin implements Plugin {
       for (const plan of planWorkerGroups(config)) {
         if (plan.settings.backend !== AUTO_BACKEND) kernel.getNamed(BackendFactory, plan.settings.backend, `models.${plan.id}.backend`);
         const rollout = rolloutEngineName(plan.settings.rollout);
+        if (typeof plan.settings.rollout === 'object' && !kernel.namesOf(BackendFactory).includes(rollout!)) {
+          throw new DrmasError('UNKNOWN_NAME', `no rollout engine "${rollout}" is registered for a server`, {
+            key: rolloutEngineKey(plan.id, plan.settings.rollout),
+            hint: `the vllm and sglang engines come with the plugin rollout-remote: add "rollout-remote" to plugins${didYouMean(rollout!, kernel.namesOf(BackendFactory))}`,
+          });
+        }
         if (rollout !== undefined && rollout !== AUTO_ROLLOUT)
           kernel.getNamed(BackendFactory, rollout, rolloutEngineKey(plan.id, plan.settings.rollout));
       }
