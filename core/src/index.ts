@@ -74,12 +74,23 @@ export {
   type PresetConfig,
   type TrainerConfig,
   type UserConfig,
+  type RemoteRolloutConfig,
 } from './config/UserConfig.js';
 export { ResolvedConfig, type AgentSettings, type ModelSettings } from './config/ResolvedConfig.js';
 export { resolveConfig, type ConfigResolution, type ResolveConfigOptions } from './config/resolveConfig.js';
 export { CONFIG_SEARCH_PLACES, loadConfigFile } from './config/ConfigFile.js';
 export { coerceOverride, parseOverride, type Override } from './config/overrides.js';
-export { buildConfigSchema, ENTRY_SECTIONS, envSection, LIMITS, type EnvSettings } from './config/configSchema.js';
+export {
+  buildConfigSchema,
+  ENTRY_SECTIONS,
+  envSection,
+  LIMITS,
+  remoteRolloutSchema,
+  rolloutEngineKey,
+  rolloutEngineName,
+  type EnvSettings,
+  type RemoteRolloutSettings,
+} from './config/configSchema.js';
 
 export { agent, agentName, type AgentConstructor } from './agents/agent.js';
 export { Agent, AgentRegistry } from './agents/AgentRegistry.js';

@@ -114,7 +114,7 @@ export type { HostTensor } from './weights/HostTensor.js';
 export { randomInitWeights } from './weights/randomInitWeights.js';
 export { loadModelWeights, readModelFolder, type ModelFolder, type ModelSource, type ModelWeights } from './weights/loadModelWeights.js';
 
-export { rowKeyForSeed, rowStreams, SeededRandom } from './decoding/SeededRandom.js';
+export { rowKeyForSeed, rowStreams, SeededRandom, seedForRowKey } from './decoding/SeededRandom.js';
 export { rotaryInverseFrequencies, rotaryTables } from './decoding/rotaryEmbedding.js';
 export { leftPad, type LeftPaddedBatch } from './decoding/batchLayout.js';
 export { promptResponseLayout, type PromptResponseLayout } from './decoding/promptResponseLayout.js';

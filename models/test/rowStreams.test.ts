@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { rowKeyForSeed, rowStreams } from '../src/index.js';
+import { rowKeyForSeed, rowStreams, seedForRowKey } from '../src/index.js';
 
 describe('rowKeyForSeed', () => {
   test('a row keyed for another call seed draws the stream it draws with its own seed', () => {
@@ -19,5 +19,24 @@ describe('rowKeyForSeed', () => {
     const other = rowStreams(5, 1, [7])[0]!;
     const own = rowStreams(4_000_000_000, 1, [7])[0]!;
     expect(other.uniform()).not.toBe(own.uniform());
+  });
+});
+
+describe('seedForRowKey', () => {
+  test('a row sent alone with that seed draws the stream it draws at its key in the whole call', () => {
+    for (const [seed, rowKey] of [
+      [5, 7],
+      [4_000_000_000, 2 ** 31 + 5],
+      [0, 0],
+      [2 ** 32 - 1, 3],
+    ] as const) {
+      const inCall = rowStreams(seed, rowKey + 1 > 8 ? 1 : rowKey + 1, rowKey + 1 > 8 ? [rowKey] : undefined).at(-1)!;
+      const alone = rowStreams(seedForRowKey(seed, rowKey), 1)[0]!;
+      expect(seedForRowKey(seed, rowKey)).toBeLessThan(2 ** 32);
+      expect(Array.from({ length: 5 }, () => alone.uniform())).toEqual(Array.from({ length: 5 }, () => inCall.uniform()));
+    }
+    // Key 0 keeps the seed; another key moves it.
+    expect(seedForRowKey(123, 0)).toBe(123);
+    expect(seedForRowKey(123, 1)).not.toBe(123);
   });
 });

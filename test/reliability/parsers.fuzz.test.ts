@@ -35,6 +35,7 @@ import { hasBoxCommand, readBraceGroup } from '../../plugins/env-math/src/boxedA
 import { toByteLevel } from '../../models/src/tokenizer/byteLevel.js';
 import { buildNormalizer, buildPreTokenizer } from '../../models/src/tokenizer/preTokenize.js';
 import { compileTokenizerRegex } from '../../models/src/tokenizer/regexTranslation.js';
+import { DEFAULT_JUDGE_WEIGHTS, debateTranscriptSchema, judgeDebate, parseTranscript, parseVerdict } from '@drmas/plugin-env-debate';
 import { describeSlow } from '../support/describeSlow.js';
 import { recordFigures, type ReliabilityFigure } from './support/figures.js';
 import { ParserFuzzInputs } from './support/parserFuzzInputs.js';
@@ -561,6 +562,92 @@ const TARGETS = [
     call: (pattern) => compileTokenizerRegex(pattern),
     rejects: ['TOKENIZER_INVALID'],
     check: (_, r) => unless(r instanceof RegExp && r.flags === 'gu', 'not a global unicode RegExp'),
+  }),
+  target({
+    parser: 'parseVerdict',
+    input: (gen) => {
+      const debaters = gen.pick([
+        ['pro', 'con'],
+        ['alice', 'bob', 'carol'],
+        ['a1', 'b_2'],
+      ]);
+      const name = gen.pick([...debaters, debaters[0]!.toUpperCase(), ` ${debaters[1]} `, 'judge', gen.text()]);
+      const verdict = gen.pick([`<verdict>${name}</verdict>`, `<VERDICT>${name}</verdict>`, `<verdict>${name}`, '']);
+      return {
+        text: gen.pick([verdict, `${gen.text()}${verdict}`, `<think>${gen.text()}</think>${verdict}${gen.text()}`, gen.text()]),
+        debaters,
+      };
+    },
+    call: ({ text, debaters }) => parseVerdict(text, debaters),
+    check: ({ text, debaters }, r) =>
+      r.valid
+        ? firstOf(
+            () => unless(debaters.includes(r.winner), `winner ${r.winner} is no debater`),
+            () => unless(standsBetweenTags(text, 'verdict', r.winner, true), `winner ${r.winner} is not between the tags`),
+            () => unless(!hasCjkCodePoint(text), 'valid with CJK characters'),
+          )
+        : unless(r.reason.length > 0, 'invalid without a reason'),
+  }),
+  target({
+    parser: 'parseTranscript',
+    input: (gen) =>
+      gen.pick([
+        () => gen.text(),
+        () => JSON.stringify(gen.json()),
+        () => JSON.stringify({ debaters: ['pro', 'con'], turns: [{ agent: gen.text(), round: gen.int(3), text: gen.text() }] }),
+      ])(),
+    call: (content) => parseTranscript(content),
+    check: (_, r) => unless(r === undefined || debateTranscriptSchema.safeParse(r).success, 'a transcript the schema refuses'),
+  }),
+  target({
+    parser: 'judgeDebate',
+    input: (gen) => {
+      const debaters = gen.pick([
+        ['pro', 'con'],
+        ['a', 'b', 'c'],
+      ]);
+      const turnText = () =>
+        gen.pick([
+          gen.text(),
+          `${gen.text()} \\boxed{${numberLike(gen)}}`,
+          `Because ${gen.text()}. For example, 3. \\boxed{${numberLike(gen)}}`,
+        ]);
+      const turns = Array.from({ length: gen.int(7) }, (_, i) => ({
+        agent: gen.pick(debaters),
+        round: 1 + Math.floor(i / 2),
+        text: turnText(),
+      }));
+      const judge = gen.pick([undefined, `<verdict>${gen.pick(debaters)}</verdict>`, gen.text()]);
+      return {
+        transcript: { debaters, turns, ...(judge !== undefined ? { judge } : {}) },
+        reference: gen.pick([undefined, numberLike(gen)]),
+        reward: gen.pick(['win', 'score'] as const),
+      };
+    },
+    call: ({ transcript, reference, reward }) => judgeDebate(transcript, reference, { reward, weights: DEFAULT_JUDGE_WEIGHTS }),
+    check: ({ transcript, reward }, r) => {
+      const rewards = [...r.rewards.values()];
+      const debaterSum = transcript.debaters.reduce((sum, d) => sum + r.rewards.get(d)!, 0);
+      return firstOf(
+        () =>
+          unless(
+            rewards.every((x) => Number.isFinite(x) && x >= 0 && x <= 1),
+            `a reward outside [0, 1]: ${rewards.join(', ')}`,
+          ),
+        () => unless(r.outcome >= 0 && r.outcome <= 1, `outcome ${r.outcome}`),
+        () =>
+          unless(
+            r.winners.every((w) => transcript.debaters.includes(w)),
+            'a winner who is no debater',
+          ),
+        // Win/loss shares one win among the winners; no winner (an invalid verdict) gives nobody anything.
+        () =>
+          unless(
+            (reward === 'score' && !r.verdict) || Math.abs(debaterSum - (r.winners.length > 0 ? 1 : 0)) < 1e-9,
+            `win rewards sum to ${debaterSum}`,
+          ),
+      );
+    },
   }),
 ];
 

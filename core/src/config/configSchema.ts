@@ -36,6 +36,41 @@ export const envSection = z.object({
 });
 export type EnvSettings = z.output<typeof envSection>;
 
+/**
+ * `models.<id>.rollout` as an object: a rollout engine on a server. `kind` names the BackendFactory that speaks its API
+ * (`vllm`, `sglang` from the rollout-remote plugin); the other keys are what any such client needs.
+ */
+export const remoteRolloutSchema = z.strictObject({
+  kind: z.string().min(1),
+  /** The server's base URL (`http://gpu-host:8000`, without `/v1`). */
+  url: z.url({ protocol: /^https?$/ }),
+  /** The name the server serves the model under (vLLM's `--served-model-name`); default: asked of `/v1/models`. */
+  servedModel: z.string().min(1).optional(),
+  /** Per HTTP request; a request still unanswered then fails (not retried). */
+  timeoutMs: z.number().int().positive().max(86_400_000).default(120_000),
+  /** Further tries of a request that failed to connect or got a 5xx or 429, after waits doubling from `retryDelayMs`. */
+  retries: z.number().int().min(0).max(100).default(3),
+  retryDelayMs: z.number().int().min(0).max(600_000).default(500),
+  /** Requests in flight at once (one per prompt row); the server batches them. */
+  concurrency: z.number().int().positive().max(65_536).default(64),
+  /**
+   * Where updated weights are saved (Hugging Face layout) for the server to load: a folder both machines see at the
+   * same path. Default: `rollout-weights/<id>` in the run directory.
+   */
+  weightsDir: z.string().min(1).optional(),
+});
+export type RemoteRolloutSettings = z.output<typeof remoteRolloutSchema>;
+
+/** The BackendFactory name `models.<id>.rollout` names (a string, or a remote engine's `kind`); undefined: the trainer samples. */
+export function rolloutEngineName(rollout: string | { kind: string } | undefined): string | undefined {
+  return typeof rollout === 'object' ? rollout.kind : rollout;
+}
+
+/** The config key of that name, for messages: `models.<id>.rollout`, or `.rollout.kind` for a remote engine. */
+export function rolloutEngineKey(modelId: string, rollout: string | { kind: string } | undefined): string {
+  return typeof rollout === 'object' ? `models.${modelId}.rollout.kind` : `models.${modelId}.rollout`;
+}
+
 /** The sections the kernel itself understands; plugins add keys to them and sections of their own. */
 function coreSections(): Record<string, ZodObject> {
   return {
@@ -71,8 +106,11 @@ function coreSections(): Record<string, ZodObject> {
        * that trains (onnx on a CPU, tfjs where tfjs-node-gpu runs it).
        */
       backend: z.string().min(1).default('auto'),
-      /** Backend that samples for this model when it is not the trainer (e.g. `onnx`); weights sync after updates. */
-      rollout: z.string().min(1).optional(),
+      /**
+       * Backend that samples for this model when it is not the trainer (e.g. `onnx`), or a server that samples it
+       * (`{ kind: 'vllm', url }`); weights sync after updates.
+       */
+      rollout: z.union([z.string().min(1), remoteRolloutSchema]).optional(),
       /** `tiny` / `small` (built in, initialised from `seed`) or a Hugging Face checkpoint folder. */
       model: z.string().min(1),
       /** Architecture of a built-in model (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM). */

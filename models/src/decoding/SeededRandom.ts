@@ -106,6 +106,13 @@ const KEY_INVERSE = (() => {
   return inverse >>> 0;
 })();
 
+/** SEED_FACTOR's inverse modulo 2^32 (it is odd), by the same iteration. */
+const SEED_INVERSE = (() => {
+  let inverse = SEED_FACTOR;
+  for (let i = 0; i < 4; i++) inverse = Math.imul(inverse, 2 - Math.imul(SEED_FACTOR, inverse));
+  return inverse >>> 0;
+})();
+
 function streamSeed(seed: number, key: number): number {
   return seed * SEED_FACTOR + key * KEY_FACTOR + 1;
 }
@@ -118,4 +125,14 @@ function streamSeed(seed: number, key: number): number {
 export function rowKeyForSeed(callSeed: number, rowSeed: number, rowKey: number): number {
   // Streams are seeded modulo 2^32 (SeededRandom takes the low 32 bits), so the key absorbs the seeds' difference.
   return (rowKey + Math.imul(Math.imul((rowSeed - callSeed) | 0, SEED_FACTOR), KEY_INVERSE)) >>> 0;
+}
+
+/**
+ * The seed whose one-row call (key 0) draws the stream row `rowKey` draws in a call seeded `seed`, so a row sent alone
+ * with that seed (one HTTP request per row to a server that takes a per-request seed) samples what it samples in the
+ * whole call. Seeds and keys are uint32; the answer too.
+ */
+export function seedForRowKey(seed: number, rowKey: number): number {
+  // seed' * SEED_FACTOR = seed * SEED_FACTOR + rowKey * KEY_FACTOR (mod 2^32).
+  return (seed + Math.imul(Math.imul(rowKey | 0, KEY_FACTOR), SEED_INVERSE)) >>> 0;
 }

@@ -1,4 +1,14 @@
-import { BackendFactory, DrmasError, Roles, WorkerGroups, type Kernel, type RunContext, type WorkerGroup } from '@drmas/core';
+import {
+  BackendFactory,
+  DrmasError,
+  Roles,
+  rolloutEngineKey,
+  rolloutEngineName,
+  WorkerGroups,
+  type Kernel,
+  type RunContext,
+  type WorkerGroup,
+} from '@drmas/core';
 import { AUTO_ROLLOUT, chooseRolloutEngine, type WorkerGroupsService } from '@drmas/plugin-trainer';
 import { ServedModels } from './engine/ServedModels.js';
 import type { MicroBatchOptions } from './engine/MicroBatcher.js';
@@ -8,6 +18,8 @@ export interface GatewayOptions extends MicroBatchOptions {
   host: string;
   port: number;
   log: (message: string) => void;
+  /** A capture session untouched this long is freed (default 30 minutes). */
+  sessionIdleMs?: number;
 }
 
 /** Defaults of `drmas gateway`: loopback only, a 5 ms batching window, 32 rows per engine call. */
@@ -45,6 +57,7 @@ export class Gateway {
       const server = new GatewayServer(new ServedModels([...groups.all(), ...unused], options), {
         host: options.host,
         port: options.port,
+        sessionIdleMs: options.sessionIdleMs,
       });
       const url = await server.start();
       return new Gateway(groups, unused, server, url);
@@ -68,9 +81,9 @@ export class Gateway {
  */
 async function openUnusedModel(kernel: Kernel, id: string, run: RunContext): Promise<WorkerGroup> {
   const settings = kernel.config.models[id]!;
-  let name = settings.rollout ?? settings.backend;
+  let name = rolloutEngineName(settings.rollout) ?? settings.backend;
   if (name === AUTO_ROLLOUT) name = (await chooseRolloutEngine(kernel.get(Roles), settings.backend)).name;
-  const key = `models.${id}.${settings.rollout ? 'rollout' : 'backend'}`;
+  const key = settings.rollout ? rolloutEngineKey(id, settings.rollout) : `models.${id}.backend`;
   const factory = kernel.getNamed(BackendFactory, name, key);
   const reason = await factory.probe?.();
   if (reason !== undefined)

@@ -56,6 +56,16 @@ describeSlow('the agentic rollout in a training run', () => {
 });
 
 describe('the agentic rollout', () => {
+  test('examples/ai-sdk-agents: the README opens with one command, whose config validates and whose agent loads', async () => {
+    const readme = readFileSync('examples/ai-sdk-agents/README.md', 'utf8');
+    const command = /```bash\n(.*)\n```/.exec(readme)?.[1];
+    expect(command).toBe('npm install && npm run build && npx drmas train --config examples/ai-sdk-agents/drmas.config.json');
+    const { kernel } = await createKernel({ cwd: process.cwd(), configPath: 'examples/ai-sdk-agents/drmas.config.json' });
+    expect(kernel.config.trainer.steps).toBe(60);
+    const agent = (await import('../../../examples/ai-sdk-agents/agents.mjs')) as { default: unknown };
+    expect(typeof agent.default).toBe('function');
+  });
+
   test('a config without gateway.agent is refused at validate, naming the key', async () => {
     const result = await runCli(['train', '--config', CONFIG, '--set', 'gateway.agent=', '--set', 'trainer.steps=1']);
     expect(result.code).toBe(1);

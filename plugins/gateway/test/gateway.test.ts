@@ -359,6 +359,37 @@ describe('capture sessions (AReaL shape)', () => {
     expect(wrong).toMatchObject({ status: 400, param: 'x-drmas-agent' });
     expect((await post('/export_trajectories', { session_id: id })).status).toBe(409);
   });
+
+  test('a session untouched for the idle time is freed with its turns; one in use is kept', async () => {
+    const idle = new GatewayServer(gateway.server.models, { host: '127.0.0.1', port: 0, sessionIdleMs: 600 });
+    const url = await idle.start();
+    const call = async (path: string, body: unknown = {}) => {
+      const response = await fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as { session_id?: string; error?: { message: string } } };
+    };
+    try {
+      const abandoned = (await call('/rl/start_session')).body.session_id!;
+      const active = (await call('/rl/start_session')).body.session_id!;
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const client = new OpenAI({ baseURL: `${url}/${active}/v1`, apiKey: 'unused', maxRetries: 0 });
+      await client.completions.create({ model: 'solver', prompt: [5, 6, 7], max_tokens: 2 });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      // 800 ms since the abandoned one was touched, 400 ms since the active one's call ended.
+      expect((await call(`/${active}/rl/set_reward`, { reward: 1 })).status).toBe(200);
+      const gone = await call(`/${abandoned}/rl/end_session`);
+      expect(gone.status).toBe(404);
+      expect(gone.body.error!.message).toContain('freed after 600 ms idle');
+      expect(idle.sessions.expired).toBe(1);
+      expect(idle.sessions.size).toBe(1);
+      expect((await call(`/${active}/rl/end_session`)).body).toMatchObject({ turns: 1 });
+    } finally {
+      await idle.stop();
+    }
+  });
 });
 
 describe('drmas gateway', () => {
@@ -368,6 +399,8 @@ describe('drmas gateway', () => {
     expect(port.stderr).toContain('error INVALID_ARGUMENT (--port)');
     const batch = await runCli(['gateway', '--config', CONFIG, '--max-batch', '0']);
     expect(batch.stderr).toContain('(--max-batch)');
+    const idle = await runCli(['gateway', '--config', CONFIG, '--session-idle-s', '0']);
+    expect(idle.stderr).toContain('(--session-idle-s)');
   });
 });
 

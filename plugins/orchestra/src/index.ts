@@ -59,6 +59,20 @@ export { appendTraces, TRACES_FILE } from './trace/traceFile.js';
 export { createMathOrchestra, DEFAULT_MAX_LOOPS } from './orchestras/MathOrchestra.js';
 export { createSearchOrchestra } from './orchestras/SearchOrchestra.js';
 export { createCoryOrchestra, CORY_OBSERVER_PROMPT, CORY_PIONEER_PROMPT } from './orchestras/CoryOrchestra.js';
+export { majorityAnswer, type VoteResult } from './orchestras/majorityAnswer.js';
+export { createMajorityVoteOrchestra, createSummaryOrchestra, DEFAULT_SOLVERS } from './orchestras/VoteOrchestras.js';
+export {
+  createDebateOrchestra,
+  debateAnswer,
+  debateTranscript,
+  DEFAULT_DEBATERS,
+  DEFAULT_ROUNDS,
+  JUDGE_ROLE,
+  TRANSCRIPT_SUBMISSION,
+  type DebateOptions,
+  type DebateTranscript,
+} from './orchestras/DebateOrchestra.js';
+export { DEBATE_JUDGE_PROMPT, DEBATER_PROMPT, SUMMARIZER_PROMPT, VOTE_SOLVER_PROMPT } from './orchestras/maverlPrompts.js';
 export { MATH_SOLVER_PROMPT, MATH_VERIFIER_PROMPT } from './orchestras/mathPrompts.js';
 export { ANSWERER_PROMPT, SEARCHER_PROMPT, SEARCH_VERIFIER_PROMPT } from './orchestras/searchPrompts.js';
 
@@ -106,6 +120,7 @@ export {
 export {
   agentLimits,
   checkAgentRoles,
+  checkRunnerRoles,
   checkEvalTasks,
   checkMemory,
   checkPositions,

@@ -35,15 +35,17 @@ class CountingEngine {
   }
 }
 
-async function workflowOf(orchestra: 'math' | 'search', roles: string[], maxNewTokens: number) {
+type OrchestraName = 'math' | 'search' | 'majority_vote' | 'summary' | 'debate';
+
+async function workflowOf(orchestra: OrchestraName, roles: string[], maxNewTokens: number) {
   const groups = testWorkerGroups(Object.fromEntries(roles.map((r) => [r, backend])), (b) => b.tokenizer);
   const { kernel } = await createKernel({
     cwd: process.cwd(),
     inline: {
       plugins: [envMathPlugin(), envSearchPlugin(), orchestraPlugin(), workerGroupsPlugin(groups)],
       agents: Object.fromEntries(roles.map((r) => [r, { sampling: { maxNewTokens } }])),
-      orchestra: { name: orchestra },
-      env: orchestra === 'math' ? { name: 'math', levels: [1], testSize: 4 } : { name: 'search', entities: 40, maxSteps: 3 },
+      orchestra: { name: orchestra, solvers: 2, rounds: 2 },
+      env: orchestra === 'search' ? { name: 'search', entities: 40, maxSteps: 3 } : { name: 'math', levels: [1], testSize: 4 },
     },
   });
   const workflow = kernel.get(Workflow);
@@ -59,7 +61,7 @@ const executorOptions = (overrides: Partial<ReturnType<typeof executorSection.pa
 const sampled = (trajectories: Trajectory[]) => trajectories.map((t) => t.turns.map((turn) => [turn.agentId, turn.step, turn.responseIds]));
 
 /** Runs the same episodes in lock-step (row streams) and on the executor, counting each one's generate calls. */
-async function compareRunners(name: 'math' | 'search', roles: string[], tasks: number, maxNewTokens: number): Promise<void> {
+async function compareRunners(name: OrchestraName, roles: string[], tasks: number, maxNewTokens: number): Promise<void> {
   const workflow = await workflowOf(name, roles, maxNewTokens);
   const environment = workflow.environment();
   const counting = new CountingEngine(backend);
@@ -91,11 +93,15 @@ async function compareRunners(name: 'math' | 'search', roles: string[], tasks: n
 
 describe('the async executor samples what the lock-step runner samples with row streams', () => {
   test('math: same agents, steps, tokens, outcomes and turn scores', () => compareRunners('math', ['solver', 'verifier'], 1, 4));
+  test('majority_vote (K = 2): the K solver calls keep their seeds on the executor', () =>
+    compareRunners('majority_vote', ['solver'], 1, 3));
 });
 
 describeSlow('the async executor against lock-step, more episodes (slow)', () => {
   test('math, 3 tasks x 2', () => compareRunners('math', ['solver', 'verifier'], 3, 6));
   test('search, 2 tasks x 2, three steps', () => compareRunners('search', ['verifier', 'searcher', 'answerer'], 2, 6));
+  test('summary, 2 tasks x 2', () => compareRunners('summary', ['solver', 'summarizer'], 2, 4));
+  test('debate, 2 rounds, 2 tasks x 2', () => compareRunners('debate', ['pro', 'con'], 2, 4));
 });
 
 describe('per-model request queues', () => {

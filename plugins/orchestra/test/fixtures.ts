@@ -1,5 +1,7 @@
+import { OrchestraRunner, PromptedAgent, type Agent, type Orchestra } from '../src/index.js';
 import {
   WorkerGroups,
+  type Environment,
   type GenerateRequest,
   type GenerateResult,
   type Plugin,
@@ -155,4 +157,26 @@ export function roleOf(prompt: string): string {
   if (prompt.includes('You are the Search agent')) return 'searcher';
   if (prompt.includes('You are the Answer agent')) return 'answerer';
   return 'unknown';
+}
+
+export type Scripts = Record<string, (prompt: string, request: GenerateRequest, row: number) => string>;
+
+/** A runner whose agents each sample from their own scripted backend (so calls can be counted per agent). */
+export function scriptedRunner(orchestra: Orchestra, environment: Environment, scripts: Scripts, settings: Record<string, unknown> = {}) {
+  const backends = Object.fromEntries(
+    Object.keys(orchestra.agents).map((role) => [role, new ScriptedBackend(role, scripts[role] ?? (() => ''))]),
+  );
+  const agents = new Map<string, Agent>(Object.entries(orchestra.agents).map(([role, o]) => [role, new PromptedAgent({ role, ...o })]));
+  const runner = new OrchestraRunner({
+    environment,
+    orchestra,
+    agents,
+    settings,
+    engineFor: (agentId) => {
+      const backend = backends[agentId];
+      if (!backend) throw new Error(`no scripted backend for agent "${agentId}"`);
+      return { workerGroupId: `wg-${agentId}`, backend, codec: backend.codec };
+    },
+  });
+  return { runner, backends };
 }

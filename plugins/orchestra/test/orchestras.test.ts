@@ -1,39 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
-import type { EnvTask, Environment, GenerateRequest } from '@drmas/core';
+import type { EnvTask } from '@drmas/core';
 import { MathEnvironment } from '@drmas/plugin-env-math';
 import { SearchEnvironment } from '@drmas/plugin-env-search';
-import {
-  ANSWERER_PROMPT,
-  createMathOrchestra,
-  createSearchOrchestra,
-  OrchestraRunner,
-  PromptedAgent,
-  type Agent,
-  type Orchestra,
-} from '../src/index.js';
-import { ScriptedBackend } from './fixtures.js';
-
-type Scripts = Record<string, (prompt: string, request: GenerateRequest, row: number) => string>;
-
-/** A runner whose agents each sample from their own scripted backend (so calls can be counted per agent). */
-function scriptedRunner(orchestra: Orchestra, environment: Environment, scripts: Scripts, settings: Record<string, unknown> = {}) {
-  const backends = Object.fromEntries(
-    Object.keys(orchestra.agents).map((role) => [role, new ScriptedBackend(role, scripts[role] ?? (() => ''))]),
-  );
-  const agents = new Map<string, Agent>(Object.entries(orchestra.agents).map(([role, o]) => [role, new PromptedAgent({ role, ...o })]));
-  const runner = new OrchestraRunner({
-    environment,
-    orchestra,
-    agents,
-    settings,
-    engineFor: (agentId) => {
-      const backend = backends[agentId];
-      if (!backend) throw new Error(`no scripted backend for agent "${agentId}"`);
-      return { workerGroupId: `wg-${agentId}`, backend, codec: backend.codec };
-    },
-  });
-  return { runner, backends };
-}
+import { ANSWERER_PROMPT, createMathOrchestra, createSearchOrchestra } from '../src/index.js';
+import { scriptedRunner, type Scripts } from './fixtures.js';
 
 async function mathSetup(scripts: Scripts, maxLoops?: number) {
   const environment = new MathEnvironment({ seed: 3, levels: [1], testSize: 4 });

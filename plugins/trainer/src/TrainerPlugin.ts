@@ -5,6 +5,9 @@ import {
   BatchInputSource,
   describeEngine,
   DrmasError,
+  didYouMean,
+  rolloutEngineKey,
+  rolloutEngineName,
   Roles,
   Checkpointable,
   InfoSection,
@@ -35,7 +38,7 @@ import {
 } from './config/trainingConfig.js';
 import { SpikeGuards } from './spikeGuard/GradNormSpikeGuard.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
-import { AUTO_ROLLOUT, describeAutoRollout, describeAutoTraining } from './rolloutEngine.js';
+import { AUTO_ROLLOUT, describeAutoTraining, describeRolloutSetting } from './rolloutEngine.js';
 import { updateWorkerGroup, type WorkerGroupUpdate } from './updateWorkerGroup.js';
 import { bestAgainstWorst } from './preference/onlinePairs.js';
 import { WorkerGroupsService, type TrainedWorkerGroup } from './WorkerGroupsService.js';
@@ -136,10 +139,7 @@ export class TrainerPlugin implements Plugin {
             plan.settings.backend === AUTO_BACKEND
               ? describeAutoTraining(kernel, plan.settings)
               : describeEngine(kernel, plan.settings.backend, plan.settings),
-          rollout:
-            plan.settings.rollout === AUTO_ROLLOUT
-              ? describeEngine(kernel, describeAutoRollout(kernel, plan.settings.backend), plan.settings)
-              : describeEngine(kernel, plan.settings.rollout ?? plan.settings.backend, plan.settings),
+          rollout: describeRolloutSetting(kernel, plan.settings),
           model: plan.settings.model,
           architecture: plan.settings.architecture ?? '(from checkpoint)',
           runtime: plan.settings.runtime,
@@ -162,8 +162,15 @@ export class TrainerPlugin implements Plugin {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       for (const plan of planWorkerGroups(config)) {
         if (plan.settings.backend !== AUTO_BACKEND) kernel.getNamed(BackendFactory, plan.settings.backend, `models.${plan.id}.backend`);
-        const rollout = plan.settings.rollout;
-        if (rollout !== undefined && rollout !== AUTO_ROLLOUT) kernel.getNamed(BackendFactory, rollout, `models.${plan.id}.rollout`);
+        const rollout = rolloutEngineName(plan.settings.rollout);
+        if (typeof plan.settings.rollout === 'object' && !kernel.namesOf(BackendFactory).includes(rollout!)) {
+          throw new DrmasError('UNKNOWN_NAME', `no rollout engine "${rollout}" is registered for a server`, {
+            key: rolloutEngineKey(plan.id, plan.settings.rollout),
+            hint: `the vllm and sglang engines come with the plugin rollout-remote: add "rollout-remote" to plugins${didYouMean(rollout!, kernel.namesOf(BackendFactory))}`,
+          });
+        }
+        if (rollout !== undefined && rollout !== AUTO_ROLLOUT)
+          kernel.getNamed(BackendFactory, rollout, rolloutEngineKey(plan.id, plan.settings.rollout));
       }
       checkCritics(kernel, config, this.critics);
       const critic = criticSettings(config);

@@ -8,6 +8,8 @@ import {
   ParamGroupError,
   ResolvedConfig,
   Roles,
+  rolloutEngineKey,
+  rolloutEngineName,
   type PolicyBackend,
   type RunContext,
   type WorkerGroup,
@@ -106,7 +108,7 @@ export class WorkerGroupsService implements WorkerGroups {
       const settings = { ...plan.settings, seed: plan.settings.seed ?? this.config.trainer.seed } as Record<string, unknown>;
       const make = async (name: string, key: string) =>
         (await availableFactory(this.roles, name, key)).create({ modelId: plan.id, settings, run });
-      const rolloutKey = `models.${plan.id}.rollout`;
+      const rolloutKey = rolloutEngineKey(plan.id, plan.settings.rollout);
       let trainerName = plan.settings.backend;
       if (trainerName === AUTO_BACKEND) {
         // A group a critic takes after trains on an engine that has critics (`auto`: the best one that does it all).
@@ -116,7 +118,7 @@ export class WorkerGroupsService implements WorkerGroups {
         trainerName = choice.name;
       }
       this.trainingEngines.set(plan.id, trainerName);
-      let rolloutName = plan.settings.rollout;
+      let rolloutName = rolloutEngineName(plan.settings.rollout);
       if (rolloutName === AUTO_ROLLOUT) {
         const choice = await chooseRolloutEngine(this.roles, trainerName);
         run.log(describeRolloutChoice(plan.id, choice, trainerName));

@@ -1,4 +1,4 @@
-import { BackendFactory, DrmasError, rankedTrainingEngines, type Roles, type TrainingNeeds } from '@drmas/core';
+import { BackendFactory, describeEngine, DrmasError, rankedTrainingEngines, type ModelSettings, type Roles, type TrainingNeeds } from '@drmas/core';
 
 /** `models.<id>.rollout` value that picks the engine by availability and priority. */
 export const AUTO_ROLLOUT = 'auto';
@@ -53,6 +53,17 @@ export function describeAutoRollout(roles: Roles, trainerName: string): string {
     order.push(name);
   }
   return order.length === 0 ? trainerName : `${AUTO_ROLLOUT} (${[...order, trainerName].join(', else ')})`;
+}
+
+/**
+ * Where a model samples, for `drmas info`: its rollout engine (`auto` as `describeAutoRollout` says), a server
+ * (`vllm at http://...`), or the engine that trains it.
+ */
+export function describeRolloutSetting(roles: Roles, settings: ModelSettings): string {
+  const rollout = settings.rollout;
+  if (typeof rollout === 'object') return `${rollout.kind} at ${rollout.url}`;
+  const name = rollout === AUTO_ROLLOUT ? describeAutoRollout(roles, settings.backend) : (rollout ?? settings.backend);
+  return describeEngine(roles, name, settings as Record<string, unknown>);
 }
 
 /**

@@ -1,5 +1,5 @@
 export { default, BASE_CHECKPOINT, MATH_DEFAULTS, mathPreset, SOLVER_PROMPT, VERIFIER_PROMPT } from './mathPreset.js';
-export { mathTeacher } from './mathTeacher.js';
+export { mathTeacher, wrongAnswer } from './mathTeacher.js';
 export {
   FINALIZER_PROMPT,
   FinalizerAgent,

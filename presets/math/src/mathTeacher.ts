@@ -9,8 +9,8 @@ import {
 } from '@drmas/plugin-env-math';
 import type { TeacherPolicy } from '@drmas/plugin-orchestra';
 
-/** A plausible wrong answer near the right one, for demonstrations the Verifier learns to reject. */
-function wrongAnswer(answer: string, salt: number): string {
+/** A plausible wrong answer near the right one, for demonstrations the Verifier learns to reject (and a debater to correct). */
+export function wrongAnswer(answer: string, salt: number): string {
   const fraction = /^(-?\d+)\/(\d+)$/.exec(answer);
   const offset = 1 + (salt % 3);
   if (fraction) return `${Number(fraction[1]) + offset}/${fraction[2]}`;

@@ -30,7 +30,14 @@ export interface Session {
   taskId?: string;
   turns: CapturedTurn[];
   ended: boolean;
+  /** When it was last started, called, rewarded or ended (`performance.now()`, ms). */
+  lastUsed: number;
+  /** Calls in flight: a session sampling a long completion is not idle. */
+  busy: number;
 }
+
+/** How long a session nobody touches is kept by default: 30 minutes, far beyond an agent's pause between calls. */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
 /** Why a session operation was refused, for the HTTP layer to answer (404 unknown, 409 ended, 400 bad input). */
 export class SessionError extends Error {
@@ -48,25 +55,67 @@ export class SessionError extends Error {
  * give rewards to its turns (by completion id, or the last turn), end it, then take its turns.
  */
 export class Sessions {
+  /** In order of last use (a touched session moves to the end), so the idle ones are at the front. */
   private readonly byId = new Map<string, Session>();
+  /** Sessions freed for idling. */
+  expired = 0;
+
+  /**
+   * `idleMs`: a session not touched for this long (started, called, rewarded, ended or exported) is freed, with its
+   * turns: an abandoned episode does not hold memory until the gateway stops.
+   */
+  constructor(readonly idleMs: number = DEFAULT_SESSION_IDLE_MS) {}
 
   start(taskId?: string): Session {
-    const session: Session = { id: `sess-${randomUUID()}`, taskId, turns: [], ended: false };
+    const now = this.sweep();
+    const session: Session = { id: `sess-${randomUUID()}`, taskId, turns: [], ended: false, lastUsed: now, busy: 0 };
     this.byId.set(session.id, session);
     return session;
   }
 
   get(id: string): Session {
+    const now = this.sweep();
     const session = this.byId.get(id);
-    if (!session) throw new SessionError(404, `no session "${id}": start one with POST /rl/start_session`, 'session_id');
+    if (!session) {
+      throw new SessionError(
+        404,
+        `no session "${id}" (never started, exported, or freed after ${formatIdle(this.idleMs)} idle): start one with POST /rl/start_session`,
+        'session_id',
+      );
+    }
+    session.lastUsed = now;
+    this.byId.delete(id);
+    this.byId.set(id, session);
     return session;
   }
 
-  /** The session a call belongs to, refused once it ended (its turns may already be in a batch). */
+  /** Frees the sessions idle for `idleMs` or more; answers the time now. */
+  private sweep(): number {
+    const now = performance.now();
+    for (const [id, session] of this.byId) {
+      if (session.busy > 0) continue;
+      if (now - session.lastUsed < this.idleMs) break;
+      this.byId.delete(id);
+      this.expired++;
+    }
+    return now;
+  }
+
+  /**
+   * The session a call belongs to, refused once it ended (its turns may already be in a batch); it stays held until
+   * `release` (the call answered or failed).
+   */
   open(id: string): Session {
     const session = this.get(id);
     if (session.ended) throw new SessionError(409, `session "${id}" has ended; start a new one for further calls`, 'session_id');
+    session.busy++;
     return session;
+  }
+
+  /** A call `open` let in is over. */
+  release(session: Session): void {
+    session.busy--;
+    session.lastUsed = performance.now();
   }
 
   record(id: string, turn: CapturedTurn): void {
@@ -101,7 +150,12 @@ export class Sessions {
     return session;
   }
 
+  /** Sessions held (idle ones are counted until the next call frees them). */
   get size(): number {
     return this.byId.size;
   }
+}
+
+function formatIdle(ms: number): string {
+  return ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} min` : ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`;
 }

@@ -6,6 +6,10 @@ export interface SampleRequest {
   maxNewTokens: number;
   temperature: number;
   topP: number;
+  /** 0 or absent: no top-k. */
+  topK?: number;
+  /** Ids that end the row besides the model's own end-of-text ids (vLLM's and SGLang's `stop_token_ids`). */
+  stopTokenIds?: readonly number[];
   /** Absent: the batch's own random seed (each row keyed by its position in the call). */
   seed?: number;
   stopStrings: readonly string[];
@@ -48,7 +52,7 @@ interface Pending {
 
 /**
  * Collects concurrent requests to one engine for `windowMs` (or until `maxBatch` wait) and samples them in one
- * `generate` call per set of rows that share the call-wide settings (temperature, top-p, stop strings). One call runs
+ * `generate` call per set of rows that share the call-wide settings (temperature, top-p, top-k, stops). One call runs
  * at a time per engine; requests arriving meanwhile form the next batch.
  *
  * A request with a seed samples exactly as `generate({ prompts: [promptIds], seed })` would: its row has that seed and
@@ -61,6 +65,10 @@ export class MicroBatcher {
   private pending: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  /** The batch in progress (resolved when none is). */
+  private current: Promise<void> = Promise.resolve();
+  /** Tasks holding the engine (`exclusive`): no batch starts meanwhile. */
+  private held = 0;
 
   constructor(
     private readonly engine: PolicyBackend,
@@ -74,8 +82,23 @@ export class MicroBatcher {
     });
   }
 
+  /**
+   * Runs `task` with the engine to itself (a weight reload): after the batch in progress ends, before the next one
+   * starts. Requests that arrive meanwhile wait and go after it, on the new weights.
+   */
+  async exclusive<T>(task: () => Promise<T>): Promise<T> {
+    this.held++;
+    try {
+      await this.current;
+      return await task();
+    } finally {
+      this.held--;
+      if (this.held === 0 && this.pending.length) void this.flush();
+    }
+  }
+
   private schedule(): void {
-    if (this.running) return;
+    if (this.running || this.held) return;
     if (this.pending.length >= this.options.maxBatch) {
       void this.flush();
     } else {
@@ -83,19 +106,22 @@ export class MicroBatcher {
     }
   }
 
-  private async flush(): Promise<void> {
+  private flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.running || this.pending.length === 0) return;
+    if (this.running || this.held || this.pending.length === 0) return this.current;
     this.running = true;
     const batch = this.pending.splice(0, this.options.maxBatch);
-    try {
-      for (const rows of groupByCallSettings(batch)) await this.run(rows);
-    } finally {
-      this.running = false;
-      // Requests that came in during the call have waited long enough: they go now.
-      if (this.pending.length) void this.flush();
-    }
+    this.current = (async () => {
+      try {
+        for (const rows of groupByCallSettings(batch)) await this.run(rows);
+      } finally {
+        this.running = false;
+        // Requests that came in during the call have waited long enough: they go now.
+        if (this.pending.length && !this.held) void this.flush();
+      }
+    })();
+    return this.current;
   }
 
   private async run(rows: Pending[]): Promise<void> {
@@ -112,6 +138,8 @@ export class MicroBatcher {
       maxNewTokens: Math.max(...limits),
       temperature: first.temperature,
       topP: first.topP,
+      topK: first.topK || undefined,
+      stopTokenIds: first.stopTokenIds?.length ? [...first.stopTokenIds] : undefined,
       stopStrings: first.stopStrings.length ? [...first.stopStrings] : undefined,
       seed: callSeed,
       rowSeeds: rows.map((row) => row.request.seed ?? callSeed),
@@ -149,12 +177,12 @@ export class MicroBatcher {
   }
 }
 
-/** Rows that can share one `generate` call: the same temperature, top-p and stop strings (seeds are per row). */
+/** Rows that can share one `generate` call: the same temperature, top-p, top-k and stops (seeds are per row). */
 function groupByCallSettings(batch: Pending[]): Pending[][] {
   const groups = new Map<string, Pending[]>();
   for (const entry of batch) {
-    const { temperature, topP, stopStrings } = entry.request;
-    const key = JSON.stringify([temperature, topP, stopStrings]);
+    const { temperature, topP, topK, stopStrings, stopTokenIds } = entry.request;
+    const key = JSON.stringify([temperature, topP, topK || 0, stopStrings, stopTokenIds ?? []]);
     const group = groups.get(key);
     if (group) group.push(entry);
     else groups.set(key, [entry]);

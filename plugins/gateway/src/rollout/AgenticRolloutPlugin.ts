@@ -16,6 +16,7 @@ import {
 } from '@drmas/core';
 import { StepRollouts, type StepRolloutRequest } from '@drmas/plugin-orchestra';
 import { ServedModels } from '../engine/ServedModels.js';
+import { SessionError } from '../capture/Sessions.js';
 import { GatewayServer } from '../server/GatewayServer.js';
 import { loadAgentFunction, type AgentFunction } from './agentFunction.js';
 import { gatewaySection, type GatewaySettings } from './gatewayConfig.js';
@@ -68,7 +69,7 @@ export class AgenticRolloutPlugin implements Plugin {
   private async start(kernel: Kernel, settings: GatewaySettings, run: RunContext): Promise<void> {
     this.agent = await loadAgentFunction(settings.agent!, kernel.cwd);
     const models = new ServedModels(kernel.get(WorkerGroups).all(), { windowMs: settings.batchWindowMs, maxBatch: settings.maxBatch });
-    this.server = new GatewayServer(models, { host: '127.0.0.1', port: 0 });
+    this.server = new GatewayServer(models, { host: '127.0.0.1', port: 0, sessionIdleMs: settings.sessionIdleS * 1000 });
     this.url = await this.server.start();
     run.log(
       `agentic rollout: ${path.basename(settings.agent!)} per episode through the gateway at ${this.url}/v1 (${models.names().join(', ')})`,
@@ -111,8 +112,14 @@ export class AgenticRolloutPlugin implements Plugin {
         } catch (error) {
           errors.push(error as Error);
         }
-        server.sessions.end(session.id);
-        const { turns } = server.sessions.take(session.id);
+        // A session freed for idling (gateway.sessionIdleS) keeps the turns it recorded in the object held here.
+        let turns = session.turns;
+        try {
+          server.sessions.end(session.id);
+          turns = server.sessions.take(session.id).turns;
+        } catch (error) {
+          if (!(error instanceof SessionError) || error.status !== 404) throw error;
+        }
         trajectories[i] = sessionTrajectory(slot.task, slot, turns, agents);
       }
     };

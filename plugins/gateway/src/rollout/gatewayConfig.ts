@@ -1,4 +1,5 @@
 import { z } from '@drmas/core';
+import { DEFAULT_SESSION_IDLE_MS } from '../capture/Sessions.js';
 
 /** The `gateway` config section: the agentic rollout's agent and its in-process gateway. */
 export const gatewaySection = z.object({
@@ -10,6 +11,12 @@ export const gatewaySection = z.object({
   batchWindowMs: z.number().min(0).max(10_000).default(5),
   /** Requests per engine call at most. */
   maxBatch: z.number().int().min(1).max(1024).default(32),
+  /** A capture session untouched this long (seconds) is freed: an episode whose function hangs between calls loses it. */
+  sessionIdleS: z
+    .number()
+    .positive()
+    .max(7 * 24 * 3600)
+    .default(DEFAULT_SESSION_IDLE_MS / 1000),
 });
 
 export type GatewaySettings = z.infer<typeof gatewaySection>;

@@ -6,6 +6,8 @@ import type { ServedModels } from '../engine/ServedModels.js';
 import { chatCompletion, textCompletion, type CallContext, type ResponseSink } from './completions.js';
 import { OpenAiError } from './OpenAiError.js';
 import { parseChatRequest, parseCompletionRequest } from './openAiRequests.js';
+import { sglangGenerate } from './sglangGenerate.js';
+import { WeightReloads } from '../engine/WeightReloads.js';
 
 /** Largest request body read (a long conversation is well below it). */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -20,6 +22,8 @@ export interface GatewayServerOptions {
   host: string;
   /** 0: any free port. */
   port: number;
+  /** A capture session untouched this long is freed (default `DEFAULT_SESSION_IDLE_MS`). */
+  sessionIdleMs?: number;
 }
 
 /**
@@ -28,13 +32,18 @@ export interface GatewayServerOptions {
  * (`/<session>/v1/chat/completions`, the base URL AReaL hands an agent) or when it carries `x-drmas-session`.
  */
 export class GatewayServer {
-  readonly sessions = new Sessions();
+  readonly sessions: Sessions;
+  /** Weight reloads from disk (vLLM's and SGLang's routes) and the version they set. */
+  readonly weights: WeightReloads;
   private server: Server | undefined;
 
   constructor(
     readonly models: ServedModels,
     private readonly options: GatewayServerOptions,
-  ) {}
+  ) {
+    this.sessions = new Sessions(options.sessionIdleMs);
+    this.weights = new WeightReloads(models);
+  }
 
   /** Starts listening; answers the base URL (`http://host:port`, no trailing slash). */
   async start(): Promise<string> {
@@ -108,8 +117,12 @@ export class GatewayServer {
         const chat = route === 'POST /chat/completions';
         const request = chat ? parseChatRequest(body) : parseCompletionRequest(body);
         const call = this.callContext(request.model, headerValue(req, AGENT_HEADER), sessionId);
-        if (chat) await chatCompletion(call, request as ReturnType<typeof parseChatRequest>, out);
-        else await textCompletion(call, request as ReturnType<typeof parseCompletionRequest>, out);
+        try {
+          if (chat) await chatCompletion(call, request as ReturnType<typeof parseChatRequest>, out);
+          else await textCompletion(call, request as ReturnType<typeof parseCompletionRequest>, out);
+        } finally {
+          if (call.session) this.sessions.release(call.session);
+        }
         return;
       }
       case 'POST /rl/start_session': {
@@ -141,6 +154,43 @@ export class GatewayServer {
         const session = this.sessions.take(id);
         return out.json({ session_id: session.id, task_id: session.taskId ?? null, interactions: session.turns });
       }
+      // vLLM's dev-mode RLHF routes (VLLM_SERVER_DEV_MODE=1): a reload through collective_rpc and the weight version.
+      case 'POST /collective_rpc': {
+        const body = (await readJson(req)) as { method?: unknown; args?: unknown; kwargs?: { weights_path?: unknown; model?: unknown } };
+        if (body.method !== 'reload_weights') {
+          throw OpenAiError.badRequest(
+            `method ${JSON.stringify(body.method)} is not served here: the gateway answers "reload_weights"`,
+            'method',
+          );
+        }
+        const kwargs = body.kwargs ?? {};
+        const weightsPath: unknown = kwargs.weights_path ?? (Array.isArray(body.args) ? (body.args as unknown[])[0] : undefined);
+        await this.weights.load(weightsPath, 'kwargs.weights_path', kwargs.model);
+        return out.json({ results: [null] });
+      }
+      case 'POST /update_weight_version': {
+        const body = (await readJson(req)) as { new_version?: unknown };
+        if (typeof body.new_version !== 'string') throw OpenAiError.badRequest('new_version must be a string', 'new_version');
+        this.weights.version = body.new_version;
+        return out.json({ success: true, new_version: body.new_version });
+      }
+      case 'GET /weight_info':
+        return out.json({ weight_version: this.weights.version });
+      // SGLang's native routes.
+      case 'POST /update_weights_from_disk': {
+        const body = (await readJson(req)) as { model_path?: unknown; weight_version?: unknown; model?: unknown };
+        if (body.weight_version != null && typeof body.weight_version !== 'string') {
+          throw OpenAiError.badRequest('weight_version must be a string', 'weight_version');
+        }
+        await this.weights.load(body.model_path, 'model_path', body.model);
+        if (typeof body.weight_version === 'string') this.weights.version = body.weight_version;
+        const message = `Succeeded to update model weights.${typeof body.weight_version === 'string' ? ` Weight version updated to ${body.weight_version}.` : ''}`;
+        return out.json({ success: true, message, num_paused_requests: 0 });
+      }
+      case 'GET /get_weight_version':
+        return out.json({ weight_version: this.weights.version ?? 'default' });
+      case 'POST /generate':
+        return out.json(await sglangGenerate(this.weights, await readJson(req)));
       default:
         throw OpenAiError.notFound(`no route ${req.method} ${url.pathname}`, null, 'unknown_url');
     }
@@ -170,7 +220,7 @@ export class GatewayServer {
     }
     if (sessionId === undefined) return { served, agent };
     const session = this.sessions.open(sessionId);
-    return { served, agent, record: (turn) => this.sessions.record(session.id, turn) };
+    return { served, agent, session, record: (turn) => session.turns.push(turn) };
   }
 }
 

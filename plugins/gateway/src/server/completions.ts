@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { scoringTemperature, type TopLogProb } from '@drmas/core';
 import type { ServedModel } from '../engine/ServedModels.js';
 import type { SampleRequest, SampleResult } from '../engine/MicroBatcher.js';
-import type { CapturedTurn } from '../capture/Sessions.js';
+import type { CapturedTurn, Session } from '../capture/Sessions.js';
 import { OpenAiError } from './OpenAiError.js';
 import { TextStream } from './TextStream.js';
 import { parseToolCalls, templateMessages, TOOL_CALL_OPEN, type ToolCall } from './toolCalls.js';
@@ -19,6 +19,8 @@ export interface ResponseSink {
 export interface CallContext {
   served: ServedModel;
   agent?: string;
+  /** The capture session the call belongs to, held (not idle) until the call is over. */
+  session?: Session;
   /** Called with the call's turn once sampling ended (the capture session's recorder). */
   record?: (turn: CapturedTurn) => void;
 }
@@ -130,7 +132,12 @@ function textShapes(served: ServedModel, request: SamplingRequest, promptIds: nu
 }
 
 /** The engine request for a prompt: the prompt checked against the model, `max_tokens` defaulted and bounded. */
-function sampleRequest(served: ServedModel, promptIds: number[], request: SamplingRequest, promptParam: string): SampleRequest {
+export function sampleRequest(
+  served: ServedModel,
+  promptIds: number[],
+  request: Pick<SamplingRequest, 'maxTokens' | 'stop' | 'temperature' | 'topP' | 'topK' | 'stopTokenIds' | 'seed' | 'topLogprobs'>,
+  promptParam: string,
+): SampleRequest {
   if (promptIds.length === 0) throw OpenAiError.badRequest('the prompt encodes to no tokens', promptParam);
   const vocab = served.engine.vocabSize;
   const bad = promptIds.find((id) => id >= vocab);
@@ -160,6 +167,8 @@ function sampleRequest(served: ServedModel, promptIds: number[], request: Sampli
     maxNewTokens,
     temperature: request.temperature,
     topP: request.topP,
+    topK: request.topK,
+    stopTokenIds: request.stopTokenIds,
     seed: request.seed,
     stopStrings: request.stop,
     topLogProbs: request.topLogprobs,

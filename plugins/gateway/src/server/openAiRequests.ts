@@ -17,6 +17,9 @@ const sampling = {
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
   return_token_ids: z.boolean().nullish(),
+  // vLLM's sampling extensions: top-k (-1 or 0: off) and ids that end the completion besides the model's own.
+  top_k: z.number().int().min(-1).nullish(),
+  stop_token_ids: z.array(z.number().int().min(0)).max(64).nullish(),
 };
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
@@ -71,6 +74,9 @@ export interface SamplingRequest {
   model: string;
   temperature: number;
   topP: number;
+  /** 0: off. */
+  topK: number;
+  stopTokenIds: number[];
   /** Absent: as many as the model's positions leave after the prompt. */
   maxTokens?: number;
   stop: string[];
@@ -95,7 +101,8 @@ export interface CompletionRequest extends SamplingRequest {
   prompt: string | number[];
 }
 
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+/** A request body by `schema`, refused with a 400 naming the first bad parameter (and OpenAI's unsupported ones). */
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw OpenAiError.badRequest('the request body must be a JSON object', null, 'invalid_json');
   }
@@ -122,6 +129,8 @@ function common(body: z.infer<typeof chatBody> | z.infer<typeof completionBody>)
     model: body.model,
     temperature: body.temperature ?? 1,
     topP: body.top_p ?? 1,
+    topK: Math.max(0, body.top_k ?? 0),
+    stopTokenIds: body.stop_token_ids ?? [],
     maxTokens: body.max_tokens ?? undefined,
     stop: stop.filter((s) => s.length > 0),
     seed: body.seed ?? undefined,
@@ -149,7 +158,7 @@ function messageText(content: z.infer<typeof message>['content'], index: number)
 }
 
 export function parseChatRequest(body: unknown): ChatRequest {
-  const parsed = parse(chatBody, body);
+  const parsed = parseBody(chatBody, body);
   if (parsed.top_logprobs && !parsed.logprobs) {
     throw OpenAiError.badRequest('top_logprobs needs logprobs: true', 'top_logprobs');
   }
@@ -169,7 +178,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
 }
 
 export function parseCompletionRequest(body: unknown): CompletionRequest {
-  const parsed = parse(completionBody, body);
+  const parsed = parseBody(completionBody, body);
   let prompt: string | number[];
   const given = parsed.prompt;
   if (typeof given === 'string') prompt = given;

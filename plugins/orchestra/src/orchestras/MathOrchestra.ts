@@ -15,8 +15,9 @@ export const DEFAULT_MAX_LOOPS = 2;
  * Turn-level credit: each Solver turn scores its own answer (1 when right), each Verifier turn scores its verdict
  * on the solution before it (1 for approving a right one or rejecting a wrong one; 0 when unparseable).
  */
-function mathTurnScores(turns: readonly Turn[], judge: (action: EnvAction) => number): Map<number, number> {
+function mathTurnScores(turns: readonly Turn[], judge: ((action: EnvAction) => number) | undefined): Map<number, number> {
   const scores = new Map<number, number>();
+  if (!judge) return scores;
   let solved: number | undefined;
   for (const turn of turns) {
     if (turn.agentId === 'solver') {

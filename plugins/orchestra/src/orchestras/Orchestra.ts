@@ -1,4 +1,4 @@
-import { createToken, DrmasError, type EnvAction, type Turn } from '@drmas/core';
+import { createToken, DrmasError, type EnvAction, type Episode, type Turn } from '@drmas/core';
 import type { PromptedAgentOptions } from '../agents/agentConfig.js';
 import type { Block, OrchestraRow } from '../blocks/Block.js';
 import type { WorkflowGraph } from '../graph/WorkflowGraph.js';
@@ -18,10 +18,11 @@ export interface Orchestra {
   action(row: OrchestraRow): EnvAction;
   /**
    * Turn-level scores (`turn.info.turnScore`, the `per_turn` allocator's reward) for the turns one environment
-   * step produced, in call order, given the episode's `judge`; by turn index. Without it, only the turn whose
-   * action the environment took gets a score (the episode's `stepScore`).
+   * step produced, in call order, by turn index; `episode` is the row's, after the step. `judge` is the episode's
+   * (undefined when it offers none, as a remote episode); scores missing from the map, or no map entries at all, leave
+   * only the turn whose action the environment took with a score (the episode's `stepScore`).
    */
-  turnScores?(turns: readonly Turn[], judge: (action: EnvAction) => number): Map<number, number>;
+  turnScores?(turns: readonly Turn[], judge: ((action: EnvAction) => number) | undefined, episode: Episode): Map<number, number>;
 }
 
 export const Orchestra = createToken<Orchestra>('Orchestra', { label: 'orchestra', configKey: 'orchestra.name', named: true });

@@ -23,6 +23,8 @@ import { PromptedAgent } from '../agents/PromptedAgent.js';
 import { configGraphOrchestra } from '../graph/graphConfig.js';
 import { createCoryOrchestra } from '../orchestras/CoryOrchestra.js';
 import { createMathOrchestra } from '../orchestras/MathOrchestra.js';
+import { createDebateOrchestra } from '../orchestras/DebateOrchestra.js';
+import { createMajorityVoteOrchestra, createSummaryOrchestra } from '../orchestras/VoteOrchestras.js';
 import { Orchestra } from '../orchestras/Orchestra.js';
 import { Workflow } from './Workflow.js';
 import { createSearchOrchestra } from '../orchestras/SearchOrchestra.js';
@@ -38,7 +40,15 @@ import {
   type RewardSettings,
   type RolloutSettings,
 } from './orchestraConfig.js';
-import { agentLimits, checkAgentRoles, checkEvalTasks, checkMemory, checkPositions, turnsPerEpisode } from './rolloutLimits.js';
+import {
+  agentLimits,
+  checkAgentRoles,
+  checkRunnerRoles,
+  checkEvalTasks,
+  checkMemory,
+  checkPositions,
+  turnsPerEpisode,
+} from './rolloutLimits.js';
 import { checkRolloutWorkers, otherRolloutTaps, sampleStreamsOf } from './rolloutWorkers.js';
 import { checkExecutor } from './executorChecks.js';
 import { executorMetrics } from '../executor/executorMetrics.js';
@@ -46,6 +56,9 @@ import { appendTraces, TRACES_FILE } from '../trace/traceFile.js';
 import { StepRollouts, type StepRolloutRequest } from './StepRollouts.js';
 
 const PLUGIN_NAME = 'orchestra';
+
+/** MAVERL's runners: orchestras that call every role they declare (so each needs an `agents` entry). */
+const MAVERL_RUNNERS = new Set(['majority_vote', 'summary', 'debate']);
 
 /** What a checkpoint needs to continue the task stream and the sampling seeds exactly. */
 export interface OrchestraState {
@@ -83,7 +96,9 @@ export class OrchestraPlugin implements Plugin {
     ctx.provide(Orchestra, 'math', createMathOrchestra());
     ctx.provide(Orchestra, 'search', createSearchOrchestra());
     ctx.provide(Orchestra, 'cory', createCoryOrchestra());
-    this.registerConfigGraph(ctx);
+    ctx.provide(Orchestra, 'majority_vote', createMajorityVoteOrchestra());
+    ctx.provide(Orchestra, 'summary', createSummaryOrchestra());
+    this.registerConfiguredOrchestras(ctx);
     ctx.bind(Workflow).toSelf().inSingletonScope();
     ctx.bind(EpisodeRunner).toDynamicValue((context) => context.get(Workflow).runner());
     ctx.bind(RunFile).toConstantValue({ path: 'eval.jsonl', kind: 'steps' });
@@ -127,6 +142,7 @@ export class OrchestraPlugin implements Plugin {
       const environment = workflow.environment();
       const orchestra = workflow.orchestra();
       checkAgentRoles(config, orchestra, (key) => kernel.originOf(key));
+      if (MAVERL_RUNNERS.has(orchestra.name)) checkRunnerRoles(config, orchestra);
       checkExecutor(config.rollout as RolloutSettings, config.reward as RewardSettings, orchestra);
       checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
       const limits = agentLimits(config, workflow.agents(), kernel);
@@ -152,15 +168,24 @@ export class OrchestraPlugin implements Plugin {
   }
 
   /**
-   * `orchestra.graph` (the config form) becomes the orchestra `graph`; its roles that no plugin registered get a
-   * PromptedAgent class of their name, as a built-in role has.
+   * The `debate` orchestra with the configured debaters and judge, and `orchestra.graph` (the config form) as the
+   * orchestra `graph`. The selected orchestra's roles that are not built in (`summarizer`, `judge`, each debater,
+   * each graph role) get a PromptedAgent class of their name, as a built-in role has (only the selected one's, so a
+   * plugin's own `judge` agent does not collide with an orchestra the run does not use).
    */
-  private registerConfigGraph(ctx: RegisterContext): void {
-    const graph = (ctx.config.orchestra as OrchestraSettings).graph;
-    if (!graph) return;
-    ctx.provide(Orchestra, 'graph', configGraphOrchestra(graph));
-    const builtIn = new Set(ROLE_AGENTS.map((role) => agentName(role)));
-    for (const role of Object.keys(graph.agents)) if (!builtIn.has(role)) ctx.agents.register(role, class extends PromptedAgent {});
+  private registerConfiguredOrchestras(ctx: RegisterContext): void {
+    const settings = ctx.config.orchestra as OrchestraSettings;
+    const debate = createDebateOrchestra({ debaters: settings.debaters, judge: settings.judge });
+    ctx.provide(Orchestra, 'debate', debate);
+    const roles = new Set<string>();
+    if (settings.name === 'summary') roles.add('summarizer');
+    if (settings.name === 'debate') for (const role of Object.keys(debate.agents)) roles.add(role);
+    if (settings.graph) {
+      ctx.provide(Orchestra, 'graph', configGraphOrchestra(settings.graph));
+      for (const role of Object.keys(settings.graph.agents)) roles.add(role);
+    }
+    for (const role of ROLE_AGENTS) roles.delete(agentName(role)!);
+    for (const role of roles) ctx.agents.register(role, class extends PromptedAgent {});
   }
 
   /** One rollout: the next tasks of the training source, n episodes each, as a RolloutBatch. */

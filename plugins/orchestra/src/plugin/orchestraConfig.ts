@@ -29,10 +29,25 @@ export const executorSection = z.strictObject({
 
 /** The `orchestra` section: which orchestra runs, and settings its blocks read from `context.settings`. */
 export const orchestraSection = z.strictObject({
-  /** An Orchestra registered by name (`math`, `search`). */
+  /** An Orchestra registered by name (`math`, `search`, `majority_vote`, `summary`, `debate`, `graph`). */
   name: z.string().min(1).default('math'),
   /** Solves at most per math episode (Dr. MAS max_loop_num); read by `loopUntil` blocks. */
   maxLoops: z.number().int().min(1).max(ORCHESTRA_LIMITS.maxLoops).default(2),
+  /** K: the solvers of `majority_vote` and `summary` (one `solver` role sampled K times). */
+  solvers: z.number().int().min(1).max(ORCHESTRA_LIMITS.solvers).default(3),
+  /** The debaters of `debate`, in speaking order; each a role of its own (`agents.<name>`). */
+  debaters: z
+    .array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'a debater is a lower-case role name (letters, digits, _), e.g. "pro"'))
+    .min(2)
+    .max(ORCHESTRA_LIMITS.debaters)
+    .refine((names) => new Set(names).size === names.length && !names.includes('judge'), {
+      message: 'debaters must be distinct and none may be "judge" (the judge model\'s role)',
+    })
+    .default(['pro', 'con']),
+  /** Rounds of `debate`: each debater speaks once per round. */
+  rounds: z.number().int().min(1).max(ORCHESTRA_LIMITS.rounds).default(2),
+  /** Who decides `debate`: `none` (the majority of the last answers, or the environment's judge) or `model` (a `judge` agent's verdict). */
+  judge: z.enum(['none', 'model']).default('none'),
   /** A workflow graph written in the config: the orchestra `graph` (`orchestra.name: graph`), run by the async executor. */
   graph: graphConfigSchema.optional(),
 });

@@ -6,6 +6,10 @@ export const ORCHESTRA_LIMITS = Object.freeze({
   promptsPerStep: 65_536,
   samplesPerPrompt: 4_096,
   maxLoops: 100,
+  /** Solvers of majority voting and summary (K), debaters and debate rounds: each is a generate call per episode. */
+  solvers: 64,
+  debaters: 16,
+  rounds: 32,
   maxNewTokens: 1_048_576,
   evalK: 4_096,
   evalTasks: 1_000_000,

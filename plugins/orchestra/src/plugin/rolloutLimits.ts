@@ -41,6 +41,24 @@ export function checkAgentRoles(config: ResolvedConfig, orchestra: Orchestra, or
   }
 }
 
+/**
+ * Every role of a runner that calls all its roles (`majority_vote`, `summary`, `debate`) needs an `agents.<role>`
+ * entry (its model): found here at validate, not at the first call of the role in a rollout or evaluation.
+ */
+export function checkRunnerRoles(config: ResolvedConfig, orchestra: Orchestra): void {
+  const listed = Object.keys(config.agents);
+  for (const role of Object.keys(orchestra.agents)) {
+    if (Object.hasOwn(config.agents, role)) continue;
+    const unused = listed.filter((name) => !Object.hasOwn(orchestra.agents, name));
+    const suggestion = didYouMean(role, unused).trim();
+    const debate = orchestra.name === 'debate' && role !== 'judge' ? ', or list in orchestra.debaters the roles agents has' : '';
+    throw new DrmasError('CONFIG_INVALID', `orchestra ${orchestra.name} calls the agent role ${role}, which agents does not list`, {
+      key: `agents.${role}`,
+      hint: `add agents.${role} = { model: "<model id>" }${debate}${suggestion ? `. ${suggestion}` : ''}`,
+    });
+  }
+}
+
 /** The model id an agent samples from: its `model`, or the only model. */
 function modelOf(config: ResolvedConfig, role: string): string | undefined {
   const named = config.agents[role]?.model;

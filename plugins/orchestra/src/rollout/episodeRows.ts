@@ -44,11 +44,11 @@ export function recordTurnScores(orchestra: Orchestra, row: OrchestraRow, step: 
   const { episode, trajectory } = row;
   const scores = new Map<number, number>();
   if (actingTurn !== undefined && episode.stepScore !== undefined) scores.set(actingTurn, episode.stepScore);
-  if (orchestra.turnScores && episode.judge) {
-    const judge = episode.judge.bind(episode);
+  if (orchestra.turnScores) {
     for (const [index, score] of orchestra.turnScores(
       trajectory.turns.filter((turn) => turn.step === step),
-      judge,
+      episode.judge?.bind(episode),
+      episode,
     ))
       scores.set(index, score);
   }

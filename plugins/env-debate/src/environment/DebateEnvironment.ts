@@ -1,0 +1,215 @@
+import { DrmasError, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
+import { extractBoxedAnswer, mathAnswersEqual } from '@drmas/plugin-env-math';
+import { TRANSCRIPT_SUBMISSION } from '@drmas/plugin-orchestra';
+import { parseVerdict } from '../judge/parseVerdict.js';
+import { DEFAULT_JUDGE_WEIGHTS, judgeByRules, type AgentJudgement, type JudgeWeights } from '../judge/ruleJudge.js';
+import { parseTranscript, type DebateTranscript } from '../judge/transcript.js';
+import type { DebateTask } from '../tasks/DebateTask.js';
+import { DebateTaskPool } from '../tasks/DebateTaskPool.js';
+import { loadDebateDataset, splitDebateTasks } from '../tasks/loadDebateDataset.js';
+import { syntheticDebateTasks } from '../tasks/syntheticDebateTasks.js';
+import { debateEnvSettings, type DebateEnvSettings, type DebateEnvSettingsInput } from './debateEnvConfig.js';
+
+/** A judged debate: who won, each agent's reward and the episode's outcome. */
+export interface DebateJudgement {
+  rules: AgentJudgement[];
+  /** The judge model's winner, or the rule judge's (several on a tie); empty when a judge model gave no valid verdict. */
+  winners: string[];
+  /** Whether a judge model decided (its output was in the transcript), and its verdict's validity. */
+  verdict?: { valid: boolean; winner?: string; reason?: string };
+  rewards: Map<string, number>;
+  outcome: number;
+}
+
+/**
+ * Judges a transcript: the judge model's verdict when the transcript has one (parsed strictly; invalid: no winner),
+ * else the rule judge's top scores. Rewards: the winner 1 and the others 0 (`win`; k tied winners 1/k each), or each
+ * debater its rule score (`score`, rule judge only). The judge model gets 1 when its winner ends on the reference
+ * answer (verifiable tasks) or is one of the rule judge's winners (others), else 0. Outcome: verifiable, 1 when every
+ * winner ends on the reference answer; otherwise the winners' rule score; 0 without a winner.
+ */
+export function judgeDebate(
+  transcript: DebateTranscript,
+  reference: string | undefined,
+  options: { reward: 'win' | 'score'; weights: JudgeWeights },
+): DebateJudgement {
+  const { agents: rules, winners: ruleWinners } = judgeByRules(transcript, reference, options.weights);
+  const byAgent = new Map(rules.map((judgement) => [judgement.agent, judgement]));
+  let winners = ruleWinners;
+  let verdict: DebateJudgement['verdict'];
+  if (transcript.judge !== undefined) {
+    const parsed = parseVerdict(transcript.judge, transcript.debaters);
+    verdict = parsed.valid ? { valid: true, winner: parsed.winner } : { valid: false, reason: parsed.reason };
+    winners = parsed.valid ? [parsed.winner] : [];
+  }
+  const rewards = new Map<string, number>();
+  for (const judgement of rules) {
+    const won = winners.includes(judgement.agent);
+    rewards.set(judgement.agent, options.reward === 'score' && !verdict ? judgement.score : won ? 1 / winners.length : 0);
+  }
+  const right = (agent: string) => reference !== undefined && byAgent.get(agent)?.correctness === 1;
+  if (verdict)
+    rewards.set(
+      'judge',
+      verdict.valid ? (reference !== undefined ? (right(verdict.winner!) ? 1 : 0) : ruleWinners.includes(verdict.winner!) ? 1 : 0) : 0,
+    );
+  const outcome =
+    winners.length === 0
+      ? 0
+      : reference !== undefined
+        ? winners.every(right)
+          ? 1
+          : 0
+        : Math.max(...winners.map((w) => byAgent.get(w)!.score));
+  return { rules, winners, verdict, rewards, outcome };
+}
+
+/** One debate: a single environment step that judges the submitted transcript. */
+export class DebateEpisode implements Episode {
+  done = false;
+  outcome = 0;
+  stepScore?: number;
+  judgement?: DebateJudgement;
+
+  constructor(
+    readonly task: DebateTask,
+    private readonly options: { reward: 'win' | 'score'; weights: JudgeWeights },
+  ) {}
+
+  observation(): string {
+    return this.task.question;
+  }
+
+  /** `submit: transcript` asks the `debate` orchestra for the whole debate (`TRANSCRIPT_SUBMISSION`). */
+  variables(): Record<string, string> {
+    return { question: this.task.question, [TRANSCRIPT_SUBMISSION.variable]: TRANSCRIPT_SUBMISSION.value };
+  }
+
+  /**
+   * `correct`: the outcome on verifiable tasks; `tie`; `verdict_valid` (judge model); the rule judge's mean marks; and
+   * `reward_<agent>`, each agent's reward, which the `debate` orchestra gives its turns (`TRANSCRIPT_SUBMISSION`):
+   * metrics cross an environment server, where the episode's `judge` does not.
+   */
+  metrics(): Record<string, number> {
+    const j = this.judgement;
+    const mean = (pick: (a: AgentJudgement) => number) =>
+      j && j.rules.length ? j.rules.reduce((s, a) => s + pick(a), 0) / j.rules.length : 0;
+    return {
+      ...(this.task.answer !== undefined ? { correct: this.outcome } : {}),
+      tie: j && j.winners.length > 1 ? 1 : 0,
+      ...(j?.verdict ? { verdict_valid: j.verdict.valid ? 1 : 0 } : {}),
+      structure: mean((a) => a.structure),
+      evidence: mean((a) => a.evidence),
+      consistency: mean((a) => a.consistency),
+      ...Object.fromEntries([...(j?.rewards ?? [])].map(([agent, reward]) => [`${TRANSCRIPT_SUBMISSION.rewardMetric}${agent}`, reward])),
+    };
+  }
+
+  /**
+   * A `debate` action with `agentId`: that agent's reward in the judged debate (how the orchestra gives each turn its
+   * agent's score); an `answer`: 1 when its last `\boxed{}` is the reference answer. Anything else: 0.
+   */
+  judge(action: EnvAction): number {
+    if (action.type === TRANSCRIPT_SUBMISSION.actionType) {
+      const transcript = parseTranscript(action.content);
+      return transcript && action.agentId ? (judgeDebate(transcript, this.task.answer, this.options).rewards.get(action.agentId) ?? 0) : 0;
+    }
+    if (action.type === 'answer') {
+      const answer = extractBoxedAnswer(action.content);
+      return this.task.answer !== undefined && answer !== undefined && mathAnswersEqual(answer, this.task.answer) ? 1 : 0;
+    }
+    return 0;
+  }
+
+  submit(action: EnvAction): void {
+    const transcript = action.type === TRANSCRIPT_SUBMISSION.actionType ? parseTranscript(action.content) : undefined;
+    if (transcript) {
+      this.judgement = judgeDebate(transcript, this.task.answer, this.options);
+      this.outcome = this.judgement.outcome;
+    } else {
+      // A single answer (another orchestra): judged on correctness alone.
+      this.outcome = this.judge(action);
+    }
+    this.stepScore = this.outcome;
+    this.done = true;
+  }
+}
+
+/**
+ * Debates (env-debate): synthetic math questions or motions (`env.debate.tasks`), or a dataset (`env.debate.file`),
+ * each judged from the transcript the `debate` orchestra submits: by rules, or by a judge model's verdict.
+ */
+export class DebateEnvironment implements Environment<DebateTask> {
+  readonly name = 'debate';
+  private readonly settingsOf: () => DebateEnvSettingsInput;
+  private source?: DebateTaskPool;
+  private settings?: DebateEnvSettings;
+
+  constructor(settings: DebateEnvSettingsInput | (() => DebateEnvSettingsInput) = {}) {
+    this.settingsOf = typeof settings === 'function' ? settings : () => settings;
+  }
+
+  get maxSteps(): number {
+    return this.settings?.maxSteps ?? 1;
+  }
+
+  async init(): Promise<void> {
+    if (this.source) return;
+    const s = debateEnvSettings.parse(this.settingsOf());
+    this.settings = s;
+    const { debate } = s;
+    let split: { train: DebateTask[]; test: DebateTask[] };
+    if (debate.file) {
+      const tasks = await loadDebateDataset(debate.file, debate.dataSource);
+      split = debate.testFile
+        ? {
+            train: tasks.map((t) => ({ ...t, split: 'train' })),
+            test: (await loadDebateDataset(debate.testFile, debate.dataSource)).map((t) => ({ ...t, split: 'test' })),
+          }
+        : splitDebateTasks(tasks, s.testFraction);
+      const held = new Set(split.test.map((t) => t.question));
+      split.train = split.train.filter((t) => !held.has(t.question));
+      if (split.train.length === 0)
+        throw new DrmasError('DATASET_INVALID', `no training task is left in ${debate.file} once the held-out tasks are set apart`, {
+          file: debate.file,
+          key: 'env.debate.file',
+          hint: 'lower env.testFraction, or mark fewer records "split": "test"',
+        });
+    } else {
+      split = syntheticDebateTasks({
+        kind: debate.tasks,
+        seed: s.seed,
+        levels: debate.levels,
+        trainSize: debate.trainSize,
+        testSize: debate.testSize,
+      });
+    }
+    this.source = new DebateTaskPool(split.train, split.test, s.seed);
+  }
+
+  batch(cursor: number, count: number): EnvTaskBatch<DebateTask> {
+    return this.ready().batch(cursor, count);
+  }
+
+  test(): DebateTask[] {
+    return this.ready().test();
+  }
+
+  reset(task: DebateTask): DebateEpisode {
+    const debate = this.settings?.debate;
+    return new DebateEpisode(task, {
+      reward: debate?.reward ?? 'win',
+      weights: debate?.weights ?? DEFAULT_JUDGE_WEIGHTS,
+    });
+  }
+
+  async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+    if (actions.length !== episodes.length) throw new Error(`step got ${actions.length} actions for ${episodes.length} episodes`);
+    episodes.forEach((episode, i) => (episode as DebateEpisode).submit(actions[i]!));
+  }
+
+  private ready(): DebateTaskPool {
+    if (!this.source) throw new Error('DebateEnvironment used before init()');
+    return this.source;
+  }
+}
