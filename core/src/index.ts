@@ -109,6 +109,16 @@ export {
   type WorkerGroupBatch,
 } from './data/BatchView.js';
 export type { Distributions, EvalContext, Metrics, RunContext, StepContext, StepResult } from './data/StepContext.js';
+export {
+  firstRecordText,
+  QUESTION_FIELDS,
+  readTaskRecords,
+  recordText,
+  recordValue,
+  type TaskFileError,
+  type TaskRecord,
+  type TaskRecordPlace,
+} from './data/taskRecordFiles.js';
 
 export type {
   GenerateRequest,

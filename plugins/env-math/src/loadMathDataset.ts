@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { parquetReadObjects } from 'hyparquet';
 import { basename, extname } from 'node:path';
+import { firstRecordText, QUESTION_FIELDS, readTaskRecords, recordText, type TaskRecordPlace } from '@drmas/core';
 import { extractBoxedAnswer } from './boxedAnswer.js';
 import { MathDatasetError } from './errors.js';
 import type { MathSplit, MathTask } from './MathTask.js';
@@ -12,55 +11,33 @@ export interface LoadMathDatasetOptions {
   split?: MathSplit;
 }
 
-/** Where a record sits: a JSONL line or a JSON array position. */
-interface RecordPlace {
-  file: string;
-  line?: number;
-  record?: number;
-}
-
 const RECORD_SHAPE =
   'each record needs "question" (or "query", "problem", "extra_info.question") and "answer" (or "ground_truth", "target", "reward_model.ground_truth", "extra_info.answer", or a "solution" ending in \\boxed{...})';
 
-function fail(place: RecordPlace, problem: string, field?: string, hint = RECORD_SHAPE): never {
+function fail(place: TaskRecordPlace, problem: string, field?: string, hint = RECORD_SHAPE): never {
   throw new MathDatasetError(problem, { ...place, field, hint });
-}
-
-/** A text field, `a.b` naming a key of a nested object (Parquet structs, verl's `reward_model.ground_truth`). */
-function textField(record: Record<string, unknown>, key: string): string | undefined {
-  let value: unknown = record;
-  for (const part of key.split('.'))
-    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
-  if (typeof value === 'string' && value.trim() !== '') return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  if (typeof value === 'bigint') return String(value);
-  return undefined;
 }
 
 /** The first of `keys` the record has as text (UnityMAS-O's field fallbacks). */
 function firstField(record: Record<string, unknown>, keys: readonly string[]): string | undefined {
-  for (const key of keys) {
-    const value = textField(record, key);
-    if (value !== undefined) return value;
-  }
-  return undefined;
+  return firstRecordText(record, keys)?.text;
 }
 
-const QUESTION_KEYS = ['question', 'query', 'problem', 'extra_info.question'];
+const QUESTION_KEYS = QUESTION_FIELDS;
 const ANSWER_KEYS = ['answer', 'ground_truth', 'target', 'reward_model.ground_truth', 'extra_info.answer'];
 
 /**
  * The reference answer: the first of `answer`, `ground_truth`, `target`, `reward_model.ground_truth`,
  * `extra_info.answer` (a GSM8K `#### 42` tail or a `\boxed{}` is unwrapped), else the last box of `solution`.
  */
-function readAnswer(record: Record<string, unknown>, place: RecordPlace): string {
+function readAnswer(record: Record<string, unknown>, place: TaskRecordPlace): string {
   const answer = firstField(record, ANSWER_KEYS);
   if (answer !== undefined) {
     const gsm8k = answer.lastIndexOf('####');
     if (gsm8k >= 0) return answer.slice(gsm8k + 4).trim();
     return (/\\(?:boxed|fbox)/.test(answer) ? extractBoxedAnswer(answer) : undefined) ?? answer.trim();
   }
-  const solution = textField(record, 'solution');
+  const solution = recordText(record, 'solution');
   if (solution === undefined) fail(place, `missing "answer" (or ${ANSWER_KEYS.slice(1).join(', ')}, "solution")`, 'answer');
   const boxed = extractBoxedAnswer(solution);
   if (boxed === undefined || boxed === '')
@@ -87,7 +64,7 @@ function readDifficulty(record: Record<string, unknown>): number | undefined {
 
 function recordToTask(
   raw: unknown,
-  place: RecordPlace,
+  place: TaskRecordPlace,
   options: LoadMathDatasetOptions,
   defaults: { source: string; id: string },
 ): MathTask {
@@ -99,63 +76,15 @@ function recordToTask(
   const answer = readAnswer(record, place);
   const recordSplit = record.split === 'train' || record.split === 'test' ? record.split : undefined;
   const task: MathTask = {
-    id: textField(record, 'id') ?? textField(record, 'unique_id') ?? defaults.id,
+    id: recordText(record, 'id') ?? recordText(record, 'unique_id') ?? defaults.id,
     question,
     answer,
-    dataSource: options.dataSource ?? textField(record, 'data_source') ?? textField(record, 'source') ?? defaults.source,
+    dataSource: options.dataSource ?? recordText(record, 'data_source') ?? recordText(record, 'source') ?? defaults.source,
     split: options.split ?? recordSplit ?? 'train',
   };
   const difficulty = readDifficulty(record);
   if (difficulty !== undefined) task.difficulty = difficulty;
   return task;
-}
-
-function parseJsonLines(text: string, file: string, options: LoadMathDatasetOptions, source: string): MathTask[] {
-  const tasks: MathTask[] = [];
-  const lines = text.split(/\r?\n/);
-  for (let k = 0; k < lines.length; k++) {
-    const line = lines[k]!.trim();
-    if (line === '') continue;
-    const place = { file, line: k + 1 };
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (cause) {
-      throw new MathDatasetError(`invalid JSON (${(cause as Error).message})`, {
-        ...place,
-        hint: 'a JSONL file holds one JSON object per line; fix or remove this line',
-        cause,
-      });
-    }
-    tasks.push(recordToTask(value, place, options, { source, id: `${source}-${k + 1}` }));
-  }
-  return tasks;
-}
-
-function parseJsonDocument(value: unknown, file: string, options: LoadMathDatasetOptions, source: string): MathTask[] {
-  const records = Array.isArray(value) ? value : value && typeof value === 'object' ? (value as { data?: unknown }).data : undefined;
-  if (!Array.isArray(records))
-    throw new MathDatasetError('expected a JSON array of records or an object with a "data" array', {
-      file,
-      field: 'data',
-      hint: 'wrap the records as [{...}, ...] or {"data": [{...}, ...]}, or use one object per line in a .jsonl file',
-    });
-  return records.map((raw, k) => recordToTask(raw, { file, record: k }, options, { source, id: `${source}-${k}` }));
-}
-
-/** The rows of a Parquet file (hyparquet; snappy-compressed or uncompressed pages) as records. */
-async function parseParquet(bytes: Buffer, file: string, options: LoadMathDatasetOptions, source: string): Promise<MathTask[]> {
-  let rows: Record<string, unknown>[];
-  try {
-    rows = await parquetReadObjects({ file: new Uint8Array(bytes).buffer });
-  } catch (cause) {
-    throw new MathDatasetError(`cannot read the Parquet file (${(cause as Error).message})`, {
-      file,
-      hint: 'write it with snappy or no compression, or convert it to JSONL',
-      cause,
-    });
-  }
-  return rows.map((raw, k) => recordToTask(raw, { file, record: k }, options, { source, id: `${source}-${k}` }));
 }
 
 /**
@@ -168,49 +97,14 @@ async function parseParquet(bytes: Buffer, file: string, options: LoadMathDatase
  * Throws `MathDatasetError` naming the file, line (JSONL) or record index (JSON) and key at fault, and for an empty file.
  */
 export async function loadMathDataset(file: string, options: LoadMathDatasetOptions = {}): Promise<MathTask[]> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (cause) {
-    throw new MathDatasetError(`cannot read the dataset (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`, {
-      file,
-      hint: 'check the path; relative paths resolve from the working directory',
-      cause,
-    });
-  }
-  const extension = extname(file).toLowerCase();
   const source = basename(file, extname(file));
-  let text = extension === '.parquet' ? '' : bytes.toString('utf8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  let tasks: MathTask[];
-  if (extension === '.parquet') {
-    tasks = await parseParquet(bytes, file, options, source);
-  } else if (extension === '.jsonl' || extension === '.ndjson') {
-    tasks = parseJsonLines(text, file, options, source);
-  } else {
-    let document: unknown;
-    let parsed = false;
-    try {
-      document = JSON.parse(text);
-      parsed = true;
-    } catch (cause) {
-      if (extension === '.json' && text.trim() !== '')
-        throw new MathDatasetError(`invalid JSON (${(cause as Error).message})`, {
-          file,
-          hint: 'fix the JSON, or rename the file to .jsonl if it holds one JSON object per line',
-          cause,
-        });
-    }
-    // A lone object outside a .json file is a one-line JSONL file.
-    const singleRecord =
-      extension !== '.json' &&
-      parsed &&
-      document !== null &&
-      typeof document === 'object' &&
-      !Array.isArray(document) &&
-      !('data' in document);
-    tasks = parsed && !singleRecord ? parseJsonDocument(document, file, options, source) : parseJsonLines(text, file, options, source);
-  }
+  const records = await readTaskRecords(
+    file,
+    (problem, { place, field, hint, cause }) => new MathDatasetError(problem, { ...place, field, hint, cause }),
+  );
+  const tasks = records.map(({ value, place }) =>
+    recordToTask(value, place, options, { source, id: `${source}-${place.line ?? place.record}` }),
+  );
   if (tasks.length === 0)
     throw new MathDatasetError('the dataset contains no records', {
       file,

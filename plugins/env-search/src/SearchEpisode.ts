@@ -1,4 +1,4 @@
-import { extractLastAnswer, scoreSearchAnswer, type SearchAnswerScore } from './answerMatch.js';
+import { answerInText, scoreSearchAnswer, type SearchAnswerScore } from './answerMatch.js';
 import type { SearchQuestion } from './corpus/SearchQuestion.js';
 import { SearchEnvError, SearchInputError } from './errors.js';
 import type { Retriever, SearchHit } from './retrieval/Retriever.js';
@@ -108,7 +108,7 @@ export class SearchEpisode {
   /** Ends the episode with an answer: the text of the last `<answer>` in `text`, or all of `text` if it has none. */
   applyAnswer(text: string): void {
     this.assertOpen('applyAnswer');
-    const answer = extractLastAnswer(text) ?? text.trim();
+    const answer = answerInText(text);
     this.finalAnswer = answer;
     this.record({ kind: 'answer', text, answer });
     this.finished = true;

@@ -73,3 +73,8 @@ export function extractLastAnswer(text: string): string | undefined {
   }
   return last?.trim();
 }
+
+/** The answer an output gives: the text of its last `<answer>`, or all of it, trimmed, when it has none. */
+export function answerInText(text: string): string {
+  return extractLastAnswer(text) ?? text.trim();
+}

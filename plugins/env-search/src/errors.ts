@@ -20,20 +20,32 @@ export class SearchInputError extends SearchEnvError {
 const DATA_LINE_HINT =
   'fix or remove this line: a questions file holds {"question", "golden_answers"} objects, a corpus {"id", "contents"} objects, one per line';
 
-/** A line of a JSONL data file is unreadable or lacks a field; `line` 0 is the file as a whole. */
+/**
+ * A line of a JSONL data file (or a record of a Parquet or JSON file, `record`) is unreadable or lacks a field; `line`
+ * 0 is the file as a whole.
+ */
 export class DataFileError extends SearchEnvError {
   declare readonly file: string;
   readonly line: number;
+  readonly record: number | undefined;
   readonly field: string | undefined;
 
-  constructor(file: string, line: number, field: string | undefined, message: string, options: { cause?: unknown; hint?: string } = {}) {
-    const where = [line > 0 ? `line ${line}` : '', field ? `(field "${field}")` : ''].filter(Boolean).join(' ');
+  constructor(
+    file: string,
+    line: number,
+    field: string | undefined,
+    message: string,
+    options: { cause?: unknown; hint?: string; record?: number } = {},
+  ) {
+    const place = line > 0 ? `line ${line}` : options.record !== undefined ? `record ${options.record}` : '';
+    const where = [place, field ? `(field "${field}")` : ''].filter(Boolean).join(' ');
     super('DATASET_INVALID', `${where ? `${where}: ` : ''}${message}`, {
       file,
       cause: options.cause,
       hint: options.hint ?? DATA_LINE_HINT,
     });
     this.line = line;
+    this.record = options.record;
     this.field = field;
   }
 }

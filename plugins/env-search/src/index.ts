@@ -22,6 +22,7 @@ export {
 export { SearchTaskSource, type SearchTaskSourceOptions, type SearchTaskBatch } from './corpus/SearchTaskSource.js';
 export {
   loadQaJsonl,
+  loadQaFile,
   loadCorpusJsonl,
   parseQaRecord,
   parseCorpusRecord,
@@ -53,7 +54,15 @@ export {
   type RunningRetrieverServer,
 } from './http/retrieverServer.js';
 export { RetrieverClient, type RetrieverClientOptions } from './http/RetrieverClient.js';
-export { normalizeAnswer, exactMatch, tokenF1, scoreSearchAnswer, extractLastAnswer, type SearchAnswerScore } from './answerMatch.js';
+export {
+  normalizeAnswer,
+  exactMatch,
+  tokenF1,
+  scoreSearchAnswer,
+  extractLastAnswer,
+  answerInText,
+  type SearchAnswerScore,
+} from './answerMatch.js';
 export {
   SearchEpisode,
   applySearches,
@@ -68,7 +77,7 @@ export {
 export { DemonstrationBuilder, type DemonstrationTurn, type SearchDemonstration, type SearchAgentName } from './SearchDemonstration.js';
 export { retriever as retrieverCommand } from './cli/retrieverCommand.js';
 
-export { SearchEnvironment, SearchEnvEpisode } from './environment/SearchEnvironment.js';
+export { SearchEnvironment, SearchEnvEpisode, searchTogether, type EpisodeSearch } from './environment/SearchEnvironment.js';
 export { searchEnvKeys, searchEnvSettings, type SearchEnvSettings, type SearchEnvSettingsInput } from './environment/searchEnvConfig.js';
 export { EnvSearchPlugin, PLUGIN_NAME } from './plugin/EnvSearchPlugin.js';
 export { default } from './plugin/EnvSearchPlugin.js';

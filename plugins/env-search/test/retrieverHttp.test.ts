@@ -312,11 +312,25 @@ describe('retriever server options', () => {
     [{ headersTimeoutMs: 5000, requestTimeoutMs: 1000 }, 'headersTimeoutMs', '5000 is longer than requestTimeoutMs (1000)'],
     [{ maxTopk: 5, defaultTopk: 6 }, 'defaultTopk', 'must be an integer from 1 to maxTopk (5), got 6'],
     [{ port: 70000 }, 'port', 'must be an integer from 0 to 65535, got 70000'],
+    [{ latencyMs: -1 }, 'latencyMs', 'must be an integer from 0 to 60000, got -1'],
   ])('refuses %j naming %s', async (options, argument, message) => {
     const error = await startRetrieverServer({ retriever: local, ...options }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SearchInputError);
     expect((error as SearchInputError).argument).toBe(argument);
     expect((error as Error).message).toBe(`${argument}: ${message}`);
+  });
+
+  it('latencyMs: each request waits that long before it is searched, side by side with the others', async () => {
+    const server = await startRetrieverServer({ retriever: local, port: 0, latencyMs: 150 });
+    cleanups.push(() => server.close());
+    const started = performance.now();
+    const answers = Promise.all([post(server.url, { queries: [queries[0]] }), post(server.url, { queries: [queries[1]] })]);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    // Both are in flight together: the wait is per request, not a queue.
+    expect(server.inFlight()).toBe(2);
+    const [first, second] = await answers;
+    expect(performance.now() - started).toBeGreaterThanOrEqual(150);
+    expect([first.status, second.status]).toEqual([200, 200]);
   });
 
   it('names the port when it is taken, with a hint', async () => {

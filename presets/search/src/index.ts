@@ -7,6 +7,29 @@ export {
   SEARCHER_PROMPT,
   VERIFIER_PROMPT,
 } from './searchPreset.js';
+export {
+  createMaskOrchestra,
+  maskBlocks,
+  maskF1Allocator,
+  maskGraph,
+  maskState,
+  searchQuery,
+  SEARCH_END,
+  MASK_PLANNER_PROMPT,
+  MASK_SUMMARIZER_PROMPT,
+  MASK_UPDATER_PROMPT,
+  type MaskState,
+} from './workflows/mAsk.js';
+export { createQdRagOrchestra, subQueries, MAX_SUB_QUERIES, QD_DECOMPOSER_PROMPT, QD_EVIDENCE_PROMPT } from './workflows/qdRag.js';
+export { answerF1 } from './workflows/searchSteps.js';
+export {
+  DecomposerAgent,
+  EvidenceAgent,
+  PlannerAgent,
+  searchWorkflowsPlugin,
+  SummarizerAgent,
+  UpdaterAgent,
+} from './workflows/searchWorkflows.js';
 export { searchTeacher, type SearchTeacherKnowledge } from './searchTeacher.js';
 export { buildSearchBase, PRESET_DIR, writeSearchDemonstrations, type BuildBaseOptions } from './buildBase.js';
 

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { definePreset, type Preset, type UserConfig } from '@drmas/core';
+import { searchWorkflowsPlugin } from './workflows/searchWorkflows.js';
 
 /** The base checkpoint shipped with the preset (supervised warm-up of `tiny`; rebuild with `npm run build-base`). */
 export const BASE_CHECKPOINT = fileURLToPath(new URL('../checkpoints/base/policy', import.meta.url));
@@ -63,10 +64,13 @@ export const SEARCH_DEFAULTS: Partial<UserConfig> = {
   trainer: { steps: 30, seed: 0, saveEvery: 10, keepLast: 2 },
 };
 
-/** `presets: ['search']`: the Dr. MAS search workflow with every plugin it needs. */
+/**
+ * `presets: ['search']`: the Dr. MAS search workflow with every plugin it needs, and the UnityMAS-O search workflows
+ * (`orchestra.name: m-ask`, `qd-rag`, `qd-rag-evidence`; see examples/workflows).
+ */
 export const searchPreset: Preset = {
   name: 'search',
-  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'env-search', 'orchestra', 'report'],
+  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'env-search', 'orchestra', 'report', searchWorkflowsPlugin],
   config: SEARCH_DEFAULTS,
 };
 

@@ -58,6 +58,7 @@ const FLAG_OF_ARGUMENT = new Map<string, string>([
   ['port', '--port'],
   ['host', '--host'],
   ['defaultTopk', '--topk'],
+  ['latencyMs', '--latency-ms'],
   ...LIMIT_FLAGS.map((l): [string, string] => [l.key, `--${l.flag}`]),
 ]);
 
@@ -139,6 +140,7 @@ export const retriever: CliCommand = {
     ['--entities N', `entities of the synthetic knowledge base (default 120, as env.entities; at most ${MAX_ENTITIES})`],
     ['--seed S', 'seed of the synthetic knowledge base (default 0, as env.seed)'],
     ['--topk K', 'documents per query when a request gives no topk (default 3)'],
+    ['--latency-ms MS', 'wait MS before searching each request, as a remote search API would (default 0; for benchmarks)'],
     ...LIMIT_FLAGS.map((l): [string, string] => [`--${l.flag} ${l.arg}`, `${l.text} (default ${RETRIEVER_SERVER_LIMITS[l.key]})`]),
   ],
   options: {
@@ -148,6 +150,7 @@ export const retriever: CliCommand = {
     entities: { type: 'string' },
     seed: { type: 'string' },
     topk: { type: 'string' },
+    'latency-ms': { type: 'string' },
     ...LIMIT_OPTIONS,
   },
   positionals: true,
@@ -167,6 +170,7 @@ export const retriever: CliCommand = {
       limits[l.key] = integer(values, l.flag, RETRIEVER_SERVER_LIMITS[l.key], 1, RETRIEVER_LIMIT_CEILINGS[l.key]);
     const maxTopk = limits.maxTopk!;
     const defaultTopk = integer(values, 'topk', Math.min(3, maxTopk), 1, maxTopk);
+    const latencyMs = integer(values, 'latency-ms', 0, 0, 60_000);
     if (limits.headersTimeoutMs! > limits.requestTimeoutMs!) {
       throw new DrmasError(
         'INVALID_ARGUMENT',
@@ -178,21 +182,28 @@ export const retriever: CliCommand = {
       );
     }
     const documents = await loadDocuments(values, io.cwd);
-    const server = await startRetrieverServer({ retriever: new Bm25Retriever(documents), port, host, defaultTopk, ...limits }).catch(
-      (error: unknown) => {
-        if (!(error instanceof SearchInputError)) throw error;
-        // the option's name replaces the argument's at the head of the message
-        const message = error.message.slice(error.argument.length + 2);
-        throw new DrmasError(error.code, message, {
-          key: FLAG_OF_ARGUMENT.get(error.argument) ?? error.argument,
-          hint: error.hint,
-          cause: error,
-        });
-      },
-    );
+    const server = await startRetrieverServer({
+      retriever: new Bm25Retriever(documents),
+      port,
+      host,
+      defaultTopk,
+      latencyMs,
+      ...limits,
+    }).catch((error: unknown) => {
+      if (!(error instanceof SearchInputError)) throw error;
+      // the option's name replaces the argument's at the head of the message
+      const message = error.message.slice(error.argument.length + 2);
+      throw new DrmasError(error.code, message, {
+        key: FLAG_OF_ARGUMENT.get(error.argument) ?? error.argument,
+        hint: error.hint,
+        cause: error,
+      });
+    });
     const log = (line: string) => io.stderr.write(`${line}\n`);
     const l = server.limits;
-    log(`drmas: retriever on ${server.url}/retrieve over ${documents.length} documents (Ctrl-C stops it)`);
+    log(
+      `drmas: retriever on ${server.url}/retrieve over ${documents.length} documents${latencyMs > 0 ? `, answering after ${latencyMs} ms` : ''} (Ctrl-C stops it)`,
+    );
     log(
       `drmas: limits: body ${l.maxBodyBytes} B, ${l.maxQueries} queries, topk ${l.maxTopk}, response ${l.maxResponseBytes} B, ` +
         `${l.maxConnections} connections, request ${l.requestTimeoutMs} ms, idle ${l.idleTimeoutMs} ms (drmas retriever --help)`,

@@ -1,24 +1,65 @@
 import { DrmasError, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
 import type { SearchQuestion } from '../corpus/SearchQuestion.js';
 import { generateKnowledgeBase } from '../corpus/KnowledgeBase.js';
-import { loadCorpusJsonl, loadQaJsonl } from '../corpus/jsonlLoaders.js';
+import { loadCorpusJsonl, loadQaFile } from '../corpus/jsonlLoaders.js';
 import { SearchTaskSource } from '../corpus/SearchTaskSource.js';
 import { DataFileError, SearchInputError } from '../errors.js';
 import { RetrieverClient } from '../http/RetrieverClient.js';
 import { Bm25Retriever } from '../retrieval/Bm25Retriever.js';
-import type { Retriever, SearchDocument } from '../retrieval/Retriever.js';
+import type { Retriever, SearchDocument, SearchHit } from '../retrieval/Retriever.js';
 import { applySearches, SearchEpisode } from '../SearchEpisode.js';
 import { searchEnvSettings, type SearchEnvSettings, type SearchEnvSettingsInput } from './searchEnvConfig.js';
 
 /** Arguments of RetrieverClient, which live under `env.retriever`. */
 const RETRIEVER_OPTION = /^(urls|timeoutMs|maxRetries)\b/;
 
-/** One question: searches append `<information>` to the observation; an answer ends it (exact match outcome). */
+/** The retriever an episode searches with on its own (a workflow's retrieval tool), and documents per query. */
+export interface EpisodeSearch {
+  retriever: Retriever;
+  topk: number;
+}
+
+/**
+ * One question: searches append `<information>` to the observation; an answer ends it (exact match outcome). Besides
+ * `search` actions (run by the environment's `step`, batched over rows), a workflow's tool node can search mid-step
+ * with `search(queries)`.
+ */
 export class SearchEnvEpisode implements Episode {
   stepScore?: number;
   private searches = 0;
 
-  constructor(readonly inner: SearchEpisode) {}
+  constructor(
+    readonly inner: SearchEpisode,
+    private readonly searcher?: EpisodeSearch,
+  ) {}
+
+  /** Whether a search still leaves the episode a step for its answer. */
+  get canSearch(): boolean {
+    return !this.inner.done && this.inner.steps < this.inner.maxSteps - 1;
+  }
+
+  /**
+   * Runs `queries` in one retriever call and records them as one search of the history (the queries joined with
+   * `; `, the documents of all of them, each once, in order); returns the `<information>` block.
+   */
+  async search(queries: readonly string[]): Promise<string> {
+    const [information] = await searchTogether([{ episode: this, queries }]);
+    return information!;
+  }
+
+  /** Records one search's results (see `searchTogether`). */
+  recordSearch(queries: readonly string[], hits: readonly SearchHit[][]): string {
+    const seen = new Set<string>();
+    const merged = hits.flat().filter((hit) => !seen.has(hit.document.id) && seen.add(hit.document.id));
+    this.searches++;
+    return this.inner.applySearch(queries.join('; '), merged);
+  }
+
+  /** The retriever this episode searches with (the environment's). */
+  searchTool(): EpisodeSearch {
+    if (!this.searcher) throw new Error(`episode of question ${this.task.id} was made without a retriever to search with`);
+    return this.searcher;
+  }
 
   get task(): SearchQuestion {
     return this.inner.question;
@@ -64,7 +105,7 @@ export class SearchEnvEpisode implements Episode {
 
 /**
  * Question answering with a search engine (env-search): the synthetic knowledge base with in-process BM25 by
- * default; `env.questionsFile`/`env.corpusFile` for Search-R1 JSONL data; `env.retriever.urls` for an HTTP
+ * default; `env.questionsFile` (JSONL, JSON or Parquet) and `env.corpusFile` (JSONL) for Search-R1 data; `env.retriever.urls` for an HTTP
  * retriever. Each step runs every row's search in one retriever call.
  */
 export class SearchEnvironment implements Environment<SearchQuestion> {
@@ -93,7 +134,7 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
     }
     try {
       const kb = s.questionsFile ? undefined : generateKnowledgeBase({ seed: s.seed, entities: s.entities });
-      const questions = s.questionsFile ? await loadQaJsonl(s.questionsFile) : kb!.questions;
+      const questions = s.questionsFile ? await loadQaFile(s.questionsFile) : kb!.questions;
       this.retriever = s.retriever.urls
         ? new RetrieverClient({ urls: s.retriever.urls, timeoutMs: s.retriever.timeoutMs, maxRetries: s.retriever.maxRetries })
         : new Bm25Retriever(s.corpusFile ? await loadCorpusJsonl(s.corpusFile) : (kb!.documents as SearchDocument[]));
@@ -118,7 +159,10 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
   }
 
   reset(task: SearchQuestion): SearchEnvEpisode {
-    return new SearchEnvEpisode(new SearchEpisode(task, { maxSteps: this.maxSteps }));
+    return new SearchEnvEpisode(new SearchEpisode(task, { maxSteps: this.maxSteps }), {
+      retriever: this.retriever!,
+      topk: this.settings!.topk,
+    });
   }
 
   async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
@@ -141,4 +185,32 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
     if (!this.source) throw new Error('SearchEnvironment used before init()');
     return this.source;
   }
+}
+
+/**
+ * The searches of several episodes (each one or more queries) in one retriever call per retriever, as the
+ * environment's `step` batches its rows' searches: what a lock-step workflow's retrieval block runs. Returns each
+ * request's `<information>` block.
+ */
+export async function searchTogether(
+  requests: ReadonlyArray<{ episode: SearchEnvEpisode; queries: readonly string[] }>,
+): Promise<string[]> {
+  const information = new Array<string>(requests.length);
+  const byTool = new Map<EpisodeSearch, number[]>();
+  requests.forEach((request, i) => {
+    const tool = request.episode.searchTool();
+    byTool.set(tool, [...(byTool.get(tool) ?? []), i]);
+  });
+  for (const [tool, indices] of byTool) {
+    const queries = indices.flatMap((i) => requests[i]!.queries);
+    const hits = queries.length > 0 ? await tool.retriever.search(queries, tool.topk) : [];
+    if (hits.length !== queries.length) throw new Error(`the retriever answered ${hits.length} hit lists for ${queries.length} queries`);
+    let at = 0;
+    for (const i of indices) {
+      const { episode, queries: own } = requests[i]!;
+      information[i] = episode.recordSearch(own, hits.slice(at, at + own.length));
+      at += own.length;
+    }
+  }
+  return information;
 }

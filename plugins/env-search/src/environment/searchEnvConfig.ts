@@ -4,7 +4,10 @@ import { envSection, z } from '@drmas/core';
 export const searchEnvKeys = z.strictObject({
   /** Entities of the synthetic knowledge base (one document each), when no questions file is given. */
   entities: z.number().int().min(12).max(1_000_000).default(120),
-  /** Search-R1 QA JSONL (`question`, `golden_answers`); replaces the knowledge-base questions. */
+  /**
+   * Questions (`question`, `golden_answers`, with UnityMAS-O's field fallbacks) as JSONL, JSON or Parquet (Search-R1's
+   * and verl's `train.parquet`); replaces the knowledge-base questions.
+   */
   questionsFile: z.string().min(1).optional(),
   /** Search-R1 corpus JSONL (`id`, `contents`) for the in-process BM25 retriever. */
   corpusFile: z.string().min(1).optional(),

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { SearchInputError } from '../errors.js';
 import type { Retriever, SearchHit } from '../retrieval/Retriever.js';
 import { exceedsJsonNesting } from './jsonNesting.js';
@@ -88,6 +89,11 @@ export interface RetrieverServerOptions extends Partial<RetrieverServerLimits> {
   host?: string;
   /** topk when a request gives none; default 3 (Search-R1's default). */
   defaultTopk?: number;
+  /**
+   * Milliseconds each `/retrieve` request waits before it is searched (default 0): a remote search API's latency
+   * (hundreds of ms), to measure how a workflow copes with it. Requests wait side by side, as at a remote service.
+   */
+  latencyMs?: number;
 }
 
 export interface RunningRetrieverServer {
@@ -115,6 +121,9 @@ class HttpProblem extends Error {
     super(message);
   }
 }
+
+/** Longest simulated latency: a minute (a request waiting longer is no model of a search API). */
+const MAX_LATENCY_MS = 60_000;
 
 /** Longest retriever failure message passed on in a 500 (an upstream error page can be megabytes). */
 const FAILURE_ECHO_CHARS = 300;
@@ -240,7 +249,10 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
  * 80 characters of a bad value. Every limit is in `RetrieverServerLimits`.
  */
 export async function startRetrieverServer(options: RetrieverServerOptions): Promise<RunningRetrieverServer> {
-  const { retriever, port = 0, host = '127.0.0.1', defaultTopk = 3 } = options;
+  const { retriever, port = 0, host = '127.0.0.1', defaultTopk = 3, latencyMs = 0 } = options;
+  if (!Number.isInteger(latencyMs) || latencyMs < 0 || latencyMs > MAX_LATENCY_MS) {
+    throw new SearchInputError('latencyMs', `must be an integer from 0 to ${MAX_LATENCY_MS}, got ${latencyMs}`);
+  }
   const limits: RetrieverServerLimits = { ...RETRIEVER_SERVER_LIMITS };
   for (const key of Object.keys(limits) as Array<keyof RetrieverServerLimits>) {
     if (options[key] !== undefined) limits[key] = options[key];
@@ -268,6 +280,7 @@ export async function startRetrieverServer(options: RetrieverServerOptions): Pro
     req.socket.setTimeout(0);
     let hits: SearchHit[][];
     try {
+      if (latencyMs > 0) await delay(latencyMs);
       hits = await retriever.search(request.queries, request.topk);
     } catch (error) {
       throw new HttpProblem(

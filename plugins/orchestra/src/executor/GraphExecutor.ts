@@ -28,8 +28,9 @@ export class EpisodeFailure extends Error {
     readonly reason: FailureReason,
     message: string,
     readonly node?: string,
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
   }
 }
 
@@ -86,8 +87,11 @@ function scopedSignal(
  * Runs each episode as its own async task through the orchestra's graph: agent calls go to per-model request
  * queues that micro-batch them onto the model's rollout engine (`maxBatchSize`, `maxWaitMs`, `modelConcurrency`), at
  * most `maxInflightEpisodes` episodes run at once, and LLM calls, tool calls (and environment steps), episodes and
- * the batch have timeouts. An episode that times out or whose tool fails is kept, with its reason and partial trace
- * (`trajectory.info.failure`, `trajectory.info.trace`); `failedEpisodes: skip` leaves its turns out of training.
+ * the batch have timeouts. An episode that times out, whose tool fails, or whose agent request fails (its prompt does
+ * not fit the model, or the engine throws for it: a failed micro-batch is re-run row by row, so only the rows that
+ * fail alone fail) is kept, with its reason and partial trace (`trajectory.info.failure`, `trajectory.info.trace`);
+ * `failedEpisodes: skip` leaves its turns out of training. A step where every episode's request failed throws the
+ * first error: that is the setup's fault, not an episode's.
  *
  * Sampling: each agent call's seed derives from (rollout seed, environment step, agent, the episode's call index
  * for that agent in the step) and each row's stream is keyed by its row index, as the lock-step runner does with
@@ -141,6 +145,7 @@ export class GraphExecutor implements EpisodeRunner {
       return queue;
     };
     const generateCalls: Record<string, number> = {};
+    const llmErrors: unknown[] = [];
     const traces: EpisodeTrace[] = new Array<EpisodeTrace>(rows.length);
     const batch = scopedSignal(
       undefined,
@@ -154,9 +159,9 @@ export class GraphExecutor implements EpisodeRunner {
         const i = next++;
         const row = rows[i]!;
         try {
-          traces[i] = await this.episode(row, request, { seeds, queueOf, batchSignal: batch.signal, generateCalls });
+          traces[i] = await this.episode(row, request, { seeds, queueOf, batchSignal: batch.signal, generateCalls, llmErrors });
         } catch (error) {
-          // Not an episode's failure (a prompt too long for the model, an engine error): the run stops.
+          // Not an episode's failure (a graph calling an undeclared agent, a node's own exception): the run stops.
           fatal ??= error instanceof Error ? error : new Error(String(error));
           batch.abort(new EpisodeFailure('cancelled', "the run stopped on another episode's error"));
           traces[i] = this.failedTrace(row, new EpisodeFailure('cancelled', 'the run stopped on another error'), [], 0);
@@ -169,6 +174,9 @@ export class GraphExecutor implements EpisodeRunner {
       batch.dispose();
     }
     if (fatal !== undefined) throw fatal;
+    // Every episode's request failed: not one episode's trouble but the setup's (a prompt template too long for the
+    // model, a broken engine), which training on nothing would hide.
+    if (llmErrors.length > 0 && traces.every((trace) => trace.failure?.reason === 'llm_failed')) throw llmErrors[0];
     const failed: ExecutorRunStats['failed'] = {};
     for (const trace of traces) if (trace.failure) failed[trace.failure.reason] = (failed[trace.failure.reason] ?? 0) + 1;
     const models: Record<string, QueueStats> = {};
@@ -191,6 +199,7 @@ export class GraphExecutor implements EpisodeRunner {
       queueOf: (engine: AgentEngine) => ModelRequestQueue;
       batchSignal: AbortSignal;
       generateCalls: Record<string, number>;
+      llmErrors: unknown[];
     },
   ): Promise<EpisodeTrace> {
     const started = performance.now();
@@ -365,6 +374,7 @@ export class GraphExecutor implements EpisodeRunner {
     run: {
       queueOf: (engine: AgentEngine) => ModelRequestQueue;
       generateCalls: Record<string, number>;
+      llmErrors: unknown[];
       calls: Map<string, number>;
       seedRoot: SeededRng;
       request: RunEpisodesRequest;
@@ -407,7 +417,17 @@ export class GraphExecutor implements EpisodeRunner {
     const engine = this.engineFor(agentId);
     const prompt = agentPrompt(agent, engine, ctx.row, ctx, node.variables?.(ctx));
     const sampling = { ...agent.sampling, ...run.request.sampling };
-    checkPromptRoom(agentId, [prompt], sampling.maxNewTokens, engine);
+    // A request that fails (a prompt too long for the model, an engine error) fails this episode, not the run.
+    const llmFailure = (error: unknown): EpisodeFailure => {
+      run.llmErrors.push(error);
+      const message = error instanceof Error ? error.message : String(error);
+      return new EpisodeFailure('llm_failed', `agent ${agentId}'s request failed: ${message}`, name, error);
+    };
+    try {
+      checkPromptRoom(agentId, [prompt], sampling.maxNewTokens, engine);
+    } catch (error) {
+      throw llmFailure(error);
+    }
     const index = run.calls.get(agentId) ?? 0;
     run.calls.set(agentId, index + 1);
     run.generateCalls[agentId] = (run.generateCalls[agentId] ?? 0) + 1;
@@ -419,13 +439,12 @@ export class GraphExecutor implements EpisodeRunner {
       () => new EpisodeFailure('llm_timeout', `agent ${agentId}'s call ran past ${timeouts.llmMs} ms`, name),
     );
     try {
-      const sample = await run.queueOf(engine).submit({
-        prompt: prompt.ids,
-        sampling: generateSettings(agent, sampling),
-        seed,
-        rowKey: ctx.row.index,
-        signal: call.signal,
-      });
+      const sample = await run
+        .queueOf(engine)
+        .submit({ prompt: prompt.ids, sampling: generateSettings(agent, sampling), seed, rowKey: ctx.row.index, signal: call.signal })
+        .catch((error: unknown) => {
+          throw error instanceof EpisodeFailure || call.signal.aborted ? error : llmFailure(error);
+        });
       const output = recordAgentTurn(ctx.row, { agentId, agent, engine, prompt, sampling, step: ctx.step }, sample);
       Object.assign(execution, {
         turn: output.turn.index,

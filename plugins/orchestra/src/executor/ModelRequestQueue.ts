@@ -38,6 +38,8 @@ export interface QueueStats {
   rows: number;
   /** Each request's queue wait in ms. */
   waits: number[];
+  /** Generate calls that failed with more than one row (their rows were then sampled one at a time). */
+  failedBatches: number;
 }
 
 interface Pending {
@@ -65,7 +67,7 @@ interface Bucket {
 export class ModelRequestQueue {
   private readonly buckets = new Map<string, Bucket>();
   private running = 0;
-  private readonly statsRef: QueueStats = { batches: 0, rows: 0, waits: [] };
+  private readonly statsRef: QueueStats = { batches: 0, rows: 0, waits: [], failedBatches: 0 };
 
   constructor(
     private readonly backend: PolicyBackend,
@@ -162,33 +164,48 @@ export class ModelRequestQueue {
       item.request.signal?.addEventListener('abort', item.onAbort, { once: true });
       this.statsRef.waits.push(started - item.submitted);
     }
+    try {
+      await this.generate(sampling, batch, started);
+    } catch (error) {
+      if (batch.length === 1) {
+        this.settle(batch[0]!, () => batch[0]!.reject(error));
+        return;
+      }
+      // One row's request can fail the whole call (an empty prompt, say). Each row then runs alone, so only the rows
+      // that fail on their own are rejected; a row samples the same tokens alone as in the batch (its own stream).
+      this.statsRef.failedBatches++;
+      for (const item of batch) {
+        if (item.settled) continue;
+        await this.generate(sampling, [item], started).catch((error: unknown) => this.settle(item, () => item.reject(error)));
+      }
+    }
+  }
+
+  /** One generate call for `batch`, settling each row with its sample; throws the engine's error. */
+  private async generate(sampling: SharedSampling, batch: Pending[], started: number): Promise<void> {
     this.statsRef.batches++;
     this.statsRef.rows += batch.length;
     const callSeed = batch[0]!.request.seed;
-    try {
-      const result = await this.backend.generate({
-        prompts: batch.map((item) => item.request.prompt),
-        ...sampling,
-        seed: callSeed,
-        rowKeys: batch.map((item) => rowKeyForSeed(callSeed, item.request.seed, item.request.rowKey)),
-      });
-      if (result.tokenIds.length !== batch.length) {
-        throw new Error(`backend "${this.backend.name}" returned ${result.tokenIds.length} rows for ${batch.length} prompts`);
-      }
-      batch.forEach((item, i) =>
-        this.settle(item, () =>
-          item.resolve({
-            tokenIds: result.tokenIds[i]!,
-            logProbs: result.logProbs[i]!,
-            finishReason: result.finishReasons[i]!,
-            queueWaitMs: started - item.submitted,
-            batchRows: batch.length,
-          }),
-        ),
-      );
-    } catch (error) {
-      for (const item of batch) this.settle(item, () => item.reject(error));
+    const result = await this.backend.generate({
+      prompts: batch.map((item) => item.request.prompt),
+      ...sampling,
+      seed: callSeed,
+      rowKeys: batch.map((item) => rowKeyForSeed(callSeed, item.request.seed, item.request.rowKey)),
+    });
+    if (result.tokenIds.length !== batch.length) {
+      throw new Error(`backend "${this.backend.name}" returned ${result.tokenIds.length} rows for ${batch.length} prompts`);
     }
+    batch.forEach((item, i) =>
+      this.settle(item, () =>
+        item.resolve({
+          tokenIds: result.tokenIds[i]!,
+          logProbs: result.logProbs[i]!,
+          finishReason: result.finishReasons[i]!,
+          queueWaitMs: started - item.submitted,
+          batchRows: batch.length,
+        }),
+      ),
+    );
   }
 
   private settle(item: Pending, action: () => void): void {

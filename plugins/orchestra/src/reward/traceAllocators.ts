@@ -66,9 +66,15 @@ export type DeltaSpan = 'step' | 'next';
  * after turn t gets p(t+1) - p(t), the change its reflection led to); a turn no measurement follows gets 0. The
  * agents in `reward.absoluteAgents` get the value itself instead of the change (M-ASK: planning and answer take
  * absolute F1). The value is the environment's metric after each step (`episode.metrics()`), or a state field of that
- * name set by a node; 0 before anything sets it.
+ * name set by a node; 0 before anything sets it. `segmentOf` cuts span `step` finer than environment steps (M-ASK's
+ * search rounds within one step): "the end of step s" is then the end of the turn's segment.
  */
-export function metricDeltaAllocator(name: string, metric: string, span: DeltaSpan = 'step'): TraceAllocator {
+export function metricDeltaAllocator(
+  name: string,
+  metric: string,
+  span: DeltaSpan = 'step',
+  segmentOf: (execution: NodeExecution) => string | number = (execution) => execution.step,
+): TraceAllocator {
   return {
     name,
     allocate(trace, context) {
@@ -77,7 +83,7 @@ export function metricDeltaAllocator(name: string, metric: string, span: DeltaSp
       let value = 0;
       const before = new Map<NodeExecution, number>();
       const after = new Map<NodeExecution, number>();
-      const endOfStep = new Map<number, number>();
+      const endOfSegment = new Map<string | number, number>();
       let unmeasured: NodeExecution[] = [];
       for (const execution of trace.executions) {
         before.set(execution, value);
@@ -92,10 +98,10 @@ export function metricDeltaAllocator(name: string, metric: string, span: DeltaSp
           }
         }
         if (execution.kind === 'agent') unmeasured.push(execution);
-        endOfStep.set(execution.step, value);
+        endOfSegment.set(segmentOf(execution), value);
       }
       for (const execution of agentTurns(trace)) {
-        const end = span === 'step' ? endOfStep.get(execution.step)! : after.get(execution);
+        const end = span === 'step' ? endOfSegment.get(segmentOf(execution))! : after.get(execution);
         if (end === undefined) rewards.set(execution.turn!, 0);
         else rewards.set(execution.turn!, absolute.has(execution.agent!) ? end : end - before.get(execution)!);
       }

@@ -1,9 +1,16 @@
 import type { Trajectory } from '@drmas/core';
 
-/** Why an episode did not finish. */
 /** Why an episode failed; `environment_failed`: the environment could not run it (`Episode.failure`, a remote server down). */
 export type FailureReason =
-  'llm_timeout' | 'tool_timeout' | 'episode_timeout' | 'batch_timeout' | 'cancelled' | 'tool_failed' | 'environment_failed';
+  | 'llm_timeout'
+  | 'tool_timeout'
+  | 'episode_timeout'
+  | 'batch_timeout'
+  | 'cancelled'
+  | 'tool_failed'
+  | 'environment_failed'
+  /** The agent's request failed: its prompt does not fit the model, or the engine's generate threw for it. */
+  | 'llm_failed';
 
 /** One node execution of an episode's graph (or the environment's step after it). */
 export interface NodeExecution {
