@@ -47,25 +47,21 @@ describe('the tools environment', () => {
   test('a call, its result in the observation, then the answer; a bad turn gets feedback, never an exception', async () => {
     const env = new ToolEnvironment({
       maxSteps: 4,
-      tools: { kinds: ['arithmetic'], trainSize: 8, testSize: 4, formatReward: 0.1, callPenalty: 0.02 },
+      tools: { kinds: ['file'], trainSize: 8, testSize: 4, formatReward: 0.1, callPenalty: 0.02 },
     });
     await env.init();
     const task = env.batch(0, 1).tasks[0]!;
     const episode = env.reset(task);
     expect(episode.variables()).toMatchObject({ question: task.question, tool_names: 'calculator, search, fs' });
-    const expression = /^What is (.*)\?$/.exec(task.question)![1]!;
+    const file = /^What is in (\S+)\?$/.exec(task.question)![1]!;
     await env.step([episode], [say('no idea')]);
     expect(episode.observation()).toBe(`<tool_response>${NO_CALL_FEEDBACK}</tool_response>`);
     await env.step(
       [episode],
-      [
-        say(
-          `<tool_call>{"name": "calculator", "arguments": {"expression": "${expression}"}}</tool_call><tool_call>{"name": "calc"}</tool_call>`,
-        ),
-      ],
+      [say(`<tool_call>{"name": "fs", "arguments": {"op": "read", "path": "${file}"}}</tool_call><tool_call>{"name": "calc"}</tool_call>`)],
     );
     expect(episode.observation().split('\n').slice(1)).toEqual([
-      `<tool_call>{"name":"calculator","arguments":{"expression":"${expression}"}}</tool_call>`,
+      `<tool_call>{"name":"fs","arguments":{"op":"read","path":"${file}"}}</tool_call>`,
       `<tool_response>${task.answer}</tool_response>`,
       '<tool_call>{"name":"calc","arguments":{}}</tool_call>',
       '<tool_response>error: no tool is called "calc". Did you mean "calculator"? Tools: calculator, search, fs</tool_response>',
