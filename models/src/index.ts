@@ -92,6 +92,16 @@ export type {
 } from './tokenizer/tokenizerJson.js';
 export { StreamingDecoder } from './tokenizer/StreamingDecoder.js';
 export { DEFAULT_CHAT_TEMPLATE, type ChatMessage, type ChatTemplateOptions, type ChatTemplateSetting } from './tokenizer/ChatTemplate.js';
+export {
+  parseToolCallText,
+  TOOL_CALL_FORMATS,
+  TOOL_CALL_OPEN,
+  toolCallFormatOf,
+  type ParsedToolCall,
+  type ToolCallBlock,
+  type ToolCallFormat,
+  type ToolCallParse,
+} from './tokenizer/toolCalls.js';
 export { DEFAULT_SPECIAL_TOKENS, END_OF_TEXT, IM_END, IM_START, PAD, reservedTokenName } from './tokenizer/specialTokens.js';
 export { trainByteLevelBpe, type TrainByteLevelBpeOptions } from './tokenizer/trainByteLevelBpe.js';
 export { buildCharacterTokenizer, type CharacterTokenizerOptions } from './tokenizer/buildCharacterTokenizer.js';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatMessage } from '@drmas/core';
+import { parseToolCallText, TOOL_CALL_OPEN } from '@drmas/models';
 
 /** A tool call as OpenAI returns it: the arguments as a JSON string. */
 export interface ToolCall {
@@ -8,34 +9,27 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
-/** Where a Hermes-style call begins (Qwen2.5, Qwen3, Hermes, ...): the text streamed to the client stops before it. */
-export const TOOL_CALL_OPEN = '<tool_call>';
-const TOOL_CALL = /<tool_call>\s*([\s\S]*?)\s*<\/tool_call>/g;
+export { TOOL_CALL_OPEN };
 
 /**
- * The calls in a completion written in the Hermes format the Qwen templates teach, one JSON object per block:
- * `<tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>`. Answers undefined when there is none that parses
- * (the text is then plain content, as vLLM's hermes parser leaves it); else the calls and the text around them.
+ * The calls in a completion written in the Hermes format the Qwen templates teach (parsed by `@drmas/models`, which
+ * the tool-use environment shares): `<tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>`. Answers undefined
+ * when there is none, or one that does not parse (the text is then plain content, as vLLM's hermes parser leaves it);
+ * else the calls and the text around them.
  */
 export function parseToolCalls(text: string): { content: string | null; calls: ToolCall[] } | undefined {
+  const { blocks, content } = parseToolCallText(text, 'hermes');
+  if (blocks.length === 0) return undefined;
   const calls: ToolCall[] = [];
-  for (const match of text.matchAll(TOOL_CALL)) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(match[1]!);
-    } catch {
-      return undefined;
-    }
-    const { name, arguments: args } = (parsed ?? {}) as { name?: unknown; arguments?: unknown };
-    if (typeof name !== 'string') return undefined;
+  for (const block of blocks) {
+    if (!block.ok) return undefined;
+    const args = block.call.arguments;
     calls.push({
       id: `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
       type: 'function',
-      function: { name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) },
+      function: { name: block.call.name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) },
     });
   }
-  if (calls.length === 0) return undefined;
-  const content = text.replace(TOOL_CALL, '').trim();
   return { content: content === '' ? null : content, calls };
 }
 
