@@ -1,4 +1,12 @@
-import { BackendFactory, describeEngine, DrmasError, rankedTrainingEngines, type ModelSettings, type Roles, type TrainingNeeds } from '@drmas/core';
+import {
+  BackendFactory,
+  describeEngine,
+  DrmasError,
+  rankedTrainingEngines,
+  type ModelSettings,
+  type Roles,
+  type TrainingNeeds,
+} from '@drmas/core';
 
 /** `models.<id>.rollout` value that picks the engine by availability and priority. */
 export const AUTO_ROLLOUT = 'auto';
@@ -63,7 +71,7 @@ export function describeRolloutSetting(roles: Roles, settings: ModelSettings): s
   const rollout = settings.rollout;
   if (typeof rollout === 'object') return `${rollout.kind} at ${rollout.url}`;
   const name = rollout === AUTO_ROLLOUT ? describeAutoRollout(roles, settings.backend) : (rollout ?? settings.backend);
-  return describeEngine(roles, name, settings as Record<string, unknown>);
+  return describeEngine(roles, name, settings);
 }
 
 /**

@@ -96,7 +96,7 @@ export class TinkerBackendPlugin implements Plugin {
         if (model.rollout !== undefined && model.rollout !== TINKER_BACKEND && model.rollout !== AUTO_ROLLOUT) {
           throw new DrmasError(
             'CONFIG_INVALID',
-            `model ${id} trains on Tinker, whose weights stay on the server, so it cannot sample on ${model.rollout}`,
+            `model ${id} trains on Tinker, whose weights stay on the server, so it cannot sample on ${describeRollout(model.rollout)}`,
             {
               key: `models.${id}.rollout`,
               hint: 'remove models.<id>.rollout (or set it to auto): a model on the tinker backend samples through the Tinker server',
@@ -118,4 +118,8 @@ declare module '@drmas/core' {
     /** The Tinker API server of a model on the tinker backend. */
     tinker?: z.input<typeof tinkerSettingsSchema>;
   }
+}
+
+function describeRollout(rollout: string | { kind: string; url: string }): string {
+  return typeof rollout === 'string' ? rollout : `${rollout.kind} at ${rollout.url}`;
 }
