@@ -113,3 +113,21 @@ describeSlow('PPO with GAE learns the toy task', () => {
     expect(mean(all.slice(-5), 'outcome/mean')).toBeGreaterThan(0.8);
   }, 300_000);
 });
+
+describe('QMIX credit on the toy loop', () => {
+  const qmix = withCritic('critic-qmix', { learner: 'qmix', shareTrunk: true, mixer: { stateDim: 8, embedDim: 8 } }, { steps: 1 });
+
+  test('per-role critics mixed into a team value: the mixer credits the turns, trains, and is checkpointed beside the critics', async () => {
+    const runDir = qmix.project.path('run');
+    await train(qmix.project.dir, runDir);
+    const [line] = lines(runDir);
+    for (const id of ['left', 'right']) {
+      expect(line![`critic/${id}/updates`]).toBe(1);
+      expect(line![`critic/mixer/weight/${id}`]).toBeGreaterThanOrEqual(0);
+      expect(line![`actor/${id}/grad_norm`]).toBeGreaterThan(0);
+    }
+    expect(line!['critic/mixer/joint_steps']).toBeGreaterThan(0);
+    expect(line!['critic/mixer/grad_norm']).toBeGreaterThan(0);
+    expect(Object.keys(manifest(runDir, 1))).toContain('critics/mixer.json');
+  });
+});
