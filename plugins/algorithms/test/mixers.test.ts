@@ -6,12 +6,11 @@ import { expectClose } from './closeTo.js';
 const ADAM = { lr: 0.01, betas: [0.9, 0.999] as [number, number], eps: 1e-8, maxGradNorm: 10 };
 
 /**
- * A one-step cooperative game of two agents: each agent's critic is a table of utilities u_k[a] over its own actions,
- * mixed into Q_tot at every joint action, trained on the payoff by the team credit alone (each table cell moves by the
- * mean of y_k - V_k over the joint actions that use it: gradient descent on the team loss, by `agentCredits`' design),
- * and the QMIX mixer by its own Adam. The state embedding is constant (a one-shot game has one state). A cell moves by
- * w_k (y - Q_tot), so its effective step grows as w_k^2: at a table rate of 1 QMIX's tables diverged (seed 3), at 0.1
- * they converge.
+ * A one-step cooperative game of two agents: each agent's utility is a table u_k[a] over its own actions, mixed into
+ * Q_tot at every joint action and fitted to the payoff end to end, as pymarl trains QMIX: each table cell by gradient
+ * descent on the team loss 0.5 mean (Q_tot - R)^2 (its gradient in V_k, (Q_tot - R) dQ_tot/dV_k, from `mix`), the
+ * QMIX network by its own Adam on the same loss. The state embedding is constant (a one-shot game has one state).
+ * This checks what each mixer can represent; the credit the trainer derives from it is checked below.
  */
 function trainOnGame(
   payoff: number[][],
@@ -24,18 +23,17 @@ function trainOnGame(
   const cells = payoff.flatMap((row, a) => row.map((target, b) => ({ actions: [a, b], target })));
   const valuesAt = (actions: number[]) => actions.map((a, k) => tables[k]![a]!);
   for (let step = 0; step < steps; step++) {
-    const moves = tables.map((table) => table.map(() => 0));
+    const gradients = tables.map((table) => table.map(() => 0));
     for (const { actions, target } of cells) {
-      const values = valuesAt(actions);
-      const credit = agentCredits(mixer, values, state, target);
-      actions.forEach((a, k) => (moves[k]![a]! += (credit.returns[k]! - values[k]!) / cells.length));
+      const { total, weights } = mixer.mix(valuesAt(actions), state);
+      actions.forEach((a, k) => (gradients[k]![a]! += ((total - target) * weights[k]!) / cells.length));
     }
     if (mixer instanceof QmixMixer)
       mixer.step(
         cells.map(({ actions, target }): MixerSample => ({ values: valuesAt(actions), state, target })),
         ADAM,
       );
-    tables.forEach((table, k) => table.forEach((_, a) => (table[a]! += tableLr * moves[k]![a]!)));
+    tables.forEach((table, k) => table.forEach((_, a) => (table[a]! -= tableLr * gradients[k]![a]!)));
   }
   const meanSquaredError =
     cells.reduce((s, { actions, target }) => s + (mixer.mix(valuesAt(actions), state).total - target) ** 2, 0) / cells.length;
@@ -165,20 +163,31 @@ describe('team credit', () => {
     [0.72504, 0.882, 1].forEach((y, t) => expectClose(targets[t]!, y, 1e-12, `y${t}`));
   });
 
-  test("VDN gives every agent the team's TD error; the returns are each value plus it", () => {
+  test("VDN splits the team's TD error equally among the agents present; the returns are each value plus its share", () => {
+    // Q_tot = 1 + 2 = 3, y = 4: error 1, |w|^2 = 2, so 0.5 each; with agent 2 absent, agent 1 takes all of it.
     const credit = agentCredits(new VdnMixer(2), [1, 2], [], 4);
     expect(credit.total).toBe(3);
-    expect(Array.from(credit.advantages)).toEqual([1, 1]);
-    expect(Array.from(credit.returns)).toEqual([2, 3]);
+    expect(Array.from(credit.advantages)).toEqual([0.5, 0.5]);
+    expect(Array.from(credit.returns)).toEqual([1.5, 2.5]);
+    const alone = agentCredits(new VdnMixer(2), [1, 0], [], 4, [true, false]);
+    expect(Array.from(alone.advantages)).toEqual([3, 0]);
   });
 
-  test("QMIX splits the team's TD error by dQ_tot/dV_k, the gradient the team loss sends each critic", () => {
+  test("QMIX splits the team's TD error along the team loss's gradient, normalized so that the linearized Q_tot reaches y", () => {
     const { mixer, points } = randomPoints(1, 5);
     const { values, state } = points[0]!;
     const credit = agentCredits(mixer, values, state, 2);
     const { valueGradients } = mixer.loss([{ values, state, target: 2 }]);
-    // dL/dV_k = (Q_tot - y) w_k = -(y_k - V_k)
-    for (let k = 0; k < 3; k++) expectClose(credit.returns[k]! - values[k]!, -valueGradients[0]![k]!, 1e-12, `agent ${k}`);
+    const { weights } = mixer.mix(values, state);
+    const norm = weights.reduce((s, w) => s + w * w, 0);
+    // dL/dV_k = (Q_tot - y) w_k, so y_k - V_k = -dL/dV_k / |w|^2; and sum_k w_k A_k = y - Q_tot.
+    for (let k = 0; k < 3; k++) expectClose(credit.returns[k]! - values[k]!, -valueGradients[0]![k]! / norm, 1e-12, `agent ${k}`);
+    expectClose(
+      weights.reduce((s, w, k) => s + w * credit.advantages[k]!, 0),
+      2 - credit.total,
+      1e-12,
+      'linearized',
+    );
     expect(credit.advantages.every((a) => Math.sign(a) === Math.sign(2 - credit.total) || a === 0)).toBe(true);
   });
 });

@@ -44,14 +44,14 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), 'team-mixer-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('TeamMixer credit, hand-worked', () => {
-  test('VDN: each turn of a joint step gets the team TD(lambda) error, its token rewards y_k = V_k + A_k on its last token', () => {
-    // t0: Q_tot = 0.2 + 0.3 = 0.5, y = 1 (one joint step): A = 0.5, y_A = 0.7, y_B = 0.8.
+  test("VDN: the turns of a joint step share the team's TD(lambda) error equally, token rewards y_k = V_k + A_k on the last token", () => {
+    // t0: Q_tot = 0.2 + 0.3 = 0.5, y = 1 (one joint step): error 0.5 over |w|^2 = 2, A = 0.25: y_A = 0.45, y_B = 0.55.
     // t1: Q_0 = 0.1 (B absent), Q_1 = 0.4 (A absent); y_1 = 1, y_0 = 0 + 1 x (0.2 x 0.4 + 0.8 x 1) = 0.88:
-    //     A: 0.1 + (0.88 - 0.1) = 0.88; B: 0.4 + (1 - 0.4) = 1.
+    //     each alone at its joint step (|w|^2 = 1): A: 0.1 + (0.88 - 0.1) = 0.88; B: 0.4 + (1 - 0.4) = 1.
     const batch = makeBatch();
     const metrics: Metrics = {};
     new TeamMixer('vdn', ['A', 'B'], settings(), 0).credit(batch, metrics);
-    const expected = [0.7, 0.8, 0.88, 1];
+    const expected = [0.45, 0.55, 0.88, 1];
     expected.forEach((y, r) => {
       expect(batch.tokenRewards[r * 2]).toBe(0);
       expect(batch.tokenRewards[r * 2 + 1]).toBeCloseTo(y, 12);

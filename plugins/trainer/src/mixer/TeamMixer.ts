@@ -26,9 +26,10 @@ interface JointStep {
  * trajectory's rows at one environment step) the agents' values V_k (each role's critic before its turn's first
  * token; 0 for a role with no turn there) mix into Q_tot(V; s), s the state embedding of the step's first prompt. The
  * team's reward at a joint step is the mean of its turns' rewards (a shared reward each turn carries once); TD(lambda)
- * over the trajectory's joint steps gives the target y. A turn of agent k is credited A_k = w_k (y - Q_tot),
- * w_k = dQ_tot/dV_k, and its token rewards are replaced by y_k = V_k + A_k on its last token, so that GAE over the turn
- * (gamma = lam = 1) starts at exactly A_k and its critic regresses on y_k: the gradient the team loss would send it.
+ * over the trajectory's joint steps gives the target y. A turn of agent k is credited
+ * A_k = w_k (y - Q_tot) / sum_j w_j^2 (w_k = dQ_tot/dV_k, over the roles present: `agentCredits`), and its token
+ * rewards are replaced by y_k = V_k + A_k on its last token, so that GAE over the turn (gamma = lam = 1) starts at
+ * exactly A_k and its critic regresses on y_k: the team loss's gradient, normalized by |w|^2.
  */
 export class TeamMixer {
   private readonly mixer: ValueMixer;
@@ -111,7 +112,8 @@ export class TeamMixer {
       );
       points.forEach((point, i) => {
         const target = targets[i]!;
-        const credit = agentCredits(this.mixer, point.v, point.state, target);
+        const present = this.roles.map((_, k) => point.present.has(k));
+        const credit = agentCredits(this.mixer, point.v, point.state, target, present);
         for (const row of point.rows) {
           const k = roleOf(row);
           const length = batch.responseLengths[row]!;
@@ -186,10 +188,11 @@ export class TeamMixer {
 /** `drmas info`'s note on how a critic of `learner` credits its turns (nothing for the learners without a mixer). */
 export function describeMixer(learner: string, settings: MixerSettings): { credit?: string } {
   const td = `team TD(${settings.lambda}) error over joint steps, gamma ${settings.gamma}`;
-  if (learner === 'vdn') return { credit: `VDN: Q_tot = sum of the roles' values; each turn's advantage is the ${td}` };
+  if (learner === 'vdn')
+    return { credit: `VDN: Q_tot = sum of the roles' values; each turn's advantage is the ${td}, split equally among the roles present` };
   if (learner === 'qmix') {
     return {
-      credit: `QMIX: monotonic mixing network (embedding ${settings.embedDim}, state ${settings.stateDim}, lr ${settings.optimizer.lr}); each turn's advantage is dQ_tot/dV_k x the ${td}`,
+      credit: `QMIX: monotonic mixing network (embedding ${settings.embedDim}, state ${settings.stateDim}, lr ${settings.optimizer.lr}); each turn's advantage is dQ_tot/dV_k / |dQ_tot/dV|^2 x the ${td}`,
     };
   }
   return {};
