@@ -82,6 +82,19 @@ const SLOW_CHECKS: Record<string, (line: Record<string, number>, runDir: string)
     for (const id of ['pioneer', 'observer']) expect(line[`actor/${id}/updates`]).toBe(1);
     expect(line['agent/observer/turns']).toBe(line['agent/pioneer/turns']);
   },
+  'vdn.config.json': (line) => {
+    criticsTrained(line, ['solver', 'verifier']);
+    expect(line['critic/mixer/joint_steps']).toBe(line['episode/count']);
+    // VDN's dQ_tot/dV_k is 1 for each role; an episode of the math preset is one joint step (its turns share environment step 0).
+    expect(line['critic/mixer/weight/solver']).toBe(1);
+    expect(line['critic/mixer/weight/verifier']).toBe(1);
+  },
+  'qmix.config.json': (line, runDir) => {
+    criticsTrained(line, ['solver', 'verifier']);
+    expect(line['critic/mixer/grad_norm']).toBeGreaterThan(0);
+    expect(line['critic/mixer/weight/solver']).toBeGreaterThanOrEqual(0);
+    expect(readdirSync(path.join(runDir, 'checkpoints', 'step-000001', 'critics'))).toContain('mixer.json');
+  },
   'happo.config.json': (line) => {
     criticsTrained(line, ['joint']);
     // Both roles updated, one after the other: positions 0 and 1 in the step's random order, the first with M = 1.
@@ -104,9 +117,11 @@ describe('examples/marl', () => {
       'per-agent-statistics-only.config.json',
       'per-turn-averaging-only.config.json',
       'ppo-gae.config.json',
+      'qmix.config.json',
       'rae.config.json',
       'role-estimators.config.json',
       'spike-guard.config.json',
+      'vdn.config.json',
     ]);
   });
 });

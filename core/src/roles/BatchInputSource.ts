@@ -14,7 +14,7 @@ export const BATCH_INPUTS: Readonly<Record<BatchInput, string>> = Object.freeze(
 
 /** How a config gets an input supplied, where a plugin of this repository supplies it from a config key. */
 export const BATCH_INPUT_HINTS: Readonly<Partial<Record<BatchInput, string>>> = Object.freeze({
-  values: 'set critic.learner (ppo, ippo, mappo or happo) to train critics with the trainer plugin',
+  values: 'set critic.learner (ppo, ippo, mappo, happo, vdn or qmix) to train critics with the trainer plugin',
 });
 
 /**

@@ -41,6 +41,10 @@ export { klPenalty, KL_PENALTY_KINDS, type KlPenaltyKind } from './losses/klPena
 export { valueLoss, type ValueLossInput } from './losses/valueLoss.js';
 export { entropyFromLogits } from './losses/entropy.js';
 
+export { VdnMixer, type ValueMixer, type MixedValue, type MixerSample } from './mixers/valueMixer.js';
+export { QmixMixer, type QmixShape, type QmixState, type MixerOptimizerSettings } from './mixers/qmixMixer.js';
+export { agentCredits, tdLambdaTargets, type AgentCredit } from './mixers/teamCredit.js';
+
 export { zeroStdGroups, type ZeroStdGroupSummary } from './sampling/zeroStdGroups.js';
 export {
   selectGroupsWithVariance,

@@ -47,6 +47,7 @@ import { ClippedValueLoss } from '@drmas/plugin-algorithms';
 import { criticSection, criticSettings } from './config/criticConfig.js';
 import { Critics } from './critic/Critics.js';
 import { checkCritics } from './critic/checkCritics.js';
+import { describeMixer } from './mixer/TeamMixer.js';
 import { checkHappoOrder, describeHappo, happoOrderAt, happoRoles } from './happo/happoOrder.js';
 import { happoUpdate } from './happo/happoUpdate.js';
 import { roleSwapModels, swappedAt } from './roleSwap/roleSwap.js';
@@ -111,7 +112,7 @@ export class TrainerPlugin implements Plugin {
     ctx.bind(WorkerGroups).toService(WorkerGroupsService);
     ctx.bind(RunFile).toConstantValue({ path: 'rollouts.jsonl', kind: 'steps' });
     if (criticSettings(ctx.config).learner !== undefined) {
-      ctx.provide(BatchInputSource, 'values', { fill: (batch) => this.critics.fill(batch) });
+      ctx.provide(BatchInputSource, 'values', { fill: (batch, step) => this.critics.fill(batch, step.metrics) });
       ctx.bind(InfoSection).toConstantValue({
         title: 'critics',
         describe: () =>
@@ -121,6 +122,7 @@ export class TrainerPlugin implements Plugin {
             agents: plan.agents,
             input: plan.joint ? "joint context (every agent's turns so far)" : 'own turns',
             policyUpdate: plan.learner === 'happo' ? describeHappo(criticSettings(ctx.config).happo) : 'every worker group at once',
+            ...describeMixer(plan.learner, criticSettings(ctx.config).mixer),
             trunk: plan.shareTrunk ? `shared with ${plan.policyGroup}` : plan.settings.model,
             backend: plan.settings.backend,
             lr: plan.training.optimizer.lr,
@@ -194,7 +196,14 @@ export class TrainerPlugin implements Plugin {
         reference: (loss?.needsReference ?? false) && loss?.referencePolicy !== 'current',
         criticGroups: new Set(this.critics.plans.map((plan) => plan.policyGroup)),
       });
-      await this.critics.create(run, kernel.get(Roles), groups(), kernel.config.trainer.seed, (id) => groups().trainingEngine(id));
+      await this.critics.create(
+        run,
+        kernel.get(Roles),
+        groups(),
+        kernel.config.trainer.seed,
+        (id) => groups().trainingEngine(id),
+        criticSettings(kernel.config).mixer,
+      );
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, async (run) => {
       if (!run.resumeFrom) return;

@@ -5,9 +5,11 @@ import { TRAINER_LIMITS } from './trainingConfig.js';
 /**
  * Which critics a run has: `ppo`, one per worker group over its own rows; `ippo`, one per agent role over that role's
  * own turns (its own observation); `mappo`, one shared by every agent over the episode's joint context; `happo`,
- * MAPPO's centralized critic with the policies updated one role after another (`critic.happo`).
+ * MAPPO's centralized critic with the policies updated one role after another (`critic.happo`); `vdn` and `qmix`,
+ * IPPO's per-role critics mixed into a team value (a sum, or QMIX's monotonic network: `critic.mixer`), each turn
+ * credited with its agent's share of the team's TD error.
  */
-export const CRITIC_LEARNERS = ['ppo', 'ippo', 'mappo', 'happo'] as const;
+export const CRITIC_LEARNERS = ['ppo', 'ippo', 'mappo', 'happo', 'vdn', 'qmix'] as const;
 export type CriticLearner = (typeof CRITIC_LEARNERS)[number];
 
 const betas = z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]);
@@ -42,6 +44,33 @@ export const happoSection = z
 export type HappoSettings = z.output<typeof happoSection>;
 
 /**
+ * `critic.mixer`: the team value of `learner: vdn | qmix` over each joint step (a trajectory's turns at one environment
+ * step) and how QMIX's mixing network trains (pymarl's QMIX defaults where they apply).
+ */
+export const mixerSection = z.strictObject({
+  /** Discount between joint steps of the team's TD(lambda) targets. */
+  gamma: z.number().min(0).max(1).default(1),
+  /** TD(lambda) between joint steps (pymarl's td_lambda: 0.8). */
+  lambda: z.number().min(0).max(1).default(0.8),
+  /** Size of the state embedding: mean-pooled fixed random vectors of the state's tokens (QMIX only). */
+  stateDim: z.number().int().min(1).max(1024).default(32),
+  /** QMIX's mixing embedding (pymarl's mixing_embed_dim: 32). */
+  embedDim: z.number().int().min(1).max(256).default(32),
+  /** Adam steps of the mixing network per training step, on all of the step's joint steps. */
+  updates: z.number().int().min(1).max(TRAINER_LIMITS.epochs).default(1),
+  optimizer: z
+    .strictObject({
+      lr: z.number().positive().default(5e-4),
+      betas: betas.default([0.9, 0.999]),
+      eps: z.number().positive().default(1e-8),
+      maxGradNorm: z.number().min(0).default(10),
+    })
+    .prefault({}),
+});
+
+export type MixerSettings = z.output<typeof mixerSection>;
+
+/**
  * `critic`: value models for critic-based estimators (`algorithm.advantage: gae`). Absent `learner`, the run has no
  * critic. Epochs, mini-batches and micro-batch size default to those of the policy the critic's rows train.
  */
@@ -69,6 +98,8 @@ export const criticSection = z.strictObject({
   microBatchSize: z.number().int().positive().max(TRAINER_LIMITS.rows).optional(),
   /** The sequential update of `learner: happo` (ignored by the other learners). */
   happo: happoSection.prefault({}),
+  /** The team value of `learner: vdn | qmix` (ignored by the other learners). */
+  mixer: mixerSection.prefault({}),
 });
 
 export type CriticSettings = z.output<typeof criticSection>;
@@ -80,7 +111,7 @@ export function criticSettings(config: ResolvedConfig): CriticSettings {
 
 declare module '@drmas/core' {
   interface ConfigSections {
-    /** Value models (critics) for `algorithm.advantage: gae`, and the learner that places them (ppo, ippo, mappo, happo). */
+    /** Value models (critics) for `algorithm.advantage: gae`, and the learner that places them (ppo, ippo, mappo, happo, vdn, qmix). */
     critic?: z.input<typeof criticSection>;
   }
 }

@@ -19,6 +19,8 @@ import {
 import type { TrainedWorkerGroup } from '../WorkerGroupsService.js';
 import { miniBatchViews } from '../updateWorkerGroup.js';
 import { jointContexts } from './jointContexts.js';
+import { TeamMixer } from '../mixer/TeamMixer.js';
+import type { MixerSettings } from '../config/criticConfig.js';
 import type { CriticPlan } from './criticPlan.js';
 
 /** Where a checkpoint keeps its critics: `critics/<critic id>/`, beside the worker groups' folders. */
@@ -75,6 +77,8 @@ export class Critics {
   private critics: Critic[] = [];
   /** What `create` makes: set at `validate`, once the estimators are known. */
   plans: readonly CriticPlan[] = [];
+  /** VDN's or QMIX's team value over the per-role critics (`critic.learner: vdn | qmix`). */
+  private mixer: TeamMixer | undefined;
 
   get all(): readonly Critic[] {
     return this.critics;
@@ -84,7 +88,14 @@ export class Critics {
    * Creates every planned critic on the engine that trains its policy group (`engineOf`: `backend: auto` is chosen at
    * setup); a built-in trunk without `seed` is initialized from `seed` (trainer.seed), as its policy is.
    */
-  async create(run: RunContext, roles: Roles, groups: WorkerGroups, seed: number, engineOf: (groupId: string) => string): Promise<void> {
+  async create(
+    run: RunContext,
+    roles: Roles,
+    groups: WorkerGroups,
+    seed: number,
+    engineOf: (groupId: string) => string,
+    mixerSettings: MixerSettings,
+  ): Promise<void> {
     for (const plan of this.plans) {
       const factory = roles.getNamed(BackendFactory, engineOf(plan.policyGroup), `models.${plan.policyGroup}.backend`);
       const policy = groups.get(plan.policyGroup) as TrainedWorkerGroup;
@@ -100,14 +111,27 @@ export class Critics {
         `critic ${plan.id} (${plan.learner}): values the turns of ${plan.agents.join(', ')}${plan.joint ? ' over the joint context' : ''}`,
       );
     }
+    const learner = this.plans[0]?.learner;
+    if (learner === 'vdn' || learner === 'qmix') {
+      this.mixer = new TeamMixer(
+        learner,
+        this.plans.flatMap((plan) => plan.agents),
+        mixerSettings,
+        seed,
+      );
+      run.log(`${learner} mixer over the critics of ${this.mixer.roles.join(', ')} (${this.mixer.parameterCount} parameters)`);
+    }
   }
 
   private contexts(critic: Critic, view: BatchView): CriticContexts | undefined {
     return critic.plan.joint ? jointContexts(view, critic.maxPositions) : undefined;
   }
 
-  /** Fills `batch.values` at every critic's rows (0 elsewhere and beyond each response). */
-  async fill(batch: TrainingBatch): Promise<void> {
+  /**
+   * Fills `batch.values` at every critic's rows (0 elsewhere and beyond each response); with a mixer, credits each
+   * mixed row with its agent's share of the team's TD error (its token rewards: `TeamMixer.credit`).
+   */
+  async fill(batch: TrainingBatch, metrics: Metrics): Promise<void> {
     const R = batch.responseLength;
     const values = new Float64Array(batch.rows * R);
     for (const critic of this.critics) {
@@ -119,6 +143,7 @@ export class Critics {
       });
     }
     batch.values = values;
+    this.mixer?.credit(batch, metrics);
   }
 
   /** Each critic's `epochs` x `miniBatches` optimizer steps on its rows; metrics under `critic/<id>/`. */
@@ -164,10 +189,12 @@ export class Critics {
       options.metrics[`${prefix}/updates`] = updates;
       options.metrics[`${prefix}/skipped_steps`] = skipped;
     }
+    this.mixer?.train(options.metrics);
   }
 
   async save(checkpointDir: string): Promise<void> {
     for (const critic of this.critics) await critic.model.save(path.join(checkpointDir, CRITICS_DIR, critic.plan.id));
+    this.mixer?.save(path.join(checkpointDir, CRITICS_DIR));
   }
 
   async load(checkpointDir: string): Promise<void> {
@@ -185,10 +212,12 @@ export class Critics {
       }
       await critic.model.load(dir);
     }
+    this.mixer?.load(path.join(checkpointDir, CRITICS_DIR));
   }
 
   dispose(): void {
     for (const critic of this.critics) critic.model.dispose();
     this.critics = [];
+    this.mixer = undefined;
   }
 }

@@ -23,7 +23,7 @@ export interface CriticPlan {
 
 /**
  * The critics the `critic` section asks for, over the roles in `valueRoles` (those whose estimator reads critic
- * values): `ppo` one per worker group, `ippo` one per role, `mappo` and `happo` one for all. Empty when `critic.learner` is unset.
+ * values): `ppo` one per worker group, `ippo`, `vdn` and `qmix` one per role, `mappo` and `happo` one for all. Empty when `critic.learner` is unset.
  */
 export function planCritics(config: ResolvedConfig, valueRoles: ReadonlySet<string>): CriticPlan[] {
   const critic = criticSettings(config);
@@ -50,6 +50,8 @@ export function planCritics(config: ResolvedConfig, valueRoles: ReadonlySet<stri
     case 'ppo':
       return groups.map((group) => plan(group.id, group.agents, group, false));
     case 'ippo':
+    case 'vdn':
+    case 'qmix':
       return groups.flatMap((group) => group.agents.map((agent) => plan(agent, [agent], group, false)));
     case 'mappo':
     case 'happo': {
