@@ -119,3 +119,21 @@ export { rotaryInverseFrequencies, rotaryTables } from './decoding/rotaryEmbeddi
 export { leftPad, type LeftPaddedBatch } from './decoding/batchLayout.js';
 export { promptResponseLayout, type PromptResponseLayout } from './decoding/promptResponseLayout.js';
 export { argmax, logProbAtTemperature, sampleToken, topLogProbs, type SamplingSettings } from './decoding/sampling.js';
+export {
+  ADAPTER_CONFIG_FILE,
+  ADAPTER_WEIGHTS_FILE,
+  initLoraAdapter,
+  isLoraTargetModule,
+  loadLoraAdapter,
+  LORA_TARGET_MODULES,
+  loraAdapterFiles,
+  loraModulePath,
+  loraModuleShape,
+  loraScaling,
+  loraTensorNames,
+  loraTensorShapes,
+  peftAdapterConfig,
+  type LoadedLoraAdapter,
+  type LoraSettings,
+  type LoraTargetModule,
+} from './lora/loraAdapter.js';
