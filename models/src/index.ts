@@ -123,9 +123,7 @@ export {
   ADAPTER_CONFIG_FILE,
   ADAPTER_WEIGHTS_FILE,
   initLoraAdapter,
-  isLoraTargetModule,
   loadLoraAdapter,
-  LORA_TARGET_MODULES,
   loraAdapterFiles,
   loraModulePath,
   loraModuleShape,
@@ -134,6 +132,4 @@ export {
   loraTensorShapes,
   peftAdapterConfig,
   type LoadedLoraAdapter,
-  type LoraSettings,
-  type LoraTargetModule,
 } from './lora/loraAdapter.js';

@@ -1,15 +1,9 @@
+import type { LoraSettings } from '@drmas/core';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import {
-  initLoraAdapter,
-  loadLoraAdapter,
-  loraAdapterFiles,
-  readSafetensorsHeader,
-  SeededRandom,
-  type LoraSettings,
-} from '../src/index.js';
+import { initLoraAdapter, loadLoraAdapter, loraAdapterFiles, readSafetensorsHeader, SeededRandom } from '../src/index.js';
 import { randomWeights, tinyConfigJson } from './modelFixtures.js';
 
 /**

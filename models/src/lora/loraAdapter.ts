@@ -1,26 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { WeightTensor } from '@drmas/core';
+import { isLoraTargetModule, LORA_TARGET_MODULES, type LoraSettings, type LoraTargetModule, type WeightTensor } from '@drmas/core';
 import { CheckpointError, TensorShapeError } from '../checkpoint/errors.js';
 import { readSafetensors, serializeSafetensors } from '../checkpoint/safetensors.js';
 import type { DecoderConfig } from '../config/ModelConfig.js';
 import type { SeededRandom } from '../decoding/SeededRandom.js';
-
-/** The decoder projections a LoRA adapter can target, by their Hugging Face / PEFT module names. */
-export const LORA_TARGET_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
-export type LoraTargetModule = (typeof LORA_TARGET_MODULES)[number];
-
-export function isLoraTargetModule(name: string): name is LoraTargetModule {
-  return (LORA_TARGET_MODULES as readonly string[]).includes(name);
-}
-
-/** PEFT's `LoraConfig` fields drmas supports: `r`, `lora_alpha`, `lora_dropout`, `target_modules`. */
-export interface LoraSettings {
-  rank: number;
-  alpha: number;
-  dropout: number;
-  targetModules: readonly LoraTargetModule[];
-}
 
 /** The adapter files PEFT's `save_pretrained` writes and `PeftModel.from_pretrained` reads. */
 export const ADAPTER_CONFIG_FILE = 'adapter_config.json';

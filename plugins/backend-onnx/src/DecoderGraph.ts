@@ -1,12 +1,6 @@
+import type { LoraSettings, LoraTargetModule } from '@drmas/core';
 import type { WeightTensor } from '@drmas/core';
-import {
-  loraScaling,
-  loraTensorNames,
-  loraTensorShapes,
-  type DecoderConfig,
-  type LoraSettings,
-  type LoraTargetModule,
-} from '@drmas/models';
+import { loraScaling, loraTensorNames, loraTensorShapes, type DecoderConfig } from '@drmas/models';
 import { GraphBuilder, type GraphWriter } from './onnx/GraphBuilder.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { WeightTensor } from '@drmas/core';
+import type { LoraSettings, LoraTargetModule, WeightTensor } from '@drmas/core';
 import {
   initLoraAdapter,
   loadLoraAdapter,
@@ -13,8 +13,6 @@ import {
   rotaryInverseFrequencies,
   SeededRandom,
   type DecoderConfig,
-  type LoraSettings,
-  type LoraTargetModule,
 } from '@drmas/models';
 import { buildDecoderGraph, GraphNames, writeLoraProduct } from '../src/DecoderGraph.js';
 import { ortTensor, scoreFeeds, type Feeds } from '../src/DecoderFeeds.js';

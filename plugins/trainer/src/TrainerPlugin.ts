@@ -42,6 +42,7 @@ import { WorkerGroupsService, type TrainedWorkerGroup } from './WorkerGroupsServ
 import { planWorkerGroups } from './workerGroupPlan.js';
 import { ClippedValueLoss } from '@drmas/plugin-algorithms';
 import { criticSection, criticSettings } from './config/criticConfig.js';
+import { loraSection } from './config/loraConfig.js';
 import { Critics } from './critic/Critics.js';
 import { checkCritics } from './critic/checkCritics.js';
 import { checkHappoOrder, describeHappo, happoOrderAt, happoRoles } from './happo/happoOrder.js';
@@ -83,6 +84,8 @@ export class TrainerPlugin implements Plugin {
       train: trainOverridesSection.optional(),
       /** false: the agent samples but is never trained (its rows leave the loss). Default true. */
       trainable: z.boolean().optional(),
+      /** Train a LoRA adapter of the agent's own on its model (a frozen base shared with the other agents on it). */
+      lora: loraSection.optional(),
     }),
     critic: criticSection,
   };

@@ -1,3 +1,4 @@
+import type { LoraSettings } from '@drmas/core';
 import {
   lossTotals,
   trainedColumns,
@@ -9,7 +10,7 @@ import {
   type UpdateResult,
   type WeightTensor,
 } from '@drmas/core';
-import { promptResponseLayout, rotaryInverseFrequencies, type DecoderConfig, type LoraSettings } from '@drmas/models';
+import { promptResponseLayout, rotaryInverseFrequencies, type DecoderConfig } from '@drmas/models';
 import type * as OrtModule from 'onnxruntime-node';
 import { ortTensor, scoreFeeds, type Feeds } from '../DecoderFeeds.js';
 import { loadOnnxRuntime, sessionOptions, type Ort } from '../ExecutionProvider.js';

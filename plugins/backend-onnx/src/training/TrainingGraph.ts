@@ -1,5 +1,6 @@
+import type { LoraSettings } from '@drmas/core';
 import type { LossFunction, LossTotalsInput, WeightTensor } from '@drmas/core';
-import { loraTensorShapes, type DecoderConfig, type LoraSettings } from '@drmas/models';
+import { loraTensorShapes, type DecoderConfig } from '@drmas/models';
 import { writeDecoderForward, writeLoraInputs, writeScoreHead } from '../DecoderGraph.js';
 import { graphWeightSources } from '../GraphWeights.js';
 import { DifferentiableGraph } from './DifferentiableGraph.js';
