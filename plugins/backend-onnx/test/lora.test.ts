@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { LoraSettings, LoraTargetModule, WeightTensor } from '@drmas/core';
+import { scoreSequences, type LoraSettings, type LoraTargetModule, type PolicyBackend, type WeightTensor } from '@drmas/core';
 import {
   initLoraAdapter,
   loadLoraAdapter,
@@ -20,6 +20,7 @@ import { loadOnnxRuntime, type Ort } from '../src/ExecutionProvider.js';
 import { graphWeights } from '../src/GraphWeights.js';
 import { DifferentiableGraph } from '../src/training/DifferentiableGraph.js';
 import { OnnxTrainer } from '../src/training/OnnxTrainer.js';
+import { OnnxPolicyBackend } from '../src/OnnxPolicyBackend.js';
 import { makeBatch, randomWeights, tinyConfigJson, updateRequest, weightedLogLikelihood } from './parityFixtures.js';
 
 /**
@@ -240,5 +241,47 @@ describe('LoRA on the onnx graphs', () => {
     await resumed.update(requests[1]!);
     for (const [name, t] of uninterrupted.weights) expect(Array.from(resumed.weights.get(name)!.data)).toEqual(Array.from(t.data));
     for (const t of [uninterrupted, first, resumed]) await t.release();
+  });
+
+  it("agents' engines on one base: an update changes only its own agent's adapter; save and load restore it", async () => {
+    const { config, hf } = fixture();
+    const before = clone(hf);
+    const engine = (seed: number) =>
+      OnnxPolicyBackend.create(config, hf, undefined, { provider: 'cpu', sessionOptions: THREADS, lora: { settings: SETTINGS, seed } });
+    const [solver, verifier, base] = await Promise.all([
+      engine(1),
+      engine(2),
+      OnnxPolicyBackend.create(config, clone(hf), undefined, { provider: 'cpu', sessionOptions: THREADS }),
+    ]);
+    const adapterOf = async (e: OnnxPolicyBackend) =>
+      ((await e.snapshotTraining()) as unknown as { weights: Map<string, Float32Array> }).weights;
+    const scores = async (e: PolicyBackend) =>
+      (
+        await scoreSequences(
+          e,
+          PAIRS.map(([p]) => p),
+          PAIRS.map(([, r]) => r),
+        )
+      ).logProbs.flat();
+    // PEFT's init (B = 0): each agent starts as the base model.
+    expect(await scores(solver)).toEqual(await scores(base));
+    const verifierBefore = await adapterOf(verifier);
+    const solverBefore = await adapterOf(solver);
+    const request = updateRequest(makeBatch(PAIRS, [1, -0.5]), weightedLogLikelihood, 1, { optimizer: { lr: 1e-2 } });
+    expect((await solver.update(request)).skipped).toBe(false);
+    for (const [name, t] of hf) expect(Buffer.from(t.data.buffer).equals(Buffer.from(before.get(name)!.data.buffer))).toBe(true);
+    const solverAfter = await adapterOf(solver);
+    // Every B moved (A only by weight decay on this first step: its gradient is zero while B is).
+    for (const [name, data] of solverAfter)
+      if (name.endsWith('lora_B.weight')) expect(data.some((v, k) => v !== solverBefore.get(name)![k])).toBe(true);
+    expect(await adapterOf(verifier)).toEqual(verifierBefore);
+    const trained = await scores(solver);
+    expect(trained).not.toEqual(await scores(base));
+    expect(await scores(verifier)).toEqual(await scores(base));
+    // The solver's checkpoint is a PEFT folder; the verifier's engine loading it samples as the solver.
+    await solver.save(join(dir, 'solver'));
+    await verifier.load(join(dir, 'solver'));
+    expect(await scores(verifier)).toEqual(trained);
+    for (const e of [solver, verifier, base]) e.dispose();
   });
 });
