@@ -1,6 +1,6 @@
 import type { LoraSettings, LoraTargetModule } from '@drmas/core';
 import type { WeightTensor } from '@drmas/core';
-import { loraScaling, loraTensorNames, loraTensorShapes, type DecoderConfig } from '@drmas/models';
+import { loraModuleShape, loraScaling, loraTensorNames, loraTensorShapes, type DecoderConfig } from '@drmas/models';
 import { GraphBuilder, type GraphWriter } from './onnx/GraphBuilder.js';
 
 /**
@@ -84,16 +84,26 @@ export function buildDecoderGraph(
 export interface LoraGraph {
   scaling: number;
   /** The adapter of a layer's module, or undefined where the module is not targeted. */
-  adapter: (layer: number, module: LoraTargetModule) => { a: string; b: string } | undefined;
+  adapter: (layer: number, module: LoraTargetModule) => { a: string; b: string; dropoutMask?: string } | undefined;
 }
 
 /**
  * `scaling * (x A^T) B^T` for x `[..., in]`, A `[r, in]`, B `[out, r]`: the low-rank product on its narrow side (x A^T
  * is `[..., r]`, scaled there before B^T widens it).
  */
-export function writeLoraProduct(g: GraphWriter, x: string, a: string, b: string, scaling: number): string {
-  const down = g.op('Mul', [g.op('MatMul', [x, g.op('Transpose', [a], { perm: [1, 0] })]), g.scalar(scaling)]);
+export function writeLoraProduct(g: GraphWriter, x: string, a: string, b: string, scaling: number, dropoutMask?: string): string {
+  const input = dropoutMask ? g.op('Mul', [x, dropoutMask]) : x;
+  const down = g.op('Mul', [g.op('MatMul', [input, g.op('Transpose', [a], { perm: [1, 0] })]), g.scalar(scaling)]);
   return g.op('MatMul', [down, g.op('Transpose', [b], { perm: [1, 0] })]);
+}
+
+/**
+ * The training graph's input holding a module's dropout mask, `[tokens, in]`: 0 where PEFT's `lora_dropout` drops an
+ * input element of the adapter, 1 / (1 - p) elsewhere (inverted dropout, as torch's). Drawn on the host per
+ * micro-batch from a seeded stream, so a resumed run draws the same masks.
+ */
+export function loraDropoutMaskName(layer: number, module: LoraTargetModule): string {
+  return `lora_dropout_mask/${layer}/${module}`;
 }
 
 /**
@@ -104,9 +114,17 @@ export function writeLoraInputs(
   g: GraphWriter,
   config: DecoderConfig,
   settings: LoraSettings,
+  { dropoutMasks = false }: { dropoutMasks?: boolean } = {},
 ): { graph: LoraGraph; inputs: Map<string, string> } {
   const inputs = new Map<string, string>();
   for (const [name, shape] of loraTensorShapes(config, settings)) inputs.set(name, g.input(name, 'float', shape));
+  const masks = new Map<string, string>();
+  for (let layer = 0; layer < config.numLayers && dropoutMasks; layer++) {
+    for (const module of settings.targetModules) {
+      const name = loraDropoutMaskName(layer, module);
+      masks.set(name, g.input(name, 'float', ['tokens', loraModuleShape(config, module)[1]]));
+    }
+  }
   return {
     inputs,
     graph: {
@@ -114,7 +132,7 @@ export function writeLoraInputs(
       adapter: (layer, module) => {
         if (!settings.targetModules.includes(module)) return undefined;
         const { a, b } = loraTensorNames(layer, module);
-        return { a: inputs.get(a)!, b: inputs.get(b)! };
+        return { a: inputs.get(a)!, b: inputs.get(b)!, dropoutMask: masks.get(loraDropoutMaskName(layer, module)) };
       },
     },
   };
@@ -166,7 +184,7 @@ export function writeDecoderForward(
   };
   const adapted = (y: string, x: string, layer: number, module: LoraTargetModule): string => {
     const adapter = lora?.adapter(layer, module);
-    return adapter ? g.op('Add', [y, writeLoraProduct(g, x, adapter.a, adapter.b, lora!.scaling)]) : y;
+    return adapter ? g.op('Add', [y, writeLoraProduct(g, x, adapter.a, adapter.b, lora!.scaling, adapter.dropoutMask)]) : y;
   };
   const qSize = c.numHeads * d;
   const kvSize = kvHeads * d;

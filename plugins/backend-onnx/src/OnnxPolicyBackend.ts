@@ -408,7 +408,8 @@ export class OnnxPolicyBackend implements PolicyBackend {
 
   /** The trainer, made on first use over `weights` (shared, not copied). */
   private trainer(): Promise<OnnxTrainer> {
-    const lora = this.options.lora && this.adapter && { settings: this.options.lora.settings, adapter: this.adapter };
+    const lora = this.options.lora &&
+      this.adapter && { settings: this.options.lora.settings, adapter: this.adapter, seed: this.options.lora.seed };
     this.trainerRef ??= OnnxTrainer.create(this.configRef, this.weights, this.options.sessionOptions, { adopt: true, lora });
     return this.trainerRef;
   }

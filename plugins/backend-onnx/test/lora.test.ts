@@ -123,8 +123,8 @@ describe('LoRA on the onnx graphs', () => {
     expect(baseDiff).toBeGreaterThan(1e-3);
   });
 
-  it("the adapter product's gradients equal central finite differences of a float64 reference", async () => {
-    // loss = sum(C * (x W^T + s (x A^T) B^T)) for x [4, 5], W [6, 5], A [2, 5], B [6, 2].
+  it("the adapter product's gradients, through a dropout mask, equal central finite differences of a float64 reference", async () => {
+    // loss = sum(C * (x W^T + s ((x * M) A^T) B^T)) for x [4, 5], W [6, 5], A [2, 5], B [6, 2], a dropout mask M [4, 5].
     const rng = new SeededRandom(3);
     const random = (n: number) => Float64Array.from({ length: n }, () => rng.normal());
     const [n, inDim, outDim, r, s] = [4, 5, 6, 2, 1.75];
@@ -133,6 +133,7 @@ describe('LoRA on the onnx graphs', () => {
     const c = random(n * outDim);
     const a0 = random(r * inDim);
     const b0 = random(outDim * r);
+    const m = Float64Array.from({ length: n * inDim }, () => (rng.uniform() < 0.3 ? 0 : 1 / 0.7));
     const g = new DifferentiableGraph('lora-product');
     const [xv, wv, av, bv, cv] = [
       g.input('x', 'float', [n, inDim]),
@@ -141,7 +142,8 @@ describe('LoRA on the onnx graphs', () => {
       g.input('b', 'float', [outDim, r]),
       g.input('c', 'float', [n, outDim]),
     ];
-    const y = g.op('Add', [g.op('MatMul', [xv, g.op('Transpose', [wv], { perm: [1, 0] })]), writeLoraProduct(g, xv, av, bv, s)]);
+    const mv = g.input('m', 'float', [n, inDim]);
+    const y = g.op('Add', [g.op('MatMul', [xv, g.op('Transpose', [wv], { perm: [1, 0] })]), writeLoraProduct(g, xv, av, bv, s, mv)]);
     const loss = g.op('ReduceSum', [g.op('Mul', [y, cv])], { keepdims: 0 });
     const [da, db] = g.gradients(loss, [av, bv]);
     g.output(da!, 'da', 'float', [r, inDim]);
@@ -154,16 +156,17 @@ describe('LoRA on the onnx graphs', () => {
       a: f32(a0, [r, inDim]),
       b: f32(b0, [outDim, r]),
       c: f32(c, [n, outDim]),
+      m: f32(m, [n, inDim]),
     });
     // The float64 reference, on the float32-rounded inputs the graph saw.
     const round = (v: Float64Array) => v.map(Math.fround);
-    const [X, W, C] = [round(x), round(w), round(c)];
+    const [X, W, C, M] = [round(x), round(w), round(c), round(m)];
     const reference = (A: Float64Array, B: Float64Array): number => {
       let total = 0;
       for (let i = 0; i < n; i++) {
         const xa = Array.from({ length: r }, (_, k) => {
           let sum = 0;
-          for (let j = 0; j < inDim; j++) sum += X[i * inDim + j]! * A[k * inDim + j]!;
+          for (let j = 0; j < inDim; j++) sum += X[i * inDim + j]! * M[i * inDim + j]! * A[k * inDim + j]!;
           return sum;
         });
         for (let o = 0; o < outDim; o++) {
@@ -215,19 +218,37 @@ describe('LoRA on the onnx graphs', () => {
     await trainer.release();
   });
 
-  it('resuming from the PEFT files and the optimizer state repeats the uninterrupted run bit for bit', async () => {
+  it('lora.dropout: masks drawn per update from the seed (two trainers agree bit for bit), base untouched, a different step than without', async () => {
     const { config, hf, adapter } = fixture();
+    const before = clone(hf);
+    const request = updateRequest(makeBatch(PAIRS, [1, -0.5]), weightedLogLikelihood, 1, { optimizer: { lr: 1e-2 } });
+    const trained = async (dropout: number, seed: number) => {
+      const trainer = await OnnxTrainer.create(config, hf, THREADS, { lora: { settings: { ...SETTINGS, dropout }, adapter, seed } });
+      await trainer.update(request);
+      await trainer.release();
+      return [...trainer.weights.values()].flatMap((t) => Array.from(t.data));
+    };
+    const [first, again, otherSeed, none] = [await trained(0.3, 4), await trained(0.3, 4), await trained(0.3, 5), await trained(0, 4)];
+    expect(again).toEqual(first);
+    expect(otherSeed).not.toEqual(first);
+    expect(none).not.toEqual(first);
+    for (const [name, t] of hf) expect(Buffer.from(t.data.buffer).equals(Buffer.from(before.get(name)!.data.buffer))).toBe(true);
+  });
+
+  it('resuming from the PEFT files and the optimizer state repeats the uninterrupted run bit for bit, dropout masks included', async () => {
+    const { config, hf, adapter } = fixture();
+    const settings = { ...SETTINGS, dropout: 0.2 };
     const requests = [
       updateRequest(makeBatch(PAIRS, [1, -0.5]), weightedLogLikelihood, 1, { optimizer: { lr: 1e-2 } }),
       updateRequest(makeBatch(PAIRS, [-0.7, 1]), weightedLogLikelihood, 2, { optimizer: { lr: 1e-2 } }),
     ];
-    const uninterrupted = await OnnxTrainer.create(config, hf, THREADS, { lora: { settings: SETTINGS, adapter } });
+    const uninterrupted = await OnnxTrainer.create(config, hf, THREADS, { lora: { settings, adapter, seed: 7 } });
     for (const request of requests) await uninterrupted.update(request);
 
-    const first = await OnnxTrainer.create(config, hf, THREADS, { lora: { settings: SETTINGS, adapter } });
+    const first = await OnnxTrainer.create(config, hf, THREADS, { lora: { settings, adapter, seed: 7 } });
     await first.update(requests[0]!);
     const files = {
-      ...loraAdapterFiles('adapter', SETTINGS, first.weights),
+      ...loraAdapterFiles('adapter', settings, first.weights),
       ...first.optimizer.serialize(first.weights, first.settings),
     };
     for (const [name, data] of Object.entries(files)) {
@@ -235,8 +256,10 @@ describe('LoRA on the onnx graphs', () => {
       await writeFile(join(dir, name), data);
     }
     const loaded = await loadLoraAdapter(join(dir, 'adapter'), config);
-    expect(loaded.settings).toEqual(SETTINGS);
-    const resumed = await OnnxTrainer.create(config, hf, THREADS, { lora: { settings: loaded.settings, adapter: loaded.tensors } });
+    expect(loaded.settings).toEqual(settings);
+    const resumed = await OnnxTrainer.create(config, hf, THREADS, {
+      lora: { settings: loaded.settings, adapter: loaded.tensors, seed: 7 },
+    });
     await resumed.optimizer.load(dir, resumed.weights);
     await resumed.update(requests[1]!);
     for (const [name, t] of uninterrupted.weights) expect(Array.from(resumed.weights.get(name)!.data)).toEqual(Array.from(t.data));

@@ -53,12 +53,6 @@ export const onnxBackendFactory: BackendFactory = {
     const provider = parseProviderRequest(model.provider, `models.${modelId}.provider`);
     const threads = settings.threads as number | undefined;
     const lora = settings.lora as LoraEngineSettings | undefined;
-    if (lora && lora.dropout > 0) {
-      throw new DrmasError('CONFIG_INVALID', `agent "${lora.agent}": lora.dropout ${lora.dropout} is not supported on onnx yet`, {
-        key: `agents.${lora.agent}.lora.dropout`,
-        hint: "set it to 0 (PEFT's default): the onnx trainer applies no dropout to the adapter's input",
-      });
-    }
     try {
       const source = { model: model.model, architecture: model.architecture as ArchitectureName | undefined, seed: model.seed };
       const options = {

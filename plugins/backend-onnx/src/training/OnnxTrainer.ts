@@ -10,7 +10,8 @@ import {
   type UpdateResult,
   type WeightTensor,
 } from '@drmas/core';
-import { promptResponseLayout, rotaryInverseFrequencies, type DecoderConfig } from '@drmas/models';
+import { loraModuleShape, promptResponseLayout, rotaryInverseFrequencies, SeededRandom, type DecoderConfig } from '@drmas/models';
+import { GraphNames, loraDropoutMaskName } from '../DecoderGraph.js';
 import type * as OrtModule from 'onnxruntime-node';
 import { ortTensor, scoreFeeds, type Feeds } from '../DecoderFeeds.js';
 import { loadOnnxRuntime, sessionOptions, type Ort } from '../ExecutionProvider.js';
@@ -44,6 +45,8 @@ type Session = OrtModule.InferenceSession;
 export interface TrainedLora {
   settings: LoraSettings;
   adapter: Map<string, WeightTensor>;
+  /** Seeds the dropout masks (with the optimizer step and the micro-batch, so a resumed run draws the same ones). */
+  seed?: number;
 }
 
 export interface OnnxTrainerOptions {
@@ -70,6 +73,7 @@ export class OnnxTrainer {
   /** The Hugging Face weights: `weights` itself, or the frozen base under a LoRA adapter. */
   readonly base: Map<string, WeightTensor>;
   readonly lora: LoraSettings | undefined;
+  private readonly dropoutSeed: number;
   readonly optimizer = new HostAdamW();
   private readonly gradientBuffers = new Map<string, Float32Array>();
   private readonly sessions = new Map<LossFunction, Map<string, Promise<TrainingSession>>>();
@@ -91,6 +95,7 @@ export class OnnxTrainer {
     const own = (tensors: Map<string, WeightTensor>) =>
       adopt ? tensors : new Map([...tensors].map(([name, t]) => [name, { shape: [...t.shape], data: Float32Array.from(t.data) }]));
     this.lora = lora?.settings;
+    this.dropoutSeed = lora?.seed ?? 0;
     this.weights = own(lora ? lora.adapter : hf);
     this.base = lora ? hf : this.weights;
     this.invFreq = rotaryInverseFrequencies(config);
@@ -153,6 +158,7 @@ export class OnnxTrainer {
       if (loss.pairedRows && Math.min(micro, rows - start) % 2 !== 0)
         throw new Error(`OnnxTrainer: a micro-batch of ${Math.min(micro, rows - start)} rows would split a preference pair`);
       const feeds = this.feeds(view, view.rows.subarray(start, Math.min(rows, start + micro)), loss.needsReference ?? false);
+      if (this.lora && this.lora.dropout > 0) this.addDropoutMasks(feeds, start);
       const out = await session.run({ ...this.weightFeeds, ...totalFeeds, ...feeds });
       lossSum += scalar(out[TrainingNames.loss]);
       for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
@@ -227,6 +233,26 @@ export class OnnxTrainer {
       feeds[TrainingNames.refLogProbs] = take(batch.refLogProbs);
     }
     return feeds;
+  }
+
+  /**
+   * The adapter's dropout masks for the micro-batch from row `start` (`loraDropoutMaskName`), one per targeted module
+   * and layer over the micro-batch's token columns, drawn from a stream of the seed, the optimizer step about to be
+   * taken and `start`.
+   */
+  private addDropoutMasks(feeds: Feeds, start: number): void {
+    const p = this.lora!.dropout;
+    const keep = Math.fround(1 / (1 - p));
+    const [rows, columns] = feeds[GraphNames.inputIds]!.dims as [number, number];
+    const rng = new SeededRandom(((this.dropoutSeed * 1_000_003) ^ (this.optimizer.step * 65_537 + start)) >>> 0);
+    for (let layer = 0; layer < this.config.numLayers; layer++) {
+      for (const module of this.lora!.targetModules) {
+        const width = loraModuleShape(this.config, module)[1];
+        const mask = new Float32Array(rows * columns * width);
+        for (let i = 0; i < mask.length; i++) mask[i] = rng.uniform() < p ? 0 : keep;
+        feeds[loraDropoutMaskName(layer, module)] = ortTensor(this.ort, mask, [rows * columns, width]);
+      }
+    }
   }
 
   /** Releases the sessions; the trainer can still be used (sessions are rebuilt on demand). */

@@ -83,7 +83,7 @@ export function buildTrainingGraph(
     }
     return value;
   };
-  const adapter = options.lora && writeLoraInputs(g, config, options.lora);
+  const adapter = options.lora && writeLoraInputs(g, config, options.lora, { dropoutMasks: options.lora.dropout > 0 });
   const forward = writeDecoderForward(g, config, 'score', w, adapter?.graph);
   const head = writeScoreHead(g, config, forward, w);
   const column = (name: string) => g.input(name, 'float', ['batch', 'responses']);
