@@ -42,7 +42,7 @@ import { WorkerGroupsService, type TrainedWorkerGroup } from './WorkerGroupsServ
 import { planWorkerGroups } from './workerGroupPlan.js';
 import { ClippedValueLoss } from '@drmas/plugin-algorithms';
 import { criticSection, criticSettings } from './config/criticConfig.js';
-import { loraSection } from './config/loraConfig.js';
+import { loraSection, type LoraSection } from './config/loraConfig.js';
 import { Critics } from './critic/Critics.js';
 import { checkCritics } from './critic/checkCritics.js';
 import { checkHappoOrder, describeHappo, happoOrderAt, happoRoles } from './happo/happoOrder.js';
@@ -66,6 +66,12 @@ function describeRoleSwap(config: ResolvedConfig, agents: readonly string[]): { 
   if (!swap || role === undefined) return {};
   const other = swap.roles.find((r) => r !== role)!;
   return { roleSwap: `plays ${other} instead of ${role} every other ${swap.swapEvery} steps (CORY's role exchange)` };
+}
+
+/** `drmas info`'s note on a LoRA agent's group. */
+function describeLora(model: string, lora: LoraSection): string {
+  const dropout = lora.dropout > 0 ? `, dropout ${lora.dropout}` : '';
+  return `adapter r=${lora.rank} alpha=${lora.alpha}${dropout} on ${lora.targetModules.join(', ')} over model ${model}'s frozen base`;
 }
 
 /**
@@ -147,6 +153,7 @@ export class TrainerPlugin implements Plugin {
           architecture: plan.settings.architecture ?? '(from checkpoint)',
           runtime: plan.settings.runtime,
           ...(plan.frozenAgents.length ? { frozen: plan.frozenAgents } : {}),
+          ...(plan.lora ? { lora: describeLora(plan.model, plan.lora) } : {}),
           ...(plan.settings.spikeGuard ? { spikeGuard: (plan.settings.spikeGuard as SpikeGuardSettings).action } : {}),
           ...describeRoleSwap(kernel.config, plan.agents),
           lr: plan.training.optimizer.lr,
