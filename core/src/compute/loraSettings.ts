@@ -17,4 +17,6 @@ export interface LoraSettings {
 /** What a `BackendFactory` finds in `settings.lora` when it makes a LoRA agent's engine: the settings and the agent. */
 export interface LoraEngineSettings extends LoraSettings {
   agent: string;
+  /** Seeds the adapter's init and its dropout masks: the run's seed and the agent's place under `agents`. */
+  seed: number;
 }

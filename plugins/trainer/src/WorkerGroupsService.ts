@@ -106,7 +106,11 @@ export class WorkerGroupsService implements WorkerGroups {
       const backendKey = `models.${plan.model}.backend`;
       const settings = { ...plan.settings, seed: plan.settings.seed ?? this.config.trainer.seed } as Record<string, unknown>;
       // A LoRA agent's engine: the factory applies the adapter (on a base shared with the model's other adapters) or refuses it.
-      if (plan.lora) settings.lora = { ...plan.lora, agent: plan.agents[0]! } satisfies LoraEngineSettings;
+      if (plan.lora) {
+        const agent = plan.agents[0]!;
+        const seed = this.config.trainer.seed * 1_000 + Object.keys(this.config.agents).indexOf(agent);
+        settings.lora = { ...plan.lora, agent, seed } satisfies LoraEngineSettings;
+      }
       const make = async (name: string, key: string) =>
         (await availableFactory(this.roles, name, key)).create({ modelId: plan.model, settings, run });
       const rolloutKey = `models.${plan.model}.rollout`;

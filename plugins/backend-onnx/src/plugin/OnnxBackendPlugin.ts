@@ -62,11 +62,11 @@ export const onnxBackendFactory: BackendFactory = {
         warn: (message: string) => run.log(`warning: ${message}`),
       };
       if (lora) {
-        const { agent, ...loraSettings } = lora;
+        const { agent, seed, ...loraSettings } = lora;
         const { config, weights, tokenizer } = await sharedBase(run, source);
         const backend = await OnnxPolicyBackend.create(config, weights, tokenizer, {
           ...options,
-          lora: { settings: loraSettings, seed: model.seed },
+          lora: { settings: loraSettings, seed },
         });
         run.log(
           `model ${modelId}, agent ${agent}: LoRA r=${lora.rank} alpha=${lora.alpha} on ${lora.targetModules.join(', ')} over ${model.model} on ${backend.runtime}`,
