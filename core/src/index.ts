@@ -136,6 +136,13 @@ export type {
   WeightTensor,
 } from './compute/PolicyBackend.js';
 export { assignParamGroups, ParamGroupError } from './compute/paramGroups.js';
+export {
+  isLoraTargetModule,
+  LORA_TARGET_MODULES,
+  type LoraEngineSettings,
+  type LoraSettings,
+  type LoraTargetModule,
+} from './compute/loraSettings.js';
 export { scoreSequences } from './compute/scoreSequences.js';
 export {
   LossFunction,

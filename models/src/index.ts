@@ -129,3 +129,17 @@ export { rotaryInverseFrequencies, rotaryTables } from './decoding/rotaryEmbeddi
 export { leftPad, type LeftPaddedBatch } from './decoding/batchLayout.js';
 export { promptResponseLayout, type PromptResponseLayout } from './decoding/promptResponseLayout.js';
 export { argmax, logProbAtTemperature, sampleToken, topLogProbs, type SamplingSettings } from './decoding/sampling.js';
+export {
+  ADAPTER_CONFIG_FILE,
+  ADAPTER_WEIGHTS_FILE,
+  initLoraAdapter,
+  loadLoraAdapter,
+  loraAdapterFiles,
+  loraModulePath,
+  loraModuleShape,
+  loraScaling,
+  loraTensorNames,
+  loraTensorShapes,
+  peftAdapterConfig,
+  type LoadedLoraAdapter,
+} from './lora/loraAdapter.js';

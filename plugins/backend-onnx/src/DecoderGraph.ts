@@ -1,5 +1,6 @@
+import type { LoraSettings, LoraTargetModule } from '@drmas/core';
 import type { WeightTensor } from '@drmas/core';
-import type { DecoderConfig } from '@drmas/models';
+import { loraModuleShape, loraScaling, loraTensorNames, loraTensorShapes, type DecoderConfig } from '@drmas/models';
 import { GraphBuilder, type GraphWriter } from './onnx/GraphBuilder.js';
 
 /**
@@ -51,6 +52,7 @@ export function buildDecoderGraph(
   kind: DecoderGraphKind,
   weights: Map<string, WeightTensor>,
   weightMode: WeightMode = 'inputs',
+  lora?: LoraSettings,
 ): Uint8Array {
   const g = new GraphBuilder(`drmas-${config.modelType}-${kind}`);
   // `weights` are the graph weights (`graphWeights`); their shapes define the inputs, their values the initializers.
@@ -63,7 +65,7 @@ export function buildDecoderGraph(
     if (!value) throw new Error(`buildDecoderGraph: graph weight '${name}' is missing`);
     return value;
   };
-  const forward = writeDecoderForward(g, config, kind, w);
+  const forward = writeDecoderForward(g, config, kind, w, lora && writeLoraInputs(g, config, lora).graph);
   if (kind === 'score') {
     const head = writeScoreHead(g, config, forward, w);
     g.output(head.logProbs, GraphNames.logProbs, 'float', ['batch', 'responses']);
@@ -72,6 +74,68 @@ export function buildDecoderGraph(
     g.output(forward.lastLogProbs(), GraphNames.logProbs, 'float', ['batch', config.vocabSize]);
   }
   return g.toModelProto();
+}
+
+/**
+ * LoRA adapters in a graph: each targeted projection's output gains `scaling * (x A^T) B^T`, with A `[r, in]` and
+ * B `[out, r]` graph values in PEFT's layout (never merged into the base weight, so one graph serves any adapter fed
+ * to it).
+ */
+export interface LoraGraph {
+  scaling: number;
+  /** The adapter of a layer's module, or undefined where the module is not targeted. */
+  adapter: (layer: number, module: LoraTargetModule) => { a: string; b: string; dropoutMask?: string } | undefined;
+}
+
+/**
+ * `scaling * (x A^T) B^T` for x `[..., in]`, A `[r, in]`, B `[out, r]`: the low-rank product on its narrow side (x A^T
+ * is `[..., r]`, scaled there before B^T widens it).
+ */
+export function writeLoraProduct(g: GraphWriter, x: string, a: string, b: string, scaling: number, dropoutMask?: string): string {
+  const input = dropoutMask ? g.op('Mul', [x, dropoutMask]) : x;
+  const down = g.op('Mul', [g.op('MatMul', [input, g.op('Transpose', [a], { perm: [1, 0] })]), g.scalar(scaling)]);
+  return g.op('MatMul', [down, g.op('Transpose', [b], { perm: [1, 0] })]);
+}
+
+/**
+ * The training graph's input holding a module's dropout mask, `[tokens, in]`: 0 where PEFT's `lora_dropout` drops an
+ * input element of the adapter, 1 / (1 - p) elsewhere (inverted dropout, as torch's). Drawn on the host per
+ * micro-batch from a seeded stream, so a resumed run draws the same masks.
+ */
+export function loraDropoutMaskName(layer: number, module: LoraTargetModule): string {
+  return `lora_dropout_mask/${layer}/${module}`;
+}
+
+/**
+ * Declares the adapter tensors of `settings` as graph inputs named as in the PEFT state dict without its prefix
+ * (`model.layers.N.self_attn.q_proj.lora_A.weight`), fed per run: an agent's adapter is whatever is fed.
+ */
+export function writeLoraInputs(
+  g: GraphWriter,
+  config: DecoderConfig,
+  settings: LoraSettings,
+  { dropoutMasks = false }: { dropoutMasks?: boolean } = {},
+): { graph: LoraGraph; inputs: Map<string, string> } {
+  const inputs = new Map<string, string>();
+  for (const [name, shape] of loraTensorShapes(config, settings)) inputs.set(name, g.input(name, 'float', shape));
+  const masks = new Map<string, string>();
+  for (let layer = 0; layer < config.numLayers && dropoutMasks; layer++) {
+    for (const module of settings.targetModules) {
+      const name = loraDropoutMaskName(layer, module);
+      masks.set(name, g.input(name, 'float', ['tokens', loraModuleShape(config, module)[1]]));
+    }
+  }
+  return {
+    inputs,
+    graph: {
+      scaling: loraScaling(settings),
+      adapter: (layer, module) => {
+        if (!settings.targetModules.includes(module)) return undefined;
+        const { a, b } = loraTensorNames(layer, module);
+        return { a: inputs.get(a)!, b: inputs.get(b)!, dropoutMask: masks.get(loraDropoutMaskName(layer, module)) };
+      },
+    },
+  };
 }
 
 /** What the score and training graphs build on: the decoder's hidden states and its helpers. */
@@ -94,6 +158,7 @@ export function writeDecoderForward(
   config: DecoderConfig,
   kind: DecoderGraphKind,
   w: (name: string) => string,
+  lora?: LoraGraph,
 ): DecoderForward {
   const c = config;
   const d = c.headDim;
@@ -117,6 +182,10 @@ export function writeDecoderForward(
     const y = g.op('MatMul', [x, w(name)]);
     return biasName ? g.op('Add', [y, w(biasName)]) : y;
   };
+  const adapted = (y: string, x: string, layer: number, module: LoraTargetModule): string => {
+    const adapter = lora?.adapter(layer, module);
+    return adapter ? g.op('Add', [y, writeLoraProduct(g, x, adapter.a, adapter.b, lora!.scaling, adapter.dropoutMask)]) : y;
+  };
   const qSize = c.numHeads * d;
   const kvSize = kvHeads * d;
   const half = d / 2;
@@ -127,14 +196,16 @@ export function writeDecoderForward(
     return g.op('Add', [g.op('Mul', [x, cos]), g.op('Mul', [swapped, sin])]);
   };
   const mlp = (x: string, i: number): string => {
-    const [gate, up] = g.opMulti(
+    const [gateBase, upBase] = g.opMulti(
       'Split',
       [linear(x, `gate_up.${i}`, c.mlpBias ? `gate_up_bias.${i}` : undefined), g.ints([c.intermediateSize, c.intermediateSize])],
       { axis: -1 },
       { outputs: 2 },
     ) as [string, string];
+    const gate = adapted(gateBase, x, i, 'gate_proj');
+    const up = adapted(upBase, x, i, 'up_proj');
     const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
-    return linear(act, `down.${i}`, c.mlpBias ? `down_bias.${i}` : undefined);
+    return adapted(linear(act, `down.${i}`, c.mlpBias ? `down_bias.${i}` : undefined), act, i, 'down_proj');
   };
   const scale = g.scalar(1 / Math.sqrt(d));
 
@@ -153,9 +224,9 @@ export function writeDecoderForward(
       string,
       string,
     ];
-    let q = g.op('Reshape', [qFlat, qShape]);
-    let k = g.op('Reshape', [kFlat, kvShape]);
-    const v = g.op('Reshape', [vFlat, kvShape]);
+    let q = g.op('Reshape', [adapted(qFlat, normed, i, 'q_proj'), qShape]);
+    let k = g.op('Reshape', [adapted(kFlat, normed, i, 'k_proj'), kvShape]);
+    const v = g.op('Reshape', [adapted(vFlat, normed, i, 'v_proj'), kvShape]);
     if (c.qkNorm) {
       q = rmsNorm(q, `q_norm.${i}`);
       k = rmsNorm(k, `k_norm.${i}`);
@@ -192,7 +263,7 @@ export function writeDecoderForward(
       const grouped = g.op('Reshape', [g.op('MatMul', [probs, values]), g.ints([0, 0, group, -1, d])]);
       context = g.op('Reshape', [g.op('Transpose', [grouped], { perm: [0, 3, 1, 2, 4] }), g.ints([-1, c.numHeads * d])]);
     }
-    x = g.op('Add', [x, linear(context, `o.${i}`, c.outputBias ? `o_bias.${i}` : undefined)]);
+    x = g.op('Add', [x, adapted(linear(context, `o.${i}`, c.outputBias ? `o_bias.${i}` : undefined), context, i, 'o_proj')]);
     x = g.op('Add', [x, mlp(rmsNorm(x, `post_norm.${i}`), i)]);
   }
 

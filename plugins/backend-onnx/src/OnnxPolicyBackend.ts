@@ -1,3 +1,4 @@
+import type { LoraSettings } from '@drmas/core';
 import type {
   GenerateRequest,
   GenerateResult,
@@ -16,6 +17,9 @@ import {
   leftPad,
   loadModelWeights,
   hasAdamWState,
+  initLoraAdapter,
+  loadLoraAdapter,
+  loraAdapterFiles,
   logProbAtTemperature,
   promptResponseLayout,
   rotaryInverseFrequencies,
@@ -24,6 +28,7 @@ import {
   saveCheckpoint,
   topLogProbs,
   rowStreams,
+  SeededRandom,
   type DecoderConfig,
   type ModelSource,
   type SamplingSettings,
@@ -64,6 +69,11 @@ export interface OnnxEngineOptions {
   detectCuda?: () => Promise<CudaAvailability>;
   /** Extra onnxruntime session options (profiling, for instance). */
   sessionOptions?: OrtModule.InferenceSession.SessionOptions;
+  /**
+   * A LoRA adapter on the weights, which are then a frozen base (shareable with other engines' adapters): sampling
+   * and scoring apply it unmerged, `update` trains it alone, `save` / `load` write and read it in PEFT's layout.
+   */
+  lora?: { settings: LoraSettings; /** Seeds PEFT's init of A (default 0). */ seed?: number };
 }
 
 export interface OnnxBackendOptions extends ModelSource, OnnxEngineOptions {}
@@ -97,6 +107,8 @@ export class OnnxPolicyBackend implements PolicyBackend {
   /** Made on the first update (or optimizer-state load); trains `weights` in place. */
   private trainerRef: Promise<OnnxTrainer> | undefined;
   private disposed = false;
+  /** The LoRA adapter (PEFT names without prefix), trained in place; the weights are then never changed. */
+  private readonly adapter: Map<string, WeightTensor> | undefined;
 
   private constructor(
     private readonly ort: Ort,
@@ -114,7 +126,14 @@ export class OnnxPolicyBackend implements PolicyBackend {
     this.graphWeightsRef = graphWeights(config, this.weights);
     this.tokenizerRef = tokenizer;
     this.invFreq = rotaryInverseFrequencies(config);
+    const lora = options.lora;
+    this.adapter = lora && initLoraAdapter(config, lora.settings, new SeededRandom(lora.seed ?? 0));
     this.weightFeeds = this.makeWeightFeeds();
+  }
+
+  /** The tensors `update` trains: the LoRA adapter's, or the weights. */
+  private get trained(): Map<string, WeightTensor> {
+    return this.adapter ?? this.weights;
   }
 
   /** An engine for a decoder given by config and weights (the weights are used in place, not copied). */
@@ -162,7 +181,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
     this.ensureLive();
     let pending = this.sessions.get(kind);
     if (!pending) {
-      const model = buildDecoderGraph(this.configRef, kind, this.graphWeightsRef, this.weightMode);
+      const model = buildDecoderGraph(this.configRef, kind, this.graphWeightsRef, this.weightMode, this.options.lora?.settings);
       pending = this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, this.options.sessionOptions));
       this.sessions.set(kind, pending);
     }
@@ -171,7 +190,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
 
   private async run(kind: DecoderGraphKind, feeds: Feeds): Promise<OrtModule.InferenceSession.ReturnType> {
     const session = await this.session(kind);
-    return session.run(this.weightMode === 'inputs' ? { ...this.weightFeeds, ...feeds } : feeds);
+    return session.run({ ...this.weightFeeds, ...feeds });
   }
 
   private tensor(data: Float32Array | BigInt64Array, dims: number[]): OrtModule.Tensor {
@@ -181,6 +200,8 @@ export class OnnxPolicyBackend implements PolicyBackend {
   private makeWeightFeeds(): Feeds {
     const feeds: Feeds = {};
     if (this.weightMode === 'inputs') for (const [name, w] of this.graphWeightsRef) feeds[name] = this.tensor(w.data, w.shape);
+    // The adapter is always an input: its buffers are trained in place and read by the next run.
+    for (const [name, w] of this.adapter ?? []) feeds[name] = this.tensor(w.data, w.shape);
     return feeds;
   }
 
@@ -368,9 +389,9 @@ export class OnnxPolicyBackend implements PolicyBackend {
     return entropy ? { logProbs, entropy } : { logProbs };
   }
 
-  /** Names of the decoder's parameters, as in the checkpoint. */
+  /** Names of the trained parameters, as in the checkpoint (the adapter's under LoRA). */
   parameterNames(): string[] {
-    return [...this.weights.keys()];
+    return [...this.trained.keys()];
   }
 
   /**
@@ -387,12 +408,16 @@ export class OnnxPolicyBackend implements PolicyBackend {
 
   /** The trainer, made on first use over `weights` (shared, not copied). */
   private trainer(): Promise<OnnxTrainer> {
-    this.trainerRef ??= OnnxTrainer.create(this.configRef, this.weights, this.options.sessionOptions, { adopt: true });
+    const lora = this.options.lora &&
+      this.adapter && { settings: this.options.lora.settings, adapter: this.adapter, seed: this.options.lora.seed };
+    this.trainerRef ??= OnnxTrainer.create(this.configRef, this.weights, this.options.sessionOptions, { adopt: true, lora });
     return this.trainerRef;
   }
 
   /** After `weights` changed in place: the derived graph weights follow (sessions rebuilt when weights are initializers). */
   private async weightsChanged(): Promise<void> {
+    // An adapter's buffers are fed in place; the frozen base did not change.
+    if (this.adapter) return;
     refreshGraphWeights(this.configRef, this.weights, this.graphWeightsRef);
     if (this.weightMode === 'initializers') await this.releaseSessions();
   }
@@ -404,7 +429,18 @@ export class OnnxPolicyBackend implements PolicyBackend {
     let extraFiles: Record<string, string | Uint8Array> | undefined;
     if (options.optimizer ?? true) {
       const trainer = this.trainerRef && (await this.trainerRef);
-      extraFiles = (trainer?.optimizer ?? new HostAdamW()).serialize(this.weights, trainer?.settings);
+      extraFiles = (trainer?.optimizer ?? new HostAdamW()).serialize(this.trained, trainer?.settings);
+    }
+    if (this.adapter) {
+      // A PEFT adapter folder (plus config.json, the tokenizer and the adapter's optimizer state); the frozen base
+      // stays where it was loaded from.
+      await saveCheckpoint(dir, {
+        config: configJsonFor(this.configRef),
+        tensors: new Map(),
+        tokenizer: this.tokenizerRef,
+        extraFiles: { ...extraFiles, ...loraAdapterFiles('', this.options.lora!.settings, this.adapter) },
+      });
+      return;
     }
     await saveCheckpoint(dir, {
       config: { ...configJsonFor(this.configRef), ...(bf16 ? { torch_dtype: 'bfloat16' } : {}) },
@@ -422,6 +458,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
    */
   async load(dir: string, options: { optimizer?: boolean } = {}): Promise<void> {
     this.ensureLive();
+    if (this.adapter) return this.loadAdapter(dir, options);
     const loaded = await loadModelWeights({ model: dir });
     if (loaded.tokenizer) this.tokenizerRef = loaded.tokenizer;
     if (JSON.stringify(graphShape(loaded.config)) !== JSON.stringify(graphShape(this.configRef))) {
@@ -436,12 +473,28 @@ export class OnnxPolicyBackend implements PolicyBackend {
     else if (this.trainerRef) (await this.trainerRef).optimizer.reset();
   }
 
+  /** Under LoRA: the adapter saved in `dir` (PEFT's layout, the settings this engine was made with) and its optimizer state. */
+  private async loadAdapter(dir: string, options: { optimizer?: boolean }): Promise<void> {
+    const { settings, tensors } = await loadLoraAdapter(dir, this.configRef);
+    const own = this.options.lora!.settings;
+    if (JSON.stringify(settings) !== JSON.stringify({ ...own, targetModules: [...own.targetModules] })) {
+      throw new DrmasError('CHECKPOINT_INVALID', `the LoRA adapter in ${dir} was saved with other settings than this agent's lora`, {
+        file: dir,
+        hint: `saved r=${settings.rank}, lora_alpha=${settings.alpha}, target_modules=${settings.targetModules.join(',')}; resume with the same lora settings`,
+      });
+    }
+    for (const [name, t] of tensors) this.adapter!.get(name)!.data.set(t.data);
+    const hasState = await hasAdamWState(dir);
+    if (options.optimizer ?? hasState) await (await this.trainer()).optimizer.load(dir, this.adapter!);
+    else if (this.trainerRef) (await this.trainerRef).optimizer.reset();
+  }
+
   async snapshotTraining(): Promise<TrainingSnapshot> {
     this.ensureLive();
     const trainer = await this.trainer();
     const snapshot: OnnxTrainingSnapshot = {
       engine: this.name,
-      weights: new Map([...this.weights].map(([name, w]) => [name, w.data.slice()])),
+      weights: new Map([...this.trained].map(([name, w]) => [name, w.data.slice()])),
       optimizer: trainer.optimizer.snapshot(),
       owner: this,
     };
@@ -454,7 +507,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
     if (own.owner !== this || !own.weights || !own.optimizer) {
       throw new Error(`policy backend '${this.name}' was handed a training snapshot it did not make`);
     }
-    for (const [name, data] of own.weights) this.weights.get(name)!.data.set(data);
+    for (const [name, data] of own.weights) this.trained.get(name)!.data.set(data);
     (await this.trainer()).optimizer.restore(own.optimizer);
     await this.weightsChanged();
   }

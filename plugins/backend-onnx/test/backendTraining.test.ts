@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { cpSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readSafetensorsHeader } from '@drmas/models';
-import { runBin } from '../../../test/support/cliRunner.js';
 import { TempProject } from '../../../test/support/tempProject.js';
+import { lines, train, withoutTimings, type Line } from './trainingRuns.js';
 
 /**
  * `models.policy.backend: onnx` trains the math preset from the CLI (the built bin, as a user runs it): its first
@@ -12,8 +12,6 @@ import { TempProject } from '../../../test/support/tempProject.js';
  * files, a resume from its step-1 checkpoint on onnx gives the uninterrupted run's step 2 exactly, and the tfjs run's step-1 checkpoint (weights and AdamW state) resumed on onnx reproduces the tfjs run's
  * step 2 within 1e-3.
  */
-
-type Line = Record<string, number>;
 
 const project = new TempProject('onnx-training');
 const CONFIG = path.resolve('examples/math/drmas.config.json');
@@ -40,23 +38,6 @@ const backend = (name: string) => [
   `models.policy.backend=${name}`,
   ...(name === 'onnx' ? ['--set', 'models.policy.threads=2'] : []),
 ];
-
-function lines(runDir: string): Line[] {
-  return readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Line);
-}
-
-/** The line without its wall-clock figures. */
-function withoutTimings(line: Line): Line {
-  return Object.fromEntries(Object.entries(line).filter(([k]) => !k.startsWith('timing/') && !k.startsWith('perf/')));
-}
-
-function train(args: string[]): void {
-  const result = runBin(args);
-  if (result.code !== 0) throw new Error(`drmas ${args.join(' ')} failed:\n${result.stderr}`);
-}
 
 const onnxRun = project.path('onnx');
 const tfjsRun = project.path('tfjs');

@@ -223,6 +223,24 @@ describe('plugin', () => {
     expect(schema.safeParse({ threads: 2 }).success).toBe(true);
   });
 
+  it("a LoRA agent's engine: made on onnx, refused on tfjs at the agent's lora key", async () => {
+    const run = { log: () => {} } as never;
+    const lora = { rank: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'v_proj'], agent: 'solver' };
+    const backend = await onnxBackendFactory.create({
+      modelId: 'policy',
+      settings: { model: 'tiny', seed: 9, provider: 'cpu', lora },
+      run,
+    });
+    const base = await onnxBackendFactory.create({ modelId: 'policy', settings: { model: 'tiny', seed: 9, provider: 'cpu' }, run });
+    // B starts at zero: the agent scores as the base model does.
+    expect((await scoreSequences(backend, PROMPTS, PROMPTS)).logProbs).toEqual((await scoreSequences(base, PROMPTS, PROMPTS)).logProbs);
+    base.dispose();
+    expect(backend.parameterNames()).toContain('model.layers.0.self_attn.q_proj.lora_A.weight');
+    backend.dispose();
+    const tfjs = tfjsBackendFactory.create({ modelId: 'policy', settings: { model: 'tiny', lora }, run });
+    await expect(tfjs).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'agents.solver.lora' });
+  });
+
   it('a model that fails to load is reported at models.<id>.model, keeping the code and naming the folder', async () => {
     const create = onnxBackendFactory.create({
       modelId: 'policy',

@@ -45,6 +45,7 @@ import { WorkerGroupsService, type TrainedWorkerGroup } from './WorkerGroupsServ
 import { planWorkerGroups } from './workerGroupPlan.js';
 import { ClippedValueLoss } from '@drmas/plugin-algorithms';
 import { criticSection, criticSettings } from './config/criticConfig.js';
+import { loraSection, type LoraSection } from './config/loraConfig.js';
 import { Critics } from './critic/Critics.js';
 import { checkCritics } from './critic/checkCritics.js';
 import { describeMixer } from './mixer/TeamMixer.js';
@@ -71,6 +72,12 @@ function describeRoleSwap(config: ResolvedConfig, agents: readonly string[]): { 
   return { roleSwap: `plays ${other} instead of ${role} every other ${swap.swapEvery} steps (CORY's role exchange)` };
 }
 
+/** `drmas info`'s note on a LoRA agent's group. */
+function describeLora(model: string, lora: LoraSection): string {
+  const dropout = lora.dropout > 0 ? `, dropout ${lora.dropout}` : '';
+  return `adapter r=${lora.rank} alpha=${lora.alpha}${dropout} on ${lora.targetModules.join(', ')} over model ${model}'s frozen base`;
+}
+
 /**
  * The training side of the loop: worker groups from `models`/`agents` (setup), one policy update per worker group
  * (`update`), step metrics, `rollouts.jsonl`, atomic checkpoints every `trainer.saveEvery` steps, at the end and
@@ -87,6 +94,8 @@ export class TrainerPlugin implements Plugin {
       train: trainOverridesSection.optional(),
       /** false: the agent samples but is never trained (its rows leave the loss). Default true. */
       trainable: z.boolean().optional(),
+      /** Train a LoRA adapter of the agent's own on its model (a frozen base shared with the other agents on it). */
+      lora: loraSection.optional(),
     }),
     critic: criticSection,
   };
@@ -146,6 +155,7 @@ export class TrainerPlugin implements Plugin {
           architecture: plan.settings.architecture ?? '(from checkpoint)',
           runtime: plan.settings.runtime,
           ...(plan.frozenAgents.length ? { frozen: plan.frozenAgents } : {}),
+          ...(plan.lora ? { lora: describeLora(plan.model, plan.lora) } : {}),
           ...(plan.settings.spikeGuard ? { spikeGuard: (plan.settings.spikeGuard as SpikeGuardSettings).action } : {}),
           ...describeRoleSwap(kernel.config, plan.agents),
           lr: plan.training.optimizer.lr,
@@ -163,16 +173,16 @@ export class TrainerPlugin implements Plugin {
     // here rather than when setup loads the models.
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       for (const plan of planWorkerGroups(config)) {
-        if (plan.settings.backend !== AUTO_BACKEND) kernel.getNamed(BackendFactory, plan.settings.backend, `models.${plan.id}.backend`);
+        if (plan.settings.backend !== AUTO_BACKEND) kernel.getNamed(BackendFactory, plan.settings.backend, `models.${plan.model}.backend`);
         const rollout = rolloutEngineName(plan.settings.rollout);
         if (typeof plan.settings.rollout === 'object' && !kernel.namesOf(BackendFactory).includes(rollout!)) {
           throw new DrmasError('UNKNOWN_NAME', `no rollout engine "${rollout}" is registered for a server`, {
-            key: rolloutEngineKey(plan.id, plan.settings.rollout),
+            key: rolloutEngineKey(plan.model, plan.settings.rollout),
             hint: `the vllm and sglang engines come with the plugin rollout-remote: add "rollout-remote" to plugins${didYouMean(rollout!, kernel.namesOf(BackendFactory))}`,
           });
         }
         if (rollout !== undefined && rollout !== AUTO_ROLLOUT)
-          kernel.getNamed(BackendFactory, rollout, rolloutEngineKey(plan.id, plan.settings.rollout));
+          kernel.getNamed(BackendFactory, rollout, rolloutEngineKey(plan.model, plan.settings.rollout));
       }
       checkCritics(kernel, config, this.critics);
       const critic = criticSettings(config);

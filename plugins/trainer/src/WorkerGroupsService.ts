@@ -10,6 +10,7 @@ import {
   Roles,
   rolloutEngineKey,
   rolloutEngineName,
+  type LoraEngineSettings,
   type PolicyBackend,
   type RunContext,
   type WorkerGroup,
@@ -104,11 +105,17 @@ export class WorkerGroupsService implements WorkerGroups {
     options: { reference: boolean; samplingOnly?: boolean; criticGroups?: ReadonlySet<string> },
   ): Promise<void> {
     for (const plan of planWorkerGroups(this.config)) {
-      const backendKey = `models.${plan.id}.backend`;
+      const backendKey = `models.${plan.model}.backend`;
       const settings = { ...plan.settings, seed: plan.settings.seed ?? this.config.trainer.seed } as Record<string, unknown>;
+      // A LoRA agent's engine: the factory applies the adapter (on a base shared with the model's other adapters) or refuses it.
+      if (plan.lora) {
+        const agent = plan.agents[0]!;
+        const seed = this.config.trainer.seed * 1_000 + Object.keys(this.config.agents).indexOf(agent);
+        settings.lora = { ...plan.lora, agent, seed } satisfies LoraEngineSettings;
+      }
       const make = async (name: string, key: string) =>
-        (await availableFactory(this.roles, name, key)).create({ modelId: plan.id, settings, run });
-      const rolloutKey = rolloutEngineKey(plan.id, plan.settings.rollout);
+        (await availableFactory(this.roles, name, key)).create({ modelId: plan.model, settings, run });
+      const rolloutKey = rolloutEngineKey(plan.model, plan.settings.rollout);
       let trainerName = plan.settings.backend;
       if (trainerName === AUTO_BACKEND) {
         // A group a critic takes after trains on an engine that has critics (`auto`: the best one that does it all).
@@ -119,12 +126,24 @@ export class WorkerGroupsService implements WorkerGroups {
       }
       this.trainingEngines.set(plan.id, trainerName);
       let rolloutName = rolloutEngineName(plan.settings.rollout);
+      // A LoRA agent samples on its trainer, which holds the adapter.
+      if (plan.lora && rolloutName === AUTO_ROLLOUT) rolloutName = trainerName;
       if (rolloutName === AUTO_ROLLOUT) {
         const choice = await chooseRolloutEngine(this.roles, trainerName);
         run.log(describeRolloutChoice(plan.id, choice, trainerName));
         rolloutName = choice.name;
       } else if (rolloutName && rolloutName !== trainerName) {
         await availableFactory(this.roles, rolloutName, rolloutKey);
+      }
+      if (plan.lora && rolloutName && rolloutName !== trainerName) {
+        throw new DrmasError(
+          'CONFIG_INVALID',
+          `agent "${plan.agents[0]}" trains a LoRA adapter, which its trainer (${trainerName}) also samples with`,
+          {
+            key: rolloutKey,
+            hint: `remove models.${plan.model}.rollout (or set it to ${trainerName}): a separate rollout engine takes merged weights, not an adapter`,
+          },
+        );
       }
       if (options.samplingOnly) {
         const engine = await make(rolloutName ?? trainerName, rolloutName ? rolloutKey : backendKey);
@@ -142,8 +161,8 @@ export class WorkerGroupsService implements WorkerGroups {
       }
       const trainer = await make(trainerName, backendKey);
       try {
-        checkParamGroups(plan.id, trainer, plan.training);
-        checkRollback(plan.id, trainer, plan.settings.spikeGuard as SpikeGuardSettings | undefined);
+        checkParamGroups(plan.model, trainer, plan.training);
+        checkRollback(plan.model, trainer, plan.settings.spikeGuard as SpikeGuardSettings | undefined);
       } catch (error) {
         trainer.dispose();
         throw error;
@@ -172,6 +191,10 @@ export class WorkerGroupsService implements WorkerGroups {
           (rollout !== trainer ? `, samples on ${rollout.name} (${rollout.runtime})` : ''),
       );
       if (plan.frozenAgents.length) run.log(describeFrozen(plan.id, plan.agents, plan.frozenAgents));
+      const dropped = (this.config.models[plan.model]!.optimizer as { paramGroups?: unknown[] } | undefined)?.paramGroups?.length;
+      if (plan.lora && dropped) {
+        run.log(`worker group ${plan.id}: models.${plan.model}.optimizer.paramGroups left out: they name the frozen base's tensors`);
+      }
     }
   }
 

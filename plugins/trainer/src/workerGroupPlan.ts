@@ -1,3 +1,4 @@
+import type { LoraSection } from './config/loraConfig.js';
 import { DrmasError, didYouMean, type OptimizerSettings, type ResolvedConfig } from '@drmas/core';
 import type { OptimizerSection, ScheduleKind, TrainOverrides } from './config/trainingConfig.js';
 
@@ -16,6 +17,10 @@ export interface WorkerGroupTraining {
 /** What a worker group will be: its model settings and the agents (and their shared training settings). */
 export interface WorkerGroupPlan {
   id: string;
+  /** The model id (under `models`): `id` itself, except for a LoRA agent's group. */
+  model: string;
+  /** The LoRA adapter this group trains on its model's frozen base (`agents.<role>.lora` of its one agent). */
+  lora?: LoraSection;
   agents: string[];
   /** The agents with `trainable: false`: they sample, but their rows never reach the loss. */
   frozenAgents: string[];
@@ -25,13 +30,18 @@ export interface WorkerGroupPlan {
 
 const DEFAULTS = { microBatchSize: 8, miniBatches: 1, epochs: 1 };
 
+/** The worker group of a LoRA agent: `<model>@<role>` (its checkpoint folder, its metrics' group). */
+export function loraGroupId(model: string, agent: string): string {
+  return `${model}@${agent}`;
+}
+
 /**
  * Maps agents onto models (DESIGN §5): agents on one model id share a worker group, which requires identical
  * training overrides. An agent without `model` uses the only model when there is one.
  */
 export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
   const modelIds = Object.keys(config.models);
-  const byModel = new Map<string, { settings: WorkerGroupPlan['settings']; agents: string[] }>();
+  const byModel = new Map<string, { model: string; settings: WorkerGroupPlan['settings']; agents: string[]; lora?: LoraSection }>();
   for (const [agent, entry] of Object.entries(config.agents)) {
     let model = entry.model;
     if (model === undefined) {
@@ -53,11 +63,14 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
         hint: didYouMean(model, modelIds).trim() || `define models.${model} or use one of: ${modelIds.join(', ') || '(none)'}`,
       });
     }
-    const group = byModel.get(model);
+    // A LoRA agent trains an adapter of its own: a group of its own on the model's (shared, frozen) base.
+    const lora = entry.lora as LoraSection | undefined;
+    const id = lora ? loraGroupId(model, agent) : model;
+    const group = byModel.get(id);
     if (group) group.agents.push(agent);
-    else byModel.set(model, { settings, agents: [agent] });
+    else byModel.set(id, { model, settings, agents: [agent], lora });
   }
-  return [...byModel.entries()].map(([id, { settings, agents }]) => {
+  return [...byModel.entries()].map(([id, { model: modelId, settings, agents, lora }]) => {
     const shared: TrainOverrides = {};
     const setBy: Record<string, string> = {};
     for (const agent of agents) {
@@ -86,7 +99,8 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
         eps: model.eps,
         weightDecay: shared.weightDecay ?? model.weightDecay,
         maxGradNorm: shared.maxGradNorm ?? model.maxGradNorm,
-        paramGroups: model.paramGroups,
+        // The model's param groups name its (here frozen) tensors; an adapter trains as one group.
+        paramGroups: lora ? [] : model.paramGroups,
       },
       schedule: { kind: model.schedule, warmupSteps: model.warmupSteps },
       microBatchSize: shared.microBatchSize ?? DEFAULTS.microBatchSize,
@@ -94,6 +108,6 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
       epochs: shared.epochs ?? DEFAULTS.epochs,
     };
     const frozenAgents = agents.filter((agent) => config.agents[agent]!.trainable === false);
-    return { id, agents, frozenAgents, settings, training };
+    return { id, model: modelId, agents, frozenAgents, settings, training, ...(lora ? { lora } : {}) };
   });
 }

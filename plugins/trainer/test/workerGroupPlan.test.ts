@@ -113,3 +113,59 @@ describe('worker groups from models and agents', () => {
     await kernel.hooks.shutdown.promise();
   });
 });
+
+/** `agents.<role>.lora`: validation (PEFT's names and defaults, "Did you mean") and a worker group per LoRA agent. */
+const loraModels = { policy: { model: 'tiny', optimizer: { paramGroups: [{ params: ['model.norm.weight'], lr: 1e-2 }] } } };
+
+describe('LoRA agents', () => {
+  test('each LoRA agent gets a worker group of its own on the shared model; the others still share one', async () => {
+    const groups = await plan({
+      models: loraModels,
+      agents: {
+        solver: { lora: { rank: 4, alpha: 16, targetModules: ['q_proj', 'k_proj', 'q_proj'] } },
+        verifier: { lora: {} },
+        critic: {},
+        judge: {},
+      },
+    });
+    expect(groups.map((g) => [g.id, g.model, g.agents])).toEqual([
+      ['policy@solver', 'policy', ['solver']],
+      ['policy@verifier', 'policy', ['verifier']],
+      ['policy', 'policy', ['critic', 'judge']],
+    ]);
+    // PEFT's LoraConfig defaults (r 8, lora_alpha 8, lora_dropout 0, q_proj and v_proj for Llama / Qwen); repeats dropped.
+    expect(groups.map((g) => g.lora)).toEqual([
+      { rank: 4, alpha: 16, dropout: 0, targetModules: ['q_proj', 'k_proj'] },
+      { rank: 8, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj'] },
+      undefined,
+    ]);
+    // The model's param groups name base tensors: an adapter trains as one group.
+    expect(groups.map((g) => g.training.optimizer.paramGroups.length)).toEqual([0, 0, 1]);
+  });
+
+  test('an unknown target module is refused with its key and the closest name', async () => {
+    const error = await failure({ models: loraModels, agents: { solver: { lora: { targetModules: ['q_proj', 'v_prj'] } } } });
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.key).toBe('agents.solver.lora.targetModules[1]');
+    expect(error.message).toContain('unknown module "v_prj"');
+    expect(error.message).toContain('Did you mean "v_proj"');
+  });
+
+  test('PEFT key names that are not drmas keys are refused with the drmas name', async () => {
+    const error = await failure({ models: loraModels, agents: { solver: { lora: { r: 8 } as never } } });
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.key).toBe('agents.solver.lora.r');
+    expect(error.message).toContain('rank');
+  });
+
+  test('rank, alpha and dropout are range-checked', async () => {
+    for (const [lora, key] of [
+      [{ rank: 0 }, 'agents.solver.lora.rank'],
+      [{ alpha: -1 }, 'agents.solver.lora.alpha'],
+      [{ dropout: 1 }, 'agents.solver.lora.dropout'],
+    ] as const) {
+      const error = await failure({ models: loraModels, agents: { solver: { lora } } });
+      expect([error.code, error.key]).toEqual(['CONFIG_INVALID', key]);
+    }
+  });
+});

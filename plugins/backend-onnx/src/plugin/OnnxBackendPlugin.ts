@@ -4,12 +4,20 @@ import {
   DrmasError,
   z,
   type Kernel,
+  type LoraEngineSettings,
   type ModelSettings,
   type Plugin,
   type RegisterContext,
 } from '@drmas/core';
-import { activationBytesPerToken, readModelShape, type ArchitectureName } from '@drmas/models';
-import { createOnnxPolicyBackend } from '../OnnxPolicyBackend.js';
+import {
+  activationBytesPerToken,
+  loadModelWeights,
+  readModelShape,
+  type ArchitectureName,
+  type ModelSource,
+  type ModelWeights,
+} from '@drmas/models';
+import { createOnnxPolicyBackend, OnnxPolicyBackend } from '../OnnxPolicyBackend.js';
 import { loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 
 const PLUGIN_NAME = 'backend-onnx';
@@ -44,16 +52,28 @@ export const onnxBackendFactory: BackendFactory = {
     const model = settings as ModelSettings;
     const provider = parseProviderRequest(model.provider, `models.${modelId}.provider`);
     const threads = settings.threads as number | undefined;
+    const lora = settings.lora as LoraEngineSettings | undefined;
     try {
-      const backend = await createOnnxPolicyBackend({
-        name: `onnx:${modelId}`,
-        model: model.model,
-        architecture: model.architecture as ArchitectureName | undefined,
-        seed: model.seed,
+      const source = { model: model.model, architecture: model.architecture as ArchitectureName | undefined, seed: model.seed };
+      const options = {
+        name: lora ? `onnx:${modelId}@${lora.agent}` : `onnx:${modelId}`,
         provider,
         sessionOptions: threads === undefined ? undefined : { intraOpNumThreads: threads },
-        warn: (message) => run.log(`warning: ${message}`),
-      });
+        warn: (message: string) => run.log(`warning: ${message}`),
+      };
+      if (lora) {
+        const { agent, seed, ...loraSettings } = lora;
+        const { config, weights, tokenizer } = await sharedBase(run, source);
+        const backend = await OnnxPolicyBackend.create(config, weights, tokenizer, {
+          ...options,
+          lora: { settings: loraSettings, seed },
+        });
+        run.log(
+          `model ${modelId}, agent ${agent}: LoRA r=${lora.rank} alpha=${lora.alpha} on ${lora.targetModules.join(', ')} over ${model.model} on ${backend.runtime}`,
+        );
+        return backend;
+      }
+      const backend = await createOnnxPolicyBackend({ ...source, ...options });
       run.log(`model ${modelId}: ${model.model} on ${backend.runtime}`);
       return backend;
     } catch (cause) {
@@ -62,6 +82,22 @@ export const onnxBackendFactory: BackendFactory = {
     }
   },
 };
+
+/**
+ * The frozen bases of a run's LoRA engines, by model source: every adapter on one model reads the same weight
+ * buffers (MAVERL / PettingLLMs: one base, an adapter per agent), which no engine ever writes. Keyed by the run, so
+ * runs in one process never share.
+ */
+const basesByRun = new WeakMap<object, Map<string, Promise<ModelWeights>>>();
+
+function sharedBase(run: object, source: ModelSource): Promise<ModelWeights> {
+  let bases = basesByRun.get(run);
+  if (!bases) basesByRun.set(run, (bases = new Map<string, Promise<ModelWeights>>()));
+  const key = JSON.stringify([source.model, source.architecture ?? null, source.seed ?? null]);
+  let base = bases.get(key);
+  if (!base) bases.set(key, (base = loadModelWeights(source)));
+  return base;
+}
 
 /** Registers the `onnx` backend and checks `models.<id>.provider` at validation. */
 export class OnnxBackendPlugin implements Plugin {

@@ -1,3 +1,4 @@
+import type { LoraSettings } from '@drmas/core';
 import {
   lossTotals,
   trainedColumns,
@@ -9,7 +10,8 @@ import {
   type UpdateResult,
   type WeightTensor,
 } from '@drmas/core';
-import { promptResponseLayout, rotaryInverseFrequencies, type DecoderConfig } from '@drmas/models';
+import { loraModuleShape, promptResponseLayout, rotaryInverseFrequencies, SeededRandom, type DecoderConfig } from '@drmas/models';
+import { GraphNames, loraDropoutMaskName } from '../DecoderGraph.js';
 import type * as OrtModule from 'onnxruntime-node';
 import { ortTensor, scoreFeeds, type Feeds } from '../DecoderFeeds.js';
 import { loadOnnxRuntime, sessionOptions, type Ort } from '../ExecutionProvider.js';
@@ -38,6 +40,24 @@ export interface GradientResult {
 }
 
 type Session = OrtModule.InferenceSession;
+
+/** A LoRA adapter to train on a frozen base (PEFT's tensor names without the `base_model.model.` prefix). */
+export interface TrainedLora {
+  settings: LoraSettings;
+  adapter: Map<string, WeightTensor>;
+  /** Seeds the dropout masks (with the optimizer step and the micro-batch, so a resumed run draws the same ones). */
+  seed?: number;
+}
+
+export interface OnnxTrainerOptions {
+  /** Train the given buffers in place (the map and its arrays become the trainer's) instead of copies. */
+  adopt?: boolean;
+  /**
+   * Train only this adapter (adopted or copied like the weights); the Hugging Face weights are then a frozen base,
+   * always used in place: no gradients, no optimizer state.
+   */
+  lora?: TrainedLora;
+}
 /** A training graph's session and what it outputs. */
 type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
 
@@ -48,7 +68,12 @@ type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
  * entropy setting; the mini-batch totals are fed to each run.
  */
 export class OnnxTrainer {
+  /** The trained tensors: the Hugging Face weights, or the LoRA adapter's. */
   readonly weights: Map<string, WeightTensor>;
+  /** The Hugging Face weights: `weights` itself, or the frozen base under a LoRA adapter. */
+  readonly base: Map<string, WeightTensor>;
+  readonly lora: LoraSettings | undefined;
+  private readonly dropoutSeed: number;
   readonly optimizer = new HostAdamW();
   private readonly gradientBuffers = new Map<string, Float32Array>();
   private readonly sessions = new Map<LossFunction, Map<string, Promise<TrainingSession>>>();
@@ -63,12 +88,18 @@ export class OnnxTrainer {
     readonly config: DecoderConfig,
     hf: Map<string, WeightTensor>,
     private readonly options: OrtModule.InferenceSession.SessionOptions,
-    adopt: boolean,
+    { adopt = false, lora }: OnnxTrainerOptions,
   ) {
     // Updates write into these buffers and the session reads them in place on every run: the caller's own (`adopt`,
     // shared with a rollout engine's graphs) or copies.
-    this.weights = adopt ? hf : new Map([...hf].map(([name, t]) => [name, { shape: [...t.shape], data: Float32Array.from(t.data) }]));
+    const own = (tensors: Map<string, WeightTensor>) =>
+      adopt ? tensors : new Map([...tensors].map(([name, t]) => [name, { shape: [...t.shape], data: Float32Array.from(t.data) }]));
+    this.lora = lora?.settings;
+    this.dropoutSeed = lora?.seed ?? 0;
+    this.weights = own(lora ? lora.adapter : hf);
+    this.base = lora ? hf : this.weights;
     this.invFreq = rotaryInverseFrequencies(config);
+    for (const [name, w] of this.base) this.weightFeeds[name] = ortTensor(ort, w.data, w.shape);
     for (const [name, w] of this.weights) {
       this.weightFeeds[name] = ortTensor(ort, w.data, w.shape);
       this.gradientBuffers.set(name, new Float32Array(w.data.length));
@@ -77,15 +108,15 @@ export class OnnxTrainer {
 
   /**
    * A trainer over Hugging Face tensors (checked by the caller against the config), CPU execution provider. With
-   * `adopt` it trains `hf`'s buffers in place (the map and its arrays become the trainer's), else copies of them.
+   * `adopt` it trains `hf`'s buffers (or the LoRA adapter's) in place, else copies of them.
    */
   static async create(
     config: DecoderConfig,
     hf: Map<string, WeightTensor>,
     options: OrtModule.InferenceSession.SessionOptions = {},
-    { adopt = false }: { adopt?: boolean } = {},
+    trainerOptions: OnnxTrainerOptions = {},
   ): Promise<OnnxTrainer> {
-    return new OnnxTrainer(await loadOnnxRuntime(), config, hf, options, adopt);
+    return new OnnxTrainer(await loadOnnxRuntime(), config, hf, options, trainerOptions);
   }
 
   private session(loss: LossFunction, withEntropy: boolean): Promise<TrainingSession> {
@@ -95,7 +126,7 @@ export class OnnxTrainer {
     const key = JSON.stringify([withEntropy, withReference]);
     let pending = byKey.get(key);
     if (!pending) {
-      const graph = buildTrainingGraph(this.config, this.weights, loss, { withEntropy, withReference });
+      const graph = buildTrainingGraph(this.config, this.base, loss, { withEntropy, withReference, lora: this.lora });
       const { model, ...outputs } = graph;
       pending = this.ort.InferenceSession.create(model, sessionOptions('cpu', this.options)).then((session) => ({ session, ...outputs }));
       byKey.set(key, pending);
@@ -127,6 +158,7 @@ export class OnnxTrainer {
       if (loss.pairedRows && Math.min(micro, rows - start) % 2 !== 0)
         throw new Error(`OnnxTrainer: a micro-batch of ${Math.min(micro, rows - start)} rows would split a preference pair`);
       const feeds = this.feeds(view, view.rows.subarray(start, Math.min(rows, start + micro)), loss.needsReference ?? false);
+      if (this.lora && this.lora.dropout > 0) this.addDropoutMasks(feeds, start);
       const out = await session.run({ ...this.weightFeeds, ...totalFeeds, ...feeds });
       lossSum += scalar(out[TrainingNames.loss]);
       for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
@@ -201,6 +233,26 @@ export class OnnxTrainer {
       feeds[TrainingNames.refLogProbs] = take(batch.refLogProbs);
     }
     return feeds;
+  }
+
+  /**
+   * The adapter's dropout masks for the micro-batch from row `start` (`loraDropoutMaskName`), one per targeted module
+   * and layer over the micro-batch's token columns, drawn from a stream of the seed, the optimizer step about to be
+   * taken and `start`.
+   */
+  private addDropoutMasks(feeds: Feeds, start: number): void {
+    const p = this.lora!.dropout;
+    const keep = Math.fround(1 / (1 - p));
+    const [rows, columns] = feeds[GraphNames.inputIds]!.dims as [number, number];
+    const rng = new SeededRandom(((this.dropoutSeed * 1_000_003) ^ (this.optimizer.step * 65_537 + start)) >>> 0);
+    for (let layer = 0; layer < this.config.numLayers; layer++) {
+      for (const module of this.lora!.targetModules) {
+        const width = loraModuleShape(this.config, module)[1];
+        const mask = new Float32Array(rows * columns * width);
+        for (let i = 0; i < mask.length; i++) mask[i] = rng.uniform() < p ? 0 : keep;
+        feeds[loraDropoutMaskName(layer, module)] = ortTensor(this.ort, mask, [rows * columns, width]);
+      }
+    }
   }
 
   /** Releases the sessions; the trainer can still be used (sessions are rebuilt on demand). */

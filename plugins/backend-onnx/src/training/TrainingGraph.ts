@@ -1,6 +1,7 @@
+import type { LoraSettings } from '@drmas/core';
 import type { LossFunction, LossTotalsInput, WeightTensor } from '@drmas/core';
-import type { DecoderConfig } from '@drmas/models';
-import { writeDecoderForward, writeScoreHead } from '../DecoderGraph.js';
+import { loraTensorShapes, type DecoderConfig } from '@drmas/models';
+import { writeDecoderForward, writeLoraInputs, writeScoreHead } from '../DecoderGraph.js';
 import { graphWeightSources } from '../GraphWeights.js';
 import { DifferentiableGraph } from './DifferentiableGraph.js';
 import { onnxTensorOps } from './OnnxTensorOps.js';
@@ -28,6 +29,11 @@ export interface TrainingGraphOptions {
   withEntropy: boolean;
   /** Feed reference log-probs (the loss has a KL term). */
   withReference: boolean;
+  /**
+   * Train a LoRA adapter of these settings instead: the adapter's tensors become inputs and get the gradients; the
+   * Hugging Face weights are frozen inputs with none.
+   */
+  lora?: LoraSettings;
 }
 
 export interface TrainingGraph {
@@ -77,7 +83,8 @@ export function buildTrainingGraph(
     }
     return value;
   };
-  const forward = writeDecoderForward(g, config, 'score', w);
+  const adapter = options.lora && writeLoraInputs(g, config, options.lora, { dropoutMasks: options.lora.dropout > 0 });
+  const forward = writeDecoderForward(g, config, 'score', w, adapter?.graph);
   const head = writeScoreHead(g, config, forward, w);
   const column = (name: string) => g.input(name, 'float', ['batch', 'responses']);
   const n = TrainingNames;
@@ -103,22 +110,26 @@ export function buildTrainingGraph(
     const masked = g.op('Mul', [g.stopGradient(input.entropy), responseMask]);
     g.output(g.op('ReduceSum', [masked], { keepdims: 0 }), n.entropySum, 'float', []);
   }
-  const names = [...inputs.keys()];
-  const weightOf = new Map(names.map((name) => [inputs.get(name)!, name]));
+  // The trained tensors: the adapter's, or every Hugging Face weight.
+  const trained = adapter?.inputs ?? inputs;
+  const shapes = options.lora ? loraTensorShapes(config, options.lora) : new Map([...weights].map(([name, t]) => [name, t.shape]));
+  const shapeOf = (name: string): number[] => shapes.get(name)!;
+  const names = [...trained.keys()];
+  const weightOf = new Map(names.map((name) => [trained.get(name)!, name]));
   const backward = g.gradientsAndRows(
     out.loss,
-    names.map((name) => inputs.get(name)!),
+    names.map((name) => trained.get(name)!),
     new Set(weightOf.keys()),
   );
   const gradients: string[] = [];
   backward.gradients.forEach((grad, i) => {
     if (grad === undefined) return;
-    g.output(grad, n.gradient(names[i]!), 'float', weights.get(names[i]!)!.shape);
+    g.output(grad, n.gradient(names[i]!), 'float', shapeOf(names[i]!));
     gradients.push(names[i]!);
   });
   const rowGradients = backward.rows.map(({ value, indices, rows }, k) => {
     const weight = weightOf.get(value)!;
-    const dims = weights.get(weight)!.shape.slice(1);
+    const dims = shapeOf(weight).slice(1);
     return {
       weight,
       rows: g.output(rows, n.gradientRows(weight, k), 'float', ['rows', ...dims]),

@@ -1,5 +1,13 @@
 import { createRequire } from 'node:module';
-import { BackendFactory, DrmasError, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
+import {
+  BackendFactory,
+  DrmasError,
+  type Kernel,
+  type LoraEngineSettings,
+  type ModelSettings,
+  type Plugin,
+  type RegisterContext,
+} from '@drmas/core';
 import { createTfjsPolicyBackend, TfjsPolicyBackend } from '../TfjsPolicyBackend.js';
 import { loadModelWeights, type ArchitectureName } from '@drmas/models';
 import { TfjsValueModel } from '../critic/TfjsValueModel.js';
@@ -53,6 +61,13 @@ export const tfjsBackendFactory: BackendFactory = {
   },
   async create({ modelId, settings, run }) {
     const model = settings as ModelSettings;
+    const lora = settings.lora as LoraEngineSettings | undefined;
+    if (lora) {
+      throw new DrmasError('CONFIG_INVALID', `agent "${lora.agent}" trains a LoRA adapter, which the tfjs backend does not support`, {
+        key: `agents.${lora.agent}.lora`,
+        hint: `train model ${modelId} on onnx (models.${modelId}.backend: onnx), or remove agents.${lora.agent}.lora`,
+      });
+    }
     let backend;
     try {
       backend = await createTfjsPolicyBackend({

@@ -1,4 +1,5 @@
 import { LIMITS, z } from '@drmas/core';
+import type { loraSection } from './loraConfig.js';
 
 /** Caps of the trainer's count settings (rows per micro-batch, passes, rollouts logged). */
 export const TRAINER_LIMITS = Object.freeze({ rows: 1_048_576, epochs: 1_000, logRollouts: 1_048_576, spikeWindow: 100_000 });
@@ -106,6 +107,8 @@ declare module '@drmas/core' {
   interface AgentConfig {
     /** Training overrides; agents sharing a model must agree on them. */
     train?: z.input<typeof trainOverridesSection>;
+    /** A LoRA adapter of the agent's own (PEFT's r, lora_alpha, lora_dropout, target_modules) on a frozen shared base. */
+    lora?: z.input<typeof loraSection>;
     /** false: the agent samples but is never trained (its rows leave the loss). Default true. */
     trainable?: boolean;
   }

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { cpSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseModelConfig, readSafetensorsHeader } from '@drmas/models';
+import { describeSlow } from '../../../test/support/describeSlow.js';
+import { TempProject } from '../../../test/support/tempProject.js';
+import { lines, train, withoutTimings } from './trainingRuns.js';
+
+/**
+ * The math preset with LoRA agents, trained from the built CLI: the solver and the verifier each train an adapter of
+ * their own (worker groups `policy@solver`, `policy@verifier`) on the preset's base, their checkpoints are PEFT
+ * adapter folders with the tensor names PEFT writes, and a resume from the step-1 checkpoint gives the uninterrupted
+ * run's step 2 exactly. (About 20 s: the fast tests of the same behaviour are in lora.test.ts.)
+ */
+
+const project = new TempProject('onnx-lora-training');
+const CONFIG = path.resolve('examples/math/drmas.config.json');
+const RUN = [
+  'train',
+  '--config',
+  CONFIG,
+  ...['trainer.steps=2', 'trainer.saveEvery=1', 'eval.atStart=false', 'eval.atEnd=false', 'rollout.promptsPerStep=4'],
+  ...['models.policy.backend=onnx', 'models.policy.threads=2', 'agents.solver.lora.rank=4', 'agents.solver.train.lr=1e-3'],
+  ...['agents.verifier.lora.targetModules=["q_proj","v_proj","o_proj","down_proj"]', 'agents.verifier.train.lr=1e-3'],
+].flatMap((arg, i) => (i >= 3 ? ['--set', arg] : [arg]));
+
+describeSlow('the math preset with LoRA agents on onnx', () => {
+  const run = project.path('run');
+  beforeAll(() => train([...RUN, '--run-dir', run]), 120_000);
+  afterAll(() => project.dispose());
+
+  test('each agent trains its own adapter and checkpoints it in the PEFT layout', async () => {
+    const [step1] = lines(run);
+    for (const group of ['policy@solver', 'policy@verifier']) expect(step1![`actor/${group}/grad_norm`]).toBeGreaterThan(0);
+    const checkpoint = path.join(run, 'checkpoints', 'step-000002');
+    const config = parseModelConfig(
+      JSON.parse(readFileSync(path.join(checkpoint, 'policy@verifier', 'config.json'), 'utf8')) as Record<string, unknown>,
+    );
+    const header = await readSafetensorsHeader(path.join(checkpoint, 'policy@verifier', 'adapter_model.safetensors'));
+    const expected: string[] = [];
+    for (let layer = 0; layer < config.numLayers; layer++) {
+      for (const m of ['self_attn.q_proj', 'self_attn.v_proj', 'self_attn.o_proj', 'mlp.down_proj'])
+        for (const ab of ['A', 'B']) expected.push(`base_model.model.model.layers.${layer}.${m}.lora_${ab}.weight`);
+    }
+    expect([...header.tensors.keys()].sort()).toEqual(expected.sort());
+    const adapterConfig = JSON.parse(readFileSync(path.join(checkpoint, 'policy@solver', 'adapter_config.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(adapterConfig).toMatchObject({ peft_type: 'LORA', r: 4, lora_alpha: 8, target_modules: ['q_proj', 'v_proj'] });
+  });
+
+  test("a resume from step 1's checkpoint gives the uninterrupted run's step 2", () => {
+    const copy = project.path('resumed');
+    cpSync(run, copy, { recursive: true });
+    train([...RUN, '--resume', path.join(copy, 'checkpoints', 'step-000001')]);
+    expect(withoutTimings(lines(copy)[1]!)).toEqual(withoutTimings(lines(run)[1]!));
+  });
+});
