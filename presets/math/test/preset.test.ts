@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
+import { testSlow } from '../../../test/support/describeSlow.js';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createKernel, type UserConfig } from '@drmas/core';
@@ -143,7 +144,7 @@ describe('@drmas/preset-math', () => {
     expect(Number.isFinite(line['actor/llama/grad_norm'])).toBe(true);
   });
 
-  test('the base rebuild runs end to end on a few steps and writes a loadable checkpoint', async () => {
+  testSlow('the base rebuild runs end to end on a few steps and writes a loadable checkpoint', async () => {
     const outDir = scratch.path('base');
     const code = await buildMathBase({
       rounds: 1,

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, test } from '@jest/globals';
+import { testSlow } from '../../../test/support/describeSlow.js';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/models';
 import { createTfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import { applySearches, Bm25Retriever, generateKnowledgeBase, SearchEpisode, type SearchQuestion } from '@drmas/plugin-env-search';
@@ -61,33 +62,36 @@ describe('search base checkpoint', () => {
     expect(demos.filter((d) => d.agent === 'answerer')).toHaveLength(6);
   });
 
-  test('buildSearchBase: one small round of SFT (prompt tokens trained too, as in the shipped stages 4-5) writes a loadable bf16 checkpoint', async () => {
-    const outDir = path.join(scratch, 'base');
-    const stderr = new PassThrough();
-    const log: Buffer[] = [];
-    stderr.on('data', (chunk: Buffer) => log.push(chunk));
-    const code = await buildSearchBase({
-      rounds: 1,
-      promptsPerStep: 2,
-      epochs: 1,
-      batchSize: 8,
-      promptLossWeight: 1,
-      workDir: path.join(scratch, 'work'),
-      outDir,
-      io: { stdout: new PassThrough(), stderr, cwd: PRESET_DIR },
-    });
-    expect(code).toBe(0);
-    expect(Buffer.concat(log).toString()).toMatch(/sft policy epoch 1\/1: nll [\d.]+/);
-    const dir = path.join(outDir, 'policy');
-    for (const name of ['config.json', 'model.safetensors', 'tokenizer.json']) expect(existsSync(path.join(dir, name))).toBe(true);
-    expect(statSync(path.join(dir, 'model.safetensors')).size).toBeLessThan(8 * 1024 * 1024);
-    const backend = await createTfjsPolicyBackend({ model: dir, runtime: 'wasm' });
-    try {
-      const prompt = backend.tokenizer!.encode('Verify: Question: Who?', { addSpecialTokens: false });
-      const out = await backend.generate({ prompts: [prompt], maxNewTokens: 4, temperature: 0, seed: 0 });
-      expect(out.tokenIds[0]?.length).toBeGreaterThan(0);
-    } finally {
-      backend.dispose();
-    }
-  });
+  testSlow(
+    'buildSearchBase: one small round of SFT (prompt tokens trained too, as in the shipped stages 4-5) writes a loadable bf16 checkpoint',
+    async () => {
+      const outDir = path.join(scratch, 'base');
+      const stderr = new PassThrough();
+      const log: Buffer[] = [];
+      stderr.on('data', (chunk: Buffer) => log.push(chunk));
+      const code = await buildSearchBase({
+        rounds: 1,
+        promptsPerStep: 2,
+        epochs: 1,
+        batchSize: 8,
+        promptLossWeight: 1,
+        workDir: path.join(scratch, 'work'),
+        outDir,
+        io: { stdout: new PassThrough(), stderr, cwd: PRESET_DIR },
+      });
+      expect(code).toBe(0);
+      expect(Buffer.concat(log).toString()).toMatch(/sft policy epoch 1\/1: nll [\d.]+/);
+      const dir = path.join(outDir, 'policy');
+      for (const name of ['config.json', 'model.safetensors', 'tokenizer.json']) expect(existsSync(path.join(dir, name))).toBe(true);
+      expect(statSync(path.join(dir, 'model.safetensors')).size).toBeLessThan(8 * 1024 * 1024);
+      const backend = await createTfjsPolicyBackend({ model: dir, runtime: 'wasm' });
+      try {
+        const prompt = backend.tokenizer!.encode('Verify: Question: Who?', { addSpecialTokens: false });
+        const out = await backend.generate({ prompts: [prompt], maxNewTokens: 4, temperature: 0, seed: 0 });
+        expect(out.tokenIds[0]?.length).toBeGreaterThan(0);
+      } finally {
+        backend.dispose();
+      }
+    },
+  );
 });

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
+import { testSlow } from '../../../test/support/describeSlow.js';
 import { createKernel } from '@drmas/core';
 import { PRESET_DIR } from '../src/buildBase.js';
 import { searchPreset } from '../src/searchPreset.js';
@@ -47,11 +48,11 @@ describe('search preset: one training step on the base checkpoint', () => {
     expectGroupsTrained(await oneStep('drmas.config.json'), ['policy']);
   });
 
-  test('non-shared: one model per agent', async () => {
+  testSlow('non-shared: one model per agent', async () => {
     expectGroupsTrained(await oneStep('non-shared.json'), ['verifier', 'searcher', 'answerer']);
   });
 
-  test('heterogeneous: Qwen2 base for verifier and searcher, a Llama answerer', async () => {
+  testSlow('heterogeneous: Qwen2 base for verifier and searcher, a Llama answerer', async () => {
     expectGroupsTrained(await oneStep('heterogeneous.json'), ['qwen', 'llama']);
   });
 });
