@@ -1,45 +1,18 @@
-import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { DrmasError } from '@drmas/core';
+import { DrmasError, readTaskRecords, type TaskRecordPlace } from '@drmas/core';
 import { hashParts } from '@drmas/plugin-env-math';
 import type { DebateTask } from './DebateTask.js';
 
 const RECORD_SHAPE =
   'a record is an object with "question" (or "motion", "topic"), optionally "answer" (the reference of a verifiable debate) and "split" ("train" or "test")';
 
-/** A record's place for messages: a JSONL line (1-based) or a JSON array position (0-based). */
-type Place = { line: number } | { record: number };
-
-function where(place: Place): string {
-  return 'line' in place ? `line ${place.line}` : `record ${place.record}`;
+function where(place: TaskRecordPlace): string {
+  return place.line !== undefined ? `line ${place.line}` : place.record !== undefined ? `record ${place.record}` : '';
 }
 
-/** The dataset's records with their places: a `.jsonl`/`.ndjson` file holds one per line, a JSON file an array (or `{"data": [...]}`). */
-function records(content: string, file: string): Array<{ value: unknown; place: Place }> {
-  const parse = (text: string, place?: Place): unknown => {
-    try {
-      return JSON.parse(text);
-    } catch (cause) {
-      throw new DrmasError('DATASET_INVALID', `${place ? `${where(place)}: ` : ''}invalid JSON (${(cause as Error).message})`, {
-        file,
-        hint: place
-          ? 'a JSONL file holds one JSON object per line'
-          : 'fix the JSON, or name the file .jsonl if it holds one record per line',
-      });
-    }
-  };
-  if (/\.(jsonl|ndjson)$/i.test(file)) {
-    return content
-      .split(/\r?\n/)
-      .map((text, k) => ({ text, place: { line: k + 1 } }))
-      .filter(({ text }) => text.trim() !== '')
-      .map(({ text, place }) => ({ value: parse(text, place), place }));
-  }
-  const document = parse(content);
-  const list: unknown = Array.isArray(document) ? document : (document as { data?: unknown } | null)?.data;
-  if (!Array.isArray(list))
-    throw new DrmasError('DATASET_INVALID', 'expected a JSON array of records or {"data": [...]}', { file, hint: RECORD_SHAPE });
-  return (list as unknown[]).map((value, k) => ({ value, place: { record: k } }));
+function datasetError(problem: string, { place, hint, cause }: { place: TaskRecordPlace; hint: string; cause?: unknown }): DrmasError {
+  const at = where(place);
+  return new DrmasError('DATASET_INVALID', at ? `${at}: ${problem}` : problem, { file: place.file, hint, cause });
 }
 
 function field(record: Record<string, unknown>, keys: readonly string[]): string | undefined {
@@ -52,22 +25,12 @@ function field(record: Record<string, unknown>, keys: readonly string[]): string
 }
 
 /**
- * Debate tasks from a JSON or JSONL file; every bad record is a DATASET_INVALID naming the file, the line or record
+ * Debate tasks from a JSON, JSONL or Parquet file (core's `readTaskRecords`); every bad record is a DATASET_INVALID naming the file, the line or record
  * and the field. `dataSource` defaults to the file name without its extension.
  */
 export async function loadDebateDataset(file: string, dataSource?: string): Promise<DebateTask[]> {
-  let content: string;
-  try {
-    content = await readFile(file, 'utf8');
-  } catch (cause) {
-    throw new DrmasError('DATASET_INVALID', `cannot read the dataset (${(cause as NodeJS.ErrnoException).code ?? String(cause)})`, {
-      file,
-      hint: 'check the path; relative paths resolve from the config file',
-      cause,
-    });
-  }
   const source = dataSource ?? basename(file, extname(file));
-  const tasks = records(content.replace(/^\uFEFF/, ''), file).map(({ value, place }, k): DebateTask => {
+  const tasks = (await readTaskRecords(file, datasetError)).map(({ value, place }, k): DebateTask => {
     const fail = (problem: string, key?: string): never => {
       throw new DrmasError('DATASET_INVALID', `${where(place)}: ${problem}`, { file, key, hint: RECORD_SHAPE });
     };
