@@ -113,6 +113,8 @@ export {
   firstRecordText,
   QUESTION_FIELDS,
   readTaskRecords,
+  recordPlaceText,
+  datasetInvalid,
   recordText,
   recordValue,
   type TaskFileError,

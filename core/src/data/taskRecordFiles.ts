@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
+import { DrmasError } from '../errors/DrmasError.js';
 
 /** Where a task's question may be, in order (UnityMAS-O's fallbacks; verl's Parquet keeps it under `extra_info`). */
 export const QUESTION_FIELDS: readonly string[] = ['question', 'query', 'problem', 'extra_info.question'];
@@ -18,8 +19,19 @@ export interface TaskRecord {
   place: TaskRecordPlace;
 }
 
+/** A place as messages name it: `line 3` (JSONL), `record 2` (JSON array, Parquet), or '' (the whole file). */
+export function recordPlaceText(place: TaskRecordPlace): string {
+  return place.line !== undefined ? `line ${place.line}` : place.record !== undefined ? `record ${place.record}` : '';
+}
+
 /** Makes the caller's error (its class and code) for a file that cannot be read as records. */
 export type TaskFileError = (problem: string, details: { place: TaskRecordPlace; field?: string; hint: string; cause?: unknown }) => Error;
+
+/** A `TaskFileError` that is DATASET_INVALID naming the file, with the line or record before the problem. */
+export const datasetInvalid: TaskFileError = (problem, { place, hint, cause }) => {
+  const at = recordPlaceText(place);
+  return new DrmasError('DATASET_INVALID', at ? `${at}: ${problem}` : problem, { file: place.file, hint, cause });
+};
 
 function jsonLines(text: string, file: string, error: TaskFileError): TaskRecord[] {
   const records: TaskRecord[] = [];

@@ -1,19 +1,10 @@
 import { basename, extname } from 'node:path';
-import { DrmasError, readTaskRecords, type TaskRecordPlace } from '@drmas/core';
+import { DrmasError, datasetInvalid, readTaskRecords, recordPlaceText } from '@drmas/core';
 import { hashParts } from '@drmas/plugin-env-math';
 import type { DebateTask } from './DebateTask.js';
 
 const RECORD_SHAPE =
   'a record is an object with "question" (or "motion", "topic"), optionally "answer" (the reference of a verifiable debate) and "split" ("train" or "test")';
-
-function where(place: TaskRecordPlace): string {
-  return place.line !== undefined ? `line ${place.line}` : place.record !== undefined ? `record ${place.record}` : '';
-}
-
-function datasetError(problem: string, { place, hint, cause }: { place: TaskRecordPlace; hint: string; cause?: unknown }): DrmasError {
-  const at = where(place);
-  return new DrmasError('DATASET_INVALID', at ? `${at}: ${problem}` : problem, { file: place.file, hint, cause });
-}
 
 function field(record: Record<string, unknown>, keys: readonly string[]): string | undefined {
   for (const key of keys) {
@@ -30,9 +21,9 @@ function field(record: Record<string, unknown>, keys: readonly string[]): string
  */
 export async function loadDebateDataset(file: string, dataSource?: string): Promise<DebateTask[]> {
   const source = dataSource ?? basename(file, extname(file));
-  const tasks = (await readTaskRecords(file, datasetError)).map(({ value, place }, k): DebateTask => {
+  const tasks = (await readTaskRecords(file, datasetInvalid)).map(({ value, place }, k): DebateTask => {
     const fail = (problem: string, key?: string): never => {
-      throw new DrmasError('DATASET_INVALID', `${where(place)}: ${problem}`, { file, key, hint: RECORD_SHAPE });
+      throw new DrmasError('DATASET_INVALID', `${recordPlaceText(place)}: ${problem}`, { file, key, hint: RECORD_SHAPE });
     };
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('a record must be a JSON object');
     const record = value as Record<string, unknown>;

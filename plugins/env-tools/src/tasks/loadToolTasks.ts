@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { DrmasError, z } from '@drmas/core';
+import { DrmasError, datasetInvalid, readTaskRecords, recordPlaceText, z } from '@drmas/core';
 import { hashParts } from '@drmas/plugin-env-math';
 import type { ToolTask } from './ToolTask.js';
 
@@ -17,59 +16,18 @@ const toolRecord = z.strictObject({
 
 export type ToolRecord = z.input<typeof toolRecord>;
 
-/** The file's records, each with where it sits (a JSONL line, 1-based, or an array index, 0-based). */
-function records(content: string, file: string): { value: unknown; where: string; index: number }[] {
-  if (/\.(jsonl|ndjson)$/i.test(file)) {
-    return content
-      .split(/\r?\n/)
-      .map((line, k) => ({ line, k }))
-      .filter(({ line }) => line.trim() !== '')
-      .map(({ line, k }) => {
-        try {
-          return { value: JSON.parse(line) as unknown, where: `line ${k + 1}`, index: k + 1 };
-        } catch (cause) {
-          throw new DrmasError('DATASET_INVALID', `line ${k + 1}: invalid JSON (${(cause as Error).message})`, {
-            file,
-            hint: 'a JSONL file holds one JSON object per line',
-          });
-        }
-      });
-  }
-  let document: unknown;
-  try {
-    document = JSON.parse(content);
-  } catch (cause) {
-    throw new DrmasError('DATASET_INVALID', `invalid JSON (${(cause as Error).message})`, {
-      file,
-      hint: 'fix the JSON, or name the file .jsonl if it holds one record per line',
-    });
-  }
-  if (!Array.isArray(document)) throw new DrmasError('DATASET_INVALID', 'expected a JSON array of records', { file });
-  return (document as unknown[]).map((value, k) => ({ value, where: `record ${k}`, index: k }));
-}
-
 /**
- * Tool tasks from a JSON array or a JSONL file: `{"question": ..., "answer": ..., "files": {path: text}, "split":
+ * Tool tasks from a JSON array, a JSONL or a Parquet file (core's `readTaskRecords`): `{"question": ..., "answer": ..., "files": {path: text}, "split":
  * "train"|"test", "data_source": ...}`. Every problem is a DATASET_INVALID naming the file, the line or record, and
  * the field.
  */
 export async function loadToolTasks(file: string): Promise<(ToolTask & { split?: 'train' | 'test' })[]> {
-  let content: string;
-  try {
-    content = await readFile(file, 'utf8');
-  } catch (cause) {
-    throw new DrmasError('DATASET_INVALID', `cannot read the tasks (${(cause as NodeJS.ErrnoException).code ?? String(cause)})`, {
-      file,
-      hint: 'check the path; relative paths resolve from the config file',
-      cause,
-    });
-  }
   const source = basename(file, extname(file));
-  const tasks = records(content.replace(/^\uFEFF/, ''), file).map(({ value, where, index }) => {
+  const tasks = (await readTaskRecords(file, datasetInvalid)).map(({ value, place }) => {
     const parsed = toolRecord.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new DrmasError('DATASET_INVALID', `${where}: ${issue.path.join('.') || 'record'}: ${issue.message}`, {
+      throw new DrmasError('DATASET_INVALID', `${recordPlaceText(place)}: ${issue.path.join('.') || 'record'}: ${issue.message}`, {
         file,
         key: issue.path.join('.') || undefined,
         hint: 'a record is {"question": "...", "answer": "...", "files"?: {"/path": "text"}, "split"?: "train"|"test"} (see the env-tools README)',
@@ -77,7 +35,7 @@ export async function loadToolTasks(file: string): Promise<(ToolTask & { split?:
     }
     const r = parsed.data;
     return {
-      id: r.id ?? `${source}-${index}`,
+      id: r.id ?? `${source}-${place.line ?? place.record}`,
       dataSource: r.data_source ?? source,
       question: r.question,
       answer: r.answer,
