@@ -165,6 +165,17 @@ export type {
 } from './compute/ValueModel.js';
 
 export { Rng, SeededRng, type RngState } from './random/Rng.js';
+export { ECHO_CHARS, echoJson, echoText } from './errors/echoText.js';
+export {
+  describeConnectionFailure,
+  fetchText,
+  isTransientStatus,
+  serverMessage,
+  type FetchTextInit,
+  type HttpAnswer,
+  type NoAnswer,
+} from './net/fetchText.js';
+export { retryDelay, retrying, type FailedTry, type RetriesExhausted, type RetrySchedule, type TryOutcome } from './net/retrying.js';
 
 export {
   checkpointDirName,

@@ -16,7 +16,7 @@ export {
   type ServedEnvironment,
 } from './server/EnvironmentServer.js';
 export { loadServedEnvironments, type ServedEnvironments } from './server/servedEnvironments.js';
-export { backoffDelay, RemoteCallError, ServerConnection, type CallCounts, type CallPolicy } from './client/ServerConnection.js';
+export { RemoteCallError, ServerConnection, type CallCounts, type CallPolicy } from './client/ServerConnection.js';
 export { RemoteEnvironment, RemoteEpisode, type RemoteStats, type RemoteTask } from './environment/RemoteEnvironment.js';
 export { remoteEnvKeys, remoteEnvSettings, remoteSettings, type RemoteSettings } from './environment/remoteEnvConfig.js';
 export { EnvRemotePlugin, PLUGIN_NAME } from './plugin/EnvRemotePlugin.js';

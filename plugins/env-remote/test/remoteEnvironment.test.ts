@@ -161,18 +161,19 @@ describe('the remote environment over a real gRPC server', () => {
   });
 
   it('closes a session its client left idle, and a later step of it fails as expired', async () => {
-    const server = await serve('countdown', new CountdownEnvironment(3), 50);
+    // The idle limit leaves room for a loaded machine between the step and the first check.
+    const server = await serve('countdown', new CountdownEnvironment(3), 400);
     const env = remote([server.address]);
     await env.init();
     await env.prepare(0, 1);
     const [episode] = env.batch(0, 1).tasks.map((t) => env.reset(t));
     await env.step([episode!], [answer('-1')]);
     expect(server.stats().openSessions).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 1200));
     expect(server.stats()).toMatchObject({ openSessions: 0, sessionsExpired: 1 });
     await env.step([episode!], [answer('0')]);
     expect(episode!.failure).toBe(
-      `server ${server.address}: the step failed with NOT_FOUND: session ${episode!.sessionId} is not open (closed, or idle past 50 ms)`,
+      `server ${server.address}: the step failed with NOT_FOUND: session ${episode!.sessionId} is not open (closed, or idle past 400 ms)`,
     );
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { exceedsJsonNesting } from '../src/http/jsonNesting.js';
-import { echoJson, echoText } from '../src/http/truncatedEcho.js';
+import { echoJson, echoText } from '@drmas/core';
 import {
   parseRetrieveRequest,
   RetrieveRequestInvalid,

@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { DrmasError } from '@drmas/core';
+import { DrmasError, fetchText, retrying, serverMessage } from '@drmas/core';
 
 export interface ServerClientOptions {
   /** Base URL, no trailing slash needed. */
@@ -23,24 +22,6 @@ export interface ServerClientStats {
 
 /** Error codes of a connection that never carried an answer: safe to retry, since the server did no work. */
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
-
-/** The server's own words on a failed request: OpenAI's `error.message`, SGLang's `message`, FastAPI's `detail`, or the text. */
-function serverMessage(text: string): string {
-  try {
-    const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown };
-    const message = typeof body.error === 'object' ? body.error?.message : (body.error ?? body.message ?? body.detail);
-    if (message !== undefined) return typeof message === 'string' ? message : JSON.stringify(message);
-  } catch {
-    // not JSON: the text itself
-  }
-  return text.slice(0, 300);
-}
-
-/** Why a fetch threw without an answer: the system error's code when it has one (fetch wraps it as `cause`). */
-function connectionCode(error: unknown): string | undefined {
-  const cause = (error as { cause?: { code?: unknown } }).cause;
-  return typeof cause?.code === 'string' ? cause.code : undefined;
-}
 
 /**
  * JSON over HTTP to one inference server, with a timeout per request and bounded retries of what retrying can fix
@@ -73,49 +54,43 @@ export class ServerClient {
 
   private async request<T>(method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> {
     const url = `${this.base}${route}`;
-    let wait = this.options.retryDelayMs;
-    for (let attempt = 0; ; attempt++) {
-      let reason: string;
-      try {
-        const response = await fetch(url, {
-          method,
-          headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(this.options.timeoutMs),
-        });
-        const text = await response.text();
-        if (response.ok) {
+    const init = {
+      method,
+      headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      timeoutMs: this.options.timeoutMs,
+    };
+    const result = await retrying<T>(
+      { retries: this.options.retries, delayMs: this.options.retryDelayMs },
+      async () => {
+        const answer = await fetchText(url, init);
+        if ('failure' in answer) {
+          if (answer.timedOut) throw this.failure(method, url, answer.failure, answer.error, 'raise timeoutMs for longer generations');
+          if (answer.code === undefined || !CONNECTION_ERRORS.has(answer.code))
+            throw this.failure(method, url, answer.failure, answer.error);
+          return { retry: `cannot connect (${answer.code})` };
+        }
+        if (answer.status >= 200 && answer.status < 300) {
           this.stats.requests++;
-          return this.parse<T>(method, url, text);
+          return { value: this.parse<T>(method, url, answer.text) };
         }
-        reason = `HTTP ${response.status}: ${serverMessage(text)}`;
-        if (response.status !== 429 && response.status < 500) throw this.failure(method, url, reason);
-      } catch (error) {
-        if (DrmasError.is(error)) throw error;
-        const name = (error as Error).name;
-        if (name === 'TimeoutError' || name === 'AbortError') {
-          throw this.failure(method, url, `no answer within ${this.options.timeoutMs} ms`, error, 'raise timeoutMs for longer generations');
-        }
-        const code = connectionCode(error);
-        if (code === undefined || !CONNECTION_ERRORS.has(code)) {
-          const cause = (error as { cause?: { message?: unknown } }).cause?.message;
-          throw this.failure(method, url, `${(error as Error).message}${typeof cause === 'string' ? `: ${cause}` : ''}`, error);
-        }
-        reason = `cannot connect (${code})`;
-      }
-      if (attempt >= this.options.retries) {
-        throw this.failure(
-          method,
-          url,
-          `${reason} (after ${attempt + 1} tries)`,
-          undefined,
-          'check that the server is up and reachable from here, or raise retries',
-        );
-      }
-      this.stats.retries++;
-      await sleep(wait);
-      wait *= 2;
-    }
+        const reason = `HTTP ${answer.status}: ${serverMessage(answer.text)}`;
+        if (answer.status !== 429 && answer.status < 500) throw this.failure(method, url, reason);
+        return { retry: reason };
+      },
+      (failed) => {
+        if (failed.willRetry) this.stats.retries++;
+      },
+    );
+    if ('value' in result) return result.value;
+    const { tries, reasons } = result.exhausted;
+    throw this.failure(
+      method,
+      url,
+      `${reasons.at(-1)} (after ${tries} tries)`,
+      undefined,
+      'check that the server is up and reachable from here, or raise retries',
+    );
   }
 
   private parse<T>(method: string, url: string, text: string): T {

@@ -162,7 +162,7 @@ describe('@drmas/plugin-wandb against a local stand-in of the W&B server', () =>
     expect(readMetricLines(runDir)).toHaveLength(3);
     const warnings = logs.filter((l) => l.startsWith('warning: wandb:'));
     expect(warnings).toEqual([
-      expect.stringMatching(/^warning: wandb: W&B file_stream failed: fetch failed \((ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)\)/),
+      expect.stringMatching(/^warning: wandb: W&B file_stream failed: connection failed \((ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)/),
       'warning: wandb: 3 history lines never reached W&B (they are in metrics.jsonl)',
     ]);
   });
@@ -174,7 +174,7 @@ describe('@drmas/plugin-wandb against a local stand-in of the W&B server', () =>
     expect(DrmasError.is(error) && error.code).toBe('SERVICE_FAILED');
     expect(error).toMatchObject({
       key: 'wandb.baseUrl',
-      message: expect.stringMatching(/^W&B Viewer failed: fetch failed \(ECONNREFUSED\)/),
+      message: expect.stringMatching(/^W&B Viewer failed: connection failed \(ECONNREFUSED/),
     });
     expect(existsSync(path.join(runDir, 'metrics.jsonl'))).toBe(false);
   });

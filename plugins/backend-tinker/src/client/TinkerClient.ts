@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DrmasError } from '@drmas/core';
+import { DrmasError, fetchText, retrying, type NoAnswer } from '@drmas/core';
 import type { RequestFailedResponse, TryAgainResponse, UntypedApiFuture } from './tinkerWire.js';
 
 export interface TinkerClientOptions {
@@ -161,43 +161,39 @@ export class TinkerClient {
    */
   private async send(method: 'GET' | 'POST', name: string, body: unknown, retry: boolean, idempotencyKey?: string): Promise<HttpAnswer> {
     const url = `${this.baseUrl}/api/v1/${name}`;
-    let delay = this.options.retryDelayMs;
-    for (let attempt = 0; ; attempt++) {
-      let answer: HttpAnswer;
-      try {
-        const response = await fetch(url, {
-          method,
-          headers: {
-            'content-type': 'application/json',
-            ...(this.options.apiKey ? { 'x-api-key': this.options.apiKey } : {}),
-            ...(idempotencyKey ? { [IDEMPOTENCY_HEADER]: idempotencyKey } : {}),
-          },
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(this.options.timeoutMs),
-        });
-        const text = await response.text();
-        answer = { status: response.status, body: parseJson(text) };
-      } catch (cause) {
-        if (!retry) return { status: 0, body: (cause as Error).message };
-        if (attempt >= this.options.retries) {
-          throw this.failure(name, `${describeNetworkError(cause)} (after ${attempt + 1} tries)`, {
-            cause,
-            hint: `check that the server at ${this.baseUrl} is running and reachable, or raise tinker.timeoutMs`,
-          });
+    const init = {
+      method,
+      headers: {
+        'content-type': 'application/json',
+        ...(this.options.apiKey ? { 'x-api-key': this.options.apiKey } : {}),
+        ...(idempotencyKey ? { [IDEMPOTENCY_HEADER]: idempotencyKey } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      timeoutMs: this.options.timeoutMs,
+    };
+    let last: HttpAnswer | NoAnswer | undefined;
+    const result = await retrying<HttpAnswer>(
+      { retries: retry ? this.options.retries : 0, delayMs: this.options.retryDelayMs },
+      async () => {
+        const answer = await fetchText(url, init);
+        if ('failure' in answer) {
+          if (!retry) return { value: { status: 0, body: answer.failure } };
+          last = answer;
+          return { retry: answer.failure };
         }
-        this.stats.retries++;
-        await sleep(delay);
-        delay *= 2;
-        continue;
-      }
-      if (retry && transient(answer.status) && attempt < this.options.retries) {
-        this.stats.retries++;
-        await sleep(delay);
-        delay *= 2;
-        continue;
-      }
-      return answer;
-    }
+        last = { status: answer.status, body: parseJson(answer.text) };
+        return retry && transient(answer.status) ? { retry: `HTTP ${answer.status}` } : { value: last };
+      },
+      (failed) => {
+        if (failed.willRetry) this.stats.retries++;
+      },
+    );
+    if ('value' in result) return result.value;
+    if (!('failure' in last!)) return last!;
+    throw this.failure(name, `${last.failure} (after ${result.exhausted.tries} tries)`, {
+      cause: last.error,
+      hint: `check that the server at ${this.baseUrl} is running and reachable, or raise tinker.timeoutMs`,
+    });
   }
 
   private failure(name: string, message: string, details: { hint?: string; cause?: unknown } = {}): DrmasError {
@@ -225,10 +221,4 @@ function detail(body: unknown): string {
     if (said !== undefined) return typeof said === 'string' ? said : JSON.stringify(said);
   }
   return String(JSON.stringify(body) ?? '').slice(0, 300);
-}
-
-function describeNetworkError(cause: unknown): string {
-  const error = cause as Error & { cause?: { code?: string } };
-  if (error.name === 'TimeoutError') return 'no answer within the timeout';
-  return error.cause?.code ? `${error.message} (${error.cause.code})` : error.message;
 }

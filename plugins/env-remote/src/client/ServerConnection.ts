@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { retrying } from '@drmas/core';
 import * as grpc from '@grpc/grpc-js';
 import { environmentClient, MAX_MESSAGE_BYTES, type EnvironmentMethods, type MethodName } from '../protocol/environmentProtocol.js';
 
@@ -40,11 +40,6 @@ export class RemoteCallError extends Error {
   }
 }
 
-/** The delay before retry `attempt` (1-based): `backoffMs` doubled each time, capped. */
-export function backoffDelay(policy: Pick<CallPolicy, 'backoffMs' | 'maxBackoffMs'>, attempt: number): number {
-  return Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** (attempt - 1));
-}
-
 /** One gRPC channel to one `drmas serve`, with the call policy. */
 export class ServerConnection {
   private readonly client: grpc.Client;
@@ -70,19 +65,26 @@ export class ServerConnection {
   ): Promise<EnvironmentMethods[M][1]> {
     const { deadlineMs, retries, backoffMs, maxBackoffMs } = { ...this.policy, ...policy };
     this.counts.calls++;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.attempt(method, request, deadlineMs);
-      } catch (error) {
-        const status = error as grpc.ServiceError;
-        if (!RETRIED.has(status.code) || attempt > retries) {
+    let last: grpc.ServiceError | undefined;
+    const result = await retrying<EnvironmentMethods[M][1]>(
+      { retries, delayMs: backoffMs, maxDelayMs: maxBackoffMs },
+      async (tryNumber) => {
+        try {
+          return { value: await this.attempt(method, request, deadlineMs) };
+        } catch (error) {
+          last = error as grpc.ServiceError;
+          if (RETRIED.has(last.code)) return { retry: last.details || last.message };
           this.counts.failures++;
-          throw new RemoteCallError(this.url, method, status.code, attempt, status.details || status.message);
+          throw new RemoteCallError(this.url, method, last.code, tryNumber, last.details || last.message);
         }
-        this.counts.retries++;
-        await sleep(backoffDelay({ backoffMs, maxBackoffMs }, attempt));
-      }
-    }
+      },
+      (failed) => {
+        if (failed.willRetry) this.counts.retries++;
+      },
+    );
+    if ('value' in result) return result.value;
+    this.counts.failures++;
+    throw new RemoteCallError(this.url, method, last!.code, result.exhausted.tries, last!.details || last!.message);
   }
 
   close(): void {

@@ -7,7 +7,7 @@ import {
 } from '../errors.js';
 import type { Retriever, SearchHit } from '../retrieval/Retriever.js';
 import { readRetrieveResponse } from './retrieveProtocol.js';
-import { echoText } from './truncatedEcho.js';
+import { describeConnectionFailure, isTransientStatus, retrying, serverMessage } from '@drmas/core';
 
 export interface RetrieverClientOptions {
   /** Retriever servers, used in turn. A base URL (`http://host:8000`) gets `/retrieve` appended; a URL with a path is used as is. */
@@ -30,8 +30,6 @@ export interface RetrieverClientOptions {
   onAttemptFailed?: (failure: RetrieveAttemptFailure & { willRetry: boolean; delayMs: number }) => void;
 }
 
-const RETRYABLE_STATUS = new Set([408, 429]);
-
 function endpointOf(url: string, index: number): string {
   let parsed: URL;
   try {
@@ -44,27 +42,6 @@ function endpointOf(url: string, index: number): string {
   }
   if (parsed.pathname === '/' || parsed.pathname === '') parsed.pathname = '/retrieve';
   return parsed.toString();
-}
-
-function describeFetchError(error: unknown): string {
-  const err = error as Error & { cause?: { code?: string; message?: string } };
-  const cause = err.cause;
-  if (cause && (cause.code || cause.message)) return `connection failed (${[cause.code, cause.message].filter(Boolean).join(': ')})`;
-  return `connection failed (${err.message})`;
-}
-
-/** Longest piece of a server's answer quoted in an error. */
-const SERVER_ECHO_CHARS = 300;
-
-function serverMessage(text: string): string {
-  try {
-    const body = JSON.parse(text) as { error?: unknown; detail?: unknown };
-    const message = body.error ?? body.detail;
-    if (message !== undefined) return echoText(typeof message === 'string' ? message : JSON.stringify(message), SERVER_ECHO_CHARS);
-  } catch {
-    // not JSON: show the raw text
-  }
-  return echoText(text, SERVER_ECHO_CHARS) || '(empty body)';
 }
 
 /** A response body over the client's limit; `bytes` is what was seen before reading stopped (or the declared length). */
@@ -150,23 +127,21 @@ export class RetrieverClient implements Retriever {
     if (queries.length === 0) return [];
     const body = JSON.stringify({ queries, topk, return_scores: true });
     const failures: RetrieveAttemptFailure[] = [];
-    for (let attempt = 1; attempt <= this.maxRetries + 1; attempt++) {
-      const url = this.endpoints[this.nextUrl]!;
-      this.nextUrl = (this.nextUrl + 1) % this.endpoints.length;
-      const outcome = await this.attempt(url, body, queries.length);
-      if (typeof outcome !== 'string') return outcome;
-      failures.push({ attempt, url, reason: outcome });
-      const willRetry = attempt <= this.maxRetries;
-      const delayMs = willRetry ? this.delayBefore(attempt) : 0;
-      this.onAttemptFailed?.({ attempt, url, reason: outcome, willRetry, delayMs });
-      if (willRetry && delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    }
+    const schedule = { retries: this.maxRetries, delayMs: this.backoffMs, maxDelayMs: this.maxBackoffMs, jitter: this.jitter };
+    const result = await retrying<SearchHit[][]>(
+      schedule,
+      async (attempt) => {
+        const url = this.endpoints[this.nextUrl]!;
+        this.nextUrl = (this.nextUrl + 1) % this.endpoints.length;
+        const outcome = await this.attempt(url, body, queries.length);
+        if (typeof outcome !== 'string') return { value: outcome };
+        failures.push({ attempt, url, reason: outcome });
+        return { retry: outcome };
+      },
+      (failed) => this.onAttemptFailed?.({ ...failed, url: failures.at(-1)!.url }),
+    );
+    if ('value' in result) return result.value;
     throw new RetrieverUnavailableError(failures);
-  }
-
-  private delayBefore(retry: number): number {
-    const base = Math.min(this.maxBackoffMs, this.backoffMs * 2 ** (retry - 1));
-    return Math.round(base * (1 + this.jitter * (2 * Math.random() - 1)));
   }
 
   /** Hits on success; the reason for a retryable failure as a string; throws on failures retrying cannot fix. */
@@ -189,13 +164,13 @@ export class RetrieverClient implements Retriever {
       status = response.status;
       text = await readBodyText(response, this.maxResponseBytes);
     } catch (error) {
-      return timedOut ? `timed out after ${this.timeoutMs} ms` : describeFetchError(error);
+      return timedOut ? `timed out after ${this.timeoutMs} ms` : describeConnectionFailure(error).failure;
     } finally {
       clearTimeout(timer);
       // stops a body left unread (one over the limit) from holding the connection
       controller.abort();
     }
-    const retryable = status >= 500 || RETRYABLE_STATUS.has(status);
+    const retryable = isTransientStatus(status);
     if (text instanceof BodyTooLarge) {
       const problem = `${text.bytes} bytes or more, over this client's limit of ${this.maxResponseBytes} bytes (maxResponseBytes)`;
       if (retryable) return `HTTP ${status} with a body of ${problem}`;

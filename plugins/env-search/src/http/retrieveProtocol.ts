@@ -1,6 +1,6 @@
 import { SearchEnvError } from '../errors.js';
 import type { SearchDocument, SearchHit } from '../retrieval/Retriever.js';
-import { echoJson } from './truncatedEcho.js';
+import { echoJson } from '@drmas/core';
 
 /**
  * Wire format of Search-R1's `retrieval_server.py` (also used by Dr. MAS):

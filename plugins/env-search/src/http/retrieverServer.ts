@@ -11,7 +11,7 @@ import {
   serializeRetrieveResponse,
   type RetrieveLimits,
 } from './retrieveProtocol.js';
-import { echoText } from './truncatedEcho.js';
+import { echoText } from '@drmas/core';
 
 /**
  * What one client can make the server hold or send. The defaults take a Search-R1 training batch (a few thousand

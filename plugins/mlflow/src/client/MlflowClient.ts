@@ -1,4 +1,4 @@
-import { DrmasError } from '@drmas/core';
+import { DrmasError, fetchText, retrying } from '@drmas/core';
 
 /** MLflow's LogBatch limits (mlflow/utils/validation.py): per request at most these many of each, 1000 in all. */
 export const MAX_METRICS_PER_BATCH = 1000;
@@ -123,44 +123,28 @@ export class MlflowClient {
     const url = `${this.base}/api/2.0/mlflow/${endpoint}`;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.options.authorization) headers.authorization = this.options.authorization;
-    let wait = this.options.retryDelayMs;
-    for (let attempt = 0; ; attempt++) {
-      let failure: DrmasError;
-      try {
-        const response = await fetch(url, {
-          method,
-          headers,
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(this.options.timeoutMs),
-        });
-        const text = await response.text();
-        if (response.ok) return (text ? JSON.parse(text) : {}) as T;
-        let parsed: MlflowErrorBody = {};
-        try {
-          parsed = JSON.parse(text) as MlflowErrorBody;
-        } catch {
-          parsed = { message: text.slice(0, 200) };
-        }
-        failure = serviceError(
-          endpoint,
-          `HTTP ${response.status}${parsed.error_code ? ` ${parsed.error_code}` : ''}: ${parsed.message ?? ''}`,
-        );
-        Object.assign(failure, { mlflowCode: parsed.error_code, status: response.status });
-        const retriable = response.status === 429 || response.status >= 500;
-        if (!retriable || attempt >= this.options.retries) throw failure;
-      } catch (error) {
-        if (DrmasError.is(error)) throw error;
-        const reason =
-          (error as Error).name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : (error as Error).message;
-        failure = serviceError(
-          endpoint,
-          `${reason}${(error as Error).cause ? ` (${String((error as { cause?: { code?: string } }).cause?.code ?? '')})` : ''}`,
-        );
-        if (attempt >= this.options.retries) throw failure;
+    const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body), timeoutMs: this.options.timeoutMs };
+    let last: DrmasError | undefined;
+    const result = await retrying<T>({ retries: this.options.retries, delayMs: this.options.retryDelayMs }, async () => {
+      const answer = await fetchText(url, init);
+      if ('failure' in answer) {
+        last = serviceError(endpoint, answer.failure);
+        return { retry: answer.failure };
       }
-      await new Promise((resolve) => setTimeout(resolve, wait));
-      wait *= 2;
-    }
+      if (answer.status >= 200 && answer.status < 300) return { value: (answer.text ? JSON.parse(answer.text) : {}) as T };
+      let parsed: MlflowErrorBody;
+      try {
+        parsed = JSON.parse(answer.text) as MlflowErrorBody;
+      } catch {
+        parsed = { message: answer.text.slice(0, 200) };
+      }
+      last = serviceError(endpoint, `HTTP ${answer.status}${parsed.error_code ? ` ${parsed.error_code}` : ''}: ${parsed.message ?? ''}`);
+      Object.assign(last, { mlflowCode: parsed.error_code, status: answer.status });
+      if (answer.status !== 429 && answer.status < 500) throw last;
+      return { retry: last.message };
+    });
+    if ('value' in result) return result.value;
+    throw last!;
   }
 }
 

@@ -1,4 +1,4 @@
-import { DrmasError } from '@drmas/core';
+import { DrmasError, fetchText, retrying } from '@drmas/core';
 
 /** Where W&B's SDKs send runs when WANDB_BASE_URL is not set. */
 export const DEFAULT_BASE_URL = 'https://api.wandb.ai';
@@ -188,32 +188,27 @@ export class WandbClient {
   }
 
   private async post(call: string, url: string, body: unknown): Promise<unknown> {
-    let wait = this.options.retryDelayMs;
-    for (let attempt = 0; ; attempt++) {
-      let failure: DrmasError;
-      try {
-        const response = await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: this.authorization, 'user-agent': 'drmas-plugin-wandb' },
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(this.options.timeoutMs),
-        });
-        const text = await response.text();
-        if (response.ok) return text ? JSON.parse(text) : {};
-        const auth = response.status === 401 || response.status === 403;
-        failure = serviceError(call, `HTTP ${response.status}: ${text.slice(0, 200)}`, auth ? 'key' : 'url');
-        if (FINAL_STATUSES.has(response.status) || attempt >= this.options.retries) throw failure;
-      } catch (error) {
-        if (DrmasError.is(error)) throw error;
-        const cause = (error as { cause?: { code?: string } }).cause?.code;
-        const reason =
-          (error as Error).name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : (error as Error).message;
-        failure = serviceError(call, cause ? `${reason} (${cause})` : reason, 'url');
-        if (attempt >= this.options.retries) throw failure;
+    const init = {
+      method: 'POST' as const,
+      headers: { 'content-type': 'application/json', authorization: this.authorization, 'user-agent': 'drmas-plugin-wandb' },
+      body: JSON.stringify(body),
+      timeoutMs: this.options.timeoutMs,
+    };
+    let last: DrmasError | undefined;
+    const result = await retrying<unknown>({ retries: this.options.retries, delayMs: this.options.retryDelayMs }, async () => {
+      const answer = await fetchText(url, init);
+      if ('failure' in answer) {
+        last = serviceError(call, answer.failure, 'url');
+        return { retry: answer.failure };
       }
-      await new Promise((resolve) => setTimeout(resolve, wait));
-      wait *= 2;
-    }
+      if (answer.status >= 200 && answer.status < 300) return { value: answer.text ? JSON.parse(answer.text) : {} };
+      const auth = answer.status === 401 || answer.status === 403;
+      last = serviceError(call, `HTTP ${answer.status}: ${answer.text.slice(0, 200)}`, auth ? 'key' : 'url');
+      if (FINAL_STATUSES.has(answer.status)) throw last;
+      return { retry: last.message };
+    });
+    if ('value' in result) return result.value;
+    throw last!;
   }
 }
 
