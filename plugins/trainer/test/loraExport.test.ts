@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { scoreSequences, type LoraSettings, type PolicyBackend } from '@drmas/core';
 import { configJsonFor, initLoraAdapter, loadModelWeights, loraAdapterFiles, saveCheckpoint, SeededRandom } from '@drmas/models';
 import { OnnxPolicyBackend } from '@drmas/plugin-backend-onnx';
 import { runCli } from '../../../test/support/cliRunner.js';
 import { TempProject } from '../../../test/support/tempProject.js';
+import { testSlow } from '../../../test/support/describeSlow.js';
 import { randomWeights, tinyConfigJson } from '../../../models/test/modelFixtures.js';
 import exportCommand from '../src/cli/exportCommand.js';
 
@@ -28,6 +31,7 @@ const RESPONSES = [
 ];
 const THREADS = { intraOpNumThreads: 1 };
 
+const PYTHON = '/usr/bin/python3';
 const project = new TempProject('lora-export');
 const step = project.path('run/checkpoints/step-000004');
 const exportCli = (...args: string[]) => runCli(['export', ...args], project.dir, [exportCommand]);
@@ -91,5 +95,25 @@ describe('drmas export --merge-lora', () => {
     const typo = await exportCli('--merge-lora', step, '--role', 'solvr', '--out', project.path('x'));
     expect(typo.stderr).toContain('holds no adapter of role "solvr"');
     expect(typo.stderr).toContain('Did you mean "solver"?');
+  });
+
+  // test/reference/peft_merge.py reads the three folders' safetensors by hand and merges by PEFT's rule in float64.
+  testSlow('an independent Python reading of the PEFT files merges to the exported weights (one float32 rounding)', async () => {
+    const torch = spawnSync(PYTHON, ['-c', 'import torch'], { encoding: 'utf8' });
+    if (torch.status !== 0) {
+      console.warn(
+        `the PEFT merge check in Python is skipped: ${PYTHON} with torch is not available (${torch.error?.message ?? torch.stderr.trim()})`,
+      );
+      return;
+    }
+    const out = project.path('verifier-merged');
+    expect((await exportCli('--merge-lora', path.join(step, 'policy@verifier'), '--out', out)).code).toBe(0);
+    const script = fileURLToPath(new URL('reference/peft_merge.py', import.meta.url));
+    const result = spawnSync(PYTHON, [script, path.join(step, 'policy@verifier'), project.path('base'), out], { encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    const report = JSON.parse(result.stdout) as Record<string, number | boolean>;
+    // 2 layers x 7 modules merged; every other tensor bitwise the base's; at most half a float32 ulp (2^-24) off.
+    expect(report).toMatchObject({ modules: 14, others_equal: true });
+    expect(report.max_rel_diff).toBeLessThanOrEqual(2 ** -24);
   });
 });
