@@ -55,14 +55,17 @@ function adapterFolder(checkpoint: string, role: string | undefined): string {
 }
 
 /**
- * The frozen base an adapter trained on: `--base`, else the model of its group in the run's config.json
- * (`<run>/checkpoints/step-N/<model>@<role>`), with the seed and architecture a built-in model was made with.
+ * The frozen base an adapter trained on: `--base`, else the model of its group in the config.json of the run
+ * (`<run>/checkpoints/step-N/<model>@<role>`) or of the sft / dpo output (`<out>/<model>@<role>`), with the seed and
+ * architecture a built-in model was made with.
  */
 function baseSource(adapterDir: string, base: string | undefined, cwd: string): ModelSource {
   if (base !== undefined) return { model: isBuiltinModelName(base) ? base : path.resolve(cwd, base) };
   const group = path.basename(adapterDir);
   const model = group.slice(0, group.lastIndexOf('@'));
-  const runConfig = path.resolve(adapterDir, '..', '..', '..', 'config.json');
+  // A run's <run>/checkpoints/step-N/<group>, or the <out>/<group> of drmas sft and drmas dpo.
+  const candidates = [path.resolve(adapterDir, '..', '..', '..', 'config.json'), path.resolve(adapterDir, '..', 'config.json')];
+  const runConfig = candidates.find((file) => existsSync(file)) ?? candidates[0]!;
   const hint = `give the base model with --base (the folder or built-in name of models.${model || '<model>'}.model the run trained on)`;
   if (!model || !existsSync(runConfig)) {
     throw new DrmasError('INVALID_ARGUMENT', `cannot tell the base model of ${adapterDir}: no run config.json at ${runConfig}`, {
