@@ -140,6 +140,7 @@ export {
   loraScaling,
   loraTensorNames,
   loraTensorShapes,
+  mergeLoraAdapter,
   peftAdapterConfig,
   type LoadedLoraAdapter,
 } from './lora/loraAdapter.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { initLoraAdapter, loadLoraAdapter, loraAdapterFiles, readSafetensorsHeader, SeededRandom } from '../src/index.js';
+import { initLoraAdapter, loadLoraAdapter, loraAdapterFiles, mergeLoraAdapter, readSafetensorsHeader, SeededRandom } from '../src/index.js';
 import { randomWeights, tinyConfigJson } from './modelFixtures.js';
 
 /**
@@ -82,5 +82,32 @@ describe('LoRA adapters in the PEFT layout', () => {
       code: 'CHECKPOINT_INVALID',
       message: expect.stringContaining('base_model.model.model.layers.0.mlp.down_proj.lora_A.weight'),
     });
+  });
+
+  it('merges W + (alpha / r) B A into each targeted module and leaves the rest as it was', () => {
+    const { config, weights } = randomWeights(tinyConfigJson('Qwen2ForCausalLM'));
+    const adapter = initLoraAdapter(config, SETTINGS, new SeededRandom(3));
+    // Hand-worked: only A's row 0 is nonzero, A[0][i] = i + 1, and B's column 0 is B[o][0] = o (its other columns are
+    // noise that the zero rows of A must cancel), so B A [o][i] = o (i + 1) and with alpha / r = 16 / 4 the merged
+    // weight is W[o][i] + 4 o (i + 1).
+    for (const [name, t] of adapter) {
+      const [rows, cols] = t.shape as [number, number];
+      for (let r = 0; r < rows; r++)
+        for (let c = 0; c < cols; c++)
+          t.data[r * cols + c] = name.endsWith('lora_A.weight') ? (r === 0 ? c + 1 : 0) : c === 0 ? r : Math.sin(r * 7 + c);
+    }
+    const merged = mergeLoraAdapter(config, weights, { settings: SETTINGS, tensors: adapter });
+    for (const name of ['model.layers.1.self_attn.v_proj.weight', 'model.layers.0.mlp.down_proj.weight']) {
+      const [rows, cols] = weights.get(name)!.shape as [number, number];
+      const expected = Float32Array.from(
+        { length: rows * cols },
+        (_, k) => weights.get(name)!.data[k]! + 4 * Math.floor(k / cols) * ((k % cols) + 1),
+      );
+      expect(merged.get(name)!.shape).toEqual([rows, cols]);
+      expect(Array.from(merged.get(name)!.data)).toEqual(Array.from(expected));
+    }
+    expect([...merged.keys()].sort()).toEqual([...weights.keys()].sort());
+    for (const name of ['model.layers.0.self_attn.k_proj.weight', 'model.layers.0.mlp.up_proj.weight', 'model.norm.weight'])
+      expect(merged.get(name)).toBe(weights.get(name));
   });
 });

@@ -67,6 +67,44 @@ export function loraScaling(settings: LoraSettings): number {
 }
 
 /**
+ * The base weights with the adapter merged in, as PEFT's `merge_and_unload` does: every targeted module's weight
+ * becomes W + (alpha / r) B A (`[out, in]`); the other tensors are the base's own (shared, not copied). The product is
+ * summed in float64 and rounded to float32 once, so the merged model's forward differs from the unmerged adapter's
+ * only by float32 rounding.
+ */
+export function mergeLoraAdapter(
+  config: DecoderConfig,
+  base: ReadonlyMap<string, WeightTensor>,
+  adapter: LoadedLoraAdapter,
+): Map<string, WeightTensor> {
+  const { settings, tensors } = adapter;
+  const scaling = loraScaling(settings);
+  const rank = settings.rank;
+  const merged = new Map(base);
+  for (let layer = 0; layer < config.numLayers; layer++) {
+    for (const module of settings.targetModules) {
+      const [outDim, inDim] = loraModuleShape(config, module);
+      const name = `${loraModulePath(layer, module)}.weight`;
+      const w = base.get(name);
+      if (!w || w.shape[0] !== outDim || w.shape[1] !== inDim) throw new TensorShapeError(name, [outDim, inDim], w?.shape);
+      const names = loraTensorNames(layer, module);
+      const a = tensors.get(names.a)!.data;
+      const b = tensors.get(names.b)!.data;
+      const data = new Float32Array(outDim * inDim);
+      for (let o = 0; o < outDim; o++) {
+        for (let i = 0; i < inDim; i++) {
+          let sum = 0;
+          for (let k = 0; k < rank; k++) sum += b[o * rank + k]! * a[k * inDim + i]!;
+          data[o * inDim + i] = w.data[o * inDim + i]! + scaling * sum;
+        }
+      }
+      merged.set(name, { shape: [outDim, inDim], data });
+    }
+  }
+  return merged;
+}
+
+/**
  * A fresh adapter as PEFT initializes one (`reset_lora_parameters` with `init_lora_weights=True`): A by
  * `kaiming_uniform_(a=sqrt(5))`, which is uniform in +-1/sqrt(in_features), and B zeros, so the adapted model starts
  * equal to the base.

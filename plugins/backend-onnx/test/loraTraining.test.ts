@@ -4,13 +4,15 @@ import path from 'node:path';
 import { parseModelConfig, readSafetensorsHeader } from '@drmas/models';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 import { TempProject } from '../../../test/support/tempProject.js';
+import { runBin } from '../../../test/support/cliRunner.js';
 import { lines, train, withoutTimings } from './trainingRuns.js';
 
 /**
  * The math preset with LoRA agents, trained from the built CLI: the solver and the verifier each train an adapter of
  * their own (worker groups `policy@solver`, `policy@verifier`) on the preset's base, their checkpoints are PEFT
  * adapter folders with the tensor names PEFT writes, and a resume from the step-1 checkpoint gives the uninterrupted
- * run's step 2 exactly. (About 20 s: the fast tests of the same behaviour are in lora.test.ts.)
+ * run's step 2 exactly. (About 20 s: the fast tests of the same behaviour are in lora.test.ts.) Under `trainer.roleSwap` the two agents
+ * swap adapters at the swapped step.
  */
 
 const project = new TempProject('onnx-lora-training');
@@ -55,5 +57,18 @@ describeSlow('the math preset with LoRA agents on onnx', () => {
     cpSync(run, copy, { recursive: true });
     train([...RUN, '--resume', path.join(copy, 'checkpoints', 'step-000001')]);
     expect(withoutTimings(lines(copy)[1]!)).toEqual(withoutTimings(lines(run)[1]!));
+  });
+});
+
+describeSlow('LoRA agents under trainer.roleSwap (CORY)', () => {
+  test("a two-step run swaps the two agents' adapters at step 2 (the metric and the run log say so)", () => {
+    const run = project.path('swap');
+    const swap = ['trainer.roleSwap={"roles":["solver","verifier"],"swapEvery":1}', 'trainer.steps=2', 'trainer.saveEvery=0'];
+    const result = runBin([...RUN, ...swap.flatMap((arg) => ['--set', arg]), '--run-dir', run]);
+    expect(result.code).toBe(0);
+    expect(lines(run).map((line) => line['roleSwap/swapped'])).toEqual([0, 1]);
+    expect(result.stderr).toContain(
+      'step 2: solver now plays on model policy@verifier and verifier on model policy@solver (trainer.roleSwap)',
+    );
   });
 });

@@ -9,7 +9,7 @@ import {
   type RunContext,
   type WorkerGroup,
 } from '@drmas/core';
-import { AUTO_ROLLOUT, chooseRolloutEngine, type WorkerGroupsService } from '@drmas/plugin-trainer';
+import { AUTO_ROLLOUT, chooseRolloutEngine, planWorkerGroups, type WorkerGroupsService } from '@drmas/plugin-trainer';
 import { ServedModels } from './engine/ServedModels.js';
 import type { MicroBatchOptions } from './engine/MicroBatcher.js';
 import { GatewayServer } from './server/GatewayServer.js';
@@ -39,6 +39,7 @@ export class Gateway {
   ) {}
 
   static async open(kernel: Kernel, options: GatewayOptions): Promise<Gateway> {
+    refuseLoraAgents(kernel);
     const run: RunContext = {
       config: kernel.config,
       container: kernel.container,
@@ -91,4 +92,20 @@ async function openUnusedModel(kernel: Kernel, id: string, run: RunContext): Pro
   const engine = await factory.create({ modelId: id, settings: { ...settings, seed: settings.seed ?? kernel.config.trainer.seed }, run });
   run.log(`model ${id} (no agent uses it): samples on ${engine.name} (${engine.runtime})`);
   return { id, agents: [], trainer: engine, rollout: engine, codec: engine.tokenizer };
+}
+
+/**
+ * A LoRA agent's engine starts from PEFT's init (B = 0: the base model) and no key loads a trained adapter into it, so
+ * a gateway would serve the base under the agent's name; a trained adapter is served merged, as a model of its own.
+ */
+function refuseLoraAgents(kernel: Kernel): void {
+  const lora = planWorkerGroups(kernel.config).find((plan) => plan.lora);
+  if (!lora) return;
+  const agent = lora.agents[0]!;
+  throw new DrmasError('CONFIG_INVALID', `drmas gateway would serve agent "${agent}"'s LoRA adapter untrained (the base model)`, {
+    key: `agents.${agent}.lora`,
+    hint:
+      `merge the trained adapter (drmas export --merge-lora <run>/checkpoints/step-N --role ${agent} --out DIR) and serve DIR as ` +
+      `models.${lora.model}.model, without agents.${agent}.lora`,
+  });
 }

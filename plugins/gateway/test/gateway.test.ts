@@ -402,6 +402,16 @@ describe('drmas gateway', () => {
     const idle = await runCli(['gateway', '--config', CONFIG, '--session-idle-s', '0']);
     expect(idle.stderr).toContain('(--session-idle-s)');
   });
+
+  test('a LoRA agent is refused before anything loads, naming its lora key and drmas export --merge-lora', async () => {
+    const result = await runCli(['gateway', '--config', 'plugins/gateway/test/fixtures/gateway-lora.config.json', '--port', '0']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `error CONFIG_INVALID (agents.solver.lora): drmas gateway would serve agent "solver"'s LoRA adapter untrained`,
+    );
+    expect(result.stderr).toContain('drmas export --merge-lora');
+    expect(result.stderr).not.toContain('LoRA r=4');
+  });
 });
 
 describeSlow('top_logprobs against the whole vocabulary', () => {

@@ -121,7 +121,7 @@ export class WorkerGroupsService implements WorkerGroups {
         // A group a critic takes after trains on an engine that has critics (`auto`: the best one that does it all).
         const critic = !options.samplingOnly && options.criticGroups?.has(plan.id);
         const choice = await chooseTrainingEngine(this.roles, plan.id, settings, { critic });
-        run.log(describeTrainingChoice(plan.id, choice));
+        run.log(describeTrainingChoice(plan.id, choice, plan.model));
         trainerName = choice.name;
       }
       this.trainingEngines.set(plan.id, trainerName);
@@ -130,7 +130,7 @@ export class WorkerGroupsService implements WorkerGroups {
       if (plan.lora && rolloutName === AUTO_ROLLOUT) rolloutName = trainerName;
       if (rolloutName === AUTO_ROLLOUT) {
         const choice = await chooseRolloutEngine(this.roles, trainerName);
-        run.log(describeRolloutChoice(plan.id, choice, trainerName));
+        run.log(describeRolloutChoice(plan.id, choice, trainerName, plan.model));
         rolloutName = choice.name;
       } else if (rolloutName && rolloutName !== trainerName) {
         await availableFactory(this.roles, rolloutName, rolloutKey);

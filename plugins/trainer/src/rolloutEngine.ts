@@ -106,16 +106,16 @@ export function describeAutoTraining(roles: Roles, settings: Record<string, unkn
 }
 
 /** The run log's line for an `auto` choice of the engine that trains. */
-export function describeTrainingChoice(modelId: string, choice: RolloutChoice): string {
+export function describeTrainingChoice(groupId: string, choice: RolloutChoice, modelId = groupId): string {
   const skipped = choice.skipped.map((s) => `; skipped ${s.name}: ${s.reason}`).join('');
-  return `training engine of ${modelId} (models.${modelId}.backend: ${AUTO_ROLLOUT}): ${choice.name}${skipped}`;
+  return `training engine of ${groupId} (models.${modelId}.backend: ${AUTO_ROLLOUT}): ${choice.name}${skipped}`;
 }
 
 /** The run log's line for an `auto` choice. */
-export function describeRolloutChoice(modelId: string, choice: RolloutChoice, trainerName: string): string {
+export function describeRolloutChoice(groupId: string, choice: RolloutChoice, trainerName: string, modelId = groupId): string {
   const skipped = choice.skipped.map((s) => `; skipped ${s.name}: ${s.reason}`).join('');
   return (
-    `rollout engine of ${modelId} (models.${modelId}.rollout: ${AUTO_ROLLOUT}): ${choice.name}` +
+    `rollout engine of ${groupId} (models.${modelId}.rollout: ${AUTO_ROLLOUT}): ${choice.name}` +
     `${choice.name === trainerName ? ", the trainer's engine" : ''}${skipped}`
   );
 }

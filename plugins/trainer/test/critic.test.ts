@@ -148,6 +148,15 @@ describe('critic settings are checked at load', () => {
       kernelWith({ models: { policy: { model: 'tiny', backend: 'onnx' } }, algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } }),
     ).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.backend', hint: expect.stringContaining('tfjs') });
   });
+  test("a critic over a LoRA agent's turns names critic.learner and the agent's lora key", async () => {
+    const error = kernelWith({ agents: { solver: { lora: {} } }, algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } });
+    await expect(error).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      key: 'critic.learner',
+      message: expect.stringContaining('agents.solver.lora'),
+      hint: expect.stringContaining('remove agents.solver.lora'),
+    });
+  });
   test('backend auto (the default) with a critic trains that model on tfjs, the best engine that has critics', async () => {
     const { kernel } = await kernelWith({ algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } });
     const settings = kernel.config.models.policy!;

@@ -123,6 +123,22 @@ describe('drmas dpo', () => {
     expect(result.stderr).not.toMatch(/model policy/);
   });
 
+  test("a --ref for a LoRA agent is an error naming --ref and the agent's lora key: its reference is its base", async () => {
+    project.write({
+      'lora.config.json': {
+        plugins: ['algorithms', 'backend-onnx', 'trainer'],
+        models: { policy: { model: 'tiny' } },
+        agents: { solver: { model: 'policy', lora: {} } },
+      },
+    });
+    const result = await runCli(['dpo', '--config', 'lora.config.json', '--data', 'pairs.jsonl', '--ref', '.'], project.dir);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'error INVALID_ARGUMENT (--ref): --ref is given, but agent "solver" trains a LoRA adapter (agents.solver.lora)',
+    );
+    expect(result.stderr).toContain('hint: leave --ref out');
+  });
+
   test('an unknown --loss names the option and the variants', async () => {
     const result = await dpo('--loss', 'sigmod');
     expect(result.code).toBe(1);

@@ -29,6 +29,15 @@ describe('trainer.roleSwap (CORY’s role exchange)', () => {
     expect(error({ p: { model: 'a' } }).key).toBe('trainer.roleSwap.roles');
   });
 
+  test("two LoRA agents on one model swap adapters: each role plays on the other's <model>@<role> group", () => {
+    const lora = { rank: 8, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj'] };
+    const config = {
+      models: { a: { optimizer: {} } },
+      agents: { p: { model: 'a', lora }, o: { model: 'a', lora } },
+    } as unknown as ResolvedConfig;
+    expect(roleSwapModels(config, { roles: ['p', 'o'], swapEvery: 1 })).toEqual(['a@p', 'a@o']);
+  });
+
   const project = toyProject('role-swap', {
     trainer: { steps: 2, seed: 5, logRollouts: 0, roleSwap: { roles: ['left', 'right'], swapEvery: 1 } },
   });

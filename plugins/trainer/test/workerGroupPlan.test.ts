@@ -143,6 +143,14 @@ describe('LoRA agents', () => {
     expect(groups.map((g) => g.training.optimizer.paramGroups.length)).toEqual([0, 0, 1]);
   });
 
+  test('a frozen LoRA agent (trainable: false) is the frozen agent of its own group: its adapter stays at init, the base', async () => {
+    const groups = await plan({ models: loraModels, agents: { solver: { lora: {} }, verifier: { lora: {}, trainable: false } } });
+    expect(groups.map((g) => [g.id, g.frozenAgents])).toEqual([
+      ['policy@solver', []],
+      ['policy@verifier', ['verifier']],
+    ]);
+  });
+
   test('an unknown target module is refused with its key and the closest name', async () => {
     const error = await failure({ models: loraModels, agents: { solver: { lora: { targetModules: ['q_proj', 'v_prj'] } } } });
     expect(error.code).toBe('CONFIG_INVALID');

@@ -129,7 +129,22 @@ export const dpo: CliCommand = {
       io,
       (known, resolved) => {
         // A --ref without a model for some worker group is found before any model loads.
-        if (ref !== undefined) for (const plan of planWorkerGroups(resolved)) referenceFolder(ref, plan.id);
+        if (ref !== undefined) {
+          for (const plan of planWorkerGroups(resolved)) {
+            // TRL's reference for a PEFT model is its base with the adapter off: here the adapter at PEFT's init.
+            if (plan.lora) {
+              throw new DrmasError(
+                'INVALID_ARGUMENT',
+                `--ref is given, but agent "${plan.agents[0]}" trains a LoRA adapter (agents.${plan.agents[0]}.lora)`,
+                {
+                  key: '--ref',
+                  hint: `leave --ref out: a LoRA agent's reference is its frozen base, model ${plan.model} as the config loads it`,
+                },
+              );
+            }
+            referenceFolder(ref, plan.id);
+          }
+        }
         return (agents = data.map((pair) => agentOf(pair, known, file)));
       },
       'preference pairs',

@@ -10,6 +10,7 @@ import {
 import { criticSettings } from '../config/criticConfig.js';
 import type { Critics } from './Critics.js';
 import { planCritics } from './criticPlan.js';
+import { planWorkerGroups } from '../workerGroupPlan.js';
 
 /** The roles whose estimator (`agents.<role>.advantage`, else `algorithm.advantage`) reads critic values. */
 function valueRoles(kernel: Kernel, config: ResolvedConfig): Set<string> {
@@ -34,7 +35,21 @@ export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Cr
       hint: 'set algorithm.advantage (or agents.<role>.advantage) to gae, or remove critic.learner',
     });
   }
+  const loraGroups = new Map(planWorkerGroups(config).flatMap((group) => (group.lora ? [[group.id, group.agents[0]!]] : [])));
   for (const plan of plans) {
+    // A critic is made on its policy's training engine (onnx for an adapter, which has no critics) and would take
+    // after the base, not the agent's adapter.
+    const loraAgent = loraGroups.get(plan.policyGroup);
+    if (loraAgent !== undefined) {
+      throw new DrmasError(
+        'CONFIG_INVALID',
+        `critic.learner is "${learner}", but agent "${loraAgent}", whose turns critic ${plan.id} values, trains a LoRA adapter (agents.${loraAgent}.lora): no engine trains both`,
+        {
+          key: 'critic.learner',
+          hint: `remove agents.${loraAgent}.lora (train the full model, on tfjs for its critic), or use a critic-free estimator (algorithm.advantage: grpo, drmas, ...) and remove critic.learner`,
+        },
+      );
+    }
     const backend = plan.settings.backend;
     // `auto` picks, at setup, the best available engine that has critics; here one must exist at all.
     const hasCritics =
