@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { OPTIONAL_TFJS_ENGINE } from '@drmas/plugin-trainer';
 import { definePreset, type Preset, type UserConfig } from '@drmas/core';
 import { codeOrchestraPlugin } from './codeOrchestraPlugin.js';
 import { REFLECTIVE_CODE_TURNS } from './reflectiveCode.js';
@@ -31,7 +32,8 @@ export const CODE_DEFAULTS: Partial<UserConfig> = {
 /** `presets: ['code']`: a Coder on env-code's tasks, with every plugin it needs. */
 export const codePreset: Preset = {
   name: 'code',
-  plugins: ['algorithms', 'backend-tfjs', 'trainer', 'env-code', 'orchestra', 'report', codeOrchestraPlugin],
+  plugins: ['algorithms', 'trainer', 'env-code', 'orchestra', 'report', codeOrchestraPlugin],
+  optionalPlugins: [OPTIONAL_TFJS_ENGINE],
   config: CODE_DEFAULTS,
 };
 

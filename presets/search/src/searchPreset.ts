@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { OPTIONAL_TFJS_ENGINE } from '@drmas/plugin-trainer';
 import { definePreset, type Preset, type UserConfig } from '@drmas/core';
 import { searchWorkflowsPlugin } from './workflows/searchWorkflows.js';
 
@@ -70,7 +71,8 @@ export const SEARCH_DEFAULTS: Partial<UserConfig> = {
  */
 export const searchPreset: Preset = {
   name: 'search',
-  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'env-search', 'orchestra', 'report', searchWorkflowsPlugin],
+  plugins: ['algorithms', 'backend-onnx', 'trainer', 'env-search', 'orchestra', 'report', searchWorkflowsPlugin],
+  optionalPlugins: [OPTIONAL_TFJS_ENGINE],
   config: SEARCH_DEFAULTS,
 };
 
