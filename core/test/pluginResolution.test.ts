@@ -271,7 +271,7 @@ describe('optional plugins of a preset', () => {
     expect([error.code, error.key, error.hint]).toEqual(['PLUGIN_NOT_FOUND', 'models.policy.backend', 'npm i @drmas/plugin-ghost-engine']);
     expect(error.message).toBe(
       'models.policy.backend is "ghost", which comes with @drmas/plugin-ghost-engine; it is not installed ' +
-        '(preset optional uses it where it is, as an optional peer dependency)',
+        '(preset optional loads it where it is)',
     );
     expect(kernel.absentProviders(BackendFactory).map((p) => p.request)).toEqual(['ghost-engine']);
     // A name nothing provides is still an unknown name.

@@ -31,7 +31,7 @@ export interface AbsentPlugin {
 export function absentPluginError(absent: AbsentPlugin, key: string, name: string): DrmasError {
   return new DrmasError(
     'PLUGIN_NOT_FOUND',
-    `${key} is "${name}", which comes with ${absent.packageName}; it is not installed (${absent.listedIn} uses it where it is, as an optional peer dependency)`,
+    `${key} is "${name}", which comes with ${absent.packageName}; it is not installed (${absent.listedIn} loads it where it is)`,
     { key, hint: `npm i ${absent.packageName}` },
   );
 }

@@ -11,6 +11,7 @@ export const BASE_CHECKPOINT = fileURLToPath(new URL('../checkpoints/base/policy
 export const CODE_DEFAULTS: Partial<UserConfig> = {
   models: {
     policy: {
+      // tfjs until learning on onnx is measured here; tfjs is therefore a peer dependency, not an optional one.
       backend: 'tfjs',
       rollout: 'auto',
       model: BASE_CHECKPOINT,

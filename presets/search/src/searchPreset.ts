@@ -23,6 +23,8 @@ export const ANSWERER_PROMPT = 'Answer: {observation}';
 export const SEARCH_DEFAULTS: Partial<UserConfig> = {
   models: {
     policy: {
+      // tfjs until learning on onnx is measured here (the onnx trainer's steps equal tfjs's within 1e-4, but a run's
+      // learning was measured only on the math preset); tfjs is therefore a peer dependency, not an optional one.
       backend: 'tfjs',
       rollout: 'auto',
       model: BASE_CHECKPOINT,
