@@ -7,10 +7,11 @@ import { describeSlow } from './support/describeSlow.js';
 import { REPO_ROOT } from './support/tempProject.js';
 
 /**
- * A user's `npm install @drmas/core @drmas/preset-math`, emulated: every `@drmas/*` workspace package is packed
- * (as `npm publish` would ship it) and the project depends on the two tarballs, with `overrides` standing in for
- * the registry for the other `@drmas/*` packages. The project lies outside the repository and npm runs with none of
- * the workspace's settings (its `.npmrc` skips onnxruntime-node's download), so this is what a new user gets.
+ * A user's `ONNXRUNTIME_NODE_INSTALL=skip npm install @drmas/core @drmas/preset-math`, emulated: every `@drmas/*`
+ * workspace package is packed (as `npm publish` would ship it) and the project depends on the two tarballs, with
+ * `overrides` standing in for the registry for the other `@drmas/*` packages. The project lies outside the
+ * repository and npm runs with none of the workspace's settings, so this is what a new user gets: onnxruntime-node
+ * (an optional dependency of the onnx engine) and no tfjs (an optional peer dependency of the presets).
  */
 
 interface Manifest {
@@ -28,8 +29,10 @@ interface Run {
 
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'];
 const OURS = /@drmas\/|onnxruntime|nuget|core-js|@tensorflow\//;
+const TFJS = '@drmas/plugin-backend-tfjs';
 let root: string;
 let project: string;
+let tarball: Record<string, string>;
 
 /** The environment of a shell outside the repository: no npm settings inherited from `npm test`. */
 function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -91,12 +94,9 @@ function warningsAboutUs(output: string): string[] {
   return output.split('\n').filter((line) => /^npm warn/i.test(line) && OURS.test(line));
 }
 
-function train(runName: string): Run & { metrics: Record<string, number> | undefined } {
-  const result = run(
-    'npx',
-    ['drmas', 'train', '--set', 'trainer.steps=1', '--set', 'eval.atEnd=false', '--run-dir', `runs/${runName}`],
-    project,
-  );
+function train(runName: string, settings: string[] = []): Run & { metrics: Record<string, number> | undefined } {
+  const set = ['trainer.steps=1', 'eval.atEnd=false', ...settings].flatMap((s) => ['--set', s]);
+  const result = run('npx', ['drmas', 'train', ...set, '--run-dir', `runs/${runName}`], project);
   const file = path.join(project, 'runs', runName, 'metrics.jsonl');
   const metrics = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8').trim().split('\n')[0]!) as Record<string, number>) : undefined;
   return { ...result, metrics };
@@ -114,7 +114,7 @@ describeSlow('installing the packed packages into a fresh project', () => {
     );
     expect(packed.code).toBe(0);
     const files = JSON.parse(packed.stdout) as Array<{ name: string; filename: string }>;
-    const tarball = Object.fromEntries(files.map((f) => [f.name, `file:${path.join(tarballs, f.filename)}`]));
+    tarball = Object.fromEntries(files.map((f) => [f.name, `file:${path.join(tarballs, f.filename)}`]));
     project = path.join(root, 'project');
     mkdirSync(project);
     writeFileSync(
@@ -145,50 +145,54 @@ describeSlow('installing the packed packages into a fresh project', () => {
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  test('npm install runs no install script, downloads nothing but packages, and warns of none of ours', () => {
-    const install = run('npm', ['install', '--no-audit', '--no-fund'], project);
+  test('npm install brings onnxruntime-node without running its download, no tfjs, and no warning of ours', () => {
+    const install = run('npm', ['install', '--no-audit', '--no-fund'], project, { ONNXRUNTIME_NODE_INSTALL: 'skip' });
     expect(install.output).not.toMatch(/npm error/);
     expect(install.code).toBe(0);
     const modules = path.join(project, 'node_modules');
-    expect(packagesWithInstallScripts(modules)).toEqual([]);
-    expect(warningsAboutUs(install.output)).toEqual([]);
+    expect(packagesWithInstallScripts(modules)).toEqual(['onnxruntime-node (postinstall)']);
+    // Its script downloads only the CUDA providers, which the variable (and npm 11.19+'s allowScripts) skips.
+    expect(readdirSync(path.join(modules, 'onnxruntime-node', 'bin', 'napi-v6', 'linux', 'x64')).filter((f) => /cuda/.test(f))).toEqual([]);
+    expect(existsSync(path.join(modules, '@tensorflow'))).toBe(false);
+    expect(existsSync(path.join(modules, '@drmas', 'plugin-backend-tfjs'))).toBe(false);
+    // npm 11.19+ lists the install script it skipped (onnxruntime-node's); nothing else of ours warns.
+    expect(warningsAboutUs(install.output).filter((line) => !line.includes('install-scripts'))).toEqual([]);
     expect(existsSync(path.join(modules, '@drmas', 'preset-math', 'base.config.json'))).toBe(true);
     expect(existsSync(path.join(modules, '@drmas', 'preset-math', 'scripts', 'build-base.mjs'))).toBe(true);
   }, 600_000);
 
-  test('drmas train runs a step of the math preset, training and sampling on tfjs and saying how to get onnx', () => {
-    const result = train('tfjs');
-    expect(result.code).toBe(0);
-    const notInstalled = 'onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)';
-    expect(result.output).toContain(`training engine of policy (models.policy.backend: auto): tfjs; skipped onnx: ${notInstalled}`);
-    expect(result.output).toContain(
-      `rollout engine of policy (models.policy.rollout: auto): tfjs, the trainer's engine; skipped onnx: ${notInstalled}`,
-    );
-    expect(result.metrics?.step).toBe(1);
-    expect(Number.isFinite(result.metrics?.['outcome/mean'])).toBe(true);
-    const generate = run(
-      'npx',
-      ['drmas', 'generate', '--model', 'tiny', '--prompt-ids', '1,2,3', '--max-new-tokens', '2', '--engine', 'onnx'],
-      project,
-    );
-    expect(generate.code).toBe(1);
-    expect(generate.output).toContain(
-      'error INVALID_ARGUMENT (--engine): --engine onnx needs onnxruntime-node: onnxruntime-node is not installed',
-    );
-  }, 600_000);
-
-  test('after the documented opt-in, onnx trains and samples', () => {
-    const install = run('npm', ['install', '--no-audit', '--no-fund', 'onnxruntime-node@1.30.0'], project, {
-      ONNXRUNTIME_NODE_INSTALL: 'skip',
-    });
-    expect(install.output).not.toMatch(/npm error/);
-    expect(install.code).toBe(0);
-    expect(warningsAboutUs(install.output).filter((line) => !line.includes('install-scripts'))).toEqual([]);
+  test('drmas train runs a step of the math preset on onnx alone; asking for tfjs says what to install', () => {
     const result = train('onnx');
     expect(result.code).toBe(0);
     expect(result.output).toContain('training engine of policy (models.policy.backend: auto): onnx\n');
     expect(result.output).toContain("rollout engine of policy (models.policy.rollout: auto): onnx, the trainer's engine\n");
     expect(result.output).toMatch(/trains on onnx:policy \(onnxruntime-node 1\.30\.0/);
+    expect(result.metrics?.step).toBe(1);
+    expect(Number.isFinite(result.metrics?.['outcome/mean'])).toBe(true);
+    const tfjs = train('tfjs', ['models.policy.backend=tfjs']);
+    expect(tfjs.code).toBe(1);
+    expect(tfjs.output).toContain(
+      `error PLUGIN_NOT_FOUND (--set models.policy.backend=tfjs: models.policy.backend): models.policy.backend is "tfjs", which comes with ${TFJS}; it is not installed`,
+    );
+    expect(tfjs.output).toContain(`hint: npm i ${TFJS}`);
+    const generate = run('npx', ['drmas', 'generate', '--model', 'tiny', '--prompt-ids', '1,2,3', '--max-new-tokens', '2'], project);
+    expect(generate.code).toBe(0);
+    const onTfjs = run('npx', ['drmas', 'score', '--model', 'tiny', '--ids', '1,2,3', '--engine', 'tfjs'], project);
+    expect(onTfjs.code).toBe(1);
+    expect(onTfjs.output).toContain(`error INVALID_ARGUMENT (--engine): engine "tfjs" needs the package ${TFJS}, which is not installed`);
+  }, 600_000);
+
+  test('after npm i @drmas/plugin-backend-tfjs, tfjs trains', () => {
+    // As `npm i @drmas/plugin-backend-tfjs` would: the dependency written as its override is (npm refuses them unequal).
+    const manifestFile = path.join(project, 'package.json');
+    const user = JSON.parse(readFileSync(manifestFile, 'utf8')) as { dependencies: Record<string, string> };
+    writeFileSync(manifestFile, JSON.stringify({ ...user, dependencies: { ...user.dependencies, [TFJS]: tarball[TFJS] } }, null, 2));
+    const install = run('npm', ['install', '--no-audit', '--no-fund'], project, { ONNXRUNTIME_NODE_INSTALL: 'skip' });
+    expect(install.output).not.toMatch(/npm error/);
+    expect(install.code).toBe(0);
+    const result = train('tfjs-installed', ['models.policy.backend=tfjs']);
+    expect(result.code).toBe(0);
+    expect(result.output).toMatch(/trains on tfjs:policy/);
     expect(result.metrics?.step).toBe(1);
   }, 600_000);
 });

@@ -61,6 +61,7 @@ export {
   type PresetSpec,
 } from './plugins/Plugin.js';
 export { PluginLoader, type LoadedPlugin, type LoadedPreset, type ModuleOrigin } from './plugins/PluginLoader.js';
+export { absentPluginError, type AbsentPlugin, type OptionalPluginSpec } from './plugins/absentPlugins.js';
 export { candidatePackageNames, shortName } from './plugins/packageNames.js';
 
 export {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { candidatePackageNames, createKernel, DrmasError, type Kernel, type ResolveConfigOptions } from '@drmas/core';
+import { BackendFactory, candidatePackageNames, createKernel, DrmasError, type Kernel, type ResolveConfigOptions } from '@drmas/core';
 import { TempProject } from '../../test/support/tempProject.js';
 
 const plugin = (name: string, body = '') => `export default { name: ${JSON.stringify(name)}, apply(kernel) { ${body} } };\n`;
@@ -28,6 +28,13 @@ beforeAll(() => {
     .package('drmas-preset-loop-a', preset('loop-a', [], ['loop-b']))
     .package('drmas-preset-loop-b', preset('loop-b', [], ['loop-a']))
     .package('drmas-preset-not-a-list', `export default { name: 'not-a-list', plugins: 'foo' };\n`)
+    .package(
+      'drmas-preset-optional',
+      `export default { name: 'optional', plugins: ['search'], optionalPlugins: ${JSON.stringify([
+        { name: 'ghost-engine', provides: { 'models.<id>.backend': ['ghost'] } },
+        { name: 'foo', provides: { 'models.<id>.backend': ['foo'] } },
+      ])} };\n`,
+    )
     .write({
       'local/my-plugin.js': plugin('local'),
       'ts/typed.ts':
@@ -232,5 +239,42 @@ describe('one message per failure', () => {
     const error = await failure({ plugins: [42 as unknown as string] });
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.key).toBe('plugins[0]');
+  });
+});
+
+describe('optional plugins of a preset', () => {
+  /** The error a lookup throws, which must be a DrmasError. */
+  function lookupError(kernel: Kernel, name: string): DrmasError {
+    try {
+      kernel.getNamed(BackendFactory, name, 'models.policy.backend');
+    } catch (error) {
+      if (DrmasError.is(error)) return error;
+      throw error;
+    }
+    throw new Error(`expected no backend named ${name}`);
+  }
+
+  test('an installed one loads after the listed plugins; a missing one is left out without an error', async () => {
+    const { kernel } = await load({ presets: ['optional'] });
+    expect(userPlugins(kernel).map((p) => [p.plugin.name, p.key])).toEqual([
+      ['search', 'presets[0] > plugins[0]'],
+      ['foo', 'presets[0] > optionalPlugins[1]'],
+    ]);
+    expect(kernel.absentPlugins.map((p) => [p.packageName, p.key, p.listedIn])).toEqual([
+      ['@drmas/plugin-ghost-engine', 'presets[0] > optionalPlugins[0]', 'preset optional'],
+    ]);
+  });
+
+  test('naming what a missing one provides says what to install, at the key that named it', async () => {
+    const { kernel } = await load({ presets: ['optional'] });
+    const error = lookupError(kernel, 'ghost');
+    expect([error.code, error.key, error.hint]).toEqual(['PLUGIN_NOT_FOUND', 'models.policy.backend', 'npm i @drmas/plugin-ghost-engine']);
+    expect(error.message).toBe(
+      'models.policy.backend is "ghost", which comes with @drmas/plugin-ghost-engine; it is not installed ' +
+        '(preset optional loads it where it is)',
+    );
+    expect(kernel.absentProviders(BackendFactory).map((p) => p.request)).toEqual(['ghost-engine']);
+    // A name nothing provides is still an unknown name.
+    expect(lookupError(kernel, 'phantom').code).toBe('UNKNOWN_NAME');
   });
 });

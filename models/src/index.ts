@@ -144,3 +144,7 @@ export {
   peftAdapterConfig,
   type LoadedLoraAdapter,
 } from './lora/loraAdapter.js';
+
+export { generateCommand, CommandInputError, type GenerateCommandOptions } from './cli/generateCommand.js';
+export { openPolicyBackend, type EngineOptions } from './cli/openPolicyBackend.js';
+export { scoreCommand, type ScoreCommandOptions } from './cli/scoreCommand.js';

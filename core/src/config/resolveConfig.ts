@@ -5,6 +5,7 @@ import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
 import type { LoadedPlugin, LoadedPreset } from '../plugins/PluginLoader.js';
 import { PluginLoader } from '../plugins/PluginLoader.js';
+import type { AbsentPlugin } from '../plugins/absentPlugins.js';
 import { ConfigLayers, formatPath, isPlainObject, type ConfigObject } from './ConfigLayers.js';
 import { loadConfigFile } from './ConfigFile.js';
 import { buildConfigSchema, knownKeysAt, moduleListsSchema } from './configSchema.js';
@@ -37,6 +38,8 @@ export interface ConfigResolution {
   originOf: (key: string) => string | undefined;
   presets: LoadedPreset[];
   plugins: LoadedPlugin[];
+  /** Presets' optional plugins that are not installed. */
+  absentPlugins: AbsentPlugin[];
   schema: ZodObject;
 }
 
@@ -233,5 +236,5 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
   });
   const originOf = (key: string) => layers.originOf(parseKeyPath(key));
   const locate = (key: string) => editablePlace(originOf(key), fileLabel);
-  return { config, file: loaded.file, locate, originOf, presets: expanded.presets, plugins, schema };
+  return { config, file: loaded.file, locate, originOf, presets: expanded.presets, plugins, absentPlugins: expanded.absent, schema };
 }

@@ -13,6 +13,7 @@ import { serviceIdentifier, type ServiceKey, type Token } from '../di/Token.js';
 import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
 import type { LoadedPlugin } from '../plugins/PluginLoader.js';
+import { absentPluginError, type AbsentPlugin } from '../plugins/absentPlugins.js';
 import { coreRoles } from '../roles/coreRoles.js';
 import { MetricsSink } from '../roles/MetricsSink.js';
 import { RunFile } from '../roles/RunFile.js';
@@ -58,6 +59,8 @@ export interface KernelOptions {
   locate?: (key: string) => string | undefined;
   /** The config layer that set a key: a file path, `preset <name>`, `--set <text>`; undefined when none did. */
   originOf?: (key: string) => string | undefined;
+  /** Presets' optional plugins that are not installed: a config naming what one provides is told to install it. */
+  absentPlugins?: AbsentPlugin[];
 }
 
 const CONFIG_KEY = /^[A-Za-z_$][\w$-]*(?:[.[]|$)/;
@@ -89,6 +92,8 @@ export class Kernel implements Roles {
   readonly locate: (key: string) => string | undefined;
   /** The config layer that set a key: a file path, `preset <name>`, `--set <text>`; undefined when none did. */
   readonly originOf: (key: string) => string | undefined;
+  /** Presets' optional plugins that are not installed. */
+  readonly absentPlugins: readonly AbsentPlugin[];
 
   constructor(options: KernelOptions = {}) {
     this.cwd = options.cwd ?? process.cwd();
@@ -97,6 +102,7 @@ export class Kernel implements Roles {
     // Only config keys live in a file; a CLI option (`--data`) or a place in a data file (`line 2`) does not.
     this.locate = (key) => (CONFIG_KEY.test(key) ? locate(key) : undefined);
     this.originOf = options.originOf ?? (() => undefined);
+    this.absentPlugins = options.absentPlugins ?? [];
     this.timing.install(this.hooks);
     new PluginErrorInterceptor(
       () => this.activeStep,
@@ -173,6 +179,8 @@ export class Kernel implements Roles {
       );
     }
     if (!names.includes(name)) {
+      const absent = this.absentProviders(token, name)[0];
+      if (absent) throw absentPluginError(absent, key ?? info.configKey ?? info.label, name);
       throw new DrmasError(
         'UNKNOWN_NAME',
         `no ${info.label} named "${name}" is registered${names.length ? ` (registered: ${names.join(', ')})` : ''}`,
@@ -189,6 +197,15 @@ export class Kernel implements Roles {
     } catch (error) {
       throw translateContainerError(error, this.ledger, { key: token, name, configKey: key });
     }
+  }
+
+  /** The absent optional plugins that would provide a contribution of `token` called `name` (any name when omitted). */
+  absentProviders(token: Token<unknown>, name?: string): AbsentPlugin[] {
+    const configKey = describeKey(token).configKey;
+    return this.absentPlugins.filter((p) => {
+      const names = configKey === undefined ? undefined : p.provides[configKey];
+      return names !== undefined && (name === undefined || names.includes(name));
+    });
   }
 
   /** Whether any plugin tapped `hook` (tapable's `isUsed` also counts the kernel's own interceptors). */

@@ -12,7 +12,13 @@ export interface KernelSetup extends ConfigResolution {
  */
 export async function createKernel(options: ResolveConfigOptions): Promise<KernelSetup> {
   const resolution = await resolveConfig(options);
-  const kernel = new Kernel({ cwd: options.cwd, configFile: resolution.file, locate: resolution.locate, originOf: resolution.originOf });
+  const kernel = new Kernel({
+    cwd: options.cwd,
+    configFile: resolution.file,
+    locate: resolution.locate,
+    originOf: resolution.originOf,
+    absentPlugins: resolution.absentPlugins,
+  });
   let config;
   try {
     config = kernel.configure(resolution.config, resolution.plugins);

@@ -2,6 +2,7 @@ import type { ZodObject } from 'zod';
 import type { RegisterContext } from '../di/RegisterContext.js';
 import type { Kernel } from '../kernel/Kernel.js';
 import type { PresetConfig } from '../config/UserConfig.js';
+import type { OptionalPluginSpec } from './absentPlugins.js';
 
 /** A unit of behaviour: DI bindings in `register`, hook taps in `apply`. `name` is also the tap name. */
 export interface Plugin<O = unknown> {
@@ -30,6 +31,8 @@ export interface Preset {
   name: string;
   presets?: PresetSpec[];
   plugins?: PluginSpec[];
+  /** Plugins loaded where installed, after `plugins`; an absent one is an error only when the config names what it provides. */
+  optionalPlugins?: OptionalPluginSpec[];
   /** Defaults; the user's config wins over them. */
   config?: PresetConfig;
 }
@@ -61,6 +64,6 @@ export function looksLikePreset(value: unknown): value is Preset {
     value !== null &&
     typeof (value as Preset).name === 'string' &&
     typeof (value as Plugin).apply !== 'function' &&
-    ('plugins' in value || 'presets' in value || 'config' in value)
+    ('plugins' in value || 'presets' in value || 'config' in value || 'optionalPlugins' in value)
   );
 }

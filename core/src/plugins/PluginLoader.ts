@@ -5,6 +5,7 @@ import type { PresetConfig, UserConfig } from '../config/UserConfig.js';
 import { candidatePackageNames, isPathSpecifier, shortName, type ModuleKind } from './packageNames.js';
 import { installedPackageNames, locatePackage, locatePath, type LocatedModule } from './ModuleLocator.js';
 import { importModule, type ModuleImportError } from './ModuleImporter.js';
+import type { AbsentPlugin } from './absentPlugins.js';
 import { isPlugin, looksLikePreset, type Plugin, type PluginSpec, type Preset, type PresetSpec } from './Plugin.js';
 
 /** Where a plugin or preset came from, for messages and `drmas info`. */
@@ -34,6 +35,8 @@ export interface ExpandedConfig {
   plugins: LoadedPlugin[];
   /** Preset defaults in application order; each labelled for error messages. */
   layers: Array<{ source: string; config: PresetConfig }>;
+  /** Presets' optional plugins that are not installed. */
+  absent: AbsentPlugin[];
 }
 
 interface SpecParts {
@@ -58,7 +61,12 @@ function splitSpec(spec: unknown, key: string, listedIn: string, kind: ModuleKin
 }
 
 /** A preset's `presets` or `plugins` list; a preset module is code the schema does not check. */
-function listIn<K extends 'presets' | 'plugins'>(preset: Preset, field: K, key: string, listedIn: string): NonNullable<Preset[K]> {
+function listIn<K extends 'presets' | 'plugins' | 'optionalPlugins'>(
+  preset: Preset,
+  field: K,
+  key: string,
+  listedIn: string,
+): NonNullable<Preset[K]> {
   const list: unknown = preset[field] ?? [];
   if (!Array.isArray(list)) {
     throw new DrmasError('PRESET_INVALID', `preset "${preset.name}": \`${field}\` must be a list; found ${describeExport(list)}`, {
@@ -82,6 +90,7 @@ export class PluginLoader {
   private readonly plugins: LoadedPlugin[] = [];
   private readonly presets: LoadedPreset[] = [];
   private readonly layers: ExpandedConfig['layers'] = [];
+  private readonly absent: AbsentPlugin[] = [];
 
   /** @param baseDir folder the user's config file lives in; names and paths resolve from there. */
   constructor(
@@ -102,7 +111,7 @@ export class PluginLoader {
     for (const [i, spec] of plugins.entries()) {
       await this.loadPlugin(spec, `plugins[${i}]`, this.baseDir, sources.plugins ?? this.configFile);
     }
-    return { presets: this.presets, plugins: this.plugins, layers: this.layers };
+    return { presets: this.presets, plugins: this.plugins, layers: this.layers, absent: this.absent };
   }
 
   private async loadPreset(spec: PresetSpec, key: string, fromDir: string, listedIn: string, chain: string[]): Promise<void> {
@@ -137,6 +146,19 @@ export class PluginLoader {
     const plugins = listIn(preset, 'plugins', key, listedIn);
     for (const [i, spec] of plugins.entries()) {
       await this.loadPlugin(spec, `${key} > plugins[${i}]`, presetDir, label);
+    }
+    const optional = listIn(preset, 'optionalPlugins', key, listedIn);
+    for (const [i, spec] of optional.entries()) {
+      const at = `${key} > optionalPlugins[${i}]`;
+      if (this.isInstalled(spec.name, presetDir)) await this.loadPlugin(spec.name, at, presetDir, label);
+      else
+        this.absent.push({
+          request: spec.name,
+          packageName: candidatePackageNames(spec.name, 'plugin')[0]!,
+          key: at,
+          listedIn: label,
+          provides: spec.provides,
+        });
     }
     if (preset.config) this.layers.push({ source: label, config: preset.config });
     this.presets.push({ preset, key, listedIn, ...origin });
@@ -178,6 +200,12 @@ export class PluginLoader {
       );
     }
     this.plugins.push(loaded);
+  }
+
+  /** Whether plugin `name` resolves from `fromDir` (an optional plugin that does not is left out). */
+  private isInstalled(name: string, fromDir: string): boolean {
+    if (isPathSpecifier(name)) return locatePath(name, fromDir) !== undefined;
+    return candidatePackageNames(name, 'plugin').some((candidate) => locatePackage(candidate, fromDir) !== undefined);
   }
 
   private locate(name: string, kind: ModuleKind, fromDir: string, key: string, listedIn: string): LocatedModule {

@@ -22,6 +22,3 @@ export { scoreTokens } from './generation/scoreTokens.js';
 export { PolicyTrainer } from './training/PolicyTrainer.js';
 export { AdamW } from './training/AdamW.js';
 export { tfjsTensorOps } from './training/TfjsTensorOps.js';
-export { generateCommand, CommandInputError, type GenerateCommandOptions } from './cli/generateCommand.js';
-export { openPolicyBackend, type EngineOptions } from './cli/openPolicyBackend.js';
-export { scoreCommand, type ScoreCommandOptions } from './cli/scoreCommand.js';

@@ -4,9 +4,16 @@ import {
   DrmasError,
   rankedTrainingEngines,
   type ModelSettings,
+  type OptionalPluginSpec,
   type Roles,
   type TrainingNeeds,
 } from '@drmas/core';
+
+/**
+ * The tfjs engine as a preset's optional plugin (`optionalPlugins`): an optional peer dependency of the presets, so a
+ * CPU install carries onnxruntime alone; a config that names tfjs without it is told to install it.
+ */
+export const OPTIONAL_TFJS_ENGINE: OptionalPluginSpec = { name: 'backend-tfjs', provides: { 'models.<id>.backend': ['tfjs'] } };
 
 /** `models.<id>.rollout` value that picks the engine by availability and priority. */
 export const AUTO_ROLLOUT = 'auto';

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { OPTIONAL_TFJS_ENGINE } from '@drmas/plugin-trainer';
 import { definePreset, type Preset, type UserConfig } from '@drmas/core';
 import { codeOrchestraPlugin } from './codeOrchestraPlugin.js';
 import { REFLECTIVE_CODE_TURNS } from './reflectiveCode.js';
@@ -9,8 +10,9 @@ export const BASE_CHECKPOINT = fileURLToPath(new URL('../checkpoints/base/policy
 /** Defaults of the code preset; the user's config wins over each key. */
 export const CODE_DEFAULTS: Partial<UserConfig> = {
   models: {
+    // No `backend`: `auto` trains on onnx on a CPU. From seed 0 the 30-step runs on onnx and on tfjs gave the same
+    // outcome at every step and the same held-out avg@8 (18.8%), onnx 2.6x faster per step.
     policy: {
-      backend: 'tfjs',
       rollout: 'auto',
       model: BASE_CHECKPOINT,
       runtime: 'auto',
@@ -31,7 +33,8 @@ export const CODE_DEFAULTS: Partial<UserConfig> = {
 /** `presets: ['code']`: a Coder on env-code's tasks, with every plugin it needs. */
 export const codePreset: Preset = {
   name: 'code',
-  plugins: ['algorithms', 'backend-tfjs', 'trainer', 'env-code', 'orchestra', 'report', codeOrchestraPlugin],
+  plugins: ['algorithms', 'backend-onnx', 'trainer', 'env-code', 'orchestra', 'report', codeOrchestraPlugin],
+  optionalPlugins: [OPTIONAL_TFJS_ENGINE],
   config: CODE_DEFAULTS,
 };
 

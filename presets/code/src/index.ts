@@ -16,7 +16,7 @@ export {
 export { defineConfig } from '@drmas/core';
 /** The plugins this preset lists, as types: a config importing `defineConfig` from here is typed with their sections. */
 export type { AlgorithmsPlugin } from '@drmas/plugin-algorithms';
-export type { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
+export type { OnnxBackendPlugin } from '@drmas/plugin-backend-onnx';
 export type { TrainerPlugin } from '@drmas/plugin-trainer';
 export type { EnvCodePlugin } from '@drmas/plugin-env-code';
 export type { OrchestraPlugin } from '@drmas/plugin-orchestra';

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { OPTIONAL_TFJS_ENGINE } from '@drmas/plugin-trainer';
 import { definePreset, type Preset, type UserConfig } from '@drmas/core';
 import { MATH_DEFAULTS } from '@drmas/preset-math';
 
@@ -30,7 +31,8 @@ export const DEBATE_DEFAULTS: Partial<UserConfig> = {
 /** `presets: ['debate']`: PRO and CON debating arithmetic questions on env-debate, with every plugin it needs. */
 export const debatePreset: Preset = {
   name: 'debate',
-  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'env-debate', 'orchestra', 'report'],
+  plugins: ['algorithms', 'backend-onnx', 'trainer', 'env-debate', 'orchestra', 'report'],
+  optionalPlugins: [OPTIONAL_TFJS_ENGINE],
   config: DEBATE_DEFAULTS,
 };
 

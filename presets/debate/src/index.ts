@@ -3,7 +3,6 @@ export { default, BASE_CHECKPOINT, DEBATE_DEFAULTS, DEBATER_PROMPT, debatePreset
 export { defineConfig } from '@drmas/core';
 /** The plugins this preset lists, as types: a config importing `defineConfig` from here is typed with their sections. */
 export type { AlgorithmsPlugin } from '@drmas/plugin-algorithms';
-export type { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
 export type { TrainerPlugin } from '@drmas/plugin-trainer';
 export type { EnvDebatePlugin } from '@drmas/plugin-env-debate';
 export type { OrchestraPlugin } from '@drmas/plugin-orchestra';

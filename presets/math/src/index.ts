@@ -14,7 +14,6 @@ export { buildMathBase, PRESET_DIR, writeMathDemonstrations, type BuildBaseOptio
 export { defineConfig } from '@drmas/core';
 /** The plugins this preset lists, as types: a config importing `defineConfig` from here is typed with their sections. */
 export type { AlgorithmsPlugin } from '@drmas/plugin-algorithms';
-export type { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
 export type { OnnxBackendPlugin } from '@drmas/plugin-backend-onnx';
 export type { TrainerPlugin } from '@drmas/plugin-trainer';
 export type { EnvMathPlugin } from '@drmas/plugin-env-math';

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { OPTIONAL_TFJS_ENGINE } from '@drmas/plugin-trainer';
 import { definePreset, type Preset, type UserConfig } from '@drmas/core';
 import { mathWorkflowsPlugin } from './mathFourAgent.js';
 import { SOLVER_PROMPT, VERIFIER_PROMPT } from './mathPrompts.js';
@@ -44,7 +45,8 @@ export const MATH_DEFAULTS: Partial<UserConfig> = {
 /** `presets: ['math']`: the Dr. MAS math workflow with every plugin it needs, and the `math-four-agent` workflow. */
 export const mathPreset: Preset = {
   name: 'math',
-  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'env-math', 'orchestra', 'report', mathWorkflowsPlugin],
+  plugins: ['algorithms', 'backend-onnx', 'trainer', 'env-math', 'orchestra', 'report', mathWorkflowsPlugin],
+  optionalPlugins: [OPTIONAL_TFJS_ENGINE],
   config: MATH_DEFAULTS,
 };
 

@@ -4,7 +4,6 @@ export { ASSISTANT_PROMPT, AssistantAgent, toolsOrchestra, toolsOrchestraPlugin 
 export { defineConfig } from '@drmas/core';
 /** The plugins this preset lists, as types: a config importing `defineConfig` from here is typed with their sections. */
 export type { AlgorithmsPlugin } from '@drmas/plugin-algorithms';
-export type { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
 export type { OnnxBackendPlugin } from '@drmas/plugin-backend-onnx';
 export type { TrainerPlugin } from '@drmas/plugin-trainer';
 export type { EnvToolsPlugin } from '@drmas/plugin-env-tools';

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { OPTIONAL_TFJS_ENGINE } from '@drmas/plugin-trainer';
 import { definePreset, type Preset, type UserConfig } from '@drmas/core';
 import { toolsOrchestraPlugin } from './toolsOrchestra.js';
 
@@ -28,7 +29,8 @@ export const TOOLS_DEFAULTS: Partial<UserConfig> = {
 /** `presets: ['tools']`: an Assistant calling tools on env-tools' tasks, with every plugin it needs. */
 export const toolsPreset: Preset = {
   name: 'tools',
-  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', 'env-tools', 'orchestra', 'report', toolsOrchestraPlugin],
+  plugins: ['algorithms', 'backend-onnx', 'trainer', 'env-tools', 'orchestra', 'report', toolsOrchestraPlugin],
+  optionalPlugins: [OPTIONAL_TFJS_ENGINE],
   config: TOOLS_DEFAULTS,
 };
 

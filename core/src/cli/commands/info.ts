@@ -10,6 +10,8 @@ export interface InfoReport {
   configFile: string | null;
   presets: Array<{ name: string; version: string | null; resolvedFrom: string; listedAt: string }>;
   plugins: Array<{ name: string; package: string | null; version: string | null; resolvedFrom: string; listedAt: string }>;
+  /** Optional plugins of the presets that are not installed, with what each would provide. */
+  absentPlugins: Array<{ name: string; package: string; listedAt: string; provides: Record<string, string[]> }>;
   hooks: Record<string, Array<{ name: string; type: string; stage: number }>>;
   /** Named roles by token name (`Agent`, `AdvantageEstimator`, `BackendFactory`, `Orchestra`, `Environment`, ...). */
   roles: Record<string, { label: string; configKey: string | null; entries: Array<{ name: string; plugin: string }> }>;
@@ -48,6 +50,12 @@ export function infoReport(
     configFile: configFile ?? null,
     presets: presets.map((p) => ({ name: p.packageName ?? p.preset.name, ...origin(p) })),
     plugins: kernel.plugins.map((p) => ({ name: p.plugin.name, package: p.packageName ?? null, ...origin(p) })),
+    absentPlugins: kernel.absentPlugins.map((p) => ({
+      name: p.request,
+      package: p.packageName,
+      listedAt: `${p.listedIn} ${p.key}`,
+      provides: p.provides,
+    })),
     hooks,
     roles,
     sections,
@@ -62,6 +70,7 @@ function printText(report: InfoReport, io: { stdout: NodeJS.WritableStream }): v
   for (const p of report.presets) out(`  ${p.name}${p.version ? `@${p.version}` : ''}  from ${p.resolvedFrom}  (${p.listedAt})`);
   out('\nplugins:');
   for (const p of report.plugins) out(`  ${p.name}${p.version ? `@${p.version}` : ''}  from ${p.resolvedFrom}  (${p.listedAt})`);
+  for (const p of report.absentPlugins) out(`  ${p.name}  not installed, optional: npm i ${p.package}  (${p.listedAt})`);
   out('\nhooks (taps in call order):');
   for (const [hook, taps] of Object.entries(report.hooks)) {
     out(`  ${hook.padEnd(13)} ${taps.length ? taps.map((t) => `${t.name}${t.stage ? `@${t.stage}` : ''}`).join(' -> ') : '-'}`);

@@ -57,8 +57,19 @@ export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Cr
         ? rankedTrainingEngines(kernel, plan.settings, { critic: true }).length > 0
         : kernel.getNamed(BackendFactory, backend, `models.${plan.policyGroup}.backend`).createCritic !== undefined;
     if (hasCritics) continue;
+    const key = `models.${plan.policyGroup}.backend`;
+    // An engine with critics that a preset lists as optional (tfjs) is what to install.
+    const absent = backend === AUTO_BACKEND ? kernel.absentProviders(BackendFactory)[0] : undefined;
+    if (absent) {
+      const engines = Object.values(absent.provides).flat().join(', ');
+      throw new DrmasError(
+        'PLUGIN_NOT_FOUND',
+        `model "${plan.policyGroup}" has a critic (critic ${plan.id}), which no installed engine trains; the ${engines} engine of ${absent.packageName} does, and it is not installed`,
+        { key, hint: `npm i ${absent.packageName}, or remove critic.learner` },
+      );
+    }
     throw new DrmasError('CONFIG_INVALID', `the ${backend} engine of model "${plan.policyGroup}" has no critics (critic ${plan.id})`, {
-      key: `models.${plan.policyGroup}.backend`,
+      key,
       hint: `train model ${plan.policyGroup} on tfjs (models.${plan.policyGroup}.backend: tfjs; its rollout may stay on ${backend}), or remove critic.learner`,
     });
   }

@@ -12,7 +12,7 @@ export interface ScoreCommandOptions {
   json?: boolean;
   runtime?: string;
   seed?: number;
-  /** `tfjs` (default) or another engine package's name, e.g. `onnx`. */
+  /** An engine package's name (`tfjs`, `onnx`); default: tfjs where installed, else onnx. */
   engine?: string;
 }
 
@@ -25,7 +25,7 @@ export async function scoreCommand(options: ScoreCommandOptions, out: Writable =
   if (!Number.isInteger(promptLength) || promptLength < 1 || promptLength > options.ids.length) {
     throw new CommandInputError('prompt-length', `must be an integer in [1, ${options.ids.length}], got ${options.promptLength}`);
   }
-  const backend = await openPolicyBackend(options.engine ?? 'tfjs', { model: options.model, runtime: options.runtime, seed: options.seed });
+  const backend = await openPolicyBackend(options.engine, { model: options.model, runtime: options.runtime, seed: options.seed });
   try {
     const vocab = backend.vocabSize;
     const bad = options.ids.find((id) => !Number.isInteger(id) || id < 0 || id >= vocab);

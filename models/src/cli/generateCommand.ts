@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import { DrmasError } from '@drmas/core';
 import { openPolicyBackend } from './openPolicyBackend.js';
-import type { ArchitectureName } from '@drmas/models';
+import type { ArchitectureName } from '../config/ModelConfig.js';
 
 export interface GenerateCommandOptions {
   /** `tiny`, `small` or a checkpoint folder. */
@@ -19,7 +19,7 @@ export interface GenerateCommandOptions {
   seed?: number;
   runtime?: string;
   architecture?: ArchitectureName;
-  /** `tfjs` (default) or another engine package's name, e.g. `onnx`. */
+  /** An engine package's name (`tfjs`, `onnx`); default: tfjs where installed, else onnx. */
   engine?: string;
 }
 
@@ -35,7 +35,7 @@ export class CommandInputError extends DrmasError {
  * when the model has no tokenizer). Returns the generated ids.
  */
 export async function generateCommand(options: GenerateCommandOptions, out: Writable = process.stdout): Promise<number[]> {
-  const backend = await openPolicyBackend(options.engine ?? 'tfjs', {
+  const backend = await openPolicyBackend(options.engine, {
     model: options.model,
     runtime: options.runtime,
     seed: options.seed,

@@ -1,7 +1,7 @@
 import { DrmasError, integerOption, numberOption, type CliCommand, type DrmasErrorCode } from '@drmas/core';
 import { generateCommand } from './generateCommand.js';
 import { scoreCommand } from './scoreCommand.js';
-import type { ArchitectureName } from '@drmas/models';
+import type { ArchitectureName } from '../config/ModelConfig.js';
 
 /** Upper bound of a generated length from the command line: far above what a CPU model writes in one call. */
 const MAX_NEW_TOKENS = 1_000_000;
@@ -46,7 +46,7 @@ const MODEL_HELP: [string, string] = [
 const RUNTIME_HELP: [string, string] = ['--runtime NAME', 'tfjs runtime: auto (default), tfjs-node-gpu, tfjs-node, wasm, cpu'];
 const ENGINE_HELP: [string, string] = [
   '--engine NAME',
-  'tfjs (default) or onnx (@drmas/plugin-backend-onnx): the same checkpoint on either engine',
+  'tfjs or onnx, the engine package @drmas/plugin-backend-<NAME>: the same checkpoint on either; default tfjs where installed, else onnx',
 ];
 
 export const generate: CliCommand = {
