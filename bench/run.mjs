@@ -36,7 +36,8 @@ const tfjsTrainRounds = Number(options['tfjs-train-rounds']);
 const gridRounds = Number(options['torch-grid-rounds']);
 const workloads = new Set(String(options.workloads).split(','));
 const PYTHON = '/usr/bin/python3';
-const TORCH_INSTALL = 'sudo bash scripts/install-test-deps.sh torch && sudo apt-get install libopenblas0-pthread libopenblas0-openmp';
+const TORCH_INSTALL =
+  'sudo bash scripts/install-test-deps.sh torch (python3-torch, libopenblas0-pthread); libopenblas0-openmp for its grid row';
 
 const records = [];
 const notices = [];
@@ -49,8 +50,10 @@ function run(label, command, commandArgs, env = {}, extra = {}) {
   const lines = (child.stdout ?? '').split('\n').filter((l) => l.startsWith('{'));
   if (child.status !== 0 || lines.length === 0) {
     const why = (child.stderr || child.error?.message || '').trim().split('\n').slice(-3).join(' | ');
-    notices.push(`${label} failed (exit ${child.status}): ${why}`);
-    console.error(`bench: ${label} failed: ${why}`);
+    // A child killed by a signal (SIGKILL: the kernel's OOM killer, on a machine short of memory) writes nothing.
+    const exit = child.signal ? `killed by ${child.signal}${child.signal === 'SIGKILL' ? ', out of memory?' : ''}` : `exit ${child.status}`;
+    notices.push(`${label} failed (${exit}): ${why}`);
+    console.error(`bench: ${label} failed (${exit}): ${why}`);
     return [];
   }
   const loadAverage = loadavg().map((x) => +x.toFixed(2));
@@ -118,6 +121,8 @@ else if (torchVersion) {
   }
 }
 const probes = records.filter((r) => r.bench?.startsWith('probe-'));
+if (probes.some((p) => p.blas !== 'OpenBLAS'))
+  notices.push(`PyTorch ran on ${probes.find((p) => p.blas !== 'OpenBLAS').blas} in some settings: install OpenBLAS (${TORCH_INSTALL})`);
 const settingsMeasured = settings.available.filter((s) => probes.some((p) => p.setting === s.label));
 const fastest = {
   train: fastestSetting(settingsMeasured, probes, 'probe-train', 'tokensPerSecond'),
@@ -189,8 +194,8 @@ function measureWorkloads() {
 }
 
 /**
- * Takes the measurements (JSON lines) and the machine (the `bench: {...}` line) from an earlier run's stdout and
- * stderr, comma-separated paths.
+ * Takes the measurements (JSON lines) and the machine (the first `bench: {...}` line) from earlier runs' stdout and
+ * stderr, comma-separated paths (several runs' merge: their medians pool the rounds).
  */
 function readLog(paths) {
   for (const path of paths.split(',')) {
@@ -199,7 +204,8 @@ function readLog(paths) {
       if (!json) continue;
       const value = JSON.parse(json);
       if (value.engine) records.push(value);
-      else if (value.cpu && value.cores) Object.assign(machine, value);
+      // The first run's machine line: its load average at start is the merged runs' start.
+      else if (value.cpu && value.cores && !machine.fromLog) Object.assign(machine, value, { fromLog: true });
     }
   }
 }

@@ -23,7 +23,10 @@ export function renderResults({
   push(
     `is its own). ${tfjsTrainRounds ? `tfjs training runs in the first ${tfjsTrainRounds} round(s) only (it is the slow reference).` : 'tfjs training is not measured (`--tfjs-train-rounds 0`).'}`,
   );
-  if (fromLog) push(`Rendered with \`--from-log\` from the output of a run stopped before its end: only what it measured is here.`);
+  if (fromLog)
+    push(
+      `Rendered with \`--from-log\` from earlier runs' output (several runs merged, or one stopped early): only what they measured is here, and the runs column counts each workload's rounds.`,
+    );
   push('');
 
   push('## Machine', '');
