@@ -10,7 +10,8 @@
 #   torch     Debian's python3-torch (CPU), for the DPO losses' PyTorch reference
 #             (plugins/backend-tfjs/test/dpoTorchReference.test.ts, run by /usr/bin/python3); python3-torch, libtorch1.13
 #             and libtorch-test alone are about 230 MB installed (numpy, sympy and the rest come on top), so .ci/run
-#             leaves it out.
+#             leaves it out. With it, libopenblas0-pthread: Debian's torch calls BLAS through libblas.so.3, the
+#             reference BLAS unless an OpenBLAS is installed (bench/README.md).
 set -u
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -38,7 +39,10 @@ for name in $wanted; do
     chromium) install chromium chromium ;;
     torch)
       if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then echo "install-test-deps: python3-torch is installed"
-      else apt_install python3-torch; fi ;;
+      else apt_install python3-torch; fi
+      # torch calls BLAS through libblas.so.3: without OpenBLAS that is the reference BLAS (npm run bench's PyTorch).
+      if dpkg -s libopenblas0-pthread >/dev/null 2>&1; then echo "install-test-deps: libopenblas0-pthread is installed"
+      else apt_install libopenblas0-pthread; fi ;;
     *) echo "install-test-deps: unknown package group \"$name\" (known: redis, chromium, torch)"; exit 2 ;;
   esac
 done

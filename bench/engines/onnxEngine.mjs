@@ -1,6 +1,7 @@
 // onnx engine measurements: node ... onnxEngine.mjs generate <model> [inputs|initializers] | sync <model> <mode> | matmul
+//   | train <model> <repeats> <microBatchSize> [intraOpThreads]
 import { createOnnxPolicyBackend, GraphBuilder, loadOnnxRuntime } from '../../plugins/backend-onnx/src/index.ts';
-import { emit, generationPrompts, GENERATION, median } from '../lib/workloads.mjs';
+import { emit, generationPrompts, GENERATION, measureUpdates, median } from '../lib/workloads.mjs';
 import { availableParallelism } from 'node:os';
 
 const [bench, model = 'tiny', weightMode = 'inputs', repeatsArg = '1'] = process.argv.slice(2);
@@ -36,6 +37,14 @@ if (bench === 'matmul') {
     seconds,
     gflops: (2 * n ** 3) / seconds / 1e9,
   });
+} else if (bench === 'train') {
+  // The backend's own update (OnnxTrainer.update: forward, loss, backward per micro-batch, gradient accumulation,
+  // clipping, AdamW).
+  const [, , repeatsText = '1', microText = '8', threadsText] = process.argv.slice(2);
+  const sessionOptions = threadsText ? { intraOpNumThreads: Number(threadsText) } : undefined;
+  const backend = await createOnnxPolicyBackend({ model, seed: 0, provider: 'cpu', sessionOptions });
+  emit({ engine: 'onnx', model, ...(await measureUpdates(backend, backend.config.vocabSize, Number(microText), Number(repeatsText))) });
+  backend.dispose();
 } else {
   const backend = await createOnnxPolicyBackend({ model, seed: 0, provider: 'cpu', weightMode });
   const vocab = backend.config.vocabSize;

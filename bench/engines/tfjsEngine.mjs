@@ -1,17 +1,8 @@
-// tfjs engine measurements: node ... tfjsEngine.mjs generate|train <model> [repeats] | matmul
+// tfjs engine measurements: node ... tfjsEngine.mjs generate|train <model> [repeats] [microBatchSize] | matmul
 import * as tf from '@tensorflow/tfjs-core';
 import { createTfjsPolicyBackend } from '../../plugins/backend-tfjs/src/TfjsPolicyBackend.ts';
 import { selectRuntime } from '../../plugins/backend-tfjs/src/runtime/RuntimeSelector.ts';
-import {
-  emit,
-  generationPrompts,
-  GENERATION,
-  median,
-  policyGradientLoss,
-  TRAINING,
-  trainingBatch,
-  updateRequest,
-} from '../lib/workloads.mjs';
+import { emit, generationPrompts, GENERATION, measureUpdates, median } from '../lib/workloads.mjs';
 
 const [bench, model = 'tiny', repeatsArg = '1'] = process.argv.slice(2);
 const repeats = Number(repeatsArg);
@@ -68,29 +59,8 @@ if (bench === 'matmul') {
     });
   } else {
     // Micro-batches of 8 rows for tiny, 2 for small (wasm's 32-bit heap cannot hold 8 x 256 tokens of small).
-    const microBatchSize = model === 'small' ? 2 : 8;
-    await backend.update(updateRequest(trainingBatch(2, 8, 8, vocab), policyGradientLoss, 2));
-    const batch = trainingBatch(TRAINING.rows, TRAINING.promptTokens, TRAINING.responseTokens, vocab);
-    const times = [];
-    for (let i = 0; i < repeats; i++) {
-      const t = performance.now();
-      await backend.update(updateRequest(batch, policyGradientLoss, microBatchSize));
-      times.push((performance.now() - t) / 1000);
-    }
-    const seconds = median(times);
-    const tokens = TRAINING.rows * (TRAINING.promptTokens + TRAINING.responseTokens);
-    emit({
-      engine: 'tfjs',
-      bench: 'train',
-      model,
-      runtime: backend.runtime,
-      rows: TRAINING.rows,
-      tokensPerRow: 256,
-      microBatchSize,
-      repeats,
-      seconds,
-      tokensPerSecond: tokens / seconds,
-    });
+    const microBatchSize = Number(process.argv[5] ?? (model === 'small' ? 2 : 8));
+    emit({ engine: 'tfjs', model, ...(await measureUpdates(backend, vocab, microBatchSize, repeats)) });
   }
   backend.dispose();
 }

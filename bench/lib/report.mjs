@@ -1,13 +1,33 @@
 // Renders bench/RESULTS.md from the measurements.
 const fmt = (x, digits = 0) => (x === undefined || Number.isNaN(x) ? '–' : x.toFixed(digits));
 
-export function renderResults({ machine, records, summary, notices, rounds }) {
+export function renderResults({
+  machine,
+  records,
+  summary,
+  notices,
+  rounds,
+  grid,
+  fastest,
+  microBatch,
+  tfjsTrainRounds,
+  gridRounds,
+  fromLog,
+}) {
   const lines = [];
   const push = (...l) => lines.push(...l);
   push('# drmas benchmark results', '');
-  push(`Written by \`node bench/run.mjs\` (\`npm run bench\`) on ${new Date().toISOString()}. Throughputs are medians;`);
-  push(`generation is measured in ${rounds} rounds that alternate the engines (one run per engine per round, after a`);
-  push('warm-up run), training over the repeats given in the table. Every measurement runs in its own child process.', '');
+  push(`Written by \`node bench/run.mjs --rounds ${rounds}\` (\`npm run bench -- --rounds ${rounds}\`) on ${new Date().toISOString()}.`);
+  push(`Throughputs are medians over ${rounds} rounds that alternate the engines (their order rotating each round), one`);
+  push('measured run per engine per round after a warm-up run, each measurement in its own child process (its peak RSS');
+  push(
+    `is its own). ${tfjsTrainRounds ? `tfjs training runs in the first ${tfjsTrainRounds} round(s) only (it is the slow reference).` : 'tfjs training is not measured (`--tfjs-train-rounds 0`).'}`,
+  );
+  if (fromLog)
+    push(
+      `Rendered with \`--from-log\` from earlier runs' output (several runs merged, or one stopped early): only what they measured is here, and the runs column counts each workload's rounds.`,
+    );
+  push('');
 
   push('## Machine', '');
   push('| | |', '|---|---|');
@@ -17,60 +37,87 @@ export function renderResults({ machine, records, summary, notices, rounds }) {
     `| onnxruntime-node | ${machine.onnxruntime} |`,
     `| tfjs | ${machine.tfjs} |`,
     `| torch | ${machine.torch} |`,
+    `| OPENBLAS_CORETYPE in the environment | ${machine.inheritedOpenblasCoretype} |`,
   );
   push(
-    `| load average (1, 5, 15 min) at start / end | ${machine.loadAverageAtStart.join(', ')} / ${machine.loadAverageAtEnd.join(', ')} |`,
+    `| load average (1, 5, 15 min) at start / end | ${machine.loadAverageAtStart.join(', ')} / ${machine.loadAverageAtEnd?.join(', ') ?? 'not recorded'} |`,
     '',
   );
-  push('The machine is shared with other work (the load average above): absolute numbers move by up to ~2x between');
-  push('runs; the alternating rounds keep the ratios between engines more stable than the absolute values.', '');
+  push('The machine is shared with other work (the load average above, on its cores): absolute numbers move by up to');
+  push('several times between runs under load; the alternating rounds keep the ratios between engines more stable than');
+  push('the absolute values, and CPU seconds per step (user + system, every thread) are less moved by load than wall time.', '');
   if (notices.length) {
     push('## Notices', '');
     for (const n of notices) push(`- ${n}`);
     push('');
   }
 
+  if (grid.length) {
+    push('## PyTorch settings (the fastest is the reference)', '');
+    push("Debian's torch 1.13 calls BLAS through `libblas.so.3` (`torch.__config__.show()`: `BLAS_INFO=generic`; the");
+    push('alternatives system points it at an installed OpenBLAS, else the reference BLAS). Each setting runs in its own');
+    push(`process: a 2048^3 matmul (median of 3), one training round of tiny (32 x 256 tokens, micro-batch ${microBatch}) and one`);
+    push(`generation run of tiny, each after a warm-up; ${gridRounds} round(s) of the grid. "OpenBLAS kernels" is what`);
+    push('`openblas_get_corename()` reports in that process.', '');
+    push('| setting | OpenBLAS kernels | matmul GFLOP/s | training tiny tokens/s | generation tiny tokens/s |', '|---|---|---:|---:|---:|');
+    for (const g of grid)
+      push(
+        `| ${g.label} | ${g.core ?? '–'} | ${fmt(g.matmulGflops, 1)} | ${fmt(g.trainTokensPerSecond)} | ${fmt(g.generateTokensPerSecond)} |`,
+      );
+    push('');
+    push(
+      `Fastest: training — ${fastest.train?.label ?? '–'}; generation — ${fastest.generate?.label ?? '–'}; matmul — ${fastest.matmul?.label ?? '–'}.`,
+    );
+    push('Each workload below runs PyTorch in its fastest setting.', '');
+  }
+
   push('## Throughput', '');
   push('Generation: batch 32, 32-token prompts, 96 new tokens (sampling at temperature 1, no stop ids). Training: batch');
-  push("32 x 256 tokens (32 prompt + 224 response), forward + backward + AdamW. GFLOP/s counts the model's nominal matmul");
-  push('FLOPs (projections, lm head, attention products; training 3x forward) over the measured time; the ceiling is the');
-  push("same engine's 2048x2048 matmul.", '');
-  push('| workload | model | engine | runtime | tokens/s | x PyTorch | GFLOP/s | % of matmul ceiling | peak RSS (MiB) | runs |');
-  push('|---|---|---|---|---:|---:|---:|---:|---:|---:|');
+  push('32 x 256 tokens (32 prompt + 224 response), one full update: forward, loss, backward per micro-batch with the');
+  push('gradients accumulated, gradient-norm clipping and AdamW (onnx: `OnnxTrainer.update` through the backend; tfjs: the');
+  push("backend's update; PyTorch: `loss.backward()` per micro-batch, `clip_grad_norm_`, `torch.optim.AdamW`). GFLOP/s counts");
+  push("the model's nominal matmul FLOPs (projections, lm head, attention products; training 3x forward) over the measured");
+  push('time; the ceiling is the same engine\'s 2048x2048 matmul. "x PyTorch (CPU s)" compares tokens per CPU-second.', '');
+  push(
+    '| workload | model | engine | runtime | micro-batch | tokens/s | x fastest PyTorch | x PyTorch (CPU s) | GFLOP/s | % of matmul ceiling | peak RSS (MiB) | runs |',
+  );
+  push('|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of summary) {
     const pct = r.ceilingGflops ? (100 * r.gflops) / r.ceilingGflops : undefined;
     push(
-      `| ${r.bench === 'generate' ? 'generation' : 'training'} | ${r.model} | ${r.engine} | ${r.runtime} | ${fmt(r.tokensPerSecond)} | ${r.ratioToPytorch === undefined ? '–' : fmt(r.ratioToPytorch, 2)} | ${fmt(r.gflops, 1)} | ${fmt(pct, 1)} | ${fmt(r.peakRssMiB)} | ${r.samples} |`,
+      `| ${r.bench === 'generate' ? 'generation' : 'training'} | ${r.model} | ${r.engine} | ${r.runtime} | ${r.microBatchSize ?? '–'} | ${fmt(r.tokensPerSecond)} | ${fmt(r.ratioToPytorch, 2)} | ${fmt(r.cpuRatioToPytorch, 2)} | ${fmt(r.gflops, 1)} | ${fmt(pct, 1)} | ${fmt(r.peakRssMiB)} | ${r.samples} |`,
     );
   }
-  push('', 'onnx is a rollout engine: it has no training column (training runs on tfjs).', '');
+  push('', 'Each round (tokens/s):', '');
+  for (const r of summary) push(`- ${r.bench} ${r.model} ${r.engine}: ${r.each.map((t) => fmt(t)).join(' / ')}`);
+  push('');
 
   push('### Matmul ceilings (2048 x 2048 x 2048, median of 5)', '');
   push('| engine | runtime | GFLOP/s |', '|---|---|---:|');
   for (const r of records.filter((x) => x.bench === 'matmul')) push(`| ${r.engine} | ${r.runtime} | ${fmt(r.gflops, 1)} |`);
   push('');
 
-  push('## Target: onnx generation >= 2x PyTorch', '');
-  for (const r of summary.filter((x) => x.bench === 'generate' && x.engine === 'onnx')) {
-    if (r.ratioToPytorch === undefined) {
-      push(`- ${r.model}: no PyTorch measurement.`);
-      continue;
+  push('## Targets (issue 19)', '');
+  const target = (bench, engine, goal, what) => {
+    for (const r of summary.filter((x) => x.bench === bench && x.engine === engine)) {
+      if (r.ratioToPytorch === undefined) {
+        push(`- ${what}, ${r.model}: no PyTorch measurement.`);
+        continue;
+      }
+      const met = r.ratioToPytorch >= goal;
+      push(
+        `- ${what} >= ${goal}x the fastest PyTorch, ${r.model}: ${fmt(r.ratioToPytorch, 2)}x — ${met ? 'met' : `missed (${fmt(r.tokensPerSecond)} tokens/s, ${goal}x would be ${fmt((goal * r.tokensPerSecond) / r.ratioToPytorch)})`}.`,
+      );
     }
-    const met = r.ratioToPytorch >= 2;
-    push(
-      `- ${r.model}: ${fmt(r.ratioToPytorch, 2)}x — ${met ? 'met' : `missed by ${fmt(100 * (1 - r.ratioToPytorch / 2))}% (${fmt(r.tokensPerSecond)} tokens/s, 2x would be ${fmt((2 * r.tokensPerSecond) / r.ratioToPytorch)})`}.`,
-    );
-  }
+  };
+  target('train', 'onnx', 1.5, 'onnx training');
+  target('generate', 'onnx', 2, 'onnx generation');
   push('');
   push("What limits onnx generation here (from onnxruntime's profiler, per-op timing of a `small` run): MatMul kernels are");
   push('~75-80% of the time inside onnxruntime; the rest is many small element-wise ops (rope, softmax, residuals). With');
   push('the weights as graph inputs, MLAS packs every weight matrix again on every run (it pre-packs only constant');
-  push('initializers); baking the weights in as initializers is faster per token (see the next table) but then a weight');
-  push('sync must rebuild the sessions, which the design rules out. The KV cache is not copied between steps (host-owned');
-  push('caches read in place, new columns written by the engine), and decode shapes are static apart from batch and cache');
-  push("length. Decode batch 32 gives MatMuls of M = 32 rows, far below the 2048-cube ceiling's efficiency. On a");
-  push('shared machine, CPU contention dominates: onnxruntime runs with non-spinning intra-op threads for that reason');
-  push('(spinning measured 2-2.5x slower under load), and PyTorch runs in its fastest thread setting here.', '');
+  push('initializers). On a shared machine, CPU contention dominates: onnxruntime runs with non-spinning intra-op threads');
+  push('for that reason (spinning measured 2-2.5x slower under load).', '');
 
   const sync = records.filter((r) => r.bench === 'sync');
   if (sync.length) {
@@ -81,20 +128,16 @@ export function renderResults({ machine, records, summary, notices, rounds }) {
     push('the sessions are untouched. Initializers: the sessions are rebuilt with the new weights.', '');
   }
 
-  push('## RL step: rollout on onnx vs rollout on tfjs', '');
-  push('**Not measured here: the RL step of the math preset** (`rollout: onnx` vs `rollout: tfjs`) is measured by a later');
-  push('command once the presets exist. What follows is a **proxy** of its shape, not the preset: per step, a rollout of');
-  push('2 agents x batch 16 x 64 new tokens (32-token prompts) on the rollout engine, then one tfjs training step on those');
-  push('32 rows, then (onnx only) `syncWeights` from the tfjs trainer. Built-in `tiny`; medians of 3 steps after 1 warm-up.', '');
   const rl = records.filter((r) => r.bench === 'rl-proxy');
   if (rl.length) {
+    push('## RL step proxy: rollout on onnx vs on tfjs, tfjs trainer (`--rl-proxy`)', '');
+    push('Per step, a rollout of 2 agents x batch 16 x 64 new tokens on the rollout engine, one tfjs training step on those');
+    push('32 rows, then (onnx only) `syncWeights`. The main job itself is measured by `npm run bench:main-job`.', '');
     push('| rollout engine | rollout (s) | train (s) | sync (s) | step (s) | peak RSS (MiB) |', '|---|---:|---:|---:|---:|---:|');
     for (const r of rl)
       push(
         `| ${r.engine} (${r.runtime}) | ${fmt(r.rolloutSeconds, 2)} | ${fmt(r.trainSeconds, 2)} | ${fmt(r.syncSeconds, 3)} | ${fmt(r.stepSeconds, 2)} | ${fmt(r.peakRssMiB)} |`,
       );
-    const [a, b] = ['tfjs', 'onnx'].map((e) => rl.find((r) => r.engine === e));
-    if (a && b) push('', `Proxy step speed-up with onnx rollouts: ${fmt(a.stepSeconds / b.stepSeconds, 2)}x.`);
     push('');
   }
 

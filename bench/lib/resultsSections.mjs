@@ -4,6 +4,7 @@
 // the rest written by hand.
 
 export const ONNX_TRAINING_SECTION = 'onnx-training';
+export const MAIN_JOB_SECTION = 'main-job';
 
 const open = (name) => `<!-- section: ${name} -->`;
 const close = (name) => `<!-- end section: ${name} -->`;

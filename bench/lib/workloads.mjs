@@ -64,6 +64,37 @@ export function median(values) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/**
+ * The training measurement every engine script makes: one warm-up update on a small batch (it builds the sessions or
+ * kernels), then `repeats` full updates of the TRAINING batch, timed; the record's common fields, CPU seconds (user +
+ * system, every thread of this process) per update included.
+ */
+export async function measureUpdates(backend, vocab, microBatchSize, repeats) {
+  await backend.update(updateRequest(trainingBatch(2, 8, 8, vocab), policyGradientLoss, 2));
+  const batch = trainingBatch(TRAINING.rows, TRAINING.promptTokens, TRAINING.responseTokens, vocab);
+  const times = [];
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < repeats; i++) {
+    const t = performance.now();
+    await backend.update(updateRequest(batch, policyGradientLoss, microBatchSize));
+    times.push((performance.now() - t) / 1000);
+  }
+  const { user, system } = process.cpuUsage(cpu);
+  const seconds = median(times);
+  const tokensPerRow = TRAINING.promptTokens + TRAINING.responseTokens;
+  return {
+    bench: 'train',
+    runtime: backend.runtime,
+    rows: TRAINING.rows,
+    tokensPerRow,
+    microBatchSize,
+    repeats,
+    seconds,
+    cpuSeconds: (user + system) / 1e6 / repeats,
+    tokensPerSecond: (TRAINING.rows * tokensPerRow) / seconds,
+  };
+}
+
 /** Prints one measurement as a JSON line, with this process's peak resident memory so far. */
 export function emit(record) {
   console.log(JSON.stringify({ ...record, peakRssMiB: +(process.resourceUsage().maxRSS / 1024).toFixed(1) }));

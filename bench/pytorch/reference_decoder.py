@@ -3,9 +3,13 @@ built-in `tiny` and `small`: RMSNorm, rotary embedding, grouped-query attention 
 lm head), with a preallocated KV cache for generation and AdamW training.
 
 Runs with Debian's torch (`apt install python3-torch libopenblas0-pthread`, then `/usr/bin/python3`).
-Usage: reference_decoder.py generate|train|matmul [tiny|small] [--repeats N]. Prints one JSON line per measurement.
+Usage: reference_decoder.py generate|train|matmul|probe [tiny|small] [--repeats N] [--micro-batch N] [--threads N].
+Prints one JSON line per measurement. `probe` measures one setting of the BLAS and threads (chosen by the caller's
+environment: OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS, LD_LIBRARY_PATH for OpenBLAS's OpenMP build) on a matmul and one
+training round, so that bench/run.mjs can pick the fastest setting of this machine.
 """
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -159,14 +163,107 @@ def train_step(model, optimizer, ids, prompt_len, advantages, micro_batch):
     return loss.item()
 
 
+def blas_info():
+    """The BLAS library torch loaded (from this process's mappings) and, for OpenBLAS, the kernels it chose."""
+    path = None
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            name = line.split()[-1]
+            if "/libblas.so" in name or "/libopenblas" in name:
+                path = name
+                break
+    if path is None:
+        return {"blas": "none found"}
+    info = {"blasLibrary": path}
+    try:
+        lib = ctypes.CDLL(path)
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        lib.openblas_get_config.restype = ctypes.c_char_p
+        info["blas"] = "OpenBLAS"
+        info["openblasCore"] = lib.openblas_get_corename().decode()
+        info["openblasConfig"] = lib.openblas_get_config().decode()
+        info["openblasThreads"] = lib.openblas_get_num_threads()
+    except (AttributeError, OSError):
+        info["blas"] = "reference BLAS (no OpenBLAS symbols)"
+    return info
+
+
+def matmul_seconds(n, repeats):
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        torch.mm(a, b)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def training_ids(vocab):
+    """The bench's 32 x 256 pseudo-random tokens (the LCG of bench/lib/workloads.mjs) and advantages."""
+    seed = 7
+    values = []
+    for _ in range(32 * 256):
+        seed = (seed * 1103515245 + 12345) % 2 ** 32
+        values.append((seed >> 8) % vocab)
+    ids = torch.tensor(values).view(32, 256)
+    advantages = torch.tensor([((i % 7) - 3) / 3 for i in range(32 * 224)]).view(32, 224)
+    return ids, advantages
+
+
 def emit(record):
     record["peakRssMiB"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     print(json.dumps(record), flush=True)
 
 
+def measure_generation(base, model_name, repeats):
+    c = MODELS[model_name]
+    torch.manual_seed(0)
+    model = Decoder(c)
+    model.eval()
+    vocab = c["vocab"]
+    prompts = torch.tensor([[(r * 31 + j * 17) % vocab for j in range(32)] for r in range(32)])
+    generator = torch.Generator().manual_seed(1)
+    generate(model, prompts[:2], 4, generator)
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = generate(model, prompts, 96, generator)
+        times.append(time.perf_counter() - t)
+    s = statistics.median(times)
+    emit({**base, "model": model_name, "params": sum(p.numel() for p in model.parameters()), "batch": 32,
+          "promptTokens": 32, "newTokens": 96, "repeats": repeats, "seconds": s, "tokensPerSecond": out.numel() / s})
+
+
+def measure_training(base, model_name, repeats, micro_batch):
+    c = MODELS[model_name]
+    torch.manual_seed(0)
+    model = Decoder(c)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, weight_decay=0.01)
+    ids, advantages = training_ids(c["vocab"])
+    train_step(model, optimizer, ids[:2, :16], 8, advantages[:2, :8], 2)
+    times = []
+    cpu = time.process_time()
+    for _ in range(repeats):
+        t = time.perf_counter()
+        loss = train_step(model, optimizer, ids, 32, advantages, micro_batch)
+        times.append(time.perf_counter() - t)
+    cpu_seconds = (time.process_time() - cpu) / repeats
+    s = statistics.median(times)
+    emit({**base, "model": model_name, "params": sum(p.numel() for p in model.parameters()), "rows": 32,
+          "tokensPerRow": 256, "microBatchSize": micro_batch, "repeats": repeats, "seconds": s, "cpuSeconds": cpu_seconds,
+          "tokensPerSecond": 32 * 256 / s, "loss": loss})
+
+
+def measure_matmul(base, n, repeats):
+    s = matmul_seconds(n, repeats)
+    emit({**base, "size": n, "repeats": repeats, "seconds": s, "gflops": 2 * n ** 3 / s / 1e9})
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("bench", choices=["generate", "train", "matmul"])
+    parser.add_argument("bench", choices=["generate", "train", "matmul", "probe"])
     parser.add_argument("model", nargs="?", default="tiny")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--micro-batch", type=int, default=32)
@@ -175,59 +272,24 @@ def main():
     args = parser.parse_args()
     threads = args.threads
     torch.set_num_threads(threads)
-    torch.manual_seed(0)
-    base = {"engine": "pytorch", "runtime": f"torch {torch.__version__} (CPU, {threads} intra-op threads, OpenBLAS threads {os.environ.get('OPENBLAS_NUM_THREADS', 'default')})"}
-
+    blas = blas_info()
+    kernels = f", {blas['openblasCore']} kernels" if "openblasCore" in blas else ""
+    variant = " (OpenMP build)" if "openmp" in blas.get("blasLibrary", "") else ""
+    runtime = (f"torch {torch.__version__} (CPU, {threads} intra-op threads, {blas['blas']}{variant}{kernels}, "
+               f"OPENBLAS_NUM_THREADS {os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
+               f"OPENBLAS_CORETYPE {os.environ.get('OPENBLAS_CORETYPE', 'unset')})")
+    base = {"engine": "pytorch", **blas, "intraOpThreads": threads, "runtime": runtime}
     if args.bench == "matmul":
-        n = args.matmul_size
-        a, b = torch.randn(n, n), torch.randn(n, n)
-        torch.mm(a, b)
-        times = []
-        for _ in range(args.repeats):
-            t = time.perf_counter()
-            torch.mm(a, b)
-            times.append(time.perf_counter() - t)
-        s = statistics.median(times)
-        emit({**base, "bench": "matmul", "size": n, "repeats": args.repeats, "seconds": s, "gflops": 2 * n ** 3 / s / 1e9})
-        return
-
-    c = MODELS[args.model]
-    model = Decoder(c)
-    params = sum(p.numel() for p in model.parameters())
-    vocab = c["vocab"]
-    if args.bench == "generate":
-        model.eval()
-        prompts = torch.tensor([[(r * 31 + j * 17) % vocab for j in range(32)] for r in range(32)])
-        generator = torch.Generator().manual_seed(1)
-        generate(model, prompts[:2], 4, generator)
-        times = []
-        for _ in range(args.repeats):
-            t = time.perf_counter()
-            out = generate(model, prompts, 96, generator)
-            times.append(time.perf_counter() - t)
-        s = statistics.median(times)
-        emit({**base, "bench": "generate", "model": args.model, "params": params, "batch": 32, "promptTokens": 32,
-              "newTokens": 96, "repeats": args.repeats, "seconds": s, "tokensPerSecond": out.numel() / s})
+        measure_matmul({**base, "bench": "matmul"}, args.matmul_size, args.repeats)
+    elif args.bench == "generate":
+        measure_generation({**base, "bench": "generate"}, args.model, args.repeats)
+    elif args.bench == "train":
+        measure_training({**base, "bench": "train"}, args.model, args.repeats, args.micro_batch)
     else:
-        model.train()
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, weight_decay=0.01)
-        seed = 7
-        values = []
-        for _ in range(32 * 256):
-            seed = (seed * 1103515245 + 12345) % 2 ** 32
-            values.append((seed >> 8) % vocab)
-        ids = torch.tensor(values).view(32, 256)
-        advantages = torch.tensor([((i % 7) - 3) / 3 for i in range(32 * 224)]).view(32, 224)
-        train_step(model, optimizer, ids[:2, :16], 8, advantages[:2, :8], 2)
-        times = []
-        for _ in range(args.repeats):
-            t = time.perf_counter()
-            loss = train_step(model, optimizer, ids, 32, advantages, args.micro_batch)
-            times.append(time.perf_counter() - t)
-        s = statistics.median(times)
-        emit({**base, "bench": "train", "model": args.model, "params": params, "rows": 32, "tokensPerRow": 256,
-              "microBatchSize": args.micro_batch, "repeats": args.repeats, "seconds": s, "tokensPerSecond": 32 * 256 / s,
-              "loss": loss})
+        # One setting of the grid: one training round, one generation run and a matmul, each after a warm-up.
+        measure_training({**base, "bench": "probe-train"}, args.model, args.repeats, args.micro_batch)
+        measure_generation({**base, "bench": "probe-generate"}, args.model, args.repeats)
+        measure_matmul({**base, "bench": "probe-matmul"}, args.matmul_size, 3)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,129 @@
+// The main job's step time and wall time, trained on tfjs (before issue 19) and on onnx (the default since):
+// `drmas train --config examples/math/drmas.config.json`, the runs alternating the backends.
+// usage: node bench/mainJob.mjs [--runs N] [--steps N] [--no-eval] [--records FILE]
+//   (npm run bench:main-job; run `npx tsc -b` first). `--steps` and `--no-eval` shorten the job (a loaded machine).
+// Prints one JSON line per run and writes the section "Main job: tfjs vs onnx trainer" of bench/RESULTS.md;
+// `--records FILE` writes it from the JSON lines of an earlier (perhaps interrupted) run instead of training.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { BENCH_DIR, REPO_ROOT } from './lib/benchOptions.mjs';
+import { median } from './lib/workloads.mjs';
+import { MAIN_JOB_SECTION, replaceSection } from './lib/resultsSections.mjs';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '2' },
+    steps: { type: 'string' },
+    'no-eval': { type: 'boolean' },
+    records: { type: 'string' },
+  },
+  strict: true,
+});
+const runs = Number(values.runs);
+const BACKENDS = ['tfjs', 'onnx'];
+const CONFIG = 'examples/math/drmas.config.json';
+
+/** One training run on `backend`: wall seconds, and the step timings from its metrics.jsonl. */
+function trainOnce(backend) {
+  const runDir = mkdtempSync(join(tmpdir(), `drmas-main-job-${backend}-`));
+  const args = ['core/bin/drmas.js', 'train', '--config', CONFIG, '--run-dir', runDir];
+  if (backend === 'tfjs') args.push('--set', 'models.policy.backend=tfjs');
+  if (values.steps) args.push('--set', `trainer.steps=${values.steps}`);
+  if (values['no-eval']) args.push('--set', 'eval.atStart=false', '--set', 'eval.atEnd=false');
+  const started = performance.now();
+  const child = spawnSync(process.execPath, args, { cwd: REPO_ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
+  const wallSeconds = (performance.now() - started) / 1000;
+  if (child.status !== 0) {
+    console.error(
+      `bench: main job on ${backend} failed (exit ${child.status}): ${(child.stderr || '').trim().split('\n').slice(-3).join(' | ')}`,
+    );
+    rmSync(runDir, { recursive: true, force: true });
+    return undefined;
+  }
+  const steps = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+    .filter((m) => typeof m['timing/step'] === 'number');
+  rmSync(runDir, { recursive: true, force: true });
+  const of = (key) => median(steps.map((m) => m[key]).filter((v) => typeof v === 'number'));
+  const record = {
+    bench: 'main-job',
+    backend,
+    steps: steps.length,
+    wallSeconds,
+    stepSeconds: of('timing/step'),
+    updateSeconds: of('timing/update'),
+    rolloutSeconds: of('timing/rollout'),
+    loadAverage: loadavg().map((x) => +x.toFixed(2)),
+  };
+  console.log(JSON.stringify(record));
+  return record;
+}
+
+const records = [];
+let loadAtStart = loadavg().map((x) => +x.toFixed(2));
+if (values.records) {
+  for (const line of readFileSync(values.records, 'utf8').split('\n')) {
+    if (line.startsWith('{') && JSON.parse(line).bench === 'main-job') records.push(JSON.parse(line));
+  }
+  loadAtStart = records[0]?.loadAverage ?? loadAtStart;
+} else {
+  for (let r = 0; r < runs; r++) {
+    // Alternate which backend goes first, so that a trend in the machine's load hits both alike.
+    for (const backend of r % 2 ? [...BACKENDS].reverse() : BACKENDS) {
+      const record = trainOnce(backend);
+      if (record) records.push(record);
+    }
+  }
+}
+const loadAtEnd = values.records ? (records.at(-1)?.loadAverage ?? loadAtStart) : loadavg().map((x) => +x.toFixed(2));
+
+const fmt = (v, digits = 1) => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits));
+const summary = BACKENDS.map((backend) => {
+  const mine = records.filter((r) => r.backend === backend);
+  return {
+    backend,
+    runs: mine.length,
+    wall: mine.length ? median(mine.map((r) => r.wallSeconds)) : undefined,
+    step: mine.length ? median(mine.map((r) => r.stepSeconds)) : undefined,
+    update: mine.length ? median(mine.map((r) => r.updateSeconds)) : undefined,
+    rollout: mine.length ? median(mine.map((r) => r.rolloutSeconds)) : undefined,
+    each: mine.map((r) => `${fmt(r.wallSeconds, 0)} s / ${fmt(r.stepSeconds, 2)} s`).join('; '),
+  };
+});
+const [before, after] = summary;
+const table = [
+  '| trainer | runs | wall time (s, median) | step (s, median of run medians) | update (s) | rollout (s) | each run: wall / median step |',
+  '|---|---:|---:|---:|---:|---:|---|',
+  ...summary.map(
+    (s) =>
+      `| ${s.backend}${s.backend === 'tfjs' ? ' (before)' : ' (after, default)'} | ${s.runs} | ${fmt(s.wall, 0)} | ${fmt(s.step, 2)} | ` +
+      `${fmt(s.update, 2)} | ${fmt(s.rollout, 2)} | ${s.each} |`,
+  ),
+];
+const speedups =
+  before.wall && after.wall
+    ? `onnx over tfjs: **${fmt(before.wall / after.wall, 2)}x** wall time, **${fmt(before.step / after.step, 2)}x** step time.`
+    : 'A backend failed: no speed-up to quote.';
+console.log(table.join('\n'));
+console.log(speedups);
+
+const lines = [
+  `Measured by \`npm run bench:main-job -- --runs ${runs}${values.steps ? ` --steps ${values.steps}` : ''}${values['no-eval'] ? ' --no-eval' : ''}\` (${records.length} runs done) on ${new Date().toISOString()}: \`node core/bin/drmas.js train --config`,
+  `${CONFIG}\` (${values.steps ?? 'its 30'} steps, ${values['no-eval'] ? 'no evaluation' : 'evaluation at start and end as configured'}), trained on tfjs`,
+  "(`--set models.policy.backend=tfjs`) and on onnx (the default), runs alternating. Step times are each run's median of",
+  `\`timing/step\`; wall time is the whole process, evaluation (if any) included. ${availableParallelism()} cores shared with other`,
+  `jobs: load average ${loadAtStart.join(' / ')} ${values.records ? "at the first run's end" : 'at start'}, ${loadAtEnd.join(' / ')} at the last run's end.`,
+  '',
+  ...table,
+  '',
+  speedups,
+];
+const file = join(BENCH_DIR, 'RESULTS.md');
+const heading = '## Main job: tfjs trainer (before) vs onnx trainer (after)';
+writeFileSync(file, replaceSection(readFileSync(file, 'utf8'), MAIN_JOB_SECTION, 'measured', lines.join('\n'), heading));
+console.error('bench: wrote the main job figures into bench/RESULTS.md');
