@@ -116,14 +116,16 @@ export class TrainerPlugin implements Plugin {
   /** `trainer.agentDiagnostics`' statistics of the step's batch, shared by its worker groups' updates. */
   private readonly diagnoses = new WeakMap<TrainingBatch, AgentRewardDiagnosis>();
 
-  /** The batch's per-agent reward statistics (`trainer.agentDiagnostics`), taken once per step and put in its metrics. */
+  /**
+   * The batch's per-agent reward statistics (`trainer.agentDiagnostics`), taken once per step and put in its metrics
+   * (`agent/<role>/reward_mean` is the step metrics' own, over all the agent's turns).
+   */
   private agentDiagnosis(batch: TrainingBatch, metrics: Metrics): AgentRewardDiagnosis {
     let diagnosis = this.diagnoses.get(batch);
     if (diagnosis) return diagnosis;
     diagnosis = diagnoseAgentRewards(batch);
     this.diagnoses.set(batch, diagnosis);
     for (const agent of diagnosis.agents) {
-      metrics[`agent/${agent.role}/reward_mean`] = agent.rewardMean;
       metrics[`agent/${agent.role}/reward_std`] = agent.rewardStd;
       if (agent.inflationPredicted !== undefined) metrics[`agent/${agent.role}/inflation_predicted`] = agent.inflationPredicted;
     }
@@ -163,7 +165,7 @@ export class TrainerPlugin implements Plugin {
       ctx.bind(InfoSection).toConstantValue({
         title: 'agentDiagnostics',
         describe: () => ({
-          metrics: 'agent/<role>/{grad_norm,grad_norm_max,reward_mean,reward_std,inflation_predicted,inflation_measured}',
+          metrics: 'agent/<role>/{grad_norm,grad_norm_max,reward_std,inflation_predicted,inflation_measured}',
           cost: 'two extra forward and backward passes per worker group and step (inflation_measured)',
         }),
       });

@@ -3,8 +3,6 @@ import type { TrainingBatch } from '@drmas/core';
 /** One agent's reward statistics over a step's prompt groups (population statistics, as in Dr. MAS's Prop. 4.3). */
 export interface AgentRewardStatistics {
   role: string;
-  /** Mean over the prompt groups the agent acts in of its rewards' mean in the group. */
-  rewardMean: number;
   /** Mean over those groups of its rewards' standard deviation in the group. */
   rewardStd: number;
   /**
@@ -67,7 +65,6 @@ export function diagnoseAgentRewards(batch: TrainingBatch): AgentRewardDiagnosis
   const own = statisticsBy(rewards, pairCodes, groupCount * agentCount);
   const stats = agents.names.map((role, k) => {
     let groupsSeen = 0;
-    let meanSum = 0;
     let stdSum = 0;
     let varying = 0;
     let inflationSum = 0;
@@ -75,7 +72,6 @@ export function diagnoseAgentRewards(batch: TrainingBatch): AgentRewardDiagnosis
       const pair = g * agentCount + k;
       if (own.n[pair] === 0) continue;
       groupsSeen++;
-      meanSum += own.mean[pair]!;
       stdSum += own.std[pair]!;
       const sigma = global.std[g]!;
       if (sigma === 0) continue;
@@ -84,7 +80,6 @@ export function diagnoseAgentRewards(batch: TrainingBatch): AgentRewardDiagnosis
     }
     return {
       role,
-      rewardMean: groupsSeen ? meanSum / groupsSeen : 0,
       rewardStd: groupsSeen ? stdSum / groupsSeen : 0,
       inflationPredicted: varying ? inflationSum / varying : undefined,
     };
