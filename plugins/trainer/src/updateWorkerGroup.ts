@@ -179,10 +179,10 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   const microBatchSize = paired ? group.training.microBatchSize + (group.training.microBatchSize % 2) : group.training.microBatchSize;
   const learningRows = new Set(learning.rows);
   const responseLength = longestResponse(view);
-  const diagnosis = options.agentDiagnosis;
+  // A preference pair may span two agents, and splitting micro-batches by agent would split it: no per-agent view of a pairwise loss.
+  const diagnosis = paired ? undefined : options.agentDiagnosis;
   const agentNorms = diagnosis && new AgentGradNorms(agentsOf(view));
-  if (diagnosis && !paired)
-    await measureInflation(group.trainer, view, diagnosis, { loss, microBatchSize, optimizer, responseLength }, metrics);
+  if (diagnosis) await measureInflation(group.trainer, view, diagnosis, { loss, microBatchSize, optimizer, responseLength }, metrics);
   const agentIds = batch.ids.agent;
   const rowAgents = agentNorms && { codes: agentIds.codes, agentCount: agentIds.names.length };
   const sums: Record<string, number> = {};
