@@ -33,7 +33,7 @@ for (const run of runs) {
   const roles = [
     ...new Set(lines.flatMap((line) => Object.keys(line).flatMap((key) => key.match(/^agent\/([^/]+)\/inflation_predicted$/)?.[1] ?? []))),
   ];
-  process.stdout.write(`\n${run}: ${lines.length} steps, outcome/mean ${fmt(mean(values('outcome/mean')))}\n`);
+  process.stdout.write(`\n${run}: ${lines.length} steps, outcome/mean ${fmt(mean(values('outcome/mean')))}\n\n`);
   process.stdout.write(
     '| agent | reward mean | reward std (in group) | grad norm (median) | grad norm max | inflation predicted | inflation measured |\n',
   );
