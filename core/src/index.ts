@@ -101,6 +101,7 @@ export { ID_NAMES, scoringTemperature, TrainingBatch, type IdColumn, type IdName
 export {
   longestResponse,
   lossTotals,
+  partMicroBatches,
   responseValues,
   rowsWithAdvantage,
   selectRows,

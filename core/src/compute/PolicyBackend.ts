@@ -112,6 +112,14 @@ export interface UpdateRequest {
    * non-finite norm does: weights, optimizer moments and step count untouched, `skipped` true (the trainer's spike guard).
    */
   acceptGradNorm?: (gradNorm: number) => boolean;
+  /**
+   * Each batch row's agent (an index below `agentCount`): the engine then also reports each agent's part of the
+   * gradient (the gradient of the loss terms of its rows) as `UpdateResult.agentGradNorms`. Its micro-batches hold
+   * one agent's rows each, which changes the floating-point order of the sum but not the loss (it normalizes by `totals`).
+   */
+  rowAgents?: { readonly codes: Int32Array; readonly agentCount: number };
+  /** Compute the loss and the gradient norms only: weights, optimizer moments and step count untouched (`skipped` true). */
+  measureOnly?: boolean;
 }
 
 export interface UpdateResult {
@@ -122,6 +130,11 @@ export interface UpdateResult {
   learningRate: number;
   /** The loss's own metrics (`pg_loss`, `pg_clipfrac`, ...) and the backend's (`actor/skipped_nonfinite`), summed over micro-batches. */
   metrics: Record<string, number>;
+  /**
+   * With `rowAgents`: the pre-clip norm of each agent's part of the gradient (0 for an agent with no computed row);
+   * the parts add up to the gradient whose norm is `gradNorm`.
+   */
+  agentGradNorms?: number[];
 }
 
 /** What `PolicyBackend.snapshotTraining` returns: opaque to everyone but the engine that made it. */

@@ -104,3 +104,28 @@ export function trainedColumns(batch: TrainingBatch, rows: ArrayLike<number>): T
     },
   };
 }
+
+/**
+ * `rows` split into consecutive micro-batches of `size` rows (all of them in one when `size` is 0); with `partOf`
+ * (a part index per batch row, e.g. its agent), each part's rows are split on their own, parts in increasing order,
+ * so that no micro-batch mixes two parts and each part's gradient can be read off before the next one's is added.
+ */
+export function partMicroBatches(rows: Int32Array, size: number, partOf?: Int32Array): Array<{ rows: Int32Array; part: number }> {
+  const step = Math.max(1, Math.floor(size || rows.length));
+  const out: Array<{ rows: Int32Array; part: number }> = [];
+  const split = (part: number, picked: Int32Array) => {
+    for (let start = 0; start < picked.length; start += step)
+      out.push({ rows: picked.subarray(start, Math.min(picked.length, start + step)), part });
+  };
+  if (!partOf) {
+    split(0, rows);
+    return out;
+  }
+  const parts = [...new Set(Array.from(rows, (row) => partOf[row]!))].sort((a, b) => a - b);
+  for (const part of parts)
+    split(
+      part,
+      rows.filter((row) => partOf[row] === part),
+    );
+  return out;
+}

@@ -65,3 +65,45 @@ export function updateRequest(
     entropyMetric: options.entropyMetric,
   };
 }
+
+/** One turn of {@link makeAgentBatch}: its tokens, its agent and prompt group, its reward and its advantage (default 0). */
+export interface AgentTurn {
+  prompt: number[];
+  response: number[];
+  agent: string;
+  group?: string;
+  reward?: number;
+  advantage?: number;
+}
+
+/** A batch of turns of several agents (each turn its own trajectory), on one worker group `policy`. */
+export function makeAgentBatch(turns: readonly AgentTurn[]): TrainingBatch {
+  const batch = TrainingBatch.fromTurns(
+    turns.map((turn, row) => ({
+      groupId: turn.group ?? 'g0',
+      trajectoryId: `t${row}`,
+      agentId: turn.agent,
+      step: 0,
+      workerGroupId: 'policy',
+      index: 0,
+      promptIds: turn.prompt,
+      responseIds: turn.response,
+      logProbs: turn.response.map(() => 0),
+      valid: true,
+      reward: turn.reward ?? 0,
+    })),
+  );
+  const R = batch.responseLength;
+  turns.forEach((turn, r) => turn.response.forEach((_, j) => (batch.advantages[r * R + j] = turn.advantage ?? 0)));
+  return batch;
+}
+
+/** Six turns of three agents (a, b, c) with mixed advantages, of different lengths: for per-agent gradient tests. */
+export const AGENT_TURNS: AgentTurn[] = [
+  { prompt: [3, 7, 1], response: [9, 4, 2], agent: 'a', advantage: 0.8 },
+  { prompt: [5, 2], response: [11, 6], agent: 'b', advantage: -1.1 },
+  { prompt: [3, 7, 1], response: [8, 8, 1, 5], agent: 'a', advantage: -0.3 },
+  { prompt: [12, 4, 4], response: [7], agent: 'c', advantage: 0.5 },
+  { prompt: [5, 2], response: [10, 3, 3], agent: 'b', advantage: 0.9 },
+  { prompt: [6], response: [1, 2], agent: 'a', advantage: 1.4 },
+];

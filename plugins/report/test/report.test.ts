@@ -221,6 +221,25 @@ describe('pieces', () => {
     expect(panels.map((p) => [p.id, p.charts.map((c) => c.id)])).toEqual([['group-x', ['group-x-grad_norm']]]);
   });
 
+  test("planPanels draws trainer.agentDiagnostics' metrics in one panel, the agents side by side", () => {
+    const one = { steps: [1], values: [1] };
+    const panels = planPanels({
+      'agent/a/grad_norm': one,
+      'agent/b/grad_norm': one,
+      'agent/a/inflation_measured': one,
+      'agent/a/inflation_predicted': one,
+      'agent/b/reward_std': one,
+      'agent/a/reward_mean': one,
+    });
+    const mechanism = panels.find((p) => p.id === 'mechanism')!;
+    expect(mechanism.charts.map((c) => [c.id, c.series.map((x) => x.label)])).toEqual([
+      ['mechanism-grad-norm', ['a grad_norm', 'b grad_norm']],
+      ['mechanism-inflation', ['a inflation_measured', 'a inflation_predicted']],
+      ['mechanism-rewards', ['b reward_std']],
+    ]);
+    expect(panels.find((p) => p.id === 'agent-a')!.charts.flatMap((c) => c.series.map((x) => x.key))).toEqual(['agent/a/reward_mean']);
+  });
+
   test('compareEvaluations: first and last evaluation per scope, overall first', () => {
     const comparison = compareEvaluations({
       'val/pass@4': { steps: [0, 10], values: [0.5, 0.75] },

@@ -22,7 +22,9 @@ import {
   type RegisterContext,
   type ResolvedConfig,
   type RunContext,
+  type Metrics,
   type StepContext,
+  type TrainingBatch,
   type WorkerGroupBatch,
 } from '@drmas/core';
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
@@ -37,6 +39,7 @@ import {
   type TrainerSection,
 } from './config/trainingConfig.js';
 import { SpikeGuards } from './spikeGuard/GradNormSpikeGuard.js';
+import { diagnoseAgentRewards, type AgentRewardDiagnosis } from './agentDiagnostics/agentRewardStatistics.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
 import { AUTO_ROLLOUT, describeAutoTraining, describeRolloutSetting } from './rolloutEngine.js';
 import { updateWorkerGroup, type WorkerGroupUpdate } from './updateWorkerGroup.js';
@@ -110,6 +113,24 @@ export class TrainerPlugin implements Plugin {
 
   /** The worker groups' gradient-norm spike guards, by model id (none unless a model sets `spikeGuard`). */
   private spikeGuards: SpikeGuards | undefined;
+  /** `trainer.agentDiagnostics`' statistics of the step's batch, shared by its worker groups' updates. */
+  private readonly diagnoses = new WeakMap<TrainingBatch, AgentRewardDiagnosis>();
+
+  /**
+   * The batch's per-agent reward statistics (`trainer.agentDiagnostics`), taken once per step and put in its metrics
+   * (`agent/<role>/reward_mean` is the step metrics' own, over all the agent's turns).
+   */
+  private agentDiagnosis(batch: TrainingBatch, metrics: Metrics): AgentRewardDiagnosis {
+    let diagnosis = this.diagnoses.get(batch);
+    if (diagnosis) return diagnosis;
+    diagnosis = diagnoseAgentRewards(batch);
+    this.diagnoses.set(batch, diagnosis);
+    for (const agent of diagnosis.agents) {
+      metrics[`agent/${agent.role}/reward_std`] = agent.rewardStd;
+      if (agent.inflationPredicted !== undefined) metrics[`agent/${agent.role}/inflation_predicted`] = agent.inflationPredicted;
+    }
+    return diagnosis;
+  }
 
   register(ctx: RegisterContext): void {
     const guarded = Object.entries(ctx.config.models).filter(([, model]) => model.spikeGuard !== undefined);
@@ -138,6 +159,15 @@ export class TrainerPlugin implements Plugin {
             epochs: plan.training.epochs,
             miniBatches: plan.training.miniBatches,
           })),
+      });
+    }
+    if ((ctx.config.trainer as typeof ctx.config.trainer & TrainerSection).agentDiagnostics) {
+      ctx.bind(InfoSection).toConstantValue({
+        title: 'agentDiagnostics',
+        describe: () => ({
+          metrics: 'agent/<role>/{grad_norm,grad_norm_max,reward_std,inflation_predicted,inflation_measured}',
+          cost: 'two extra forward and backward passes per worker group and step (inflation_measured)',
+        }),
       });
     }
     ctx.bind(InfoSection).toConstantValue({
@@ -257,7 +287,7 @@ export class TrainerPlugin implements Plugin {
       }
     });
 
-    const updateOptions = (group: TrainedWorkerGroup, step: StepContext, rngLabel: string): WorkerGroupUpdate => {
+    const updateOptions = (group: TrainedWorkerGroup, step: StepContext, rngLabel: string, batch: TrainingBatch): WorkerGroupUpdate => {
       const { seed, steps } = kernel.config.trainer;
       const guard = this.spikeGuards?.of(group.id);
       const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
@@ -269,6 +299,7 @@ export class TrainerPlugin implements Plugin {
         lrScale: schedule.scaleAt(step.step - 1),
         oldLogProbs: trainer().oldLogProbs,
         spikeGuard: guard && { guard, log: (line: string) => step.run.log(line), step: step.step },
+        agentDiagnosis: trainer().agentDiagnostics ? this.agentDiagnosis(batch, step.metrics) : undefined,
       };
     };
 
@@ -283,7 +314,7 @@ export class TrainerPlugin implements Plugin {
           settings: critic.happo,
           groupOf: (role) => groups().forAgent(role),
           metrics: step.metrics,
-          updateOptions: (group, role) => updateOptions(group, step, role),
+          updateOptions: (group, role) => updateOptions(group, step, role, view.batch),
           oldLogProbs: trainer().oldLogProbs,
         });
         return;
@@ -302,7 +333,7 @@ export class TrainerPlugin implements Plugin {
         if (!online.view) return;
         rows = online.view;
       }
-      await updateWorkerGroup(group, rows, { ...updateOptions(group, step, group.id), loss });
+      await updateWorkerGroup(group, rows, { ...updateOptions(group, step, group.id, view.batch), loss });
     });
 
     // After the estimators (which read the values) and their statistics: veRL updates the critic before the actor.

@@ -11,6 +11,8 @@ import {
   type Rng,
   type WorkerGroupBatch,
 } from '@drmas/core';
+import { AgentGradNorms, agentsOf, measureInflation } from './agentDiagnostics/agentGradients.js';
+import type { AgentRewardDiagnosis } from './agentDiagnostics/agentRewardStatistics.js';
 import type { GradNormSpikeGuard, SpikeVerdict } from './spikeGuard/GradNormSpikeGuard.js';
 import type { TrainedWorkerGroup } from './WorkerGroupsService.js';
 
@@ -112,6 +114,11 @@ export interface WorkerGroupUpdate {
   metricsId?: string;
   /** The group's gradient-norm spike guard, with the run log and the training step its lines name. */
   spikeGuard?: { guard: GradNormSpikeGuard; log: (message: string) => void; step: number };
+  /**
+   * `trainer.agentDiagnostics`: the batch's per-agent reward statistics. Each optimizer step then also reports each
+   * agent's share of the gradient (`agent/<role>/grad_norm`), and before the first one the inflation is measured.
+   */
+  agentDiagnosis?: AgentRewardDiagnosis;
 }
 
 /** The run log's line on a spike: the norm, its z-score against the window, and what was done. */
@@ -172,6 +179,12 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   const microBatchSize = paired ? group.training.microBatchSize + (group.training.microBatchSize % 2) : group.training.microBatchSize;
   const learningRows = new Set(learning.rows);
   const responseLength = longestResponse(view);
+  // A preference pair may span two agents, and splitting micro-batches by agent would split it: no per-agent view of a pairwise loss.
+  const diagnosis = paired ? undefined : options.agentDiagnosis;
+  const agentNorms = diagnosis && new AgentGradNorms(agentsOf(view));
+  if (diagnosis) await measureInflation(group.trainer, view, diagnosis, { loss, microBatchSize, optimizer, responseLength }, metrics);
+  const agentIds = batch.ids.agent;
+  const rowAgents = agentNorms && { codes: agentIds.codes, agentCount: agentIds.names.length };
   const sums: Record<string, number> = {};
   const add = (key: string, value: number) => {
     sums[key] = (sums[key] ?? 0) + value;
@@ -202,7 +215,9 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
         lrScale,
         entropyMetric: source === 'rollout',
         acceptGradNorm: action === 'skip' ? (norm) => !judge(norm).spike : undefined,
+        rowAgents,
       });
+      agentNorms?.add(result.agentGradNorms);
       updates++;
       if (guarded && verdict === undefined && Number.isFinite(result.gradNorm)) judge(result.gradNorm);
       const judged = verdict;
@@ -235,5 +250,6 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   metrics[`${prefix}/updates`] = updates;
   if (guarded) metrics[`${prefix}/spikes`] = spikes;
   if (options.distributions) options.distributions[`${prefix}/grad_norm`] = gradNorms;
+  agentNorms?.record(agentIds.names, metrics, options.distributions);
   if (group.rollout !== group.trainer) await group.rollout.syncWeights(group.trainer);
 }

@@ -1,6 +1,7 @@
 import type { LoraSettings } from '@drmas/core';
 import {
   lossTotals,
+  partMicroBatches,
   trainedColumns,
   type BatchView,
   type LossFunction,
@@ -28,6 +29,8 @@ export interface GradientRequest {
   microBatchSize?: number;
   /** Report `actor/entropy` (token-mean entropy of the view's trained tokens). */
   entropyMetric?: boolean;
+  /** Each batch row's agent: each agent's share of the gradient is summed on its own and its norm reported. */
+  rowAgents?: UpdateRequest['rowAgents'];
 }
 
 export interface GradientResult {
@@ -37,6 +40,15 @@ export interface GradientResult {
   metrics: Record<string, number>;
   /** Gradients by Hugging Face tensor name, accumulated over micro-batches; owned by the trainer. */
   gradients: Map<string, Float32Array>;
+  /** With `rowAgents`: the norm of each agent's share of `gradients` (0 for an agent with no row). */
+  agentGradNorms?: number[];
+}
+
+/** The global norm of a set of buffers, summed in float64. */
+function globalNorm(buffers: Iterable<Float32Array>): number {
+  let squares = 0;
+  for (const g of buffers) for (let i = 0; i < g.length; i++) squares += g[i]! * g[i]!;
+  return Math.sqrt(squares);
 }
 
 type Session = OrtModule.InferenceSession;
@@ -76,6 +88,8 @@ export class OnnxTrainer {
   private readonly dropoutSeed: number;
   readonly optimizer = new HostAdamW();
   private readonly gradientBuffers = new Map<string, Float32Array>();
+  /** One agent's share of a gradient while it accumulates (`rowAgents`), made on first use. */
+  private agentBuffers: Map<string, Float32Array> | undefined;
   private readonly sessions = new Map<LossFunction, Map<string, Promise<TrainingSession>>>();
   private readonly invFreq: Float64Array;
   private readonly weightFeeds: Feeds = {};
@@ -149,33 +163,52 @@ export class OnnxTrainer {
     for (const key of ['tokens', 'rows', 'responseLength'] as const)
       totalFeeds[TrainingNames.totals[key]] = ortTensor(this.ort, Float32Array.of(totals[key]), []);
     for (const g of this.gradientBuffers.values()) g.fill(0);
-    const rows = view.rows.length;
-    const micro = Math.max(1, Math.floor(request.microBatchSize || rows));
+    const agents = request.rowAgents;
+    const microBatches = partMicroBatches(view.rows, request.microBatchSize ?? 0, agents?.codes);
+    const agentGradNorms = agents ? new Array<number>(agents.agentCount).fill(0) : undefined;
+    // With agents, micro-batches accumulate into `part` until their agent's last one, whose norm is then taken.
+    const part = agents ? this.partBuffers() : this.gradientBuffers;
     let lossSum = 0;
     let entropySum = 0;
     const metrics: Record<string, number> = {};
-    for (let start = 0; start < rows; start += micro) {
-      if (loss.pairedRows && Math.min(micro, rows - start) % 2 !== 0)
-        throw new Error(`OnnxTrainer: a micro-batch of ${Math.min(micro, rows - start)} rows would split a preference pair`);
-      const feeds = this.feeds(view, view.rows.subarray(start, Math.min(rows, start + micro)), loss.needsReference ?? false);
+    let start = 0;
+    for (const [m, { rows: microRows, part: agent }] of microBatches.entries()) {
+      if (loss.pairedRows && microRows.length % 2 !== 0)
+        throw new Error(`OnnxTrainer: a micro-batch of ${microRows.length} rows would split a preference pair`);
+      const feeds = this.feeds(view, microRows, loss.needsReference ?? false);
       if (this.lora && this.lora.dropout > 0) this.addDropoutMasks(feeds, start);
+      start += microRows.length;
       const out = await session.run({ ...this.weightFeeds, ...totalFeeds, ...feeds });
       lossSum += scalar(out[TrainingNames.loss]);
       for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
       if (withEntropy) entropySum += scalar(out[TrainingNames.entropySum]);
       for (const name of gradients) {
-        const buffer = this.gradientBuffers.get(name)!;
+        const buffer = part.get(name)!;
         const grad = out[TrainingNames.gradient(name)]!.data as Float32Array;
         for (let i = 0; i < buffer.length; i++) buffer[i]! += grad[i]!;
       }
-      for (const { weight, rows, ids } of rowGradients) addRows(this.gradientBuffers.get(weight)!, out[ids]!, out[rows]!);
+      for (const { weight, rows, ids } of rowGradients) addRows(part.get(weight)!, out[ids]!, out[rows]!);
       for (const t of Object.values(out)) t.dispose();
+      if (agentGradNorms && microBatches[m + 1]?.part !== agent) {
+        agentGradNorms[agent] = globalNorm(part.values());
+        for (const [name, buffer] of part) {
+          const total = this.gradientBuffers.get(name)!;
+          for (let i = 0; i < buffer.length; i++) total[i]! += buffer[i]!;
+          buffer.fill(0);
+        }
+      }
     }
     if (request.entropyMetric) {
       const { tokens } = lossTotals(view, { responseLength: 1, microBatchSize: 1 });
       metrics['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
     }
-    return { loss: lossSum, metrics, gradients: this.gradientBuffers };
+    return { loss: lossSum, metrics, gradients: this.gradientBuffers, ...(agentGradNorms && { agentGradNorms }) };
+  }
+
+  /** Buffers like `gradientBuffers` for one agent's share of a gradient, made on first use. */
+  private partBuffers(): Map<string, Float32Array> {
+    this.agentBuffers ??= new Map([...this.gradientBuffers].map(([name, g]) => [name, new Float32Array(g.length)]));
+    return this.agentBuffers;
   }
 
   /**
@@ -187,21 +220,25 @@ export class OnnxTrainer {
     const { optimizer: settings, lrScale } = request;
     this.settings = settings;
     const result = await this.gradients(request);
-    let squares = 0;
-    for (const g of result.gradients.values()) for (let i = 0; i < g.length; i++) squares += g[i]! * g[i]!;
-    const gradNorm = Math.sqrt(squares);
+    const gradNorm = globalNorm(result.gradients.values());
     const learningRate = settings.lr * lrScale;
     const metrics = { ...result.metrics, 'actor/skipped_nonfinite': Number.isFinite(gradNorm) ? 0 : 1 };
-    if (!Number.isFinite(gradNorm)) return { loss: result.loss, gradNorm, skipped: true, learningRate, metrics };
-    if (request.acceptGradNorm && !request.acceptGradNorm(gradNorm))
-      return { loss: result.loss, gradNorm, skipped: true, learningRate, metrics };
+    const measured = {
+      loss: result.loss,
+      gradNorm,
+      learningRate,
+      metrics,
+      ...(result.agentGradNorms && { agentGradNorms: result.agentGradNorms }),
+    };
+    if (!Number.isFinite(gradNorm) || request.measureOnly || (request.acceptGradNorm && !request.acceptGradNorm(gradNorm)))
+      return { ...measured, skipped: true };
     const clipCoef = settings.maxGradNorm > 0 ? Math.min(1, settings.maxGradNorm / (gradNorm + 1e-6)) : 1;
     if (clipCoef < 1) {
       const coef = Math.fround(clipCoef);
       for (const g of result.gradients.values()) for (let i = 0; i < g.length; i++) g[i]! *= coef;
     }
     this.optimizer.apply(this.weights, result.gradients, settings, lrScale);
-    return { loss: result.loss, gradNorm, skipped: false, learningRate, metrics };
+    return { ...measured, skipped: false };
   }
 
   /**

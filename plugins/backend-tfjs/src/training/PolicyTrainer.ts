@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {
   lossTotalsInput,
+  partMicroBatches,
   trainedColumns,
   type BatchView,
   type LossInput,
@@ -14,7 +15,7 @@ import { promptResponseLayout } from '@drmas/models';
 import type { DecoderModel } from '../model/DecoderModel.js';
 import { responseTokenStats } from '../model/responseLogProbs.js';
 import { AdamW } from './AdamW.js';
-import { accumulatedStep, microBatchesOf } from './accumulatedStep.js';
+import { accumulatedStep } from './accumulatedStep.js';
 
 /** The key under which a micro-batch's masked entropy sum travels (not a metric of its own). */
 const ENTROPY_SUM = '\u0000entropy';
@@ -47,7 +48,9 @@ export class PolicyTrainer {
     validateView(view);
     const { batch } = view;
     const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
-    const microBatches = microBatchesOf(view.rows, request.microBatchSize);
+    const agents = request.rowAgents;
+    const cut = partMicroBatches(view.rows, request.microBatchSize, agents?.codes);
+    const microBatches = cut.map((micro) => micro.rows);
     const split = loss.pairedRows ? microBatches.find((micro) => micro.length % 2 !== 0) : undefined;
     if (split) throw new TrainingInputError('microBatchSize', `a micro-batch of ${split.length} rows would split a preference pair`);
     const step = await accumulatedStep({
@@ -64,6 +67,8 @@ export class PolicyTrainer {
       settings,
       lrScale,
       acceptGradNorm: request.acceptGradNorm,
+      microBatchParts: agents && { parts: cut.map((micro) => micro.part), count: agents.agentCount },
+      measureOnly: request.measureOnly,
     });
     const { [ENTROPY_SUM]: entropySum = 0, ...metrics } = step.sums;
     if (request.entropyMetric) {
@@ -71,7 +76,14 @@ export class PolicyTrainer {
       metrics['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
     }
     metrics['actor/skipped_nonfinite'] = step.nonFinite ? 1 : 0;
-    return { loss: step.lossSum, gradNorm: step.gradNorm, skipped: step.skipped, learningRate: settings.lr * lrScale, metrics };
+    return {
+      loss: step.lossSum,
+      gradNorm: step.gradNorm,
+      skipped: step.skipped,
+      learningRate: settings.lr * lrScale,
+      metrics,
+      ...(step.partGradNorms && { agentGradNorms: step.partGradNorms }),
+    };
   }
 
   /** Loss inputs of `rows`, response columns trimmed after the last trained token. */

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import type { OptimizerSettings } from '@drmas/core';
+import { partMicroBatches, type OptimizerSettings } from '@drmas/core';
 import type { AdamW } from './AdamW.js';
 
 export interface MicroBatchLoss {
@@ -16,13 +16,41 @@ export interface AccumulatedStep {
   skipped: boolean;
   /** The norm was not finite (the step was skipped for it). */
   nonFinite: boolean;
+  /** With `microBatchParts`: the norm of each part's share of the gradient (0 for a part with no micro-batch). */
+  partGradNorms?: number[];
+}
+
+/** The global norm of a set of gradient tensors. */
+async function globalNorm(grads: Iterable<tf.Tensor>): Promise<number> {
+  const list = [...grads];
+  if (list.length === 0) return 0;
+  const normTensor = tf.tidy(() => tf.sqrt(tf.addN(list.map((g) => tf.sum(tf.square(g))))));
+  const norm = (await normTensor.data())[0]!;
+  normTensor.dispose();
+  return norm;
+}
+
+/** Adds `grads` into `into` by name, taking ownership of them. */
+function accumulate(into: Map<string, tf.Tensor>, grads: Iterable<[string, tf.Tensor]>): void {
+  for (const [name, g] of grads) {
+    const previous = into.get(name);
+    if (previous) {
+      into.set(name, tf.add(previous, g));
+      previous.dispose();
+      g.dispose();
+    } else {
+      into.set(name, g);
+    }
+  }
 }
 
 /**
  * One optimizer step over micro-batches: each micro-batch's loss is differentiated with respect to `weights` and the
  * gradients are summed; the global norm is taken before clipping (like torch's clip_grad_norm_), a non-finite norm
  * or one `acceptGradNorm` refuses skips the step, else the gradient is clipped to `settings.maxGradNorm` and AdamW
- * applies it. The policy's and the critic's updates share it.
+ * applies it. The policy's and the critic's updates share it. With `microBatchParts` (consecutive micro-batches of
+ * one part, e.g. one agent's rows, as `partMicroBatches` cuts them) each part's gradient is summed on its own and its
+ * norm taken before it joins the total. `measureOnly` stops after the norms.
  */
 export async function accumulatedStep(options: {
   weights: Map<string, tf.Variable>;
@@ -32,15 +60,27 @@ export async function accumulatedStep(options: {
   settings: OptimizerSettings;
   lrScale: number;
   acceptGradNorm?: (gradNorm: number) => boolean;
+  /** The part of each micro-batch (a part's micro-batches consecutive), and how many parts there are. */
+  microBatchParts?: { parts: readonly number[]; count: number };
+  measureOnly?: boolean;
 }): Promise<AccumulatedStep> {
   const { weights, settings } = options;
   const variables = [...weights.values()];
   const names = [...weights.keys()];
   const accumulated = new Map<string, tf.Tensor>();
+  const split = options.microBatchParts;
+  const partGradNorms = split ? new Array<number>(split.count).fill(0) : undefined;
+  // The current part's gradient, until its last micro-batch: its norm is taken, then it joins `accumulated`.
+  const partial = new Map<string, tf.Tensor>();
+  const closePart = async (part: number) => {
+    partGradNorms![part] = await globalNorm(partial.values());
+    accumulate(accumulated, partial);
+    partial.clear();
+  };
   let lossSum = 0;
   const sums: Record<string, number> = {};
   try {
-    for (const micro of options.microBatches) {
+    for (const [m, micro] of options.microBatches.entries()) {
       const kept: Record<string, tf.Tensor> = {};
       const { value, grads } = tf.variableGrads(() => {
         const out = options.lossOf(micro);
@@ -53,25 +93,17 @@ export async function accumulatedStep(options: {
         sums[k] = (sums[k] ?? 0) + (await t.data())[0]!;
         t.dispose();
       }
-      variables.forEach((v, i) => {
-        const g = grads[v.name];
-        if (!g) return;
-        const previous = accumulated.get(names[i]!);
-        if (previous) {
-          accumulated.set(names[i]!, tf.add(previous, g));
-          previous.dispose();
-          g.dispose();
-        } else {
-          accumulated.set(names[i]!, g);
-        }
-      });
+      const named = variables.flatMap((v, i): Array<[string, tf.Tensor]> => (grads[v.name] ? [[names[i]!, grads[v.name]!]] : []));
+      accumulate(split ? partial : accumulated, named);
+      const part = split?.parts[m];
+      if (part !== undefined && split!.parts[m + 1] !== part) await closePart(part);
     }
     if (options.microBatches.length === 0) variables.forEach((v, i) => accumulated.set(names[i]!, tf.zerosLike(v)));
-    const normTensor = tf.tidy(() => tf.sqrt(tf.addN([...accumulated.values()].map((g) => tf.sum(tf.square(g))))));
-    const gradNorm = (await normTensor.data())[0]!;
-    normTensor.dispose();
-    if (!Number.isFinite(gradNorm)) return { lossSum, sums, gradNorm, skipped: true, nonFinite: true };
-    if (options.acceptGradNorm && !options.acceptGradNorm(gradNorm)) return { lossSum, sums, gradNorm, skipped: true, nonFinite: false };
+    const gradNorm = await globalNorm(accumulated.values());
+    const measured = { lossSum, sums, gradNorm, partGradNorms };
+    if (!Number.isFinite(gradNorm)) return { ...measured, skipped: true, nonFinite: true };
+    if (options.measureOnly || (options.acceptGradNorm && !options.acceptGradNorm(gradNorm)))
+      return { ...measured, skipped: true, nonFinite: false };
     const maxNorm = settings.maxGradNorm;
     const clipCoef = maxNorm > 0 ? Math.min(1, maxNorm / (gradNorm + 1e-6)) : 1;
     if (clipCoef < 1) {
@@ -81,16 +113,14 @@ export async function accumulatedStep(options: {
       }
     }
     options.optimizer.apply(weights, accumulated, settings, options.lrScale);
-    return { lossSum, sums, gradNorm, skipped: false, nonFinite: false };
+    return { ...measured, skipped: false, nonFinite: false };
   } finally {
     for (const g of accumulated.values()) g.dispose();
+    for (const g of partial.values()) g.dispose();
   }
 }
 
 /** `rows` split into consecutive micro-batches of `size` rows (all of them when `size` is 0). */
 export function microBatchesOf(rows: Int32Array, size: number): Int32Array[] {
-  const step = Math.max(1, Math.floor(size || rows.length));
-  const out: Int32Array[] = [];
-  for (let start = 0; start < rows.length; start += step) out.push(rows.subarray(start, Math.min(rows.length, start + step)));
-  return out;
+  return partMicroBatches(rows, size).map((micro) => micro.rows);
 }

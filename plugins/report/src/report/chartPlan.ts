@@ -33,6 +33,8 @@ export interface PlannedPanel {
 }
 
 const AGENT = /^agent\/([^/]+)\/(.+)$/;
+/** `trainer.agentDiagnostics`' metrics: Dr. MAS's mechanism per agent (`reward_mean`, always there, stays in the agent's panel). */
+const MECHANISM = /^agent\/([^/]+)\/(grad_norm|grad_norm_max|reward_std|inflation_predicted|inflation_measured)$/;
 /** Worker-group metrics: the trainer's `actor/<group>/...` (and a critic's), the rollout engine's `rollout/<group>/probs_diff_*`. */
 const GROUP = /^(actor|critic)\/([^/]+)\/(.+)$|^rollout\/([^/]+)\/(probs_diff_(?:mean|max))$/;
 const VAL_OVERALL = /^val\/(avg|pass|maj|best|worst)@\d+$/;
@@ -142,6 +144,44 @@ export function planPanels(series: Record<string, Series>): PlannedPanel[] {
         series: episodes.map((k) => (/fraction$/.test(k) ? s(k) : s(k, 'right', k === 'episode/count' ? { hidden: true } : {}))),
       }),
       ...chart({ id: 'env', title: 'Environment (episode means)', leftLabel: 'mean', series: env.map((k) => s(k)) }),
+    ],
+  });
+
+  // `trainer.agentDiagnostics`: the agents side by side, one chart per quantity.
+  const mechanism = take((k) => MECHANISM.test(k));
+  const mechanismChart = (id: string, title: string, leftLabel: string, names: string[], log = false) =>
+    chart({
+      id: `mechanism-${id}`,
+      title,
+      leftLabel,
+      log,
+      series: mechanism
+        .filter((k) => names.includes(k.match(MECHANISM)![2]!))
+        .map((k) => {
+          const [, agent, name] = k.match(MECHANISM)!;
+          return s(k, 'left', { label: `${agent} ${name}`, dashed: name!.endsWith('_max') || name!.endsWith('_predicted') });
+        }),
+    });
+  panel({
+    id: 'mechanism',
+    section: 'Agents',
+    title: 'Per-agent gradients and rewards (trainer.agentDiagnostics)',
+    charts: [
+      ...mechanismChart(
+        'grad-norm',
+        "Each agent's share of the gradient: pre-clip norm (mean, max dashed)",
+        'norm',
+        ['grad_norm', 'grad_norm_max'],
+        true,
+      ),
+      ...mechanismChart(
+        'inflation',
+        "A global baseline's gradient inflation: measured, predicted (dashed)",
+        'ratio',
+        ['inflation_measured', 'inflation_predicted'],
+        true,
+      ),
+      ...mechanismChart('rewards', "Each agent's turn rewards: standard deviation within its prompt groups", 'reward', ['reward_std']),
     ],
   });
 

@@ -87,6 +87,12 @@ export const trainerSection = z.strictObject({
   oldLogProbs: z.enum(['recompute', 'rollout']).default('recompute'),
   /** Two roles exchange their models every `swapEvery` steps (CORY). */
   roleSwap: roleSwapSection.optional(),
+  /**
+   * Measure Dr. MAS's mechanism per agent (`agent/<role>/...`): each agent's share of every optimizer step's
+   * pre-clip gradient norm, its reward statistics in the prompt groups, and the gradient inflation of a global
+   * baseline, predicted (Prop. 4.3) and measured (two extra forward and backward passes per worker group and step).
+   */
+  agentDiagnostics: z.boolean().default(false),
 });
 
 export type OptimizerSection = z.output<typeof optimizerSection>;
