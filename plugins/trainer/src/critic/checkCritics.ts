@@ -1,9 +1,9 @@
 import {
-  AdvantageEstimator,
   AUTO_BACKEND,
   BackendFactory,
   DrmasError,
   rankedTrainingEngines,
+  rolesReadingValues,
   type Kernel,
   type ResolvedConfig,
 } from '@drmas/core';
@@ -11,23 +11,11 @@ import { criticSettings } from '../config/criticConfig.js';
 import type { Critics } from './Critics.js';
 import { planCritics } from './criticPlan.js';
 
-/** The roles whose estimator (`agents.<role>.advantage`, else `algorithm.advantage`) reads critic values. */
-function valueRoles(kernel: Kernel, config: ResolvedConfig): Set<string> {
-  const roles = new Set<string>();
-  for (const [role, entry] of Object.entries(config.agents)) {
-    const name = entry.advantage ?? config.algorithm.advantage;
-    if (name === undefined) continue;
-    const key = entry.advantage ? `agents.${role}.advantage` : 'algorithm.advantage';
-    if (kernel.getNamed(AdvantageEstimator, name, key).inputs?.includes('values')) roles.add(role);
-  }
-  return roles;
-}
-
 /** Refuses a critic no estimator reads, and one on an engine that has none; plans the critics. */
 export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Critics): void {
   const learner = criticSettings(config).learner;
   if (learner === undefined) return;
-  const plans = planCritics(config, valueRoles(kernel, config));
+  const plans = planCritics(config, rolesReadingValues(kernel, config));
   if (plans.length === 0) {
     throw new DrmasError('CONFIG_INVALID', `critic.learner is "${learner}" but no estimator of this config reads critic values`, {
       key: 'critic.learner',
@@ -42,9 +30,11 @@ export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Cr
         ? rankedTrainingEngines(kernel, plan.settings, { critic: true }).length > 0
         : kernel.getNamed(BackendFactory, backend, `models.${plan.policyGroup}.backend`).createCritic !== undefined;
     if (hasCritics) continue;
+    const withCritics = kernel.namesOf(BackendFactory).filter((name) => kernel.getNamed(BackendFactory, name).createCritic !== undefined);
+    const engines = withCritics.length ? withCritics.join(' or ') : 'an engine with critics (plugins: backend-onnx or backend-tfjs)';
     throw new DrmasError('CONFIG_INVALID', `the ${backend} engine of model "${plan.policyGroup}" has no critics (critic ${plan.id})`, {
       key: `models.${plan.policyGroup}.backend`,
-      hint: `train model ${plan.policyGroup} on tfjs (models.${plan.policyGroup}.backend: tfjs; its rollout may stay on ${backend}), or remove critic.learner`,
+      hint: `train model ${plan.policyGroup} on ${engines} (models.${plan.policyGroup}.backend; its rollout may stay on ${backend}), or remove critic.learner`,
     });
   }
   critics.plans = plans;
