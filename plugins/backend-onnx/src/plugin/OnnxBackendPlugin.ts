@@ -47,7 +47,7 @@ export const onnxBackendFactory: BackendFactory = {
     if (!criticShape) return { bytes: activationBytesPerToken(shape), reason: 'activations kept for the backward pass on onnx' };
     return {
       bytes: activationBytesPerToken(shape) + activationBytesPerToken(criticShape),
-      reason: "policy's and critic's activations kept for the backward pass on onnx",
+      reason: "activations kept for the backward pass on onnx, its critic's included",
     };
   },
   describe: () =>
