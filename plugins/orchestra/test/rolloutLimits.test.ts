@@ -102,7 +102,7 @@ describe('what a step can hold', () => {
         agents: { answerer: {} },
         algorithm: { advantage: 'gae' },
         critic,
-      } as never);
+      });
       const limits = agentLimits(cfg, agents({ answerer: 100 }), roles);
       return estimateEpisodeMemory(limits, { count: 8, why: 'p x s' }, 1).arithmetic;
     };
