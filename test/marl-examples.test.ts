@@ -68,7 +68,10 @@ const criticsTrained = (line: Record<string, number>, ids: string[]) => {
   }
 };
 
-/** The checks of configs that run with the slow tests (a critic's step is ~25 s; plugins/trainer's criticRun test has a fast one). */
+/**
+ * The checks of configs that run with the slow tests (a critic's step was ~25 s on tfjs; `backend: auto` now trains them
+ * on onnx where it loads; plugins/trainer's criticRun test has a fast one).
+ */
 const SLOW_CHECKS: Record<string, (line: Record<string, number>, runDir: string) => void> = {
   'ppo-gae.config.json': (line, runDir) => {
     criticsTrained(line, ['policy']);

@@ -69,14 +69,13 @@ describe('the presets without @drmas/plugin-backend-tfjs', () => {
     }
   });
 
-  test('a critic, which only tfjs trains today, fails at load with the install command', async () => {
-    const { code, stderr } = await runCli(
+  test('a critic trains on onnx alone: auto picks it for the critic group', async () => {
+    const { code, stdout } = await runCli(
       ['info', '--config', 'math.json', '--set', 'critic.learner=ppo', '--set', 'algorithm.advantage=gae'],
       project.dir,
     );
-    expect(code).toBe(1);
-    expect(stderr).toContain('error PLUGIN_NOT_FOUND');
-    expect(stderr).toContain('models.policy.backend): model "policy" has a critic (critic policy), which no installed engine trains');
-    expect(stderr).toContain(`hint: ${INSTALL_TFJS}, or remove critic.learner`);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/critics:\n {2}id: policy; learner: ppo;.*backend: auto/);
+    expect(stdout).toMatch(/id: policy; agents: solver, verifier; backend: auto \(onnx\)/);
   });
 });

@@ -29,7 +29,7 @@ export { createToken, isToken, serviceIdentifier, type ServiceKey, type Token } 
 export { BindingLedger, describeKey, type BindingRecord } from './di/BindingLedger.js';
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
-export { AdvantageEstimator, type AdvantageScope } from './roles/AdvantageEstimator.js';
+export { AdvantageEstimator, rolesReadingValues, type AdvantageScope } from './roles/AdvantageEstimator.js';
 export {
   AUTO_BACKEND,
   BackendFactory,

@@ -122,7 +122,14 @@ export {
 
 export type { HostTensor } from './weights/HostTensor.js';
 export { randomInitWeights } from './weights/randomInitWeights.js';
-export { loadModelWeights, readModelFolder, type ModelFolder, type ModelSource, type ModelWeights } from './weights/loadModelWeights.js';
+export {
+  loadCriticTrunk,
+  loadModelWeights,
+  readModelFolder,
+  type ModelFolder,
+  type ModelSource,
+  type ModelWeights,
+} from './weights/loadModelWeights.js';
 
 export { rowKeyForSeed, rowStreams, SeededRandom, seedForRowKey } from './decoding/SeededRandom.js';
 export { rotaryInverseFrequencies, rotaryTables } from './decoding/rotaryEmbedding.js';

@@ -1,6 +1,8 @@
 import type { StepContext } from '../data/StepContext.js';
 import type { TrainingBatch } from '../data/TrainingBatch.js';
+import type { ResolvedConfig } from '../config/ResolvedConfig.js';
 import { createToken } from '../di/Token.js';
+import type { Roles } from './Roles.js';
 import type { BatchInput } from './BatchInputSource.js';
 
 /**
@@ -31,3 +33,15 @@ export const AdvantageEstimator = createToken<AdvantageEstimator>('AdvantageEsti
   configKey: 'algorithm.advantage',
   named: true,
 });
+
+/** The roles whose estimator (`agents.<role>.advantage`, else `algorithm.advantage`) reads critic values. */
+export function rolesReadingValues(roles: Pick<Roles, 'getNamed'>, config: ResolvedConfig): Set<string> {
+  const out = new Set<string>();
+  for (const [role, entry] of Object.entries(config.agents)) {
+    const name = entry.advantage ?? config.algorithm.advantage;
+    if (name === undefined) continue;
+    const key = entry.advantage ? `agents.${role}.advantage` : 'algorithm.advantage';
+    if (roles.getNamed(AdvantageEstimator, name, key).inputs?.includes('values')) out.add(role);
+  }
+  return out;
+}

@@ -35,9 +35,10 @@ export interface BackendFactory {
   memoryLimit?(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined;
   /**
    * Bytes per sampled token this engine's training pass holds beyond the key/value cache (activations kept for the
-   * backward pass, logits), a lower bound the memory check adds; undefined: not counted.
+   * backward pass, logits), a lower bound the memory check adds; with `critic`, a critic of its own trunk (that
+   * model) trains beside the policy on this engine, and its pass counts too. Undefined: not counted.
    */
-  trainingBytesPerToken?(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined;
+  trainingBytesPerToken?(settings: Record<string, unknown>, critic?: { model: string }): { bytes: number; reason: string } | undefined;
   create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext }): Promise<PolicyBackend>;
   /**
    * Creates a critic (`critic` section): a decoder from `settings.model` with a zero-initialized scalar head, or, with

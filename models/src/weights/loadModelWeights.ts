@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { didYouMean } from '@drmas/core';
+import { didYouMean, DrmasError } from '@drmas/core';
 import { loadCheckpoint } from '../checkpoint/checkpointDirectory.js';
 import { CheckpointError } from '../checkpoint/errors.js';
 import { BUILTIN_MODELS, builtinModel, isBuiltinModelName } from '../builtin/builtinModels.js';
@@ -64,4 +64,17 @@ export async function loadModelWeights(source: ModelSource): Promise<ModelWeight
   const { config, weights, tokenizerDir } = folder;
   const tokenizer = tokenizerDir ? await Tokenizer.fromDirectory(tokenizerDir) : undefined;
   return { config, weights, tokenizer };
+}
+
+/**
+ * The trunk of a critic (`critic.model`, with its policy model's architecture and seed): `loadModelWeights`, with an
+ * error a user can cause placed at `critic.model` and naming the critic and the engine it was loading on.
+ */
+export async function loadCriticTrunk(criticId: string, source: ModelSource, engine: string): Promise<ModelWeights> {
+  try {
+    return await loadModelWeights(source);
+  } catch (cause) {
+    if (!DrmasError.is(cause)) throw cause;
+    throw cause.at('critic.model', `critic ${criticId}${cause.file ? '' : ` (${source.model})`} failed to load on ${engine}`);
+  }
 }

@@ -389,6 +389,15 @@ export class OnnxPolicyBackend implements PolicyBackend {
     return entropy ? { logProbs, entropy } : { logProbs };
   }
 
+  /**
+   * The decoder a critic with `shareTrunk` reads: the config and the Hugging Face weights as they are now (updates
+   * write them in place, a load may replace them: ask on every use); undefined under LoRA (base plus adapter).
+   */
+  sharedTrunk(): { config: DecoderConfig; weights: Map<string, WeightTensor> } | undefined {
+    this.ensureLive();
+    return this.adapter ? undefined : { config: this.configRef, weights: this.weights };
+  }
+
   /** Names of the trained parameters, as in the checkpoint (the adapter's under LoRA). */
   parameterNames(): string[] {
     return [...this.trained.keys()];

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import type { ResolvedConfig } from '@drmas/core';
+import { BackendFactory, type ResolvedConfig } from '@drmas/core';
 import {
   agentLimits,
   checkAgentRoles,
@@ -88,6 +88,30 @@ describe('what a step can hold', () => {
         expect.objectContaining({ code: 'LIMIT_EXCEEDED', key: 'rollout.samplesPerPrompt' }),
       );
     }
+  });
+
+  test("on onnx a critic of its own trunk adds that trunk's activations; one on the policy's trunk adds none", () => {
+    // The estimator `gae` reads critic values (AdvantageEstimator.inputs); the engine is onnx.
+    const roles = {
+      namesOf: () => ['onnx'],
+      getNamed: (token: unknown) => (token === BackendFactory ? onnxBackendFactory : { name: 'gae', inputs: ['values'] }),
+    } as never;
+    const perToken = (critic: Record<string, unknown>) => {
+      const cfg = config({
+        models: { policy: { backend: 'onnx', model: 'tiny', runtime: 'auto' } },
+        agents: { answerer: {} },
+        algorithm: { advantage: 'gae' },
+        critic,
+      });
+      const limits = agentLimits(cfg, agents({ answerer: 100 }), roles);
+      return estimateEpisodeMemory(limits, { count: 8, why: 'p x s' }, 1).arithmetic;
+    };
+    // The tiny policy's 58,368 bytes of activations per token (the test above) and as much again for a tiny critic:
+    // 4,096 + 2 x 58,368 + 64 = 120,896 bytes per token.
+    expect(perToken({ learner: 'ppo' })).toContain(
+      "120,896 bytes per token (4,096 of model policy's key/value cache + 116,736 of model policy's activations kept for the backward pass on onnx, its critic's included",
+    );
+    expect(perToken({ learner: 'ppo', shareTrunk: true })).toContain('62,528 bytes per token');
   });
 
   test('a budget below the estimate is LIMIT_EXCEEDED naming the larger of prompts and samples', () => {

@@ -143,10 +143,13 @@ describe('critic settings are checked at load', () => {
     const { kernel } = await happo({ happo: { order: ['verifier', 'solver'] } });
     expect(kernel.config.critic).toMatchObject({ learner: 'happo', happo: { order: ['verifier', 'solver'], factorClip: [0.5, 2] } });
   });
-  test('a policy trained on onnx has no critic yet', async () => {
-    await expect(
-      kernelWith({ models: { policy: { model: 'tiny', backend: 'onnx' } }, algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } }),
-    ).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.backend', hint: expect.stringContaining('tfjs') });
+  test('a policy trained on onnx takes a critic on onnx', async () => {
+    const { kernel } = await kernelWith({
+      models: { policy: { model: 'tiny', backend: 'onnx' } },
+      algorithm: { advantage: 'gae' },
+      critic: { learner: 'ppo' },
+    });
+    expect(kernel.config.models.policy!.backend).toBe('onnx');
   });
   test("a critic over a LoRA agent's turns names critic.learner and the agent's lora key", async () => {
     const error = kernelWith({ agents: { solver: { lora: {} } }, algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } });
@@ -157,13 +160,13 @@ describe('critic settings are checked at load', () => {
       hint: expect.stringContaining('remove agents.solver.lora'),
     });
   });
-  test('backend auto (the default) with a critic trains that model on tfjs, the best engine that has critics', async () => {
+  test('backend auto (the default) with a critic trains that model on onnx, the best engine that has critics', async () => {
     const { kernel } = await kernelWith({ algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } });
     const settings = kernel.config.models.policy!;
     expect(settings.backend).toBe('auto');
-    // onnx ranks 20, tfjs 10 (no tfjs-node-gpu here), and only tfjs has createCritic.
+    // onnx ranks 20, tfjs 10 (no tfjs-node-gpu here), and both have createCritic.
     expect(rankedTrainingEngines(kernel, settings)).toEqual(['onnx', 'tfjs']);
-    expect(rankedTrainingEngines(kernel, settings, { critic: true })).toEqual(['tfjs']);
+    expect(rankedTrainingEngines(kernel, settings, { critic: true })).toEqual(['onnx', 'tfjs']);
     const logs: string[] = [];
     const groups = new WorkerGroupsService(kernel.config, kernel.get(Roles));
     const run = {
@@ -174,8 +177,8 @@ describe('critic settings are checked at load', () => {
       log: (m: string) => logs.push(m),
     };
     await groups.create(run, { reference: false, criticGroups: new Set(['policy']) });
-    expect(groups.trainingEngine('policy')).toBe('tfjs');
-    expect(groups.get('policy').trainer.name).toBe('tfjs:policy');
-    expect(logs).toContain('training engine of policy (models.policy.backend: auto): tfjs');
+    expect(groups.trainingEngine('policy')).toBe('onnx');
+    expect(groups.get('policy').trainer.name).toBe('onnx:policy');
+    expect(logs).toContain('training engine of policy (models.policy.backend: auto): onnx');
   });
 });

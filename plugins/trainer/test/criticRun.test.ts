@@ -11,21 +11,44 @@ import { toyProject } from './toyRollout.js';
  * The toy loop (two agents on models left and right) with GAE advantages from critics of the given learner, as a
  * project made when the block's tests start (a skipped slow block makes none) and removed after them.
  */
-function withCritic(name: string, critic: Record<string, unknown>, trainer: Record<string, unknown>): { readonly project: TempProject } {
+function withCritic(
+  name: string,
+  critic: Record<string, unknown>,
+  trainer: Record<string, unknown>,
+  engine: Record<string, unknown> = {},
+): { readonly project: TempProject } {
   const holder: { project?: TempProject } = {};
   beforeAll(() => {
     holder.project = toyProject(name, {
       algorithm: { advantage: 'gae' },
       critic: { optimizer: { lr: 3e-3 }, ...critic },
       trainer: { seed: 11, logRollouts: 0, ...trainer },
+      ...engine,
     });
   });
   afterAll(() => holder.project?.dispose());
   return holder as { readonly project: TempProject };
 }
 
+/** Both models (and so their critics) trained on onnx instead of tfjs. */
+const ON_ONNX = {
+  plugins: ['algorithms', 'backend-tfjs', 'backend-onnx', 'trainer', './toy-rollout.js'],
+  models: {
+    left: { model: 'tiny', backend: 'onnx', optimizer: { lr: 3e-3 } },
+    right: { model: 'tiny', backend: 'onnx', optimizer: { lr: 3e-3 } },
+  },
+};
+
 /** The run's metrics lines, time keys dropped (they differ between any two runs). */
 const lines = (runDir: string) => stableLines(path.join(runDir, 'metrics.jsonl')).map((line) => JSON.parse(line) as Record<string, number>);
+
+/** The toy task learned: the outcome of the first 5 steps near chance (0.5), of the last 5 above 0.8. */
+function expectLearned(runDir: string): void {
+  const all = lines(runDir);
+  const mean = (rows: Array<Record<string, number>>) => rows.reduce((s, r) => s + r['outcome/mean']!, 0) / rows.length;
+  expect(Math.abs(mean(all.slice(0, 5)) - 0.5)).toBeLessThan(0.1);
+  expect(mean(all.slice(-5))).toBeGreaterThan(0.8);
+}
 
 /** Each file's sha256 in a checkpoint's manifest, by path. */
 function manifest(runDir: string, step: number): Record<string, string> {
@@ -107,10 +130,7 @@ describeSlow('PPO with GAE learns the toy task', () => {
   test('reward rises from chance (about 0.5) to above 0.8 in 25 steps', async () => {
     const runDir = learning.project.path('run');
     await train(learning.project.dir, runDir);
-    const all = lines(runDir);
-    const mean = (rows: Array<Record<string, number>>, key: string) => rows.reduce((s, r) => s + r[key]!, 0) / rows.length;
-    expect(Math.abs(mean(all.slice(0, 5), 'outcome/mean') - 0.5)).toBeLessThan(0.1);
-    expect(mean(all.slice(-5), 'outcome/mean')).toBeGreaterThan(0.8);
+    expectLearned(runDir);
   }, 300_000);
 });
 
@@ -161,11 +181,63 @@ describeSlow('VDN and QMIX credit on the toy loop: resume and learning', () => {
       const { project } = learning[learner];
       const runDir = project.path('run');
       await train(project.dir, runDir);
-      const all = lines(runDir);
-      const mean = (rows: Array<Record<string, number>>, key: string) => rows.reduce((s, r) => s + r[key]!, 0) / rows.length;
-      expect(Math.abs(mean(all.slice(0, 5), 'outcome/mean') - 0.5)).toBeLessThan(0.1);
-      expect(mean(all.slice(-5), 'outcome/mean')).toBeGreaterThan(0.8);
+      expectLearned(runDir);
     },
     300_000,
+  );
+});
+
+describeSlow('critics on onnx on the toy loop', () => {
+  const run = withCritic('critic-onnx-run', { learner: 'ppo' }, { steps: 1 }, ON_ONNX);
+
+  test('a critic of its own trunk per worker group trains on onnx and is checkpointed as on tfjs', async () => {
+    const runDir = run.project.path('run');
+    await train(run.project.dir, runDir);
+    const [line] = lines(runDir);
+    for (const id of ['left', 'right']) {
+      expect(line![`critic/${id}/values/mean`]).toBe(0);
+      expect(line![`critic/${id}/vf_loss`]).toBeGreaterThan(0.05);
+      expect(line![`critic/${id}/grad_norm`]).toBeGreaterThan(0);
+      expect(line![`critic/${id}/updates`]).toBe(1);
+    }
+    const config = JSON.parse(readFileSync(path.join(runDir, 'config.json'), 'utf8')) as { models: Record<string, { backend: string }> };
+    expect(config.models.left!.backend).toBe('onnx');
+    const files = Object.keys(manifest(runDir, 1)).filter((file) => file.startsWith('critics/left/'));
+    expect(files).toEqual(expect.arrayContaining(['critics/left/model.safetensors', 'critics/left/value_head.safetensors']));
+  });
+});
+
+describeSlow('critics on onnx on the toy loop: learning, and every learner', () => {
+  const learning = withCritic('critic-onnx-learning', { learner: 'ppo' }, { steps: 25, seed: 12 }, ON_ONNX);
+  const learners = {
+    ippo: withCritic('critic-onnx-ippo', { learner: 'ippo' }, { steps: 1 }, ON_ONNX),
+    mappo: withCritic('critic-onnx-mappo', { learner: 'mappo' }, { steps: 1 }, ON_ONNX),
+    happo: withCritic('critic-onnx-happo', { learner: 'happo' }, { steps: 1 }, ON_ONNX),
+    vdn: withCritic('critic-onnx-vdn', { learner: 'vdn', shareTrunk: true }, { steps: 1 }, ON_ONNX),
+    qmix: withCritic('critic-onnx-qmix', { learner: 'qmix', mixer: { stateDim: 8, embedDim: 8 } }, { steps: 1 }, ON_ONNX),
+  };
+
+  test('PPO with GAE: reward rises from chance (about 0.5) to above 0.8 in 25 steps', async () => {
+    const runDir = learning.project.path('run');
+    await train(learning.project.dir, runDir);
+    expectLearned(runDir);
+  }, 300_000);
+
+  test.each(Object.keys(learners) as (keyof typeof learners)[])(
+    '%s: one step trains the critics and both policies',
+    async (learner) => {
+      const { project } = learners[learner];
+      const runDir = project.path('run');
+      await train(project.dir, runDir);
+      const [line] = lines(runDir);
+      const critics = learner === 'mappo' || learner === 'happo' ? ['joint'] : ['left', 'right'];
+      for (const id of critics) {
+        expect(line![`critic/${id}/updates`]).toBe(1);
+        expect(line![`critic/${id}/grad_norm`]).toBeGreaterThan(0);
+      }
+      for (const id of ['left', 'right']) expect(line![`actor/${id}/grad_norm`]).toBeGreaterThan(0);
+      if (learner === 'qmix' || learner === 'vdn') expect(line!['critic/mixer/joint_steps']).toBeGreaterThan(0);
+    },
+    120_000,
   );
 });

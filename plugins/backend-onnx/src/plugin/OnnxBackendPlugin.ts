@@ -11,6 +11,7 @@ import {
 } from '@drmas/core';
 import {
   activationBytesPerToken,
+  loadCriticTrunk,
   loadModelWeights,
   readModelShape,
   type ArchitectureName,
@@ -18,7 +19,8 @@ import {
   type ModelWeights,
 } from '@drmas/models';
 import { createOnnxPolicyBackend, OnnxPolicyBackend } from '../OnnxPolicyBackend.js';
-import { loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
+import { OnnxValueModel } from '../critic/OnnxValueModel.js';
+import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 /** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
@@ -32,14 +34,21 @@ const MAX_THREADS = 4096;
 export const onnxBackendFactory: BackendFactory = {
   name: 'onnx',
   priority: 20,
-  // Trains 2x tfjs-wasm's speed on a CPU (the math job's steps), so `backend: auto` takes it there.
+  // Trains 2x tfjs-wasm's speed on a CPU (the math job's steps), critics included, so `backend: auto` takes it there.
   trainingPriority: () => 20,
   // The training graph runs a whole micro-batch (by default the step's rows) at once and keeps its activations for
   // the backward pass, so they grow with the batch as the key/value cache does (math job, tiny: ~60 KB per sampled
   // token measured as max RSS between 128 and 1,024 rows), and nothing caps the heap short of the machine.
-  trainingBytesPerToken(settings) {
+  // A critic's training session keeps its own arena beside the policy's, so its trunk's activations add up.
+  trainingBytesPerToken(settings, critic) {
     const shape = readModelShape((settings as ModelSettings).model);
-    return shape && { bytes: activationBytesPerToken(shape), reason: 'activations kept for the backward pass on onnx' };
+    if (!shape) return undefined;
+    const criticShape = critic && readModelShape(critic.model);
+    if (!criticShape) return { bytes: activationBytesPerToken(shape), reason: 'activations kept for the backward pass on onnx' };
+    return {
+      bytes: activationBytesPerToken(shape) + activationBytesPerToken(criticShape),
+      reason: "activations kept for the backward pass on onnx, its critic's included",
+    };
   },
   describe: () =>
     `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,
@@ -80,6 +89,41 @@ export const onnxBackendFactory: BackendFactory = {
       if (!DrmasError.is(cause)) throw cause;
       throw cause.at(`models.${modelId}.model`, `model ${modelId}${cause.file ? '' : ` (${model.model})`} failed to load on onnx`);
     }
+  },
+  async createCritic({ criticId, settings, run, shareTrunk }) {
+    const model = settings as ModelSettings;
+    const name = `onnx:critic:${criticId}`;
+    const threads = settings.threads as number | undefined;
+    const options = threads === undefined ? {} : { intraOpNumThreads: threads };
+    if (shareTrunk) {
+      if (!(shareTrunk instanceof OnnxPolicyBackend)) {
+        throw new DrmasError('CONFIG_INVALID', `critic ${criticId} shares the trunk of a ${shareTrunk.name} policy, which is not on onnx`, {
+          key: 'critic.shareTrunk',
+          hint: 'train the policy on onnx, or give the critic a trunk of its own (shareTrunk: false)',
+        });
+      }
+      if (!shareTrunk.sharedTrunk()) {
+        throw new DrmasError(
+          'CONFIG_INVALID',
+          `critic ${criticId} cannot share the trunk of ${shareTrunk.name}, which trains a LoRA adapter`,
+          {
+            key: 'critic.shareTrunk',
+            hint: 'give the critic a trunk of its own (shareTrunk: false)',
+          },
+        );
+      }
+      run.log(`critic ${criticId}: a value head on the trunk of ${shareTrunk.name}`);
+      return OnnxValueModel.create(name, shareTrunk.runtime, { shared: () => shareTrunk.sharedTrunk()! }, options);
+    }
+    const loaded = await loadCriticTrunk(
+      criticId,
+      { model: model.model, architecture: model.architecture as ArchitectureName | undefined, seed: model.seed },
+      'onnx',
+    );
+    const ort = await loadOnnxRuntime();
+    const runtime = describeProvider(ort, { provider: 'cpu', requested: 'cpu' }, threads);
+    run.log(`critic ${criticId}: ${model.model} with a zero-initialized value head on ${runtime}`);
+    return OnnxValueModel.create(name, runtime, { own: { config: loaded.config, weights: loaded.weights } }, options);
   },
 };
 

@@ -16,6 +16,7 @@ import { GraphNames, loraDropoutMaskName } from '../DecoderGraph.js';
 import type * as OrtModule from 'onnxruntime-node';
 import { ortTensor, scoreFeeds, type Feeds } from '../DecoderFeeds.js';
 import { loadOnnxRuntime, sessionOptions, type Ort } from '../ExecutionProvider.js';
+import { accumulateGradients, clippedAdamWStep } from './ClippedStep.js';
 import { HostAdamW } from './HostAdamW.js';
 import { buildTrainingGraph, TrainingNames, type TrainingGraph } from './TrainingGraph.js';
 
@@ -182,12 +183,7 @@ export class OnnxTrainer {
       lossSum += scalar(out[TrainingNames.loss]);
       for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
       if (withEntropy) entropySum += scalar(out[TrainingNames.entropySum]);
-      for (const name of gradients) {
-        const buffer = part.get(name)!;
-        const grad = out[TrainingNames.gradient(name)]!.data as Float32Array;
-        for (let i = 0; i < buffer.length; i++) buffer[i]! += grad[i]!;
-      }
-      for (const { weight, rows, ids } of rowGradients) addRows(part.get(weight)!, out[ids]!, out[rows]!);
+      accumulateGradients(part, out, { gradients, rowGradients });
       for (const t of Object.values(out)) t.dispose();
       if (agentGradNorms && microBatches[m + 1]?.part !== agent) {
         agentGradNorms[agent] = globalNorm(part.values());
@@ -220,25 +216,24 @@ export class OnnxTrainer {
     const { optimizer: settings, lrScale } = request;
     this.settings = settings;
     const result = await this.gradients(request);
-    const gradNorm = globalNorm(result.gradients.values());
-    const learningRate = settings.lr * lrScale;
-    const metrics = { ...result.metrics, 'actor/skipped_nonfinite': Number.isFinite(gradNorm) ? 0 : 1 };
-    const measured = {
+    const step = clippedAdamWStep({
+      weights: this.weights,
+      gradients: result.gradients,
+      optimizer: this.optimizer,
+      settings,
+      lrScale,
+      // measureOnly: the norms are all that is wanted, nothing is applied
+      acceptGradNorm: request.measureOnly ? () => false : request.acceptGradNorm,
+    });
+    const metrics = { ...result.metrics, 'actor/skipped_nonfinite': step.nonFinite ? 1 : 0 };
+    return {
       loss: result.loss,
-      gradNorm,
-      learningRate,
+      gradNorm: step.gradNorm,
+      skipped: step.skipped,
+      learningRate: settings.lr * lrScale,
       metrics,
       ...(result.agentGradNorms && { agentGradNorms: result.agentGradNorms }),
     };
-    if (!Number.isFinite(gradNorm) || request.measureOnly || (request.acceptGradNorm && !request.acceptGradNorm(gradNorm)))
-      return { ...measured, skipped: true };
-    const clipCoef = settings.maxGradNorm > 0 ? Math.min(1, settings.maxGradNorm / (gradNorm + 1e-6)) : 1;
-    if (clipCoef < 1) {
-      const coef = Math.fround(clipCoef);
-      for (const g of result.gradients.values()) for (let i = 0; i < g.length; i++) g[i]! *= coef;
-    }
-    this.optimizer.apply(this.weights, result.gradients, settings, lrScale);
-    return { ...measured, skipped: false };
   }
 
   /**
@@ -300,17 +295,6 @@ export class OnnxTrainer {
   }
 }
 
-/** Adds row `n` of `rows` into row `ids[n]` of `into`, in index order (so repeated ids sum the same way every run). */
-function addRows(into: Float32Array, ids: OrtModule.Tensor, rows: OrtModule.Tensor): void {
-  const index = ids.data as BigInt64Array;
-  const data = rows.data as Float32Array;
-  const width = index.length > 0 ? data.length / index.length : 0;
-  for (let n = 0; n < index.length; n++) {
-    const at = Number(index[n]!) * width;
-    for (let j = 0; j < width; j++) into[at + j]! += data[n * width + j]!;
-  }
-}
-
-function scalar(t: OrtModule.Tensor | undefined): number {
+export function scalar(t: OrtModule.Tensor | undefined): number {
   return (t!.data as Float32Array)[0]!;
 }

@@ -61,28 +61,7 @@ export function buildTrainingGraph(
   options: TrainingGraphOptions,
 ): TrainingGraph {
   const g = new DifferentiableGraph(`drmas-${config.modelType}-train`);
-  const inputs = new Map<string, string>();
-  for (const [name, t] of weights) inputs.set(name, g.input(name, 'float', t.shape));
-  const hf = (name: string): string => {
-    const value = inputs.get(name);
-    if (!value) throw new Error(`buildTrainingGraph: weight '${name}' is missing`);
-    return value;
-  };
-  // The graph weights are derived in the graph from the Hugging Face tensors (transposed, fused), so gradients come
-  // out per Hugging Face tensor; a tied embedding's one gradient sums its two uses.
-  const sources = graphWeightSources(config);
-  const derived = new Map<string, string>();
-  const w = (name: string): string => {
-    let value = derived.get(name);
-    if (!value) {
-      const source = sources.get(name);
-      if (!source) throw new Error(`buildTrainingGraph: no graph weight '${name}'`);
-      const parts = source.parts.map((p) => (source.transpose ? g.op('Transpose', [hf(p)], { perm: [1, 0] }) : hf(p)));
-      value = parts.length === 1 ? parts[0]! : g.op('Concat', parts, { axis: source.transpose ? 1 : 0 });
-      derived.set(name, value);
-    }
-    return value;
-  };
+  const { inputs, w } = writeHuggingFaceWeights(g, config, weights);
   const adapter = options.lora && writeLoraInputs(g, config, options.lora, { dropoutMasks: options.lora.dropout > 0 });
   const forward = writeDecoderForward(g, config, 'score', w, adapter?.graph);
   const head = writeScoreHead(g, config, forward, w);
@@ -113,11 +92,60 @@ export function buildTrainingGraph(
   // The trained tensors: the adapter's, or every Hugging Face weight.
   const trained = adapter?.inputs ?? inputs;
   const shapes = options.lora ? loraTensorShapes(config, options.lora) : new Map([...weights].map(([name, t]) => [name, t.shape]));
+  const { gradients, rowGradients } = writeGradientOutputs(g, out.loss, trained, shapes);
+  return { model: g.builder.toModelProto(), metrics, gradients, rowGradients };
+}
+
+/**
+ * Declares the Hugging Face tensors as graph inputs and derives the graph weights from them in the graph (transposed,
+ * fused), so gradients come out per Hugging Face tensor; a tied embedding's one gradient sums its two uses. `w` looks
+ * up a graph weight by name (`graphWeightSources`), writing its derivation on first use.
+ */
+export function writeHuggingFaceWeights(
+  g: DifferentiableGraph,
+  config: DecoderConfig,
+  weights: Map<string, WeightTensor>,
+): { inputs: Map<string, string>; w: (name: string) => string } {
+  const inputs = new Map<string, string>();
+  for (const [name, t] of weights) inputs.set(name, g.input(name, 'float', t.shape));
+  const hf = (name: string): string => {
+    const value = inputs.get(name);
+    if (!value) throw new Error(`buildTrainingGraph: weight '${name}' is missing`);
+    return value;
+  };
+  const sources = graphWeightSources(config);
+  const derived = new Map<string, string>();
+  const w = (name: string): string => {
+    let value = derived.get(name);
+    if (!value) {
+      const source = sources.get(name);
+      if (!source) throw new Error(`buildTrainingGraph: no graph weight '${name}'`);
+      const parts = source.parts.map((p) => (source.transpose ? g.op('Transpose', [hf(p)], { perm: [1, 0] }) : hf(p)));
+      value = parts.length === 1 ? parts[0]! : g.op('Concat', parts, { axis: source.transpose ? 1 : 0 });
+      derived.set(name, value);
+    }
+    return value;
+  };
+  return { inputs, w };
+}
+
+/**
+ * Writes the gradients of `loss` with respect to the `trained` inputs (name -> graph value) as outputs: `grad/<name>`
+ * per tensor the loss depends on, except that an embedding's gathered rows come out as rows with their ids for the
+ * trainer to add in a fixed order (`DifferentiableGraph.gradientsAndRows`). `shapes` are the trained tensors' shapes.
+ */
+export function writeGradientOutputs(
+  g: DifferentiableGraph,
+  loss: string,
+  trained: Map<string, string>,
+  shapes: Map<string, number[]>,
+): Pick<TrainingGraph, 'gradients' | 'rowGradients'> {
+  const n = TrainingNames;
   const shapeOf = (name: string): number[] => shapes.get(name)!;
   const names = [...trained.keys()];
   const weightOf = new Map(names.map((name) => [trained.get(name)!, name]));
   const backward = g.gradientsAndRows(
-    out.loss,
+    loss,
     names.map((name) => trained.get(name)!),
     new Set(weightOf.keys()),
   );
@@ -136,5 +164,5 @@ export function buildTrainingGraph(
       ids: g.output(indices, n.gradientIds(weight, k), 'int64', ['rows']),
     };
   });
-  return { model: g.builder.toModelProto(), metrics, gradients, rowGradients };
+  return { gradients, rowGradients };
 }

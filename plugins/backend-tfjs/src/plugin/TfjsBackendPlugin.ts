@@ -9,7 +9,7 @@ import {
   type RegisterContext,
 } from '@drmas/core';
 import { createTfjsPolicyBackend, TfjsPolicyBackend } from '../TfjsPolicyBackend.js';
-import { loadModelWeights, type ArchitectureName } from '@drmas/models';
+import { loadCriticTrunk, type ArchitectureName } from '@drmas/models';
 import { TfjsValueModel } from '../critic/TfjsValueModel.js';
 import { DecoderModel } from '../model/DecoderModel.js';
 import { selectRuntime } from '../runtime/RuntimeSelector.js';
@@ -99,17 +99,11 @@ export const tfjsBackendFactory: BackendFactory = {
       return new TfjsValueModel(name, shareTrunk.runtime, { shared: () => shareTrunk.model });
     }
     const runtime = await selectRuntime(model.runtime ?? 'auto');
-    let loaded;
-    try {
-      loaded = await loadModelWeights({
-        model: model.model,
-        architecture: model.architecture as ArchitectureName | undefined,
-        seed: model.seed,
-      });
-    } catch (cause) {
-      if (!DrmasError.is(cause)) throw cause;
-      throw cause.at('critic.model', `critic ${criticId}${cause.file ? '' : ` (${model.model})`} failed to load`);
-    }
+    const loaded = await loadCriticTrunk(
+      criticId,
+      { model: model.model, architecture: model.architecture as ArchitectureName | undefined, seed: model.seed },
+      'tfjs',
+    );
     run.log(`critic ${criticId}: ${model.model} with a zero-initialized value head on tfjs runtime ${runtime.description}`);
     return new TfjsValueModel(name, runtime.description, { own: DecoderModel.fromTensors(loaded.config, loaded.weights) });
   },

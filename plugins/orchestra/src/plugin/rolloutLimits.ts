@@ -6,6 +6,7 @@ import {
   type MemoryBudget,
   type ResolvedConfig,
   type Roles,
+  rolesReadingValues,
 } from '@drmas/core';
 import { keyValueBytesPerToken, readModelShape, type ModelShape } from '@drmas/models';
 import type { Agent } from '../agents/Agent.js';
@@ -82,14 +83,23 @@ export function agentLimits(
   agents: ReadonlyMap<string, Agent>,
   roles?: Pick<Roles, 'getNamed' | 'namesOf'>,
 ): AgentLimits[] {
+  // A critic of its own trunk (`critic.model`, else the policy's) trains beside each model whose agents' estimator
+  // reads values; one on the policy's trunk (`shareTrunk`) trains its head alone.
+  const critic = (config as unknown as { critic?: CriticSection }).critic;
+  const ownCritic = critic?.learner !== undefined && !critic.shareTrunk;
+  const valueRoles = roles && ownCritic ? rolesReadingValues(roles, config) : new Set<string>();
   return [...agents.values()].map((agent) => {
     const modelId = modelOf(config, agent.role);
     const settings = modelId === undefined ? undefined : config.models[modelId]!;
     const shape = settings && readModelShape(settings.model);
-    const training = settings && roles && expectedTrainingFactory(roles, settings)?.trainingBytesPerToken?.(settings);
+    const criticTrunk = settings && valueRoles.has(agent.role) ? { model: critic?.model ?? settings.model } : undefined;
+    const training = settings && roles && expectedTrainingFactory(roles, settings)?.trainingBytesPerToken?.(settings, criticTrunk);
     return { role: agent.role, maxNewTokens: agent.sampling.maxNewTokens, modelId, shape, ...(training ? { training } : {}) };
   });
 }
+
+/** The trainer's `critic` section as far as the memory check reads it (absent without the trainer plugin). */
+type CriticSection = { learner?: string; model?: string; shareTrunk?: boolean };
 
 /** A response must leave its prompt at least one of the model's positions. */
 export function checkPositions(limits: readonly AgentLimits[]): void {

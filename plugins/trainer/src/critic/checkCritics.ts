@@ -1,9 +1,9 @@
 import {
-  AdvantageEstimator,
   AUTO_BACKEND,
   BackendFactory,
   DrmasError,
   rankedTrainingEngines,
+  rolesReadingValues,
   type Kernel,
   type ResolvedConfig,
 } from '@drmas/core';
@@ -12,23 +12,11 @@ import type { Critics } from './Critics.js';
 import { planCritics } from './criticPlan.js';
 import { planWorkerGroups } from '../workerGroupPlan.js';
 
-/** The roles whose estimator (`agents.<role>.advantage`, else `algorithm.advantage`) reads critic values. */
-function valueRoles(kernel: Kernel, config: ResolvedConfig): Set<string> {
-  const roles = new Set<string>();
-  for (const [role, entry] of Object.entries(config.agents)) {
-    const name = entry.advantage ?? config.algorithm.advantage;
-    if (name === undefined) continue;
-    const key = entry.advantage ? `agents.${role}.advantage` : 'algorithm.advantage';
-    if (kernel.getNamed(AdvantageEstimator, name, key).inputs?.includes('values')) roles.add(role);
-  }
-  return roles;
-}
-
 /** Refuses a critic no estimator reads, and one on an engine that has none; plans the critics. */
 export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Critics): void {
   const learner = criticSettings(config).learner;
   if (learner === undefined) return;
-  const plans = planCritics(config, valueRoles(kernel, config));
+  const plans = planCritics(config, rolesReadingValues(kernel, config));
   if (plans.length === 0) {
     throw new DrmasError('CONFIG_INVALID', `critic.learner is "${learner}" but no estimator of this config reads critic values`, {
       key: 'critic.learner',
@@ -37,16 +25,16 @@ export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Cr
   }
   const loraGroups = new Map(planWorkerGroups(config).flatMap((group) => (group.lora ? [[group.id, group.agents[0]!]] : [])));
   for (const plan of plans) {
-    // A critic is made on its policy's training engine (onnx for an adapter, which has no critics) and would take
-    // after the base, not the agent's adapter.
+    // A critic takes after its policy's worker group; for an adapter that group is the frozen base shared with other
+    // agents, and a critic beside an adapter (its trunk, its checkpoint place) is not built yet.
     const loraAgent = loraGroups.get(plan.policyGroup);
     if (loraAgent !== undefined) {
       throw new DrmasError(
         'CONFIG_INVALID',
-        `critic.learner is "${learner}", but agent "${loraAgent}", whose turns critic ${plan.id} values, trains a LoRA adapter (agents.${loraAgent}.lora): no engine trains both`,
+        `critic.learner is "${learner}", but agent "${loraAgent}", whose turns critic ${plan.id} values, trains a LoRA adapter (agents.${loraAgent}.lora): critics beside LoRA adapters are not supported yet`,
         {
           key: 'critic.learner',
-          hint: `remove agents.${loraAgent}.lora (train the full model, on tfjs for its critic), or use a critic-free estimator (algorithm.advantage: grpo, drmas, ...) and remove critic.learner`,
+          hint: `remove agents.${loraAgent}.lora (train the full model), or use a critic-free estimator (algorithm.advantage: grpo, drmas, ...) and remove critic.learner`,
         },
       );
     }
@@ -68,9 +56,11 @@ export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Cr
         { key, hint: `npm i ${absent.packageName}, or remove critic.learner` },
       );
     }
+    const withCritics = kernel.namesOf(BackendFactory).filter((name) => kernel.getNamed(BackendFactory, name).createCritic !== undefined);
+    const engines = withCritics.length ? withCritics.join(' or ') : 'an engine with critics (plugins: backend-onnx or backend-tfjs)';
     throw new DrmasError('CONFIG_INVALID', `the ${backend} engine of model "${plan.policyGroup}" has no critics (critic ${plan.id})`, {
       key,
-      hint: `train model ${plan.policyGroup} on tfjs (models.${plan.policyGroup}.backend: tfjs; its rollout may stay on ${backend}), or remove critic.learner`,
+      hint: `train model ${plan.policyGroup} on ${engines} (models.${plan.policyGroup}.backend; its rollout may stay on ${backend}), or remove critic.learner`,
     });
   }
   critics.plans = plans;
