@@ -51,6 +51,7 @@ import { criticSection, criticSettings } from './config/criticConfig.js';
 import { loraSection, type LoraSection } from './config/loraConfig.js';
 import { Critics } from './critic/Critics.js';
 import { checkCritics } from './critic/checkCritics.js';
+import { BUILTIN_CRITIC_LEARNERS, CriticLearner } from './critic/CriticLearner.js';
 import { describeMixer } from './mixer/TeamMixer.js';
 import { checkHappoOrder, describeHappo, happoOrderAt, happoRoles } from './happo/happoOrder.js';
 import { happoUpdate } from './happo/happoUpdate.js';
@@ -141,6 +142,7 @@ export class TrainerPlugin implements Plugin {
     ctx.bind(WorkerGroupsService).toSelf().inSingletonScope();
     ctx.bind(WorkerGroups).toService(WorkerGroupsService);
     ctx.bind(RunFile).toConstantValue({ path: 'rollouts.jsonl', kind: 'steps' });
+    for (const [name, learner] of Object.entries(BUILTIN_CRITIC_LEARNERS)) ctx.provide(CriticLearner, name, learner);
     if (criticSettings(ctx.config).learner !== undefined) {
       ctx.provide(BatchInputSource, 'values', { fill: (batch, step) => this.critics.fill(batch, step.metrics) });
       ctx.bind(InfoSection).toConstantValue({
@@ -151,8 +153,9 @@ export class TrainerPlugin implements Plugin {
             learner: plan.learner,
             agents: plan.agents,
             input: plan.joint ? "joint context (every agent's turns so far)" : 'own turns',
-            policyUpdate: plan.learner === 'happo' ? describeHappo(criticSettings(ctx.config).happo) : 'every worker group at once',
-            ...describeMixer(plan.learner, criticSettings(ctx.config).mixer),
+            policyUpdate:
+              plan.kind.policyUpdate === 'sequential' ? describeHappo(criticSettings(ctx.config).happo) : 'every worker group at once',
+            ...describeMixer(plan.kind.credit, criticSettings(ctx.config).mixer),
             trunk: plan.shareTrunk ? `shared with ${plan.policyGroup}` : plan.settings.model,
             backend: plan.settings.backend,
             lr: plan.training.optimizer.lr,
@@ -216,7 +219,7 @@ export class TrainerPlugin implements Plugin {
       }
       checkCritics(kernel, config, this.critics);
       const critic = criticSettings(config);
-      if (critic.learner === 'happo') {
+      if (this.critics.learner?.policyUpdate === 'sequential') {
         checkHappoOrder(critic.happo, happoRoles(config));
         // Online DPO trains on pairs of rows, which HAPPO's per-role advantages do not weigh.
         if ((config.algorithm as { dpo?: unknown }).dpo !== undefined) {
@@ -305,7 +308,7 @@ export class TrainerPlugin implements Plugin {
 
     kernel.hooks.update.tapPromise(PLUGIN_NAME, async (view, step) => {
       const critic = criticSettings(kernel.config);
-      if (critic.learner === 'happo') {
+      if (this.critics.learner?.policyUpdate === 'sequential') {
         // HAPPO orders roles across worker groups: the first group's call updates them all, the others find it done.
         if (this.happoDoneAt === step.step) return;
         this.happoDoneAt = step.step;

@@ -22,3 +22,4 @@ export { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
 export { sft as sftCommand, demonstrationTurn, readDemonstrations, type Demonstration } from './cli/sftCommand.js';
 export { dpo as dpoCommand } from './cli/dpoCommand.js';
 export { pairRows, preferenceBatch, readPreferencePairs, type PreferencePair, type TurnPair } from './preference/preferencePairs.js';
+export { BUILTIN_CRITIC_LEARNERS, CriticLearner } from './critic/CriticLearner.js';

@@ -2,6 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { createKernel, rankedTrainingEngines, resolveConfig, Roles, TrainingBatch, type ResolvedConfig } from '@drmas/core';
 import { WorkerGroupsService } from '../src/WorkerGroupsService.js';
 import { planCritics } from '../src/critic/criticPlan.js';
+import { BUILTIN_CRITIC_LEARNERS, CriticLearner } from '../src/critic/CriticLearner.js';
 import { jointContexts } from '../src/critic/jointContexts.js';
 
 /** A resolved config of two models (`a` with solver and verifier, `b` with judge) and the given critic section. */
@@ -22,7 +23,7 @@ async function configWith(critic: Record<string, unknown>): Promise<ResolvedConf
 describe('the critics a learner plans', () => {
   const all = new Set(['solver', 'verifier', 'judge']);
   test('ppo: one per worker group over its agents; ippo: one per role; mappo: one over every agent', async () => {
-    const ppo = planCritics(await configWith({ learner: 'ppo' }), all);
+    const ppo = planCritics(await configWith({ learner: 'ppo' }), all, BUILTIN_CRITIC_LEARNERS.ppo);
     expect(ppo.map((c) => [c.id, c.agents, c.joint])).toEqual([
       ['a', ['solver', 'verifier'], false],
       ['b', ['judge'], false],
@@ -32,28 +33,44 @@ describe('the critics a learner plans', () => {
       [2, 1e-5],
       [1, 1e-5],
     ]);
-    const ippo = planCritics(await configWith({ learner: 'ippo', optimizer: { lr: 3e-4 }, epochs: 3 }), all);
+    const ippo = planCritics(await configWith({ learner: 'ippo', optimizer: { lr: 3e-4 }, epochs: 3 }), all, BUILTIN_CRITIC_LEARNERS.ippo);
     expect(ippo.map((c) => [c.id, c.agents, c.policyGroup, c.training.epochs, c.training.optimizer.lr])).toEqual([
       ['solver', ['solver'], 'a', 3, 3e-4],
       ['verifier', ['verifier'], 'a', 3, 3e-4],
       ['judge', ['judge'], 'b', 3, 3e-4],
     ]);
-    const mappo = planCritics(await configWith({ learner: 'mappo', model: 'small' }), all);
+    const mappo = planCritics(await configWith({ learner: 'mappo', model: 'small' }), all, BUILTIN_CRITIC_LEARNERS.mappo);
     expect(mappo.map((c) => [c.id, c.agents, c.joint, c.settings.model])).toEqual([
       ['joint', ['solver', 'verifier', 'judge'], true, 'small'],
     ]);
     // Roles whose estimator reads no values get no critic.
-    expect(planCritics(await configWith({ learner: 'ippo' }), new Set(['judge'])).map((c) => c.id)).toEqual(['judge']);
-    expect(planCritics(await configWith({}), all)).toEqual([]);
+    expect(planCritics(await configWith({ learner: 'ippo' }), new Set(['judge']), BUILTIN_CRITIC_LEARNERS.ippo).map((c) => c.id)).toEqual([
+      'judge',
+    ]);
+    expect(planCritics(await configWith({}), all, undefined)).toEqual([]);
   });
 
   test("happo: MAPPO's one centralized critic over every agent", async () => {
-    const happo = planCritics(await configWith({ learner: 'happo' }), all);
+    const happo = planCritics(await configWith({ learner: 'happo' }), all, BUILTIN_CRITIC_LEARNERS.happo);
     expect(happo.map((c) => [c.id, c.learner, c.agents, c.joint])).toEqual([['joint', 'happo', ['solver', 'verifier', 'judge'], true]]);
   });
   test('mappo cannot share the trunk of two policy models', async () => {
     const config = await configWith({ learner: 'mappo', shareTrunk: true });
-    expect(() => planCritics(config, all)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', key: 'critic.shareTrunk' }));
+    expect(() => planCritics(config, all, BUILTIN_CRITIC_LEARNERS.mappo)).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', key: 'critic.shareTrunk' }),
+    );
+  });
+});
+
+describe('the critic learners', () => {
+  test('are named contributions that drmas info lists, each saying its critics, policy update and credit', async () => {
+    const { kernel } = await createKernel({ cwd: process.cwd(), inline: { plugins: ['trainer', 'algorithms'] } });
+    expect(kernel.namesOf(CriticLearner).sort()).toEqual(['happo', 'ippo', 'mappo', 'ppo', 'qmix', 'vdn']);
+    expect(kernel.getNamed(CriticLearner, 'qmix')).toMatchObject({ critics: 'role', credit: 'qmix' });
+    expect(kernel.getNamed(CriticLearner, 'happo')).toMatchObject({ critics: 'joint', policyUpdate: 'sequential' });
+    expect(() => kernel.getNamed(CriticLearner, 'mapo', 'critic.learner')).toThrow(
+      expect.objectContaining({ code: 'UNKNOWN_NAME', key: 'critic.learner', hint: expect.stringContaining('mappo') }),
+    );
   });
 });
 

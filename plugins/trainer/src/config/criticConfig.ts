@@ -10,7 +10,7 @@ import { TRAINER_LIMITS } from './trainingConfig.js';
  * credited with its agent's share of the team's TD error.
  */
 export const CRITIC_LEARNERS = ['ppo', 'ippo', 'mappo', 'happo', 'vdn', 'qmix'] as const;
-export type CriticLearner = (typeof CRITIC_LEARNERS)[number];
+export type CriticLearnerName = (typeof CRITIC_LEARNERS)[number];
 
 const betas = z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]);
 

@@ -22,6 +22,7 @@ import { jointContexts } from './jointContexts.js';
 import { TeamMixer } from '../mixer/TeamMixer.js';
 import type { MixerSettings } from '../config/criticConfig.js';
 import type { CriticPlan } from './criticPlan.js';
+import type { CriticLearner } from './CriticLearner.js';
 
 /** Where a checkpoint keeps its critics: `critics/<critic id>/`, beside the worker groups' folders. */
 export const CRITICS_DIR = 'critics';
@@ -77,6 +78,11 @@ export class Critics {
   private critics: Critic[] = [];
   /** What `create` makes: set at `validate`, once the estimators are known. */
   plans: readonly CriticPlan[] = [];
+
+  /** The learner `critic.learner` names, once the critics are planned (at `validate`). */
+  get learner(): CriticLearner | undefined {
+    return this.plans[0]?.kind;
+  }
   /** VDN's or QMIX's team value over the per-role critics (`critic.learner: vdn | qmix`). */
   private mixer: TeamMixer | undefined;
 
@@ -111,15 +117,15 @@ export class Critics {
         `critic ${plan.id} (${plan.learner}): values the turns of ${plan.agents.join(', ')}${plan.joint ? ' over the joint context' : ''}`,
       );
     }
-    const learner = this.plans[0]?.learner;
-    if (learner === 'vdn' || learner === 'qmix') {
+    const credit = this.plans[0]?.kind.credit;
+    if (credit === 'vdn' || credit === 'qmix') {
       this.mixer = new TeamMixer(
-        learner,
+        credit,
         this.plans.flatMap((plan) => plan.agents),
         mixerSettings,
         seed,
       );
-      run.log(`${learner} mixer over the critics of ${this.mixer.roles.join(', ')} (${this.mixer.parameterCount} parameters)`);
+      run.log(`${credit} mixer over the critics of ${this.mixer.roles.join(', ')} (${this.mixer.parameterCount} parameters)`);
     }
   }
 

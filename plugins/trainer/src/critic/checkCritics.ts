@@ -9,6 +9,7 @@ import {
 } from '@drmas/core';
 import { criticSettings } from '../config/criticConfig.js';
 import type { Critics } from './Critics.js';
+import { CriticLearner } from './CriticLearner.js';
 import { planCritics } from './criticPlan.js';
 import { planWorkerGroups } from '../workerGroupPlan.js';
 
@@ -16,7 +17,7 @@ import { planWorkerGroups } from '../workerGroupPlan.js';
 export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Critics): void {
   const learner = criticSettings(config).learner;
   if (learner === undefined) return;
-  const plans = planCritics(config, rolesReadingValues(kernel, config));
+  const plans = planCritics(config, rolesReadingValues(kernel, config), kernel.getNamed(CriticLearner, learner, 'critic.learner'));
   if (plans.length === 0) {
     throw new DrmasError('CONFIG_INVALID', `critic.learner is "${learner}" but no estimator of this config reads critic values`, {
       key: 'critic.learner',

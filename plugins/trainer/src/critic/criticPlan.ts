@@ -1,5 +1,6 @@
 import { DrmasError, type OptimizerSettings, type ResolvedConfig } from '@drmas/core';
-import { criticSettings, type CriticLearner } from '../config/criticConfig.js';
+import { criticSettings, type CriticLearnerName } from '../config/criticConfig.js';
+import type { CriticLearner } from './CriticLearner.js';
 import { planWorkerGroups } from '../workerGroupPlan.js';
 
 /** The id of MAPPO's one centralized critic. */
@@ -8,7 +9,9 @@ export const JOINT_CRITIC_ID = 'joint';
 /** What one critic will be: the agents whose turns it values, its trunk's settings, and how it trains. */
 export interface CriticPlan {
   id: string;
-  learner: CriticLearner;
+  learner: CriticLearnerName;
+  /** What the learner does (its critics, policy update and credit). */
+  kind: CriticLearner;
   /** The roles whose rows it values and learns from. */
   agents: string[];
   /** The worker group whose policy model (settings, backend, trunk when shared) the critic takes after. */
@@ -23,17 +26,19 @@ export interface CriticPlan {
 
 /**
  * The critics the `critic` section asks for, over the roles in `valueRoles` (those whose estimator reads critic
- * values): `ppo` one per worker group, `ippo`, `vdn` and `qmix` one per role, `mappo` and `happo` one for all. Empty when `critic.learner` is unset.
+ * values): one per worker group, one per role, or one for all, as `learner` (the one `critic.learner` names) says.
+ * Empty when `critic.learner` is unset.
  */
-export function planCritics(config: ResolvedConfig, valueRoles: ReadonlySet<string>): CriticPlan[] {
+export function planCritics(config: ResolvedConfig, valueRoles: ReadonlySet<string>, learner: CriticLearner | undefined): CriticPlan[] {
   const critic = criticSettings(config);
-  if (critic.learner === undefined) return [];
+  if (critic.learner === undefined || learner === undefined) return [];
   const groups = planWorkerGroups(config)
     .map((group) => ({ ...group, agents: group.agents.filter((agent) => valueRoles.has(agent)) }))
     .filter((group) => group.agents.length > 0);
   const plan = (id: string, agents: string[], group: (typeof groups)[number], joint: boolean): CriticPlan => ({
     id,
     learner: critic.learner!,
+    kind: learner,
     agents,
     policyGroup: group.id,
     settings: { ...group.settings, ...(critic.model ? { model: critic.model } : {}) },
@@ -46,15 +51,12 @@ export function planCritics(config: ResolvedConfig, valueRoles: ReadonlySet<stri
       microBatchSize: critic.microBatchSize ?? group.training.microBatchSize,
     },
   });
-  switch (critic.learner) {
-    case 'ppo':
+  switch (learner.critics) {
+    case 'group':
       return groups.map((group) => plan(group.id, group.agents, group, false));
-    case 'ippo':
-    case 'vdn':
-    case 'qmix':
+    case 'role':
       return groups.flatMap((group) => group.agents.map((agent) => plan(agent, [agent], group, false)));
-    case 'mappo':
-    case 'happo': {
+    case 'joint': {
       if (groups.length === 0) return [];
       if (critic.shareTrunk && groups.length > 1) {
         throw new DrmasError('CONFIG_INVALID', `a centralized critic cannot share the trunk of ${groups.length} policy models`, {

@@ -11,6 +11,7 @@ import {
   type ValueMixer,
 } from '@drmas/plugin-algorithms';
 import type { MixerSettings } from '../config/criticConfig.js';
+import type { CriticLearner } from '../critic/CriticLearner.js';
 import { TokenStateEmbedding } from './tokenStateEmbedding.js';
 
 /** Where a checkpoint keeps QMIX's mixing network, beside the critics' folders. */
@@ -185,12 +186,12 @@ export class TeamMixer {
   }
 }
 
-/** `drmas info`'s note on how a critic of `learner` credits its turns (nothing for the learners without a mixer). */
-export function describeMixer(learner: string, settings: MixerSettings): { credit?: string } {
+/** `drmas info`'s note on how critics with `credit` credit their turns (nothing for the learners without a mixer). */
+export function describeMixer(credit: CriticLearner['credit'], settings: MixerSettings): { credit?: string } {
   const td = `team TD(${settings.lambda}) error over joint steps, gamma ${settings.gamma}`;
-  if (learner === 'vdn')
+  if (credit === 'vdn')
     return { credit: `VDN: Q_tot = sum of the roles' values; each turn's advantage is the ${td}, split equally among the roles present` };
-  if (learner === 'qmix') {
+  if (credit === 'qmix') {
     return {
       credit: `QMIX: monotonic mixing network (embedding ${settings.embedDim}, state ${settings.stateDim}, lr ${settings.optimizer.lr}); each turn's advantage is dQ_tot/dV_k / |dQ_tot/dV|^2 x the ${td}`,
     };
