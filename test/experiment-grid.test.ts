@@ -55,6 +55,8 @@ describe('seed statistics', () => {
   test('gradient norms: median, nearest-rank p99 and the steps above 5x the median', () => {
     expect(gradNormStats([1, 1.2, 0.8, 1, 6, NaN])).toEqual({ steps: 5, max: 6, p99: 6, median: 1, spikes: 1 });
     expect(gradNormStats([2, 1, 4, 3])).toMatchObject({ median: 2.5, spikes: 0 });
+    // Zero norms (no learning signal) are left out: with them the median would be 0 and all three others spikes.
+    expect(gradNormStats([0, 0, 0, 0, 1, 1, 6])).toEqual({ steps: 3, max: 6, p99: 6, median: 1, spikes: 1 });
   });
 });
 

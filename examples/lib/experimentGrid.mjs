@@ -423,7 +423,7 @@ export function writeResults(out, results, tables, command) {
     '',
     tables.main,
     '',
-    'Gradient norms (pre-clip, per optimizer step; agent rows where the runs log `agent/<role>/grad_norm`):',
+    'Gradient norms (pre-clip, per step; steps with a zero norm, where every group tied, left out; agent rows where the runs log `agent/<role>/grad_norm`):',
     '',
     tables.gradNorms,
     '',

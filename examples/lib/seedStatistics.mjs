@@ -49,10 +49,11 @@ export function pairedTTest(xs, ys) {
 
 /**
  * Gradient-norm figures of one run's per-step series: max, 99th percentile (nearest rank), median, and the spikes:
- * steps whose norm exceeds 5x the run's median.
+ * steps whose norm exceeds 5x the run's median. Steps with a zero norm (every group tied: nothing to learn) are left
+ * out; on sparse rewards they would pull the median to 0 and make every step that learned a "spike".
  */
 export function gradNormStats(series) {
-  const sorted = series.filter(Number.isFinite).sort((a, b) => a - b);
+  const sorted = series.filter((v) => Number.isFinite(v) && v > 0).sort((a, b) => a - b);
   if (sorted.length === 0) return { steps: 0, max: NaN, p99: NaN, median: NaN, spikes: 0 };
   const rank = (q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
   const half = sorted.length / 2;
