@@ -111,7 +111,9 @@ describe('examples/marl', () => {
   test('has a config for each credit tool', () => {
     expect(CONFIGS.sort()).toEqual([
       'cory.config.json',
+      'drmas.config.json',
       'frozen-verifier.config.json',
+      'grpo.config.json',
       'happo.config.json',
       'ippo.config.json',
       'magrpo.config.json',

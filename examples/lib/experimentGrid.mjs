@@ -1,0 +1,442 @@
+// The experiment grid of examples/drmas-vs-grpo and examples/marl: trains variants x settings x seeds through
+// `drmas train`, reuses finished runs (an interrupted grid continues), evaluates each base checkpoint once per seed,
+// and renders every run (failed ones with their error) as results.json and markdown tables with seed statistics.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gradNormStats, mean, pairedTTest, summarize } from './seedStatistics.mjs';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CLI = path.join(REPO_ROOT, 'core', 'bin', 'drmas.js');
+/** What the grid records in each run directory: the command it ran, its status, wall time and error. */
+export const GRID_RUN_FILE = 'grid-run.json';
+/** The run's stdout and stderr. */
+export const GRID_LOG_FILE = 'grid.log';
+/** Per-agent metrics whose per-run means the tables report when a run has them. */
+export const AGENT_METRICS = ['grad_norm', 'grad_norm_max', 'reward_mean', 'reward_std', 'inflation_predicted', 'inflation_measured'];
+
+/**
+ * @typedef {{ name: string, config?: string, set?: string[], base?: string }} GridVariant
+ * @typedef {{ name: string, config?: string, set?: string[] }} GridSetting
+ * @typedef {{ kind: 'train' | 'base', variant: string, setting: string, seed: number, runDir: string, args: string[] }} GridRun
+ * @typedef {{ steps: number, max: number, p99: number, median: number, spikes: number }} GradNormStats
+ * @typedef {{ gradNorm: GradNormStats, means: Record<string, number> }} AgentFigures
+ * @typedef {{
+ *   kind: 'train' | 'base', variant: string, setting: string, seed: number, runDir: string, wallSeconds?: number,
+ *   status: 'finished' | 'failed' | 'not run', error?: string, reused?: boolean, k?: number, avg?: number, pass?: number,
+ *   budget?: string, gradNorm?: Record<string, GradNormStats>, agents?: Record<string, AgentFigures>
+ * }} RunResult
+ */
+
+/** `--seeds 3` (seeds 0, 1, 2) or `--seeds 0,1,2` (those seeds). */
+export function parseSeeds(text) {
+  const seeds = text.includes(',') ? text.split(',').map(Number) : Array.from({ length: Number(text) }, (_, i) => i);
+  if (seeds.length === 0 || seeds.some((s) => !Number.isInteger(s) || s < 0)) {
+    throw new Error(`--seeds ${text}: give a count (3) or a list of seeds (0,1,2)`);
+  }
+  return seeds;
+}
+
+function seedSettings(seed) {
+  return [`trainer.seed=${seed}`, `env.seed=${seed}`];
+}
+
+function setArgs(settings) {
+  return settings.flatMap((s) => ['--set', s]);
+}
+
+function dirName(...parts) {
+  return parts.filter(Boolean).join('-');
+}
+
+/**
+ * The grid's runs. `variants`: { name, config?, set?, base? } (`base` names an entry of `bases`); `settings`:
+ * { name, config?, set? }, one unnamed setting when left out (a variant's config wins over its setting's); `bases`:
+ * name -> { config, set? }, evaluated with `drmas eval` once per setting and seed; `set`: settings for every run.
+ * Each run is { kind: 'train' | 'base', variant, setting, seed, runDir, args } with args for core/bin/drmas.js.
+ * @param {{ variants: GridVariant[], settings?: GridSetting[], bases?: Record<string, { config: string, set?: string[] }>,
+ *   seeds: number[], set?: string[], out: string }} grid
+ * @returns {GridRun[]}
+ */
+export function planGrid({ variants, settings = [{ name: '' }], bases = {}, seeds, set = [], out }) {
+  const runs = [];
+  for (const setting of settings) {
+    const usedBases = new Set();
+    for (const seed of seeds) {
+      for (const variant of variants) {
+        const config = variant.config ?? setting.config;
+        if (!config) throw new Error(`variant ${variant.name}: neither it nor setting "${setting.name}" names a config file`);
+        const runDir = path.join(out, dirName(setting.name, variant.name, `seed${seed}`));
+        const settingsList = [
+          ...(setting.set ?? []),
+          ...(variant.set ?? []),
+          ...seedSettings(seed),
+          'eval.atStart=false',
+          'report.progress=lines',
+          ...set,
+        ];
+        runs.push({
+          kind: 'train',
+          variant: variant.name,
+          setting: setting.name,
+          seed,
+          runDir,
+          args: ['train', '--config', config, '--run-dir', runDir, ...setArgs(settingsList)],
+        });
+        if (variant.base) usedBases.add(variant.base);
+      }
+    }
+    for (const name of usedBases) {
+      const base = bases[name];
+      if (!base) throw new Error(`a variant names base "${name}", which bases does not define`);
+      for (const seed of seeds) {
+        const runDir = path.join(out, dirName(setting.name, 'base', name, `seed${seed}`));
+        const settingsList = [
+          ...(setting.set ?? []),
+          ...(base.set ?? []),
+          ...seedSettings(seed),
+          ...set.filter((s) => s.startsWith('eval.')),
+        ];
+        runs.push({
+          kind: 'base',
+          variant: `base:${name}`,
+          setting: setting.name,
+          seed,
+          runDir,
+          args: ['eval', '--config', base.config, '--run-dir', runDir, ...setArgs(settingsList)],
+        });
+      }
+    }
+  }
+  return runs;
+}
+
+/** The run's directory on disk: its `runDir` as given to the CLI, which runs in the repository root. */
+function runPath(run) {
+  return path.resolve(REPO_ROOT, run.runDir);
+}
+
+function readJsonLines(file) {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => JSON.parse(line));
+}
+
+function readJson(file) {
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+}
+
+/**
+ * Whether the run's directory holds its finished result: for training, an evaluation at the run's last step
+ * (trainer.steps of the config.json it wrote); for a base, an evaluation at step 0.
+ * @param {GridRun} run
+ */
+export function isFinished(run) {
+  const evalFile = path.join(runPath(run), 'eval.jsonl');
+  if (!existsSync(evalFile)) return false;
+  const last = readJsonLines(evalFile).at(-1);
+  if (!last) return false;
+  if (run.kind === 'base') return last.step === 0;
+  const config = readJson(path.join(runPath(run), 'config.json'));
+  return config !== undefined && last.step === config.trainer?.steps;
+}
+
+/**
+ * The run's state before the grid trains: `finished` (reused), `changed` (finished, but recorded with other
+ * arguments than the grid's now: reusing it would report a run that was not asked for), or `pending`.
+ * @param {GridRun} run
+ * @returns {'finished' | 'changed' | 'pending'}
+ */
+export function runState(run) {
+  if (!isFinished(run)) return 'pending';
+  const recorded = readJson(path.join(runPath(run), GRID_RUN_FILE));
+  if (recorded?.args && JSON.stringify(recorded.args) !== JSON.stringify(run.args)) return 'changed';
+  return 'finished';
+}
+
+/** The last `error ...` line the CLI printed (with its hint), or the log's tail. */
+function errorOf(log, status) {
+  const lines = log.split('\n').filter((l) => l.trim());
+  const at = lines.findLastIndex((l) => /^error\b/.test(l));
+  if (at >= 0) return lines.slice(at, at + 2).join(' ');
+  return `exit status ${status}${lines.length ? `: ${lines.slice(-2).join(' ')}` : ''}`;
+}
+
+function execute(run, log) {
+  rmSync(runPath(run), { recursive: true, force: true });
+  mkdirSync(runPath(run), { recursive: true });
+  const logFile = path.join(runPath(run), GRID_LOG_FILE);
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...run.args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks = [];
+    child.stdout.on('data', (c) => chunks.push(c));
+    child.stderr.on('data', (c) => chunks.push(c));
+    const finish = (status, spawnError) => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      writeFileSync(logFile, text);
+      const wallSeconds = (Date.now() - started) / 1000;
+      const ok = status === 0 && isFinished(run);
+      const record = {
+        args: run.args,
+        status: ok ? 'finished' : 'failed',
+        wallSeconds,
+        finishedAt: new Date().toISOString(),
+        ...(ok
+          ? {}
+          : { error: spawnError ? String(spawnError) : status === 0 ? 'exited 0 without a final evaluation' : errorOf(text, status) }),
+      };
+      writeFileSync(path.join(runPath(run), GRID_RUN_FILE), `${JSON.stringify(record, null, 2)}\n`);
+      log(`${describe(run)}: ${record.status} in ${wallSeconds.toFixed(0)} s${record.error ? ` (${record.error})` : ''}`);
+      resolve(record);
+    };
+    child.on('error', (error) => finish(-1, error));
+    child.on('close', (status) => finish(status));
+  });
+}
+
+function describe(run) {
+  return [run.setting, run.variant, `seed ${run.seed}`].filter(Boolean).join(' ');
+}
+
+/**
+ * Runs the grid's pending runs `jobs` at a time (finished ones are reused; a run recorded with other arguments stops
+ * the grid before anything trains). `only(run)` picks the runs to train; the others are left as they are.
+ * @param {GridRun[]} runs
+ * @param {{ jobs?: number, only?: (run: GridRun) => boolean, log?: (line: string) => void }} [options]
+ */
+export async function runGrid(runs, { jobs = 1, only = () => true, log = (line) => console.error(line) } = {}) {
+  const changed = runs.filter((run) => only(run) && runState(run) === 'changed');
+  if (changed.length > 0) {
+    throw new Error(
+      `${changed.map((r) => r.runDir).join(', ')} finished with other arguments than this grid's; give another --out, or delete them to rerun`,
+    );
+  }
+  const pending = runs.filter((run) => only(run) && runState(run) === 'pending');
+  log(`${runs.filter(only).length - pending.length} finished runs reused, ${pending.length} to run, ${jobs} at a time`);
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: Math.max(1, jobs) }, async () => {
+      for (let run = pending.shift(); run; run = pending.shift()) {
+        log(`[${++done}] ${describe(run)}: node core/bin/drmas.js ${run.args.join(' ')}`);
+        await execute(run, log);
+      }
+    }),
+  );
+}
+
+function evalValue(evaluation, name) {
+  const key = Object.keys(evaluation).find((k) => new RegExp(`^val/${name}@\\d+$`).test(k));
+  return key === undefined ? { k: undefined, value: NaN } : { k: Number(key.split('@')[1]), value: evaluation[key] };
+}
+
+function series(metrics, key) {
+  return metrics.map((m) => m[key]).filter((v) => typeof v === 'number');
+}
+
+/**
+ * One run's figures: status (`finished`, `failed` with its error, or `not run`), avg@k and pass@k of its last
+ * evaluation, and for training runs the gradient-norm statistics per worker group (`actor/<group>/grad_norm`) and per
+ * agent (`agent/<role>/grad_norm`), with the per-run means of the agent metrics it has.
+ * @param {GridRun} run
+ * @returns {RunResult}
+ */
+export function readRun(run) {
+  const record = readJson(path.join(runPath(run), GRID_RUN_FILE));
+  const base = {
+    kind: run.kind,
+    variant: run.variant,
+    setting: run.setting,
+    seed: run.seed,
+    runDir: run.runDir,
+    wallSeconds: record?.wallSeconds,
+  };
+  if (!isFinished(run)) {
+    return record?.status === 'failed' ? { ...base, status: 'failed', error: record.error } : { ...base, status: 'not run' };
+  }
+  const evaluation = readJsonLines(path.join(runPath(run), 'eval.jsonl')).at(-1);
+  const avg = evalValue(evaluation, 'avg');
+  const pass = evalValue(evaluation, 'pass');
+  const result = { ...base, status: 'finished', reused: record === undefined || undefined, k: avg.k, avg: avg.value, pass: pass.value };
+  if (run.kind === 'base') return result;
+  const config = readJson(path.join(runPath(run), 'config.json'));
+  const metricsFile = path.join(runPath(run), 'metrics.jsonl');
+  const metrics = existsSync(metricsFile) ? readJsonLines(metricsFile) : [];
+  const keys = [...new Set(metrics.flatMap((m) => Object.keys(m)))];
+  const groups = keys.map((k) => /^actor\/([^/]+)\/grad_norm$/.exec(k)?.[1]).filter(Boolean);
+  const roles = [...new Set(keys.map((k) => /^agent\/([^/]+)\/grad_norm$/.exec(k)?.[1]).filter(Boolean))];
+  return {
+    ...result,
+    budget: `${config.trainer.steps} x ${config.rollout?.promptsPerStep} x ${config.rollout?.samplesPerPrompt}`,
+    gradNorm: Object.fromEntries(groups.map((g) => [g, gradNormStats(series(metrics, `actor/${g}/grad_norm`))])),
+    agents: Object.fromEntries(
+      roles.map((role) => [
+        role,
+        {
+          gradNorm: gradNormStats(series(metrics, `agent/${role}/grad_norm`)),
+          means: Object.fromEntries(
+            AGENT_METRICS.map((m) => [m, series(metrics, `agent/${role}/${m}`)])
+              .filter(([, xs]) => xs.length > 0)
+              .map(([m, xs]) => [m, mean(xs)]),
+          ),
+        },
+      ]),
+    ),
+  };
+}
+
+const pct = (x) => (Number.isFinite(x) ? (100 * x).toFixed(1) : '-');
+const num = (x) => (Number.isFinite(x) ? x.toFixed(3) : '-');
+const pValue = (p) => (p < 0.001 ? '< 0.001' : p.toFixed(3));
+
+function cell(summary) {
+  if (summary.n === 0) return '-';
+  return summary.n === 1 ? pct(summary.mean) : `${pct(summary.mean)} ± ${pct(summary.sd)}`;
+}
+
+function ciCell(summary) {
+  return summary.ci95 ? `[${pct(summary.ci95[0])}, ${pct(summary.ci95[1])}]` : '-';
+}
+
+/** The paired difference against the reference over the seeds both finished, in points, with the test's p-value. */
+function pairedCell(rows, referenceRows, key) {
+  const seeds = rows.map((r) => r.seed).filter((seed) => referenceRows.some((r) => r.seed === seed));
+  const test = pairedTTest(
+    seeds.map((s) => rows.find((r) => r.seed === s)[key]),
+    seeds.map((s) => referenceRows.find((r) => r.seed === s)[key]),
+  );
+  if (!test) return '-';
+  return `${test.meanDiff >= 0 ? '+' : ''}${pct(test.meanDiff)} (p ${pValue(test.p)}, n ${test.n})`;
+}
+
+function statusNote(rows) {
+  const failed = rows.filter((r) => r.status === 'failed');
+  const missing = rows.filter((r) => r.status === 'not run');
+  return [
+    ...failed.map((r) => `seed ${r.seed} failed`),
+    ...(missing.length ? [`seed${missing.length > 1 ? 's' : ''} ${missing.map((r) => r.seed).join(', ')} not run`] : []),
+  ].join('; ');
+}
+
+/**
+ * Markdown tables of the grid's results: per setting and variant, avg@k and pass@k as mean ± sd and 95% CI over the
+ * finished seeds, the paired difference against `reference` (t-test p-value), the median wall time; the bases'
+ * rows first; then gradient norms per worker group and per agent; then every run with its status.
+ * @param {RunResult[]} results
+ * @param {{ reference: string, variants: string[] }} options
+ */
+export function renderTables(results, { reference, variants }) {
+  const settings = [...new Set(results.map((r) => r.setting))];
+  const named = settings.some(Boolean);
+  const k = results.find((r) => r.k !== undefined)?.k ?? 'k';
+  const seeds = [...new Set(results.map((r) => r.seed))];
+  const main = [
+    `| ${named ? 'setting | ' : ''}variant | steps x prompts x samples | seeds | avg@${k} (mean ± sd) | avg@${k} 95% CI | pass@${k} (mean ± sd) | pass@${k} 95% CI | avg@${k} vs ${reference} (paired) | pass@${k} vs ${reference} (paired) | wall per run (median) | runs |`,
+    `| ${named ? '--- | ' : ''}--- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |`,
+  ];
+  const norms = [
+    `| ${named ? 'setting | ' : ''}variant | worker group or agent | grad-norm p99 (mean over seeds) | grad-norm max (mean) | spikes > 5x median (total) | ${AGENT_METRICS.filter((m) => !m.startsWith('grad_norm')).join(' | ')} |`,
+    `| ${named ? '--- | ' : ''}--- | --- | --- | --- | --- | ${AGENT_METRICS.filter((m) => !m.startsWith('grad_norm'))
+      .map(() => '---')
+      .join(' | ')} |`,
+  ];
+  for (const setting of settings) {
+    const lead = named ? `${setting} | ` : '';
+    const inSetting = results.filter((r) => r.setting === setting);
+    const order = [...new Set(inSetting.filter((r) => r.kind === 'base').map((r) => r.variant)), ...variants];
+    const referenceRows = inSetting.filter((r) => r.variant === reference && r.status === 'finished');
+    for (const variant of order) {
+      const rows = inSetting.filter((r) => r.variant === variant);
+      if (rows.length === 0) continue;
+      const finished = rows.filter((r) => r.status === 'finished');
+      const note = statusNote(rows);
+      if (finished.length === 0) {
+        main.push(
+          `| ${lead}${variant} | - | 0 of ${rows.length} | ${'- | '.repeat(7)}${rows.every((r) => r.status === 'not run') ? 'not run' : note} |`,
+        );
+        continue;
+      }
+      const avg = summarize(finished.map((r) => r.avg));
+      const pass = summarize(finished.map((r) => r.pass));
+      const isBase = rows[0].kind === 'base';
+      const paired =
+        isBase || variant === reference
+          ? ['-', '-']
+          : [pairedCell(finished, referenceRows, 'avg'), pairedCell(finished, referenceRows, 'pass')];
+      const walls = finished
+        .map((r) => r.wallSeconds)
+        .filter(Number.isFinite)
+        .sort((a, b) => a - b);
+      const wall = walls.length ? `${(walls[Math.floor((walls.length - 1) / 2)] / 60).toFixed(1)} min` : '-';
+      const budget = isBase ? 'step 0' : [...new Set(finished.map((r) => r.budget))].join(', ');
+      main.push(
+        `| ${lead}${variant} | ${budget} | ${finished.length} of ${rows.length} | ${cell(avg)} | ${ciCell(avg)} | ${cell(pass)} | ${ciCell(pass)} | ${paired[0]} | ${paired[1]} | ${wall} | ${note || 'all finished'} |`,
+      );
+      if (isBase) continue;
+      const units = [
+        ...[...new Set(finished.flatMap((r) => Object.keys(r.gradNorm)))].map((g) => ({
+          label: `group ${g}`,
+          of: (r) => ({ gradNorm: r.gradNorm[g] }),
+        })),
+        ...[...new Set(finished.flatMap((r) => Object.keys(r.agents)))].map((a) => ({ label: `agent ${a}`, of: (r) => r.agents[a] })),
+      ];
+      for (const unit of units) {
+        const stats = finished.map(unit.of).filter(Boolean);
+        const gn = stats.map((s) => s.gradNorm).filter(Boolean);
+        const extra = AGENT_METRICS.filter((m) => !m.startsWith('grad_norm')).map((m) => {
+          const xs = stats.map((s) => s.means?.[m]).filter(Number.isFinite);
+          return xs.length ? num(mean(xs)) : '-';
+        });
+        norms.push(
+          `| ${lead}${variant} | ${unit.label} | ${num(mean(gn.map((s) => s.p99)))} | ${num(mean(gn.map((s) => s.max)))} | ${gn.reduce((a, s) => a + s.spikes, 0)} | ${extra.join(' | ')} |`,
+        );
+      }
+    }
+  }
+  // Runs not started are counted in the main table's last column; every run started is listed here, failed ones too.
+  const runs = [
+    '| run | status | wall | avg@k | pass@k | error |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...results
+      .filter((r) => r.status !== 'not run')
+      .map(
+        (r) =>
+          `| ${path.basename(r.runDir)} | ${r.status}${r.reused ? ' (reused, no recorded command)' : ''} | ${Number.isFinite(r.wallSeconds) ? `${(r.wallSeconds / 60).toFixed(1)} min` : '-'} | ${pct(r.avg)} | ${pct(r.pass)} | ${r.error ?? ''} |`,
+      ),
+  ];
+  return {
+    main: main.join('\n'),
+    gradNorms: norms.join('\n'),
+    runs: runs.join('\n'),
+    seeds,
+  };
+}
+
+/** Writes results.json and table.md into `out`; returns the markdown. */
+export function writeResults(out, results, tables, command) {
+  mkdirSync(out, { recursive: true });
+  writeFileSync(path.join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const markdown = [
+    `Command: \`${command}\``,
+    '',
+    tables.main,
+    '',
+    'Gradient norms (pre-clip, per step; steps with a zero norm, where every group tied, left out; agent rows where the runs log `agent/<role>/grad_norm`):',
+    '',
+    tables.gradNorms,
+    '',
+    'Every run:',
+    '',
+    tables.runs,
+    '',
+  ].join('\n');
+  writeFileSync(path.join(out, 'table.md'), markdown);
+  return markdown;
+}
+
+/** The command line that produced a table, relative to the repository root. */
+export function commandLine(argv = process.argv) {
+  return ['node', path.relative(REPO_ROOT, argv[1]), ...argv.slice(2)].join(' ');
+}

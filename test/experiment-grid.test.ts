@@ -1,0 +1,226 @@
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { GRID_RUN_FILE, planGrid, readRun, renderTables, runGrid, runState } from '../examples/lib/experimentGrid.mjs';
+import { gradNormStats, pairedTTest, summarize } from '../examples/lib/seedStatistics.mjs';
+import { TempProject } from './support/tempProject.js';
+
+/** Student's t CDF with 2 and 3 degrees of freedom in closed form (the hand-worked oracle for jstat's). */
+const tCdf2 = (t: number) => 0.5 + t / (2 * Math.sqrt(2 + t * t));
+const tCdf3 = (t: number) => 0.5 + (1 / Math.PI) * (t / Math.sqrt(3) / (1 + (t * t) / 3) + Math.atan(t / Math.sqrt(3)));
+
+describe('seed statistics', () => {
+  test('the paired t-test of three seeds matches the hand-worked t, its closed-form p-value and scipy.stats.ttest_rel', () => {
+    // Differences 0.04, 0.02, 0.07: mean 0.13/3, variance (0.0038/3)/2, t = mean / (sd / sqrt 3).
+    const test = pairedTTest([0.24, 0.27, 0.29], [0.2, 0.25, 0.22])!;
+    const sdDiff = Math.sqrt(0.0038 / 6);
+    const t = 0.13 / 3 / (sdDiff / Math.sqrt(3));
+    expect(test.n).toBe(3);
+    expect(test.df).toBe(2);
+    expect(test.meanDiff).toBeCloseTo(0.13 / 3, 12);
+    expect(test.sdDiff).toBeCloseTo(sdDiff, 12);
+    expect(test.t).toBeCloseTo(t, 9);
+    expect(test.p).toBeCloseTo(2 * (1 - tCdf2(t)), 8);
+    // scipy.stats.ttest_rel([0.24, 0.27, 0.29], [0.20, 0.25, 0.22]): statistic 2.9824045403173045, p 0.09643753908600927
+    expect(test.t).toBeCloseTo(2.9824045403173045, 9);
+    expect(test.p).toBeCloseTo(0.09643753908600927, 8);
+  });
+
+  test('four seeds: differences 0.2, -0.1, 0.3, 0.2 give t = sqrt(3) and p = 2(1 - F3(sqrt 3)) = 0.18169', () => {
+    const test = pairedTTest([0.3, 0.1, 0.4, 0.2], [0.1, 0.2, 0.1, 0])!;
+    expect(test.t).toBeCloseTo(Math.sqrt(3), 9);
+    // F3(sqrt 3) = 1/2 + (1/pi)(1/2 + pi/4)
+    expect(test.p).toBeCloseTo(2 * (1 - tCdf3(Math.sqrt(3))), 8);
+    expect(test.p).toBeCloseTo(0.5 - 1 / Math.PI, 8);
+  });
+
+  test('degenerate pairs: fewer than two give no test; identical differences give p 0, all-zero ones p 1', () => {
+    expect(pairedTTest([0.3], [0.1])).toBeNull();
+    // Binary fractions, so that the differences are exactly equal.
+    expect(pairedTTest([0.5, 0.75], [0.25, 0.5])).toMatchObject({ t: Infinity, p: 0 });
+    expect(pairedTTest([0.3, 0.4], [0.3, 0.4])!.p).toBe(1);
+    expect(() => pairedTTest([0.3, 0.4], [0.3])).toThrow(/2 values against 1/);
+  });
+
+  test('the 95% interval of three seeds is mean ± t(0.975, 2) sd / sqrt 3, t(0.975, 2) = 0.95 sqrt(2 / 0.0975)', () => {
+    const s = summarize([0.24, 0.27, 0.29]);
+    const half = 0.95 * Math.sqrt(2 / (4 * 0.975 * 0.025)) * (Math.sqrt(0.0038 / 6) / Math.sqrt(3));
+    expect(s.mean).toBeCloseTo(0.8 / 3, 12);
+    expect(s.sd).toBeCloseTo(Math.sqrt(0.0038 / 6), 12);
+    expect(s.ci95![0]).toBeCloseTo(0.8 / 3 - half, 9);
+    expect(s.ci95![1]).toBeCloseTo(0.8 / 3 + half, 9);
+    expect(summarize([0.5]).ci95).toBeNull();
+  });
+
+  test('gradient norms: median, nearest-rank p99 and the steps above 5x the median', () => {
+    expect(gradNormStats([1, 1.2, 0.8, 1, 6, NaN])).toEqual({ steps: 5, max: 6, p99: 6, median: 1, spikes: 1 });
+    expect(gradNormStats([2, 1, 4, 3])).toMatchObject({ median: 2.5, spikes: 0 });
+    // Zero norms (no learning signal) are left out: with them the median would be 0 and all three others spikes.
+    expect(gradNormStats([0, 0, 0, 0, 1, 1, 6])).toEqual({ steps: 3, max: 6, p99: 6, median: 1, spikes: 1 });
+  });
+});
+
+/** A finished training run in the shape `drmas train` writes: config.json, metrics.jsonl, eval.jsonl at the last step. */
+function writeRun(
+  project: TempProject,
+  dir: string,
+  options: { avg: number; pass: number; gradNorms: number[]; agents?: boolean; finished?: boolean },
+) {
+  const steps = options.gradNorms.length;
+  project.write({
+    [`${dir}/config.json`]: { trainer: { steps, seed: 0 }, rollout: { promptsPerStep: 8, samplesPerPrompt: 4 } },
+    [`${dir}/metrics.jsonl`]: options.gradNorms
+      .map((g, i) =>
+        JSON.stringify({
+          step: i + 1,
+          'actor/policy/grad_norm': g,
+          'actor/policy/grad_norm_max': g,
+          'agent/solver/reward_mean': 0.1,
+          ...(options.agents ? { 'agent/solver/grad_norm': g / 2, 'agent/solver/reward_std': 0.2 + i / 10 } : {}),
+        }),
+      )
+      .join('\n'),
+    [`${dir}/eval.jsonl`]: [
+      JSON.stringify({ step: 0, 'val/avg@16': 0.2, 'val/pass@16': 0.5, 'val/tasks': 64 }),
+      ...(options.finished === false
+        ? []
+        : [JSON.stringify({ step: steps, 'val/avg@16': options.avg, 'val/pass@16': options.pass, 'val/tasks': 64 })]),
+    ].join('\n'),
+  });
+}
+
+describe('experiment grid', () => {
+  let project: TempProject;
+  beforeEach(() => {
+    project = new TempProject('grid', os.tmpdir());
+  });
+  afterEach(() => project.dispose());
+
+  function plan() {
+    return planGrid({
+      variants: [
+        { name: 'drmas', config: 'examples/marl/drmas.config.json', base: 'math' },
+        { name: 'grpo', config: path.join(project.dir, 'missing.json'), base: 'math' },
+        { name: 'rae', config: 'examples/marl/rae.config.json' },
+      ],
+      bases: { math: { config: 'examples/marl/drmas.config.json' } },
+      seeds: [0, 1, 2],
+      set: ['eval.tasks=64'],
+      out: project.dir,
+    });
+  }
+
+  test('plans seeded training runs and one base evaluation per seed, and tells finished, interrupted and changed runs apart', () => {
+    const runs = plan();
+    expect(runs.map((r) => path.basename(r.runDir))).toEqual([
+      ...[0, 1, 2].flatMap((s) => ['drmas', 'grpo', 'rae'].map((v) => `${v}-seed${s}`)),
+      'base-math-seed0',
+      'base-math-seed1',
+      'base-math-seed2',
+    ]);
+    const drmas1 = runs.find((r) => r.variant === 'drmas' && r.seed === 1)!;
+    expect(drmas1.args).toEqual([
+      'train',
+      '--config',
+      'examples/marl/drmas.config.json',
+      '--run-dir',
+      drmas1.runDir,
+      ...['trainer.seed=1', 'env.seed=1', 'eval.atStart=false', 'report.progress=lines', 'eval.tasks=64'].flatMap((s) => ['--set', s]),
+    ]);
+    const base2 = runs.find((r) => r.kind === 'base' && r.seed === 2)!;
+    expect(base2.args).toEqual([
+      'eval',
+      '--config',
+      'examples/marl/drmas.config.json',
+      '--run-dir',
+      base2.runDir,
+      '--set',
+      'trainer.seed=2',
+      '--set',
+      'env.seed=2',
+      '--set',
+      'eval.tasks=64',
+    ]);
+
+    writeRun(project, 'drmas-seed0', { avg: 0.3, pass: 0.6, gradNorms: [1, 1, 1] });
+    writeRun(project, 'drmas-seed1', { avg: 0.3, pass: 0.6, gradNorms: [1, 1, 1], finished: false });
+    writeRun(project, 'drmas-seed2', { avg: 0.3, pass: 0.6, gradNorms: [1, 1, 1] });
+    project.write({
+      [`drmas-seed2/${GRID_RUN_FILE}`]: { args: ['train', '--config', 'other.json'], status: 'finished', wallSeconds: 100 },
+    });
+    project.write({ 'base-math-seed0/eval.jsonl': JSON.stringify({ step: 0, 'val/avg@16': 0.21, 'val/pass@16': 0.59 }) });
+    const state = (variant: string, seed: number) => runState(runs.find((r) => r.variant === variant && r.seed === seed)!);
+    expect([
+      state('drmas', 0),
+      state('drmas', 1),
+      state('drmas', 2),
+      state('grpo', 0),
+      state('base:math', 0),
+      state('base:math', 1),
+    ]).toEqual(['finished', 'pending', 'changed', 'pending', 'finished', 'pending']);
+  });
+
+  test('a run recorded with other arguments stops the grid before anything trains', async () => {
+    const runs = plan();
+    writeRun(project, 'drmas-seed2', { avg: 0.3, pass: 0.6, gradNorms: [1, 1, 1] });
+    project.write({ [`drmas-seed2/${GRID_RUN_FILE}`]: { args: ['train'], status: 'finished' } });
+    await expect(runGrid(runs, { log: () => {} })).rejects.toThrow(/drmas-seed2 finished with other arguments/);
+  });
+
+  test('reuses finished runs, runs a failing one through the real CLI and reports it failed with its error', async () => {
+    const runs = plan();
+    for (const seed of [0, 1, 2]) writeRun(project, `drmas-seed${seed}`, { avg: 0.3, pass: 0.6, gradNorms: [1, 1, 1] });
+    const lines: string[] = [];
+    await runGrid(runs, {
+      only: (r) => r.variant !== 'rae' && !(r.variant === 'grpo' && r.seed > 0) && r.kind === 'train',
+      log: (l) => lines.push(l),
+    });
+    expect(lines[0]).toBe('3 finished runs reused, 1 to run, 1 at a time');
+    const failed = readRun(runs.find((r) => r.variant === 'grpo' && r.seed === 0)!);
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatch(/^error CONFIG_NOT_FOUND .*missing\.json/);
+    expect(readRun(runs.find((r) => r.variant === 'grpo' && r.seed === 1)!).status).toBe('not run');
+    const recorded = JSON.parse(readFileSync(path.join(project.dir, 'grpo-seed0', GRID_RUN_FILE), 'utf8')) as { args: string[] };
+    expect(recorded.args).toEqual(runs.find((r) => r.variant === 'grpo' && r.seed === 0)!.args);
+  });
+
+  test('the tables: paired differences against the reference, bases first, per-agent norms, failed and missing runs named', () => {
+    const runs = plan();
+    const drmas = [0.2, 0.25, 0.22];
+    const grpo = [0.24, 0.27, 0.29];
+    drmas.forEach((avg, seed) => writeRun(project, `drmas-seed${seed}`, { avg, pass: 0.5, gradNorms: [1, 1, 1, 1, 6], agents: true }));
+    grpo.forEach((avg, seed) => writeRun(project, `grpo-seed${seed}`, { avg, pass: 0.5 + seed / 10, gradNorms: [1, 2, 3] }));
+    project.write({
+      [`rae-seed1/${GRID_RUN_FILE}`]: { args: [], status: 'failed', wallSeconds: 12, error: 'error OUT_OF_MEMORY (x): too big' },
+    });
+    [0, 1].forEach((seed) =>
+      project.write({ [`base-math-seed${seed}/eval.jsonl`]: JSON.stringify({ step: 0, 'val/avg@16': 0.2, 'val/pass@16': 0.5 }) }),
+    );
+
+    const results = runs.map(readRun);
+    const drmasRun = results.find((r) => r.variant === 'drmas' && r.seed === 0)!;
+    expect(drmasRun.gradNorm!.policy).toEqual({ steps: 5, max: 6, p99: 6, median: 1, spikes: 1 });
+    expect(drmasRun.agents!.solver!.gradNorm).toMatchObject({ median: 0.5, spikes: 1 });
+    // reward_std 0.2, 0.3, 0.4, 0.5, 0.6 over the five steps: mean 0.4
+    const means = drmasRun.agents!.solver!.means;
+    expect(Object.keys(means).sort()).toEqual(['grad_norm', 'reward_mean', 'reward_std']);
+    // agent grad_norm 0.5, 0.5, 0.5, 0.5, 3: mean 1
+    expect(means.grad_norm).toBeCloseTo(1, 12);
+    expect(means.reward_mean).toBeCloseTo(0.1, 12);
+    expect(means.reward_std).toBeCloseTo(0.4, 12);
+
+    const tables = renderTables(results, { reference: 'drmas', variants: ['drmas', 'grpo', 'rae'] });
+    const row = (name: string) => tables.main.split('\n').find((l) => l.startsWith(`| ${name} |`))!;
+    // grpo - drmas per seed: 0.04, 0.02, 0.07 (the hand-worked t-test above): +4.3 points, p 0.096
+    expect(row('grpo')).toContain('| +4.3 (p 0.096, n 3) |');
+    expect(row('grpo')).toContain('| 26.7 ± 2.5 | [20.4, 32.9] |');
+    expect(row('base:math')).toMatch(/^\| base:math \| step 0 \| 2 of 3 \| 20\.0 ± 0\.0 .*\| seed 2 not run \|$/);
+    expect(row('rae')).toBe('| rae | - | 0 of 3 | - | - | - | - | - | - | - | seed 1 failed; seeds 0, 2 not run |');
+    expect(tables.main.indexOf('| base:math')).toBeLessThan(tables.main.indexOf('| drmas'));
+    expect(tables.gradNorms).toContain('| drmas | group policy | 6.000 | 6.000 | 3 | - | - | - | - |');
+    expect(tables.gradNorms).toContain('| drmas | agent solver | 3.000 | 3.000 | 3 | 0.100 | 0.400 | - | - |');
+    expect(tables.gradNorms).not.toContain('| grpo | agent');
+    expect(tables.runs).toContain('| rae-seed1 | failed | 0.2 min | - | - | error OUT_OF_MEMORY (x): too big |');
+    expect(tables.runs).not.toContain('rae-seed0');
+  });
+});
