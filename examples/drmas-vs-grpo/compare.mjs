@@ -26,7 +26,7 @@ const out = path.relative(REPO_ROOT, path.resolve(values.out));
 const runs = planGrid({
   variants: estimators.map((name) => ({ name, set: [`algorithm.advantage=${name}`] })),
   settings: values.presets.split(',').map((name) => ({ name, config: `examples/drmas-vs-grpo/${name}.non-shared.json` })),
-  seeds: parseSeeds(values.seeds),
+  seeds: seedsOrExit(values.seeds),
   set: [...(values.steps ? [`trainer.steps=${values.steps}`] : []), `eval.tasks=${values.tasks}`, ...values.set],
   out,
 });
@@ -35,3 +35,13 @@ const results = runs.map(readRun);
 console.log(
   writeResults(path.resolve(REPO_ROOT, out), results, renderTables(results, { reference: 'drmas', variants: estimators }), commandLine()),
 );
+
+/** The seeds `--seeds` names, or a one-line message and exit 1 (no stack trace for a mistyped option). */
+function seedsOrExit(text) {
+  try {
+    return parseSeeds(text);
+  } catch (error) {
+    console.error(`${path.basename(process.argv[1])}: ${error.message}`);
+    process.exit(1);
+  }
+}

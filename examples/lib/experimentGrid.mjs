@@ -29,11 +29,16 @@ export const AGENT_METRICS = ['grad_norm', 'grad_norm_max', 'reward_mean', 'rewa
  * }} RunResult
  */
 
-/** `--seeds 3` (seeds 0, 1, 2) or `--seeds 0,1,2` (those seeds). */
+/** `--seeds 3` (seeds 0, 1, 2) or `--seeds 0,1,2` (those seeds; `--seeds 2,` is seed 2 alone). */
 export function parseSeeds(text) {
-  const seeds = text.includes(',') ? text.split(',').map(Number) : Array.from({ length: Number(text) }, (_, i) => i);
+  const seeds = text.includes(',')
+    ? text
+        .split(',')
+        .filter((part) => part.trim() !== '')
+        .map(Number)
+    : Array.from({ length: Number(text) }, (_, i) => i);
   if (seeds.length === 0 || seeds.some((s) => !Number.isInteger(s) || s < 0)) {
-    throw new Error(`--seeds ${text}: give a count (3) or a list of seeds (0,1,2)`);
+    throw new Error(`--seeds ${text}: give a count (3: seeds 0, 1, 2) or a list of seeds (0,1,2; one seed alone: 0,)`);
   }
   return seeds;
 }

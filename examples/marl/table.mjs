@@ -33,7 +33,7 @@ if (unknown.length) {
   console.error(`error: --learners ${unknown.join(', ')}: not a learner of the table\nhint: choose among ${LEARNERS.join(', ')}`);
   process.exit(1);
 }
-const seeds = parseSeeds(values.seeds);
+const seeds = seedsOrExit(values.seeds);
 // Paths relative to the repository root, where the runs start: the recorded commands then read the same anywhere.
 const out = path.relative(REPO_ROOT, path.resolve(values.out));
 const runs = planGrid({
@@ -57,4 +57,14 @@ if (!values['no-readme']) {
   const [start, end] = [readme.indexOf(MARKERS[0]), readme.indexOf(MARKERS[1])];
   if (start < 0 || end < start) throw new Error(`${README} has no ${MARKERS.join(' ... ')} section for the table`);
   writeFileSync(README, `${readme.slice(0, start + MARKERS[0].length)}\n\n${markdown}\n${readme.slice(end)}`);
+}
+
+/** The seeds `--seeds` names, or a one-line message and exit 1 (no stack trace for a mistyped option). */
+function seedsOrExit(text) {
+  try {
+    return parseSeeds(text);
+  } catch (error) {
+    console.error(`${path.basename(process.argv[1])}: ${error.message}`);
+    process.exit(1);
+  }
 }
