@@ -240,10 +240,19 @@ export class DecoderModel {
 }
 
 let variableCounter = 0;
-/** tfjs variable names are global to the engine; several models live in one process. */
+/**
+ * tfjs variable names are global to the engine, and several models live in one process, possibly made by two copies
+ * of this module (an in-process command loading the package by name beside one loaded from source): a name is free
+ * only if the engine has none of it.
+ */
 function uniqueVariableName(name: string): string {
-  variableCounter += 1;
-  return `drmas/${variableCounter}/${name}`;
+  const taken = tf.engine().registeredVariables;
+  let candidate: string;
+  do {
+    variableCounter += 1;
+    candidate = `drmas/${variableCounter}/${name}`;
+  } while (candidate in taken);
+  return candidate;
 }
 
 /** `x * cos + swap_halves(x) * sinSigned`, x `[batch, columns, heads, headDim]`. */
