@@ -117,6 +117,7 @@ export {
   readTaskRecords,
   recordPlaceText,
   datasetInvalid,
+  noTrainingTaskLeft,
   recordText,
   recordValue,
   type TaskFileError,

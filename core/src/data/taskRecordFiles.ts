@@ -33,6 +33,18 @@ export const datasetInvalid: TaskFileError = (problem, { place, hint, cause }) =
   return new DrmasError('DATASET_INVALID', at ? `${at}: ${problem}` : problem, { file: place.file, hint, cause });
 };
 
+/**
+ * DATASET_INVALID for a task file (at config `key`) whose records all went to the held-out split: nothing is left to
+ * train on.
+ */
+export function noTrainingTaskLeft(file: string, key: string): DrmasError {
+  return new DrmasError('DATASET_INVALID', `no training task is left in ${file} once the held-out tasks are set apart`, {
+    file,
+    key,
+    hint: 'lower env.testFraction, or mark fewer records "split": "test"',
+  });
+}
+
 function jsonLines(text: string, file: string, error: TaskFileError): TaskRecord[] {
   const records: TaskRecord[] = [];
   const lines = text.split(/\r?\n/);

@@ -116,6 +116,18 @@ describe('loadToolTasks', () => {
     expect(episode.observation()).toContain('<tool_response>7</tool_response>');
   });
 
+  test('a file whose every record is held out is DATASET_INVALID at env.tools.file', async () => {
+    const file = path.join(dir, 'all-test.jsonl');
+    writeFileSync(file, `${JSON.stringify({ question: 'q', answer: 'a', split: 'test' })}\n`);
+    const error = await new ToolEnvironment({ tools: { file } }).init().catch((e: unknown) => e);
+    expect(DrmasError.is(error) && { code: error.code, file: error.file, key: error.key, message: error.message }).toEqual({
+      code: 'DATASET_INVALID',
+      file,
+      key: 'env.tools.file',
+      message: `no training task is left in ${file} once the held-out tasks are set apart`,
+    });
+  });
+
   test('bad records name the file, the line and the field', async () => {
     const file = path.join(dir, 'bad.jsonl');
     writeFileSync(file, `${JSON.stringify({ question: 'q', answer: 'a' })}\n${JSON.stringify({ question: 'q2', files: { '/a': 1 } })}\n`);

@@ -1,4 +1,4 @@
-import { DrmasError, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
+import { noTrainingTaskLeft, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
 import { CodeSandboxes } from '../sandbox/CodeSandboxes.js';
 import type { CodeSandbox, SandboxLimits } from '../sandbox/CodeSandbox.js';
 import { CodeTaskPool } from '../tasks/CodeTaskPool.js';
@@ -86,12 +86,7 @@ export class CodeEnvironment implements Environment<CodeTask> {
         const held = new Set(split.test.map((t) => t.prompt.trim()));
         split.train = split.train.filter((t) => !held.has(t.prompt.trim()));
       }
-      if (split.train.length === 0)
-        throw new DrmasError('DATASET_INVALID', `no training task is left in ${code.file} once the held-out tasks are set apart`, {
-          file: code.file,
-          key: 'env.code.file',
-          hint: 'lower env.testFraction, or mark fewer records "split": "test"',
-        });
+      if (split.train.length === 0) throw noTrainingTaskLeft(code.file, 'env.code.file');
     } else {
       split = syntheticCodeTasks({ seed: s.seed, languages: code.languages, trainSize: code.trainSize, testSize: code.testSize });
     }

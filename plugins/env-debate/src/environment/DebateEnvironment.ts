@@ -1,4 +1,4 @@
-import { DrmasError, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
+import { noTrainingTaskLeft, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
 import { extractBoxedAnswer, mathAnswersEqual } from '@drmas/plugin-env-math';
 import { TRANSCRIPT_SUBMISSION } from '@drmas/plugin-orchestra';
 import { parseVerdict } from '../judge/parseVerdict.js';
@@ -169,12 +169,7 @@ export class DebateEnvironment implements Environment<DebateTask> {
         : splitDebateTasks(tasks, s.testFraction);
       const held = new Set(split.test.map((t) => t.question));
       split.train = split.train.filter((t) => !held.has(t.question));
-      if (split.train.length === 0)
-        throw new DrmasError('DATASET_INVALID', `no training task is left in ${debate.file} once the held-out tasks are set apart`, {
-          file: debate.file,
-          key: 'env.debate.file',
-          hint: 'lower env.testFraction, or mark fewer records "split": "test"',
-        });
+      if (split.train.length === 0) throw noTrainingTaskLeft(debate.file, 'env.debate.file');
     } else {
       split = syntheticDebateTasks({
         kind: debate.tasks,

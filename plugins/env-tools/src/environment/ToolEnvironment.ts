@@ -1,4 +1,4 @@
-import { DrmasError, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
+import { DrmasError, noTrainingTaskLeft, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
 import { CodeSandboxes, type CodeSandbox } from '@drmas/plugin-env-code';
 import { EpochSchedule } from '@drmas/plugin-env-math';
 import { Bm25Retriever, generateKnowledgeBase, type Retriever, type SearchDocument } from '@drmas/plugin-env-search';
@@ -70,12 +70,7 @@ export class ToolEnvironment implements Environment<ToolTask> {
     let split: { train: ToolTask[]; test: ToolTask[] };
     if (tools.file) {
       split = splitToolTasks(await loadToolTasks(tools.file), s.testFraction);
-      if (split.train.length === 0)
-        throw new DrmasError('DATASET_INVALID', `no training task is left in ${tools.file} once the held-out tasks are set apart`, {
-          file: tools.file,
-          key: 'env.tools.file',
-          hint: 'lower env.testFraction, or mark fewer records "split": "test"',
-        });
+      if (split.train.length === 0) throw noTrainingTaskLeft(tools.file, 'env.tools.file');
     } else {
       split = syntheticToolTasks({
         seed: s.seed,
