@@ -160,6 +160,30 @@ describe('experiment grid', () => {
     ]).toEqual(['finished', 'pending', 'changed', 'pending', 'finished', 'pending']);
   });
 
+  test("settings with their own configs: variants train on the setting's config, a base without one is evaluated on it", () => {
+    const runs = planGrid({
+      variants: [
+        { name: 'drmas', set: ['algorithm.advantage=drmas'], base: 'base' },
+        { name: 'grpo', set: ['algorithm.advantage=grpo'], base: 'base' },
+      ],
+      settings: [
+        { name: 'math.shared', config: 'examples/drmas-vs-grpo/math.shared.json' },
+        { name: 'math.non-shared', config: 'examples/drmas-vs-grpo/math.non-shared.json' },
+      ],
+      bases: { base: {} },
+      seeds: [0],
+      out: project.dir,
+    });
+    expect(runs.map((r) => [path.basename(r.runDir), r.args[0], r.args[2]])).toEqual([
+      ['math.shared-drmas-seed0', 'train', 'examples/drmas-vs-grpo/math.shared.json'],
+      ['math.shared-grpo-seed0', 'train', 'examples/drmas-vs-grpo/math.shared.json'],
+      ['math.shared-base-base-seed0', 'eval', 'examples/drmas-vs-grpo/math.shared.json'],
+      ['math.non-shared-drmas-seed0', 'train', 'examples/drmas-vs-grpo/math.non-shared.json'],
+      ['math.non-shared-grpo-seed0', 'train', 'examples/drmas-vs-grpo/math.non-shared.json'],
+      ['math.non-shared-base-base-seed0', 'eval', 'examples/drmas-vs-grpo/math.non-shared.json'],
+    ]);
+  });
+
   test('a run recorded with other arguments stops the grid before anything trains', async () => {
     const runs = plan();
     writeRun(project, 'drmas-seed2', { avg: 0.3, pass: 0.6, gradNorms: [1, 1, 1] });

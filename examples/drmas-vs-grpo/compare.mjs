@@ -1,47 +1,71 @@
 #!/usr/bin/env node
-// Dr. MAS vs GRPO at our scale: both estimators on the math and search presets, one model per agent (non-shared),
-// several seeds, the same budget, on the experiment grid of examples/lib. Writes results.json and table.md into --out:
-// avg@16 and pass@16 per estimator (mean ± sd, 95% CI, paired t-test against drmas), gradient-norm p99 and spikes per
-// worker group and per agent. Usage (after `npm run build`): node examples/drmas-vs-grpo/compare.mjs [--seeds 3 | 0,1,2]
-// [--steps 20] [--presets math,search] [--tasks 32] [--jobs 1] (runs at a time) [--set key=value ...] (extra settings
-// for every run, e.g. rollout.promptsPerStep=4) [--out runs/drmas-vs-grpo] [--report-only] (render, train nothing)
+// Dr. MAS's claim at our scale (issue 25): drmas, grpo and Dr. MAS's two halves on their own (per-agent statistics
+// only; per-turn averaging only) in the settings of this folder (math and M-ASK, shared and one model per agent),
+// several seeds, one budget, each setting's base evaluated once per seed, on the experiment grid of examples/lib.
+// Writes results.json and table.md into --out: avg@16 and pass@16 per variant (mean ± sd, 95% CI, paired t-test
+// against drmas), gradient-norm p99, max and spikes per worker group and per agent, the agents' reward statistics and
+// inflations (trainer.agentDiagnostics). Usage (after `npm run build`):
+//   node examples/drmas-vs-grpo/compare.mjs [--settings math.shared,math.non-shared] [--variants drmas,grpo,...]
+//     [--seeds 5 | 0,1,2] [--steps 60] [--tasks 64] [--jobs 1] [--set key=value ...] [--out DIR] [--report-only]
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { commandLine, parseSeeds, planGrid, readRun, renderTables, REPO_ROOT, runGrid, writeResults } from '../lib/experimentGrid.mjs';
 
+/** Each variant's settings: the group key (which rows share a baseline) and the averaging unit (what one sample is). */
+const VARIANTS = {
+  drmas: ['algorithm.advantage=drmas'],
+  grpo: ['algorithm.advantage=grpo'],
+  'per-agent-statistics-only': ['algorithm.advantage=grpo', 'algorithm.groupKey=prompt_agent', 'algorithm.statisticsUnit=trajectory'],
+  'per-turn-averaging-only': ['algorithm.advantage=grpo', 'algorithm.groupKey=prompt', 'algorithm.statisticsUnit=turn'],
+};
+const HERE = path.join(REPO_ROOT, 'examples', 'drmas-vs-grpo');
+
 const { values } = parseArgs({
   options: {
-    seeds: { type: 'string', default: '3' },
-    steps: { type: 'string' },
-    presets: { type: 'string', default: 'math,search' },
-    tasks: { type: 'string', default: '32' },
+    settings: { type: 'string', default: 'math.shared,math.non-shared' },
+    variants: { type: 'string', default: Object.keys(VARIANTS).join(',') },
+    seeds: { type: 'string', default: '5' },
+    steps: { type: 'string', default: '60' },
+    tasks: { type: 'string', default: '64' },
     jobs: { type: 'string', default: '1' },
     set: { type: 'string', multiple: true, default: [] },
     out: { type: 'string', default: path.join(REPO_ROOT, 'runs', 'drmas-vs-grpo') },
     'report-only': { type: 'boolean', default: false },
   },
 });
-const estimators = ['drmas', 'grpo'];
+const variants = values.variants.split(',');
+const unknownVariant = variants.find((v) => !(v in VARIANTS));
+if (unknownVariant) exit(`--variants ${unknownVariant}: not a variant\nhint: choose among ${Object.keys(VARIANTS).join(', ')}`);
+const settings = values.settings.split(',').map((name) => ({ name, config: `examples/drmas-vs-grpo/${name}.json` }));
+const missing = settings.find((s) => !existsSync(path.join(REPO_ROOT, s.config)));
+if (missing)
+  exit(
+    `--settings ${missing.name}: no ${missing.config}\nhint: a setting is a config file of examples/drmas-vs-grpo without its .json (${HERE})`,
+  );
+const seeds = (() => {
+  try {
+    return parseSeeds(values.seeds);
+  } catch (error) {
+    return exit(error.message);
+  }
+})();
+
 const out = path.relative(REPO_ROOT, path.resolve(values.out));
 const runs = planGrid({
-  variants: estimators.map((name) => ({ name, set: [`algorithm.advantage=${name}`] })),
-  settings: values.presets.split(',').map((name) => ({ name, config: `examples/drmas-vs-grpo/${name}.non-shared.json` })),
-  seeds: seedsOrExit(values.seeds),
-  set: [...(values.steps ? [`trainer.steps=${values.steps}`] : []), `eval.tasks=${values.tasks}`, ...values.set],
+  variants: variants.map((name) => ({ name, set: VARIANTS[name], base: 'base' })),
+  settings,
+  bases: { base: {} },
+  seeds,
+  set: [`trainer.steps=${values.steps}`, `eval.tasks=${values.tasks}`, ...values.set],
   out,
 });
 if (!values['report-only']) await runGrid(runs, { jobs: Number(values.jobs) });
 const results = runs.map(readRun);
-console.log(
-  writeResults(path.resolve(REPO_ROOT, out), results, renderTables(results, { reference: 'drmas', variants: estimators }), commandLine()),
-);
+console.log(writeResults(path.resolve(REPO_ROOT, out), results, renderTables(results, { reference: 'drmas', variants }), commandLine()));
 
-/** The seeds `--seeds` names, or a one-line message and exit 1 (no stack trace for a mistyped option). */
-function seedsOrExit(text) {
-  try {
-    return parseSeeds(text);
-  } catch (error) {
-    console.error(`${path.basename(process.argv[1])}: ${error.message}`);
-    process.exit(1);
-  }
+/** A one-line message and exit 1: no stack trace for a mistyped option. */
+function exit(message) {
+  console.error(`${path.basename(process.argv[1])}: ${message}`);
+  process.exit(1);
 }

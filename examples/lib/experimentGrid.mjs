@@ -58,9 +58,10 @@ function dirName(...parts) {
 /**
  * The grid's runs. `variants`: { name, config?, set?, base? } (`base` names an entry of `bases`); `settings`:
  * { name, config?, set? }, one unnamed setting when left out (a variant's config wins over its setting's); `bases`:
- * name -> { config, set? }, evaluated with `drmas eval` once per setting and seed; `set`: settings for every run.
+ * name -> { config?, set? }, evaluated with `drmas eval` once per setting and seed (without a config, the setting's);
+ * `set`: settings for every run.
  * Each run is { kind: 'train' | 'base', variant, setting, seed, runDir, args } with args for core/bin/drmas.js.
- * @param {{ variants: GridVariant[], settings?: GridSetting[], bases?: Record<string, { config: string, set?: string[] }>,
+ * @param {{ variants: GridVariant[], settings?: GridSetting[], bases?: Record<string, { config?: string, set?: string[] }>,
  *   seeds: number[], set?: string[], out: string }} grid
  * @returns {GridRun[]}
  */
@@ -109,7 +110,7 @@ export function planGrid({ variants, settings = [{ name: '' }], bases = {}, seed
           setting: setting.name,
           seed,
           runDir,
-          args: ['eval', '--config', base.config, '--run-dir', runDir, ...setArgs(settingsList)],
+          args: ['eval', '--config', base.config ?? setting.config, '--run-dir', runDir, ...setArgs(settingsList)],
         });
       }
     }
