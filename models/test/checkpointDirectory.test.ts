@@ -152,6 +152,18 @@ test('a folder without weights or config is a clear error', async () => {
   await expect(loadCheckpoint(dir)).rejects.toThrow(/no model\.safetensors.*pytorch_model\.bin is not supported/);
 });
 
+test('a LoRA checkpoint (no tensors, the adapter as extra files) writes no weights file, and opening it as a model says what it is', async () => {
+  const dir = join(root, 'lora');
+  await saveCheckpoint(dir, { config, tensors: new Map(), extraFiles: { 'adapter_config.json': '{}', 'adapter_model.safetensors': '' } });
+  expect((await readdir(dir)).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'config.json']);
+  for (const open of [() => CheckpointReader.open(dir), () => loadCheckpoint(dir)])
+    await expect(open()).rejects.toMatchObject({
+      file: dir,
+      message: 'is a LoRA adapter folder (adapter_config.json) without base weights',
+      hint: expect.stringMatching(/drmas export --merge-lora/),
+    });
+});
+
 test('extra file names cannot escape the checkpoint folder', async () => {
   await expect(saveCheckpoint(join(root, 'c'), { config, tensors: tensors(), extraFiles: { '../evil.txt': 'x' } })).rejects.toThrow(
     /"\.\.\/evil\.txt" points outside/,

@@ -5,6 +5,7 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
+import { noWeightsError } from './checkpointDirectory.js';
 import { CheckpointError, SafetensorsError } from './errors.js';
 import { SafetensorsReader, type CheckpointTensor, type SafetensorsEntry } from './safetensors.js';
 import { readSafetensorsIndex, SAFETENSORS_FILE, SAFETENSORS_INDEX_FILE } from './shardedSafetensors.js';
@@ -49,7 +50,7 @@ export class CheckpointReader {
         readers.set(SAFETENSORS_FILE, reader);
         for (const name of reader.names) location.set(name, reader);
       } else {
-        throw new CheckpointError(dir, `no ${SAFETENSORS_FILE} or ${SAFETENSORS_INDEX_FILE}`);
+        throw await noWeightsError(dir);
       }
     } catch (err) {
       for (const reader of readers.values()) await reader.close();

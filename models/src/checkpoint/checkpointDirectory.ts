@@ -7,8 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, copyFile, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { ADAPTER_CONFIG_FILE } from '../lora/loraAdapter.js';
 import { CheckpointError, TensorShapeError } from './errors.js';
-import { readSafetensors, type CheckpointTensor, type TensorMapInput, type WritableDtype } from './safetensors.js';
+import { readSafetensors, tensorEntries, type CheckpointTensor, type TensorMapInput, type WritableDtype } from './safetensors.js';
 import { readShardedSafetensors, SAFETENSORS_FILE, SAFETENSORS_INDEX_FILE, writeShardedSafetensors } from './shardedSafetensors.js';
 
 export const CONFIG_FILE = 'config.json';
@@ -119,12 +120,7 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
   } else if (await exists(join(path, SAFETENSORS_FILE))) {
     tensors = (await readSafetensors(join(path, SAFETENSORS_FILE), options)).tensors;
   } else {
-    const hasBin = (await exists(join(path, 'pytorch_model.bin'))) || (await exists(join(path, 'pytorch_model.bin.index.json')));
-    throw new CheckpointError(
-      path,
-      `no ${SAFETENSORS_FILE} or ${SAFETENSORS_INDEX_FILE}` +
-        (hasBin ? '; pytorch_model.bin is not supported, re-save the model with safe_serialization=True' : ''),
-    );
+    throw await noWeightsError(path);
   }
 
   const result: LoadedCheckpoint = { dir: path, config, tensors };
@@ -181,10 +177,12 @@ async function writeContents(tmp: string, contents: CheckpointContents): Promise
   if (contents.generationConfig !== undefined) {
     await writeFile(join(tmp, GENERATION_CONFIG_FILE), JSON.stringify(contents.generationConfig, null, 2) + '\n');
   }
-  await writeShardedSafetensors(tmp, contents.tensors, {
-    dtype: contents.dtype ?? 'F32',
-    maxShardSize: contents.maxShardSize ?? Number.POSITIVE_INFINITY,
-  });
+  // A LoRA group's checkpoint has no weights of its own (its base stays where it was loaded from): no empty weights file.
+  if (tensorEntries(contents.tensors).length > 0)
+    await writeShardedSafetensors(tmp, contents.tensors, {
+      dtype: contents.dtype ?? 'F32',
+      maxShardSize: contents.maxShardSize ?? Number.POSITIVE_INFINITY,
+    });
   if (contents.tokenizer !== undefined) {
     await contents.tokenizer.save(tmp);
   } else if (contents.tokenizerDir !== undefined) {
@@ -250,6 +248,26 @@ export async function saveCheckpoint(dir: string, contents: CheckpointContents):
   }
   await fsyncPath(parent);
   if (replacing) await rm(old, { recursive: true, force: true });
+}
+
+/**
+ * The error for a folder without safetensors weights, saying what it holds instead: PyTorch pickles (not supported),
+ * or a LoRA adapter (a LoRA agent's checkpoint, whose base stays where it was loaded from).
+ */
+export async function noWeightsError(dir: string): Promise<CheckpointError> {
+  if (await exists(join(dir, ADAPTER_CONFIG_FILE))) {
+    return new CheckpointError(
+      dir,
+      `is a LoRA adapter folder (${ADAPTER_CONFIG_FILE}) without base weights`,
+      `merge it into its base as a model folder: drmas export --merge-lora ${dir} --out DIR (or continue the run with --resume)`,
+    );
+  }
+  const hasBin = (await exists(join(dir, 'pytorch_model.bin'))) || (await exists(join(dir, 'pytorch_model.bin.index.json')));
+  return new CheckpointError(
+    dir,
+    `no ${SAFETENSORS_FILE} or ${SAFETENSORS_INDEX_FILE}` +
+      (hasBin ? '; pytorch_model.bin is not supported, re-save the model with safe_serialization=True' : ''),
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { cpSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseModelConfig, readSafetensorsHeader } from '@drmas/models';
 import { describeSlow } from '../../../test/support/describeSlow.js';
@@ -38,6 +38,8 @@ describeSlow('the math preset with LoRA agents on onnx', () => {
     const config = parseModelConfig(
       JSON.parse(readFileSync(path.join(checkpoint, 'policy@verifier', 'config.json'), 'utf8')) as Record<string, unknown>,
     );
+    // The frozen base stays where it was loaded from: no weights file of its own beside the adapter.
+    expect(existsSync(path.join(checkpoint, 'policy@verifier', 'model.safetensors'))).toBe(false);
     const header = await readSafetensorsHeader(path.join(checkpoint, 'policy@verifier', 'adapter_model.safetensors'));
     const expected: string[] = [];
     for (let layer = 0; layer < config.numLayers; layer++) {
