@@ -486,11 +486,22 @@ export class OnnxPolicyBackend implements PolicyBackend {
   private async loadAdapter(dir: string, options: { optimizer?: boolean }): Promise<void> {
     const { settings, tensors } = await loadLoraAdapter(dir, this.configRef);
     const own = this.options.lora!.settings;
-    if (JSON.stringify(settings) !== JSON.stringify({ ...own, targetModules: [...own.targetModules] })) {
-      throw new DrmasError('CHECKPOINT_INVALID', `the LoRA adapter in ${dir} was saved with other settings than this agent's lora`, {
-        file: dir,
-        hint: `saved r=${settings.rank}, lora_alpha=${settings.alpha}, target_modules=${settings.targetModules.join(',')}; resume with the same lora settings`,
-      });
+    const same =
+      settings.rank === own.rank &&
+      settings.alpha === own.alpha &&
+      settings.dropout === own.dropout &&
+      settings.targetModules.join() === own.targetModules.join();
+    if (!same) {
+      const text = (s: LoraSettings) =>
+        `r=${s.rank}, lora_alpha=${s.alpha}, lora_dropout=${s.dropout}, target_modules=${s.targetModules.join(',')}`;
+      throw new DrmasError(
+        'CHECKPOINT_INVALID',
+        `this LoRA adapter was saved with other settings (${text(settings)}) than this agent's lora (${text(own)})`,
+        {
+          file: dir,
+          hint: "give the agent's lora the adapter's settings",
+        },
+      );
     }
     for (const [name, t] of tensors) this.adapter!.get(name)!.data.set(t.data);
     const hasState = await hasAdamWState(dir);

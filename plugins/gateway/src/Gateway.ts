@@ -95,17 +95,18 @@ async function openUnusedModel(kernel: Kernel, id: string, run: RunContext): Pro
 }
 
 /**
- * A LoRA agent's engine starts from PEFT's init (B = 0: the base model) and no key loads a trained adapter into it, so
- * a gateway would serve the base under the agent's name; a trained adapter is served merged, as a model of its own.
+ * A LoRA agent's engine starts from PEFT's init (B = 0: the base model) unless `agents.<role>.lora.adapter` names a
+ * trained adapter, so without one a gateway would serve the base under the agent's name.
  */
 function refuseLoraAgents(kernel: Kernel): void {
-  const lora = planWorkerGroups(kernel.config).find((plan) => plan.lora);
+  const lora = planWorkerGroups(kernel.config).find((plan) => plan.lora && !plan.lora.adapter);
   if (!lora) return;
   const agent = lora.agents[0]!;
   throw new DrmasError('CONFIG_INVALID', `drmas gateway would serve agent "${agent}"'s LoRA adapter untrained (the base model)`, {
     key: `agents.${agent}.lora`,
     hint:
-      `merge the trained adapter (drmas export --merge-lora <run>/checkpoints/step-N --role ${agent} --out DIR) and serve DIR as ` +
-      `models.${lora.model}.model, without agents.${agent}.lora`,
+      `name the trained adapter in agents.${agent}.lora.adapter (<run>/checkpoints/step-N/${lora.model}@${agent}), or merge it ` +
+      `(drmas export --merge-lora <run>/checkpoints/step-N --role ${agent} --out DIR) and serve DIR as models.${lora.model}.model, ` +
+      `without agents.${agent}.lora`,
   });
 }

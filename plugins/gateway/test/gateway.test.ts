@@ -2,10 +2,22 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import OpenAI from 'openai';
 import { generateText, streamText } from 'ai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { createKernel, scoreSequences, WorkerGroups, type Kernel, type PolicyBackend, type TextCodec } from '@drmas/core';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  createKernel,
+  scoreSequences,
+  WorkerGroups,
+  type Kernel,
+  type LoraSettings,
+  type PolicyBackend,
+  type TextCodec,
+} from '@drmas/core';
+import { initLoraAdapter, loraAdapterFiles, parseModelConfig, SeededRandom } from '@drmas/models';
 import { Gateway, GatewayServer, MicroBatcher, ServedModels, type CapturedTurn } from '../src/index.js';
 import { runCli } from '../../../test/support/cliRunner.js';
 import { describeSlow } from '../../../test/support/describeSlow.js';
+import { TempProject } from '../../../test/support/tempProject.js';
 
 // The math preset's base checkpoint (a 1.6M-parameter Qwen2 with a tokenizer and a ChatML template), served for the
 // agents `solver` and `verifier` on the model `policy`, over loopback to the real clients.
@@ -403,14 +415,79 @@ describe('drmas gateway', () => {
     expect(idle.stderr).toContain('(--session-idle-s)');
   });
 
-  test('a LoRA agent is refused before anything loads, naming its lora key and drmas export --merge-lora', async () => {
+  test('a LoRA agent without a trained adapter is refused before anything loads, naming its lora key, lora.adapter and drmas export --merge-lora', async () => {
     const result = await runCli(['gateway', '--config', 'plugins/gateway/test/fixtures/gateway-lora.config.json', '--port', '0']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
       `error CONFIG_INVALID (agents.solver.lora): drmas gateway would serve agent "solver"'s LoRA adapter untrained`,
     );
     expect(result.stderr).toContain('drmas export --merge-lora');
+    expect(result.stderr).toContain('agents.solver.lora.adapter (<run>/checkpoints/step-N/policy@solver)');
     expect(result.stderr).not.toContain('LoRA r=4');
+  });
+});
+
+describe('a LoRA agent with a trained adapter (agents.<role>.lora.adapter)', () => {
+  const project = new TempProject('gateway-lora');
+  afterAll(() => project.dispose());
+
+  test('is served with its adapter: the log-probs are those of the adapter merged into the base, not the base', async () => {
+    // A trained adapter: PEFT's layout, B random (PEFT's zero B would serve the base), beside the base's config and tokenizer.
+    const settings: LoraSettings = { rank: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj'] };
+    const configJson = JSON.parse(readFileSync(path.join(BASE, 'config.json'), 'utf8')) as Record<string, unknown>;
+    const adapter = initLoraAdapter(parseModelConfig(configJson), settings, new SeededRandom(3));
+    const rng = new SeededRandom(4);
+    for (const [name, t] of adapter)
+      if (name.endsWith('lora_B.weight')) for (let i = 0; i < t.data.length; i++) t.data[i] = rng.normal() * 0.2;
+    const folder = project.path('adapter');
+    for (const [file, data] of Object.entries(loraAdapterFiles(folder, settings, adapter))) {
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, data);
+    }
+    for (const file of ['config.json', 'tokenizer.json', 'tokenizer_config.json'])
+      copyFileSync(path.join(BASE, file), path.join(folder, file));
+    const merged = project.path('merged');
+    expect((await runCli(['export', '--merge-lora', folder, '--base', BASE, '--out', merged])).code).toBe(0);
+
+    const { kernel: loraKernel } = await createKernel({
+      cwd: process.cwd(),
+      configPath: 'plugins/gateway/test/fixtures/gateway-lora.config.json',
+      overrides: [`agents.solver.lora.adapter=${folder}`],
+    });
+    const served = await Gateway.open(loraKernel, { host: '127.0.0.1', port: 0, windowMs: WINDOW_MS, maxBatch: 8, log: () => undefined });
+    try {
+      const answer = (await new OpenAI({ baseURL: `${served.url}/v1`, apiKey: 'unused', maxRetries: 0 }).completions.create({
+        model: 'solver',
+        prompt: 'Solve: 3+4',
+        max_tokens: 8,
+        seed: 5,
+        logprobs: 0,
+        ...({ return_token_ids: true } as object),
+      })) as OpenAI.Completions.Completion & { choices: Array<{ prompt_token_ids: number[]; token_ids: number[] }> };
+      const choice = answer.choices[0]!;
+      const ids = [...choice.prompt_token_ids, ...choice.token_ids];
+      const scoreOn = async (model: string) => {
+        const args = [
+          'score',
+          '--model',
+          model,
+          '--ids',
+          ids.join(','),
+          '--prompt-length',
+          String(choice.prompt_token_ids.length),
+          '--json',
+        ];
+        const scored = await runCli(args);
+        expect(scored.code).toBe(0);
+        return (JSON.parse(scored.stdout) as { logprobs: number[] }).logprobs.slice(choice.prompt_token_ids.length);
+      };
+      const logprobs = choice.logprobs!.token_logprobs!;
+      const [withAdapter, base] = [await scoreOn(merged), await scoreOn(BASE)];
+      logprobs.forEach((lp, i) => expect(Math.abs(lp - withAdapter[i]!)).toBeLessThan(1e-4));
+      expect(Math.max(...logprobs.map((lp, i) => Math.abs(lp - base[i]!)))).toBeGreaterThan(1e-2);
+    } finally {
+      await served.close();
+    }
   });
 });
 

@@ -103,7 +103,7 @@ export class TrainerPlugin implements Plugin {
     }),
     critic: criticSection,
   };
-  readonly configPaths = ['critic.model'];
+  readonly configPaths = ['critic.model', 'agents.*.lora.adapter'];
   private readonly critics = new Critics();
   private stepStarted = 0;
   /** The step whose checkpoint is due; written once that step's metrics line is out (next beforeStep or shutdown). */

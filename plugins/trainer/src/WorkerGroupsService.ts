@@ -111,7 +111,8 @@ export class WorkerGroupsService implements WorkerGroups {
       if (plan.lora) {
         const agent = plan.agents[0]!;
         const seed = this.config.trainer.seed * 1_000 + Object.keys(this.config.agents).indexOf(agent);
-        settings.lora = { ...plan.lora, agent, seed } satisfies LoraEngineSettings;
+        const { adapter: _from, ...lora } = plan.lora;
+        settings.lora = { ...lora, agent, seed } satisfies LoraEngineSettings;
       }
       const make = async (name: string, key: string) =>
         (await availableFactory(this.roles, name, key)).create({ modelId: plan.model, settings, run });
@@ -147,6 +148,7 @@ export class WorkerGroupsService implements WorkerGroups {
       }
       if (options.samplingOnly) {
         const engine = await make(rolloutName ?? trainerName, rolloutName ? rolloutKey : backendKey);
+        if (plan.lora?.adapter) await startFromAdapter(engine, plan.lora.adapter, plan.agents[0]!);
         this.add({
           id: plan.id,
           agents: plan.agents,
@@ -167,6 +169,7 @@ export class WorkerGroupsService implements WorkerGroups {
         trainer.dispose();
         throw error;
       }
+      if (plan.lora?.adapter) await startFromAdapter(trainer, plan.lora.adapter, plan.agents[0]!);
       let rollout = trainer;
       if (rolloutName && rolloutName !== trainerName) {
         rollout = await make(rolloutName, rolloutKey);
@@ -261,5 +264,15 @@ export class WorkerGroupsService implements WorkerGroups {
     }
     this.groups = [];
     this.byAgent.clear();
+  }
+}
+
+/** `agents.<role>.lora.adapter`: the engine's adapter starts as the saved one (its optimizer afresh). */
+async function startFromAdapter(engine: PolicyBackend, dir: string, agent: string): Promise<void> {
+  try {
+    await engine.load(dir, { optimizer: false });
+  } catch (error) {
+    engine.dispose();
+    throw DrmasError.is(error) ? error.at(`agents.${agent}.lora.adapter`) : error;
   }
 }

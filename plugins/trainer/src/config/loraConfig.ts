@@ -27,6 +27,11 @@ export const loraSection = z.strictObject({
       });
     })
     .transform((modules) => [...new Set(modules)] as LoraTargetModule[]),
+  /**
+   * A saved adapter to start from instead of PEFT's init (B = 0): a LoRA run's `checkpoints/step-NNNNNN/<model>@<role>`
+   * folder or PEFT's `save_pretrained` output, with these settings; the optimizer starts afresh.
+   */
+  adapter: z.string().min(1).optional(),
 });
 
 export type LoraSection = z.output<typeof loraSection>;
