@@ -46,6 +46,31 @@ function chatPromptIds(content: string): number[] {
   return codec.encode(codec.applyChatTemplate!([{ role: 'user', content }], { addGenerationPrompt: true }), { addSpecialTokens: false });
 }
 
+/**
+ * A completion of 'Solve: 3+4' at temperature 1 with its log-probs, and the same tokens' log-probs by `drmas score` on
+ * `models` (model folders): the served figures and each model's.
+ */
+async function servedAndScored(openai: OpenAI, model: string, maxTokens: number, models: string[]) {
+  const answer = (await openai.completions.create({
+    model,
+    prompt: 'Solve: 3+4',
+    max_tokens: maxTokens,
+    seed: 5,
+    logprobs: 0,
+    ...({ return_token_ids: true } as object),
+  })) as OpenAI.Completions.Completion & { choices: Array<{ prompt_token_ids: number[]; token_ids: number[] }> };
+  const choice = answer.choices[0]!;
+  const promptLength = choice.prompt_token_ids.length;
+  const ids = [...choice.prompt_token_ids, ...choice.token_ids].join(',');
+  const scored: number[][] = [];
+  for (const folder of models) {
+    const result = await runCli(['score', '--model', folder, '--ids', ids, '--prompt-length', String(promptLength), '--json']);
+    expect(result.code).toBe(0);
+    scored.push((JSON.parse(result.stdout) as { logprobs: number[] }).logprobs.slice(promptLength));
+  }
+  return { served: choice.logprobs!.token_logprobs!, tokens: choice.token_ids.length, scored };
+}
+
 /** What the engine samples for one prompt alone at a seed: the reference every served answer is held to. */
 async function direct(promptIds: number[], seed: number, maxNewTokens: number, stopStrings?: string[]) {
   const result = await engine.generate({ prompts: [promptIds], seed, maxNewTokens, temperature: 1, topP: 1, stopStrings });
@@ -115,31 +140,9 @@ describe('the openai client over loopback', () => {
   });
 
   test("the served log-probs are `drmas score`'s for the same tokens (temperature 1)", async () => {
-    const answer = (await client.completions.create({
-      model: 'policy',
-      prompt: 'Solve: 3+4',
-      max_tokens: 12,
-      seed: 5,
-      logprobs: 0,
-      ...({ return_token_ids: true } as object),
-    })) as OpenAI.Completions.Completion & { choices: Array<{ prompt_token_ids: number[]; token_ids: number[] }> };
-    const choice = answer.choices[0]!;
-    const ids = [...choice.prompt_token_ids, ...choice.token_ids];
-    const scored = await runCli([
-      'score',
-      '--model',
-      BASE,
-      '--ids',
-      ids.join(','),
-      '--prompt-length',
-      String(choice.prompt_token_ids.length),
-      '--json',
-    ]);
-    expect(scored.code).toBe(0);
-    const { logprobs } = JSON.parse(scored.stdout) as { logprobs: Array<number | null> };
-    const served = answer.choices[0]!.logprobs!.token_logprobs!;
-    expect(served).toHaveLength(choice.token_ids.length);
-    served.forEach((lp, i) => expect(Math.abs(lp - logprobs[choice.prompt_token_ids.length + i]!)).toBeLessThan(1e-4));
+    const { served, tokens, scored } = await servedAndScored(client, 'policy', 12, [BASE]);
+    expect(served).toHaveLength(tokens);
+    served.forEach((lp, i) => expect(Math.abs(lp - scored[0]![i]!)).toBeLessThan(1e-4));
   });
 
   test("top_logprobs: each step's most likely tokens at the sampling temperature, valued as teacher-forced scoring values them", async () => {
@@ -456,33 +459,9 @@ describe('a LoRA agent with a trained adapter (agents.<role>.lora.adapter)', () 
     });
     const served = await Gateway.open(loraKernel, { host: '127.0.0.1', port: 0, windowMs: WINDOW_MS, maxBatch: 8, log: () => undefined });
     try {
-      const answer = (await new OpenAI({ baseURL: `${served.url}/v1`, apiKey: 'unused', maxRetries: 0 }).completions.create({
-        model: 'solver',
-        prompt: 'Solve: 3+4',
-        max_tokens: 8,
-        seed: 5,
-        logprobs: 0,
-        ...({ return_token_ids: true } as object),
-      })) as OpenAI.Completions.Completion & { choices: Array<{ prompt_token_ids: number[]; token_ids: number[] }> };
-      const choice = answer.choices[0]!;
-      const ids = [...choice.prompt_token_ids, ...choice.token_ids];
-      const scoreOn = async (model: string) => {
-        const args = [
-          'score',
-          '--model',
-          model,
-          '--ids',
-          ids.join(','),
-          '--prompt-length',
-          String(choice.prompt_token_ids.length),
-          '--json',
-        ];
-        const scored = await runCli(args);
-        expect(scored.code).toBe(0);
-        return (JSON.parse(scored.stdout) as { logprobs: number[] }).logprobs.slice(choice.prompt_token_ids.length);
-      };
-      const logprobs = choice.logprobs!.token_logprobs!;
-      const [withAdapter, base] = [await scoreOn(merged), await scoreOn(BASE)];
+      const openai = new OpenAI({ baseURL: `${served.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+      const { served: logprobs, scored } = await servedAndScored(openai, 'solver', 8, [merged, BASE]);
+      const [withAdapter, base] = scored as [number[], number[]];
       logprobs.forEach((lp, i) => expect(Math.abs(lp - withAdapter[i]!)).toBeLessThan(1e-4));
       expect(Math.max(...logprobs.map((lp, i) => Math.abs(lp - base[i]!)))).toBeGreaterThan(1e-2);
     } finally {
