@@ -160,6 +160,11 @@ export interface PolicyBackend {
   readonly maxPositions?: number;
   /** The model's tokenizer, when its checkpoint has one. */
   readonly tokenizer?: TextCodec | undefined;
+  /**
+   * Whether `update` honours `rowAgents` (reports `agentGradNorms`) and `measureOnly` (applies nothing, optimizer
+   * moments included): what `trainer.agentDiagnostics` needs, and is refused without.
+   */
+  readonly measuresAgentGradients?: boolean;
   generate(request: GenerateRequest): Promise<GenerateResult>;
   score(request: ScoreRequest): Promise<ScoreResult>;
   update(request: UpdateRequest): Promise<UpdateResult>;

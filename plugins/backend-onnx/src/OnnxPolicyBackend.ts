@@ -94,6 +94,7 @@ interface OnnxTrainingSnapshot extends TrainingSnapshot {
 export class OnnxPolicyBackend implements PolicyBackend {
   readonly name: string;
   readonly runtime: string;
+  readonly measuresAgentGradients = true;
   readonly provider: ResolvedProvider;
   private configRef: DecoderConfig;
   /** Hugging Face tensors (what `exportWeights` and `save` give). */

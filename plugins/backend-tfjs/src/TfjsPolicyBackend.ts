@@ -57,6 +57,7 @@ export class BackendDisposedError extends Error {
 export class TfjsPolicyBackend implements PolicyBackend {
   readonly name: string;
   readonly runtime: string;
+  readonly measuresAgentGradients = true;
   private modelRef: DecoderModel;
   private trainerRef: PolicyTrainer;
   private tokenizerRef: Tokenizer | undefined;

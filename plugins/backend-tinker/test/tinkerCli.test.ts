@@ -106,6 +106,25 @@ describeSlow('drmas train on examples/math/tinker.json against drmas tinker-serv
         .map((line) => (JSON.parse(line) as { step: number }).step);
       expect(steps).toEqual([1, 2, 3]);
       expect(existsSync(project.path('run', 'checkpoints', 'step-000003', 'policy', 'tinker.json'))).toBe(true);
+
+      // The server computes one gradient and applies every step it is sent: no per-agent norms, no measuring pass.
+      const diagnosed = runBin(
+        [
+          'train',
+          '--config',
+          'examples/math/tinker.json',
+          '--set',
+          `models.policy.tinker.baseUrl=${url}`,
+          ...quiet,
+          '--set',
+          'trainer.agentDiagnostics=true',
+          '--run-dir',
+          project.path('diagnosed'),
+        ],
+        undefined,
+        300_000,
+      );
+      expect(diagnosed.stderr).toContain('cannot split its gradient by agent');
     } finally {
       server.child.kill('SIGTERM');
     }

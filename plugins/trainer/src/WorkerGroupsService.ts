@@ -67,6 +67,16 @@ function checkRollback(modelId: string, backend: PolicyBackend, guard: SpikeGuar
   );
 }
 
+/** `trainer.agentDiagnostics` measures with updates that apply nothing: an engine that cannot is refused before it trains. */
+function checkAgentDiagnostics(modelId: string, backend: PolicyBackend, on: boolean): void {
+  if (!on || backend.measuresAgentGradients) return;
+  throw new DrmasError(
+    'CONFIG_INVALID',
+    `the ${backend.name} engine of model "${modelId}" cannot split its gradient by agent or compute one without applying it`,
+    { key: 'trainer.agentDiagnostics', hint: 'turn trainer.agentDiagnostics off, or train this model on onnx or tfjs' },
+  );
+}
+
 /** The run log's line on a group's frozen agents: never updated, or, beside trainable agents, out of the loss only. */
 function describeFrozen(id: string, agents: readonly string[], frozen: readonly string[]): string {
   const trained = agents.filter((agent) => !frozen.includes(agent));
@@ -165,6 +175,7 @@ export class WorkerGroupsService implements WorkerGroups {
       try {
         checkParamGroups(plan.model, trainer, plan.training);
         checkRollback(plan.model, trainer, plan.settings.spikeGuard as SpikeGuardSettings | undefined);
+        checkAgentDiagnostics(plan.model, trainer, (this.config.trainer as { agentDiagnostics?: boolean }).agentDiagnostics === true);
       } catch (error) {
         trainer.dispose();
         throw error;
