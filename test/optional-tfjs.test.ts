@@ -12,9 +12,8 @@ import { REPO_ROOT, TempProject } from './support/tempProject.js';
  */
 const TFJS = '@drmas/plugin-backend-tfjs';
 const INSTALL_TFJS = `npm i ${TFJS}`;
-/** Presets that train on `auto` (onnx here) and those that pin tfjs. */
-const ON_AUTO = ['code', 'debate', 'math', 'tools'];
-const PINNED_TO_TFJS = ['search'];
+/** The presets: each trains on `auto` (onnx here). */
+const ON_AUTO = ['code', 'debate', 'math', 'search', 'tools'];
 
 let project: TempProject;
 
@@ -25,9 +24,10 @@ beforeAll(() => {
   for (const name of readdirSync(path.join(REPO_ROOT, 'node_modules', '@drmas'))) {
     if (`@drmas/${name}` !== TFJS) symlinkSync(realpathSync(path.join(REPO_ROOT, 'node_modules', '@drmas', name)), path.join(scope, name));
   }
-  for (const preset of [...ON_AUTO, ...PINNED_TO_TFJS]) {
+  for (const preset of ON_AUTO) {
     project.write({ [`${preset}.json`]: { presets: [preset], report: { html: false, progress: 'off' } } });
   }
+  project.write({ 'tfjs.json': { presets: ['math'], models: { policy: { backend: 'tfjs' } }, report: { html: false, progress: 'off' } } });
 });
 
 afterAll(() => project.dispose());
@@ -49,11 +49,11 @@ describe('the presets without @drmas/plugin-backend-tfjs', () => {
     ]);
   });
 
-  test.each(PINNED_TO_TFJS)('%s, which pins tfjs, says at load which package to install', async (preset) => {
-    const { code, stderr } = await runCli(['info', '--config', `${preset}.json`], project.dir);
+  test('a config file that selects tfjs says at load which package to install, naming the file and key', async () => {
+    const { code, stderr } = await runCli(['info', '--config', 'tfjs.json'], project.dir);
     expect(code).toBe(1);
     expect(stderr).toContain(
-      `error PLUGIN_NOT_FOUND (${project.path(`${preset}.json`)}: models.policy.backend): models.policy.backend is "tfjs", which comes with ${TFJS}; it is not installed`,
+      `error PLUGIN_NOT_FOUND (${project.path('tfjs.json')}: models.policy.backend): models.policy.backend is "tfjs", which comes with ${TFJS}; it is not installed`,
     );
     expect(stderr).toContain(`hint: ${INSTALL_TFJS}`);
   });
