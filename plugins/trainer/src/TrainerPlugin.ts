@@ -79,7 +79,8 @@ function describeRoleSwap(config: ResolvedConfig, agents: readonly string[]): { 
 /** `drmas info`'s note on a LoRA agent's group. */
 function describeLora(model: string, lora: LoraSection): string {
   const dropout = lora.dropout > 0 ? `, dropout ${lora.dropout}` : '';
-  return `adapter r=${lora.rank} alpha=${lora.alpha}${dropout} on ${lora.targetModules.join(', ')} over model ${model}'s frozen base`;
+  const start = lora.adapter ? `, starting from ${lora.adapter}` : '';
+  return `adapter r=${lora.rank} alpha=${lora.alpha}${dropout} on ${lora.targetModules.join(', ')} over model ${model}'s frozen base${start}`;
 }
 
 /**

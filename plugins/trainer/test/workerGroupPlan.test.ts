@@ -1,7 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
+import path from 'node:path';
 import { createKernel, DrmasError, resolveConfig, type UserConfig } from '@drmas/core';
 import { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
 import { planWorkerGroups, TrainerPlugin } from '../src/index.js';
+import { runCli } from '../../../test/support/cliRunner.js';
 
 async function plan(config: UserConfig) {
   const { config: resolved } = await resolveConfig({ cwd: process.cwd(), inline: { ...config, plugins: [new TrainerPlugin()] } });
@@ -175,5 +177,25 @@ describe('LoRA agents', () => {
       const error = await failure({ models: loraModels, agents: { solver: { lora } } });
       expect([error.code, error.key]).toEqual(['CONFIG_INVALID', key]);
     }
+  });
+});
+
+describe('drmas info on LoRA agents', () => {
+  test("names each adapter's settings, its frozen base, and the saved adapter it starts from", async () => {
+    const { code, stdout } = await runCli([
+      'info',
+      '--config',
+      'examples/math/lora.config.json',
+      '--set',
+      'agents.solver.lora.adapter=./runs/old/checkpoints/step-000030/policy@solver',
+    ]);
+    expect(code).toBe(0);
+    const line = (group: string) => stdout.split('\n').find((l) => l.includes(`id: ${group};`))!;
+    const settings = 'adapter r=8 alpha=32 on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj';
+    // A relative path from --set is the working directory's (the config's folder only for paths the file sets).
+    expect(line('policy@solver')).toContain(
+      `lora: ${settings} over model policy's frozen base, starting from ${path.resolve('runs/old/checkpoints/step-000030/policy@solver')};`,
+    );
+    expect(line('policy@verifier')).toContain(`lora: ${settings} over model policy's frozen base;`);
   });
 });
