@@ -230,6 +230,27 @@ describe('the onnx critic against the tfjs critic on the same weights', () => {
     for (const model of [onnx, tfjs, onnxFromTfjs, tfjsFromOnnx]) model.dispose();
   });
 
+  test('a checkpoint resumes exactly: the loaded critic gives the same values and takes the same next update, bit for bit', async () => {
+    // A bfloat16 checkpoint's config, as the presets' bases have: the critic saves float32, so the loaded config differs.
+    const { config, weights } = randomWeights({ ...tinyConfigJson('Qwen2ForCausalLM'), torch_dtype: 'bfloat16' }, 31);
+    const view = makeView(7);
+    const first = await OnnxValueModel.create('onnx', 'cpu', { own: { config, weights: copyWeights(weights) } });
+    for (let step = 0; step < 2; step++) await first.update(updateOf(view, 2));
+    const dir = tempDir();
+    await first.save(dir);
+    const other = randomWeights(tinyConfigJson('Qwen2ForCausalLM'), 32);
+    const resumed = await OnnxValueModel.create('onnx', 'cpu', { own: { config, weights: copyWeights(other.weights) } });
+    // Sessions made before the load (a run's setup may score or train before it resumes) read the loaded weights too.
+    await resumed.values({ batch: view });
+    await resumed.update(updateOf(view, 2));
+    await resumed.load(dir);
+    expect(Array.from(await resumed.values({ batch: view }))).toEqual(Array.from(await first.values({ batch: view })));
+    const [a, b] = [await first.update(updateOf(view, 2)), await resumed.update(updateOf(view, 2))];
+    expect([b.loss, b.gradNorm]).toEqual([a.loss, a.gradNorm]);
+    expect(Array.from(await resumed.values({ batch: view }))).toEqual(Array.from(await first.values({ batch: view })));
+    for (const model of [first, resumed]) model.dispose();
+  });
+
   test('on a shared trunk only the head trains, and values match an own trunk of the same weights', async () => {
     const { config, weights } = randomWeights(tinyConfigJson('LlamaForCausalLM'), 31);
     const before = copyWeights(weights);

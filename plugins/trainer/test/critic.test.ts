@@ -168,14 +168,17 @@ describe('critic settings are checked at load', () => {
     });
     expect(kernel.config.models.policy!.backend).toBe('onnx');
   });
-  test("a critic over a LoRA agent's turns names critic.learner and the agent's lora key", async () => {
-    const error = kernelWith({ agents: { solver: { lora: {} } }, algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } });
-    await expect(error).rejects.toMatchObject({
-      code: 'CONFIG_INVALID',
-      key: 'critic.learner',
-      message: expect.stringContaining('agents.solver.lora'),
-      hint: expect.stringContaining('remove agents.solver.lora'),
+  test("LoRA agents take critics of their own: one per agent's group, on the base's trunk, not the adapter's", async () => {
+    const { kernel } = await kernelWith({
+      agents: { solver: { lora: {} }, verifier: {} },
+      algorithm: { advantage: 'gae' },
+      critic: { learner: 'ppo' },
     });
+    const plans = planCritics(kernel.config, new Set(['solver', 'verifier']), BUILTIN_CRITIC_LEARNERS.ppo);
+    expect(plans.map((c) => [c.id, c.agents, c.policyGroup, c.settings.model, c.shareTrunk])).toEqual([
+      ['policy@solver', ['solver'], 'policy@solver', 'tiny', false],
+      ['policy', ['verifier'], 'policy', 'tiny', false],
+    ]);
   });
   test('backend auto (the default) with a critic trains that model on onnx, the best engine that has critics', async () => {
     const { kernel } = await kernelWith({ algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } });

@@ -246,9 +246,20 @@ export class OnnxValueModel implements ValueModel {
   async load(dir: string): Promise<void> {
     if ('own' in this.trunk) {
       const loaded = await loadModelWeights({ model: dir });
-      const shapeChanged = JSON.stringify(loaded.config) !== JSON.stringify(this.trunk.own.config);
-      this.trunk = { own: { config: loaded.config, weights: loaded.weights } };
-      if (shapeChanged) await this.release();
+      const own = this.trunk.own;
+      // The same model as far as the graphs go (its config.json's metadata, such as torch_dtype, aside).
+      const graphConfig = (config: DecoderConfig) => JSON.stringify({ ...config, raw: undefined });
+      const fits =
+        graphConfig(loaded.config) === graphConfig(own.config) &&
+        loaded.weights.size === own.weights.size &&
+        [...loaded.weights].every(([name, t]) => own.weights.get(name)?.data.length === t.data.length);
+      if (fits) {
+        // Into the buffers the critic already owns, as the head is: the sessions need no rebuild.
+        for (const [name, t] of loaded.weights) own.weights.get(name)!.data.set(t.data);
+      } else {
+        this.trunk = { own: { config: loaded.config, weights: loaded.weights } };
+        await this.release();
+      }
     }
     const file = join(dir, VALUE_HEAD_FILE);
     const { tensors } = await readSafetensors(file);

@@ -11,7 +11,6 @@ import { criticSettings } from '../config/criticConfig.js';
 import type { Critics } from './Critics.js';
 import { CriticLearner } from './CriticLearner.js';
 import { planCritics } from './criticPlan.js';
-import { planWorkerGroups } from '../workerGroupPlan.js';
 
 /** Refuses a critic no estimator reads, and one on an engine that has none; plans the critics. */
 export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Critics): void {
@@ -24,21 +23,7 @@ export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Cr
       hint: 'set algorithm.advantage (or agents.<role>.advantage) to gae, or remove critic.learner',
     });
   }
-  const loraGroups = new Map(planWorkerGroups(config).flatMap((group) => (group.lora ? [[group.id, group.agents[0]!]] : [])));
   for (const plan of plans) {
-    // A critic takes after its policy's worker group; for an adapter that group is the frozen base shared with other
-    // agents, and a critic beside an adapter (its trunk, its checkpoint place) is not built yet.
-    const loraAgent = loraGroups.get(plan.policyGroup);
-    if (loraAgent !== undefined) {
-      throw new DrmasError(
-        'CONFIG_INVALID',
-        `critic.learner is "${learner}", but agent "${loraAgent}", whose turns critic ${plan.id} values, trains a LoRA adapter (agents.${loraAgent}.lora): critics beside LoRA adapters are not supported yet`,
-        {
-          key: 'critic.learner',
-          hint: `remove agents.${loraAgent}.lora (train the full model), or use a critic-free estimator (algorithm.advantage: grpo, drmas, ...) and remove critic.learner`,
-        },
-      );
-    }
     const backend = plan.settings.backend;
     // `auto` picks, at setup, the best available engine that has critics; here one must exist at all.
     const hasCritics =
