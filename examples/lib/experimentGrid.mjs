@@ -314,7 +314,9 @@ function pairedCell(rows, referenceRows, key) {
     seeds.map((s) => referenceRows.find((r) => r.seed === s)[key]),
   );
   if (!test) return '-';
-  return `${test.meanDiff >= 0 ? '+' : ''}${pct(test.meanDiff)} (p ${pValue(test.p)}, n ${test.n})`;
+  // Every seed differing by the same amount makes t infinite: p 0 says nothing there (two seeds often do it).
+  const p = Number.isFinite(test.t) ? `p ${pValue(test.p)}` : 'no spread to test';
+  return `${test.meanDiff >= 0 ? '+' : ''}${pct(test.meanDiff)} (${p}, n ${test.n})`;
 }
 
 function statusNote(rows) {
