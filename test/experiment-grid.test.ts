@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GRID_RUN_FILE, planGrid, readRun, renderTables, runGrid, runState } from '../examples/lib/experimentGrid.mjs';
@@ -149,15 +149,49 @@ describe('experiment grid', () => {
       [`drmas-seed2/${GRID_RUN_FILE}`]: { args: ['train', '--config', 'other.json'], status: 'finished', wallSeconds: 100 },
     });
     project.write({ 'base-math-seed0/eval.jsonl': JSON.stringify({ step: 0, 'val/avg@16': 0.21, 'val/pass@16': 0.59 }) });
-    const state = (variant: string, seed: number) => runState(runs.find((r) => r.variant === variant && r.seed === seed)!);
+    const run = (variant: string, seed: number) => runs.find((r) => r.variant === variant && r.seed === seed)!;
+    const state = (variant: string, seed: number) => runState(run(variant, seed));
+    // Interrupted: started by the grid with these arguments and stopped after a checkpoint. Without the grid's record,
+    // or without a checkpoint, a run starts over; a base (an evaluation) always does.
+    project.write({
+      [`grpo-seed1/${GRID_RUN_FILE}`]: { args: run('grpo', 1).args, status: 'running' },
+      'grpo-seed1/checkpoints/step-000010/trainer_state.json': {},
+      [`grpo-seed2/${GRID_RUN_FILE}`]: { args: ['train', '--config', 'other.json'], status: 'failed' },
+      'grpo-seed2/checkpoints/step-000010/trainer_state.json': {},
+      'rae-seed0/checkpoints/step-000010/trainer_state.json': {},
+      [`rae-seed1/${GRID_RUN_FILE}`]: { args: run('rae', 1).args, status: 'failed' },
+      [`base-math-seed2/${GRID_RUN_FILE}`]: { args: run('base:math', 2).args, status: 'running' },
+      'base-math-seed2/checkpoints/step-000010/trainer_state.json': {},
+    });
     expect([
       state('drmas', 0),
       state('drmas', 1),
       state('drmas', 2),
       state('grpo', 0),
+      state('grpo', 1),
+      state('grpo', 2),
+      state('rae', 0),
+      state('rae', 1),
       state('base:math', 0),
       state('base:math', 1),
-    ]).toEqual(['finished', 'pending', 'changed', 'pending', 'finished', 'pending']);
+      state('base:math', 2),
+    ]).toEqual([
+      'finished',
+      'pending',
+      'changed',
+      'pending',
+      'interrupted',
+      'changed',
+      'pending',
+      'pending',
+      'finished',
+      'pending',
+      'pending',
+    ]);
+    expect(readRun(run('grpo', 1))).toMatchObject({
+      status: 'interrupted',
+      error: 'stopped with a checkpoint at step 10: the grid resumes it',
+    });
   });
 
   test("settings with their own configs: variants train on the setting's config, a base without one is evaluated on it", () => {
@@ -188,7 +222,7 @@ describe('experiment grid', () => {
     const runs = plan();
     writeRun(project, 'drmas-seed2', { avg: 0.3, pass: 0.6, gradNorms: [1, 1, 1] });
     project.write({ [`drmas-seed2/${GRID_RUN_FILE}`]: { args: ['train'], status: 'finished' } });
-    await expect(runGrid(runs, { log: () => {} })).rejects.toThrow(/drmas-seed2 finished with other arguments/);
+    await expect(runGrid(runs, { log: () => {} })).rejects.toThrow(/drmas-seed2 ran with other arguments/);
   });
 
   test('reuses finished runs, runs a failing one through the real CLI and reports it failed with its error', async () => {
@@ -207,6 +241,58 @@ describe('experiment grid', () => {
     const recorded = JSON.parse(readFileSync(path.join(project.dir, 'grpo-seed0', GRID_RUN_FILE), 'utf8')) as { args: string[] };
     expect(recorded.args).toEqual(runs.find((r) => r.variant === 'grpo' && r.seed === 0)!.args);
   });
+
+  test('an interrupted run resumes from its checkpoint through the real CLI and ends exactly where the uninterrupted run ended', async () => {
+    const runs = planGrid({
+      variants: [{ name: 'drmas', config: 'examples/marl/drmas.config.json' }],
+      seeds: [3],
+      set: [
+        'trainer.steps=2',
+        'trainer.saveEvery=1',
+        'trainer.keepLast=2',
+        'rollout.promptsPerStep=2',
+        'rollout.samplesPerPrompt=2',
+        'eval.tasks=4',
+        'eval.k=2',
+      ],
+      out: project.dir,
+    });
+    const dir = path.join(project.dir, 'drmas-seed3');
+    const lines = (file: string) =>
+      readFileSync(path.join(dir, file), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, number>);
+    // Timings differ between two runs of the same steps; every other figure must not.
+    const figures = (records: Array<Record<string, number>>) =>
+      records.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !/^(timing|perf)\//.test(k) && !k.endsWith('/seconds'))));
+    await runGrid(runs, { log: () => {} });
+    expect(readRun(runs[0]!).status).toBe('finished');
+    const whole = { metrics: figures(lines('metrics.jsonl')), eval: figures(lines('eval.jsonl')) };
+    expect(whole.metrics.map((m) => m.step)).toEqual([1, 2]);
+
+    // As the grid leaves a run killed during step 2: the grid's record says running, no checkpoint or evaluation of step 2.
+    rmSync(path.join(dir, 'checkpoints', 'step-000002'), { recursive: true });
+    rmSync(path.join(dir, 'eval.jsonl'));
+    project.write({ [`drmas-seed3/${GRID_RUN_FILE}`]: { args: runs[0]!.args, status: 'running', wallSeconds: 100, resumes: 0 } });
+    expect(runState(runs[0]!)).toBe('interrupted');
+    const log: string[] = [];
+    await runGrid(runs, { log: (l) => log.push(l) });
+    expect(log[0]).toBe('0 finished runs reused, 1 to run (1 resuming from a checkpoint), 1 at a time');
+    expect(log[1]).toMatch(/^\[1\] drmas seed 3 \(resumes\): /);
+    expect(readFileSync(path.join(dir, 'grid.log'), 'utf8')).toMatch(
+      /--- resumed by the grid: train .* --resume auto\n[^]*resuming after step 1 from/,
+    );
+    const record = JSON.parse(readFileSync(path.join(dir, GRID_RUN_FILE), 'utf8')) as {
+      status: string;
+      resumes: number;
+      wallSeconds: number;
+    };
+    expect(record).toMatchObject({ status: 'finished', resumes: 1 });
+    expect(record.wallSeconds).toBeGreaterThan(100);
+    expect(existsSync(path.join(dir, 'checkpoints', 'step-000002'))).toBe(true);
+    expect({ metrics: figures(lines('metrics.jsonl')), eval: figures(lines('eval.jsonl')) }).toEqual(whole);
+  }, 120_000);
 
   test('the tables: paired differences against the reference, bases first, per-agent norms, failed and missing runs named', () => {
     const runs = plan();

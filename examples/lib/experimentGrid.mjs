@@ -1,8 +1,9 @@
 // The experiment grid of examples/drmas-vs-grpo and examples/marl: trains variants x settings x seeds through
-// `drmas train`, reuses finished runs (an interrupted grid continues), evaluates each base checkpoint once per seed,
+// `drmas train`, reuses finished runs and resumes interrupted ones from their last checkpoint (a grid spans sessions),
+// evaluates each base checkpoint once per seed,
 // and renders every run (failed ones with their error) as results.json and markdown tables with seed statistics.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gradNormStats, mean, pairedTTest, summarize } from './seedStatistics.mjs';
@@ -24,7 +25,7 @@ export const AGENT_METRICS = ['grad_norm', 'grad_norm_max', 'reward_mean', 'rewa
  * @typedef {{ gradNorm: GradNormStats, means: Record<string, number> }} AgentFigures
  * @typedef {{
  *   kind: 'train' | 'base', variant: string, setting: string, seed: number, runDir: string, wallSeconds?: number,
- *   status: 'finished' | 'failed' | 'not run', error?: string, reused?: boolean, k?: number, avg?: number, pass?: number,
+ *   status: 'finished' | 'failed' | 'interrupted' | 'not run', error?: string, reused?: boolean, k?: number, avg?: number, pass?: number,
  *   budget?: string, gradNorm?: Record<string, GradNormStats>, agents?: Record<string, AgentFigures>
  * }} RunResult
  */
@@ -149,17 +150,35 @@ export function isFinished(run) {
   return config !== undefined && last.step === config.trainer?.steps;
 }
 
+/** Whether the run's directory holds a checkpoint (`checkpoints/step-*`) that `drmas train --resume auto` can start from. */
+function hasCheckpoint(run) {
+  return newestCheckpointStep(run) !== undefined;
+}
+
+function newestCheckpointStep(run) {
+  const dir = path.join(runPath(run), 'checkpoints');
+  const steps = existsSync(dir)
+    ? readdirSync(dir)
+        .flatMap((name) => /^step-(\d+)$/.exec(name)?.[1] ?? [])
+        .map(Number)
+    : [];
+  return steps.length ? Math.max(...steps) : undefined;
+}
+
 /**
- * The run's state before the grid trains: `finished` (reused), `changed` (finished, but recorded with other
- * arguments than the grid's now: reusing it would report a run that was not asked for), or `pending`.
+ * The run's state before the grid trains: `finished` (reused), `changed` (finished or interrupted, but recorded with
+ * other arguments than the grid's now: reusing it would report a run that was not asked for), `interrupted` (a
+ * training run the grid started with these arguments that stopped after a checkpoint: it resumes from there), or
+ * `pending`.
  * @param {GridRun} run
- * @returns {'finished' | 'changed' | 'pending'}
+ * @returns {'finished' | 'changed' | 'interrupted' | 'pending'}
  */
 export function runState(run) {
-  if (!isFinished(run)) return 'pending';
   const recorded = readJson(path.join(runPath(run), GRID_RUN_FILE));
-  if (recorded?.args && JSON.stringify(recorded.args) !== JSON.stringify(run.args)) return 'changed';
-  return 'finished';
+  const sameArgs = !recorded?.args || JSON.stringify(recorded.args) === JSON.stringify(run.args);
+  if (isFinished(run)) return sameArgs ? 'finished' : 'changed';
+  if (run.kind !== 'train' || !recorded || !hasCheckpoint(run)) return 'pending';
+  return sameArgs ? 'interrupted' : 'changed';
 }
 
 /** The last `error ...` line the CLI printed (with its hint), or the log's tail. */
@@ -170,32 +189,50 @@ function errorOf(log, status) {
   return `exit status ${status}${lines.length ? `: ${lines.slice(-2).join(' ')}` : ''}`;
 }
 
-function execute(run, log) {
-  rmSync(runPath(run), { recursive: true, force: true });
-  mkdirSync(runPath(run), { recursive: true });
+/**
+ * Trains or evaluates one run through the CLI. A pending run starts in an emptied directory; an interrupted one
+ * continues with `--resume auto` (the trainer's exact resume: the same steps the uninterrupted run would take). The
+ * record is written before the child starts, so a grid killed mid-run leaves a run the next grid resumes; its wall
+ * time adds up the parts the grid saw end.
+ */
+function execute(run, log, state) {
+  const recordFile = path.join(runPath(run), GRID_RUN_FILE);
+  const earlier = state === 'interrupted' ? readJson(recordFile) : undefined;
+  if (!earlier) {
+    rmSync(runPath(run), { recursive: true, force: true });
+    mkdirSync(runPath(run), { recursive: true });
+  }
+  const previousSeconds = earlier?.wallSeconds ?? 0;
+  const resumes = (earlier?.resumes ?? -1) + 1;
+  writeFileSync(recordFile, `${JSON.stringify({ args: run.args, status: 'running', wallSeconds: previousSeconds, resumes }, null, 2)}\n`);
   const logFile = path.join(runPath(run), GRID_LOG_FILE);
+  const earlierLog = earlier && existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
   const started = Date.now();
+  const args = earlier ? [...run.args, '--resume', 'auto'] : run.args;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...run.args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const chunks = [];
     child.stdout.on('data', (c) => chunks.push(c));
     child.stderr.on('data', (c) => chunks.push(c));
     const finish = (status, spawnError) => {
       const text = Buffer.concat(chunks).toString('utf8');
-      writeFileSync(logFile, text);
-      const wallSeconds = (Date.now() - started) / 1000;
+      writeFileSync(logFile, earlierLog ? `${earlierLog}\n--- resumed by the grid: ${args.join(' ')}\n${text}` : text);
+      const wallSeconds = previousSeconds + (Date.now() - started) / 1000;
       const ok = status === 0 && isFinished(run);
       const record = {
         args: run.args,
         status: ok ? 'finished' : 'failed',
         wallSeconds,
+        ...(resumes > 0 && { resumes }),
         finishedAt: new Date().toISOString(),
         ...(ok
           ? {}
           : { error: spawnError ? String(spawnError) : status === 0 ? 'exited 0 without a final evaluation' : errorOf(text, status) }),
       };
-      writeFileSync(path.join(runPath(run), GRID_RUN_FILE), `${JSON.stringify(record, null, 2)}\n`);
-      log(`${describe(run)}: ${record.status} in ${wallSeconds.toFixed(0)} s${record.error ? ` (${record.error})` : ''}`);
+      writeFileSync(recordFile, `${JSON.stringify(record, null, 2)}\n`);
+      log(
+        `${describe(run)}: ${record.status} in ${wallSeconds.toFixed(0)} s${resumes > 0 ? ` (resumed ${resumes}x)` : ''}${record.error ? ` (${record.error})` : ''}`,
+      );
       resolve(record);
     };
     child.on('error', (error) => finish(-1, error));
@@ -208,26 +245,32 @@ function describe(run) {
 }
 
 /**
- * Runs the grid's pending runs `jobs` at a time (finished ones are reused; a run recorded with other arguments stops
- * the grid before anything trains). `only(run)` picks the runs to train; the others are left as they are.
+ * Runs the grid's pending and interrupted runs `jobs` at a time (finished ones are reused, interrupted ones resume
+ * from their last checkpoint; a run recorded with other arguments stops the grid before anything trains). `only(run)`
+ * picks the runs to train; the others are left as they are.
  * @param {GridRun[]} runs
  * @param {{ jobs?: number, only?: (run: GridRun) => boolean, log?: (line: string) => void }} [options]
  */
 export async function runGrid(runs, { jobs = 1, only = () => true, log = (line) => console.error(line) } = {}) {
-  const changed = runs.filter((run) => only(run) && runState(run) === 'changed');
+  const states = new Map(runs.filter(only).map((run) => [run, runState(run)]));
+  const changed = [...states].filter(([, state]) => state === 'changed').map(([run]) => run);
   if (changed.length > 0) {
     throw new Error(
-      `${changed.map((r) => r.runDir).join(', ')} finished with other arguments than this grid's; give another --out, or delete them to rerun`,
+      `${changed.map((r) => r.runDir).join(', ')} ran with other arguments than this grid's; give another --out, or delete them to rerun`,
     );
   }
-  const pending = runs.filter((run) => only(run) && runState(run) === 'pending');
-  log(`${runs.filter(only).length - pending.length} finished runs reused, ${pending.length} to run, ${jobs} at a time`);
+  const pending = [...states].filter(([, state]) => state === 'pending' || state === 'interrupted').map(([run]) => run);
+  const resumed = pending.filter((run) => states.get(run) === 'interrupted').length;
+  log(
+    `${states.size - pending.length} finished runs reused, ${pending.length} to run${resumed ? ` (${resumed} resuming from a checkpoint)` : ''}, ${jobs} at a time`,
+  );
   let done = 0;
   await Promise.all(
     Array.from({ length: Math.max(1, jobs) }, async () => {
       for (let run = pending.shift(); run; run = pending.shift()) {
-        log(`[${++done}] ${describe(run)}: node core/bin/drmas.js ${run.args.join(' ')}`);
-        await execute(run, log);
+        const state = states.get(run);
+        log(`[${++done}] ${describe(run)}${state === 'interrupted' ? ' (resumes)' : ''}: node core/bin/drmas.js ${run.args.join(' ')}`);
+        await execute(run, log, state);
       }
     }),
   );
@@ -243,7 +286,7 @@ function series(metrics, key) {
 }
 
 /**
- * One run's figures: status (`finished`, `failed` with its error, or `not run`), avg@k and pass@k of its last
+ * One run's figures: status (`finished`, `failed` with its error, `interrupted` with its last checkpoint, or `not run`), avg@k and pass@k of its last
  * evaluation, and for training runs the gradient-norm statistics per worker group (`actor/<group>/grad_norm`) and per
  * agent (`agent/<role>/grad_norm`), with the per-run means of the agent metrics it has.
  * @param {GridRun} run
@@ -260,6 +303,10 @@ export function readRun(run) {
     wallSeconds: record?.wallSeconds,
   };
   if (!isFinished(run)) {
+    if (runState(run) === 'interrupted') {
+      const error = `stopped with a checkpoint at step ${newestCheckpointStep(run)}: the grid resumes it${record.error ? ` (${record.error})` : ''}`;
+      return { ...base, status: 'interrupted', error };
+    }
     return record?.status === 'failed' ? { ...base, status: 'failed', error: record.error } : { ...base, status: 'not run' };
   }
   const evaluation = readJsonLines(path.join(runPath(run), 'eval.jsonl')).at(-1);
@@ -324,6 +371,7 @@ function statusNote(rows) {
   const missing = rows.filter((r) => r.status === 'not run');
   return [
     ...failed.map((r) => `seed ${r.seed} failed`),
+    ...rows.filter((r) => r.status === 'interrupted').map((r) => `seed ${r.seed} interrupted`),
     ...(missing.length ? [`seed${missing.length > 1 ? 's' : ''} ${missing.map((r) => r.seed).join(', ')} not run`] : []),
   ].join('; ');
 }
