@@ -165,8 +165,13 @@ function expectation(schema: ZodType): [expected: string, example: string] {
         : ['a finite number such as 0.5 or 1e-4', '0.5'];
     case 'boolean':
       return ['true or false', 'true'];
-    case 'union':
-      return ['a number or a size such as 8GiB', '8GiB'];
+    case 'union': {
+      const options = (defOf(schema).options ?? []).map((option) => expectation(unwrapped(option)));
+      return [options.map(([expected]) => expected).join(', or '), options[0]?.[1] ?? ''];
+    }
+    case 'object':
+    case 'record':
+      return ['a JSON object', '{}'];
     default:
       return ['JSON', '[]'];
   }
@@ -215,6 +220,16 @@ export function coerceOverride(override: Override, schema: ZodType | undefined):
   }
   const parsed = parseScalar(override.raw, target);
   if (parsed) return parsed.value;
+  // A union with an object option (`true`, or `{"inflationEvery": 5}`) takes JSON for that option.
+  const structured =
+    type === 'union' && (defOf(target).options ?? []).some((o) => ['object', 'record', 'array'].includes(typeOf(unwrapped(o)) ?? ''));
+  if (structured && /^[[{]/.test(override.raw.trim())) {
+    try {
+      return JSON.parse(override.raw) as unknown;
+    } catch {
+      // Not JSON: the message below says what the key takes.
+    }
+  }
   if (['string', 'enum', 'literal', 'number', 'boolean', 'union'].includes(type ?? '')) fail(override, ...expectation(target));
   return guess(override.raw);
 }

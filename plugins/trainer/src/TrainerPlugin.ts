@@ -31,6 +31,8 @@ import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
 import { appendRollouts } from './RolloutLog.js';
 import { batchMetrics } from './stepMetrics.js';
 import {
+  agentDiagnosticsSettings,
+  measuresInflationAt,
   optimizerSection,
   spikeGuardSection,
   trainerSection,
@@ -165,12 +167,14 @@ export class TrainerPlugin implements Plugin {
           })),
       });
     }
-    if ((ctx.config.trainer as typeof ctx.config.trainer & TrainerSection).agentDiagnostics) {
+    const diagnostics = agentDiagnosticsSettings(ctx.config.trainer as typeof ctx.config.trainer & TrainerSection);
+    if (diagnostics) {
+      const every = diagnostics.inflationEvery;
       ctx.bind(InfoSection).toConstantValue({
         title: 'agentDiagnostics',
         describe: () => ({
           metrics: 'agent/<role>/{grad_norm,grad_norm_max,reward_std,inflation_predicted,inflation_measured}',
-          cost: 'two extra forward and backward passes per worker group and step (inflation_measured)',
+          cost: `two extra forward and backward passes per worker group ${every === 1 ? 'at every step' : `at steps 1, ${1 + every}, ${1 + 2 * every}, ...`} (inflation_measured)`,
         }),
       });
     }
@@ -294,6 +298,7 @@ export class TrainerPlugin implements Plugin {
     const updateOptions = (group: TrainedWorkerGroup, step: StepContext, rngLabel: string, batch: TrainingBatch): WorkerGroupUpdate => {
       const { seed, steps } = kernel.config.trainer;
       const guard = this.spikeGuards?.of(group.id);
+      const diagnostics = agentDiagnosticsSettings(trainer());
       const schedule = new LearningRateSchedule(group.training.schedule.kind, group.training.schedule.warmupSteps, steps);
       return {
         loss: kernel.get(LossFunction, { key: 'algorithm.loss' }),
@@ -303,7 +308,10 @@ export class TrainerPlugin implements Plugin {
         lrScale: schedule.scaleAt(step.step - 1),
         oldLogProbs: trainer().oldLogProbs,
         spikeGuard: guard && { guard, log: (line: string) => step.run.log(line), step: step.step },
-        agentDiagnosis: trainer().agentDiagnostics ? this.agentDiagnosis(batch, step.metrics) : undefined,
+        ...(diagnostics && {
+          agentDiagnosis: this.agentDiagnosis(batch, step.metrics),
+          measureInflation: measuresInflationAt(diagnostics, step.step),
+        }),
       };
     };
 

@@ -25,7 +25,7 @@ import {
   describeTrainingChoice,
 } from './rolloutEngine.js';
 import { planWorkerGroups, type WorkerGroupTraining } from './workerGroupPlan.js';
-import type { SpikeGuardSettings } from './config/trainingConfig.js';
+import { agentDiagnosticsSettings, type SpikeGuardSettings, type TrainerSection } from './config/trainingConfig.js';
 
 export interface TrainedWorkerGroup extends WorkerGroup {
   training: WorkerGroupTraining;
@@ -175,7 +175,11 @@ export class WorkerGroupsService implements WorkerGroups {
       try {
         checkParamGroups(plan.model, trainer, plan.training);
         checkRollback(plan.model, trainer, plan.settings.spikeGuard as SpikeGuardSettings | undefined);
-        checkAgentDiagnostics(plan.model, trainer, (this.config.trainer as { agentDiagnostics?: boolean }).agentDiagnostics === true);
+        checkAgentDiagnostics(
+          plan.model,
+          trainer,
+          agentDiagnosticsSettings(this.config.trainer as typeof this.config.trainer & TrainerSection) !== undefined,
+        );
       } catch (error) {
         trainer.dispose();
         throw error;

@@ -119,6 +119,8 @@ export interface WorkerGroupUpdate {
    * agent's share of the gradient (`agent/<role>/grad_norm`), and before the first one the inflation is measured.
    */
   agentDiagnosis?: AgentRewardDiagnosis;
+  /** With `agentDiagnosis`: measure the inflation at this step (default true; `agentDiagnostics.inflationEvery`). */
+  measureInflation?: boolean;
 }
 
 /** The run log's line on a spike: the norm, its z-score against the window, and what was done. */
@@ -182,7 +184,8 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   // A preference pair may span two agents, and splitting micro-batches by agent would split it: no per-agent view of a pairwise loss.
   const diagnosis = paired ? undefined : options.agentDiagnosis;
   const agentNorms = diagnosis && new AgentGradNorms(agentsOf(view));
-  if (diagnosis) await measureInflation(group.trainer, view, diagnosis, { loss, microBatchSize, optimizer, responseLength }, metrics);
+  if (diagnosis && options.measureInflation !== false)
+    await measureInflation(group.trainer, view, diagnosis, { loss, microBatchSize, optimizer, responseLength }, metrics);
   const agentIds = batch.ids.agent;
   const rowAgents = agentNorms && { codes: agentIds.codes, agentCount: agentIds.names.length };
   const sums: Record<string, number> = {};

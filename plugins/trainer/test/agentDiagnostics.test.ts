@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { SeededRng, type Distributions, type Metrics } from '@drmas/core';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createKernel, SeededRng, type Distributions, type Metrics } from '@drmas/core';
 import { TfjsPolicyBackend } from '../../backend-tfjs/src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../../backend-tfjs/src/runtime/RuntimeSelector.js';
 import { randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
@@ -7,6 +9,7 @@ import { makeAgentBatch, type AgentTurn } from '../../backend-tfjs/test/training
 import { diagnoseAgentRewards } from '../src/agentDiagnostics/agentRewardStatistics.js';
 import { updateWorkerGroup } from '../src/updateWorkerGroup.js';
 import { singleAgentGroup, vanillaPpoLoss } from './trainerFixtures.js';
+import { toyProject } from './toyRollout.js';
 
 const turn = (agent: string, group: string, reward: number, response = [4, 9, 2]): AgentTurn => ({
   prompt: [3, 7, 1],
@@ -99,6 +102,38 @@ describe('the measured inflation and per-agent norms of a worker group update (t
     // only when the parts do not cancel: checked exactly against separate updates in the engines' own tests.
     distributions['actor/policy/grad_norm']!.forEach((total, i) =>
       expect(total).toBeLessThanOrEqual(distributions['agent/a/grad_norm']![i]! + distributions['agent/b/grad_norm']![i]! + 1e-6),
+    );
+  });
+});
+
+describe('trainer.agentDiagnostics.inflationEvery', () => {
+  const project = toyProject('inflation-every', { trainer: { steps: 3, seed: 2, logRollouts: 0 } });
+  afterAll(() => project.dispose());
+
+  test('measures the inflation at steps 1, 1 + N, ... and the cheap figures at every step (set from --set)', async () => {
+    const { kernel } = await createKernel({ cwd: project.dir, overrides: ['trainer.agentDiagnostics.inflationEvery=2'] });
+    expect(kernel.config.trainer.agentDiagnostics).toEqual({ inflationEvery: 2 });
+    const runDir = project.path('run');
+    await kernel.run({ runDir, log: () => {} });
+    const lines = readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>);
+    expect(lines.map((l) => l.step)).toEqual([1, 2, 3]);
+    for (const role of ['left', 'right']) {
+      expect(lines.map((l) => `agent/${role}/inflation_measured` in l)).toEqual([true, false, true]);
+      expect(lines.map((l) => `agent/${role}/grad_norm` in l && `agent/${role}/reward_std` in l)).toEqual([true, true, true]);
+    }
+  });
+
+  test('a JSON object sets it too; a value that is neither is refused at its key, saying what the key takes', async () => {
+    const { kernel } = await createKernel({ cwd: project.dir, overrides: ['trainer.agentDiagnostics={"inflationEvery": 4}'] });
+    expect(kernel.config.trainer.agentDiagnostics).toEqual({ inflationEvery: 4 });
+    await expect(createKernel({ cwd: project.dir, overrides: ['trainer.agentDiagnostics.inflationEvery=0'] })).rejects.toThrow(
+      /trainer\.agentDiagnostics\.inflationEvery: Too small/,
+    );
+    await expect(createKernel({ cwd: project.dir, overrides: ['trainer.agentDiagnostics=yes'] })).rejects.toThrow(
+      'trainer.agentDiagnostics expects true or false, or a JSON object; got "yes"',
     );
   });
 });

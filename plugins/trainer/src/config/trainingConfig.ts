@@ -90,10 +90,25 @@ export const trainerSection = z.strictObject({
   /**
    * Measure Dr. MAS's mechanism per agent (`agent/<role>/...`): each agent's share of every optimizer step's
    * pre-clip gradient norm, its reward statistics in the prompt groups, and the gradient inflation of a global
-   * baseline, predicted (Prop. 4.3) and measured (two extra forward and backward passes per worker group and step).
+   * baseline, predicted (Prop. 4.3) and measured (two extra forward and backward passes per worker group, at steps
+   * 1, 1 + inflationEvery, ...; `true` is every step).
    */
-  agentDiagnostics: z.boolean().default(false),
+  agentDiagnostics: z
+    .union([z.boolean(), z.strictObject({ inflationEvery: z.number().int().positive().max(LIMITS.steps).default(1) })])
+    .default(false),
 });
+
+/** `trainer.agentDiagnostics` as settings: undefined when off. */
+export function agentDiagnosticsSettings(trainer: Pick<TrainerSection, 'agentDiagnostics'>): { inflationEvery: number } | undefined {
+  const value = trainer.agentDiagnostics;
+  if (value === false || value === undefined) return undefined;
+  return value === true ? { inflationEvery: 1 } : value;
+}
+
+/** Whether `trainer.agentDiagnostics` measures the inflation at this (1-based) training step. */
+export function measuresInflationAt(settings: { inflationEvery: number }, step: number): boolean {
+  return (step - 1) % settings.inflationEvery === 0;
+}
 
 export type OptimizerSection = z.output<typeof optimizerSection>;
 export type TrainOverrides = z.output<typeof trainOverridesSection>;
