@@ -51,6 +51,7 @@ import {
   type ResolvedProvider,
 } from './ExecutionProvider.js';
 import { OnnxBackendDisposedError, OnnxRequestError, OnnxRuntimeUnavailableError, OnnxWeightMismatchError } from './OnnxBackendErrors.js';
+import { scoreChunks } from './ScoreChunks.js';
 import { HostAdamW, type HostAdamWState } from './training/HostAdamW.js';
 import { OnnxTrainer } from './training/OnnxTrainer.js';
 
@@ -343,7 +344,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
 
   /**
    * Teacher-forced log-probs (and entropy) of each response token of the view's rows, each at its row's temperature,
-   * in row chunks of bounded logits size.
+   * in row chunks of bounded logits and attention size (`scoreChunks`).
    */
   async score(request: ScoreRequest): Promise<ScoreResult> {
     this.ensureLive();
@@ -352,17 +353,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
     const rows = viewRows.length;
     const logProbs = new Float32Array(rows * R);
     const entropy = request.withEntropy ? new Float32Array(rows * R) : undefined;
-    const maxLogits = 1 << 24;
-    const vocab = this.configRef.vocabSize;
-    const longest = (from: number, to: number) => {
-      let max = 1;
-      for (let i = from; i < to; i++) max = Math.max(max, batch.responseLengths[viewRows[i]!]!);
-      return max;
-    };
-    let start = 0;
-    while (start < rows) {
-      let end = start + 1;
-      while (end < rows && (end + 1 - start) * longest(start, end + 1) * vocab <= maxLogits) end++;
+    for (const [start, end] of scoreChunks(request.batch, this.configRef)) {
       const chunk = viewRows.subarray(start, end);
       const responses = Array.from(chunk, (r) => batch.responseIds.subarray(r * R, r * R + batch.responseLengths[r]!));
       const layout = promptResponseLayout(
@@ -385,7 +376,6 @@ export class OnnxPolicyBackend implements PolicyBackend {
         logProbs.set(lp.subarray(i * r, i * r + response.length), at);
         entropy?.set(ent.subarray(i * r, i * r + response.length), at);
       });
-      start = end;
     }
     return entropy ? { logProbs, entropy } : { logProbs };
   }
