@@ -3,7 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { longestResponse, lossTotals, TrainingBatch, type BatchView, type OptimizerSettings, type WeightTensor } from '@drmas/core';
-import { promptResponseLayout, readSafetensors, rotaryInverseFrequencies, SeededRandom, type DecoderConfig } from '@drmas/models';
+import {
+  loadModelWeights,
+  promptResponseLayout,
+  readSafetensors,
+  readSafetensorsHeader,
+  saveCheckpoint,
+  rotaryInverseFrequencies,
+  SeededRandom,
+  type DecoderConfig,
+} from '@drmas/models';
 import { ClippedValueLoss, valueLoss } from '@drmas/plugin-algorithms';
 import { DecoderModel, selectRuntime } from '@drmas/plugin-backend-tfjs';
 import { TfjsValueModel } from '../../backend-tfjs/src/critic/TfjsValueModel.js';
@@ -231,13 +240,24 @@ describe('the onnx critic against the tfjs critic on the same weights', () => {
   });
 
   test('a checkpoint resumes exactly: the loaded critic gives the same values and takes the same next update, bit for bit', async () => {
-    // A bfloat16 checkpoint's config, as the presets' bases have: the critic saves float32, so the loaded config differs.
-    const { config, weights } = randomWeights({ ...tinyConfigJson('Qwen2ForCausalLM'), torch_dtype: 'bfloat16' }, 31);
+    // A trunk read from a bfloat16 checkpoint, as the presets' bases are: the loader's tensors say BF16, and a save
+    // that followed them rounded the trained trunk back to bfloat16 (a resumed run then valued with other weights).
+    const base = randomWeights({ ...tinyConfigJson('Qwen2ForCausalLM'), torch_dtype: 'bfloat16' }, 31);
+    const baseDir = tempDir();
+    await saveCheckpoint(baseDir, {
+      config: { ...tinyConfigJson('Qwen2ForCausalLM'), torch_dtype: 'bfloat16' },
+      tensors: base.weights,
+      dtype: 'BF16',
+    });
+    const { config, weights } = await loadModelWeights({ model: baseDir });
+    expect([...weights.values()].every((t) => (t as { dtype?: string }).dtype === 'BF16')).toBe(true);
     const view = makeView(7);
-    const first = await OnnxValueModel.create('onnx', 'cpu', { own: { config, weights: copyWeights(weights) } });
+    const first = await OnnxValueModel.create('onnx', 'cpu', { own: { config, weights } });
     for (let step = 0; step < 2; step++) await first.update(updateOf(view, 2));
     const dir = tempDir();
     await first.save(dir);
+    const saved = await readSafetensorsHeader(join(dir, 'model.safetensors'));
+    expect(new Set([...saved.tensors.values()].map((t) => t.dtype))).toEqual(new Set(['F32']));
     const other = randomWeights(tinyConfigJson('Qwen2ForCausalLM'), 32);
     const resumed = await OnnxValueModel.create('onnx', 'cpu', { own: { config, weights: copyWeights(other.weights) } });
     // Sessions made before the load (a run's setup may score or train before it resumes) read the loaded weights too.

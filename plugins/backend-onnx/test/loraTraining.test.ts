@@ -115,12 +115,8 @@ describeSlow('LoRA agents with critics of their own (IPPO)', () => {
     const copy = project.path('ippo-resumed');
     cpSync(run, copy, { recursive: true });
     train([...CRITIC, '--resume', path.join(copy, 'checkpoints', 'step-000001')]);
-    // Within float32 rounding, not bit for bit: an own-trunk critic's values after a resume differ in their last bit
-    // (plugin-trainer's README, "Critics"); every metric of step 2 agrees to 1e-5 relative.
-    const [resumed, uninterrupted] = [withoutTimings(lines(copy)[1]!), withoutTimings(lines(run)[1]!)];
-    expect(Object.keys(resumed).sort()).toEqual(Object.keys(uninterrupted).sort());
-    for (const [key, value] of Object.entries(uninterrupted))
-      expect([key, Math.abs(resumed[key]! - value) <= 1e-5 * Math.max(Math.abs(value), 1e-6)]).toEqual([key, true]);
+    // Bit for bit: the critics' own trunks (read from the bfloat16 base) are saved in float32.
+    expect(withoutTimings(lines(copy)[1]!)).toEqual(withoutTimings(lines(run)[1]!));
   });
 
   test("a critic that would share a LoRA agent's trunk is refused at critic.shareTrunk", () => {

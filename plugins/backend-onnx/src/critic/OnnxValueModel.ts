@@ -91,7 +91,8 @@ export class OnnxValueModel implements ValueModel {
     trunk: OnnxCriticTrunk,
     options: OrtModule.InferenceSession.SessionOptions = {},
   ): Promise<OnnxValueModel> {
-    return new OnnxValueModel(name, runtime, await loadOnnxRuntime(), trunk, options);
+    const owned: OnnxCriticTrunk = 'own' in trunk ? { own: trainedTrunk(trunk.own) } : trunk;
+    return new OnnxValueModel(name, runtime, await loadOnnxRuntime(), owned, options);
   }
 
   private get decoder(): CriticDecoder {
@@ -257,7 +258,7 @@ export class OnnxValueModel implements ValueModel {
         // Into the buffers the critic already owns, as the head is: the sessions need no rebuild.
         for (const [name, t] of loaded.weights) own.weights.get(name)!.data.set(t.data);
       } else {
-        this.trunk = { own: { config: loaded.config, weights: loaded.weights } };
+        this.trunk = { own: trainedTrunk(loaded) };
         await this.release();
       }
     }
@@ -287,6 +288,15 @@ export class OnnxValueModel implements ValueModel {
   dispose(): void {
     void this.release();
   }
+}
+
+/**
+ * A trunk the value loss trains: each tensor's shape and float32 data only. A loader's `dtype` (BF16 of the checkpoint
+ * read, as the presets' bases are) would make `save` round the trained trunk to it, and a resumed run value with
+ * other weights than the run it continues.
+ */
+function trainedTrunk(decoder: CriticDecoder): CriticDecoder {
+  return { config: decoder.config, weights: new Map([...decoder.weights].map(([name, t]) => [name, { shape: t.shape, data: t.data }])) };
 }
 
 /** The tokens a critic reads before a row's response: the joint context when given, else the row's prompt. */
