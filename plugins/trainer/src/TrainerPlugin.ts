@@ -355,7 +355,9 @@ export class TrainerPlugin implements Plugin {
       await this.critics.update(batch, {
         rng: (id) => new SeededRng(kernel.config.trainer.seed).fork(`critic/${step.step}/${id}`),
         loss: new ClippedValueLoss({ clipRange: critic.clipRange, aggregation: critic.aggregation }),
-        lrScale: 1,
+        lrScale: new LearningRateSchedule(critic.optimizer.schedule, critic.optimizer.warmupSteps, kernel.config.trainer.steps).scaleAt(
+          step.step - 1,
+        ),
         metrics: step.metrics,
       });
     });

@@ -94,6 +94,23 @@ describe('PPO with GAE and critics on the toy loop', () => {
   });
 });
 
+describe("the critics' learning-rate schedule", () => {
+  const run = withCritic(
+    'critic-schedule',
+    { learner: 'ppo', shareTrunk: true, optimizer: { lr: 3e-3, schedule: 'linear', warmupSteps: 1 } },
+    { steps: 3 },
+  );
+
+  test('critic.optimizer.schedule and warmupSteps scale the critic lr over trainer.steps, as a model optimizer does', async () => {
+    const runDir = run.project.path('run');
+    await train(run.project.dir, runDir);
+    // Warm-up over step 1 (scale 0/1), then linear to 0 over the 2 steps left: (3 - 1) / 2 = 1, (3 - 2) / 2 = 0.5.
+    expect(lines(runDir).map((line) => line['critic/left/lr'])).toEqual([0, 3e-3, 1.5e-3]);
+    // The policy's own rate stays constant (its optimizer sets no schedule).
+    expect(lines(runDir).map((line) => line['actor/left/lr'])).toEqual([3e-3, 3e-3, 3e-3]);
+  });
+});
+
 describeSlow('critics on the toy loop: resume and MAPPO', () => {
   const resume = withCritic('critic-resume', { learner: 'ppo' }, { steps: 2, saveEvery: 1, keepLast: 2 });
   const mappo = withCritic('critic-mappo', { learner: 'mappo' }, { steps: 1 });

@@ -1,6 +1,6 @@
 import { LIMITS, z, type ResolvedConfig } from '@drmas/core';
 import { LOSS_AGGREGATIONS, type LossAggregation } from '@drmas/plugin-algorithms';
-import { TRAINER_LIMITS } from './trainingConfig.js';
+import { optimizerSection, TRAINER_LIMITS } from './trainingConfig.js';
 
 /**
  * Which critics a run has: `ppo`, one per worker group over its own rows; `ippo`, one per agent role over that role's
@@ -83,7 +83,10 @@ export const criticSection = z.strictObject({
   /** veRL's `cliprange_value`: how far a prediction may move from the value its batch was estimated with. */
   clipRange: z.number().positive().default(0.5),
   aggregation: z.enum(LOSS_AGGREGATIONS as [LossAggregation, ...LossAggregation[]]).default('token-mean'),
-  /** AdamW of every critic (veRL's critic optimizer: lr 1e-5, weight decay 0.01, grad clip 1). */
+  /**
+   * AdamW of every critic (veRL's critic optimizer: lr 1e-5, weight decay 0.01, grad clip 1), and its learning-rate
+   * schedule over the run's training steps, as a model's (`schedule`, `warmupSteps`; veRL's critic `warmup_style`).
+   */
   optimizer: z
     .strictObject({
       lr: z.number().positive().default(1e-5),
@@ -91,6 +94,8 @@ export const criticSection = z.strictObject({
       eps: z.number().positive().default(1e-8),
       weightDecay: z.number().min(0).default(0.01),
       maxGradNorm: z.number().min(0).default(1),
+      schedule: optimizerSection.shape.schedule,
+      warmupSteps: optimizerSection.shape.warmupSteps,
     })
     .prefault({}),
   epochs: z.number().int().positive().max(TRAINER_LIMITS.epochs).optional(),

@@ -1,5 +1,5 @@
 import { DrmasError, type OptimizerSettings, type ResolvedConfig } from '@drmas/core';
-import { criticSettings, type CriticLearnerName } from '../config/criticConfig.js';
+import { criticSettings, type CriticLearnerName, type CriticSettings } from '../config/criticConfig.js';
 import type { CriticLearner } from './CriticLearner.js';
 import { planWorkerGroups } from '../workerGroupPlan.js';
 
@@ -45,7 +45,7 @@ export function planCritics(config: ResolvedConfig, valueRoles: ReadonlySet<stri
     shareTrunk: critic.shareTrunk,
     joint,
     training: {
-      optimizer: { ...critic.optimizer, paramGroups: [] },
+      optimizer: adamW(critic.optimizer),
       epochs: critic.epochs ?? group.training.epochs,
       miniBatches: critic.miniBatches ?? group.training.miniBatches,
       microBatchSize: critic.microBatchSize ?? group.training.microBatchSize,
@@ -74,4 +74,10 @@ export function planCritics(config: ResolvedConfig, valueRoles: ReadonlySet<stri
       ];
     }
   }
+}
+
+/** The critic's AdamW settings: its optimizer section without the schedule (which the trainer turns into each step's scale). */
+function adamW(optimizer: CriticSettings['optimizer']): OptimizerSettings {
+  const { schedule: _schedule, warmupSteps: _warmup, ...adam } = optimizer;
+  return { ...adam, paramGroups: [] };
 }
