@@ -36,6 +36,11 @@ export interface ValueUpdateRequest extends ValuesRequest {
   microBatchSize: number;
   optimizer: OptimizerSettings;
   lrScale: number;
+  /**
+   * Called with the step's pre-clip gradient norm (when finite) before anything is applied; false skips the step as a
+   * non-finite norm does: weights, optimizer moments and step count untouched, `skipped` true (`critic.spikeGuard`).
+   */
+  acceptGradNorm?: (gradNorm: number) => boolean;
 }
 
 /**

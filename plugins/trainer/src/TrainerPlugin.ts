@@ -250,7 +250,7 @@ export class TrainerPlugin implements Plugin {
         groups(),
         kernel.config.trainer.seed,
         (id) => groups().trainingEngine(id),
-        criticSettings(kernel.config).mixer,
+        criticSettings(kernel.config),
       );
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, async (run) => {
@@ -359,6 +359,8 @@ export class TrainerPlugin implements Plugin {
           step.step - 1,
         ),
         metrics: step.metrics,
+        step: step.step,
+        log: (line) => step.run.log(line),
       });
     });
 

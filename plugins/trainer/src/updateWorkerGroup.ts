@@ -13,7 +13,7 @@ import {
 } from '@drmas/core';
 import { AgentGradNorms, agentsOf, measureInflation } from './agentDiagnostics/agentGradients.js';
 import type { AgentRewardDiagnosis } from './agentDiagnostics/agentRewardStatistics.js';
-import type { GradNormSpikeGuard, SpikeVerdict } from './spikeGuard/GradNormSpikeGuard.js';
+import { describeSpike, watchStep, type GradNormSpikeGuard } from './spikeGuard/GradNormSpikeGuard.js';
 import type { TrainedWorkerGroup } from './WorkerGroupsService.js';
 
 /** The view's rows ordered by prompt + response length, so micro-batches and scoring chunks hold rows of similar length. */
@@ -123,21 +123,6 @@ export interface WorkerGroupUpdate {
   measureInflation?: boolean;
 }
 
-/** The run log's line on a spike: the norm, its z-score against the window, and what was done. */
-function describeSpike(id: string, step: number, update: number, norm: number, verdict: SpikeVerdict, action: string): string {
-  const done =
-    action === 'skip'
-      ? 'skipped the optimizer step'
-      : action === 'rollback'
-        ? "rolled back to the weights and optimizer state from before this step's update, and dropped the rest of it"
-        : 'kept the step (action log)';
-  return (
-    `gradient-norm spike in worker group ${id} at step ${step}, optimizer step ${update}: norm ${norm.toPrecision(4)}, ` +
-    `z ${verdict.z!.toPrecision(3)} over the previous ${verdict.count} norms (mean ${verdict.mean.toPrecision(4)}, std ` +
-    `${verdict.std.toPrecision(3)}); ${done}`
-  );
-}
-
 /**
  * One worker group's share of a training step, on a view of the step's batch. Rows whose advantages are all zero are
  * selected once: an inert loss (`zeroAdvantageRowsInert`) learns nothing from them, so they are neither scored nor
@@ -207,8 +192,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
     for (const miniBatch of miniBatchViews(view, rng, miniBatches, paired)) {
       if (rolledBack) break;
       const computed = learning === view ? miniBatch : restrict(miniBatch, learningRows);
-      let verdict: SpikeVerdict | undefined;
-      const judge = (norm: number) => (verdict = guarded!.guard.check(norm));
+      const watch = watchStep(guarded?.guard);
       const result = await group.trainer.update({
         batch: computed,
         totals: lossTotals(miniBatch, { responseLength, microBatchSize }),
@@ -217,22 +201,19 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
         optimizer,
         lrScale,
         entropyMetric: source === 'rollout',
-        acceptGradNorm: action === 'skip' ? (norm) => !judge(norm).spike : undefined,
+        acceptGradNorm: watch.acceptGradNorm,
         rowAgents,
       });
       agentNorms?.add(result.agentGradNorms);
       updates++;
-      if (guarded && verdict === undefined && Number.isFinite(result.gradNorm)) judge(result.gradNorm);
-      const judged = verdict;
+      const judged = watch.settle(result.gradNorm);
       if (judged?.spike) {
         spikes++;
-        guarded!.log(describeSpike(group.id, guarded!.step, updates, result.gradNorm, judged, action!));
+        guarded!.log(describeSpike(`worker group ${group.id}`, guarded!.step, updates, result.gradNorm, judged, action!));
         if (action === 'rollback') {
           await group.trainer.restoreTraining!(lastGood!);
           rolledBack = true;
         }
-      } else if (judged) {
-        guarded!.guard.record(result.gradNorm);
       }
       lr = result.learningRate;
       if (result.skipped) skipped++;

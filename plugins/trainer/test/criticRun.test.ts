@@ -111,6 +111,66 @@ describe("the critics' learning-rate schedule", () => {
   });
 });
 
+describe("the critics' spike guard", () => {
+  // A threshold of 0.01 standard deviations: a step's norm above its window's mean is a spike, which the toy's
+  // varying returns give within four steps.
+  const spikeGuard = { action: 'skip', window: 3, warmup: 2, threshold: 0.01 };
+  const run = withCritic('critic-spikes', { learner: 'ppo', shareTrunk: true, spikeGuard }, { steps: 4 });
+
+  test('critic.spikeGuard skips a spiking critic step, logs and counts it, and checkpoints the windows', async () => {
+    const runDir = run.project.path('run');
+    const logs: string[] = [];
+    const { kernel } = await createKernel({ cwd: run.project.dir });
+    await kernel.run({ runDir, log: (line) => logs.push(line) });
+    const all = lines(runDir);
+    for (const id of ['left', 'right']) {
+      const spikes = all.map((line) => line[`critic/${id}/spikes`]!);
+      // No verdict before the window holds 2 norms; each spike is a skipped step (one optimizer step per training step).
+      expect(spikes.slice(0, 2)).toEqual([0, 0]);
+      expect(all.map((line) => line[`critic/${id}/skipped_steps`])).toEqual(spikes);
+      const logged = logs.filter((line) => line.startsWith(`gradient-norm spike in critic ${id} at step `));
+      expect(logged).toHaveLength(spikes.reduce((a, b) => a + b, 0));
+      for (const line of logged)
+        expect(line).toMatch(/optimizer step 1: norm [\d.e+-]+, z [\d.e+-]+ over the previous [23] norms .*; skipped the optimizer step$/);
+    }
+    expect(all.reduce((sum, line) => sum + line['critic/left/spikes']! + line['critic/right/spikes']!, 0)).toBeGreaterThan(0);
+    // The windows: the accepted norms, at most 3 of them, each a step's critic/<id>/grad_norm that was no spike.
+    const windows = JSON.parse(
+      readFileSync(path.join(runDir, 'checkpoints', 'step-000004', 'critics', 'spike_guards.json'), 'utf8'),
+    ) as Record<string, number[]>;
+    for (const id of ['left', 'right']) {
+      const accepted = all.filter((line) => line[`critic/${id}/spikes`] === 0).map((line) => line[`critic/${id}/grad_norm`]);
+      expect(windows[id]).toEqual(accepted.slice(-3));
+    }
+  });
+
+  test('a rollback is refused at critic.spikeGuard.action', async () => {
+    await expect(createKernel({ cwd: run.project.dir, overrides: ['critic.spikeGuard={"action":"rollback"}'] })).rejects.toThrow(
+      /critic\.spikeGuard\.action.*a critic has no rollback/,
+    );
+  });
+});
+
+describeSlow("the critics' spike guard across a resume (slow)", () => {
+  const spikeGuard = { action: 'skip', window: 3, warmup: 2, threshold: 0.01 };
+  const run = withCritic('critic-spikes-resume', { learner: 'ppo', shareTrunk: true, spikeGuard }, { steps: 4, saveEvery: 1, keepLast: 4 });
+
+  test('the windows come back with the checkpoint: a run resumed after step 2 judges steps 3 and 4 as the uninterrupted run did', async () => {
+    const { project } = run;
+    const full = project.path('full');
+    await train(project.dir, full);
+    const resumed = project.path('resumed');
+    await train(project.dir, resumed, { stopAfter: 2 });
+    await train(project.dir, resumed, { resume: resumed });
+    expect(lines(resumed)).toEqual(lines(full));
+    expect(
+      lines(full)
+        .slice(2)
+        .some((line) => line['critic/left/spikes'] === 1 || line['critic/right/spikes'] === 1),
+    ).toBe(true);
+  }, 180_000);
+});
+
 describeSlow('critics on the toy loop: resume and MAPPO', () => {
   const resume = withCritic('critic-resume', { learner: 'ppo' }, { steps: 2, saveEvery: 1, keepLast: 2 });
   const mappo = withCritic('critic-mappo', { learner: 'mappo' }, { steps: 1 });

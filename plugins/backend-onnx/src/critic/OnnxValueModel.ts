@@ -206,6 +206,7 @@ export class OnnxValueModel implements ValueModel {
       optimizer: this.optimizer,
       settings: request.optimizer,
       lrScale: request.lrScale,
+      acceptGradNorm: request.acceptGradNorm,
     });
     return {
       loss,

@@ -131,6 +131,7 @@ export class TfjsValueModel implements ValueModel {
       optimizer: this.optimizer,
       settings: request.optimizer,
       lrScale: request.lrScale,
+      acceptGradNorm: request.acceptGradNorm,
     });
     const metrics = { ...step.sums, skipped_nonfinite: step.nonFinite ? 1 : 0 };
     return {

@@ -1,6 +1,6 @@
 import { LIMITS, z, type ResolvedConfig } from '@drmas/core';
 import { LOSS_AGGREGATIONS, type LossAggregation } from '@drmas/plugin-algorithms';
-import { optimizerSection, TRAINER_LIMITS } from './trainingConfig.js';
+import { optimizerSection, spikeGuardSection, TRAINER_LIMITS } from './trainingConfig.js';
 
 /**
  * Which critics a run has: `ppo`, one per worker group over its own rows; `ippo`, one per agent role over that role's
@@ -98,6 +98,16 @@ export const criticSection = z.strictObject({
       warmupSteps: optimizerSection.shape.warmupSteps,
     })
     .prefault({}),
+  /**
+   * Watch each critic optimizer step's pre-clip gradient norm for spikes, as `models.<id>.spikeGuard` does a policy's:
+   * `log` or `skip` (a critic has no rollback).
+   */
+  spikeGuard: spikeGuardSection
+    .refine((guard) => guard.action !== 'rollback', {
+      message: 'a critic has no rollback: use "skip" (the step is dropped before it is applied) or "log"',
+      path: ['action'],
+    })
+    .optional(),
   epochs: z.number().int().positive().max(TRAINER_LIMITS.epochs).optional(),
   miniBatches: z.number().int().positive().max(TRAINER_LIMITS.rows).optional(),
   microBatchSize: z.number().int().positive().max(TRAINER_LIMITS.rows).optional(),

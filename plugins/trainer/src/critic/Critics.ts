@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   BackendFactory,
@@ -20,12 +20,15 @@ import type { TrainedWorkerGroup } from '../WorkerGroupsService.js';
 import { miniBatchViews } from '../updateWorkerGroup.js';
 import { jointContexts } from './jointContexts.js';
 import { TeamMixer } from '../mixer/TeamMixer.js';
-import type { MixerSettings } from '../config/criticConfig.js';
+import type { CriticSettings } from '../config/criticConfig.js';
+import { describeSpike, SpikeGuards, watchStep } from '../spikeGuard/GradNormSpikeGuard.js';
 import type { CriticPlan } from './criticPlan.js';
 import type { CriticLearner } from './CriticLearner.js';
 
 /** Where a checkpoint keeps its critics: `critics/<critic id>/`, beside the worker groups' folders. */
 export const CRITICS_DIR = 'critics';
+/** The critics' spike-guard windows in a checkpoint's critics folder (`critic.spikeGuard`): `{ <critic id>: norms }`. */
+export const CRITIC_SPIKE_GUARDS_FILE = 'spike_guards.json';
 
 /** A live critic: its plan and its engine's value model. */
 export interface Critic {
@@ -85,6 +88,8 @@ export class Critics {
   }
   /** VDN's or QMIX's team value over the per-role critics (`critic.learner: vdn | qmix`). */
   private mixer: TeamMixer | undefined;
+  /** Each critic's gradient-norm spike guard (`critic.spikeGuard`), by critic id. */
+  private guards: SpikeGuards | undefined;
 
   get all(): readonly Critic[] {
     return this.critics;
@@ -100,7 +105,7 @@ export class Critics {
     groups: WorkerGroups,
     seed: number,
     engineOf: (groupId: string) => string,
-    mixerSettings: MixerSettings,
+    section: Pick<CriticSettings, 'mixer' | 'spikeGuard'>,
   ): Promise<void> {
     for (const plan of this.plans) {
       const factory = roles.getNamed(BackendFactory, engineOf(plan.policyGroup), `models.${plan.policyGroup}.backend`);
@@ -117,12 +122,14 @@ export class Critics {
         `critic ${plan.id} (${plan.learner}): values the turns of ${plan.agents.join(', ')}${plan.joint ? ' over the joint context' : ''}`,
       );
     }
+    const spikeGuard = section.spikeGuard;
+    if (spikeGuard) this.guards = new SpikeGuards(new Map(this.plans.map((plan) => [plan.id, spikeGuard])));
     const credit = this.plans[0]?.kind.credit;
     if (credit === 'vdn' || credit === 'qmix') {
       this.mixer = new TeamMixer(
         credit,
         this.plans.flatMap((plan) => plan.agents),
-        mixerSettings,
+        section.mixer,
         seed,
       );
       run.log(`${credit} mixer over the critics of ${this.mixer.roles.join(', ')} (${this.mixer.parameterCount} parameters)`);
@@ -155,7 +162,15 @@ export class Critics {
   /** Each critic's `epochs` x `miniBatches` optimizer steps on its rows; metrics under `critic/<id>/`. */
   async update(
     batch: TrainingBatch,
-    options: { rng: (criticId: string) => Rng; loss: ValueLossFunction; lrScale: number; metrics: Metrics },
+    options: {
+      rng: (criticId: string) => Rng;
+      loss: ValueLossFunction;
+      lrScale: number;
+      metrics: Metrics;
+      /** The training step and the run log, for the spike guards' lines. */
+      step: number;
+      log: (line: string) => void;
+    },
   ): Promise<void> {
     if (!batch.values) return;
     for (const critic of this.critics) {
@@ -173,8 +188,11 @@ export class Critics {
       const sums: Record<string, number> = {};
       let updates = 0;
       let skipped = 0;
+      let spikes = 0;
+      const guard = this.guards?.of(critic.plan.id);
       for (let epoch = 0; epoch < epochs; epoch++) {
         for (const miniBatch of miniBatchViews(view, rng, miniBatches)) {
+          const watch = watchStep(guard);
           const result = await critic.model.update({
             batch: miniBatch,
             contexts,
@@ -183,8 +201,14 @@ export class Critics {
             microBatchSize,
             optimizer,
             lrScale: options.lrScale,
+            acceptGradNorm: watch.acceptGradNorm,
           });
           updates++;
+          const judged = watch.settle(result.gradNorm);
+          if (judged?.spike) {
+            spikes++;
+            options.log(describeSpike(`critic ${critic.plan.id}`, options.step, updates, result.gradNorm, judged, guard!.settings.action));
+          }
           if (result.skipped) skipped++;
           for (const [key, value] of Object.entries({ ...result.metrics, grad_norm: result.gradNorm }))
             sums[key] = (sums[key] ?? 0) + value;
@@ -194,6 +218,7 @@ export class Critics {
       options.metrics[`${prefix}/lr`] = optimizer.lr * options.lrScale;
       options.metrics[`${prefix}/updates`] = updates;
       options.metrics[`${prefix}/skipped_steps`] = skipped;
+      if (guard) options.metrics[`${prefix}/spikes`] = spikes;
     }
     this.mixer?.train(options.metrics);
   }
@@ -201,6 +226,26 @@ export class Critics {
   async save(checkpointDir: string): Promise<void> {
     for (const critic of this.critics) await critic.model.save(path.join(checkpointDir, CRITICS_DIR, critic.plan.id));
     this.mixer?.save(path.join(checkpointDir, CRITICS_DIR));
+    if (!this.guards) return;
+    const dir = path.join(checkpointDir, CRITICS_DIR);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, CRITIC_SPIKE_GUARDS_FILE), `${JSON.stringify(this.guards.getState())}\n`);
+  }
+
+  /** The guards' windows as a checkpoint left them; none saved (a checkpoint from before `critic.spikeGuard`): empty windows. */
+  private loadGuards(criticsDir: string): void {
+    const file = path.join(criticsDir, CRITIC_SPIKE_GUARDS_FILE);
+    if (!this.guards || !existsSync(file)) return;
+    let saved: unknown;
+    try {
+      saved = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (error) {
+      throw new DrmasError('CHECKPOINT_INVALID', `the critics' spike-guard windows are not JSON: ${(error as Error).message}`, {
+        file,
+        hint: 'resume from another checkpoint, or start the run afresh',
+      });
+    }
+    this.guards.setState(saved);
   }
 
   async load(checkpointDir: string): Promise<void> {
@@ -219,11 +264,13 @@ export class Critics {
       await critic.model.load(dir);
     }
     this.mixer?.load(path.join(checkpointDir, CRITICS_DIR));
+    this.loadGuards(path.join(checkpointDir, CRITICS_DIR));
   }
 
   dispose(): void {
     for (const critic of this.critics) critic.model.dispose();
     this.critics = [];
     this.mixer = undefined;
+    this.guards = undefined;
   }
 }

@@ -54,7 +54,46 @@ export class GradNormSpikeGuard {
   }
 }
 
-/** Every worker group's guard (those whose model sets `spikeGuard`), checkpointed as one state: the windows by group. */
+/**
+ * One optimizer step under a guard: `acceptGradNorm` for the engine (with `skip`, it judges the norm before the step
+ * is applied), then `settle` with the step's norm, which judges it if the engine did not and adds a norm that was no
+ * spike to the window. Without a guard both do nothing.
+ */
+export function watchStep(guard: GradNormSpikeGuard | undefined): {
+  acceptGradNorm: ((norm: number) => boolean) | undefined;
+  settle: (norm: number) => SpikeVerdict | undefined;
+} {
+  let verdict: SpikeVerdict | undefined;
+  return {
+    acceptGradNorm: guard?.settings.action === 'skip' ? (norm) => !(verdict = guard.check(norm)).spike : undefined,
+    settle: (norm) => {
+      if (!guard) return undefined;
+      if (verdict === undefined && Number.isFinite(norm)) verdict = guard.check(norm);
+      if (verdict && !verdict.spike) guard.record(norm);
+      return verdict;
+    },
+  };
+}
+
+/** The run log's line on a spike: the norm, its z-score against the window, and what was done. */
+export function describeSpike(where: string, step: number, update: number, norm: number, verdict: SpikeVerdict, action: string): string {
+  const done =
+    action === 'skip'
+      ? 'skipped the optimizer step'
+      : action === 'rollback'
+        ? "rolled back to the weights and optimizer state from before this step's update, and dropped the rest of it"
+        : 'kept the step (action log)';
+  return (
+    `gradient-norm spike in ${where} at step ${step}, optimizer step ${update}: norm ${norm.toPrecision(4)}, ` +
+    `z ${verdict.z!.toPrecision(3)} over the previous ${verdict.count} norms (mean ${verdict.mean.toPrecision(4)}, std ` +
+    `${verdict.std.toPrecision(3)}); ${done}`
+  );
+}
+
+/**
+ * Guards by id, one state for all (the windows by id): the worker groups' (those whose model sets `spikeGuard`),
+ * checkpointed under `key`, and the critics' (`critic.spikeGuard`), which `Critics` saves beside their weights.
+ */
 export class SpikeGuards implements Checkpointable {
   readonly key = 'trainer/spikeGuards';
   private readonly guards = new Map<string, GradNormSpikeGuard>();
