@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import {
   longestResponse,
   lossTotals,
@@ -147,10 +148,11 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   // A pairwise loss (DPO) trains on a preference batch of whole pairs: no row is inert, and it reads no old log-probs.
   const paired = loss.pairedRows === true;
   const learning = loss.zeroAdvantageRowsInert ? rowsWithAdvantage(view) : view;
+  const timed = phaseTimer(metrics, `timing/update/${options.metricsId ?? group.id}`);
   let entropy: number | undefined;
   if (source === 'recompute' && !paired && !options.oldLogProbsScored) {
     batch.oldLogProbs ??= Float32Array.from(batch.rolloutLogProbs);
-    entropy = await scoreInto(group.trainer, learning, batch.oldLogProbs, true);
+    entropy = await timed('old_log_probs', () => scoreInto(group.trainer, learning, batch.oldLogProbs!, true));
     const gap = probabilityGap(learning, batch.oldLogProbs);
     metrics[`rollout/${group.id}/probs_diff_mean`] = gap.mean;
     metrics[`rollout/${group.id}/probs_diff_max`] = gap.max;
@@ -159,7 +161,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   const reference = group.reference ?? (loss.referencePolicy === 'current' ? group.trainer : undefined);
   if (loss.needsReference && reference) {
     batch.refLogProbs ??= Float32Array.from(batch.oldLogProbs ?? batch.rolloutLogProbs);
-    await scoreInto(reference, learning, batch.refLogProbs, false);
+    await timed('ref_log_probs', () => scoreInto(reference, learning, batch.refLogProbs!, false));
   }
   const { miniBatches, epochs, optimizer } = group.training;
   // Micro-batches hold whole pairs: an odd size is rounded up.
@@ -170,7 +172,9 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   const diagnosis = paired ? undefined : options.agentDiagnosis;
   const agentNorms = diagnosis && new AgentGradNorms(agentsOf(view));
   if (diagnosis && options.measureInflation !== false)
-    await measureInflation(group.trainer, view, diagnosis, { loss, microBatchSize, optimizer, responseLength }, metrics);
+    await timed('inflation', () =>
+      measureInflation(group.trainer, view, diagnosis, { loss, microBatchSize, optimizer, responseLength }, metrics),
+    );
   const agentIds = batch.ids.agent;
   const rowAgents = agentNorms && { codes: agentIds.codes, agentCount: agentIds.names.length };
   const sums: Record<string, number> = {};
@@ -188,6 +192,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   const lastGood = action === 'rollback' ? await group.trainer.snapshotTraining!() : undefined;
   let spikes = 0;
   let rolledBack = false;
+  const optimizerStarted = performance.now();
   for (let epoch = 0; epoch < epochs && !rolledBack; epoch++) {
     for (const miniBatch of miniBatchViews(view, rng, miniBatches, paired)) {
       if (rolledBack) break;
@@ -225,6 +230,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
       add('zero_adv_rows_skipped', (miniBatch.rows.length - computed.rows.length) / miniBatch.rows.length);
     }
   }
+  timed.record('optimizer_steps', optimizerStarted);
   // A backend's `actor/<name>` (e.g. the entropy of its own forward pass) wins over the loss's `<name>`.
   for (const [key, value] of Object.entries(sums)) metrics[`${prefix}/${key.replace(/^actor\//, '')}`] = value / updates;
   if (entropy !== undefined) metrics[`${prefix}/entropy`] = entropy;
@@ -235,5 +241,24 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   if (guarded) metrics[`${prefix}/spikes`] = spikes;
   if (options.distributions) options.distributions[`${prefix}/grad_norm`] = gradNorms;
   agentNorms?.record(agentIds.names, metrics, options.distributions);
-  if (group.rollout !== group.trainer) await group.rollout.syncWeights(group.trainer);
+  if (group.rollout !== group.trainer) await timed('weight_sync', () => group.rollout.syncWeights(group.trainer));
+}
+
+/**
+ * Times the phases of a worker group's update into `<prefix>/<phase>` (seconds, as the kernel's `timing/<hook>`):
+ * veRL's `timing_s/old_log_prob`, `ref` and `update_actor`, split by group.
+ */
+function phaseTimer(metrics: Metrics, prefix: string) {
+  const record = (phase: string, started: number) => {
+    metrics[`${prefix}/${phase}`] = Math.round(performance.now() - started) / 1000;
+  };
+  const timed = async <T>(phase: string, work: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      record(phase, started);
+    }
+  };
+  return Object.assign(timed, { record });
 }

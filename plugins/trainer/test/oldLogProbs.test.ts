@@ -26,7 +26,7 @@ afterEach(() => {
  * One update of a fresh tiny model on PAIRS with positive advantages, where the rollout engine's log-probs are the
  * true ones minus 1: the ratio against them is e, far outside the clip range, while against recomputed ones it is 1.
  */
-async function updateWith(source: OldLogProbSource) {
+async function updateWith(source: OldLogProbSource, scoreDelayMs = 0) {
   await selectRuntime('wasm');
   const model = randomModel(tinyConfigJson('Qwen2ForCausalLM'), 11);
   const backend = new TfjsPolicyBackend('tfjs', 'test', model, undefined);
@@ -42,7 +42,11 @@ async function updateWith(source: OldLogProbSource) {
     });
   });
   const before = await backend.exportWeights();
-  const score = jest.spyOn(backend, 'score');
+  const original = backend.score.bind(backend);
+  const score = jest.spyOn(backend, 'score').mockImplementation(async (...args) => {
+    await new Promise((resolve) => setTimeout(resolve, scoreDelayMs));
+    return original(...args);
+  });
   const group = singleAgentGroup(backend, { lr: 1e-2, microBatchSize: 4, miniBatches: 1 });
 
   const metrics: Metrics = {};
@@ -78,5 +82,16 @@ describe('trainer.oldLogProbs', () => {
     const rollout = await updateWith('rollout');
     const recompute = await updateWith('recompute');
     expect(rollout.metrics['actor/policy/entropy']).toBeCloseTo(recompute.metrics['actor/policy/entropy']!, 5);
+  });
+
+  test('the phases are timed apart: timing/update/<group>/old_log_probs holds the scoring pass, optimizer_steps the update', async () => {
+    const recompute = await updateWith('recompute', 300);
+    const old = recompute.metrics['timing/update/policy/old_log_probs']!;
+    const steps = recompute.metrics['timing/update/policy/optimizer_steps']!;
+    expect(old).toBeGreaterThanOrEqual(0.3);
+    expect(steps).toBeGreaterThan(0);
+    const rollout = await updateWith('rollout', 300);
+    expect(rollout.metrics['timing/update/policy/old_log_probs']).toBeUndefined();
+    expect(rollout.metrics['timing/update/policy/optimizer_steps']).toBeGreaterThan(0);
   });
 });
