@@ -1,7 +1,16 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GRID_RUN_FILE, planGrid, readRun, renderTables, runGrid, runState } from '../examples/lib/experimentGrid.mjs';
+import {
+  GRID_RUN_FILE,
+  planGrid,
+  readArchive,
+  readRun,
+  renderTables,
+  runGrid,
+  runState,
+  writeArchive,
+} from '../examples/lib/experimentGrid.mjs';
 import { gradNormStats, pairedTTest, summarize } from '../examples/lib/seedStatistics.mjs';
 import { TempProject } from './support/tempProject.js';
 
@@ -96,8 +105,8 @@ describe('experiment grid', () => {
   });
   afterEach(() => project.dispose());
 
-  function plan() {
-    return planGrid({
+  function planOptions() {
+    return {
       variants: [
         { name: 'drmas', config: 'examples/marl/drmas.config.json', base: 'math' },
         { name: 'grpo', config: path.join(project.dir, 'missing.json'), base: 'math' },
@@ -106,8 +115,10 @@ describe('experiment grid', () => {
       bases: { math: { config: 'examples/marl/drmas.config.json' } },
       seeds: [0, 1, 2],
       set: ['eval.tasks=64'],
-      out: project.dir,
-    });
+    };
+  }
+  function plan() {
+    return planGrid({ ...planOptions(), out: project.dir });
   }
 
   test('plans seeded training runs and one base evaluation per seed, and tells finished, interrupted and changed runs apart', () => {
@@ -293,6 +304,96 @@ describe('experiment grid', () => {
     expect(existsSync(path.join(dir, 'checkpoints', 'step-000002'))).toBe(true);
     expect({ metrics: figures(lines('metrics.jsonl')), eval: figures(lines('eval.jsonl')) }).toEqual(whole);
   }, 120_000);
+
+  test('an archive carries finished runs to a grid whose directories are gone: reused with their figures, never rerun', async () => {
+    // Session 1: two finished runs under one --out, archived.
+    const first = plan();
+    writeRun(project, 'drmas-seed0', { avg: 0.3, pass: 0.6, gradNorms: [1, 2, 3], agents: true });
+    project.write({ 'base-math-seed0/eval.jsonl': JSON.stringify({ step: 0, 'val/avg@16': 0.21, 'val/pass@16': 0.59 }) });
+    for (const [dir, variant] of [
+      ['drmas-seed0', 'drmas'],
+      ['base-math-seed0', 'base:math'],
+    ] as const) {
+      const args = first.find((r) => r.variant === variant && r.seed === 0)!.args;
+      project.write({ [`${dir}/${GRID_RUN_FILE}`]: { args, status: 'finished', wallSeconds: 120 } });
+    }
+    const archiveFile = path.join(project.dir, 'archive', 'runs.json');
+    const empty = readArchive(archiveFile);
+    expect(empty.size).toBe(0);
+    writeArchive(
+      archiveFile,
+      empty,
+      first,
+      first.map((run) => readRun(run, { archive: empty })),
+    );
+    const archived = JSON.parse(readFileSync(archiveFile, 'utf8')) as { runs: Array<{ args: string[]; result: { runDir: string } }> };
+    expect(archived.runs.map((entry) => entry.result.runDir)).toEqual(['base-math-seed0', 'drmas-seed0']);
+
+    // Session 2: a fresh checkout, another --out; the archived runs count as finished with the figures they had.
+    const out = path.join(project.dir, 'elsewhere');
+    const second = planGrid({ ...planOptions(), out });
+    const archive = readArchive(archiveFile);
+    const drmas0 = second.find((r) => r.variant === 'drmas' && r.seed === 0)!;
+    expect(runState(drmas0, { archive })).toBe('archived');
+    expect(runState(drmas0)).toBe('pending');
+    const reused = readRun(drmas0, { archive });
+    expect(reused).toMatchObject({
+      status: 'finished',
+      archived: true,
+      avg: 0.3,
+      pass: 0.6,
+      runDir: drmas0.runDir,
+      gradNorm: { policy: { max: 3, steps: 3 } },
+      agents: { solver: { gradNorm: { max: 1.5 } } },
+    });
+    expect(reused.agents!.solver!.means.reward_std).toBeCloseTo(0.3, 12);
+    const lines: string[] = [];
+    await runGrid(second, {
+      archive,
+      only: (r) => (r.variant === 'drmas' || r.kind === 'base') && r.seed === 0,
+      log: (l) => lines.push(l),
+    });
+    expect(lines).toEqual(['2 finished runs reused (2 from the archive), 0 to run, 1 at a time']);
+    expect(existsSync(path.join(out, 'drmas-seed0'))).toBe(false);
+    const tables = renderTables(
+      second.map((run) => readRun(run, { archive })),
+      { reference: 'drmas', variants: ['drmas', 'grpo', 'rae'] },
+    );
+    expect(tables.runs).toContain('| drmas-seed0 | finished (archive) | 2.0 min | 30.0 | 60.0 |  |');
+
+    // A run of another command under the same name stops the grid, as a changed directory does.
+    const other = planGrid({ ...planOptions(), set: ['eval.tasks=32'], out });
+    expect(
+      runState(
+        other.find((r) => r.variant === 'drmas' && r.seed === 0)!,
+        { archive },
+      ),
+    ).toBe('changed');
+    await expect(runGrid(other, { archive, log: () => {} })).rejects.toThrow(
+      /drmas-seed0, .*base-math-seed0 ran with other arguments than this grid.s \(in its directory or the archive\)/,
+    );
+
+    // A run finished here replaces its archived figures; the archived ones stay.
+    writeRun(project, 'elsewhere/drmas-seed1', { avg: 0.4, pass: 0.7, gradNorms: [1] });
+    writeArchive(
+      archiveFile,
+      archive,
+      second,
+      second.map((run) => readRun(run, { archive })),
+    );
+    expect(
+      [...readArchive(archiveFile).values()].map((entry) => [entry.result.runDir, entry.result.avg, entry.args.includes('trainer.seed=1')]),
+    ).toEqual([
+      ['base-math-seed0', 0.21, false],
+      ['drmas-seed0', 0.3, false],
+      ['drmas-seed1', 0.4, true],
+    ]);
+
+    writeFileSync(archiveFile, '{"runs": [{"args": []}]}');
+    expect(() => readArchive(archiveFile)).toThrow(
+      /runs\.json: not an archive of grid runs \(each entry holds a finished run's args and result\)/,
+    );
+  });
 
   test('the tables: paired differences against the reference, bases first, per-agent norms, failed and missing runs named', () => {
     const runs = plan();

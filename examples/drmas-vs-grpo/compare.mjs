@@ -6,11 +6,23 @@
 // against drmas), gradient-norm p99, max and spikes per worker group and per agent, the agents' reward statistics and
 // inflations (trainer.agentDiagnostics). Usage (after `npm run build`):
 //   node examples/drmas-vs-grpo/compare.mjs [--settings math.shared,math.non-shared] [--variants drmas,grpo,...]
-//     [--seeds 5 | 0,1,2] [--steps 60] [--tasks 64] [--jobs 1] [--set key=value ...] [--out DIR] [--report-only]
+//     [--seeds 5 | 0,1,2] [--steps 60] [--tasks 64] [--jobs 1] [--set key=value ...] [--out DIR] [--archive FILE]
+//     [--report-only]
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { commandLine, parseSeeds, planGrid, readRun, renderTables, REPO_ROOT, runGrid, writeResults } from '../lib/experimentGrid.mjs';
+import {
+  commandLine,
+  parseSeeds,
+  planGrid,
+  readArchive,
+  readRun,
+  renderTables,
+  REPO_ROOT,
+  runGrid,
+  writeArchive,
+  writeResults,
+} from '../lib/experimentGrid.mjs';
 
 /** Each variant's settings: the group key (which rows share a baseline) and the averaging unit (what one sample is). */
 const VARIANTS = {
@@ -31,6 +43,7 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '1' },
     set: { type: 'string', multiple: true, default: [] },
     out: { type: 'string', default: path.join(REPO_ROOT, 'runs', 'drmas-vs-grpo') },
+    archive: { type: 'string' },
     'report-only': { type: 'boolean', default: false },
   },
 });
@@ -60,8 +73,17 @@ const runs = planGrid({
   set: [`trainer.steps=${values.steps}`, `eval.tasks=${values.tasks}`, ...values.set],
   out,
 });
-if (!values['report-only']) await runGrid(runs, { jobs: Number(values.jobs) });
-const results = runs.map(readRun);
+const archiveFile = values.archive && path.resolve(values.archive);
+const archive = (() => {
+  try {
+    return archiveFile ? readArchive(archiveFile) : undefined;
+  } catch (error) {
+    return exit(`--archive ${error.message}`);
+  }
+})();
+if (!values['report-only']) await runGrid(runs, { jobs: Number(values.jobs), archive }).catch((error) => exit(error.message));
+const results = runs.map((run) => readRun(run, { archive }));
+if (archiveFile) writeArchive(archiveFile, archive, runs, results);
 console.log(writeResults(path.resolve(REPO_ROOT, out), results, renderTables(results, { reference: 'drmas', variants }), commandLine()));
 
 /** A one-line message and exit 1: no stack trace for a mistyped option. */

@@ -1,7 +1,8 @@
 // The experiment grid of examples/drmas-vs-grpo and examples/marl: trains variants x settings x seeds through
 // `drmas train`, reuses finished runs and resumes interrupted ones from their last checkpoint (a grid spans sessions),
-// evaluates each base checkpoint once per seed,
-// and renders every run (failed ones with their error) as results.json and markdown tables with seed statistics.
+// takes finished runs from an archive file when their directories are gone (a grid spans machines), evaluates each
+// base checkpoint once per seed, and renders every run (failed ones with their error) as results.json and markdown
+// tables with seed statistics.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -25,9 +26,10 @@ export const AGENT_METRICS = ['grad_norm', 'grad_norm_max', 'reward_mean', 'rewa
  * @typedef {{ gradNorm: GradNormStats, means: Record<string, number> }} AgentFigures
  * @typedef {{
  *   kind: 'train' | 'base', variant: string, setting: string, seed: number, runDir: string, wallSeconds?: number,
- *   status: 'finished' | 'failed' | 'interrupted' | 'not run', error?: string, reused?: boolean, k?: number, avg?: number, pass?: number,
+ *   status: 'finished' | 'failed' | 'interrupted' | 'not run', error?: string, reused?: boolean, archived?: boolean, k?: number, avg?: number, pass?: number,
  *   budget?: string, gradNorm?: Record<string, GradNormStats>, agents?: Record<string, AgentFigures>
  * }} RunResult
+ * @typedef {Map<string, { args: string[], result: RunResult }>} Archive
  */
 
 /** `--seeds 3` (seeds 0, 1, 2) or `--seeds 0,1,2` (those seeds; `--seeds 2,` is seed 2 alone). */
@@ -166,17 +168,21 @@ function newestCheckpointStep(run) {
 }
 
 /**
- * The run's state before the grid trains: `finished` (reused), `changed` (finished or interrupted, but recorded with
- * other arguments than the grid's now: reusing it would report a run that was not asked for), `interrupted` (a
+ * The run's state before the grid trains: `finished` (reused), `archived` (no finished directory here, but the archive
+ * holds the run with these arguments: reused from there), `changed` (finished, interrupted or archived, but recorded
+ * with other arguments than the grid's now: reusing it would report a run that was not asked for), `interrupted` (a
  * training run the grid started with these arguments that stopped after a checkpoint: it resumes from there), or
  * `pending`.
  * @param {GridRun} run
- * @returns {'finished' | 'changed' | 'interrupted' | 'pending'}
+ * @param {{ archive?: Archive }} [options]
+ * @returns {'finished' | 'archived' | 'changed' | 'interrupted' | 'pending'}
  */
-export function runState(run) {
+export function runState(run, { archive } = {}) {
   const recorded = readJson(path.join(runPath(run), GRID_RUN_FILE));
   const sameArgs = !recorded?.args || JSON.stringify(recorded.args) === JSON.stringify(run.args);
   if (isFinished(run)) return sameArgs ? 'finished' : 'changed';
+  const archived = archive?.get(archiveName(run));
+  if (archived) return sameRun(archived.args, run.args) ? 'archived' : 'changed';
   if (run.kind !== 'train' || !recorded || !hasCheckpoint(run)) return 'pending';
   return sameArgs ? 'interrupted' : 'changed';
 }
@@ -245,24 +251,26 @@ function describe(run) {
 }
 
 /**
- * Runs the grid's pending and interrupted runs `jobs` at a time (finished ones are reused, interrupted ones resume
- * from their last checkpoint; a run recorded with other arguments stops the grid before anything trains). `only(run)`
+ * Runs the grid's pending and interrupted runs `jobs` at a time (finished ones are reused, from their directories or
+ * the archive; interrupted ones resume from their last checkpoint; a run recorded with other arguments stops the grid
+ * before anything trains). `only(run)`
  * picks the runs to train; the others are left as they are.
  * @param {GridRun[]} runs
- * @param {{ jobs?: number, only?: (run: GridRun) => boolean, log?: (line: string) => void }} [options]
+ * @param {{ jobs?: number, only?: (run: GridRun) => boolean, archive?: Archive, log?: (line: string) => void }} [options]
  */
-export async function runGrid(runs, { jobs = 1, only = () => true, log = (line) => console.error(line) } = {}) {
-  const states = new Map(runs.filter(only).map((run) => [run, runState(run)]));
+export async function runGrid(runs, { jobs = 1, only = () => true, archive, log = (line) => console.error(line) } = {}) {
+  const states = new Map(runs.filter(only).map((run) => [run, runState(run, { archive })]));
   const changed = [...states].filter(([, state]) => state === 'changed').map(([run]) => run);
   if (changed.length > 0) {
     throw new Error(
-      `${changed.map((r) => r.runDir).join(', ')} ran with other arguments than this grid's; give another --out, or delete them to rerun`,
+      `${changed.map((r) => r.runDir).join(', ')} ran with other arguments than this grid's (in its directory or the archive); give another --out, or delete them to rerun`,
     );
   }
+  const archived = [...states.values()].filter((state) => state === 'archived').length;
   const pending = [...states].filter(([, state]) => state === 'pending' || state === 'interrupted').map(([run]) => run);
   const resumed = pending.filter((run) => states.get(run) === 'interrupted').length;
   log(
-    `${states.size - pending.length} finished runs reused, ${pending.length} to run${resumed ? ` (${resumed} resuming from a checkpoint)` : ''}, ${jobs} at a time`,
+    `${states.size - pending.length} finished runs reused${archived ? ` (${archived} from the archive)` : ''}, ${pending.length} to run${resumed ? ` (${resumed} resuming from a checkpoint)` : ''}, ${jobs} at a time`,
   );
   let done = 0;
   await Promise.all(
@@ -288,11 +296,15 @@ function series(metrics, key) {
 /**
  * One run's figures: status (`finished`, `failed` with its error, `interrupted` with its last checkpoint, or `not run`), avg@k and pass@k of its last
  * evaluation, and for training runs the gradient-norm statistics per worker group (`actor/<group>/grad_norm`) and per
- * agent (`agent/<role>/grad_norm`), with the per-run means of the agent metrics it has.
+ * agent (`agent/<role>/grad_norm`), with the per-run means of the agent metrics it has. A run whose directory holds
+ * no finished result comes from the archive when it is there with the same arguments (`archived: true`).
  * @param {GridRun} run
+ * @param {{ archive?: Archive }} [options]
  * @returns {RunResult}
  */
-export function readRun(run) {
+export function readRun(run, { archive } = {}) {
+  const archived = isFinished(run) ? undefined : archive?.get(archiveName(run));
+  if (archived && sameRun(archived.args, run.args)) return { ...archived.result, runDir: run.runDir, archived: true };
   const record = readJson(path.join(runPath(run), GRID_RUN_FILE));
   const base = {
     kind: run.kind,
@@ -459,7 +471,7 @@ export function renderTables(results, { reference, variants }) {
       .filter((r) => r.status !== 'not run')
       .map(
         (r) =>
-          `| ${path.basename(r.runDir)} | ${r.status}${r.reused ? ' (reused, no recorded command)' : ''} | ${Number.isFinite(r.wallSeconds) ? `${(r.wallSeconds / 60).toFixed(1)} min` : '-'} | ${pct(r.avg)} | ${pct(r.pass)} | ${r.error ?? ''} |`,
+          `| ${path.basename(r.runDir)} | ${r.status}${r.reused ? ' (reused, no recorded command)' : ''}${r.archived ? ' (archive)' : ''} | ${Number.isFinite(r.wallSeconds) ? `${(r.wallSeconds / 60).toFixed(1)} min` : '-'} | ${pct(r.avg)} | ${pct(r.pass)} | ${r.error ?? ''} |`,
       ),
   ];
   return {
@@ -495,4 +507,61 @@ export function writeResults(out, results, tables, command) {
 /** The command line that produced a table, relative to the repository root. */
 export function commandLine(argv = process.argv) {
   return ['node', path.relative(REPO_ROOT, argv[1]), ...argv.slice(2)].join(' ');
+}
+
+/**
+ * The archive's name for a run: its directory's name, so a run archived under one `--out` is found under another.
+ * @param {GridRun} run
+ */
+function archiveName(run) {
+  return path.basename(run.runDir);
+}
+
+/** Whether two runs' arguments are the same run: equal but for the `--run-dir` folder above the run's directory. */
+function sameRun(a, b) {
+  const normal = (args) => args.map((arg, i) => (args[i - 1] === '--run-dir' ? path.basename(arg) : arg));
+  return JSON.stringify(normal(a)) === JSON.stringify(normal(b));
+}
+
+/**
+ * An archive of finished runs (`--archive FILE`): each run's arguments and figures (what `readRun` gives, without the
+ * per-step metrics), by run directory name. A grid reuses an archived run whose directory here holds no finished
+ * result, so runs made in other sessions or on other machines, whose directories are gone, count in the tables; an
+ * archived run with other arguments stops the grid as a changed directory does. No file yet: an empty archive.
+ * @param {string} file
+ * @returns {Archive}
+ */
+export function readArchive(file) {
+  if (!existsSync(file)) return new Map();
+  let entries;
+  try {
+    entries = JSON.parse(readFileSync(file, 'utf8')).runs;
+  } catch (error) {
+    throw new Error(`${file}: not an archive of grid runs (${error.message}); give another --archive, or delete it to start afresh`, {
+      cause: error,
+    });
+  }
+  if (!Array.isArray(entries) || entries.some((e) => !Array.isArray(e?.args) || e?.result?.status !== 'finished'))
+    throw new Error(`${file}: not an archive of grid runs (each entry holds a finished run's args and result); give another --archive`);
+  return new Map(entries.map((entry) => [path.basename(entry.result.runDir), entry]));
+}
+
+/**
+ * Adds the grid's finished runs to the archive file (a run archived before is replaced by its finished directory's
+ * figures) and writes it, entries sorted by name; runs that did not finish are left out, archived ones kept.
+ * @param {string} file
+ * @param {Archive} archive
+ * @param {GridRun[]} runs
+ * @param {RunResult[]} results the runs' `readRun` figures, in the same order
+ */
+export function writeArchive(file, archive, runs, results) {
+  runs.forEach((run, i) => {
+    const result = results[i];
+    if (result.status !== 'finished' || result.archived) return;
+    const { runDir, ...figures } = result;
+    archive.set(archiveName(run), { args: run.args, result: { ...figures, runDir: path.basename(runDir) } });
+  });
+  const runsList = [...archive].sort(([a], [b]) => a.localeCompare(b)).map(([, entry]) => entry);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify({ runs: runsList }, null, 1)}\n`);
 }
