@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -393,6 +394,29 @@ describe('experiment grid', () => {
     expect(() => readArchive(archiveFile)).toThrow(
       /runs\.json: not an archive of grid runs \(each entry holds a finished run's args and result\)/,
     );
+  });
+
+  test('a run recorded over another text of its config file is another run, in its directory and in the archive', () => {
+    project.write({ 'c.json': { presets: ['math'] } });
+    const config = path.join(project.dir, 'c.json');
+    const [run] = planGrid({ variants: [{ name: 'drmas', config }], seeds: [0], out: project.dir });
+    const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
+    writeRun(project, 'drmas-seed0', { avg: 0.3, pass: 0.6, gradNorms: [1] });
+    project.write({
+      [`drmas-seed0/${GRID_RUN_FILE}`]: { args: run!.args, config: digest(readFileSync(config, 'utf8')), status: 'finished' },
+    });
+    expect(runState(run!)).toBe('finished');
+    const archiveFile = path.join(project.dir, 'runs.json');
+    writeArchive(archiveFile, readArchive(archiveFile), [run!], [readRun(run!)]);
+    expect([...readArchive(archiveFile).values()][0]!.config).toBe(digest(readFileSync(config, 'utf8')));
+    rmSync(path.join(project.dir, 'drmas-seed0'), { recursive: true });
+    expect(runState(run!, { archive: readArchive(archiveFile) })).toBe('archived');
+
+    writeFileSync(config, JSON.stringify({ presets: ['math'], trainer: { steps: 2 } }));
+    expect(runState(run!, { archive: readArchive(archiveFile) })).toBe('changed');
+    writeRun(project, 'drmas-seed0', { avg: 0.3, pass: 0.6, gradNorms: [1] });
+    project.write({ [`drmas-seed0/${GRID_RUN_FILE}`]: { args: run!.args, config: 'a record of the old text', status: 'finished' } });
+    expect(runState(run!)).toBe('changed');
   });
 
   test('the tables: paired differences against the reference, bases first, per-agent norms, failed and missing runs named', () => {

@@ -4,6 +4,7 @@
 // base checkpoint once per seed, and renders every run (failed ones with their error) as results.json and markdown
 // tables with seed statistics.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,7 +30,7 @@ export const AGENT_METRICS = ['grad_norm', 'grad_norm_max', 'reward_mean', 'rewa
  *   status: 'finished' | 'failed' | 'interrupted' | 'not run', error?: string, reused?: boolean, archived?: boolean, k?: number, avg?: number, pass?: number,
  *   budget?: string, gradNorm?: Record<string, GradNormStats>, agents?: Record<string, AgentFigures>
  * }} RunResult
- * @typedef {Map<string, { args: string[], result: RunResult }>} Archive
+ * @typedef {Map<string, { args: string[], config?: string, result: RunResult }>} Archive
  */
 
 /** `--seeds 3` (seeds 0, 1, 2) or `--seeds 0,1,2` (those seeds; `--seeds 2,` is seed 2 alone). */
@@ -179,10 +180,10 @@ function newestCheckpointStep(run) {
  */
 export function runState(run, { archive } = {}) {
   const recorded = readJson(path.join(runPath(run), GRID_RUN_FILE));
-  const sameArgs = !recorded?.args || JSON.stringify(recorded.args) === JSON.stringify(run.args);
+  const sameArgs = !recorded?.args || sameRun(recorded, run);
   if (isFinished(run)) return sameArgs ? 'finished' : 'changed';
   const archived = archive?.get(archiveName(run));
-  if (archived) return sameRun(archived.args, run.args) ? 'archived' : 'changed';
+  if (archived) return sameRun(archived, run, { anyOut: true }) ? 'archived' : 'changed';
   if (run.kind !== 'train' || !recorded || !hasCheckpoint(run)) return 'pending';
   return sameArgs ? 'interrupted' : 'changed';
 }
@@ -210,7 +211,11 @@ function execute(run, log, state) {
   }
   const previousSeconds = earlier?.wallSeconds ?? 0;
   const resumes = (earlier?.resumes ?? -1) + 1;
-  writeFileSync(recordFile, `${JSON.stringify({ args: run.args, status: 'running', wallSeconds: previousSeconds, resumes }, null, 2)}\n`);
+  const config = configDigest(run);
+  writeFileSync(
+    recordFile,
+    `${JSON.stringify({ args: run.args, config, status: 'running', wallSeconds: previousSeconds, resumes }, null, 2)}\n`,
+  );
   const logFile = path.join(runPath(run), GRID_LOG_FILE);
   const earlierLog = earlier && existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
   const started = Date.now();
@@ -227,6 +232,7 @@ function execute(run, log, state) {
       const ok = status === 0 && isFinished(run);
       const record = {
         args: run.args,
+        config,
         status: ok ? 'finished' : 'failed',
         wallSeconds,
         ...(resumes > 0 && { resumes }),
@@ -304,7 +310,7 @@ function series(metrics, key) {
  */
 export function readRun(run, { archive } = {}) {
   const archived = isFinished(run) ? undefined : archive?.get(archiveName(run));
-  if (archived && sameRun(archived.args, run.args)) return { ...archived.result, runDir: run.runDir, archived: true };
+  if (archived && sameRun(archived, run, { anyOut: true })) return { ...archived.result, runDir: run.runDir, archived: true };
   const record = readJson(path.join(runPath(run), GRID_RUN_FILE));
   const base = {
     kind: run.kind,
@@ -517,15 +523,32 @@ function archiveName(run) {
   return path.basename(run.runDir);
 }
 
-/** Whether two runs' arguments are the same run: equal but for the `--run-dir` folder above the run's directory. */
-function sameRun(a, b) {
-  const normal = (args) => args.map((arg, i) => (args[i - 1] === '--run-dir' ? path.basename(arg) : arg));
-  return JSON.stringify(normal(a)) === JSON.stringify(normal(b));
+/**
+ * The text of the run's config file, digested (the first 16 hex digits of its SHA-256): a run recorded with the same
+ * arguments over an edited config is another run. Undefined when the file cannot be read.
+ * @param {GridRun} run
+ */
+function configDigest(run) {
+  const file = path.resolve(REPO_ROOT, run.args[run.args.indexOf('--config') + 1]);
+  return existsSync(file) ? createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16) : undefined;
 }
 
 /**
- * An archive of finished runs (`--archive FILE`): each run's arguments and figures (what `readRun` gives, without the
- * per-step metrics), by run directory name. A grid reuses an archived run whose directory here holds no finished
+ * Whether a recorded run (a grid record or an archive entry: its `args` and `config` digest) is `run`: the same
+ * arguments (with `anyOut`, but for the folder above the run's directory in `--run-dir`) and, where the record has a
+ * digest, the same config file text.
+ * @param {{ args: string[], config?: string }} recorded
+ * @param {GridRun} run
+ */
+function sameRun(recorded, run, { anyOut = false } = {}) {
+  const normal = (args) => (anyOut ? args.map((arg, i) => (args[i - 1] === '--run-dir' ? path.basename(arg) : arg)) : args);
+  if (JSON.stringify(normal(recorded.args)) !== JSON.stringify(normal(run.args))) return false;
+  return recorded.config === undefined || recorded.config === configDigest(run);
+}
+
+/**
+ * An archive of finished runs (`--archive FILE`): each run's arguments, config digest and figures (what `readRun`
+ * gives, without the per-step metrics), by run directory name. A grid reuses an archived run whose directory here holds no finished
  * result, so runs made in other sessions or on other machines, whose directories are gone, count in the tables; an
  * archived run with other arguments stops the grid as a changed directory does. No file yet: an empty archive.
  * @param {string} file
@@ -559,7 +582,8 @@ export function writeArchive(file, archive, runs, results) {
     const result = results[i];
     if (result.status !== 'finished' || result.archived) return;
     const { runDir, ...figures } = result;
-    archive.set(archiveName(run), { args: run.args, result: { ...figures, runDir: path.basename(runDir) } });
+    const config = readJson(path.join(runPath(run), GRID_RUN_FILE))?.config ?? configDigest(run);
+    archive.set(archiveName(run), { args: run.args, config, result: { ...figures, runDir: path.basename(runDir) } });
   });
   const runsList = [...archive].sort(([a], [b]) => a.localeCompare(b)).map(([, entry]) => entry);
   mkdirSync(path.dirname(file), { recursive: true });

@@ -30,18 +30,18 @@ describe('the chosen Dr. MAS vs GRPO setting: M-ASK with mask_f1', () => {
     ['m-ask.shared.json', ['policy']],
     ['m-ask.non-shared.json', ROLES],
   ])(
-    '%s loads: the five agents on %j, mask_f1, 4 x 4 episodes a step, per-agent diagnostics on (inflation every 5 steps)',
+    '%s loads: the five agents on %j, mask_f1, 4 x 4 episodes a step, the rollout log-probs as old, per-agent diagnostics on (inflation every 10 steps)',
     async (file, models) => {
       const { kernel } = await kernelOf(file);
       const config = kernel.config as unknown as {
         agents: Record<string, { model: string }>;
         reward: { allocator: string };
         rollout: { promptsPerStep: number; samplesPerPrompt: number };
-        trainer: { agentDiagnostics: unknown; saveEvery: number };
+        trainer: { agentDiagnostics: unknown; saveEvery: number; oldLogProbs: string };
       };
       expect(config.reward.allocator).toBe('mask_f1');
       expect(config.rollout).toMatchObject({ promptsPerStep: 4, samplesPerPrompt: 4 });
-      expect(config.trainer).toMatchObject({ agentDiagnostics: { inflationEvery: 5 }, saveEvery: 5 });
+      expect(config.trainer).toMatchObject({ agentDiagnostics: { inflationEvery: 10 }, saveEvery: 5, oldLogProbs: 'rollout' });
       expect([...new Set(ROLES.map((role) => config.agents[role]!.model))].sort()).toEqual([...models].sort());
     },
   );
