@@ -374,7 +374,11 @@ describe('experiment grid', () => {
       /drmas-seed0, .*base-math-seed0 ran with other arguments than this grid.s \(in its directory or the archive\)/,
     );
 
-    // A run finished here replaces its archived figures; the archived ones stay.
+    // Meanwhile a grid on other seeds, started from the same file, archived a run of its own.
+    const rae2 = first.find((r) => r.variant === 'rae' && r.seed === 2)!;
+    writeRun(project, 'rae-seed2', { avg: 0.1, pass: 0.2, gradNorms: [1] });
+    writeArchive(archiveFile, readArchive(archiveFile), [rae2], [readRun(rae2)]);
+    // A run finished here is added, the archived ones stay, and so does the other grid's.
     writeRun(project, 'elsewhere/drmas-seed1', { avg: 0.4, pass: 0.7, gradNorms: [1] });
     writeArchive(
       archiveFile,
@@ -388,6 +392,7 @@ describe('experiment grid', () => {
       ['base-math-seed0', 0.21, false],
       ['drmas-seed0', 0.3, false],
       ['drmas-seed1', 0.4, true],
+      ['rae-seed2', 0.1, false],
     ]);
 
     writeFileSync(archiveFile, '{"runs": [{"args": []}]}');

@@ -5,7 +5,7 @@
 // tables with seed statistics.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gradNormStats, mean, pairedTTest, summarize } from './seedStatistics.mjs';
@@ -571,7 +571,8 @@ export function readArchive(file) {
 
 /**
  * Adds the grid's finished runs to the archive file (a run archived before is replaced by its finished directory's
- * figures) and writes it, entries sorted by name; runs that did not finish are left out, archived ones kept.
+ * figures) and writes it whole (a temporary file renamed over it), entries sorted by name; runs that did not finish
+ * are left out, archived ones kept, and runs another grid added to the file meanwhile kept too.
  * @param {string} file
  * @param {Archive} archive
  * @param {GridRun[]} runs
@@ -585,7 +586,11 @@ export function writeArchive(file, archive, runs, results) {
     const config = readJson(path.join(runPath(run), GRID_RUN_FILE))?.config ?? configDigest(run);
     archive.set(archiveName(run), { args: run.args, config, result: { ...figures, runDir: path.basename(runDir) } });
   });
+  // Another grid may have added runs since this one read the file (two grids on disjoint seeds): keep them.
+  for (const [name, entry] of readArchive(file)) if (!archive.has(name)) archive.set(name, entry);
   const runsList = [...archive].sort(([a], [b]) => a.localeCompare(b)).map(([, entry]) => entry);
   mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify({ runs: runsList }, null, 1)}\n`);
+  const written = `${file}.${process.pid}.tmp`;
+  writeFileSync(written, `${JSON.stringify({ runs: runsList }, null, 1)}\n`);
+  renameSync(written, file);
 }
