@@ -437,7 +437,7 @@ describe('experiment grid', () => {
       project.write({ [`base-math-seed${seed}/eval.jsonl`]: JSON.stringify({ step: 0, 'val/avg@16': 0.2, 'val/pass@16': 0.5 }) }),
     );
 
-    const results = runs.map(readRun);
+    const results = runs.map((run) => readRun(run));
     const drmasRun = results.find((r) => r.variant === 'drmas' && r.seed === 0)!;
     expect(drmasRun.gradNorm!.policy).toEqual({ steps: 5, max: 6, p99: 6, median: 1, spikes: 1 });
     expect(drmasRun.agents!.solver!.gradNorm).toMatchObject({ median: 0.5, spikes: 1 });

@@ -48,7 +48,7 @@ const chosenBases = new Set(chosen.map((l) => `base:${l === 'cory' ? 'cory' : 'm
 if (!values['report-only'])
   await runGrid(runs, { jobs: Number(values.jobs), only: (run) => chosen.includes(run.variant) || chosenBases.has(run.variant) });
 
-const results = runs.map(readRun);
+const results = runs.map((run) => readRun(run));
 const tables = renderTables(results, { reference: 'drmas', variants: LEARNERS });
 const markdown = writeResults(path.resolve(REPO_ROOT, out), results, tables, commandLine());
 console.log(markdown);

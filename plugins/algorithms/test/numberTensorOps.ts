@@ -1,8 +1,9 @@
 import type { TensorOps } from '@drmas/core';
 
 /**
- * TensorOps over plain float64 arrays (shape [rows, cols], [rows] or scalar), to evaluate a loss without an engine.
- * Binary operations take equal shapes or a scalar; there is no gradient (`stopGradient` is the identity).
+ * TensorOps over plain float64 arrays (shape [rows, cols], [rows], [rows, 1] or scalar), to evaluate a loss without an
+ * engine. Binary operations take equal sizes, a scalar, or a column `[rows, 1]` against `[rows, cols]` (numpy's
+ * broadcast of one value per row); there is no gradient (`stopGradient` is the identity).
  */
 export interface Arr {
   shape: number[];
@@ -15,9 +16,12 @@ function binary(f: (x: number, y: number) => number) {
   return (a: Arr, b: Arr | number): Arr => {
     const other = typeof b === 'number' ? { shape: [], data: Float64Array.of(b) } : b;
     const [big, small, swap] = a.data.length >= other.data.length ? [a, other, false] : [other, a, true];
-    if (small.data.length !== 1 && small.data.length !== big.data.length) throw new Error('shape mismatch');
+    const column = small.shape.length === 2 && small.shape[1] === 1 && big.shape.length === 2 && small.shape[0] === big.shape[0];
+    if (small.data.length !== 1 && small.data.length !== big.data.length && !column) throw new Error('shape mismatch');
+    const cols = big.shape[1] ?? 1;
+    const at = (i: number) => (small.data.length === 1 ? 0 : column ? Math.floor(i / cols) : i);
     const data = big.data.map((v, i) => {
-      const w = small.data[small.data.length === 1 ? 0 : i]!;
+      const w = small.data[at(i)]!;
       return swap ? f(w, v) : f(v, w);
     });
     return { shape: big.shape, data };

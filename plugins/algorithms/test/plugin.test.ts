@@ -235,24 +235,27 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
     return { loss: out.loss.data[0]!, metrics: Object.fromEntries(Object.entries(out.metrics).map(([k, v]) => [k, v.data[0]])) };
   };
 
-  test.each(['vanilla', 'cispo', 'gpg'] as const)('%s: a zero-advantage row adds 0 to the loss under every aggregation', (variant) => {
-    const zeroed = advantages.map((row, r) => (r === 1 ? row.map(() => 0) : row));
-    for (const aggregation of ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const) {
-      const fn = new PolicyLossFunction({ ...settings, variant, aggregation });
-      const lossOf = (rows: number[]) => {
-        const pick = (m: number[][]) => arr(rows.map((r) => m[r]!));
-        return fn.compute(numberOps, {
-          logProbs: pick(logProbs),
-          oldLogProbs: pick(oldLogProbs),
-          advantages: pick(zeroed),
-          responseMask: pick(responseMask),
-          totals: lossTotalsInput(numberOps, totals),
-        }).loss.data[0]!;
-      };
-      expect(lossOf([0, 2])).toBeCloseTo(lossOf([0, 1, 2]), 12);
-      expect(Math.abs(lossOf([1]))).toBe(0);
-    }
-  });
+  test.each(['vanilla', 'gspo', 'cispo', 'gpg'] as const)(
+    '%s: a zero-advantage row adds 0 to the loss under every aggregation',
+    (variant) => {
+      const zeroed = advantages.map((row, r) => (r === 1 ? row.map(() => 0) : row));
+      for (const aggregation of ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const) {
+        const fn = new PolicyLossFunction({ ...settings, variant, aggregation });
+        const lossOf = (rows: number[]) => {
+          const pick = (m: number[][]) => arr(rows.map((r) => m[r]!));
+          return fn.compute(numberOps, {
+            logProbs: pick(logProbs),
+            oldLogProbs: pick(oldLogProbs),
+            advantages: pick(zeroed),
+            responseMask: pick(responseMask),
+            totals: lossTotalsInput(numberOps, totals),
+          }).loss.data[0]!;
+        };
+        expect(lossOf([0, 2])).toBeCloseTo(lossOf([0, 1, 2]), 12);
+        expect(Math.abs(lossOf([1]))).toBe(0);
+      }
+    },
+  );
 
   test.each(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const)(
     'vanilla with dual clip and clip-higher equals policyLoss (%s), also summed over micro-batches',
@@ -272,13 +275,21 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
     },
   );
 
-  test.each(['cispo', 'gpg'] as const)('%s equals policyLoss', (variant) => {
-    const fn = new PolicyLossFunction({ ...settings, variant, aggregation: 'token-mean' });
+  test.each([
+    ['cispo', 'token-mean'],
+    ['gpg', 'token-mean'],
+    ['gspo', 'seq-mean-token-mean'],
+    ['gspo', 'token-mean'],
+  ] as const)('%s (%s) equals policyLoss, also summed over micro-batches', (variant, aggregation) => {
+    const fn = new PolicyLossFunction({ ...settings, variant, aggregation });
     const expected = policyLoss(
       { logProbs, oldLogProbs, advantages, responseMask },
-      { variant, clipRatioLow: 0.2, clipRatioHigh: 0.28, aggregation: 'token-mean' },
+      { variant, clipRatioLow: 0.2, clipRatioHigh: 0.28, aggregation },
     );
     expect(run(fn, [0, 1, 2]).loss).toBeCloseTo(expected.loss, 6);
+    expect(run(fn, [0, 1, 2]).metrics.pg_clipfrac).toBeCloseTo(expected.clipFraction, 6);
+    const split = run(fn, [0, 1], { ...totals, microBatches: 2 }).loss + run(fn, [2], { ...totals, microBatches: 2 }).loss;
+    expect(split).toBeCloseTo(expected.loss, 6);
   });
 
   test.each(['k1', 'abs', 'k2', 'low_var_kl'] as const)('the KL term (%s) adds klCoef times the aggregated klPenalty', (klType) => {

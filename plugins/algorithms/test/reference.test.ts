@@ -8,18 +8,24 @@ import {
   computeAdvantage,
   entropyFromLogits,
   klPenalty,
+  lossSettings,
   policyLoss,
+  PolicyLossFunction,
+  TRAINABLE_VARIANTS,
   similarityRatio,
   valueLoss,
   type AdvantageInput,
   type AdvantageOptions,
   type KlPenaltyKind,
+  type AlgorithmSettings,
   type LossAggregation,
   type PolicyLossInput,
   type PolicyLossOptions,
   type ValueLossInput,
 } from '../src/index.js';
+import { lossTotalsInput } from '@drmas/core';
 import { expectClose, expectMatrixClose } from './closeTo.js';
+import { arr, numberOps } from './numberTensorOps.js';
 
 /** Cases from test/reference/generate_reference.py (veRL / verl-agent formulas in torch float64). */
 interface Cases {
@@ -86,6 +92,47 @@ describe('reference cases (veRL formulas, torch float64)', () => {
   it.each(cases.policyLoss.map((c) => [c.name, c] as const))('policy loss: %s', (_name, c) => {
     const out = policyLoss(c.input, c.options);
     for (const k of ['loss', 'clipFraction', 'clipFractionLower', 'approxKl'] as const) expectClose(out[k], c.expected[k], 1e-9, k);
+  });
+
+  // The loss the trainers differentiate, written over TensorOps (here float64 arrays), on every case it can take: the
+  // trainable variants without importance weights, its settings defaulted as `algorithm.loss` defaults them.
+  const trainable = cases.policyLoss.filter(
+    (c) => !c.input.importanceWeights && (TRAINABLE_VARIANTS as readonly string[]).includes(c.options.variant ?? 'vanilla'),
+  );
+  it.each(trainable.map((c) => [c.name, c] as const))('the training loss (PolicyLossFunction): %s', (_name, c) => {
+    const { variant = 'vanilla', clipRatio = 0.2, clipRatioLow, clipRatioHigh, clipRatioC = 3, aggregation } = c.options;
+    const loss = {
+      variant,
+      clipRatio,
+      clipRatioLow,
+      clipRatioHigh,
+      clipRatioC,
+      aggregation,
+      klCoef: 0,
+      klType: 'low_var_kl',
+      entropyCoef: 0,
+    };
+    const fn = new PolicyLossFunction(lossSettings({ loss } as AlgorithmSettings));
+    const input = c.input as unknown as Record<'logProbs' | 'oldLogProbs' | 'advantages' | 'responseMask', number[][]>;
+    const mask = input.responseMask;
+    const totals = {
+      tokens: mask.flat().reduce((a, b) => a + b, 0),
+      rows: mask.filter((row) => row.some((m) => m > 0)).length,
+      responseLength: mask[0]!.length,
+      microBatches: 1,
+    };
+    const out = fn.compute(numberOps, {
+      logProbs: arr(input.logProbs),
+      oldLogProbs: arr(input.oldLogProbs),
+      advantages: arr(input.advantages),
+      responseMask: arr(mask),
+      totals: lossTotalsInput(numberOps, totals),
+    });
+    expectClose(out.loss.data[0]!, c.expected.loss, 1e-9, 'loss');
+    // veRL's masked_mean divides by the mask's sum + 1e-8, the metrics here by the token total: 1e-8 apart at most.
+    expectClose(out.metrics.pg_clipfrac!.data[0]!, c.expected.clipFraction, 1e-8, 'clipFraction');
+    expectClose(out.metrics.pg_clipfrac_lower!.data[0]!, c.expected.clipFractionLower, 1e-8, 'clipFractionLower');
+    expectClose(out.metrics.ppo_kl!.data[0]!, c.expected.approxKl, 1e-8, 'approxKl');
   });
 
   it.each(cases.aggregateLoss.map((c) => [c.name, c] as const))('aggregateLoss: %s', (_name, c) => {

@@ -36,6 +36,10 @@ const LOSSES: { label: string; loss: LossFunction }[] = [
     loss: policy({ variant: 'cispo', aggregation: 'seq-mean-token-sum-norm', klCoef: 0.2, klType: 'k2' }),
   },
   {
+    label: 'GSPO (sequence ratio, GSPO-token gradient), seq-mean-token-mean',
+    loss: policy({ variant: 'gspo', aggregation: 'seq-mean-token-mean' }),
+  },
+  {
     label: 'GPG + |KL| + entropy minimization, seq-mean-token-sum',
     loss: policy({ variant: 'gpg', aggregation: 'seq-mean-token-sum', klCoef: 0.05, klType: 'abs', entropyCoef: -0.02 }),
   },

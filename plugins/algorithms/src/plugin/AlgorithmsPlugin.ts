@@ -29,7 +29,10 @@ function settingsOf(kernel: Kernel): AlgorithmSettings {
   return kernel.config.algorithm as AlgorithmSettings;
 }
 
-/** Reads `algorithm.loss` into the loss settings: each clip bound defaults to `clipRatio`. */
+/**
+ * Reads `algorithm.loss` into the loss settings: each clip bound defaults to `clipRatio`, the aggregation to
+ * `token-mean` (`seq-mean-token-mean` for gspo, as veRL's GSPO aggregates).
+ */
 export function lossSettings(settings: AlgorithmSettings): PolicyLossFunction['settings'] {
   const loss = settings.loss;
   return {
@@ -37,7 +40,7 @@ export function lossSettings(settings: AlgorithmSettings): PolicyLossFunction['s
     clipRatioLow: loss.clipRatioLow ?? loss.clipRatio,
     clipRatioHigh: loss.clipRatioHigh ?? loss.clipRatio,
     clipRatioC: loss.clipRatioC,
-    aggregation: loss.aggregation,
+    aggregation: loss.aggregation ?? (loss.variant === 'gspo' ? 'seq-mean-token-mean' : 'token-mean'),
     lossScaleFactor: loss.lossScaleFactor,
     klCoef: loss.klCoef,
     klType: loss.klType,

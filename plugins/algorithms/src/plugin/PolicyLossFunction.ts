@@ -4,7 +4,7 @@ import type { LossAggregation } from '../losses/aggregateLoss.js';
 import { aggregate } from './aggregateOps.js';
 
 /** The policy-loss variants that can train (written over TensorOps, so every backend differentiates them). */
-export const TRAINABLE_VARIANTS = ['vanilla', 'cispo', 'gpg'] as const;
+export const TRAINABLE_VARIANTS = ['vanilla', 'gspo', 'cispo', 'gpg'] as const;
 export type TrainableVariant = (typeof TRAINABLE_VARIANTS)[number];
 
 export interface PolicyLossSettings {
@@ -61,19 +61,31 @@ export class PolicyLossFunction implements LossFunction {
   compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T> {
     const s = this.settings;
     const { logProbs: logp, oldLogProbs: old, advantages: adv, responseMask: mask, totals } = input;
-    const logRatio = ops.clip(ops.sub(logp, old), -20, 20);
-    const ratio = ops.exp(logRatio);
+    const logRatio = s.variant === 'gspo' ? ops.sub(logp, old) : ops.clip(ops.sub(logp, old), -20, 20);
     const negAdv = ops.neg(adv);
     let tokenLoss: T;
     let clipped: T | undefined;
     let clippedLower: T | undefined;
-    if (s.variant === 'gpg') {
+    if (s.variant === 'gspo') {
+      // GSPO-token (veRL's compute_policy_loss_gspo): every token's ratio has the value of its row's sequence ratio
+      // exp(mean over the mask of logp - old), capped at e^10, and the gradient of its own token's ratio scaled by it:
+      // log s_t = logp_t - sg(logp_t) + sg(mean_t(logp - old)).
+      const rowKl = ops.div(ops.sum(ops.mul(logRatio, mask), 1), ops.maximum(ops.sum(mask, 1), 1));
+      const tokenPart = ops.sub(logp, ops.stopGradient(logp));
+      const ratio = ops.exp(ops.minimum(ops.add(tokenPart, ops.stopGradient(ops.reshape(rowKl, [-1, 1]))), 10));
+      const l1 = ops.mul(negAdv, ratio);
+      const l2 = ops.mul(negAdv, ops.clip(ratio, 1 - s.clipRatioLow, 1 + s.clipRatioHigh));
+      tokenLoss = ops.maximum(l1, l2);
+      clipped = ops.greater(l2, l1);
+    } else if (s.variant === 'gpg') {
       tokenLoss = ops.mul(ops.neg(logp), adv);
     } else if (s.variant === 'cispo') {
+      const ratio = ops.exp(logRatio);
       const bounded = ops.clip(ratio, 1 - s.clipRatioLow, 1 + s.clipRatioHigh);
       tokenLoss = ops.mul(ops.mul(ops.stopGradient(bounded), negAdv), logp);
       clipped = ops.add(ops.greater(ratio, 1 + s.clipRatioHigh), ops.less(ratio, 1 - s.clipRatioLow));
     } else {
+      const ratio = ops.exp(logRatio);
       const l1 = ops.mul(negAdv, ratio);
       const l2 = ops.mul(negAdv, ops.clip(ratio, 1 - s.clipRatioLow, 1 + s.clipRatioHigh));
       const c1 = ops.maximum(l1, l2);

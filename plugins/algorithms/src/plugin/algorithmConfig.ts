@@ -62,7 +62,8 @@ export const algorithmSection = z.strictObject({
       clipRatioHigh: z.number().gt(0).optional(),
       /** Dual-clip bound for negative advantages. */
       clipRatioC: z.number().gt(1).default(3),
-      aggregation: z.enum(LOSS_AGGREGATIONS as [LossAggregation, ...LossAggregation[]]).default('token-mean'),
+      /** Default `token-mean`; `seq-mean-token-mean` for `gspo` (the one veRL's GSPO uses). */
+      aggregation: z.enum(LOSS_AGGREGATIONS as [LossAggregation, ...LossAggregation[]]).optional(),
       lossScaleFactor: z.number().positive().optional(),
       klCoef: z.number().min(0).default(0),
       klType: z.enum(KL_PENALTY_KINDS as [KlPenaltyKind, ...KlPenaltyKind[]]).default('low_var_kl'),
