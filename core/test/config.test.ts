@@ -195,6 +195,23 @@ describe('schema validation', () => {
     expect(error.message).toContain('widget.sise: unknown key. Did you mean "size"?');
   });
 
+  test('a near miss of an allowed value names the value, in a file and from --set; a far miss lists them all', async () => {
+    const plugin = {
+      name: 'declares',
+      configSchema: { widget: z.object({ shape: z.enum(['round', 'square']).default('round') }) },
+      apply() {},
+    };
+    const near = await failure(() => resolveConfig({ cwd: '/', inline: { plugins: [plugin], widget: { shape: 'sqaure' } } }));
+    expect(near.message).toBe('widget.shape: Invalid option: expected one of "round"|"square"; got "sqaure". Did you mean "square"?');
+    expect(near.hint).toBe('Did you mean "square"?');
+    const far = await failure(() => resolveConfig({ cwd: '/', inline: { plugins: [plugin], widget: { shape: 'hexagonal' } } }));
+    expect(far.message).toBe('widget.shape: Invalid option: expected one of "round"|"square"; got "hexagonal"');
+    expect(far.hint).toBe('use one of: round, square');
+    const set = await failure(() => resolveConfig({ cwd: '/', inline: { plugins: [plugin] }, overrides: ['widget.shape=rund'] }));
+    expect(set.message).toBe('widget.shape expects one of round, square; got "rund". Did you mean "round"?');
+    expect(set.hint).toBe('write e.g. --set widget.shape=round');
+  });
+
   test('two plugins declaring the same key is an error naming both', () => {
     const a = { plugin: 'a', sections: { algorithm: z.object({ clip: z.number() }) } };
     const b = { plugin: 'b', sections: { algorithm: z.object({ clip: z.number() }) } };

@@ -1,6 +1,6 @@
 import type { ZodObject, ZodType } from 'zod';
 import { DrmasError } from '../errors/DrmasError.js';
-import { didYouMean } from '../errors/didYouMean.js';
+import { closestMatches, didYouMean } from '../errors/didYouMean.js';
 import { schemaAt } from './configSchema.js';
 
 export interface Override {
@@ -65,13 +65,21 @@ function unwrapped(schema: ZodType): ZodType {
   return schemaAt(schema, []) ?? schema;
 }
 
-function fail(override: Override, expected: string, example: string): never {
+function fail(override: Override, expected: string, example: string, suggestion = ''): never {
   const key = override.path.join('.');
-  throw new DrmasError('CONFIG_OVERRIDE_INVALID', `${key} expects ${expected}; got ${JSON.stringify(override.raw)}`, {
-    file: overrideSource(override),
-    key,
-    hint: `write e.g. --set ${key}=${example}`,
-  });
+  throw new DrmasError(
+    'CONFIG_OVERRIDE_INVALID',
+    `${key} expects ${expected}; got ${JSON.stringify(override.raw)}${suggestion ? `.${suggestion}` : ''}`,
+    {
+      file: overrideSource(override),
+      key,
+      hint: `write e.g. --set ${key}=${example}`,
+    },
+  );
+}
+
+function enumValues(schema: ZodType): string[] {
+  return Object.values(defOf(schema).entries ?? {}).map(String);
 }
 
 /**
@@ -156,7 +164,7 @@ function parseScalar(text: string, schema: ZodType): { value: unknown } | undefi
 function expectation(schema: ZodType): [expected: string, example: string] {
   switch (typeOf(schema)) {
     case 'enum': {
-      const values = Object.values(defOf(schema).entries ?? {}).map(String);
+      const values = enumValues(schema);
       return [`one of ${values.join(', ')}`, values[0] ?? ''];
     }
     case 'number':
@@ -230,6 +238,12 @@ export function coerceOverride(override: Override, schema: ZodType | undefined):
       // Not JSON: the message below says what the key takes.
     }
   }
-  if (['string', 'enum', 'literal', 'number', 'boolean', 'union'].includes(type ?? '')) fail(override, ...expectation(target));
+  if (type === 'enum') {
+    // A near miss of one of the values (`gsop` for `gspo`) is named, and the example is that value.
+    const [closest] = closestMatches(override.raw, enumValues(target));
+    const [expected, example] = expectation(target);
+    fail(override, expected, closest ?? example, closest ? didYouMean(override.raw, enumValues(target)) : '');
+  }
+  if (['string', 'literal', 'number', 'boolean', 'union'].includes(type ?? '')) fail(override, ...expectation(target));
   return guess(override.raw);
 }

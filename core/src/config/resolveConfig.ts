@@ -140,10 +140,18 @@ function formatIssues(
     } else {
       const path = issue.path as Array<string | number>;
       const value = valueAt(input, path);
+      // A string that nearly names one of the allowed values (`gsop` for `gspo`) is named.
+      const suggestion =
+        issue.code === 'invalid_value' && typeof value === 'string'
+          ? didYouMean(
+              value,
+              issue.values.map((v) => String(v)),
+            )
+          : '';
       entries.push({
         key: formatPath(path) || '(root)',
-        text: `${issue.message.replace(/^Invalid input: /, '')}${value === undefined ? '' : `; got ${shown(value)}`}`,
-        hint: issueHint(issue),
+        text: `${issue.message.replace(/^Invalid input: /, '')}${value === undefined ? '' : `; got ${shown(value)}`}${suggestion ? `.${suggestion}` : ''}`,
+        hint: suggestion ? suggestion.trim() : issueHint(issue),
         origin: layers.originOf(path) ?? fallbackFile,
       });
     }
