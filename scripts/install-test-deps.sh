@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # System packages some tests use (Debian). Tests that need one skip, naming this script, where it is missing.
-# Run as root: `bash scripts/install-test-deps.sh [redis] [chromium] [torch]` (no argument: redis and chromium). Quiet, idempotent (a
+# Run as root: `bash scripts/install-test-deps.sh [redis] [chromium] [torch] [vulkan]` (no argument: redis and chromium). Quiet, idempotent (a
 # package already installed is left as it is) and tolerant: a package that fails to install is reported and skipped,
 # so CI goes on (its tests then skip).
 #   redis     redis-server, for the rollout workers' tests (plugins/rollout-bullmq), which start a throwaway server
@@ -12,6 +12,11 @@
 #             and libtorch-test alone are about 230 MB installed (numpy, sympy and the rest come on top), so .ci/run
 #             leaves it out. With it, libopenblas0-pthread: Debian's torch calls BLAS through libblas.so.3, the
 #             reference BLAS unless an OpenBLAS is installed (bench/README.md).
+#   vulkan    libvulkan1 and Mesa's Vulkan drivers, whose lavapipe is a software Vulkan device on the CPU: onnxruntime's
+#             WebGPU execution provider (Dawn) runs on it, so the slow tests of `provider: webgpu`
+#             (plugins/backend-onnx/test/webgpuProvider.test.ts) compare its graphs with the CPU's without a GPU. Dawn
+#             needs a newer lavapipe than Debian 12's Mesa 22.3: on bookworm it comes from bookworm-backports (Mesa 25),
+#             a Debian suite this adds to apt's sources. About 100 MB, so .ci/run leaves it out.
 set -u
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -43,6 +48,18 @@ for name in $wanted; do
       # torch calls BLAS through libblas.so.3: without OpenBLAS that is the reference BLAS (npm run bench's PyTorch).
       if dpkg -s libopenblas0-pthread >/dev/null 2>&1; then echo "install-test-deps: libopenblas0-pthread is installed"
       else apt_install libopenblas0-pthread; fi ;;
-    *) echo "install-test-deps: unknown package group \"$name\" (known: redis, chromium, torch)"; exit 2 ;;
+    vulkan)
+      if dpkg -s libvulkan1 >/dev/null 2>&1; then echo "install-test-deps: libvulkan1 is installed"
+      else apt_install libvulkan1; fi
+      mesa=$(dpkg-query -W -f '${Version}' mesa-vulkan-drivers 2>/dev/null || true)
+      if [ -n "$mesa" ] && dpkg --compare-versions "$mesa" ge 24; then echo "install-test-deps: mesa-vulkan-drivers $mesa is installed"
+      elif grep -qs 'VERSION_CODENAME=bookworm' /etc/os-release; then
+        echo "deb http://deb.debian.org/debian bookworm-backports main" | $SUDO tee /etc/apt/sources.list.d/drmas-bookworm-backports.list >/dev/null
+        $SUDO apt-get update -qq >/dev/null 2>&1 || true
+        if $SUDO apt-get install -y -qq --no-install-recommends -t bookworm-backports mesa-vulkan-drivers >/dev/null 2>&1; then
+          echo "install-test-deps: installed mesa-vulkan-drivers from bookworm-backports"
+        else echo "install-test-deps: could not install mesa-vulkan-drivers (the tests that need it will skip)"; fi
+      else apt_install mesa-vulkan-drivers; fi ;;
+    *) echo "install-test-deps: unknown package group \"$name\" (known: redis, chromium, torch, vulkan)"; exit 2 ;;
   esac
 done

@@ -6,6 +6,8 @@ import { availableParallelism } from 'node:os';
 
 const [bench, model = 'tiny', weightMode = 'inputs', repeatsArg = '1'] = process.argv.slice(2);
 const repeats = Number(repeatsArg);
+// The execution provider of the onnx engine's measurements (cpu by default; webgpu or cuda where a GPU is lent).
+const provider = process.env.DRMAS_BENCH_ONNX_PROVIDER ?? 'cpu';
 
 if (bench === 'matmul') {
   const ort = await loadOnnxRuntime();
@@ -42,11 +44,11 @@ if (bench === 'matmul') {
   // clipping, AdamW).
   const [, , repeatsText = '1', microText = '8', threadsText] = process.argv.slice(2);
   const sessionOptions = threadsText ? { intraOpNumThreads: Number(threadsText) } : undefined;
-  const backend = await createOnnxPolicyBackend({ model, seed: 0, provider: 'cpu', sessionOptions });
+  const backend = await createOnnxPolicyBackend({ model, seed: 0, provider, sessionOptions });
   emit({ engine: 'onnx', model, ...(await measureUpdates(backend, backend.config.vocabSize, Number(microText), Number(repeatsText))) });
   backend.dispose();
 } else {
-  const backend = await createOnnxPolicyBackend({ model, seed: 0, provider: 'cpu', weightMode });
+  const backend = await createOnnxPolicyBackend({ model, seed: 0, provider, weightMode });
   const vocab = backend.config.vocabSize;
   const prompts = generationPrompts(vocab);
   await backend.generate({ prompts: prompts.slice(0, 2), maxNewTokens: 4, seed: 1, stopTokenIds: [] });

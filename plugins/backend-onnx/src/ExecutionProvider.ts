@@ -4,11 +4,13 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DrmasError } from '@drmas/core';
 import { OnnxRuntimeUnavailableError } from './OnnxBackendErrors.js';
+import { GraphBuilder } from './onnx/GraphBuilder.js';
 import type * as OrtModule from 'onnxruntime-node';
 
 export type Ort = typeof OrtModule;
-export type ProviderRequest = 'cpu' | 'cuda' | 'auto';
-export const PROVIDER_REQUESTS: readonly ProviderRequest[] = ['cpu', 'cuda', 'auto'];
+export type ProviderName = 'cpu' | 'cuda' | 'webgpu';
+export type ProviderRequest = ProviderName | 'auto';
+export const PROVIDER_REQUESTS: readonly ProviderRequest[] = ['cpu', 'cuda', 'webgpu', 'auto'];
 
 /** The onnxruntime-node release this package is built and tested against: its optional peer dependency. */
 export const ONNXRUNTIME_VERSION = '1.30.0';
@@ -31,7 +33,8 @@ export function loadOnnxRuntime(): Promise<Ort> {
   return ortPromise;
 }
 
-export interface CudaAvailability {
+/** Whether an execution provider can run here, and why not. */
+export interface ProviderAvailability {
   available: boolean;
   /** Why not, when not. */
   reason?: string;
@@ -51,7 +54,7 @@ const CUDA_LIBRARY = process.platform === 'win32' ? 'onnxruntime_providers_cuda.
  * provider library (installed with `onnxruntime-node-install=cuda12`) must be present. A library that is present
  * but cannot load (no CUDA 12 / cuDNN 9 on the machine) shows up when the session is created.
  */
-export async function detectCuda(): Promise<CudaAvailability> {
+export async function detectCuda(): Promise<ProviderAvailability> {
   const ort = await loadOnnxRuntime();
   const supported = ort.listSupportedBackends?.() ?? [];
   if (!supported.some((b) => b.name === 'cuda')) {
@@ -65,11 +68,91 @@ export async function detectCuda(): Promise<CudaAvailability> {
 }
 
 export const CUDA_INSTALL_HINT = `to use CUDA, run ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node@${ONNXRUNTIME_VERSION} on a machine with internet, CUDA 12 and cuDNN 9`;
+export const WEBGPU_INSTALL_HINT =
+  "to use WebGPU, install a Vulkan driver for the GPU: on Debian libvulkan1 and the GPU vendor's driver; Mesa's lavapipe, a software device, runs it on the CPU (bash scripts/install-test-deps.sh vulkan)";
+
+/**
+ * Whether onnxruntime-node's WebGPU execution provider (Dawn, over Vulkan on Linux) finds an adapter here: a one-node
+ * graph is run on it alone. Why not, in Dawn's words, when not.
+ */
+export async function detectWebGpu(): Promise<ProviderAvailability> {
+  const ort = await loadOnnxRuntime();
+  if (!(ort.listSupportedBackends?.() ?? []).some((b) => b.name === 'webgpu')) {
+    return { available: false, reason: `this onnxruntime-node build (${process.platform}-${process.arch}) has no WebGPU support` };
+  }
+  const g = new GraphBuilder('drmas-webgpu-probe');
+  g.output(g.op('MatMul', [g.input('x', 'float', [1, 1]), g.input('y', 'float', [1, 1])]), 'z', 'float', [1, 1]);
+  try {
+    const session = await ort.InferenceSession.create(g.toModelProto(), { executionProviders: ['webgpu'] });
+    const one = new ort.Tensor('float32', Float32Array.of(1), [1, 1]);
+    await session.run({ x: one, y: one });
+    await session.release();
+    return { available: true };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // onnxruntime prefixes the source location: keep Dawn's own words after the last "was false." or colon path.
+    const reason = /Failed to get a WebGPU adapter[^\n]*/.exec(message)?.[0] ?? message.split('\n')[0]!;
+    return { available: false, reason: reason.trim() };
+  }
+}
+
+/** An execution provider drmas runs its graphs on, by name. */
+interface ExecutionProviderEntry {
+  readonly name: ProviderName;
+  /** `auto`'s order (higher first); absent: taken only when named. */
+  readonly autoPriority?: number;
+  /** onnxruntime's `executionProviders` for a session on it: nodes it lacks run on the CPU. */
+  readonly sessionProviders: readonly string[];
+  /** Whether the training graphs (policy and critic updates) run on it too; else they run on the CPU. */
+  readonly trains: boolean;
+  readonly detect: () => Promise<ProviderAvailability>;
+  readonly installHint: string;
+  readonly label: string;
+}
+
+/**
+ * The providers, best first. `auto` takes CUDA where its library is installed, else the CPU; never WebGPU, which
+ * onnxruntime cannot tell on a GPU from on a software device (lavapipe runs it, slower than the CPU engine). CUDA's
+ * training is untested (no GPU here), so its updates stay on the CPU; WebGPU's training graphs are tested against
+ * the CPU's (`test/webgpuProvider.test.ts`).
+ */
+const EXECUTION_PROVIDERS: readonly ExecutionProviderEntry[] = [
+  {
+    name: 'cuda',
+    autoPriority: 20,
+    sessionProviders: ['cuda', 'cpu'],
+    trains: false,
+    detect: () => detectCuda(),
+    installHint: CUDA_INSTALL_HINT,
+    label: 'CUDA',
+  },
+  {
+    name: 'webgpu',
+    sessionProviders: ['webgpu', 'cpu'],
+    trains: true,
+    detect: () => detectWebGpu(),
+    installHint: WEBGPU_INSTALL_HINT,
+    label: 'WebGPU',
+  },
+  {
+    name: 'cpu',
+    autoPriority: 0,
+    sessionProviders: ['cpu'],
+    trains: true,
+    detect: async () => ({ available: true }),
+    installHint: '',
+    label: 'CPU',
+  },
+];
+
+function providerEntry(name: ProviderName): ExecutionProviderEntry {
+  return EXECUTION_PROVIDERS.find((entry) => entry.name === name)!;
+}
 
 export interface ResolvedProvider {
-  provider: 'cpu' | 'cuda';
+  provider: ProviderName;
   requested: ProviderRequest;
-  /** Set when CUDA was asked for explicitly and the engine fell back to CPU. */
+  /** Set when a provider was asked for explicitly and the engine fell back to CPU. */
   fallbackReason?: string;
 }
 
@@ -83,22 +166,41 @@ export function parseProviderRequest(value: unknown, key = 'provider'): Provider
   });
 }
 
+/** Why a provider cannot run here (undefined: it can); asked once per provider and process unless `detect` is given. */
+const availability = new Map<ProviderName, Promise<ProviderAvailability>>();
+function detected(entry: ExecutionProviderEntry): Promise<ProviderAvailability> {
+  let answer = availability.get(entry.name);
+  if (!answer) availability.set(entry.name, (answer = entry.detect()));
+  return answer;
+}
+
 /**
- * Picks the execution provider: `cpu`; `cuda` when available, else CPU with a warning through `warn`; `auto` is
- * CUDA when available, else CPU without a warning.
+ * Picks the execution provider: a named one when it can run here, else the CPU with a warning through `warn` saying
+ * why and how to get it; `auto` the first available of `auto`'s order (CUDA, then the CPU), without a warning.
+ * `detect` replaces a provider's detection (tests).
  */
 export async function resolveProvider(
   requested: ProviderRequest,
   warn: (message: string) => void,
-  detect: () => Promise<CudaAvailability> = detectCuda,
+  detect: (provider: ProviderName) => Promise<ProviderAvailability> | undefined = () => undefined,
 ): Promise<ResolvedProvider> {
-  if (requested === 'cpu') return { provider: 'cpu', requested };
-  const cuda = await detect();
-  if (cuda.available) return { provider: 'cuda', requested };
-  if (requested === 'auto') return { provider: 'cpu', requested };
-  const fallbackReason = `CUDA was requested but is unavailable: ${cuda.reason}`;
-  warn(`onnx backend: ${fallbackReason}; falling back to the CPU execution provider (${CUDA_INSTALL_HINT})`);
+  const availableHere = (entry: ExecutionProviderEntry) => detect(entry.name) ?? detected(entry);
+  if (requested === 'auto') {
+    const order = EXECUTION_PROVIDERS.filter((e) => e.autoPriority !== undefined).sort((a, b) => b.autoPriority! - a.autoPriority!);
+    for (const entry of order) if ((await availableHere(entry)).available) return { provider: entry.name, requested };
+    return { provider: 'cpu', requested };
+  }
+  const entry = providerEntry(requested);
+  const answer = await availableHere(entry);
+  if (answer.available) return { provider: entry.name, requested };
+  const fallbackReason = `${entry.label} was requested but is unavailable: ${answer.reason}`;
+  warn(`onnx backend: ${fallbackReason}; falling back to the CPU execution provider (${entry.installHint})`);
   return { provider: 'cpu', requested, fallbackReason };
+}
+
+/** Whether the training graphs run on `provider` (else on the CPU): see `EXECUTION_PROVIDERS`. */
+export function trainingProvider(provider: ProviderName): ProviderName {
+  return providerEntry(provider).trains ? provider : 'cpu';
 }
 
 /**
@@ -107,15 +209,17 @@ export async function resolveProvider(
  * thread that had work (measured 2-2.5x slower generation under a load average of 4-5 on 2 cores).
  */
 export function sessionOptions(
-  provider: 'cpu' | 'cuda',
+  provider: ProviderName,
   extra: OrtModule.InferenceSession.SessionOptions = {},
 ): OrtModule.InferenceSession.SessionOptions {
   return {
-    executionProviders: provider === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
+    executionProviders: [...providerEntry(provider).sessionProviders],
     intraOpNumThreads: availableParallelism(),
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    // Errors only: a WebGPU session warns at every creation that some nodes run on the CPU, which is by design.
+    logSeverityLevel: 3,
     ...extra,
     extra: { ...extra.extra, session: { intra_op: { allow_spinning: '0' }, ...(extra.extra?.session as object | undefined) } },
   };
@@ -123,7 +227,8 @@ export function sessionOptions(
 
 export function describeProvider(ort: Ort, resolved: ResolvedProvider, threads = availableParallelism()): string {
   const version = ort.env.versions?.node ?? 'unknown';
-  const where = resolved.provider === 'cuda' ? 'CUDA' : `CPU, ${threads} thread${threads === 1 ? '' : 's'}`;
+  const cpu = `CPU, ${threads} thread${threads === 1 ? '' : 's'}`;
+  const where = resolved.provider === 'cpu' ? cpu : providerEntry(resolved.provider).label;
   const note = resolved.fallbackReason ? ` (fell back: ${resolved.fallbackReason})` : '';
   return `onnxruntime-node ${version} (${where})${note}`;
 }

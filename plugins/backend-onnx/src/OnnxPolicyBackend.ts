@@ -44,8 +44,10 @@ import {
   ONNXRUNTIME_INSTALL,
   parseProviderRequest,
   resolveProvider,
+  trainingProvider,
   sessionOptions,
-  type CudaAvailability,
+  type ProviderAvailability,
+  type ProviderName,
   type Ort,
   type ProviderRequest,
   type ResolvedProvider,
@@ -60,14 +62,14 @@ type Session = OrtModule.InferenceSession;
 export interface OnnxEngineOptions {
   /** Backend name in logs (default `onnx`). */
   name?: string;
-  /** Execution provider (default `auto`: CUDA when its binaries are installed, else CPU). */
+  /** Execution provider (default `auto`: CUDA when its binaries are installed, else CPU; `webgpu` only when named). */
   provider?: ProviderRequest;
   /** How weights enter the graphs (default `inputs`; see the README for the measurement behind it). */
   weightMode?: WeightMode;
-  /** Where the CUDA fallback warning goes (default `console.warn`). */
+  /** Where the fallback warning of a named provider that cannot run here goes (default `console.warn`). */
   warn?: (message: string) => void;
-  /** Replaces CUDA detection (tests). */
-  detectCuda?: () => Promise<CudaAvailability>;
+  /** Replaces a provider's detection where it answers (tests). */
+  detectProvider?: (provider: ProviderName) => Promise<ProviderAvailability> | undefined;
   /** Extra onnxruntime session options (profiling, for instance). */
   sessionOptions?: OrtModule.InferenceSession.SessionOptions;
   /**
@@ -147,7 +149,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
   ): Promise<OnnxPolicyBackend> {
     const ort = await loadOnnxRuntime();
     const requested = parseProviderRequest(options.provider ?? 'auto');
-    const provider = await resolveProvider(requested, options.warn ?? ((m) => console.warn(m)), options.detectCuda);
+    const provider = await resolveProvider(requested, options.warn ?? ((m) => console.warn(m)), options.detectProvider);
     return new OnnxPolicyBackend(ort, config, weights, tokenizer, provider, options);
   }
 
@@ -410,7 +412,11 @@ export class OnnxPolicyBackend implements PolicyBackend {
   private trainer(): Promise<OnnxTrainer> {
     const lora = this.options.lora &&
       this.adapter && { settings: this.options.lora.settings, adapter: this.adapter, seed: this.options.lora.seed };
-    this.trainerRef ??= OnnxTrainer.create(this.configRef, this.weights, this.options.sessionOptions, { adopt: true, lora });
+    this.trainerRef ??= OnnxTrainer.create(this.configRef, this.weights, this.options.sessionOptions, {
+      adopt: true,
+      lora,
+      provider: trainingProvider(this.provider.provider),
+    });
     return this.trainerRef;
   }
 

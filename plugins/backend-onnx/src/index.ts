@@ -7,14 +7,17 @@ export {
 } from './OnnxPolicyBackend.js';
 export {
   detectCuda,
+  detectWebGpu,
   loadOnnxRuntime,
   parseProviderRequest,
   resolveProvider,
   CUDA_INSTALL_HINT,
+  WEBGPU_INSTALL_HINT,
   ONNXRUNTIME_INSTALL,
   ONNXRUNTIME_VERSION,
   PROVIDER_REQUESTS,
-  type CudaAvailability,
+  type ProviderAvailability,
+  type ProviderName,
   type ProviderRequest,
   type ResolvedProvider,
 } from './ExecutionProvider.js';

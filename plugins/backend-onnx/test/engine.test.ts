@@ -146,7 +146,8 @@ describe('execution provider', () => {
     const backend = await OnnxPolicyBackend.create(onnx.config, await onnx.exportWeights(), undefined, {
       provider: 'cuda',
       warn: (m) => warnings.push(m),
-      detectCuda: async () => ({ available: false, reason: 'the CUDA provider library is not installed' }),
+      detectProvider: (provider) =>
+        provider === 'cuda' ? Promise.resolve({ available: false, reason: 'the CUDA provider library is not installed' }) : undefined,
     });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(

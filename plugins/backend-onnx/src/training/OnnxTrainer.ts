@@ -15,7 +15,7 @@ import { loraModuleShape, promptResponseLayout, rotaryInverseFrequencies, Seeded
 import { GraphNames, loraDropoutMaskName } from '../DecoderGraph.js';
 import type * as OrtModule from 'onnxruntime-node';
 import { ortTensor, scoreFeeds, type Feeds } from '../DecoderFeeds.js';
-import { loadOnnxRuntime, sessionOptions, type Ort } from '../ExecutionProvider.js';
+import { loadOnnxRuntime, sessionOptions, type Ort, type ProviderName } from '../ExecutionProvider.js';
 import { accumulateGradients, clippedAdamWStep } from './ClippedStep.js';
 import { HostAdamW } from './HostAdamW.js';
 import { buildTrainingGraph, TrainingNames, type TrainingGraph } from './TrainingGraph.js';
@@ -70,6 +70,8 @@ export interface OnnxTrainerOptions {
    * always used in place: no gradients, no optimizer state.
    */
   lora?: TrainedLora;
+  /** The execution provider of the training sessions (default the CPU). */
+  provider?: ProviderName;
 }
 /** A training graph's session and what it outputs. */
 type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
@@ -94,6 +96,7 @@ export class OnnxTrainer {
   private readonly sessions = new Map<LossFunction, Map<string, Promise<TrainingSession>>>();
   private readonly invFreq: Float64Array;
   private readonly weightFeeds: Feeds = {};
+  private readonly provider: ProviderName;
 
   /** The settings of the latest update, saved with the optimizer state. */
   settings: OptimizerSettings | undefined;
@@ -103,8 +106,9 @@ export class OnnxTrainer {
     readonly config: DecoderConfig,
     hf: Map<string, WeightTensor>,
     private readonly options: OrtModule.InferenceSession.SessionOptions,
-    { adopt = false, lora }: OnnxTrainerOptions,
+    { adopt = false, lora, provider = 'cpu' }: OnnxTrainerOptions,
   ) {
+    this.provider = provider;
     // Updates write into these buffers and the session reads them in place on every run: the caller's own (`adopt`,
     // shared with a rollout engine's graphs) or copies.
     const own = (tensors: Map<string, WeightTensor>) =>
@@ -122,7 +126,7 @@ export class OnnxTrainer {
   }
 
   /**
-   * A trainer over Hugging Face tensors (checked by the caller against the config), CPU execution provider. With
+   * A trainer over Hugging Face tensors (checked by the caller against the config), on `provider` (the CPU). With
    * `adopt` it trains `hf`'s buffers (or the LoRA adapter's) in place, else copies of them.
    */
   static async create(
@@ -143,7 +147,10 @@ export class OnnxTrainer {
     if (!pending) {
       const graph = buildTrainingGraph(this.config, this.base, loss, { withEntropy, withReference, lora: this.lora });
       const { model, ...outputs } = graph;
-      pending = this.ort.InferenceSession.create(model, sessionOptions('cpu', this.options)).then((session) => ({ session, ...outputs }));
+      pending = this.ort.InferenceSession.create(model, sessionOptions(this.provider, this.options)).then((session) => ({
+        session,
+        ...outputs,
+      }));
       byKey.set(key, pending);
     }
     return pending;
