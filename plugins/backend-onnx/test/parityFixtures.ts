@@ -13,6 +13,17 @@ export const weightedLogLikelihood: LossFunction = {
   },
 };
 
+/** max |a - b| over max |b|: the error relative to the tensor's scale (the absolute error where b is all 0). */
+export function relativeError(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let diff = 0;
+  let scale = 0;
+  for (let i = 0; i < b.length; i++) {
+    diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
+    scale = Math.max(scale, Math.abs(b[i]!));
+  }
+  return scale === 0 ? diff : diff / scale;
+}
+
 export function maxAbsDiff(a: number[][], b: number[][]): number {
   if (a.length !== b.length) return Infinity;
   let m = 0;

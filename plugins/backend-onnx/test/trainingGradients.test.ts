@@ -15,7 +15,7 @@ import { DecoderModel, selectRuntime, tfjsTensorOps } from '@drmas/plugin-backen
 import { responseTokenStats } from '../../backend-tfjs/src/model/responseLogProbs.js';
 import { OnnxTrainer } from '../src/training/OnnxTrainer.js';
 import { describeSlow } from '../../../test/support/describeSlow.js';
-import { ARCHITECTURE_CASES, policyLoss, randomWeights, tinyConfigJson } from './parityFixtures.js';
+import { ARCHITECTURE_CASES, policyLoss, randomWeights, relativeError, tinyConfigJson } from './parityFixtures.js';
 
 /**
  * The onnx training graph's loss, metrics and gradients (every weight, in the graph's layout) against tfjs autodiff
@@ -153,17 +153,6 @@ function tfjsGradients(model: DecoderModel, view: BatchView, totals: LossTotals,
   }
   const hf = new Map<string, WeightTensor>(names.map((n, i) => [n, { shape: [...variables[i]!.shape], data: sums.get(n)! }]));
   return { loss: lossSum, metrics, hf };
-}
-
-/** max |a - b| over max |b|: the error relative to the tensor's scale. */
-function relativeError(a: Float32Array, b: Float32Array): number {
-  let diff = 0;
-  let scale = 0;
-  for (let i = 0; i < b.length; i++) {
-    diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
-    scale = Math.max(scale, Math.abs(b[i]!));
-  }
-  return diff / Math.max(scale, 1e-12);
 }
 
 /**

@@ -4,7 +4,7 @@ import { SeededRandom } from '@drmas/models';
 import { DecoderModel, selectRuntime, TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 import { OnnxTrainer } from '../src/training/OnnxTrainer.js';
-import { ARCHITECTURE_CASES, policyLoss, randomWeights, tinyConfigJson, updateRequest } from './parityFixtures.js';
+import { ARCHITECTURE_CASES, policyLoss, randomWeights, relativeError, tinyConfigJson, updateRequest } from './parityFixtures.js';
 
 /**
  * Three full training steps (loss, gradients over two micro-batches, global-norm clipping, AdamW with a param group
@@ -29,17 +29,6 @@ function stepView(step: number): BatchView {
   batch.oldLogProbs = Float32Array.from(batch.responseMask, (m) => (m ? -3.9 + (rng.uniform() - 0.5) : 0));
   batch.responseMask.forEach((m, i) => (batch.advantages[i] = m ? rng.uniform() * 2 - 1 : 0));
   return batch.all();
-}
-
-/** max |a - b| over max |b| (0 when both are 0). */
-function relativeError(a: Float32Array, b: Float32Array): number {
-  let diff = 0;
-  let scale = 0;
-  b.forEach((v, i) => {
-    diff = Math.max(diff, Math.abs(a[i]! - v));
-    scale = Math.max(scale, Math.abs(v));
-  });
-  return scale === 0 ? diff : diff / scale;
 }
 
 /**

@@ -4,7 +4,15 @@ import type { DecoderConfig, HostTensor } from '@drmas/models';
 import { detectWebGpu, type ProviderAvailability } from '../src/ExecutionProvider.js';
 import { OnnxPolicyBackend } from '../src/OnnxPolicyBackend.js';
 import { OnnxTrainer } from '../src/training/OnnxTrainer.js';
-import { ARCHITECTURE_CASES, maxAbsDiff, policyLoss, randomWeights, tinyConfigJson, updateRequest } from './parityFixtures.js';
+import {
+  ARCHITECTURE_CASES,
+  maxAbsDiff,
+  policyLoss,
+  randomWeights,
+  relativeError,
+  tinyConfigJson,
+  updateRequest,
+} from './parityFixtures.js';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 
 /**
@@ -90,16 +98,6 @@ function batchOf(): BatchView {
     batch.advantages[i] = ((i * 3) % 5) / 2 - 1;
   }
   return batch.all();
-}
-
-function relativeError(a: Float32Array, b: Float32Array): number {
-  let diff = 0;
-  let scale = 0;
-  for (let i = 0; i < b.length; i++) {
-    diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
-    scale = Math.max(scale, Math.abs(b[i]!));
-  }
-  return diff / Math.max(scale, 1e-12);
 }
 
 const QUICK = 'Qwen3 (q/k norm), tied';
