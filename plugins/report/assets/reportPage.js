@@ -60,7 +60,9 @@ function reportPage(dataElementId) {
       charts.splice(previous, 1);
     }
     const { xs, ys } = alignedData(chart);
-    const sparse = xs.length <= 12;
+    // Points where a chart has few steps, or where a series is measured at a few of them (the inflation every N
+    // steps): a line alone would join those measurements as if they were continuous.
+    const sparse = (i) => xs.length <= 12 || ys[i].filter((v) => v !== null).length * 2 < xs.length;
     const hasRight = chart.series.some((s) => s.axis === 'right');
     const leftValues = ys.filter((_, i) => chart.series[i].axis === 'left').flat();
     const useLog = log && leftValues.some((v) => v !== null && v > 0);
@@ -97,7 +99,7 @@ function reportPage(dataElementId) {
           dash: s.dashed ? [6, 4] : undefined,
           show: !s.hidden,
           spanGaps: true,
-          points: { show: sparse, size: 6 },
+          points: { show: sparse(i), size: 6 },
           value: (_u, v) => fmt(v),
         })),
       ],
