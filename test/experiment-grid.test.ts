@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   GRID_RUN_FILE,
+  type GridRun,
   planGrid,
   readArchive,
   readRun,
@@ -241,11 +242,14 @@ describe('experiment grid', () => {
     const runs = plan();
     for (const seed of [0, 1, 2]) writeRun(project, `drmas-seed${seed}`, { avg: 0.3, pass: 0.6, gradNorms: [1, 1, 1] });
     const lines: string[] = [];
+    const finished: GridRun[] = [];
     await runGrid(runs, {
       only: (r) => r.variant !== 'rae' && !(r.variant === 'grpo' && r.seed > 0) && r.kind === 'train',
       log: (l) => lines.push(l),
+      onFinished: (run) => finished.push(run),
     });
     expect(lines[0]).toBe('3 finished runs reused, 1 to run, 1 at a time');
+    expect(finished).toEqual([]);
     const failed = readRun(runs.find((r) => r.variant === 'grpo' && r.seed === 0)!);
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(/^error CONFIG_NOT_FOUND .*missing\.json/);
@@ -289,7 +293,9 @@ describe('experiment grid', () => {
     project.write({ [`drmas-seed3/${GRID_RUN_FILE}`]: { args: runs[0]!.args, status: 'running', wallSeconds: 100, resumes: 0 } });
     expect(runState(runs[0]!)).toBe('interrupted');
     const log: string[] = [];
-    await runGrid(runs, { log: (l) => log.push(l) });
+    const finished: GridRun[] = [];
+    await runGrid(runs, { log: (l) => log.push(l), onFinished: (run) => finished.push(run) });
+    expect(finished).toEqual([runs[0]]);
     expect(log[0]).toBe('0 finished runs reused, 1 to run (1 resuming from a checkpoint), 1 at a time');
     expect(log[1]).toMatch(/^\[1\] drmas seed 3 \(resumes\): /);
     expect(readFileSync(path.join(dir, 'grid.log'), 'utf8')).toMatch(

@@ -33,7 +33,7 @@ const VARIANTS = {
 };
 const HERE = path.join(REPO_ROOT, 'examples', 'drmas-vs-grpo');
 
-const { values } = parseArgs({
+const { values } = parseOptions({
   options: {
     settings: { type: 'string', default: 'math.shared,math.non-shared' },
     variants: { type: 'string', default: Object.keys(VARIANTS).join(',') },
@@ -81,10 +81,28 @@ const archive = (() => {
     return exit(`--archive ${error.message}`);
   }
 })();
-if (!values['report-only']) await runGrid(runs, { jobs: Number(values.jobs), archive }).catch((error) => exit(error.message));
+// Each run is archived as it finishes: a grid cut off at a session's end keeps what it finished.
+const archiveRun = (run) => writeArchive(archiveFile, archive, [run], [readRun(run, { archive })]);
+if (!values['report-only'])
+  await runGrid(runs, { jobs: Number(values.jobs), archive, onFinished: archiveFile ? archiveRun : undefined }).catch((error) =>
+    exit(error.message),
+  );
 const results = runs.map((run) => readRun(run, { archive }));
 if (archiveFile) writeArchive(archiveFile, archive, runs, results);
 console.log(writeResults(path.resolve(REPO_ROOT, out), results, renderTables(results, { reference: 'drmas', variants }), commandLine()));
+
+/** `parseArgs`, with an unknown or malformed option a one-line error (exit 1) rather than a stack trace. */
+function parseOptions(config) {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    return exit(
+      `${error.message}\nhint: the options are ${Object.keys(config.options)
+        .map((o) => `--${o}`)
+        .join(', ')}`,
+    );
+  }
+}
 
 /** A one-line message and exit 1: no stack trace for a mistyped option. */
 function exit(message) {

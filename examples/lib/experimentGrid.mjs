@@ -262,9 +262,14 @@ function describe(run) {
  * before anything trains). `only(run)`
  * picks the runs to train; the others are left as they are.
  * @param {GridRun[]} runs
- * @param {{ jobs?: number, only?: (run: GridRun) => boolean, archive?: Archive, log?: (line: string) => void }} [options]
+ * `onFinished(run)` is called as each run finishes (`compare.mjs` archives it then, so a grid cut off later keeps it).
+ * @param {{ jobs?: number, only?: (run: GridRun) => boolean, archive?: Archive, onFinished?: (run: GridRun) => void,
+ *   log?: (line: string) => void }} [options]
  */
-export async function runGrid(runs, { jobs = 1, only = () => true, archive, log = (line) => console.error(line) } = {}) {
+export async function runGrid(
+  runs,
+  { jobs = 1, only = () => true, archive, onFinished = () => {}, log = (line) => console.error(line) } = {},
+) {
   const states = new Map(runs.filter(only).map((run) => [run, runState(run, { archive })]));
   const changed = [...states].filter(([, state]) => state === 'changed').map(([run]) => run);
   if (changed.length > 0) {
@@ -284,7 +289,7 @@ export async function runGrid(runs, { jobs = 1, only = () => true, archive, log 
       for (let run = pending.shift(); run; run = pending.shift()) {
         const state = states.get(run);
         log(`[${++done}] ${describe(run)}${state === 'interrupted' ? ' (resumes)' : ''}: node core/bin/drmas.js ${run.args.join(' ')}`);
-        await execute(run, log, state);
+        if ((await execute(run, log, state)).status === 'finished') onFinished(run);
       }
     }),
   );
