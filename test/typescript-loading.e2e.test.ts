@@ -5,6 +5,7 @@ import path from 'node:path';
 import { runNode, type InfoReport } from './support/cliRunner.js';
 import { installCore, linkPackage, runInstalledBin } from './support/installedCore.js';
 import { TempProject } from './support/tempProject.js';
+import { describeSlow } from './support/describeSlow.js';
 
 /**
  * A user's project, outside the repository, with @drmas/core installed from the registry's point of view (copied
@@ -143,7 +144,17 @@ const INSTALLS = [
   ['no TypeScript', undefined, undefined],
 ] as const;
 
-describe.each(INSTALLS)('a project with %s installed', (_label, typescriptPackage, tscVersion) => {
+// TypeScript 7 (what `npm i -D typescript` installs today) and none in the default run, TypeScript 5 with the slow tests.
+describe.each(INSTALLS.filter(([label]) => label !== 'TypeScript 5'))(
+  'a project with %s installed',
+  (_label, typescriptPackage, tscVersion) => loadingChecks(typescriptPackage, tscVersion),
+);
+describeSlow.each(INSTALLS.filter(([label]) => label === 'TypeScript 5'))(
+  'a project with %s installed (slow)',
+  (_label, typescriptPackage, tscVersion) => loadingChecks(typescriptPackage, tscVersion),
+);
+
+function loadingChecks(typescriptPackage: (typeof INSTALLS)[number][1], tscVersion: (typeof INSTALLS)[number][2]): void {
   let project: TempProject;
   beforeAll(() => {
     project = new TempProject('ts-loading', os.tmpdir()).write(FILES);
@@ -241,7 +252,7 @@ describe.each(INSTALLS)('a project with %s installed', (_label, typescriptPackag
     expect(result.stderr).not.toMatch(/^\s+at /m);
     expect(runInstalledBin(project.dir, ['info', '--verbose'], project.path('broken')).stderr).toMatch(/^\s+at /m);
   });
-});
+}
 
 describe('load failures, as the drmas bin reports them (a project with no TypeScript)', () => {
   let project: TempProject;

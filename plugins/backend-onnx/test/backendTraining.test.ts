@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { cpSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readSafetensorsHeader } from '@drmas/models';
 import { TempProject } from '../../../test/support/tempProject.js';
+import { describeSlow } from '../../../test/support/describeSlow.js';
 import { lines, train, withoutTimings, type Line } from './trainingRuns.js';
 
 /**
@@ -41,10 +42,6 @@ const backend = (name: string) => [
 
 const onnxRun = project.path('onnx');
 const tfjsRun = project.path('tfjs');
-beforeAll(() => {
-  train([...RUN, ...backend('onnx'), '--run-dir', onnxRun]);
-  train([...RUN, ...backend('tfjs'), '--run-dir', tfjsRun]);
-}, 120_000);
 afterAll(() => project.dispose());
 
 /** Resumes a copy of `run` (named `copy`) on onnx from its step-1 checkpoint: `run`'s step 2 and the copy's. */
@@ -60,7 +57,14 @@ function resumeOnOnnx(run: string, copy: string): { step2: Line; again: Line } {
 
 const relative = (a: number, b: number) => Math.abs(a - b) / Math.max(Math.abs(b), 1e-12);
 
-describe('models.policy.backend: onnx trains', () => {
+// Two CLI runs and two resumes, about 30 s: with the slow tests (the engines' agreement is checked op by op, step by
+// step and on resume in trainingGradients, trainingSteps and trainingState, in the default run).
+describeSlow('models.policy.backend: onnx trains (slow)', () => {
+  beforeAll(() => {
+    train([...RUN, ...backend('onnx'), '--run-dir', onnxRun]);
+    train([...RUN, ...backend('tfjs'), '--run-dir', tfjsRun]);
+  }, 120_000);
+
   test("step 1's loss and gradient norm equal the tfjs run's within 1e-3 relative; step 2 trains too", () => {
     const [onnx1, onnx2] = lines(onnxRun);
     const [tfjs1] = lines(tfjsRun);

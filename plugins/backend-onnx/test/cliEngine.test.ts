@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
+import { testSlow } from '../../../test/support/describeSlow.js';
 import { statSync, truncateSync } from 'node:fs';
 import path from 'node:path';
 import { builtinConfigJson, builtinModel, saveCheckpoint } from '@drmas/models';
@@ -14,7 +15,7 @@ const project = new TempProject('onnx-cli');
 afterAll(() => project.dispose());
 
 describe('drmas score / generate --engine', () => {
-  test('the same checkpoint scores the same on onnx and tfjs (1e-4), and greedy generation agrees', () => {
+  testSlow('the same checkpoint scores the same on onnx and tfjs (1e-4), and greedy generation agrees (slow)', () => {
     const args = ['score', '--model', 'tiny', '--seed', '5', '--ids', '7,42,300,12,99,5', '--prompt-length', '2', '--json'];
     const onnx = runBin([...args, '--engine', 'onnx']);
     const tfjs = runBin([...args, '--engine', 'tfjs', '--runtime', 'wasm']);

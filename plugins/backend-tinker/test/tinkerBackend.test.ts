@@ -47,7 +47,7 @@ async function serverWeights(backend: TinkerPolicyBackend): Promise<Map<string, 
   return (await readModelFolder(path.join(dataDir, modelId!, kind!, name!))).weights;
 }
 
-describe('an update through forward and a weighted cross_entropy forward_backward', () => {
+describeSlow('an update through forward and a weighted cross_entropy forward_backward (slow)', () => {
   let local: PolicyBackend;
   beforeAll(async () => {
     local = await localEngine();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { testSlow } from '../../../test/support/describeSlow.js';
 import {
   createKernel,
   responseValues,
@@ -85,7 +86,7 @@ describe('rollout on the tiny tfjs model', () => {
     for (const t of batch.trajectories) expect(t.turns[0]!.agentId).toBe('solver');
   });
 
-  test("each turn records its sampling temperature, and its log-probs are the policy's at that temperature", async () => {
+  testSlow("each turn records its sampling temperature, and its log-probs are the policy's at that temperature (slow)", async () => {
     const batch = await rolloutStep(['solver', 'verifier'], {
       orchestra: { name: 'math' },
       env: { name: 'math', levels: [1], testSize: 4 },

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { testSlow } from '../../../test/support/describeSlow.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createKernel, SeededRng, type Distributions, type Metrics } from '@drmas/core';
@@ -110,7 +111,7 @@ describe('trainer.agentDiagnostics.inflationEvery', () => {
   const project = toyProject('inflation-every', { trainer: { steps: 3, seed: 2, logRollouts: 0 } });
   afterAll(() => project.dispose());
 
-  test('measures the inflation at steps 1, 1 + N, ... and the cheap figures at every step (set from --set)', async () => {
+  testSlow('measures the inflation at steps 1, 1 + N, ... and the cheap figures at every step (set from --set; slow)', async () => {
     const { kernel } = await createKernel({ cwd: project.dir, overrides: ['trainer.agentDiagnostics.inflationEvery=2'] });
     expect(kernel.config.trainer.agentDiagnostics).toEqual({ inflationEvery: 2 });
     const runDir = project.path('run');

@@ -1,4 +1,5 @@
-import { afterAll, describe, expect, test } from '@jest/globals';
+import { afterAll, describe, expect } from '@jest/globals';
+import { testSlow } from '../../../test/support/describeSlow.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { runBin } from '../../../test/support/cliRunner.js';
@@ -15,7 +16,7 @@ const project = toyProject('schedule', {
 afterAll(() => project.dispose());
 
 describe('learning-rate schedules in drmas train', () => {
-  test('cosine after a warm-up and linear decay, by training step, as transformers computes them', () => {
+  testSlow('cosine after a warm-up and linear decay, by training step, as transformers computes them (slow)', () => {
     const runDir = project.path('run');
     const result = runBin(['train', '--run-dir', runDir], project.dir, 300_000);
     expect(result.stderr).not.toContain('INTERNAL');

@@ -1,4 +1,5 @@
-import { afterAll, afterEach, beforeEach, expect, test } from '@jest/globals';
+import { afterAll, afterEach, beforeEach, expect } from '@jest/globals';
+import { testSlow } from '../../../test/support/describeSlow.js';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -69,20 +70,24 @@ async function trainAndInterrupt(name: string, plugins: unknown[]): Promise<Inte
   };
 }
 
-test('Ctrl-C with the wandb plugin ends as without it: the checkpoint of the last step, the same exit code; W&B gets 255', async () => {
-  const without = await trainAndInterrupt('without', []);
-  const withWandb = await trainAndInterrupt('with', ['wandb']);
+testSlow(
+  'Ctrl-C with the wandb plugin ends as without it: the checkpoint of the last step, the same exit code; W&B gets 255 (slow)',
+  async () => {
+    const without = await trainAndInterrupt('without', []);
+    const withWandb = await trainAndInterrupt('with', ['wandb']);
 
-  for (const run of [without, withWandb]) {
-    expect(run.stderr).toMatch(/stopping before step \d+: SIGINT/);
-    expect(run.checkpoints).toEqual([`step-${String(run.lastStep).padStart(6, '0')}`]);
-    expect(run.stderr).not.toMatch(/\n\s+at /);
-  }
-  expect(without.code).toBe(0);
-  expect(withWandb.code).toBe(without.code);
+    for (const run of [without, withWandb]) {
+      expect(run.stderr).toMatch(/stopping before step \d+: SIGINT/);
+      expect(run.checkpoints).toEqual([`step-${String(run.lastStep).padStart(6, '0')}`]);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    }
+    expect(without.code).toBe(0);
+    expect(withWandb.code).toBe(without.code);
 
-  const run = server.onlyRun();
-  expect(run.exitcodes).toEqual([255]);
-  const steps = run.history.map((line) => parseHistoryLine(line)._step);
-  expect(steps).toEqual(Array.from({ length: withWandb.lastStep }, (_, i) => i + 1));
-}, 120_000);
+    const run = server.onlyRun();
+    expect(run.exitcodes).toEqual([255]);
+    const steps = run.history.map((line) => parseHistoryLine(line)._step);
+    expect(steps).toEqual(Array.from({ length: withWandb.lastStep }, (_, i) => i + 1));
+  },
+  120_000,
+);

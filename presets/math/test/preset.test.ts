@@ -132,7 +132,7 @@ describe('@drmas/preset-math', () => {
     expect(Number.isFinite(line['actor/solver/grad_norm'])).toBe(true);
   });
 
-  test('one training step, heterogeneous: a Qwen2 solver and a Llama verifier', async () => {
+  testSlow('one training step, heterogeneous: a Qwen2 solver and a Llama verifier (slow)', async () => {
     const line = await oneStep(
       {
         models: { qwen: { model: BASE_CHECKPOINT }, llama: { model: 'tiny', architecture: 'LlamaForCausalLM', seed: 1 } },
