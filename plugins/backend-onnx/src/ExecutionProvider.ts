@@ -90,7 +90,7 @@ export async function detectWebGpu(): Promise<ProviderAvailability> {
     return { available: true };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    // onnxruntime prefixes the source location: keep Dawn's own words after the last "was false." or colon path.
+    // onnxruntime's message starts with its source location and the failed check: keep Dawn's sentence where it is there.
     const reason = /Failed to get a WebGPU adapter[^\n]*/.exec(message)?.[0] ?? message.split('\n')[0]!;
     return { available: false, reason: reason.trim() };
   }
@@ -103,7 +103,7 @@ interface ExecutionProviderEntry {
   readonly autoPriority?: number;
   /** onnxruntime's `executionProviders` for a session on it: nodes it lacks run on the CPU. */
   readonly sessionProviders: readonly string[];
-  /** Whether the training graphs (policy and critic updates) run on it too; else they run on the CPU. */
+  /** Whether the policy's training graphs run on it too, else on the CPU (critics train on the CPU either way). */
   readonly trains: boolean;
   readonly detect: () => Promise<ProviderAvailability>;
   readonly installHint: string;
