@@ -11,6 +11,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { didYouMean } from '@drmas/core';
 import {
   commandLine,
   parseSeeds,
@@ -96,11 +97,10 @@ function parseOptions(config) {
   try {
     return parseArgs(config);
   } catch (error) {
-    return exit(
-      `${error.message}\nhint: the options are ${Object.keys(config.options)
-        .map((o) => `--${o}`)
-        .join(', ')}`,
-    );
+    const options = Object.keys(config.options).map((o) => `--${o}`);
+    const unknown = /Unknown option '(--[^']+)'/.exec(error.message)?.[1];
+    const suggestion = unknown ? didYouMean(unknown, options) : '';
+    return exit(`${error.message}${suggestion ? `.${suggestion}` : ''}\nhint: the options are ${options.join(', ')}`);
   }
 }
 
