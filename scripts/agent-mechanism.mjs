@@ -1,13 +1,20 @@
 #!/usr/bin/env node
 // Prints the per-agent mechanism figures of runs trained with `trainer.agentDiagnostics: true`, one table per run:
 // the agent's turn reward mean and within-group std, its gradient-norm share (median over steps of the per-step mean,
-// and the largest optimizer step), and the inflation of a global baseline, predicted and measured (means over steps).
+// and the largest optimizer step), the share of its turns with constant rewards in a varying group, and the inflation
+// of a global baseline: predicted by the formula, pooled from the advantages, and measured (means over steps).
 //
 //   node scripts/agent-mechanism.mjs RUN_DIR [RUN_DIR ...]
-import { readFileSync } from 'node:fs';
+//
+// A run from before `constant_share` and `inflation_advantages` were logged gets them from its rollouts.jsonl (every
+// turn's step, prompt group, agent and reward), through the trainer's own statistics, once the rollout log is checked
+// to reproduce the logged `inflation_predicted` of every step (it does not where rows were dropped before the update).
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { agentRewardMetrics, diagnoseTurnRewards } from '@drmas/plugin-trainer';
 
 const runs = process.argv.slice(2);
+process.stdout.on('error', (error) => process.exit(error.code === 'EPIPE' ? 0 : 1));
 if (runs.length === 0) {
   process.stderr.write('usage: node scripts/agent-mechanism.mjs RUN_DIR [RUN_DIR ...]\n');
   process.exit(1);
@@ -21,29 +28,95 @@ const median = (xs) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 const fmt = (x) => (Number.isFinite(x) ? x.toFixed(3) : '-');
-
-for (const run of runs) {
-  // Bare NaN / Infinity can appear in metrics lines; they parse as null here and are skipped.
-  const lines = readFileSync(path.join(run, 'metrics.jsonl'), 'utf8')
+const readLines = (file) =>
+  readFileSync(file, 'utf8')
     .split('\n')
     .filter((line) => line.trim())
-    .map((line) => JSON.parse(line.replace(/\b(-?Infinity|NaN)\b/g, 'null')))
-    .filter((line) => typeof line.step === 'number' && line.step > 0);
-  const values = (key) => lines.map((line) => line[key]).filter((x) => typeof x === 'number');
+    // Bare NaN / Infinity can appear in metrics lines; they parse as null here and are skipped.
+    .map((line) => JSON.parse(line.replace(/\b(-?Infinity|NaN)\b/g, 'null')));
+
+/** Integer codes in order of first appearance, as a batch's id columns. */
+function idColumn(keys) {
+  const index = new Map();
+  const codes = Int32Array.from(keys, (key) => {
+    if (!index.has(key)) index.set(key, index.size);
+    return index.get(key);
+  });
+  return { codes, names: [...index.keys()] };
+}
+
+/**
+ * Each step's agent statistics recomputed from the run's rollout log, or why they cannot be: the log must give the
+ * logged `inflation_predicted` of every agent at every step (relative difference 1e-9), present where it is.
+ */
+function statisticsFromRollouts(run, lines) {
+  const file = path.join(run, 'rollouts.jsonl');
+  if (!existsSync(file)) return { why: 'no rollouts.jsonl' };
+  const turnsByStep = new Map();
+  for (const turn of readLines(file)) {
+    if (!turnsByStep.has(turn.step)) turnsByStep.set(turn.step, []);
+    turnsByStep.get(turn.step).push(turn);
+  }
+  const byStep = new Map();
+  for (const line of lines) {
+    const turns = turnsByStep.get(line.step);
+    if (!turns) return { why: `rollouts.jsonl has no turns of step ${line.step}` };
+    const batchTurns = Object.entries(line).reduce((n, [key, value]) => n + (/^agent\/[^/]+\/turns$/.test(key) ? value : 0), 0);
+    if (turns.length < batchTurns) {
+      return {
+        why:
+          `rollouts.jsonl has ${turns.length} of step ${line.step}'s ${batchTurns} turns ` +
+          '(trainer.logRollouts keeps the first trajectories of each step, 16 by default: set it to prompts x samples to log them all)',
+      };
+    }
+    const diagnosis = diagnoseTurnRewards({
+      rewards: Float64Array.from(turns, (t) => t.reward),
+      groups: idColumn(turns.map((t) => t.groupId)),
+      agents: idColumn(turns.map((t) => t.agent)),
+    });
+    const metrics = Object.assign({}, ...diagnosis.agents.map(agentRewardMetrics));
+    for (const agent of diagnosis.agents) {
+      const key = `agent/${agent.role}/inflation_predicted`;
+      const [logged, recomputed] = [line[key], metrics[key]];
+      const same = logged === undefined ? recomputed === undefined : Math.abs(logged - recomputed) <= 1e-9 * Math.max(1, Math.abs(logged));
+      if (!same)
+        return {
+          why: `its turns do not reproduce step ${line.step}'s ${key} (${logged} logged, ${recomputed === undefined ? 'none' : Number(recomputed.toPrecision(6))} from rollouts.jsonl)`,
+        };
+    }
+    byStep.set(line.step, metrics);
+  }
+  return { byStep };
+}
+
+for (const run of runs) {
+  const lines = readLines(path.join(run, 'metrics.jsonl')).filter((line) => typeof line.step === 'number' && line.step > 0);
   const roles = [
     ...new Set(lines.flatMap((line) => Object.keys(line).flatMap((key) => key.match(/^agent\/([^/]+)\/inflation_predicted$/)?.[1] ?? []))),
   ];
-  process.stdout.write(`\n${run}: ${lines.length} steps, outcome/mean ${fmt(mean(values('outcome/mean')))}\n\n`);
+  let note = '';
+  if (lines.length && !lines.some((line) => Object.keys(line).some((key) => key.endsWith('/inflation_advantages')))) {
+    const { byStep, why } = statisticsFromRollouts(run, lines);
+    if (byStep) {
+      for (const line of lines) Object.assign(line, { ...byStep.get(line.step), ...line });
+      note = 'constant share and inflation (advantages) recomputed from rollouts.jsonl (the run predates those metrics)\n\n';
+    } else note = `constant share and inflation (advantages) not available: ${why}\n\n`;
+  }
+  const values = (key) => lines.map((line) => line[key]).filter((x) => typeof x === 'number');
+  process.stdout.write(`\n${run}: ${lines.length} steps, outcome/mean ${fmt(mean(values('outcome/mean')))}\n\n${note}`);
   process.stdout.write(
-    '| agent | reward mean | reward std (in group) | grad norm (median) | grad norm max | inflation predicted | inflation measured |\n',
+    '| agent | reward mean | reward std (in group) | grad norm (median) | grad norm max | constant share | inflation predicted | inflation (advantages) | inflation measured |\n',
   );
-  process.stdout.write('| --- | --- | --- | --- | --- | --- | --- |\n');
+  process.stdout.write('| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n');
   for (const role of roles) {
     const key = (name) => `agent/${role}/${name}`;
     const max = values(key('grad_norm_max'));
+    const means = ['constant_share', 'inflation_predicted', 'inflation_advantages', 'inflation_measured'].map((name) =>
+      fmt(mean(values(key(name)))),
+    );
     process.stdout.write(
       `| ${role} | ${fmt(mean(values(key('reward_mean'))))} | ${fmt(mean(values(key('reward_std'))))} | ${fmt(median(values(key('grad_norm'))))} | ` +
-        `${fmt(max.length ? Math.max(...max) : NaN)} | ${fmt(mean(values(key('inflation_predicted'))))} | ${fmt(mean(values(key('inflation_measured'))))} |\n`,
+        `${fmt(max.length ? Math.max(...max) : NaN)} | ${means.join(' | ')} |\n`,
     );
   }
 }

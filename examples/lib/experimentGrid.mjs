@@ -17,7 +17,16 @@ export const GRID_RUN_FILE = 'grid-run.json';
 /** The run's stdout and stderr. */
 export const GRID_LOG_FILE = 'grid.log';
 /** Per-agent metrics whose per-run means the tables report when a run has them. */
-export const AGENT_METRICS = ['grad_norm', 'grad_norm_max', 'reward_mean', 'reward_std', 'inflation_predicted', 'inflation_measured'];
+export const AGENT_METRICS = [
+  'grad_norm',
+  'grad_norm_max',
+  'reward_mean',
+  'reward_std',
+  'constant_share',
+  'inflation_predicted',
+  'inflation_advantages',
+  'inflation_measured',
+];
 
 /**
  * @typedef {{ name: string, config?: string, set?: string[], base?: string }} GridVariant

@@ -229,13 +229,17 @@ describe('pieces', () => {
       'agent/a/inflation_measured': one,
       'agent/a/inflation_predicted': one,
       'agent/b/reward_std': one,
+      'agent/b/inflation_advantages': one,
+      'agent/a/constant_share': one,
       'agent/a/reward_mean': one,
     });
     const mechanism = panels.find((p) => p.id === 'mechanism')!;
     expect(mechanism.charts.map((c) => [c.id, c.series.map((x) => x.label)])).toEqual([
       ['mechanism-grad-norm', ['a grad_norm', 'b grad_norm']],
       ['mechanism-inflation', ['a inflation_measured', 'a inflation_predicted']],
+      ['mechanism-inflation-advantages', ['b inflation_advantages']],
       ['mechanism-rewards', ['b reward_std']],
+      ['mechanism-constant-share', ['a constant_share']],
     ]);
     expect(panels.find((p) => p.id === 'agent-a')!.charts.flatMap((c) => c.series.map((x) => x.key))).toEqual(['agent/a/reward_mean']);
   });

@@ -41,7 +41,7 @@ import {
   type TrainerSection,
 } from './config/trainingConfig.js';
 import { SpikeGuards } from './spikeGuard/GradNormSpikeGuard.js';
-import { diagnoseAgentRewards, type AgentRewardDiagnosis } from './agentDiagnostics/agentRewardStatistics.js';
+import { agentRewardMetrics, diagnoseAgentRewards, type AgentRewardDiagnosis } from './agentDiagnostics/agentRewardStatistics.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
 import { AUTO_ROLLOUT, describeAutoTraining, describeRolloutSetting } from './rolloutEngine.js';
 import { updateWorkerGroup, type WorkerGroupUpdate } from './updateWorkerGroup.js';
@@ -129,10 +129,7 @@ export class TrainerPlugin implements Plugin {
     if (diagnosis) return diagnosis;
     diagnosis = diagnoseAgentRewards(batch);
     this.diagnoses.set(batch, diagnosis);
-    for (const agent of diagnosis.agents) {
-      metrics[`agent/${agent.role}/reward_std`] = agent.rewardStd;
-      if (agent.inflationPredicted !== undefined) metrics[`agent/${agent.role}/inflation_predicted`] = agent.inflationPredicted;
-    }
+    for (const agent of diagnosis.agents) Object.assign(metrics, agentRewardMetrics(agent));
     return diagnosis;
   }
 
@@ -173,7 +170,7 @@ export class TrainerPlugin implements Plugin {
       ctx.bind(InfoSection).toConstantValue({
         title: 'agentDiagnostics',
         describe: () => ({
-          metrics: 'agent/<role>/{grad_norm,grad_norm_max,reward_std,inflation_predicted,inflation_measured}',
+          metrics: 'agent/<role>/{grad_norm,grad_norm_max,reward_std,inflation_predicted,inflation_advantages,constant_share,inflation_measured}',
           cost: `two extra forward and backward passes per worker group ${every === 1 ? 'at every step' : `at steps 1, ${1 + every}, ${1 + 2 * every}, ...`} (inflation_measured)`,
         }),
       });

@@ -23,3 +23,10 @@ export { sft as sftCommand, demonstrationTurn, readDemonstrations, type Demonstr
 export { dpo as dpoCommand } from './cli/dpoCommand.js';
 export { pairRows, preferenceBatch, readPreferencePairs, type PreferencePair, type TurnPair } from './preference/preferencePairs.js';
 export { BUILTIN_CRITIC_LEARNERS, CriticLearner } from './critic/CriticLearner.js';
+export {
+  agentRewardMetrics,
+  diagnoseTurnRewards,
+  type AgentRewardStatistics,
+  type TurnRewardDiagnosis,
+  type TurnRewards,
+} from './agentDiagnostics/agentRewardStatistics.js';

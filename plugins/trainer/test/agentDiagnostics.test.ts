@@ -7,7 +7,7 @@ import { TfjsPolicyBackend } from '../../backend-tfjs/src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../../backend-tfjs/src/runtime/RuntimeSelector.js';
 import { randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
 import { makeAgentBatch, type AgentTurn } from '../../backend-tfjs/test/trainingFixtures.js';
-import { diagnoseAgentRewards } from '../src/agentDiagnostics/agentRewardStatistics.js';
+import { agentRewardMetrics, diagnoseAgentRewards } from '../src/agentDiagnostics/agentRewardStatistics.js';
 import { updateWorkerGroup } from '../src/updateWorkerGroup.js';
 import { singleAgentGroup, vanillaPpoLoss } from './trainerFixtures.js';
 import { toyProject } from './toyRollout.js';
@@ -20,19 +20,15 @@ const turn = (agent: string, group: string, reward: number, response = [4, 9, 2]
   reward,
 });
 
+/** Group g0: a gets 1, 0 and b gets 1, 1. */
+const G0 = [turn('a', 'g0', 1), turn('a', 'g0', 0), turn('b', 'g0', 1), turn('b', 'g0', 1)];
+
 describe("Dr. MAS's Proposition 4.3 on a batch's rewards (hand-worked)", () => {
   test('per-agent statistics, the predicted inflation over groups with sigma > 0, and the two advantage sets', () => {
     // Group g0: a gets 1, 0 and b gets 1, 1: mu = 0.75, sigma^2 = 0.1875; mu_a = 0.5, sigma_a^2 = 0.25; mu_b = 1,
     // sigma_b = 0. Inflation a: (0.25 + 0.0625) / 0.1875 = 5/3; b: (0 + 0.0625) / 0.1875 = 1/3. Group g1 (all 0)
     // has sigma 0 and is left out of the inflation, not of the means and stds.
-    const batch = makeAgentBatch([
-      turn('a', 'g0', 1),
-      turn('a', 'g0', 0),
-      turn('b', 'g0', 1),
-      turn('b', 'g0', 1),
-      turn('a', 'g1', 0),
-      turn('b', 'g1', 0),
-    ]);
+    const batch = makeAgentBatch([...G0, turn('a', 'g1', 0), turn('b', 'g1', 0)]);
     const { agents, globalAdvantages, perAgentAdvantages } = diagnoseAgentRewards(batch);
     expect(agents.map((a) => a.role)).toEqual(['a', 'b']);
     const [a, b] = agents;
@@ -40,12 +36,36 @@ describe("Dr. MAS's Proposition 4.3 on a batch's rewards (hand-worked)", () => {
     expect(b!.rewardStd).toBe(0);
     expect(a!.inflationPredicted).toBeCloseTo(5 / 3, 12);
     expect(b!.inflationPredicted).toBeCloseTo(1 / 3, 12);
+    // Squared advantages summed over a's turns: global 1/3 + 3, per-agent 1 + 1; b's per-agent ones are all 0.
+    expect(a!.inflationAdvantages).toBeCloseTo(10 / 3 / 2, 12);
+    expect(b!.inflationAdvantages).toBeUndefined();
+    // In g0 (the one group with sigma > 0) a's rewards vary, b's do not.
+    expect([a!.constantShare, b!.constantShare]).toEqual([0, 1]);
     const R = batch.responseLength;
     const perRow = (column: Float64Array) => Array.from({ length: batch.rows }, (_, row) => column[row * R]!);
     // (r - 0.75) / sqrt(0.1875): 1/sqrt(3) and -sqrt(3); b's rows 1/sqrt(3); g1: 0.
     const s = Math.sqrt(3);
     perRow(globalAdvantages).forEach((x, i) => expect(x).toBeCloseTo([1 / s, -s, 1 / s, 1 / s, 0, 0][i]!, 12));
     expect(perRow(perAgentAdvantages)).toEqual([1, -1, 0, 0, 0, 0]);
+  });
+
+  test('the advantages summed over turns count the per-agent gradient a constant group does not get; the formula does not', () => {
+    // g0 as above. g2: a gets 0, 0 and b gets 1, 0: mu = 0.25, sigma^2 = 0.1875. Formula per group: a 5/3 (g0) and
+    // (0 + 0.0625) / 0.1875 = 1/3 (g2), mean 1; b 1/3 (g0) and 5/3 (g2), mean 1. Squared global advantages of a:
+    // 1/3 + 3 (g0) + 1/3 + 1/3 (g2: -1/sqrt(3) twice) = 4; per-agent: 1 + 1 (g0), 0 (g2): ratio 2. b likewise:
+    // 1/3 + 1/3 (g0) + 3 + 1/3 (g2) = 4 over 2. Each has half its turns in a varying group where it is constant.
+    const batch = makeAgentBatch([...G0, turn('a', 'g2', 0), turn('a', 'g2', 0), turn('b', 'g2', 1), turn('b', 'g2', 0)]);
+    for (const agent of diagnoseAgentRewards(batch).agents) {
+      expect(agent.inflationPredicted).toBeCloseTo(1, 12);
+      expect(agent.inflationAdvantages).toBeCloseTo(2, 12);
+      expect(agent.constantShare).toBe(0.5);
+    }
+    expect(agentRewardMetrics(diagnoseAgentRewards(batch).agents[0]!)).toEqual({
+      'agent/a/reward_std': 0.25,
+      'agent/a/inflation_predicted': expect.closeTo(1, 12),
+      'agent/a/inflation_advantages': expect.closeTo(2, 12),
+      'agent/a/constant_share': 0.5,
+    });
   });
 
   test('an agent in no group with varying rewards has no predicted inflation', () => {

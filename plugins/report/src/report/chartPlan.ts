@@ -34,7 +34,8 @@ export interface PlannedPanel {
 
 const AGENT = /^agent\/([^/]+)\/(.+)$/;
 /** `trainer.agentDiagnostics`' metrics: Dr. MAS's mechanism per agent (`reward_mean`, always there, stays in the agent's panel). */
-const MECHANISM = /^agent\/([^/]+)\/(grad_norm|grad_norm_max|reward_std|inflation_predicted|inflation_measured)$/;
+const MECHANISM =
+  /^agent\/([^/]+)\/(grad_norm|grad_norm_max|reward_std|inflation_predicted|inflation_measured|inflation_advantages|constant_share)$/;
 /** Worker-group metrics: the trainer's `actor/<group>/...` (and a critic's), the rollout engine's `rollout/<group>/probs_diff_*`. */
 const GROUP = /^(actor|critic)\/([^/]+)\/(.+)$|^rollout\/([^/]+)\/(probs_diff_(?:mean|max))$/;
 const VAL_OVERALL = /^val\/(avg|pass|maj|best|worst)@\d+$/;
@@ -181,7 +182,20 @@ export function planPanels(series: Record<string, Series>): PlannedPanel[] {
         ['inflation_measured', 'inflation_predicted'],
         true,
       ),
+      ...mechanismChart(
+        'inflation-advantages',
+        "The inflation in the advantages alone: squared advantages, global over per-agent, summed over each agent's turns",
+        'ratio',
+        ['inflation_advantages'],
+        true,
+      ),
       ...mechanismChart('rewards', "Each agent's turn rewards: standard deviation within its prompt groups", 'reward', ['reward_std']),
+      ...mechanismChart(
+        'constant-share',
+        "Each agent's turns in varying groups whose own rewards are constant (no per-agent gradient)",
+        'fraction',
+        ['constant_share'],
+      ),
     ],
   });
 

@@ -1,0 +1,66 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { REPO_ROOT, TempProject } from './support/tempProject.js';
+
+const SCRIPT = path.join(REPO_ROOT, 'scripts', 'agent-mechanism.mjs');
+
+/** One step's turns of a run's rollout log: agent a and b in groups g0 and g2 (the hand-worked batch of agentDiagnostics.test.ts). */
+const TURNS: [string, string, number][] = [
+  ['g0', 'a', 1],
+  ['g0', 'a', 0],
+  ['g0', 'b', 1],
+  ['g0', 'b', 1],
+  ['g2', 'a', 0],
+  ['g2', 'a', 0],
+  ['g2', 'b', 1],
+  ['g2', 'b', 0],
+];
+const rollouts = (turns = TURNS) => turns.map(([groupId, agent, reward]) => JSON.stringify({ step: 1, groupId, agent, reward })).join('\n');
+
+/** A step metrics line from before `constant_share` and `inflation_advantages` were logged. */
+const metrics = (predicted: number) =>
+  JSON.stringify({
+    step: 1,
+    'outcome/mean': 0.5,
+    'agent/a/turns': 4,
+    'agent/b/turns': 4,
+    'agent/a/inflation_predicted': predicted,
+    'agent/b/inflation_predicted': predicted,
+    'agent/a/inflation_measured': 3,
+    'agent/b/inflation_measured': 5,
+  });
+
+function mechanism(files: Record<string, string>): string {
+  const run = new TempProject('agent-mechanism').write(files);
+  try {
+    const result = spawnSync(process.execPath, [SCRIPT, run.dir], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    return result.stdout;
+  } finally {
+    run.dispose();
+  }
+}
+
+describe('scripts/agent-mechanism.mjs on a run that predates constant_share and inflation_advantages', () => {
+  test("recomputes them from rollouts.jsonl: each agent half constant in a varying group, the formula's 1 pooled to 2", () => {
+    // Hand-worked in agentDiagnostics.test.ts: per group the formula gives 5/3 and 1/3 (mean 1) to each agent; its
+    // squared advantages sum to 4 under the global baseline and 2 under its own; its within-group std is 0.5 and 0.
+    const out = mechanism({ 'metrics.jsonl': metrics(1), 'rollouts.jsonl': rollouts() });
+    expect(out).toContain('recomputed from rollouts.jsonl');
+    expect(out).toContain('| a | - | 0.250 | - | - | 0.500 | 1.000 | 2.000 | 3.000 |');
+    expect(out).toContain('| b | - | 0.250 | - | - | 0.500 | 1.000 | 2.000 | 5.000 |');
+  });
+
+  test('leaves them out, saying why, when the log does not reproduce the logged prediction or holds part of a step', () => {
+    const differs = mechanism({ 'metrics.jsonl': metrics(0.9), 'rollouts.jsonl': rollouts() });
+    expect(differs).toContain(
+      "not available: its turns do not reproduce step 1's agent/a/inflation_predicted (0.9 logged, 1 from rollouts.jsonl)",
+    );
+    expect(differs).toContain('| a | - | - | - | - | - | 0.900 | - | 3.000 |');
+    const part = mechanism({ 'metrics.jsonl': metrics(1), 'rollouts.jsonl': rollouts(TURNS.slice(0, 6)) });
+    expect(part).toContain("rollouts.jsonl has 6 of step 1's 8 turns (trainer.logRollouts keeps the first trajectories");
+    const none = mechanism({ 'metrics.jsonl': metrics(1) });
+    expect(none).toContain('not available: no rollouts.jsonl');
+  });
+});
