@@ -4,7 +4,9 @@
 // and the largest optimizer step), the share of its turns with constant rewards in a varying group, and the inflation
 // of a global baseline: predicted by the formula, pooled from the advantages, and measured (means over steps).
 //
-//   node scripts/agent-mechanism.mjs RUN_DIR [RUN_DIR ...]
+//   node scripts/agent-mechanism.mjs [--mean] RUN_DIR [RUN_DIR ...]
+//
+// --mean prints one table instead: each figure the mean over the runs of each run's figure (seeds of one variant).
 //
 // A run from before `constant_share` and `inflation_advantages` were logged gets them from its rollouts.jsonl (every
 // turn's step, prompt group, agent and reward), through the trainer's own statistics, once the rollout log is checked
@@ -13,10 +15,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { agentRewardMetrics, diagnoseTurnRewards } from '@drmas/plugin-trainer';
 
-const runs = process.argv.slice(2);
+const pooled = process.argv.includes('--mean');
+const runs = process.argv.slice(2).filter((arg) => arg !== '--mean');
 process.stdout.on('error', (error) => process.exit(error.code === 'EPIPE' ? 0 : 1));
 if (runs.length === 0) {
-  process.stderr.write('usage: node scripts/agent-mechanism.mjs RUN_DIR [RUN_DIR ...]\n');
+  process.stderr.write('usage: node scripts/agent-mechanism.mjs [--mean] RUN_DIR [RUN_DIR ...]\n');
   process.exit(1);
 }
 
@@ -89,7 +92,22 @@ function statisticsFromRollouts(run, lines) {
   return { byStep };
 }
 
-for (const run of runs) {
+const COLUMNS = [
+  'reward mean',
+  'reward std (in group)',
+  'grad norm (median)',
+  'grad norm max',
+  'constant share',
+  'inflation predicted',
+  'inflation (advantages)',
+  'inflation measured',
+];
+const table = (rows) =>
+  `| agent | ${COLUMNS.join(' | ')} |\n| --- |${' --- |'.repeat(COLUMNS.length)}\n` +
+  rows.map(([role, figures]) => `| ${role} | ${figures.map(fmt).join(' | ')} |\n`).join('');
+
+/** One run's figures per agent, in COLUMNS' order, and a line on where the pooled columns came from. */
+function runFigures(run) {
   const lines = readLines(path.join(run, 'metrics.jsonl')).filter((line) => typeof line.step === 'number' && line.step > 0);
   const roles = [
     ...new Set(lines.flatMap((line) => Object.keys(line).flatMap((key) => key.match(/^agent\/([^/]+)\/inflation_predicted$/)?.[1] ?? []))),
@@ -99,24 +117,48 @@ for (const run of runs) {
     const { byStep, why } = statisticsFromRollouts(run, lines);
     if (byStep) {
       for (const line of lines) Object.assign(line, { ...byStep.get(line.step), ...line });
-      note = 'constant share and inflation (advantages) recomputed from rollouts.jsonl (the run predates those metrics)\n\n';
-    } else note = `constant share and inflation (advantages) not available: ${why}\n\n`;
+      note = 'constant share and inflation (advantages) recomputed from rollouts.jsonl (the run predates those metrics)';
+    } else note = `constant share and inflation (advantages) not available: ${why}`;
   }
   const values = (key) => lines.map((line) => line[key]).filter((x) => typeof x === 'number');
-  process.stdout.write(`\n${run}: ${lines.length} steps, outcome/mean ${fmt(mean(values('outcome/mean')))}\n\n${note}`);
-  process.stdout.write(
-    '| agent | reward mean | reward std (in group) | grad norm (median) | grad norm max | constant share | inflation predicted | inflation (advantages) | inflation measured |\n',
+  const agents = new Map(
+    roles.map((role) => {
+      const key = (name) => `agent/${role}/${name}`;
+      const max = values(key('grad_norm_max'));
+      const means = ['constant_share', 'inflation_predicted', 'inflation_advantages', 'inflation_measured'].map((name) =>
+        mean(values(key(name))),
+      );
+      return [
+        role,
+        [
+          mean(values(key('reward_mean'))),
+          mean(values(key('reward_std'))),
+          median(values(key('grad_norm'))),
+          max.length ? Math.max(...max) : NaN,
+          ...means,
+        ],
+      ];
+    }),
   );
-  process.stdout.write('| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n');
-  for (const role of roles) {
-    const key = (name) => `agent/${role}/${name}`;
-    const max = values(key('grad_norm_max'));
-    const means = ['constant_share', 'inflation_predicted', 'inflation_advantages', 'inflation_measured'].map((name) =>
-      fmt(mean(values(key(name)))),
-    );
-    process.stdout.write(
-      `| ${role} | ${fmt(mean(values(key('reward_mean'))))} | ${fmt(mean(values(key('reward_std'))))} | ${fmt(median(values(key('grad_norm'))))} | ` +
-        `${fmt(max.length ? Math.max(...max) : NaN)} | ${means.join(' | ')} |\n`,
-    );
+  return { steps: lines.length, outcome: mean(values('outcome/mean')), note, agents };
+}
+
+const figures = runs.map((run) => ({ run, ...runFigures(run) }));
+if (pooled) {
+  // Each figure: the mean over the runs that have it of each run's figure.
+  const roles = [...new Set(figures.flatMap((f) => [...f.agents.keys()]))];
+  const rows = roles.map((role) => [
+    role,
+    COLUMNS.map((_, i) => mean(figures.map((f) => f.agents.get(role)?.[i]).filter(Number.isFinite))),
+  ]);
+  const notes = [...new Set(figures.map((f) => f.note).filter(Boolean))];
+  process.stdout.write(
+    `\nmeans over ${runs.length} runs (${figures.map((f) => f.steps).join(', ')} steps), outcome/mean ${fmt(mean(figures.map((f) => f.outcome)))}\n\n` +
+      notes.map((note) => `${note}\n\n`).join('') +
+      table(rows),
+  );
+} else {
+  for (const { run, steps, outcome, note, agents } of figures) {
+    process.stdout.write(`\n${run}: ${steps} steps, outcome/mean ${fmt(outcome)}\n\n${note ? `${note}\n\n` : ''}${table([...agents])}`);
   }
 }

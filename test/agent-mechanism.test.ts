@@ -18,7 +18,7 @@ const TURNS: [string, string, number][] = [
 const rollouts = (turns = TURNS) => turns.map(([groupId, agent, reward]) => JSON.stringify({ step: 1, groupId, agent, reward })).join('\n');
 
 /** A step metrics line from before `constant_share` and `inflation_advantages` were logged. */
-const metrics = (predicted: number) =>
+const metrics = (predicted: number, measured = { a: 3, b: 5 }) =>
   JSON.stringify({
     step: 1,
     'outcome/mean': 0.5,
@@ -26,19 +26,20 @@ const metrics = (predicted: number) =>
     'agent/b/turns': 4,
     'agent/a/inflation_predicted': predicted,
     'agent/b/inflation_predicted': predicted,
-    'agent/a/inflation_measured': 3,
-    'agent/b/inflation_measured': 5,
+    'agent/a/inflation_measured': measured.a,
+    'agent/b/inflation_measured': measured.b,
   });
 
-function mechanism(files: Record<string, string>): string {
-  const run = new TempProject('agent-mechanism').write(files);
+/** The script's output on runs written from `files` (one object a run), with `options` before them. */
+function mechanism(files: Record<string, string> | Record<string, string>[], options: string[] = []): string {
+  const runs = (Array.isArray(files) ? files : [files]).map((run) => new TempProject('agent-mechanism').write(run));
   try {
-    const result = spawnSync(process.execPath, [SCRIPT, run.dir], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [SCRIPT, ...options, ...runs.map((run) => run.dir)], { cwd: REPO_ROOT, encoding: 'utf8' });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     return result.stdout;
   } finally {
-    run.dispose();
+    for (const run of runs) run.dispose();
   }
 }
 
@@ -62,5 +63,18 @@ describe('scripts/agent-mechanism.mjs on a run that predates constant_share and 
     expect(part).toContain("rollouts.jsonl has 6 of step 1's 8 turns (trainer.logRollouts keeps the first trajectories");
     const none = mechanism({ 'metrics.jsonl': metrics(1) });
     expect(none).toContain('not available: no rollouts.jsonl');
+  });
+
+  test("--mean: one table, each figure the mean of the runs' figures", () => {
+    const out = mechanism(
+      [
+        { 'metrics.jsonl': metrics(1), 'rollouts.jsonl': rollouts() },
+        { 'metrics.jsonl': metrics(1, { a: 7, b: 1 }), 'rollouts.jsonl': rollouts() },
+      ],
+      ['--mean'],
+    );
+    expect(out).toContain('means over 2 runs (1, 1 steps), outcome/mean 0.500');
+    expect(out).toContain('| a | - | 0.250 | - | - | 0.500 | 1.000 | 2.000 | 5.000 |');
+    expect(out).toContain('| b | - | 0.250 | - | - | 0.500 | 1.000 | 2.000 | 3.000 |');
   });
 });
