@@ -170,7 +170,8 @@ export class TrainerPlugin implements Plugin {
       ctx.bind(InfoSection).toConstantValue({
         title: 'agentDiagnostics',
         describe: () => ({
-          metrics: 'agent/<role>/{grad_norm,grad_norm_max,reward_std,inflation_predicted,inflation_advantages,constant_share,inflation_measured}',
+          metrics:
+            'agent/<role>/{grad_norm,grad_norm_max,reward_std,inflation_predicted,inflation_advantages,constant_share,inflation_measured}',
           cost: `two extra forward and backward passes per worker group ${every === 1 ? 'at every step' : `at steps 1, ${1 + every}, ${1 + 2 * every}, ...`} (inflation_measured)`,
         }),
       });
