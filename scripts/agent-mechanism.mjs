@@ -13,6 +13,7 @@
 // to reproduce the logged `inflation_predicted` of every step (it does not where rows were dropped before the update).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { idColumn } from '@drmas/core';
 import { agentRewardMetrics, diagnoseTurnRewards } from '@drmas/plugin-trainer';
 
 const pooled = process.argv.includes('--mean');
@@ -37,16 +38,6 @@ const readLines = (file) =>
     .filter((line) => line.trim())
     // Bare NaN / Infinity can appear in metrics lines; they parse as null here and are skipped.
     .map((line) => JSON.parse(line.replace(/\b(-?Infinity|NaN)\b/g, 'null')));
-
-/** Integer codes in order of first appearance, as a batch's id columns. */
-function idColumn(keys) {
-  const index = new Map();
-  const codes = Int32Array.from(keys, (key) => {
-    if (!index.has(key)) index.set(key, index.size);
-    return index.get(key);
-  });
-  return { codes, names: [...index.keys()] };
-}
 
 /**
  * Each step's agent statistics recomputed from the run's rollout log, or why they cannot be: the log must give the

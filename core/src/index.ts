@@ -97,7 +97,15 @@ export { agent, agentName, type AgentConstructor } from './agents/agent.js';
 export { Agent, AgentRegistry } from './agents/AgentRegistry.js';
 
 export type { Trajectory, Turn, TurnKey, RolloutBatch } from './data/Turn.js';
-export { ID_NAMES, scoringTemperature, TrainingBatch, type IdColumn, type IdName, type PreferencePairs } from './data/TrainingBatch.js';
+export {
+  ID_NAMES,
+  idColumn,
+  scoringTemperature,
+  TrainingBatch,
+  type IdColumn,
+  type IdName,
+  type PreferencePairs,
+} from './data/TrainingBatch.js';
 export {
   longestResponse,
   lossTotals,

@@ -34,21 +34,22 @@ function keyOf(turn: Turn, name: IdName): string {
   }
 }
 
-function encode(turns: readonly Turn[], name: IdName): IdColumn {
-  const codes = new Int32Array(turns.length);
+/** Integer codes for keys, in order of first appearance, with the key each code stands for. */
+export function idColumn(keys: Iterable<string>): IdColumn {
   const seen = new Map<string, number>();
-  const names: string[] = [];
-  turns.forEach((turn, row) => {
-    const id = keyOf(turn, name);
-    let code = seen.get(id);
+  const codes = Int32Array.from(keys, (key) => {
+    let code = seen.get(key);
     if (code === undefined) {
-      code = names.length;
-      seen.set(id, code);
-      names.push(id);
+      code = seen.size;
+      seen.set(key, code);
     }
-    codes[row] = code;
+    return code;
   });
-  return { codes, names };
+  return { codes, names: [...seen.keys()] };
+}
+
+function encode(turns: readonly Turn[], name: IdName): IdColumn {
+  return idColumn(turns.map((turn) => keyOf(turn, name)));
 }
 
 /** The temperature a turn is scored at: its sampling temperature, with greedy (0) and unset counting as 1. */
