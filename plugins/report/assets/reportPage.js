@@ -53,6 +53,12 @@ function reportPage(dataElementId) {
     }
     return uPlotCtor.rangeNum(min, max, 0.1, true);
   };
+  const bounded =
+    ([lo, hi]) =>
+    (u, min, max) => {
+      const [from, to] = range(u, min, max);
+      return [Math.max(lo, from), Math.min(hi, to)];
+    };
   function draw(host, chart, log) {
     const previous = charts.findIndex((c) => c.host === host);
     if (previous >= 0) {
@@ -71,7 +77,11 @@ function reportPage(dataElementId) {
       height: 230,
       cursor: { sync: { key: 'drmas-steps' }, drag: { x: true, y: false } },
       legend: { live: true },
-      scales: { x: { time: false }, left: useLog ? { distr: 3 } : { range }, right: { range } },
+      scales: {
+        x: { time: false },
+        left: useLog ? { distr: 3 } : { range: chart.leftBounds ? bounded(chart.leftBounds) : range },
+        right: { range },
+      },
       axes: [
         { label: 'step', labelSize: 18, size: 36, incrs: STEP_INCREMENTS },
         { scale: 'left', label: chart.leftLabel, labelSize: 18, size: 62, values: (_u, splits) => splits.map((v) => fmt(v)) },
@@ -106,6 +116,7 @@ function reportPage(dataElementId) {
       hooks: {
         setScale: [
           (u, key) => {
+            if (key === 'left') host.dataset.leftRange = `${u.scales.left.min} ${u.scales.left.max}`;
             if (key !== 'x') return;
             // The visible steps, for a reader of the page (and the browser test): `min max`.
             host.dataset.xRange = `${u.scales.x.min} ${u.scales.x.max}`;

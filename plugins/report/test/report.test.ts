@@ -241,6 +241,7 @@ describe('pieces', () => {
       ['mechanism-rewards', ['b reward_std']],
       ['mechanism-constant-share', ['a constant_share']],
     ]);
+    expect(mechanism.charts.map((c) => c.leftBounds)).toEqual([undefined, undefined, undefined, undefined, [0, 1]]);
     expect(panels.find((p) => p.id === 'agent-a')!.charts.flatMap((c) => c.series.map((x) => x.key))).toEqual(['agent/a/reward_mean']);
   });
 

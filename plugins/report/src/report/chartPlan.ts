@@ -20,6 +20,8 @@ export interface PlannedChart {
   series: PlannedSeries[];
   /** `offer`: a log-scale switch; `default`: the switch starts on (the values span two decades or more). */
   log: 'none' | 'offer' | 'default';
+  /** The values the left-axis quantity can take (a share's 0..1): its axis is not padded past them. */
+  leftBounds?: [number, number];
 }
 
 export type PanelSection = 'Overview' | 'Agents' | 'Worker groups' | 'Timing and throughput' | 'Other metrics';
@@ -150,12 +152,13 @@ export function planPanels(series: Record<string, Series>): PlannedPanel[] {
 
   // `trainer.agentDiagnostics`: the agents side by side, one chart per quantity.
   const mechanism = take((k) => MECHANISM.test(k));
-  const mechanismChart = (id: string, title: string, leftLabel: string, names: string[], log = false) =>
+  const mechanismChart = (id: string, title: string, leftLabel: string, names: string[], log = false, leftBounds?: [number, number]) =>
     chart({
       id: `mechanism-${id}`,
       title,
       leftLabel,
       log,
+      leftBounds,
       series: mechanism
         .filter((k) => names.includes(k.match(MECHANISM)![2]!))
         .map((k) => {
@@ -195,6 +198,8 @@ export function planPanels(series: Record<string, Series>): PlannedPanel[] {
         "Each agent's turns in varying groups whose own rewards are constant (no per-agent gradient)",
         'fraction',
         ['constant_share'],
+        false,
+        [0, 1],
       ),
     ],
   });
