@@ -219,8 +219,15 @@ const JS_CASES: AttackCase[] = [
 
 const PY_CASES: AttackCase[] = [
   { name: 'infinite loop', code: 'while True:\n    pass', status: 'timeout', error: /time limit/ },
-  { name: 'string doubling', code: "s = 'ab'\nwhile True:\n    s += s", status: 'memory', error: /memory limit/ },
-  { name: 'list growth', code: 'a = []\nwhile True:\n    a.append([0] * 100000)', status: 'memory', error: /memory limit/ },
+  // Filling the memory limit takes Pyodide longer than TIMEOUT_MS on a loaded machine: a deadline that cannot win the race.
+  { name: 'string doubling', code: "s = 'ab'\nwhile True:\n    s += s", status: 'memory', error: /memory limit/, timeoutMs: 10_000 },
+  {
+    name: 'list growth',
+    code: 'a = []\nwhile True:\n    a.append([0] * 100000)',
+    status: 'memory',
+    error: /memory limit/,
+    timeoutMs: 10_000,
+  },
   { name: 'deep recursion', code: 'def r(n):\n    return r(n + 1) + 1\nr(0)', status: 'error', error: /RecursionError/ },
   { name: "open('/etc/passwd')", code: "open('/etc/passwd').read()", status: 'error', error: /FileNotFoundError/ },
   { name: 'open a host file by path', code: `open(${JSON.stringify(HOST_FILE)}).read()`, status: 'error', error: /FileNotFoundError/ },
