@@ -4,9 +4,11 @@
 // and the largest optimizer step), the share of its turns with constant rewards in a varying group, and the inflation
 // of a global baseline: predicted by the formula, pooled from the advantages, and measured (means over steps).
 //
-//   node scripts/agent-mechanism.mjs [--mean] RUN_DIR [RUN_DIR ...]
+//   node scripts/agent-mechanism.mjs [--mean | --held-out] RUN_DIR [RUN_DIR ...]
 //
 // --mean prints one table instead: each figure the mean over the runs of each run's figure (seeds of one variant).
+// --held-out prints one row per run from its last evaluation (eval.jsonl): avg@k, pass@k and each agent's share of
+// turns in its format (`val/agent/<role>/valid_fraction`), `-` where the agent never ran.
 //
 // A run from before `constant_share` and `inflation_advantages` were logged gets them from its rollouts.jsonl (every
 // turn's step, prompt group, agent and reward), through the trainer's own statistics, once the rollout log is checked
@@ -16,11 +18,13 @@ import path from 'node:path';
 import { idColumn } from '@drmas/core';
 import { agentRewardMetrics, diagnoseTurnRewards } from '@drmas/plugin-trainer';
 
+const MODES = ['--mean', '--held-out'];
 const pooled = process.argv.includes('--mean');
-const runs = process.argv.slice(2).filter((arg) => arg !== '--mean');
+const heldOut = process.argv.includes('--held-out');
+const runs = process.argv.slice(2).filter((arg) => !MODES.includes(arg));
 process.stdout.on('error', (error) => process.exit(error.code === 'EPIPE' ? 0 : 1));
-if (runs.length === 0) {
-  process.stderr.write('usage: node scripts/agent-mechanism.mjs [--mean] RUN_DIR [RUN_DIR ...]\n');
+if (runs.length === 0 || (pooled && heldOut)) {
+  process.stderr.write('usage: node scripts/agent-mechanism.mjs [--mean | --held-out] RUN_DIR [RUN_DIR ...]\n');
   process.exit(1);
 }
 
@@ -134,6 +138,40 @@ function runFigures(run) {
   return { steps: lines.length, outcome: mean(values('outcome/mean')), note, agents };
 }
 
+/** Each run's last evaluation: avg@k and pass@k in percent, and each agent's valid fraction. */
+function heldOutTable() {
+  const lasts = runs.map((run) => {
+    const file = path.join(run, 'eval.jsonl');
+    const lines = existsSync(file) ? readLines(file) : [];
+    if (lines.length === 0) {
+      process.stderr.write(`${run}: no evaluation (${file} is missing or empty); run the evaluation or leave the run out\n`);
+      process.exit(1);
+    }
+    return lines.at(-1);
+  });
+  const roles = [
+    ...new Set(lasts.flatMap((last) => Object.keys(last).flatMap((key) => key.match(/^val\/agent\/([^/]+)\/valid_fraction$/)?.[1] ?? []))),
+  ];
+  const metric = (last, name) => Object.keys(last).find((key) => new RegExp(`^val/${name}@\\d+$`).test(key));
+  const k = metric(lasts[0], 'avg')?.split('@')[1] ?? 'k';
+  const percent = (x, digits, unit = '') => (typeof x === 'number' ? `${(100 * x).toFixed(digits)}${unit}` : '-');
+  return (
+    `| run | avg@${k} | pass@${k} | ${roles.map((role) => `valid: ${role}`).join(' | ')} |\n` +
+    `| --- | --- | --- |${' --- |'.repeat(roles.length)}\n` +
+    lasts
+      .map((last, i) => {
+        const [avg, pass] = ['avg', 'pass'].map((name) => percent(last[metric(last, name)], 1));
+        const valid = roles.map((role) => percent(last[`val/agent/${role}/valid_fraction`], 0, '%'));
+        return `| ${path.basename(runs[i])} | ${avg} | ${pass} | ${valid.join(' | ')} |\n`;
+      })
+      .join('')
+  );
+}
+
+if (heldOut) {
+  process.stdout.write(heldOutTable());
+  process.exit(0);
+}
 const figures = runs.map((run) => ({ run, ...runFigures(run) }));
 if (pooled) {
   // Each figure: the mean over the runs that have it of each run's figure.

@@ -78,3 +78,41 @@ describe('scripts/agent-mechanism.mjs on a run that predates constant_share and 
     expect(out).toContain('| b | - | 0.250 | - | - | 0.500 | 1.000 | 2.000 | 3.000 |');
   });
 });
+
+describe('scripts/agent-mechanism.mjs --held-out', () => {
+  test("one row per run from its last evaluation, in percent; '-' for an agent that never ran", () => {
+    const evaluation = (avg: number, pass: number, valid: Record<string, number>) =>
+      JSON.stringify({
+        step: 60,
+        'val/avg@16': avg,
+        'val/pass@16': pass,
+        ...Object.fromEntries(Object.entries(valid).map(([role, v]) => [`val/agent/${role}/valid_fraction`, v])),
+      });
+    const out = mechanism(
+      [
+        { 'eval.jsonl': `${evaluation(0, 0, { a: 0.5, b: 1 })}\n${evaluation(0.018, 0.125, { a: 0.984, b: 0.5 })}\n` },
+        { 'eval.jsonl': `${evaluation(0.25, 1, { a: 0 })}\n` },
+      ],
+      ['--held-out'],
+    );
+    const rows = out.trim().split('\n');
+    expect(rows[0]).toBe('| run | avg@16 | pass@16 | valid: a | valid: b |');
+    expect(rows.slice(2).map((row) => row.replace(/^\| [^|]+ /, '| run '))).toEqual([
+      '| run | 1.8 | 12.5 | 98% | 50% |',
+      '| run | 25.0 | 100.0 | 0% | - |',
+    ]);
+  });
+
+  test('a run without an evaluation is named, with what to do', () => {
+    const run = new TempProject('agent-mechanism').write({ 'metrics.jsonl': metrics(1) });
+    try {
+      const result = spawnSync(process.execPath, [SCRIPT, '--held-out', run.dir], { cwd: REPO_ROOT, encoding: 'utf8' });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toBe(
+        `${run.dir}: no evaluation (${path.join(run.dir, 'eval.jsonl')} is missing or empty); run the evaluation or leave the run out\n`,
+      );
+    } finally {
+      run.dispose();
+    }
+  });
+});
