@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,6 +15,7 @@ import {
   writeArchive,
 } from '../examples/lib/experimentGrid.mjs';
 import { gradNormStats, pairedTTest, summarize } from '../examples/lib/seedStatistics.mjs';
+import { RUN_LOCK_FILE } from '@drmas/core';
 import { TempProject } from './support/tempProject.js';
 
 /** Student's t CDF with 2 and 3 degrees of freedom in closed form (the hand-worked oracle for jstat's). */
@@ -205,6 +207,33 @@ describe('experiment grid', () => {
       status: 'interrupted',
       error: 'stopped with a checkpoint at step 10: the grid resumes it',
     });
+  });
+
+  test('a run another live process writes (its run lock) is left to it: not cleared, not resumed, reported running', async () => {
+    const runs = plan();
+    const grpo1 = runs.find((r) => r.variant === 'grpo' && r.seed === 1)!;
+    // This test's own process stands for the `drmas train` of another grid: alive for as long as the test runs.
+    const lock = { pid: process.pid, host: os.hostname(), startedAt: 'then', command: 'drmas train', id: 'other-grid' };
+    project.write({
+      [`grpo-seed1/${GRID_RUN_FILE}`]: { args: grpo1.args, status: 'running' },
+      'grpo-seed1/checkpoints/step-000010/trainer_state.json': {},
+      'grpo-seed1/metrics.jsonl': '{"step":1}\n',
+      [`grpo-seed1/${RUN_LOCK_FILE}`]: lock,
+    });
+    expect(runState(grpo1)).toBe('running');
+    expect(readRun(grpo1)).toMatchObject({
+      status: 'running',
+      error: `running in process ${process.pid} since then (checkpoint at step 10)`,
+    });
+    const log: string[] = [];
+    await runGrid([grpo1], { log: (line) => log.push(line) });
+    expect(log).toEqual([`0 finished runs reused, 0 to run, 1 at a time; 1 running in another process, left to it (${grpo1.runDir})`]);
+    expect(readFileSync(path.join(grpo1.runDir, 'metrics.jsonl'), 'utf8')).toBe('{"step":1}\n');
+    expect(JSON.parse(readFileSync(path.join(grpo1.runDir, GRID_RUN_FILE), 'utf8'))).toEqual({ args: grpo1.args, status: 'running' });
+    // Once that process is gone (its lock stale), the run is the grid's again: interrupted, with its checkpoint.
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    project.write({ [`grpo-seed1/${RUN_LOCK_FILE}`]: { ...lock, pid: dead } });
+    expect(runState(grpo1)).toBe('interrupted');
   });
 
   test("settings with their own configs: variants train on the setting's config, a base without one is evaluated on it", () => {

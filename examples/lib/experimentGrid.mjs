@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runLockHolder } from '@drmas/core';
 import { gradNormStats, mean, pairedTTest, summarize } from './seedStatistics.mjs';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -36,7 +37,7 @@ export const AGENT_METRICS = [
  * @typedef {{ gradNorm: GradNormStats, means: Record<string, number> }} AgentFigures
  * @typedef {{
  *   kind: 'train' | 'base', variant: string, setting: string, seed: number, runDir: string, wallSeconds?: number,
- *   status: 'finished' | 'failed' | 'interrupted' | 'not run', error?: string, reused?: boolean, archived?: boolean, k?: number, avg?: number, pass?: number,
+ *   status: 'finished' | 'failed' | 'interrupted' | 'running' | 'not run', error?: string, reused?: boolean, archived?: boolean, k?: number, avg?: number, pass?: number,
  *   budget?: string, gradNorm?: Record<string, GradNormStats>, agents?: Record<string, AgentFigures>
  * }} RunResult
  * @typedef {Map<string, { args: string[], config?: string, result: RunResult }>} Archive
@@ -181,16 +182,18 @@ function newestCheckpointStep(run) {
  * The run's state before the grid trains: `finished` (reused), `archived` (no finished directory here, but the archive
  * holds the run with these arguments: reused from there), `changed` (finished, interrupted or archived, but recorded
  * with other arguments than the grid's now: reusing it would report a run that was not asked for), `interrupted` (a
- * training run the grid started with these arguments that stopped after a checkpoint: it resumes from there), or
- * `pending`.
+ * training run the grid started with these arguments that stopped after a checkpoint: it resumes from there),
+ * `running` (a live `drmas` process holds its directory's run lock: another grid's, or a command of its own; left to
+ * it), or `pending`.
  * @param {GridRun} run
  * @param {{ archive?: Archive }} [options]
- * @returns {'finished' | 'archived' | 'changed' | 'interrupted' | 'pending'}
+ * @returns {'finished' | 'archived' | 'changed' | 'interrupted' | 'running' | 'pending'}
  */
 export function runState(run, { archive } = {}) {
   const recorded = readJson(path.join(runPath(run), GRID_RUN_FILE));
   const sameArgs = !recorded?.args || sameRun(recorded, run);
   if (isFinished(run)) return sameArgs ? 'finished' : 'changed';
+  if (runLockHolder(runPath(run))) return 'running';
   const archived = archive?.get(archiveName(run));
   if (archived) return sameRun(archived, run, { anyOut: true }) ? 'archived' : 'changed';
   if (run.kind !== 'train' || !recorded || !hasCheckpoint(run)) return 'pending';
@@ -212,6 +215,12 @@ function errorOf(log, status) {
  * time adds up the parts the grid saw end.
  */
 function execute(run, log, state) {
+  const holder = runLockHolder(runPath(run));
+  if (holder) {
+    // Taken since the grid planned (another grid, started beside this one): its directory is not this grid's to clear.
+    log(`${describe(run)}: left to process ${holder.pid}, which started writing ${run.runDir} at ${holder.startedAt}`);
+    return Promise.resolve({ status: 'running' });
+  }
   const recordFile = path.join(runPath(run), GRID_RUN_FILE);
   const earlier = state === 'interrupted' ? readJson(recordFile) : undefined;
   if (!earlier) {
@@ -289,8 +298,10 @@ export async function runGrid(
   const archived = [...states.values()].filter((state) => state === 'archived').length;
   const pending = [...states].filter(([, state]) => state === 'pending' || state === 'interrupted').map(([run]) => run);
   const resumed = pending.filter((run) => states.get(run) === 'interrupted').length;
+  const running = [...states].filter(([, state]) => state === 'running').map(([run]) => run);
   log(
-    `${states.size - pending.length} finished runs reused${archived ? ` (${archived} from the archive)` : ''}, ${pending.length} to run${resumed ? ` (${resumed} resuming from a checkpoint)` : ''}, ${jobs} at a time`,
+    `${states.size - pending.length - running.length} finished runs reused${archived ? ` (${archived} from the archive)` : ''}, ${pending.length} to run${resumed ? ` (${resumed} resuming from a checkpoint)` : ''}, ${jobs} at a time` +
+      (running.length ? `; ${running.length} running in another process, left to it (${running.map((r) => r.runDir).join(', ')})` : ''),
   );
   let done = 0;
   await Promise.all(
@@ -335,6 +346,12 @@ export function readRun(run, { archive } = {}) {
     wallSeconds: record?.wallSeconds,
   };
   if (!isFinished(run)) {
+    const holder = runLockHolder(runPath(run));
+    if (holder) {
+      const step = newestCheckpointStep(run);
+      const error = `running in process ${holder.pid} since ${holder.startedAt}${step === undefined ? '' : ` (checkpoint at step ${step})`}`;
+      return { ...base, status: 'running', error };
+    }
     if (runState(run) === 'interrupted') {
       const error = `stopped with a checkpoint at step ${newestCheckpointStep(run)}: the grid resumes it${record.error ? ` (${record.error})` : ''}`;
       return { ...base, status: 'interrupted', error };
@@ -403,7 +420,7 @@ function statusNote(rows) {
   const missing = rows.filter((r) => r.status === 'not run');
   return [
     ...failed.map((r) => `seed ${r.seed} failed`),
-    ...rows.filter((r) => r.status === 'interrupted').map((r) => `seed ${r.seed} interrupted`),
+    ...rows.filter((r) => r.status === 'interrupted' || r.status === 'running').map((r) => `seed ${r.seed} ${r.status}`),
     ...(missing.length ? [`seed${missing.length > 1 ? 's' : ''} ${missing.map((r) => r.seed).join(', ')} not run`] : []),
   ].join('; ');
 }

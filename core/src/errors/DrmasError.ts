@@ -35,7 +35,9 @@ export type DrmasErrorCode =
   /** A size or count setting beyond what the run can hold (the model's positions, the memory budget, the task source). */
   | 'LIMIT_EXCEEDED'
   /** An output path (run directory, report, checkpoint folder) that cannot be created or written. */
-  | 'OUTPUT_UNWRITABLE';
+  | 'OUTPUT_UNWRITABLE'
+  /** A run directory another drmas process is writing (its `run.lock` names the process). */
+  | 'RUN_DIR_IN_USE';
 
 export interface DrmasErrorDetails {
   /** Config key path the error concerns, e.g. `trainer.steps` or `plugins[1]`. */
@@ -89,6 +91,12 @@ export class DrmasError extends Error {
     const where = [this.file, this.key].filter(Boolean).join(': ');
     const message = [context, where, this.message].filter(Boolean).join(': ');
     return new DrmasError(this.code, message, { key, hint: this.hint, cause: this });
+  }
+
+  /** The same error naming `file` (the config file its key is set in) where it named no file. */
+  locatedIn(file: string | undefined): DrmasError {
+    if (this.file !== undefined || file === undefined) return this;
+    return new DrmasError(this.code, this.message, { key: this.key, file, hint: this.hint, cause: this });
   }
 
   /** Whether `value` is a DrmasError of any copy of @drmas/core, a subclass included. */

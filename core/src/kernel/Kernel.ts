@@ -22,7 +22,8 @@ import { createKernelHooks, type KernelHooks } from './KernelHooks.js';
 import { PluginErrorInterceptor } from './PluginErrorInterceptor.js';
 import { TimingInterceptor } from './TimingInterceptor.js';
 import { ADVANTAGE_PLUGIN_NAME } from '../builtins/AdvantagePlugin.js';
-import { planEvaluation, planRun } from '../run/runDirectory.js';
+import { planEvaluation, planRun, type RunPlan } from '../run/runDirectory.js';
+import { acquireRunLock, RUN_LOCK_FILE, type RunLock } from '../run/runLock.js';
 import { setAsideEarlierRun, setAsideLaterCheckpoints } from '../run/runFiles.js';
 import { WorkerGroups } from '../roles/WorkerGroups.js';
 
@@ -246,6 +247,16 @@ export class Kernel implements Roles {
       `config ${this.configFile ?? '(inline)'}; ${this.config.trainer.steps} steps; run directory ${plan.runDir}` +
         (plan.resume ? `; resuming after step ${plan.resume.step} from ${plan.resume.checkpoint}` : ''),
     );
+    const runDirKey = options.runDir ? '--run-dir' : options.resume ? '--resume' : 'trainer.outputDir';
+    const lock = this.lockRunDir(plan.runDir, runDirKey, log);
+    try {
+      return await this.train(plan, runDirKey, options, log);
+    } finally {
+      lock.release();
+    }
+  }
+
+  private async train(plan: RunPlan, runDirKey: string, options: RunOptions, log: (message: string) => void): Promise<RunContext> {
     if (plan.resume) {
       const later = setAsideLaterCheckpoints(plan.runDir, plan.resume.step);
       if (later) log(`moved the checkpoints after step ${plan.resume.step} (${later.moved.join(', ')}) to ${later.dir}`);
@@ -258,7 +269,7 @@ export class Kernel implements Roles {
     const firstStep = plan.resume ? plan.resume.step + 1 : 1;
     const run = await this.setup({
       runDir: plan.runDir,
-      runDirKey: options.runDir ? '--run-dir' : options.resume ? '--resume' : 'trainer.outputDir',
+      runDirKey,
       signal: options.signal,
       log,
       resumeFrom: plan.resume?.checkpoint,
@@ -330,20 +341,39 @@ export class Kernel implements Roles {
   /** Runs the `evaluate` hook once, outside training (`drmas eval`); the folder defaults to `<trainer.outputDir>/eval-<time>`. */
   async evaluate(options: Omit<RunOptions, 'resume'> & { step?: number } = {}): Promise<Metrics> {
     const runDir = planEvaluation({ cwd: this.cwd, config: this.config, runDir: options.runDir });
-    const run = await this.setup({
-      runDir,
-      runDirKey: options.runDir ? '--run-dir' : 'trainer.outputDir',
-      signal: options.signal,
-      log: options.log ?? logToStderr,
-    });
+    const runDirKey = options.runDir ? '--run-dir' : 'trainer.outputDir';
+    const log = options.log ?? logToStderr;
+    const lock = this.lockRunDir(runDir, runDirKey, log);
     try {
-      return await this.evaluateAt(run, options.step ?? 0);
-    } catch (error) {
-      this.hooks.failed.call(error as Error);
-      throw error;
+      const run = await this.setup({ runDir, runDirKey, signal: options.signal, log });
+      try {
+        return await this.evaluateAt(run, options.step ?? 0);
+      } catch (error) {
+        this.hooks.failed.call(error as Error);
+        throw error;
+      } finally {
+        await this.hooks.shutdown.promise();
+      }
     } finally {
-      await this.hooks.shutdown.promise();
+      lock.release();
     }
+  }
+
+  /** Claims the run directory for this process (RUN_DIR_IN_USE while another run writes it), saying when it replaces a killed run's lock. */
+  private lockRunDir(runDir: string, key: string, log: (message: string) => void): RunLock {
+    // A kernel whose plugins write no run files (no RunDirectoryPlugin: a custom loop, a test) has no folder to claim.
+    if (this.getAll(RunFile).length === 0) return { release: () => {} };
+    let lock: RunLock;
+    try {
+      lock = acquireRunLock(runDir, key);
+    } catch (error) {
+      throw DrmasError.is(error) ? error.locatedIn(this.locate(key)) : error;
+    }
+    if (lock.replaced) {
+      const { pid, startedAt } = lock.replaced;
+      log(`${RUN_LOCK_FILE}: process ${pid} (started ${startedAt}) no longer runs; its lock is replaced`);
+    }
+    return lock;
   }
 
   /**

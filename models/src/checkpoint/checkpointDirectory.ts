@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, copyFile, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { isProcessAlive } from '@drmas/core';
 import { ADAPTER_CONFIG_FILE } from '../lora/loraAdapter.js';
 import { CheckpointError, TensorShapeError } from './errors.js';
 import { readSafetensors, tensorEntries, type CheckpointTensor, type TensorMapInput, type WritableDtype } from './safetensors.js';
@@ -130,22 +131,13 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
   return result;
 }
 
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Removes temporary folders of earlier saves of `name` whose process has died. */
 async function removeStaleTemporaries(parent: string, name: string): Promise<void> {
   const prefix = `.${name}${TEMP_MARK}`;
   for (const entry of await readdir(parent)) {
     if (!entry.startsWith(prefix)) continue;
     const pid = Number(entry.slice(prefix.length).split('-')[0]);
-    if (Number.isInteger(pid) && pid !== process.pid && !processIsAlive(pid)) {
+    if (Number.isInteger(pid) && pid !== process.pid && !isProcessAlive(pid)) {
       await rm(join(parent, entry), { recursive: true, force: true });
     }
   }

@@ -1,3 +1,6 @@
+import { hostname } from 'node:os';
+import { RUN_LOCK_FILE } from '@drmas/core';
+
 /**
  * Bad configs and CLI misuses, as a careless user or an attacker would write them, for `badInput.test.ts`. Each case
  * runs in a folder of its own holding `files`; `where` is what the message must name before the key (a file of the
@@ -599,6 +602,20 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
   config('report.progress fancy', { report: { progress: 'fancy' } }, 'CONFIG_INVALID', 'report.progress'),
 
   // Output folders that cannot be written.
+  {
+    name: '--run-dir that another run is writing',
+    args: ['train', '--config', 'cfg.json', '--run-dir', 'runs/busy'],
+    files: {
+      ...math(),
+      'runs/busy/metrics.jsonl': '{"step":1}\n',
+      // This test's own process stands for the run that writes there: it is alive for as long as the case runs.
+      [`runs/busy/${RUN_LOCK_FILE}`]: { pid: process.pid, host: hostname(), startedAt: 'then', command: 'drmas train', id: 'busy' },
+    },
+    code: 'RUN_DIR_IN_USE',
+    where: `runs/busy/${RUN_LOCK_FILE}`,
+    key: '--run-dir',
+    says: new RegExp(`being written by another drmas run \\(process ${process.pid}, started then: drmas train\\)`),
+  },
   {
     name: 'trainer.outputDir onto a file',
     args: ['train', '--config', 'cfg.json'],

@@ -1,0 +1,155 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import {
+  acquireRunLock,
+  AdvantagePlugin,
+  DrmasError,
+  Kernel,
+  RUN_LOCK_FILE,
+  RunDirectoryPlugin,
+  runLockHolder,
+  type LoadedPlugin,
+  type Plugin,
+} from '@drmas/core';
+import { TempProject } from '../../test/support/tempProject.js';
+import { kernelConfig } from './kernelConfig.js';
+
+const project = new TempProject('run-lock');
+afterAll(() => project.dispose());
+
+/** A process id that no process has any more: a child's, once it has exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', '']);
+  return child.pid;
+}
+
+const lockOf = (dir: string, holder: object) => writeFileSync(path.join(dir, RUN_LOCK_FILE), JSON.stringify(holder));
+
+/** The error `run` throws, which must be a DrmasError. */
+function thrown(run: () => unknown): DrmasError {
+  try {
+    run();
+  } catch (error) {
+    expect(DrmasError.is(error)).toBe(true);
+    return error as DrmasError;
+  }
+  throw new Error('expected an error');
+}
+
+describe('acquireRunLock', () => {
+  test('creates the folder and a lock naming this process; release removes it', () => {
+    const dir = project.path('fresh', 'run');
+    const lock = acquireRunLock(dir, '--run-dir', 'drmas train --config cfg.json');
+    expect(readdirSync(dir)).toEqual([RUN_LOCK_FILE]);
+    expect(runLockHolder(dir)).toMatchObject({ pid: process.pid, host: hostname(), command: 'drmas train --config cfg.json' });
+    expect(lock.replaced).toBeUndefined();
+    lock.release();
+    expect(readdirSync(dir)).toEqual([]);
+    expect(runLockHolder(dir)).toBeUndefined();
+  });
+
+  test('a folder a live process holds is refused, naming the process, and its lock is left as it was', () => {
+    const dir = project.path('held');
+    const first = acquireRunLock(dir, '--run-dir', 'drmas train first');
+    const before = readFileSync(path.join(dir, RUN_LOCK_FILE), 'utf8');
+    const error = thrown(() => acquireRunLock(dir, '--run-dir', 'drmas train second'));
+    expect(error.code).toBe('RUN_DIR_IN_USE');
+    expect(error.key).toBe('--run-dir');
+    expect(error.file).toBe(path.join(dir, RUN_LOCK_FILE));
+    expect(error.message).toBe(
+      `${dir} is being written by another drmas run (process ${process.pid}, started ${(JSON.parse(before) as { startedAt: string }).startedAt}: drmas train first)`,
+    );
+    expect(error.hint).toMatch(/^wait for that run to end or stop it, or give --run-dir another folder/);
+    expect(readFileSync(path.join(dir, RUN_LOCK_FILE), 'utf8')).toBe(before);
+    expect(readdirSync(dir)).toEqual([RUN_LOCK_FILE]);
+    first.release();
+  });
+
+  test("a killed run's lock (its process gone) is replaced and reported", () => {
+    const dir = project.path('stale');
+    const pid = deadPid();
+    acquireRunLock(dir, 'x').release();
+    lockOf(dir, { pid, host: hostname(), startedAt: '2026-01-01T00:00:00.000Z', command: 'drmas train', id: 'old' });
+    expect(runLockHolder(dir)).toBeUndefined();
+    const lock = acquireRunLock(dir, '--run-dir');
+    expect(lock.replaced).toMatchObject({ pid, startedAt: '2026-01-01T00:00:00.000Z' });
+    expect(runLockHolder(dir)?.pid).toBe(process.pid);
+    lock.release();
+  });
+
+  test("another machine's lock is refused (its process cannot be seen from here), saying to delete it if that run is over", () => {
+    const dir = project.path('elsewhere');
+    acquireRunLock(dir, 'x').release();
+    lockOf(dir, { pid: deadPid(), host: 'node-7', startedAt: 'then', command: 'drmas train', id: 'other' });
+    expect(runLockHolder(dir)?.host).toBe('node-7');
+    const error = thrown(() => acquireRunLock(dir, 'trainer.outputDir'));
+    expect(error.message).toMatch(/\(process \d+ on node-7, started then: drmas train\)$/);
+    expect(error.hint).toBe(
+      `give trainer.outputDir another folder; if that run no longer runs on node-7, delete ${path.join(dir, RUN_LOCK_FILE)}`,
+    );
+  });
+
+  test('a lock file that is not a drmas lock is refused, not overwritten', () => {
+    const dir = project.path('garbage');
+    acquireRunLock(dir, 'x').release();
+    writeFileSync(path.join(dir, RUN_LOCK_FILE), 'not json');
+    const error = thrown(() => acquireRunLock(dir, '--run-dir'));
+    expect(error.message).toBe(`${dir} has a ${RUN_LOCK_FILE} that cannot be read as a drmas run lock`);
+    expect(readFileSync(path.join(dir, RUN_LOCK_FILE), 'utf8')).toBe('not json');
+  });
+
+  test("release leaves a later lock alone (only this lock's own is removed)", () => {
+    const dir = project.path('later');
+    const first = acquireRunLock(dir, 'x');
+    first.release();
+    const second = acquireRunLock(dir, 'x');
+    first.release();
+    expect(runLockHolder(dir)?.pid).toBe(process.pid);
+    second.release();
+    expect(existsSync(path.join(dir, RUN_LOCK_FILE))).toBe(false);
+  });
+});
+
+describe('Kernel.run and the run lock', () => {
+  const loaded = (plugin: Plugin): LoadedPlugin => ({
+    plugin,
+    key: 'plugins[0]',
+    listedIn: 'test',
+    request: plugin.name,
+    resolvedFrom: 'inline',
+  });
+  const emptyRollouts: Plugin = {
+    name: 'empty-rollouts',
+    apply(kernel) {
+      kernel.hooks.rollout.tapPromise('empty-rollouts', async () => ({ trajectories: [], metrics: {} }));
+    },
+  };
+  const kernel = () => {
+    const k = new Kernel();
+    k.configure(kernelConfig(1), [loaded(new AdvantagePlugin()), loaded(new RunDirectoryPlugin()), loaded(emptyRollouts)]);
+    return k;
+  };
+
+  test("a run into a folder another run writes stops before moving that run's files; once free, it runs and lets go", async () => {
+    const dir = project.path('kernel-run');
+    const other = acquireRunLock(dir, 'x', 'drmas train other');
+    writeFileSync(path.join(dir, 'metrics.jsonl'), '{"step":1}\n');
+    const log: string[] = [];
+    await expect(kernel().run({ runDir: dir, log: (m) => log.push(m) })).rejects.toMatchObject({
+      code: 'RUN_DIR_IN_USE',
+      key: '--run-dir',
+      message: expect.stringContaining(`(process ${process.pid}, started`),
+    });
+    expect(readdirSync(dir).sort()).toEqual(['metrics.jsonl', RUN_LOCK_FILE]);
+    expect(readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8')).toBe('{"step":1}\n');
+    other.release();
+    await kernel().run({ runDir: dir, log: (m) => log.push(m) });
+    const files = readdirSync(dir);
+    expect(files).not.toContain(RUN_LOCK_FILE);
+    expect(files.filter((f) => f.startsWith('previous-'))).toHaveLength(1);
+    expect(readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').split('\n')[0]).toMatch(/^\{"step":1,/);
+  });
+});
