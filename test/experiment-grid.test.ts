@@ -459,6 +459,29 @@ describe('experiment grid', () => {
     expect(runState(run!)).toBe('changed');
   });
 
+  test("a seed where an agent's norm was never nonzero is left out of that agent's mean p99 and max, named, read from an archive too", () => {
+    const runs = plan().filter((r) => r.variant === 'drmas' && r.seed < 2);
+    writeRun(project, 'drmas-seed0', { avg: 0.2, pass: 0.5, gradNorms: [1, 1, 1, 1, 6], agents: true });
+    writeRun(project, 'drmas-seed1', { avg: 0.2, pass: 0.5, gradNorms: [0, 0, 0], agents: true });
+    const cells = (results: ReturnType<typeof readRun>[]) =>
+      renderTables(results, { reference: 'drmas', variants: ['drmas'] })
+        .gradNorms.split('\n')
+        .find((l) => l.startsWith('| drmas | agent solver |'));
+    // Seed 0's solver norms are 0.5, 0.5, 0.5, 0.5, 3 (p99 and max 3); seed 1's are all 0: no statistic.
+    const expected = '| drmas | agent solver | 3.000 (1 of 2 seeds) | 3.000 (1 of 2 seeds) | 1 |';
+    expect(cells(runs.map((run) => readRun(run)))).toMatch(new RegExp(`^${expected.replace(/[|()]/g, '\\$&')}`));
+    const archiveFile = path.join(project.dir, 'archive.json');
+    writeArchive(
+      archiveFile,
+      new Map(),
+      runs,
+      runs.map((run) => readRun(run)),
+    );
+    for (const run of runs) rmSync(run.runDir, { recursive: true });
+    const archive = readArchive(archiveFile);
+    expect(cells(runs.map((run) => readRun(run, { archive })))).toMatch(new RegExp(`^${expected.replace(/[|()]/g, '\\$&')}`));
+  });
+
   test('the tables: paired differences against the reference, bases first, per-agent norms, failed and missing runs named', () => {
     const runs = plan();
     const drmas = [0.2, 0.25, 0.22];

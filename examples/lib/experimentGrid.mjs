@@ -494,8 +494,13 @@ export function renderTables(results, { reference, variants }) {
           const xs = stats.map((s) => s.means?.[m]).filter(Number.isFinite);
           return xs.length ? num(mean(xs)) : '-';
         });
+        // A seed where the unit never had a nonzero norm (an agent no step moved) has no p99: the mean is over the others.
+        const normCell = (name) => {
+          const xs = gn.map((s) => s[name]).filter(Number.isFinite);
+          return xs.length === 0 ? '-' : `${num(mean(xs))}${xs.length < gn.length ? ` (${xs.length} of ${gn.length} seeds)` : ''}`;
+        };
         norms.push(
-          `| ${lead}${variant} | ${unit.label} | ${num(mean(gn.map((s) => s.p99)))} | ${num(mean(gn.map((s) => s.max)))} | ${gn.reduce((a, s) => a + s.spikes, 0)} | ${extra.join(' | ')} |`,
+          `| ${lead}${variant} | ${unit.label} | ${normCell('p99')} | ${normCell('max')} | ${gn.reduce((a, s) => a + s.spikes, 0)} | ${extra.join(' | ')} |`,
         );
       }
     }
@@ -577,6 +582,9 @@ function sameRun(recorded, run, { anyOut = false } = {}) {
   return recorded.config === undefined || recorded.config === configDigest(run);
 }
 
+/** Figures JSON writes as null when they are NaN. */
+const NAN_FIGURES = new Set(['max', 'p99', 'median', 'avg', 'pass']);
+
 /**
  * An archive of finished runs (`--archive FILE`): each run's arguments, config digest and figures (what `readRun`
  * gives, without the per-step metrics), by run directory name. A grid reuses an archived run whose directory here holds no finished
@@ -589,7 +597,8 @@ export function readArchive(file) {
   if (!existsSync(file)) return new Map();
   let entries;
   try {
-    entries = JSON.parse(readFileSync(file, 'utf8')).runs;
+    // JSON writes a NaN figure (a gradient-norm statistic of no nonzero step) as null: it is read back as NaN.
+    entries = JSON.parse(readFileSync(file, 'utf8'), (key, value) => (value === null && NAN_FIGURES.has(key) ? NaN : value)).runs;
   } catch (error) {
     throw new Error(`${file}: not an archive of grid runs (${error.message}); give another --archive, or delete it to start afresh`, {
       cause: error,
