@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { DrmasError } from '../errors/DrmasError.js';
@@ -85,14 +85,6 @@ function inUse(runDir: string, key: string, holder: RunLockHolder | 'unreadable'
   });
 }
 
-function removeIfThere(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-}
-
 /** Puts the staged lock at `file` unless a lock is there; file systems without hard links get an exclusive create. */
 function claim(staging: string, file: string): boolean {
   try {
@@ -132,16 +124,16 @@ export function acquireRunLock(runDir: string, key: string, command = process.ar
       if (current === undefined) continue;
       if (current === 'unreadable' || !isStale(current) || replaced) throw inUse(runDir, key, current);
       replaced = current;
-      removeIfThere(file);
+      rmSync(file, { force: true });
     }
   } finally {
-    removeIfThere(staging);
+    rmSync(staging, { force: true });
   }
   return {
     replaced,
     release: () => {
       const current = readHolder(file);
-      if (current !== undefined && current !== 'unreadable' && current.id === holder.id) removeIfThere(file);
+      if (current !== undefined && current !== 'unreadable' && current.id === holder.id) rmSync(file, { force: true });
     },
   };
 }
