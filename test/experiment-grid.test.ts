@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -234,6 +234,25 @@ describe('experiment grid', () => {
     const dead = spawnSync(process.execPath, ['-e', '']).pid;
     project.write({ [`grpo-seed1/${RUN_LOCK_FILE}`]: { ...lock, pid: dead } });
     expect(runState(grpo1)).toBe('interrupted');
+  });
+
+  test('a run another process claims after the grid planned it (a grid started beside this one) is left to it, not cleared', async () => {
+    const runs = plan();
+    const grpo1 = runs.find((r) => r.variant === 'grpo' && r.seed === 1)!;
+    project.write({ 'grpo-seed1/metrics.jsonl': '{"step":1}\n' });
+    expect(runState(grpo1)).toBe('pending');
+    const lock = { pid: process.pid, host: os.hostname(), startedAt: 'just now', command: 'drmas train', id: 'beside' };
+    const log: string[] = [];
+    await runGrid([grpo1], {
+      log: (line) => {
+        log.push(line);
+        // The grid has planned the run and is about to start it: another process claims the folder first.
+        if (line.startsWith('[1] ')) project.write({ [`grpo-seed1/${RUN_LOCK_FILE}`]: lock });
+      },
+    });
+    expect(log[2]).toBe(`grpo seed 1: left to process ${process.pid}, which started writing ${grpo1.runDir} at just now`);
+    expect(readdirSync(grpo1.runDir).sort()).toEqual(['metrics.jsonl', RUN_LOCK_FILE]);
+    expect(JSON.parse(readFileSync(path.join(grpo1.runDir, RUN_LOCK_FILE), 'utf8'))).toEqual(lock);
   });
 
   test("settings with their own configs: variants train on the setting's config, a base without one is evaluated on it", () => {

@@ -210,7 +210,15 @@ export { resolveResume, verifyCheckpoint, type ResumeChoice, type VerifiedCheckp
 export { CORE_RUN_FILES, cutStepLines, setAsideEarlierRun, setAsideLaterCheckpoints, type CutResult } from './run/runFiles.js';
 export { planEvaluation, planRun, type RunPlan } from './run/runDirectory.js';
 export { createOutputDirectory } from './run/outputDirectory.js';
-export { acquireRunLock, isProcessAlive, runLockHolder, RUN_LOCK_FILE, type RunLock, type RunLockHolder } from './run/runLock.js';
+export {
+  acquireRunLock,
+  isProcessAlive,
+  runLockHolder,
+  RUN_LOCK_FILE,
+  RUN_LOCK_HANDOVER_ENV,
+  type RunLock,
+  type RunLockHolder,
+} from './run/runLock.js';
 export { BYTE_SIZE, DEFAULT_MEMORY_SHARE, formatBytes, parseByteSize, resolveMemoryBudget, type MemoryBudget } from './run/memoryBudget.js';
 export { AdvantagePlugin } from './builtins/AdvantagePlugin.js';
 export { JsonlMetricsSink, RunDirectoryPlugin } from './builtins/RunDirectoryPlugin.js';

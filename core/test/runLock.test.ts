@@ -101,6 +101,22 @@ describe('acquireRunLock', () => {
     expect(readFileSync(path.join(dir, RUN_LOCK_FILE), 'utf8')).toBe('not json');
   });
 
+  test('a lock is handed over to the process given its id (a grid to its drmas train), and only to it', () => {
+    const dir = project.path('handover');
+    const grid = acquireRunLock(dir, 'x', 'experiment grid: drmas seed 0');
+    expect(thrown(() => acquireRunLock(dir, '--run-dir', 'drmas train', 'some-other-id')).code).toBe('RUN_DIR_IN_USE');
+    const child = acquireRunLock(dir, '--run-dir', 'drmas train', grid.id);
+    expect(child.handedOverBy).toMatchObject({ id: grid.id, command: 'experiment grid: drmas seed 0' });
+    expect(runLockHolder(dir)).toMatchObject({ id: child.id, command: 'drmas train' });
+    // The grid lets go of a lock it no longer holds: the child's stays.
+    grid.release();
+    expect(runLockHolder(dir)?.id).toBe(child.id);
+    // Used once: the grid's id no longer opens the folder.
+    expect(thrown(() => acquireRunLock(dir, '--run-dir', 'drmas train', grid.id)).code).toBe('RUN_DIR_IN_USE');
+    child.release();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   test("release leaves a later lock alone (only this lock's own is removed)", () => {
     const dir = project.path('later');
     const first = acquireRunLock(dir, 'x');
@@ -151,5 +167,36 @@ describe('Kernel.run and the run lock', () => {
     expect(files).not.toContain(RUN_LOCK_FILE);
     expect(files.filter((f) => f.startsWith('previous-'))).toHaveLength(1);
     expect(readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').split('\n')[0]).toMatch(/^\{"step":1,/);
+  });
+
+  test('setup claims the folder for commands that drive the kernel (drmas collect, sft, dpo) until shutdown', async () => {
+    const dir = project.path('kernel-setup');
+    const k = kernel();
+    await k.setup({ runDir: dir, runDirKey: '--run-dir', log: () => {} });
+    expect(runLockHolder(dir)?.pid).toBe(process.pid);
+    await expect(kernel().setup({ runDir: dir, runDirKey: '--out', log: () => {} })).rejects.toMatchObject({
+      code: 'RUN_DIR_IN_USE',
+      key: '--out',
+    });
+    await k.shutdown();
+    expect(runLockHolder(dir)).toBeUndefined();
+    expect(readdirSync(dir)).not.toContain(RUN_LOCK_FILE);
+  });
+
+  test('a setup whose hook fails lets the folder go', async () => {
+    const dir = project.path('kernel-setup-fails');
+    const failing: Plugin = {
+      name: 'failing-setup',
+      apply(k) {
+        k.hooks.setup.tapPromise('failing-setup', async () => {
+          throw new Error('no model');
+        });
+      },
+    };
+    const k = new Kernel();
+    k.configure(kernelConfig(1), [loaded(new AdvantagePlugin()), loaded(new RunDirectoryPlugin()), loaded(failing)]);
+    await expect(k.setup({ runDir: dir, log: () => {} })).rejects.toThrow('no model');
+    expect(runLockHolder(dir)).toBeUndefined();
+    expect(readdirSync(dir)).not.toContain(RUN_LOCK_FILE);
   });
 });

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runLockHolder } from '@drmas/core';
+import { acquireRunLock, RUN_LOCK_FILE, RUN_LOCK_HANDOVER_ENV, runLockHolder } from '@drmas/core';
 import { gradNormStats, mean, pairedTTest, summarize } from './seedStatistics.mjs';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -215,17 +215,24 @@ function errorOf(log, status) {
  * time adds up the parts the grid saw end.
  */
 function execute(run, log, state) {
-  const holder = runLockHolder(runPath(run));
-  if (holder) {
+  let lock;
+  try {
+    lock = acquireRunLock(runPath(run), 'runDir', `experiment grid: ${describe(run)}`);
+  } catch (error) {
+    if (error?.code !== 'RUN_DIR_IN_USE') throw error;
     // Taken since the grid planned (another grid, started beside this one): its directory is not this grid's to clear.
-    log(`${describe(run)}: left to process ${holder.pid}, which started writing ${run.runDir} at ${holder.startedAt}`);
+    const holder = runLockHolder(runPath(run));
+    log(
+      `${describe(run)}: left to ${holder ? `process ${holder.pid}, which started writing ${run.runDir} at ${holder.startedAt}` : 'another process'}`,
+    );
     return Promise.resolve({ status: 'running' });
   }
   const recordFile = path.join(runPath(run), GRID_RUN_FILE);
   const earlier = state === 'interrupted' ? readJson(recordFile) : undefined;
   if (!earlier) {
-    rmSync(runPath(run), { recursive: true, force: true });
-    mkdirSync(runPath(run), { recursive: true });
+    for (const name of readdirSync(runPath(run))) {
+      if (name !== RUN_LOCK_FILE) rmSync(path.join(runPath(run), name), { recursive: true, force: true });
+    }
   }
   const previousSeconds = earlier?.wallSeconds ?? 0;
   const resumes = (earlier?.resumes ?? -1) + 1;
@@ -239,11 +246,17 @@ function execute(run, log, state) {
   const started = Date.now();
   const args = earlier ? [...run.args, '--resume', 'auto'] : run.args;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The child takes the grid's lock over, so no other process can claim the folder between the two.
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, [RUN_LOCK_HANDOVER_ENV]: lock.id },
+    });
     const chunks = [];
     child.stdout.on('data', (c) => chunks.push(c));
     child.stderr.on('data', (c) => chunks.push(c));
     const finish = (status, spawnError) => {
+      lock.release();
       const text = Buffer.concat(chunks).toString('utf8');
       writeFileSync(logFile, earlierLog ? `${earlierLog}\n--- resumed by the grid: ${args.join(' ')}\n${text}` : text);
       const wallSeconds = previousSeconds + (Date.now() - started) / 1000;

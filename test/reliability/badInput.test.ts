@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { runBin, runCli, type CliResult } from '../support/cliRunner.js';
 import { TempProject } from '../support/tempProject.js';
@@ -41,8 +41,25 @@ function expectedWhere(badCase: BadInputCase, dir: string): string | undefined {
   return badCase.where.startsWith('--') ? badCase.where : path.join(dir, badCase.where);
 }
 
+/** The text of each file the case wrote, to check that bad input lost none of them. */
+function snapshot(badCase: BadInputCase, dir: string): Record<string, string> {
+  return Object.fromEntries(Object.keys(badCase.files ?? {}).map((name) => [name, readFileSync(path.join(dir, name), 'utf8')]));
+}
+
+function filesAfter(before: Record<string, string>, dir: string): Record<string, string> {
+  return Object.fromEntries(
+    Object.keys(before).map((name) => {
+      try {
+        return [name, readFileSync(path.join(dir, name), 'utf8')];
+      } catch {
+        return [name, '(gone)'];
+      }
+    }),
+  );
+}
+
 /** Every requirement at once, so a failing case shows all that is wrong with it and its whole output. */
-function check(badCase: BadInputCase, dir: string, result: CliResult): void {
+function check(badCase: BadInputCase, dir: string, result: CliResult, before: Record<string, string>): void {
   const [, code, where = '', message = ''] = ERROR_LINE.exec(result.stderr) ?? [];
   const file = expectedWhere(badCase, dir);
   const actual = {
@@ -54,6 +71,7 @@ function check(badCase: BadInputCase, dir: string, result: CliResult): void {
     message: message.length > 0,
     hint: /^ {2}hint: \S/m.test(result.stderr),
     stackTrace: /^\s+at /m.test(`${result.stderr}\n${result.stdout}`),
+    files: filesAfter(before, dir),
   };
   const required = {
     exit: 1,
@@ -64,11 +82,12 @@ function check(badCase: BadInputCase, dir: string, result: CliResult): void {
     message: true,
     hint: true,
     stackTrace: false,
+    files: before,
   };
   expect({ ...actual, stderr: result.stderr }).toEqual({ ...required, stderr: result.stderr });
 }
 
-describe('bad configs and CLI misuses: exit 1, the file and key named, a hint, no stack trace', () => {
+describe('bad configs and CLI misuses: exit 1, the file and key named, a hint, no stack trace, no file lost', () => {
   afterAll(() => {
     recordFigures('bad-input', [
       {
@@ -90,6 +109,7 @@ describe('bad configs and CLI misuses: exit 1, the file and key named, a hint, n
 
   test.each(BAD_INPUT_CASES.map((badCase, index) => [badCase.name, badCase, index] as const))('%s', async (_name, badCase, index) => {
     const dir = caseDir(index, badCase);
+    const before = snapshot(badCase, dir);
     const started = performance.now();
     const result = badCase.spawn ? runBin(badCase.args, dir, HANG_MS) : await runCli(badCase.args, dir);
     const ms = performance.now() - started;
@@ -101,7 +121,7 @@ describe('bad configs and CLI misuses: exit 1, the file and key named, a hint, n
       ms,
     };
     outcomes.push(outcome);
-    check(badCase, dir, result);
+    check(badCase, dir, result, before);
     outcome.ok = true;
   });
 });

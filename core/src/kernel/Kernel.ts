@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import path from 'node:path';
 import { Container, ContainerModule, type ContainerModuleLoadOptions } from 'inversify';
 import { AgentRegistry } from '../agents/AgentRegistry.js';
 import type { AgentConstructor } from '../agents/agent.js';
@@ -89,6 +90,8 @@ export class Kernel implements Roles {
   private resolvedConfig: ResolvedConfig | undefined;
   /** The step the hooks are called for (0: the evaluation before the first step), for errors taps throw. */
   private activeStep: number | undefined;
+  /** The run directory this kernel holds the lock of, from `setup` (or `run`, `evaluate`) to `shutdown`. */
+  private claimed: { runDir: string; lock: RunLock } | undefined;
   /** Where a config key was set (a file, or a `--set` argument); undefined for CLI options and places in data files. */
   readonly locate: (key: string) => string | undefined;
   /** The config layer that set a key: a file path, `preset <name>`, `--set <text>`; undefined when none did. */
@@ -218,11 +221,29 @@ export class Kernel implements Roles {
     return this.ledger.namesOf(token);
   }
 
-  /** Runs the `setup` hook and returns the run context (for commands that drive the kernel themselves). */
+  /**
+   * Claims the run directory (RUN_DIR_IN_USE while another drmas process writes it), runs the `setup` hook and returns
+   * the run context, for commands that drive the kernel themselves; `shutdown` ends the claim.
+   */
   async setup(options: SetupOptions): Promise<RunContext> {
+    const claimedHere = this.claimRunDir(options.runDir, options.runDirKey ?? 'runDir', options.log ?? logToStderr);
     const run = this.runContext(options);
-    await this.hooks.setup.promise(run);
+    try {
+      await this.hooks.setup.promise(run);
+    } catch (error) {
+      if (claimedHere) this.releaseRunDir();
+      throw error;
+    }
     return run;
+  }
+
+  /** Runs the `shutdown` hook and releases the run directory `setup` claimed. */
+  async shutdown(): Promise<void> {
+    try {
+      await this.hooks.shutdown.promise();
+    } finally {
+      this.releaseRunDir();
+    }
   }
 
   /**
@@ -248,11 +269,11 @@ export class Kernel implements Roles {
         (plan.resume ? `; resuming after step ${plan.resume.step} from ${plan.resume.checkpoint}` : ''),
     );
     const runDirKey = options.runDir ? '--run-dir' : options.resume ? '--resume' : 'trainer.outputDir';
-    const lock = this.lockRunDir(plan.runDir, runDirKey, log);
+    this.claimRunDir(plan.runDir, runDirKey, log);
     try {
       return await this.train(plan, runDirKey, options, log);
     } finally {
-      lock.release();
+      this.releaseRunDir();
     }
   }
 
@@ -343,29 +364,31 @@ export class Kernel implements Roles {
     const runDir = planEvaluation({ cwd: this.cwd, config: this.config, runDir: options.runDir });
     const runDirKey = options.runDir ? '--run-dir' : 'trainer.outputDir';
     const log = options.log ?? logToStderr;
-    const lock = this.lockRunDir(runDir, runDirKey, log);
+    const run = await this.setup({ runDir, runDirKey, signal: options.signal, log });
     try {
-      const run = await this.setup({ runDir, runDirKey, signal: options.signal, log });
-      try {
-        return await this.evaluateAt(run, options.step ?? 0);
-      } catch (error) {
-        this.hooks.failed.call(error as Error);
-        throw error;
-      } finally {
-        await this.hooks.shutdown.promise();
-      }
+      return await this.evaluateAt(run, options.step ?? 0);
+    } catch (error) {
+      this.hooks.failed.call(error as Error);
+      throw error;
     } finally {
-      lock.release();
+      await this.shutdown();
     }
   }
 
-  /** Claims the run directory for this process (RUN_DIR_IN_USE while another run writes it), saying when it replaces a killed run's lock. */
-  private lockRunDir(runDir: string, key: string, log: (message: string) => void): RunLock {
+  /**
+   * Claims the run directory for this process (RUN_DIR_IN_USE while another run writes it), saying when it replaces a
+   * killed run's lock. Returns whether this call claimed it: not when the kernel holds it already (`run` claims before
+   * it moves an earlier run aside, then calls `setup`).
+   */
+  private claimRunDir(runDir: string, key: string, log: (message: string) => void): boolean {
+    const dir = path.resolve(this.cwd, runDir);
+    if (this.claimed?.runDir === dir) return false;
+    this.releaseRunDir();
     // A kernel whose plugins write no run files (no RunDirectoryPlugin: a custom loop, a test) has no folder to claim.
-    if (this.getAll(RunFile).length === 0) return { release: () => {} };
+    if (this.getAll(RunFile).length === 0) return false;
     let lock: RunLock;
     try {
-      lock = acquireRunLock(runDir, key);
+      lock = acquireRunLock(dir, key);
     } catch (error) {
       throw DrmasError.is(error) ? error.locatedIn(this.locate(key)) : error;
     }
@@ -373,7 +396,13 @@ export class Kernel implements Roles {
       const { pid, startedAt } = lock.replaced;
       log(`${RUN_LOCK_FILE}: process ${pid} (started ${startedAt}) no longer runs; its lock is replaced`);
     }
-    return lock;
+    this.claimed = { runDir: dir, lock };
+    return true;
+  }
+
+  private releaseRunDir(): void {
+    this.claimed?.lock.release();
+    this.claimed = undefined;
   }
 
   /**

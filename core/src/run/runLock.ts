@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { DrmasError } from '../errors/DrmasError.js';
@@ -7,6 +7,13 @@ import { createOutputDirectory } from './outputDirectory.js';
 
 /** The file in a run directory naming the process that writes it, for as long as it does. */
 export const RUN_LOCK_FILE = 'run.lock';
+
+/**
+ * The environment variable through which a process that holds a run directory's lock (an experiment grid) hands it to
+ * the `drmas` command it starts there: the lock's id. The command takes that lock over instead of refusing the folder,
+ * so no other process can claim it between the two.
+ */
+export const RUN_LOCK_HANDOVER_ENV = 'DRMAS_RUN_LOCK_HANDOVER';
 
 /** Who holds a run directory: written once, whole, when a run starts, removed when it ends. */
 export interface RunLockHolder {
@@ -19,10 +26,14 @@ export interface RunLockHolder {
 }
 
 export interface RunLock {
-  /** Removes the lock if it is still this one's. */
+  /** The holder's id, which hands the lock to a child process (RUN_LOCK_HANDOVER_ENV). */
+  id: string;
+  /** Removes the lock if it is still this one's (not taken over since). */
   release(): void;
   /** A holder that had died without removing its lock (a killed run): its lock was replaced. */
   replaced?: RunLockHolder;
+  /** The holder that handed its lock to this process. */
+  handedOverBy?: RunLockHolder;
 }
 
 /** Whether a process with this id runs on this machine (one of another user's counts). */
@@ -105,32 +116,66 @@ function claim(staging: string, file: string): boolean {
 }
 
 /**
+ * Removes a stale lock unless it changed since it was read: it is renamed aside first (rename is atomic), and a lock
+ * that turns out to be a newer one (another process replaced the stale lock in between) is linked back.
+ */
+function breakStale(runDir: string, file: string, stale: RunLockHolder): boolean {
+  const aside = path.join(runDir, `.${RUN_LOCK_FILE}-stale-${randomUUID()}`);
+  try {
+    renameSync(file, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+  const moved = readHolder(aside);
+  const same = moved !== undefined && moved !== 'unreadable' && moved.id === stale.id;
+  if (!same) claim(aside, file);
+  rmSync(aside, { force: true });
+  return same;
+}
+
+/**
  * Creates `runDir` (as `createOutputDirectory`) and claims it for this process, or throws RUN_DIR_IN_USE naming the
  * process that writes it, before anything in it is moved or cut: two runs in one folder would interleave their
  * metrics and checkpoints, and a second fresh run would move the first one's files aside under it. The lock is
  * written whole under a temporary name and linked into place (link fails if the name exists), so a reader never
- * sees a half-written one. A lock whose process is gone (on this machine) is replaced.
+ * sees a half-written one. A lock whose process is gone (on this machine) is replaced; a lock whose id is `handover`
+ * (given by the process that holds it, through RUN_LOCK_HANDOVER_ENV) is taken over in one rename.
  */
-export function acquireRunLock(runDir: string, key: string, command = process.argv.slice(1).join(' ')): RunLock {
+export function acquireRunLock(
+  runDir: string,
+  key: string,
+  command = process.argv.slice(1).join(' '),
+  handover = process.env[RUN_LOCK_HANDOVER_ENV],
+): RunLock {
   createOutputDirectory(runDir, key);
   const file = path.join(runDir, RUN_LOCK_FILE);
   const holder: RunLockHolder = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), command, id: randomUUID() };
   const staging = path.join(runDir, `.${RUN_LOCK_FILE}-${holder.id}`);
   writeFileSync(staging, `${JSON.stringify(holder, null, 2)}\n`);
   let replaced: RunLockHolder | undefined;
+  let handedOverBy: RunLockHolder | undefined;
   try {
-    while (!claim(staging, file)) {
+    // Bounded: each pass either claims, takes over, breaks a stale lock or throws; a new stale lock after one was
+    // broken is not chased.
+    for (let pass = 0; !claim(staging, file); pass++) {
       const current = readHolder(file);
       if (current === undefined) continue;
-      if (current === 'unreadable' || !isStale(current) || replaced) throw inUse(runDir, key, current);
-      replaced = current;
-      rmSync(file, { force: true });
+      if (current !== 'unreadable' && handover !== undefined && current.id === handover) {
+        renameSync(staging, file);
+        handedOverBy = current;
+        break;
+      }
+      if (current === 'unreadable' || !isStale(current) || pass > 2) throw inUse(runDir, key, current);
+      if (breakStale(runDir, file, current)) replaced = current;
     }
   } finally {
     rmSync(staging, { force: true });
   }
   return {
+    id: holder.id,
     replaced,
+    handedOverBy,
     release: () => {
       const current = readHolder(file);
       if (current !== undefined && current !== 'unreadable' && current.id === holder.id) rmSync(file, { force: true });

@@ -1,4 +1,4 @@
-import { describe, expect, test } from '@jest/globals';
+import { afterAll, describe, expect, test } from '@jest/globals';
 import {
   BackendFactory,
   createKernel,
@@ -12,6 +12,10 @@ import {
 import { ONNXRUNTIME_INSTALL, onnxBackendFactory, OnnxBackendPlugin, OnnxRuntimeUnavailableError } from '@drmas/plugin-backend-onnx';
 import { tfjsBackendFactory, TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
 import { TrainerPlugin, type TrainedWorkerGroup } from '../src/index.js';
+import { TempProject } from '../../../test/support/tempProject.js';
+
+const project = new TempProject('rollout-engine');
+afterAll(() => project.dispose());
 
 /** A backend that holds no model: enough for worker groups to be built around it. */
 function stubBackend(name: string): PolicyBackend {
@@ -74,10 +78,10 @@ async function setup(
     .describe(kernel) as Array<Record<string, unknown>>;
   const log: string[] = [];
   try {
-    await kernel.setup({ runDir: '/tmp/unused', log: (m) => log.push(m) });
+    await kernel.setup({ runDir: project.path('run'), log: (m) => log.push(m) });
     return { groups: kernel.get(WorkerGroups).all() as TrainedWorkerGroup[], log, info };
   } finally {
-    await kernel.hooks.shutdown.promise();
+    await kernel.shutdown();
   }
 }
 

@@ -1,9 +1,13 @@
-import { describe, expect, test } from '@jest/globals';
+import { afterAll, describe, expect, test } from '@jest/globals';
 import path from 'node:path';
 import { createKernel, DrmasError, resolveConfig, type UserConfig } from '@drmas/core';
 import { TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
 import { planWorkerGroups, TrainerPlugin } from '../src/index.js';
 import { runCli } from '../../../test/support/cliRunner.js';
+import { TempProject } from '../../../test/support/tempProject.js';
+
+const project = new TempProject('worker-group-plan');
+afterAll(() => project.dispose());
 
 async function plan(config: UserConfig) {
   const { config: resolved } = await resolveConfig({ cwd: process.cwd(), inline: { ...config, plugins: [new TrainerPlugin()] } });
@@ -105,14 +109,14 @@ describe('worker groups from models and agents', () => {
         agents: { solver: {} },
       },
     });
-    const error = await kernel.setup({ runDir: '/nonexistent' }).then(
+    const error = await kernel.setup({ runDir: project.path('run') }).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(DrmasError.is(error)).toBe(true);
     expect(error).toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.optimizer.paramGroups.0.params' });
     expect((error as Error).message).toMatch(/did you mean "model\.norm\.weight"/);
-    await kernel.hooks.shutdown.promise();
+    await kernel.shutdown();
   });
 });
 

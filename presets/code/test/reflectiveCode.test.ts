@@ -82,7 +82,7 @@ async function runWorkflow(maxLoops: number, env: Record<string, unknown> = { na
     const i = run.trajectories.findIndex((t) => t.taskId === id);
     return { trajectory: run.trajectories[i]!, trace: run.traces[i]! };
   };
-  await kernel.hooks.shutdown.promise();
+  await kernel.shutdown();
   return { run, byTask };
 }
 

@@ -617,6 +617,33 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
     says: new RegExp(`being written by another drmas run \\(process ${process.pid}, started then: drmas train\\)`),
   },
   {
+    name: 'collect --run-dir that another run is writing',
+    args: ['collect', '--config', 'cfg.json', '--episodes', '4', '--out', 'demos.jsonl', '--run-dir', 'runs/busy'],
+    files: {
+      ...math(),
+      // Demonstrations an earlier collect wrote: a refused run must not empty them.
+      'demos.jsonl': '{"agent": "solver", "prompt": "p", "response": "r", "reward": 1}\n',
+      [`runs/busy/${RUN_LOCK_FILE}`]: { pid: process.pid, host: hostname(), startedAt: 'then', command: 'drmas train', id: 'busy' },
+    },
+    code: 'RUN_DIR_IN_USE',
+    where: `runs/busy/${RUN_LOCK_FILE}`,
+    key: '--run-dir',
+    says: /being written by another drmas run/,
+  },
+  {
+    name: 'sft --out that another run is writing',
+    args: ['sft', '--config', 'cfg.json', '--data', 'demos.jsonl', '--out', 'runs/busy'],
+    files: {
+      ...math(),
+      ...SFT_DATA,
+      [`runs/busy/${RUN_LOCK_FILE}`]: { pid: process.pid, host: hostname(), startedAt: 'then', command: 'drmas sft', id: 'busy' },
+    },
+    code: 'RUN_DIR_IN_USE',
+    where: `runs/busy/${RUN_LOCK_FILE}`,
+    key: '--out',
+    says: /being written by another drmas run \(process \d+, started then: drmas sft\)/,
+  },
+  {
     name: 'trainer.outputDir onto a file',
     args: ['train', '--config', 'cfg.json'],
     files: { ...math({ trainer: { outputDir: 'taken' } }), taken: 'a file' },

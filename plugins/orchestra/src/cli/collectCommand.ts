@@ -67,7 +67,6 @@ export const collect: CliCommand = {
       });
     }
     createOutputDirectory(path.dirname(out), '--out');
-    writeOut(out, '', false);
     const log = (message: string) => io.stderr.write(`drmas: ${message}\n`);
     const runDir = path.resolve(
       io.cwd,
@@ -81,6 +80,8 @@ export const collect: CliCommand = {
     let invalid = 0;
     let outcomes = 0;
     try {
+      // Emptied only once the run folder is this command's: a refused collect leaves earlier demonstrations alone.
+      writeOut(out, '', false);
       for (let round = 1; ran < episodes; round++) {
         const batch = await kernel.hooks.rollout.promise({ run, step: round, metrics: {}, distributions: {} });
         const trajectories = (batch?.trajectories ?? []).slice(0, episodes - ran);
@@ -110,7 +111,7 @@ export const collect: CliCommand = {
           `${invalid ? `; ${invalid} malformed turns of kept episodes left out` : ''}) into ${out}`,
       );
     } finally {
-      await kernel.hooks.shutdown.promise();
+      await kernel.shutdown();
     }
     if (lines === 0) log(`no episode reached --min-reward ${minReward}: ${out} is empty`);
     return 0;

@@ -62,7 +62,7 @@ export async function writeDemonstrations(
     writeFileSync(file, `${demos.map((d) => JSON.stringify(d)).join('\n')}\n`);
     return { file, lines: demos.length };
   } finally {
-    await kernel.hooks.shutdown.promise();
+    await kernel.shutdown();
   }
 }
 

@@ -231,7 +231,7 @@ export const dpo: CliCommand = {
         await saveOfflineModel(group, outDir, settings, log);
       }
     } finally {
-      await kernel.hooks.shutdown.promise();
+      await kernel.shutdown();
     }
     return 0;
   },

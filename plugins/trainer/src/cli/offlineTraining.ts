@@ -153,7 +153,7 @@ export async function openOfflineKernel(
   const groups = kernel.get(WorkerGroups).all() as TrainedWorkerGroup[];
   const untokenized = groups.find((group) => !group.codec);
   if (untokenized) {
-    await kernel.hooks.shutdown.promise();
+    await kernel.shutdown();
     throw new DrmasError('INVALID_ARGUMENT', `model ${untokenized.id} has no tokenizer, so text ${what} cannot be encoded`, {
       key: `models.${untokenized.id}.model`,
       hint: 'give the model a checkpoint folder with tokenizer.json, or a built-in model (tiny, small)',

@@ -209,7 +209,7 @@ export const sft: CliCommand = {
         await saveOfflineModel(group, outDir, settings, log);
       }
     } finally {
-      await kernel.hooks.shutdown.promise();
+      await kernel.shutdown();
     }
     return 0;
   },
