@@ -209,6 +209,27 @@ describe('experiment grid', () => {
     });
   });
 
+  test("a training run's wall time is its steps' own timing, each once: the part of a resumed run the grid never saw end counts", () => {
+    const runs = plan();
+    const drmas0 = runs.find((r) => r.variant === 'drmas' && r.seed === 0)!;
+    writeRun(project, 'drmas-seed0', { avg: 0.3, pass: 0.6, gradNorms: [1, 2, 3] });
+    const timed = readFileSync(path.join(drmas0.runDir, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .map((line, i) => JSON.stringify({ ...(JSON.parse(line) as object), 'timing/step': [30, 40.5, 900][i] }))
+      .join('\n');
+    // The grid saw only the part after the resume end: 120 s.
+    project.write({
+      'drmas-seed0/metrics.jsonl': timed,
+      [`drmas-seed0/${GRID_RUN_FILE}`]: { args: drmas0.args, status: 'finished', wallSeconds: 120, resumes: 1 },
+    });
+    expect(readRun(drmas0).wallSeconds).toBe(970.5);
+    // A run whose steps carry no timing keeps the grid's clock.
+    project.write({
+      'drmas-seed0/metrics.jsonl': readFileSync(path.join(drmas0.runDir, 'metrics.jsonl'), 'utf8').replace(/,"timing\/step":[\d.]+/g, ''),
+    });
+    expect(readRun(drmas0).wallSeconds).toBe(120);
+  });
+
   test('a run another live process writes (its run lock) is left to it: not cleared, not resumed, reported running', async () => {
     const runs = plan();
     const grpo1 = runs.find((r) => r.variant === 'grpo' && r.seed === 1)!;

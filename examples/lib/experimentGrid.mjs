@@ -382,8 +382,12 @@ export function readRun(run, { archive } = {}) {
   const keys = [...new Set(metrics.flatMap((m) => Object.keys(m)))];
   const groups = keys.map((k) => /^actor\/([^/]+)\/grad_norm$/.exec(k)?.[1]).filter(Boolean);
   const roles = [...new Set(keys.map((k) => /^agent\/([^/]+)\/grad_norm$/.exec(k)?.[1]).filter(Boolean))];
+  // The run's own timing of the steps it kept (the last one's includes the final evaluation), each step once: the
+  // grid's clock misses the part of a run cut off before a resume (the grid that started it never saw it end).
+  const stepSeconds = series(metrics, 'timing/step');
   return {
     ...result,
+    ...(stepSeconds.length === metrics.length && stepSeconds.length > 0 && { wallSeconds: stepSeconds.reduce((a, b) => a + b, 0) }),
     budget: `${config.trainer.steps} x ${config.rollout?.promptsPerStep} x ${config.rollout?.samplesPerPrompt}`,
     gradNorm: Object.fromEntries(groups.map((g) => [g, gradNormStats(series(metrics, `actor/${g}/grad_norm`))])),
     agents: Object.fromEntries(
