@@ -26,6 +26,8 @@ const SHARED = [
 class NodeEnvironmentWithSharedTypedArrays extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
+    // onnxruntime-node's telemetry would leave a /tmp/mat-debug-<pid>.log for each of the suite's processes.
+    process.env.ORT_DISABLE_TELEMETRY ??= '1';
     for (const name of SHARED) this.global[name] = globalThis[name];
   }
 }

@@ -55,7 +55,8 @@ import {
 import { OnnxBackendDisposedError, OnnxRequestError, OnnxRuntimeUnavailableError, OnnxWeightMismatchError } from './OnnxBackendErrors.js';
 import { scoreChunks } from './ScoreChunks.js';
 import { HostAdamW, type HostAdamWState } from './training/HostAdamW.js';
-import { OnnxTrainer } from './training/OnnxTrainer.js';
+import { OnnxTrainer, type TrainingSession } from './training/OnnxTrainer.js';
+import type { TrainingSessions } from './training/TrainingSessions.js';
 
 type Session = OrtModule.InferenceSession;
 
@@ -72,6 +73,8 @@ export interface OnnxEngineOptions {
   detectProvider?: (provider: ProviderName) => Promise<ProviderAvailability> | undefined;
   /** Extra onnxruntime session options (profiling, for instance). */
   sessionOptions?: OrtModule.InferenceSession.SessionOptions;
+  /** Training sessions shared with other engines of the same architecture (a run's models, one per agent). */
+  trainingSessions?: TrainingSessions<TrainingSession>;
   /**
    * A LoRA adapter on the weights, which are then a frozen base (shareable with other engines' adapters): sampling
    * and scoring apply it unmerged, `update` trains it alone, `save` / `load` write and read it in PEFT's layout.
@@ -416,6 +419,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       adopt: true,
       lora,
       provider: trainingProvider(this.provider.provider),
+      sessions: this.options.trainingSessions,
     });
     return this.trainerRef;
   }

@@ -13,7 +13,8 @@ import { promptResponseLayout, SeededRandom, type DecoderConfig, type HostTensor
 import { DpoLossFunction, NllLossFunction, PolicyLossFunction, type DpoSettings } from '@drmas/plugin-algorithms';
 import { DecoderModel, selectRuntime, tfjsTensorOps } from '@drmas/plugin-backend-tfjs';
 import { responseTokenStats } from '../../backend-tfjs/src/model/responseLogProbs.js';
-import { OnnxTrainer } from '../src/training/OnnxTrainer.js';
+import { OnnxTrainer, type TrainingSession } from '../src/training/OnnxTrainer.js';
+import { TrainingSessions } from '../src/training/TrainingSessions.js';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 import { ARCHITECTURE_CASES, policyLoss, randomWeights, relativeError, tinyConfigJson } from './parityFixtures.js';
 
@@ -292,3 +293,51 @@ function compareDpo(cases: readonly DpoSettings[]): void {
     expect(Math.max(...[...expected.hf.values()].map((t) => Math.max(...t.data.map(Math.abs))))).toBeGreaterThan(1e-6);
   });
 }
+
+/**
+ * The weights are the graph's inputs, so trainers of one architecture can share their sessions (a run's models, one
+ * per agent): each gets exactly the gradients it gets alone, from one session, and the session outlives the first
+ * trainer to let go.
+ */
+describe('onnx training sessions shared between trainers of one architecture', () => {
+  it('two models on one session: bitwise the gradients each has on its own, one session, released by the last user', async () => {
+    await selectRuntime('cpu');
+    const json = tinyConfigJson('Qwen3ForCausalLM', { tie_word_embeddings: true });
+    const first = randomWeights(json, 5);
+    const second = randomWeights(json, 6);
+    const model = DecoderModel.fromTensors(first.config, first.weights);
+    const view = makeView(model, 9);
+    model.dispose();
+    const loss = LOSSES[0]!.loss;
+    const totals = lossTotals(view, { responseLength: 7, microBatchSize: MICRO_BATCH });
+    const gradientsOf = async (trainer: OnnxTrainer) => {
+      const result = await trainer.gradients({ batch: view, totals, loss, microBatchSize: MICRO_BATCH });
+      return { loss: result.loss, gradients: new Map([...result.gradients].map(([name, g]) => [name, Float32Array.from(g)])) };
+    };
+    const alone: Array<Awaited<ReturnType<typeof gradientsOf>>> = [];
+    for (const { config, weights } of [first, second]) {
+      const trainer = await OnnxTrainer.create(config, weights);
+      alone.push(await gradientsOf(trainer));
+      await trainer.release();
+    }
+    expect(alone[0]!.loss).not.toBe(alone[1]!.loss);
+
+    const sessions = new TrainingSessions<TrainingSession>();
+    const trainers = [
+      await OnnxTrainer.create(first.config, first.weights, {}, { sessions }),
+      await OnnxTrainer.create(second.config, second.weights, {}, { sessions }),
+    ];
+    const shared = [await gradientsOf(trainers[0]!), await gradientsOf(trainers[1]!)];
+    expect(sessions.size).toBe(1);
+    for (const i of [0, 1]) {
+      expect(shared[i]!.loss).toBe(alone[i]!.loss);
+      const unequal = [...shared[i]!.gradients].filter(([name, g]) => !g.every((v, j) => v === alone[i]!.gradients.get(name)![j]));
+      expect(unequal.map(([name]) => name)).toEqual([]);
+    }
+    await trainers[0]!.release();
+    expect(sessions.size).toBe(1);
+    expect((await gradientsOf(trainers[1]!)).loss).toBe(alone[1]!.loss);
+    await trainers[1]!.release();
+    expect(sessions.size).toBe(0);
+  });
+});

@@ -21,6 +21,8 @@ import {
 import { createOnnxPolicyBackend, OnnxPolicyBackend } from '../OnnxPolicyBackend.js';
 import { OnnxValueModel } from '../critic/OnnxValueModel.js';
 import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
+import type { TrainingSession } from '../training/OnnxTrainer.js';
+import { TrainingSessions } from '../training/TrainingSessions.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 /** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
@@ -68,6 +70,7 @@ export const onnxBackendFactory: BackendFactory = {
         name: lora ? `onnx:${modelId}@${lora.agent}` : `onnx:${modelId}`,
         provider,
         sessionOptions: threads === undefined ? undefined : { intraOpNumThreads: threads },
+        trainingSessions: sharedTrainingSessions(run),
         warn: (message: string) => run.log(`warning: ${message}`),
       };
       if (lora) {
@@ -141,6 +144,18 @@ function sharedBase(run: object, source: ModelSource): Promise<ModelWeights> {
   let base = bases.get(key);
   if (!base) bases.set(key, (base = loadModelWeights(source)));
   return base;
+}
+
+/**
+ * The training sessions of a run's onnx engines: engines of one architecture (models per agent from one checkpoint)
+ * share their sessions and memory arenas, their weights being the graphs' inputs. Keyed by the run, as the bases are.
+ */
+const trainingSessionsByRun = new WeakMap<object, TrainingSessions<TrainingSession>>();
+
+function sharedTrainingSessions(run: object): TrainingSessions<TrainingSession> {
+  let sessions = trainingSessionsByRun.get(run);
+  if (!sessions) trainingSessionsByRun.set(run, (sessions = new TrainingSessions()));
+  return sessions;
 }
 
 /** Registers the `onnx` backend and checks `models.<id>.provider` at validation. */

@@ -18,6 +18,7 @@ import { ortTensor, scoreFeeds, type Feeds } from '../DecoderFeeds.js';
 import { loadOnnxRuntime, sessionOptions, type Ort, type ProviderName } from '../ExecutionProvider.js';
 import { accumulateGradients, clippedAdamWStep } from './ClippedStep.js';
 import { HostAdamW } from './HostAdamW.js';
+import { TrainingSessions } from './TrainingSessions.js';
 import { buildTrainingGraph, TrainingNames, type TrainingGraph } from './TrainingGraph.js';
 
 export interface GradientRequest {
@@ -72,9 +73,11 @@ export interface OnnxTrainerOptions {
   lora?: TrainedLora;
   /** The execution provider of the training sessions (default the CPU). */
   provider?: ProviderName;
+  /** Sessions shared with other trainers (a run's models of one architecture); default this trainer's own. */
+  sessions?: TrainingSessions<TrainingSession>;
 }
 /** A training graph's session and what it outputs. */
-type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
+export type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
 
 /**
  * Forward and backward passes of a decoder on onnxruntime-node, and its update (issue 19). The weights are the Hugging
@@ -93,7 +96,8 @@ export class OnnxTrainer {
   private readonly gradientBuffers = new Map<string, Float32Array>();
   /** One agent's share of a gradient while it accumulates (`rowAgents`), made on first use. */
   private agentBuffers: Map<string, Float32Array> | undefined;
-  private readonly sessions = new Map<LossFunction, Map<string, Promise<TrainingSession>>>();
+  private readonly sessions: TrainingSessions<TrainingSession>;
+  private usesSessions = false;
   private readonly invFreq: Float64Array;
   private readonly weightFeeds: Feeds = {};
   private readonly provider: ProviderName;
@@ -106,9 +110,10 @@ export class OnnxTrainer {
     readonly config: DecoderConfig,
     hf: Map<string, WeightTensor>,
     private readonly options: OrtModule.InferenceSession.SessionOptions,
-    { adopt = false, lora, provider = 'cpu' }: OnnxTrainerOptions,
+    { adopt = false, lora, provider = 'cpu', sessions = new TrainingSessions() }: OnnxTrainerOptions,
   ) {
     this.provider = provider;
+    this.sessions = sessions;
     // Updates write into these buffers and the session reads them in place on every run: the caller's own (`adopt`,
     // shared with a rollout engine's graphs) or copies.
     const own = (tensors: Map<string, WeightTensor>) =>
@@ -139,26 +144,23 @@ export class OnnxTrainer {
   }
 
   private session(loss: LossFunction, withEntropy: boolean): Promise<TrainingSession> {
-    let byKey = this.sessions.get(loss);
-    if (!byKey) this.sessions.set(loss, (byKey = new Map<string, Promise<TrainingSession>>()));
-    const withReference = loss.needsReference ?? false;
-    const key = JSON.stringify([withEntropy, withReference]);
-    let pending = byKey.get(key);
-    if (!pending) {
-      const graph = buildTrainingGraph(this.config, this.base, loss, { withEntropy, withReference, lora: this.lora });
-      const { model, ...outputs } = graph;
-      pending = this.ort.InferenceSession.create(model, sessionOptions(this.provider, this.options)).then((session) => ({
-        session,
-        ...outputs,
-      }));
-      byKey.set(key, pending);
+    if (!this.usesSessions) {
+      this.sessions.retain();
+      this.usesSessions = true;
     }
-    return pending;
+    const withReference = loss.needsReference ?? false;
+    // Everything the graph and its session depend on besides the loss; the weights are inputs, not part of it.
+    const key = JSON.stringify([withEntropy, withReference, this.config, this.lora ?? null, this.provider, this.options]);
+    return this.sessions.get(loss, key, async () => {
+      const { model, ...outputs } = buildTrainingGraph(this.config, this.base, loss, { withEntropy, withReference, lora: this.lora });
+      const session = await this.ort.InferenceSession.create(model, sessionOptions(this.provider, this.options));
+      return { session, ...outputs };
+    });
   }
 
   /** Sessions built so far: one per loss and entropy setting, whatever the mini-batches' totals. */
   get sessionCount(): number {
-    return [...this.sessions.values()].reduce((n, byKey) => n + byKey.size, 0);
+    return this.sessions.size;
   }
 
   /** Loss, metrics and gradients of `request.batch`'s rows, micro-batch by micro-batch.
@@ -294,11 +296,11 @@ export class OnnxTrainer {
     }
   }
 
-  /** Releases the sessions; the trainer can still be used (sessions are rebuilt on demand). */
+  /** Lets go of the sessions (released once no trainer sharing them uses them); the trainer can still be used. */
   async release(): Promise<void> {
-    const pending = [...this.sessions.values()].flatMap((byKey) => [...byKey.values()]);
-    this.sessions.clear();
-    for (const p of pending) await (await p).session.release();
+    if (!this.usesSessions) return;
+    this.usesSessions = false;
+    await this.sessions.release();
   }
 }
 
