@@ -69,6 +69,11 @@ export default {
 const DPO_DATA = {
   'pairs.jsonl': '{"agent": "solver", "prompt": "Solve: 1+1\\n", "chosen": "\\\\boxed{2}", "rejected": "\\\\boxed{3}"}\n',
 };
+/** A run folder `runs/busy` whose lock names this test's own process: alive for as long as the case runs. */
+const busyRunDir = (command: string) => ({
+  [`runs/busy/${RUN_LOCK_FILE}`]: { pid: process.pid, host: hostname(), startedAt: 'then', command, id: 'busy' },
+});
+
 const SFT_DATA = { 'demos.jsonl': '{"agent": "solver", "prompt": "Solve: 1+1\\n", "response": "\\\\boxed{2}"}\n' };
 
 export const BAD_INPUT_CASES: BadInputCase[] = [
@@ -609,7 +614,7 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
       ...math(),
       'runs/busy/metrics.jsonl': '{"step":1}\n',
       // This test's own process stands for the run that writes there: it is alive for as long as the case runs.
-      [`runs/busy/${RUN_LOCK_FILE}`]: { pid: process.pid, host: hostname(), startedAt: 'then', command: 'drmas train', id: 'busy' },
+      ...busyRunDir('drmas train'),
     },
     code: 'RUN_DIR_IN_USE',
     where: `runs/busy/${RUN_LOCK_FILE}`,
@@ -623,7 +628,7 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
       ...math(),
       // Demonstrations an earlier collect wrote: a refused run must not empty them.
       'demos.jsonl': '{"agent": "solver", "prompt": "p", "response": "r", "reward": 1}\n',
-      [`runs/busy/${RUN_LOCK_FILE}`]: { pid: process.pid, host: hostname(), startedAt: 'then', command: 'drmas train', id: 'busy' },
+      ...busyRunDir('drmas train'),
     },
     code: 'RUN_DIR_IN_USE',
     where: `runs/busy/${RUN_LOCK_FILE}`,
@@ -636,7 +641,7 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
     files: {
       ...math(),
       ...SFT_DATA,
-      [`runs/busy/${RUN_LOCK_FILE}`]: { pid: process.pid, host: hostname(), startedAt: 'then', command: 'drmas sft', id: 'busy' },
+      ...busyRunDir('drmas sft'),
     },
     code: 'RUN_DIR_IN_USE',
     where: `runs/busy/${RUN_LOCK_FILE}`,

@@ -98,6 +98,8 @@ export class OnnxTrainer {
   private agentBuffers: Map<string, Float32Array> | undefined;
   private readonly sessions: TrainingSessions<TrainingSession>;
   private usesSessions = false;
+  /** What a session depends on besides the loss and its options; the weights are inputs, not part of it. */
+  private readonly sessionKey: string;
   private readonly invFreq: Float64Array;
   private readonly weightFeeds: Feeds = {};
   private readonly provider: ProviderName;
@@ -114,6 +116,7 @@ export class OnnxTrainer {
   ) {
     this.provider = provider;
     this.sessions = sessions;
+    this.sessionKey = JSON.stringify([config, lora?.settings ?? null, provider, options]);
     // Updates write into these buffers and the session reads them in place on every run: the caller's own (`adopt`,
     // shared with a rollout engine's graphs) or copies.
     const own = (tensors: Map<string, WeightTensor>) =>
@@ -149,8 +152,7 @@ export class OnnxTrainer {
       this.usesSessions = true;
     }
     const withReference = loss.needsReference ?? false;
-    // Everything the graph and its session depend on besides the loss; the weights are inputs, not part of it.
-    const key = JSON.stringify([withEntropy, withReference, this.config, this.lora ?? null, this.provider, this.options]);
+    const key = JSON.stringify([withEntropy, withReference, this.sessionKey]);
     return this.sessions.get(loss, key, async () => {
       const { model, ...outputs } = buildTrainingGraph(this.config, this.base, loss, { withEntropy, withReference, lora: this.lora });
       const session = await this.ort.InferenceSession.create(model, sessionOptions(this.provider, this.options));
