@@ -56,7 +56,7 @@ import { OnnxBackendDisposedError, OnnxRequestError, OnnxRuntimeUnavailableError
 import { scoreChunks } from './ScoreChunks.js';
 import { HostAdamW, type HostAdamWState } from './training/HostAdamW.js';
 import { OnnxTrainer, type TrainingSession } from './training/OnnxTrainer.js';
-import type { TrainingSessions } from './training/TrainingSessions.js';
+import { SharedSessions } from './SharedSessions.js';
 
 type Session = OrtModule.InferenceSession;
 
@@ -73,8 +73,13 @@ export interface OnnxEngineOptions {
   detectProvider?: (provider: ProviderName) => Promise<ProviderAvailability> | undefined;
   /** Extra onnxruntime session options (profiling, for instance). */
   sessionOptions?: OrtModule.InferenceSession.SessionOptions;
-  /** Training sessions shared with other engines of the same architecture (a run's models, one per agent). */
-  trainingSessions?: TrainingSessions<TrainingSession>;
+  /**
+   * Sampling and scoring sessions shared with other engines of the same architecture (a run's models, one per agent);
+   * used when the weights are inputs (initializers make a graph the engine's own).
+   */
+  rolloutSessions?: SharedSessions<Session>;
+  /** Training sessions shared with other engines of the same architecture. */
+  trainingSessions?: SharedSessions<TrainingSession>;
   /**
    * A LoRA adapter on the weights, which are then a frozen base (shareable with other engines' adapters): sampling
    * and scoring apply it unmerged, `update` trains it alone, `save` / `load` write and read it in PEFT's layout.
@@ -110,7 +115,11 @@ export class OnnxPolicyBackend implements PolicyBackend {
   private weightFeeds: Feeds = {};
   private tokenizerRef: Tokenizer | undefined;
   private invFreq: Float64Array;
-  private readonly sessions = new Map<DecoderGraphKind, Promise<Session>>();
+  /** The sampling and scoring sessions: shared with a run's other engines, or the engine's own. */
+  private readonly sessions: SharedSessions<Session>;
+  private usesSessions = false;
+  /** What the sessions depend on besides the graph's kind (`sessionKeyOf`). */
+  private sessionKey: string;
   /** Made on the first update (or optimizer-state load); trains `weights` in place. */
   private trainerRef: Promise<OnnxTrainer> | undefined;
   private disposed = false;
@@ -136,6 +145,20 @@ export class OnnxPolicyBackend implements PolicyBackend {
     const lora = options.lora;
     this.adapter = lora && initLoraAdapter(config, lora.settings, new SeededRandom(lora.seed ?? 0));
     this.weightFeeds = this.makeWeightFeeds();
+    this.sessions = this.weightMode === 'inputs' && options.rolloutSessions ? options.rolloutSessions : rolloutSessionPool();
+    this.sessionKey = this.sessionKeyOf(config);
+  }
+
+  /** The graphs' inputs and options: everything a session depends on but the graph's kind and the weights' values. */
+  private sessionKeyOf(config: DecoderConfig): string {
+    const { weightMode, provider, options } = this;
+    return JSON.stringify([
+      graphShape(config),
+      weightMode,
+      options.lora?.settings ?? null,
+      provider.provider,
+      options.sessionOptions ?? null,
+    ]);
   }
 
   /** The tensors `update` trains: the LoRA adapter's, or the weights. */
@@ -186,13 +209,14 @@ export class OnnxPolicyBackend implements PolicyBackend {
   /** The session of one graph, built on first use. */
   session(kind: DecoderGraphKind): Promise<Session> {
     this.ensureLive();
-    let pending = this.sessions.get(kind);
-    if (!pending) {
-      const model = buildDecoderGraph(this.configRef, kind, this.graphWeightsRef, this.weightMode, this.options.lora?.settings);
-      pending = this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, this.options.sessionOptions));
-      this.sessions.set(kind, pending);
+    if (!this.usesSessions) {
+      this.sessions.retain();
+      this.usesSessions = true;
     }
-    return pending;
+    return this.sessions.get(kind, this.sessionKey, () => {
+      const model = buildDecoderGraph(this.configRef, kind, this.graphWeightsRef, this.weightMode, this.options.lora?.settings);
+      return this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, this.options.sessionOptions));
+    });
   }
 
   private async run(kind: DecoderGraphKind, feeds: Feeds): Promise<OrtModule.InferenceSession.ReturnType> {
@@ -475,6 +499,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       await this.releaseSessions();
       await this.releaseTrainer();
       this.configRef = loaded.config;
+      this.sessionKey = this.sessionKeyOf(loaded.config);
       this.invFreq = rotaryInverseFrequencies(loaded.config);
     }
     await this.replaceWeights(loaded.weights);
@@ -573,10 +598,11 @@ export class OnnxPolicyBackend implements PolicyBackend {
     if (pending) await (await pending).release();
   }
 
+  /** Lets go of the sessions (released once no engine sharing them uses them). */
   private async releaseSessions(): Promise<void> {
-    const pending = [...this.sessions.values()];
-    this.sessions.clear();
-    for (const s of pending) await (await s).release();
+    if (!this.usesSessions) return;
+    this.usesSessions = false;
+    await this.sessions.release();
   }
 
   dispose(): void {
@@ -592,6 +618,11 @@ export class OnnxPolicyBackend implements PolicyBackend {
   private ensureLive(): void {
     if (this.disposed) throw new OnnxBackendDisposedError(this.name);
   }
+}
+
+/** A pool of sampling and scoring sessions for a run's engines of one architecture to share. */
+export function rolloutSessionPool(): SharedSessions<Session> {
+  return new SharedSessions((s) => s.release());
 }
 
 /** What the graphs are specialised on (everything but the weights' values). */

@@ -13,8 +13,7 @@ import { promptResponseLayout, SeededRandom, type DecoderConfig, type HostTensor
 import { DpoLossFunction, NllLossFunction, PolicyLossFunction, type DpoSettings } from '@drmas/plugin-algorithms';
 import { DecoderModel, selectRuntime, tfjsTensorOps } from '@drmas/plugin-backend-tfjs';
 import { responseTokenStats } from '../../backend-tfjs/src/model/responseLogProbs.js';
-import { OnnxTrainer, type TrainingSession } from '../src/training/OnnxTrainer.js';
-import { TrainingSessions } from '../src/training/TrainingSessions.js';
+import { OnnxTrainer, trainingSessionPool } from '../src/training/OnnxTrainer.js';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 import { ARCHITECTURE_CASES, policyLoss, randomWeights, relativeError, tinyConfigJson } from './parityFixtures.js';
 
@@ -322,7 +321,7 @@ describe('onnx training sessions shared between trainers of one architecture', (
     }
     expect(alone[0]!.loss).not.toBe(alone[1]!.loss);
 
-    const sessions = new TrainingSessions<TrainingSession>();
+    const sessions = trainingSessionPool();
     const trainers = [
       await OnnxTrainer.create(first.config, first.weights, {}, { sessions }),
       await OnnxTrainer.create(second.config, second.weights, {}, { sessions }),

@@ -18,11 +18,10 @@ import {
   type ModelSource,
   type ModelWeights,
 } from '@drmas/models';
-import { createOnnxPolicyBackend, OnnxPolicyBackend } from '../OnnxPolicyBackend.js';
+import { createOnnxPolicyBackend, OnnxPolicyBackend, rolloutSessionPool, type OnnxEngineOptions } from '../OnnxPolicyBackend.js';
 import { OnnxValueModel } from '../critic/OnnxValueModel.js';
 import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
-import type { TrainingSession } from '../training/OnnxTrainer.js';
-import { TrainingSessions } from '../training/TrainingSessions.js';
+import { trainingSessionPool } from '../training/OnnxTrainer.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 /** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
@@ -70,7 +69,7 @@ export const onnxBackendFactory: BackendFactory = {
         name: lora ? `onnx:${modelId}@${lora.agent}` : `onnx:${modelId}`,
         provider,
         sessionOptions: threads === undefined ? undefined : { intraOpNumThreads: threads },
-        trainingSessions: sharedTrainingSessions(run),
+        ...sharedSessions(run),
         warn: (message: string) => run.log(`warning: ${message}`),
       };
       if (lora) {
@@ -147,14 +146,15 @@ function sharedBase(run: object, source: ModelSource): Promise<ModelWeights> {
 }
 
 /**
- * The training sessions of a run's onnx engines: engines of one architecture (models per agent from one checkpoint)
- * share their sessions and memory arenas, their weights being the graphs' inputs. Keyed by the run, as the bases are.
+ * The sessions of a run's onnx engines, for sampling and scoring and for training: engines of one architecture
+ * (models per agent from one checkpoint) share their sessions and memory arenas, their weights being the graphs'
+ * inputs (`SharedSessions`). Keyed by the run, as the bases are.
  */
-const trainingSessionsByRun = new WeakMap<object, TrainingSessions<TrainingSession>>();
+const sessionsByRun = new WeakMap<object, Pick<OnnxEngineOptions, 'rolloutSessions' | 'trainingSessions'>>();
 
-function sharedTrainingSessions(run: object): TrainingSessions<TrainingSession> {
-  let sessions = trainingSessionsByRun.get(run);
-  if (!sessions) trainingSessionsByRun.set(run, (sessions = new TrainingSessions()));
+function sharedSessions(run: object): Pick<OnnxEngineOptions, 'rolloutSessions' | 'trainingSessions'> {
+  let sessions = sessionsByRun.get(run);
+  if (!sessions) sessionsByRun.set(run, (sessions = { rolloutSessions: rolloutSessionPool(), trainingSessions: trainingSessionPool() }));
   return sessions;
 }
 

@@ -18,7 +18,7 @@ import { ortTensor, scoreFeeds, type Feeds } from '../DecoderFeeds.js';
 import { loadOnnxRuntime, sessionOptions, type Ort, type ProviderName } from '../ExecutionProvider.js';
 import { accumulateGradients, clippedAdamWStep } from './ClippedStep.js';
 import { HostAdamW } from './HostAdamW.js';
-import { TrainingSessions } from './TrainingSessions.js';
+import { SharedSessions } from '../SharedSessions.js';
 import { buildTrainingGraph, TrainingNames, type TrainingGraph } from './TrainingGraph.js';
 
 export interface GradientRequest {
@@ -74,10 +74,15 @@ export interface OnnxTrainerOptions {
   /** The execution provider of the training sessions (default the CPU). */
   provider?: ProviderName;
   /** Sessions shared with other trainers (a run's models of one architecture); default this trainer's own. */
-  sessions?: TrainingSessions<TrainingSession>;
+  sessions?: SharedSessions<TrainingSession>;
 }
 /** A training graph's session and what it outputs. */
 export type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
+
+/** A pool of training sessions for the trainers of a run's models of one architecture to share. */
+export function trainingSessionPool(): SharedSessions<TrainingSession> {
+  return new SharedSessions((s) => s.session.release());
+}
 
 /**
  * Forward and backward passes of a decoder on onnxruntime-node, and its update (issue 19). The weights are the Hugging
@@ -96,7 +101,7 @@ export class OnnxTrainer {
   private readonly gradientBuffers = new Map<string, Float32Array>();
   /** One agent's share of a gradient while it accumulates (`rowAgents`), made on first use. */
   private agentBuffers: Map<string, Float32Array> | undefined;
-  private readonly sessions: TrainingSessions<TrainingSession>;
+  private readonly sessions: SharedSessions<TrainingSession>;
   private usesSessions = false;
   /** What a session depends on besides the loss and its options; the weights are inputs, not part of it. */
   private readonly sessionKey: string;
@@ -112,7 +117,7 @@ export class OnnxTrainer {
     readonly config: DecoderConfig,
     hf: Map<string, WeightTensor>,
     private readonly options: OrtModule.InferenceSession.SessionOptions,
-    { adopt = false, lora, provider = 'cpu', sessions = new TrainingSessions() }: OnnxTrainerOptions,
+    { adopt = false, lora, provider = 'cpu', sessions = trainingSessionPool() }: OnnxTrainerOptions,
   ) {
     this.provider = provider;
     this.sessions = sessions;
