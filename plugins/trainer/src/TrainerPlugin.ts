@@ -25,6 +25,7 @@ import {
   type Metrics,
   type StepContext,
   type TrainingBatch,
+  type ValueLossFunction,
   type WorkerGroupBatch,
 } from '@drmas/core';
 import { restoreCheckpoint, saveCheckpoint } from './Checkpoints.js';
@@ -114,6 +115,11 @@ export class TrainerPlugin implements Plugin {
   private failed = false;
   /** The training step whose HAPPO update has run (at its first worker group's `update` call). */
   private happoDoneAt = 0;
+  /**
+   * The critics' value loss, made once: a backend may build a graph per loss (onnx does, and a new loss at every step
+   * built a session at every step and kept them all, 150 MB a step on the math job's IPPO).
+   */
+  private valueLoss: ValueLossFunction | undefined;
 
   /** The worker groups' gradient-norm spike guards, by model id (none unless a model sets `spikeGuard`). */
   private spikeGuards: SpikeGuards | undefined;
@@ -352,7 +358,7 @@ export class TrainerPlugin implements Plugin {
       const critic = criticSettings(kernel.config);
       await this.critics.update(batch, {
         rng: (id) => new SeededRng(kernel.config.trainer.seed).fork(`critic/${step.step}/${id}`),
-        loss: new ClippedValueLoss({ clipRange: critic.clipRange, aggregation: critic.aggregation }),
+        loss: (this.valueLoss ??= new ClippedValueLoss({ clipRange: critic.clipRange, aggregation: critic.aggregation })),
         lrScale: new LearningRateSchedule(critic.optimizer.schedule, critic.optimizer.warmupSteps, kernel.config.trainer.steps).scaleAt(
           step.step - 1,
         ),
