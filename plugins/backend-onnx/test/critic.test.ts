@@ -16,7 +16,8 @@ import {
 import { ClippedValueLoss, valueLoss } from '@drmas/plugin-algorithms';
 import { DecoderModel, selectRuntime } from '@drmas/plugin-backend-tfjs';
 import { TfjsValueModel } from '../../backend-tfjs/src/critic/TfjsValueModel.js';
-import { OnnxValueModel } from '../src/critic/OnnxValueModel.js';
+import { OnnxValueModel, valueSessionPool, type ValueSession } from '../src/critic/OnnxValueModel.js';
+import type { SharedSessions } from '../src/SharedSessions.js';
 import { buildValueGraph, HEAD_BIAS, HEAD_WEIGHT, ValueNames } from '../src/critic/ValueGraph.js';
 import { forwardFeeds, ortTensor, type Feeds } from '../src/DecoderFeeds.js';
 import { GraphNames } from '../src/DecoderGraph.js';
@@ -182,10 +183,12 @@ function expectClose(a: ArrayLike<number>, b: ArrayLike<number>, tol: number): v
   expect(diff).toBeLessThanOrEqual(tol * Math.max(scale, 1e-6));
 }
 
+/** One loss for every update, as the trainer passes: a critic builds a training session per loss. */
+const VALUE_LOSS = new ClippedValueLoss({ clipRange: CLIP, aggregation: 'token-mean' });
 const updateOf = (view: BatchView, microBatchSize: number) => ({
   batch: view,
   totals: lossTotals(view, { responseLength: longestResponse(view), microBatchSize }),
-  loss: new ClippedValueLoss({ clipRange: CLIP, aggregation: 'token-mean' }),
+  loss: VALUE_LOSS,
   microBatchSize,
   optimizer: OPTIMIZER,
   lrScale: 1,
@@ -269,6 +272,39 @@ describe('the onnx critic against the tfjs critic on the same weights', () => {
     expect([b.loss, b.gradNorm]).toEqual([a.loss, a.gradNorm]);
     expect(Array.from(await resumed.values({ batch: view }))).toEqual(Array.from(await first.values({ batch: view })));
     for (const model of [first, resumed]) model.dispose();
+  });
+
+  test("a run's critics of one architecture share their sessions; each values and trains bit for bit as it does alone", async () => {
+    const trunks = [21, 22].map((seed) => randomWeights(tinyConfigJson('Qwen3ForCausalLM'), seed));
+    const critic = (i: number, sessions?: SharedSessions<ValueSession>) =>
+      OnnxValueModel.create(
+        `critic${i}`,
+        'cpu',
+        { own: { config: trunks[i]!.config, weights: copyWeights(trunks[i]!.weights) } },
+        {},
+        sessions,
+      );
+    const pool = valueSessionPool();
+    const shared = [await critic(0, pool), await critic(1, pool)];
+    const alone = [await critic(0), await critic(1)];
+    const view = makeView(7);
+    const behaviour = async (model: OnnxValueModel) => {
+      const { loss, gradNorm } = await model.update(updateOf(view, 2));
+      const second = await model.update(updateOf(view, 2));
+      return { loss, gradNorm, second: [second.loss, second.gradNorm], values: Array.from(await model.values({ batch: view })) };
+    };
+    const [a, b] = [await behaviour(shared[0]!), await behaviour(shared[1]!)];
+    // One values graph and one training graph for both.
+    expect(pool.size).toBe(2);
+    expect(a.values).not.toEqual(b.values);
+    expect(a).toEqual(await behaviour(alone[0]!));
+    expect(b).toEqual(await behaviour(alone[1]!));
+    shared[0]!.dispose();
+    expect(pool.size).toBe(2);
+    expect(await behaviour(shared[1]!)).toEqual(await behaviour(alone[1]!));
+    shared[1]!.dispose();
+    expect(pool.size).toBe(0);
+    for (const model of alone) model.dispose();
   });
 
   test('on a shared trunk only the head trains, and values match an own trunk of the same weights', async () => {

@@ -32,6 +32,7 @@ import { accumulateGradients, clippedAdamWStep } from '../training/ClippedStep.j
 import { HostAdamW } from '../training/HostAdamW.js';
 import { scalar } from '../training/OnnxTrainer.js';
 import { TrainingNames } from '../training/TrainingGraph.js';
+import { SharedSessions } from '../SharedSessions.js';
 import { buildValueGraph, HEAD_BIAS, HEAD_WEIGHT, ValueNames, type ValueGraph } from './ValueGraph.js';
 
 /** The value head's file in a critic's checkpoint folder, beside the trunk's Hugging Face files (the tfjs critic's). */
@@ -52,7 +53,15 @@ export interface CriticDecoder {
 export type OnnxCriticTrunk = { own: CriticDecoder } | { shared: () => CriticDecoder };
 
 type Session = OrtModule.InferenceSession;
-type ValueSession = Omit<ValueGraph, 'model'> & { session: Session };
+export type ValueSession = Omit<ValueGraph, 'model'> & { session: Session };
+
+/** A pool of critic sessions for a run's critics of one architecture to share (their weights are the graphs' inputs). */
+export function valueSessionPool(): SharedSessions<ValueSession> {
+  return new SharedSessions((s) => s.session.release());
+}
+
+/** The scope of the values graph in the pool (the training graphs' scope is their loss). */
+const VALUES = 'values';
 
 /**
  * A critic on onnxruntime-node, as the tfjs backend's `TfjsValueModel` computes it: a decoder trunk and a scalar head
@@ -66,8 +75,7 @@ export class OnnxValueModel implements ValueModel {
   readonly optimizer = new HostAdamW();
   private readonly head: Map<string, WeightTensor>;
   private settings: OptimizerSettings | undefined;
-  private valuesSession: Promise<ValueSession> | undefined;
-  private readonly trainingSessions = new Map<ValueLossFunction, Promise<ValueSession>>();
+  private usesSessions = false;
   private gradientBuffers: Map<string, Float32Array> | undefined;
   private invFreqOf: { config: DecoderConfig; invFreq: Float64Array } | undefined;
 
@@ -77,6 +85,7 @@ export class OnnxValueModel implements ValueModel {
     private readonly ort: Ort,
     private trunk: OnnxCriticTrunk,
     private readonly options: OrtModule.InferenceSession.SessionOptions,
+    private readonly sessions: SharedSessions<ValueSession>,
   ) {
     const hidden = this.decoder.config.hiddenSize;
     this.head = new Map([
@@ -90,9 +99,11 @@ export class OnnxValueModel implements ValueModel {
     runtime: string,
     trunk: OnnxCriticTrunk,
     options: OrtModule.InferenceSession.SessionOptions = {},
+    /** Sessions shared with a run's other critics of the same architecture; default the critic's own. */
+    sessions: SharedSessions<ValueSession> = valueSessionPool(),
   ): Promise<OnnxValueModel> {
     const owned: OnnxCriticTrunk = 'own' in trunk ? { own: trainedTrunk(trunk.own) } : trunk;
-    return new OnnxValueModel(name, runtime, await loadOnnxRuntime(), owned, options);
+    return new OnnxValueModel(name, runtime, await loadOnnxRuntime(), owned, options, sessions);
   }
 
   private get decoder(): CriticDecoder {
@@ -116,17 +127,18 @@ export class OnnxValueModel implements ValueModel {
   }
 
   private session(loss: ValueLossFunction | undefined): Promise<ValueSession> {
-    const pending = loss ? this.trainingSessions.get(loss) : this.valuesSession;
-    if (pending) return pending;
+    if (!this.usesSessions) {
+      this.sessions.retain();
+      this.usesSessions = true;
+    }
     const { config, weights } = this.decoder;
-    const { model, ...outputs } = buildValueGraph(config, weights, { loss, trainTrunk: 'own' in this.trunk });
-    const created = this.ort.InferenceSession.create(model, sessionOptions('cpu', this.options)).then((session): ValueSession => ({
-      session,
-      ...outputs,
-    }));
-    if (loss) this.trainingSessions.set(loss, created);
-    else this.valuesSession = created;
-    return created;
+    const trainTrunk = 'own' in this.trunk;
+    const key = JSON.stringify([graphConfig(config), trainTrunk, this.options]);
+    return this.sessions.get(loss ?? VALUES, key, async () => {
+      const { model, ...outputs } = buildValueGraph(config, weights, { loss, trainTrunk });
+      const session = await this.ort.InferenceSession.create(model, sessionOptions('cpu', this.options));
+      return { session, ...outputs };
+    });
   }
 
   /** The forward inputs of a layout: ids, rope tables, attention bias, and the predicting columns. */
@@ -249,8 +261,6 @@ export class OnnxValueModel implements ValueModel {
     if ('own' in this.trunk) {
       const loaded = await loadModelWeights({ model: dir });
       const own = this.trunk.own;
-      // The same model as far as the graphs go (its config.json's metadata, such as torch_dtype, aside).
-      const graphConfig = (config: DecoderConfig) => JSON.stringify({ ...config, raw: undefined });
       const fits =
         graphConfig(loaded.config) === graphConfig(own.config) &&
         loaded.weights.size === own.weights.size &&
@@ -278,17 +288,21 @@ export class OnnxValueModel implements ValueModel {
     await this.optimizer.load(dir, this.trained());
   }
 
-  /** Releases the sessions (rebuilt on demand). */
+  /** Lets go of the sessions (released once no critic sharing them uses them; rebuilt on demand). */
   private async release(): Promise<void> {
-    const pending = [...this.trainingSessions.values(), ...(this.valuesSession ? [this.valuesSession] : [])];
-    this.trainingSessions.clear();
-    this.valuesSession = undefined;
-    for (const p of pending) await (await p).session.release();
+    if (!this.usesSessions) return;
+    this.usesSessions = false;
+    await this.sessions.release();
   }
 
   dispose(): void {
     void this.release();
   }
+}
+
+/** The model as far as the graphs go (its config.json's metadata, such as torch_dtype, aside). */
+function graphConfig(config: DecoderConfig): string {
+  return JSON.stringify({ ...config, raw: undefined });
 }
 
 /**

@@ -18,10 +18,12 @@ import {
   type ModelSource,
   type ModelWeights,
 } from '@drmas/models';
-import { createOnnxPolicyBackend, OnnxPolicyBackend, rolloutSessionPool, type OnnxEngineOptions } from '../OnnxPolicyBackend.js';
-import { OnnxValueModel } from '../critic/OnnxValueModel.js';
+import type * as OrtModule from 'onnxruntime-node';
+import { createOnnxPolicyBackend, OnnxPolicyBackend, rolloutSessionPool } from '../OnnxPolicyBackend.js';
+import { OnnxValueModel, valueSessionPool, type ValueSession } from '../critic/OnnxValueModel.js';
+import type { SharedSessions } from '../SharedSessions.js';
 import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
-import { trainingSessionPool } from '../training/OnnxTrainer.js';
+import { trainingSessionPool, type TrainingSession } from '../training/OnnxTrainer.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 /** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
@@ -69,7 +71,8 @@ export const onnxBackendFactory: BackendFactory = {
         name: lora ? `onnx:${modelId}@${lora.agent}` : `onnx:${modelId}`,
         provider,
         sessionOptions: threads === undefined ? undefined : { intraOpNumThreads: threads },
-        ...sharedSessions(run),
+        rolloutSessions: runSessions(run).rollout,
+        trainingSessions: runSessions(run).training,
         warn: (message: string) => run.log(`warning: ${message}`),
       };
       if (lora) {
@@ -115,7 +118,7 @@ export const onnxBackendFactory: BackendFactory = {
         );
       }
       run.log(`critic ${criticId}: a value head on the trunk of ${shareTrunk.name}`);
-      return OnnxValueModel.create(name, shareTrunk.runtime, { shared: () => shareTrunk.sharedTrunk()! }, options);
+      return OnnxValueModel.create(name, shareTrunk.runtime, { shared: () => shareTrunk.sharedTrunk()! }, options, runSessions(run).critic);
     }
     const loaded = await loadCriticTrunk(
       criticId,
@@ -125,7 +128,13 @@ export const onnxBackendFactory: BackendFactory = {
     const ort = await loadOnnxRuntime();
     const runtime = describeProvider(ort, { provider: 'cpu', requested: 'cpu' }, threads);
     run.log(`critic ${criticId}: ${model.model} with a zero-initialized value head on ${runtime}`);
-    return OnnxValueModel.create(name, runtime, { own: { config: loaded.config, weights: loaded.weights } }, options);
+    return OnnxValueModel.create(
+      name,
+      runtime,
+      { own: { config: loaded.config, weights: loaded.weights } },
+      options,
+      runSessions(run).critic,
+    );
   },
 };
 
@@ -146,15 +155,24 @@ function sharedBase(run: object, source: ModelSource): Promise<ModelWeights> {
 }
 
 /**
- * The sessions of a run's onnx engines, for sampling and scoring and for training: engines of one architecture
- * (models per agent from one checkpoint) share their sessions and memory arenas, their weights being the graphs'
- * inputs (`SharedSessions`). Keyed by the run, as the bases are.
+ * The sessions of a run's onnx engines and critics: those of one architecture (models per agent from one checkpoint,
+ * a critic per agent) share their sessions and memory arenas, their weights being the graphs' inputs
+ * (`SharedSessions`). Keyed by the run, as the bases are.
  */
-const sessionsByRun = new WeakMap<object, Pick<OnnxEngineOptions, 'rolloutSessions' | 'trainingSessions'>>();
+interface RunSessions {
+  rollout: SharedSessions<OrtModule.InferenceSession>;
+  training: SharedSessions<TrainingSession>;
+  critic: SharedSessions<ValueSession>;
+}
 
-function sharedSessions(run: object): Pick<OnnxEngineOptions, 'rolloutSessions' | 'trainingSessions'> {
+const sessionsByRun = new WeakMap<object, RunSessions>();
+
+function runSessions(run: object): RunSessions {
   let sessions = sessionsByRun.get(run);
-  if (!sessions) sessionsByRun.set(run, (sessions = { rolloutSessions: rolloutSessionPool(), trainingSessions: trainingSessionPool() }));
+  if (!sessions) {
+    sessions = { rollout: rolloutSessionPool(), training: trainingSessionPool(), critic: valueSessionPool() };
+    sessionsByRun.set(run, sessions);
+  }
   return sessions;
 }
 
