@@ -2,9 +2,9 @@
  * onnxruntime sessions shared by the engines and trainers of one run whose graphs are the same: a graph that takes its
  * weights as inputs depends on the architecture and options only, so a run's models of one architecture (one per
  * agent, from one checkpoint) can run one session per graph, and with it one CPU arena, which keeps the largest
- * activations a session has held. Measured on M-ASK with a model per each of its five agents: a training arena per
- * model took a run past 12 GB (about 1.7 GB each); a rollout arena per model (prefill, decode and scoring graphs)
- * kept it at about 7 GB where a shared model needs 2.
+ * activations a session has held. Measured on M-ASK with a model for each of its five agents: a training arena per
+ * model took a run past 12 GB (about 1.7 GB each); a sampling arena per model took its final evaluation to 18.5 GB
+ * (`drmas eval` of 16 tasks: 8.2 GB, against 3.5 GB shared).
  *
  * Sessions are found by a scope (the graph's kind, or the training loss) and a key naming the rest. Each engine or
  * trainer retains the pool on its first session and releases it when done; the last one to let go releases the
