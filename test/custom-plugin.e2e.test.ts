@@ -23,9 +23,9 @@ function traceTaps(kernel: Kernel): string[] {
   return calls;
 }
 
-/** The metrics lines of a run without the wall-clock keys (`timing/*`), which differ between any two runs. */
+/** The metrics lines of a run without the wall-clock and memory keys (`timing/*`, `perf/*`), which differ between any two runs. */
 function withoutTimings(lines: Array<Record<string, number>>): Array<Record<string, number>> {
-  return lines.map((line) => Object.fromEntries(Object.entries(line).filter(([key]) => !key.startsWith('timing/'))));
+  return lines.map((line) => Object.fromEntries(Object.entries(line).filter(([key]) => !/^(timing|perf)\//.test(key))));
 }
 
 describe('examples/custom-plugin', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import { AdvantagePlugin, DrmasError, HOOK_NAMES, Kernel, Stage, type LoadedPlugin, type Plugin, type RolloutBatch } from '@drmas/core';
 import { kernelConfig } from './kernelConfig.js';
 
@@ -264,6 +265,29 @@ describe('Kernel', () => {
       expect(metrics['timing/reward']).toBeGreaterThanOrEqual(0.025);
       expect(metrics['timing/reward']).toBeLessThan(5);
       expect(metrics['timing/advantage']).toBeLessThan(metrics['timing/reward']!);
+    }
+  });
+
+  test("every step's metrics carry the process's memory in GiB, its peak within what Linux reports before and after", async () => {
+    // VmHWM: the kernel's own record of the process's peak resident memory, in kB.
+    const peakGiB = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024 ** 2;
+    const lines: Array<Record<string, number>> = [];
+    const kernel = new Kernel();
+    const sink: Plugin = { name: 'sink', apply: (k) => void k.hooks.afterStep.tap('sink', (r) => void lines.push(r.metrics)) };
+    kernel.configure(kernelConfig(2), [loaded(recorder([])), loaded(sink)]);
+    const before = peakGiB();
+    await kernel.run({ runDir: '/nonexistent' });
+    const after = peakGiB();
+    expect(lines).toHaveLength(2);
+    for (const metrics of lines) {
+      const rss = metrics['perf/cpu_memory_used_gb']!;
+      const peak = metrics['perf/max_cpu_memory_used_gb']!;
+      const heap = metrics['perf/heap_used_gb']!;
+      expect(peak).toBeGreaterThanOrEqual(before - 1e-4);
+      expect(peak).toBeLessThanOrEqual(after + 1e-4);
+      expect(rss).toBeLessThanOrEqual(peak + 1e-4);
+      expect(heap).toBeGreaterThan(0);
+      expect(heap).toBeLessThan(rss);
     }
   });
 

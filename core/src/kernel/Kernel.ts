@@ -22,6 +22,7 @@ import { Roles } from '../roles/Roles.js';
 import { createKernelHooks, type KernelHooks } from './KernelHooks.js';
 import { PluginErrorInterceptor } from './PluginErrorInterceptor.js';
 import { TimingInterceptor } from './TimingInterceptor.js';
+import { processMemory } from './processMemory.js';
 import { ADVANTAGE_PLUGIN_NAME } from '../builtins/AdvantagePlugin.js';
 import { planEvaluation, planRun, type RunPlan } from '../run/runDirectory.js';
 import { acquireRunLock, RUN_LOCK_FILE, type RunLock } from '../run/runLock.js';
@@ -350,6 +351,7 @@ export class Kernel implements Roles {
       if (this.hasTaps('evaluate') && ((every > 0 && step % every === 0) || (atEnd && isLast))) {
         await this.hooks.evaluate.promise({ run, step, metrics });
       }
+      Object.assign(metrics, processMemory());
       metrics['timing/step'] = Math.round(performance.now() - started) / 1000;
       for (const sink of this.getAll(MetricsSink)) await sink.write({ step, metrics });
       return result;

@@ -39,6 +39,9 @@ export function metricLines(): MetricLine[] {
       'timing/update': 0.5 + 0.1 * step,
       'timing/step': 2.2 + 0.1 * step,
       'perf/tokens_per_second': 100 * step,
+      'perf/cpu_memory_used_gb': 1.5,
+      'perf/max_cpu_memory_used_gb': 1.5 + 0.1 * step,
+      'perf/heap_used_gb': 0.2,
     };
     if (step % 2 === 0) {
       line['val/avg@16'] = 0.2 + 0.05 * step;

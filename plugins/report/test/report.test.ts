@@ -115,6 +115,7 @@ describe('renderReport', () => {
     expect(plan['group-policy-kl']).toEqual(['actor/policy/entropy']);
     expect(plan.timing).toEqual(['timing/step', 'timing/rollout', 'timing/update']);
     expect(plan.throughput).toEqual(['perf/tokens_per_second']);
+    expect(plan.memory).toEqual(['perf/cpu_memory_used_gb', 'perf/max_cpu_memory_used_gb', 'perf/heap_used_gb']);
     expect(plan['other-advantage']).toEqual(['advantage/std']);
     expect(plan['other-val']).toEqual(['val/extra@1']);
     // every chart has a figure in the page; policy's grad norms (10 .. 1.67) span less than two decades: log offered, off

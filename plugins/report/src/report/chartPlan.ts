@@ -305,6 +305,24 @@ export function planPanels(series: Record<string, Series>): PlannedPanel[] {
       ],
     }),
   });
+  const memoryLabels: Record<string, string> = {
+    'perf/cpu_memory_used_gb': 'resident',
+    'perf/max_cpu_memory_used_gb': 'peak resident',
+    'perf/heap_used_gb': 'JavaScript heap',
+  };
+  const memoryOrder = Object.keys(memoryLabels);
+  const memory = take((k) => k in memoryLabels).sort((a, b) => memoryOrder.indexOf(a) - memoryOrder.indexOf(b));
+  panel({
+    id: 'memory',
+    section: 'Timing and throughput',
+    title: 'Memory',
+    charts: chart({
+      id: 'memory',
+      title: "The process's memory at the end of each step",
+      leftLabel: 'GiB',
+      series: memory.map((k) => s(k, 'left', { label: memoryLabels[k] })),
+    }),
+  });
   const speed = take((k) => /tokens?_per_s(ec(ond)?)?$|throughput/.test(k));
   const tokens = take((k) => k === 'response/tokens');
   panel({
