@@ -283,8 +283,9 @@ describe('Kernel', () => {
       const rss = metrics['perf/cpu_memory_used_gb']!;
       const peak = metrics['perf/max_cpu_memory_used_gb']!;
       const heap = metrics['perf/heap_used_gb']!;
-      expect(peak).toBeGreaterThanOrEqual(before - 1e-4);
-      expect(peak).toBeLessThanOrEqual(after + 1e-4);
+      // getrusage's peak and VmHWM are sampled apart by a few pages: 2 MiB of slack (a unit slip is 1024x).
+      expect(peak).toBeGreaterThanOrEqual(before - 2e-3);
+      expect(peak).toBeLessThanOrEqual(after + 2e-3);
       expect(rss).toBeLessThanOrEqual(peak + 1e-4);
       expect(heap).toBeGreaterThan(0);
       expect(heap).toBeLessThan(rss);
