@@ -94,6 +94,57 @@ describe('PPO with GAE and critics on the toy loop', () => {
   });
 });
 
+/**
+ * A plugin whose engine is tfjs's, recording the value loss each critic update is handed in
+ * `globalThis.__criticLosses`: an engine may build a graph per loss object (onnx does), so the trainer must hand the
+ * same one at every step.
+ */
+const LOSS_RECORDER_PLUGIN = `
+import { BackendFactory } from '@drmas/core';
+import { tfjsBackendFactory } from '@drmas/plugin-backend-tfjs';
+const losses = (globalThis.__criticLosses = []);
+export default () => ({
+  name: 'critic-loss-recorder',
+  register(ctx) {
+    ctx.provide(BackendFactory, 'recorder', {
+      ...tfjsBackendFactory,
+      name: 'recorder',
+      async createCritic(options) {
+        const critic = await tfjsBackendFactory.createCritic(options);
+        const update = critic.update.bind(critic);
+        critic.update = (request) => (losses.push(request.loss), update(request));
+        return critic;
+      },
+    });
+  },
+  apply() {},
+});
+`;
+
+describe("the critics' value loss", () => {
+  const run = withCritic(
+    'critic-loss',
+    { learner: 'ppo' },
+    { steps: 2 },
+    {
+      plugins: ['algorithms', 'backend-tfjs', 'trainer', './toy-rollout.js', './loss-recorder.js'],
+      models: {
+        left: { model: 'tiny', runtime: 'wasm', backend: 'recorder', optimizer: { lr: 3e-3 } },
+        right: { model: 'tiny', runtime: 'wasm', backend: 'recorder', optimizer: { lr: 3e-3 } },
+      },
+    },
+  );
+
+  test('is one object for every critic at every step (a new one per step made the onnx critic a graph per step)', async () => {
+    run.project.write({ 'loss-recorder.js': LOSS_RECORDER_PLUGIN });
+    await train(run.project.dir, run.project.path('run'));
+    const losses = (globalThis as { __criticLosses?: unknown[] }).__criticLosses!;
+    // Two critics (left, right) x 2 steps.
+    expect(losses).toHaveLength(4);
+    expect(new Set(losses).size).toBe(1);
+  });
+});
+
 describe("the critics' learning-rate schedule", () => {
   const run = withCritic(
     'critic-schedule',

@@ -310,8 +310,8 @@ export function planPanels(series: Record<string, Series>): PlannedPanel[] {
     'perf/max_cpu_memory_used_gb': 'peak resident',
     'perf/heap_used_gb': 'JavaScript heap',
   };
-  const memoryOrder = Object.keys(memoryLabels);
-  const memory = take((k) => k in memoryLabels).sort((a, b) => memoryOrder.indexOf(a) - memoryOrder.indexOf(b));
+  const memoryKeys = new Set(take((k) => k in memoryLabels));
+  const memory = Object.keys(memoryLabels).filter((k) => memoryKeys.has(k));
   panel({
     id: 'memory',
     section: 'Timing and throughput',
