@@ -207,6 +207,10 @@ export function trainingProvider(provider: ProviderName): ProviderName {
  * Session options: intra-op threads = cores (unless `extra` sets them), all graph optimizations, the chosen provider. Intra-op threads do not
  * spin while waiting for work: on a machine shared with other processes, spinning threads took the cores from the
  * thread that had work (measured 2-2.5x slower generation under a load average of 4-5 on 2 cores).
+ * No memory pattern (unless `extra` asks for one, `models.<id>.memoryPattern`): onnxruntime plans and keeps an arena
+ * layout per input shape, and these graphs see a new shape at nearly every call (prompt and cache lengths, micro-batch
+ * rows), so the patterns only held memory: without them M-ASK with a model per agent peaks at 3.9 GiB instead of 6.2
+ * at the same speed, and the math job updates faster (`npm run bench:memory-pattern`, bench/RESULTS.md).
  */
 export function sessionOptions(
   provider: ProviderName,
@@ -218,6 +222,7 @@ export function sessionOptions(
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    enableMemPattern: false,
     // Errors only: a WebGPU session warns at every creation that some nodes run on the CPU, which is by design.
     logSeverityLevel: 3,
     ...extra,

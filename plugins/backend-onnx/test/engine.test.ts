@@ -225,6 +225,31 @@ describe('plugin', () => {
     expect(schema.safeParse({ threads: 2 }).success).toBe(true);
   });
 
+  it('models.<id>.memoryPattern changes memory only: both settings sample, train and score alike, in sessions of their own', async () => {
+    const run = { log: () => {} };
+    const make = (memoryPattern: boolean) =>
+      onnxBackendFactory.create({
+        modelId: `pattern-${memoryPattern}`,
+        settings: { model: 'tiny', seed: 5, provider: 'cpu', threads: 1, memoryPattern },
+        run: run as never,
+      }) as Promise<OnnxPolicyBackend>;
+    const [on, off] = [await make(true), await make(false)];
+    expect(await on.session('decode')).not.toBe(await off.session('decode'));
+    const request: GenerateRequest = { prompts: PROMPTS, maxNewTokens: 8, temperature: 1, seed: 4, stopTokenIds: [] };
+    const update = updateRequest(makeBatch([[PROMPTS[1]!, [7, 2, 9]]], [0.5]), weightedCrossEntropy, 1, { optimizer: { lr: 1e-2 } });
+    const behaviour = async (engine: PolicyBackend) => ({
+      sampled: (await engine.generate(request)).tokenIds,
+      gradNorm: (await engine.update(update)).gradNorm,
+      scores: (await scoreSequences(engine, PROMPTS, PROMPTS)).logProbs,
+    });
+    expect(await behaviour(off)).toEqual(await behaviour(on));
+    on.dispose();
+    off.dispose();
+    const schema = onnxBackendPlugin().configSchema.models;
+    expect(schema.safeParse({ memoryPattern: 'off' }).success).toBe(false);
+    expect(schema.safeParse({ memoryPattern: false }).success).toBe(true);
+  });
+
   it("a LoRA agent's engine: made on onnx, refused on tfjs at the agent's lora key", async () => {
     const run = { log: () => {} } as never;
     const lora = { rank: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'v_proj'], agent: 'solver' };

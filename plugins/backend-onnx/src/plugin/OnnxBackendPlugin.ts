@@ -63,16 +63,16 @@ export const onnxBackendFactory: BackendFactory = {
   async create({ modelId, settings, run }) {
     const model = settings as ModelSettings;
     const provider = parseProviderRequest(model.provider, `models.${modelId}.provider`);
-    const threads = settings.threads as number | undefined;
     const lora = settings.lora as LoraEngineSettings | undefined;
+    const sessions = runSessions(run);
     try {
       const source = { model: model.model, architecture: model.architecture as ArchitectureName | undefined, seed: model.seed };
       const options = {
         name: lora ? `onnx:${modelId}@${lora.agent}` : `onnx:${modelId}`,
         provider,
-        sessionOptions: threads === undefined ? undefined : { intraOpNumThreads: threads },
-        rolloutSessions: runSessions(run).rollout,
-        trainingSessions: runSessions(run).training,
+        sessionOptions: modelSessionOptions(model),
+        rolloutSessions: sessions.rollout,
+        trainingSessions: sessions.training,
         warn: (message: string) => run.log(`warning: ${message}`),
       };
       if (lora) {
@@ -98,8 +98,7 @@ export const onnxBackendFactory: BackendFactory = {
   async createCritic({ criticId, settings, run, shareTrunk }) {
     const model = settings as ModelSettings;
     const name = `onnx:critic:${criticId}`;
-    const threads = settings.threads as number | undefined;
-    const options = threads === undefined ? {} : { intraOpNumThreads: threads };
+    const options = modelSessionOptions(model) ?? {};
     if (shareTrunk) {
       if (!(shareTrunk instanceof OnnxPolicyBackend)) {
         throw new DrmasError('CONFIG_INVALID', `critic ${criticId} shares the trunk of a ${shareTrunk.name} policy, which is not on onnx`, {
@@ -126,7 +125,7 @@ export const onnxBackendFactory: BackendFactory = {
       'onnx',
     );
     const ort = await loadOnnxRuntime();
-    const runtime = describeProvider(ort, { provider: 'cpu', requested: 'cpu' }, threads);
+    const runtime = describeProvider(ort, { provider: 'cpu', requested: 'cpu' }, options.intraOpNumThreads);
     run.log(`critic ${criticId}: ${model.model} with a zero-initialized value head on ${runtime}`);
     return OnnxValueModel.create(
       name,
@@ -137,6 +136,15 @@ export const onnxBackendFactory: BackendFactory = {
     );
   },
 };
+
+/** The session options a model's settings ask for, beside `sessionOptions`' defaults (undefined: none). */
+function modelSessionOptions(model: ModelSettings): OrtModule.InferenceSession.SessionOptions | undefined {
+  const options: OrtModule.InferenceSession.SessionOptions = {};
+  const { threads, memoryPattern } = model as { threads?: number; memoryPattern?: boolean };
+  if (threads !== undefined) options.intraOpNumThreads = threads;
+  if (memoryPattern !== undefined) options.enableMemPattern = memoryPattern;
+  return Object.keys(options).length ? options : undefined;
+}
 
 /**
  * The frozen bases of a run's LoRA engines, by model source: every adapter on one model reads the same weight
@@ -184,6 +192,7 @@ export class OnnxBackendPlugin implements Plugin {
     models: z.strictObject({
       provider: z.enum(PROVIDER_REQUESTS as unknown as [ProviderRequest, ...ProviderRequest[]]).optional(),
       threads: z.number().int().min(1).max(MAX_THREADS).optional(),
+      memoryPattern: z.boolean().optional(),
     }),
   };
 
@@ -215,5 +224,10 @@ declare module '@drmas/core' {
      * several processes share the cores: `drmas worker` processes, or a trainer beside its workers.
      */
     threads?: number;
+    /**
+     * onnxruntime's memory pattern (`enableMemPattern`) for this model's onnx sessions, an arena layout planned and
+     * kept per input shape (default false: the shapes change at nearly every call, and the kept plans only held memory).
+     */
+    memoryPattern?: boolean;
   }
 }
