@@ -17,6 +17,7 @@ import { ClippedValueLoss, valueLoss } from '@drmas/plugin-algorithms';
 import { DecoderModel, selectRuntime } from '@drmas/plugin-backend-tfjs';
 import { TfjsValueModel } from '../../backend-tfjs/src/critic/TfjsValueModel.js';
 import { OnnxValueModel, valueSessionPool, type ValueSession } from '../src/critic/OnnxValueModel.js';
+import { onnxBackendFactory } from '../src/plugin/OnnxBackendPlugin.js';
 import type { SharedSessions } from '../src/SharedSessions.js';
 import { buildValueGraph, HEAD_BIAS, HEAD_WEIGHT, ValueNames } from '../src/critic/ValueGraph.js';
 import { forwardFeeds, ortTensor, type Feeds } from '../src/DecoderFeeds.js';
@@ -305,6 +306,22 @@ describe('the onnx critic against the tfjs critic on the same weights', () => {
     shared[1]!.dispose();
     expect(pool.size).toBe(0);
     for (const model of alone) model.dispose();
+  });
+
+  test("the plugin gives a run's critics one pool: two critics of a run share their sessions, another run's do not", async () => {
+    const make = (run: object, criticId: string) =>
+      onnxBackendFactory.createCritic!({
+        criticId,
+        settings: { model: 'tiny', seed: 3, runtime: 'auto', backend: 'onnx' },
+        run: run as never,
+      }) as Promise<OnnxValueModel>;
+    const [run, otherRun] = [{ log: () => {} }, { log: () => {} }];
+    const [left, right, other] = [await make(run, 'left'), await make(run, 'right'), await make(otherRun, 'left')];
+    for (const loss of [undefined, VALUE_LOSS]) {
+      expect((await left.session(loss)).session).toBe((await right.session(loss)).session);
+      expect((await other.session(loss)).session).not.toBe((await left.session(loss)).session);
+    }
+    for (const model of [left, right, other]) model.dispose();
   });
 
   test('on a shared trunk only the head trains, and values match an own trunk of the same weights', async () => {

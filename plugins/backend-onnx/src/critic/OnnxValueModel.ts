@@ -126,7 +126,8 @@ export class OnnxValueModel implements ValueModel {
     return feeds;
   }
 
-  private session(loss: ValueLossFunction | undefined): Promise<ValueSession> {
+  /** The values graph's session (no loss), or the training graph's of `loss`, built on first use. */
+  session(loss?: ValueLossFunction): Promise<ValueSession> {
     if (!this.usesSessions) {
       this.sessions.retain();
       this.usesSessions = true;
