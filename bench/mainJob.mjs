@@ -4,12 +4,12 @@
 //   (npm run bench:main-job; run `npx tsc -b` first). `--steps` and `--no-eval` shorten the job (a loaded machine).
 // Prints one JSON line per run and writes the section "Main job: tfjs vs onnx trainer" of bench/RESULTS.md;
 // `--records FILE` writes it from the JSON lines of an earlier (perhaps interrupted) run instead of training.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { BENCH_DIR, REPO_ROOT } from './lib/benchOptions.mjs';
+import { BENCH_DIR } from './lib/benchOptions.mjs';
+import { trainRun } from './lib/trainRun.mjs';
 import { median } from './lib/workloads.mjs';
 import { MAIN_JOB_SECTION, replaceSection } from './lib/resultsSections.mjs';
 
@@ -28,28 +28,13 @@ const CONFIG = 'examples/math/drmas.config.json';
 
 /** One training run on `backend`: wall seconds, and the step timings from its metrics.jsonl. */
 function trainOnce(backend) {
-  const runDir = mkdtempSync(join(tmpdir(), `drmas-main-job-${backend}-`));
-  const args = ['core/bin/drmas.js', 'train', '--config', CONFIG, '--run-dir', runDir];
+  const args = [];
   if (backend === 'tfjs') args.push('--set', 'models.policy.backend=tfjs');
   if (values.steps) args.push('--set', `trainer.steps=${values.steps}`);
   if (values['no-eval']) args.push('--set', 'eval.atStart=false', '--set', 'eval.atEnd=false');
-  const started = performance.now();
-  const child = spawnSync(process.execPath, args, { cwd: REPO_ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
-  const wallSeconds = (performance.now() - started) / 1000;
-  if (child.status !== 0) {
-    console.error(
-      `bench: main job on ${backend} failed (exit ${child.status}): ${(child.stderr || '').trim().split('\n').slice(-3).join(' | ')}`,
-    );
-    rmSync(runDir, { recursive: true, force: true });
-    return undefined;
-  }
-  const steps = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line))
-    .filter((m) => typeof m['timing/step'] === 'number');
-  rmSync(runDir, { recursive: true, force: true });
-  const of = (key) => median(steps.map((m) => m[key]).filter((v) => typeof v === 'number'));
+  const run = trainRun(CONFIG, args, `main job on ${backend}`);
+  if (!run) return undefined;
+  const { wallSeconds, steps, median: of } = run;
   const record = {
     bench: 'main-job',
     backend,

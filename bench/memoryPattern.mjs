@@ -9,11 +9,12 @@
 //   JSON lines of earlier runs.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BENCH_DIR, REPO_ROOT } from './lib/benchOptions.mjs';
+import { trainRun } from './lib/trainRun.mjs';
 import { median } from './lib/workloads.mjs';
 import { MEMORY_PATTERN_SECTION, replaceSection } from './lib/resultsSections.mjs';
 
@@ -52,27 +53,11 @@ const learningOf = (metrics) =>
     .slice(0, 16);
 
 function trainOnce(config, ids, memoryPattern) {
-  const runDir = mkdtempSync(join(tmpdir(), 'drmas-memory-pattern-'));
-  const args = ['core/bin/drmas.js', 'train', '--config', config, '--run-dir', runDir];
-  args.push('--set', `trainer.steps=${steps}`, '--set', 'eval.atStart=false', '--set', 'eval.atEnd=false');
+  const args = ['--set', `trainer.steps=${steps}`, '--set', 'eval.atStart=false', '--set', 'eval.atEnd=false'];
   for (const id of ids) args.push('--set', `models.${id}.memoryPattern=${memoryPattern}`);
-  const started = performance.now();
-  const child = spawnSync(process.execPath, args, { cwd: REPO_ROOT, encoding: 'utf8', maxBuffer: 1 << 26 });
-  const wallSeconds = (performance.now() - started) / 1000;
-  if (child.status !== 0) {
-    console.error(
-      `bench: ${config} memoryPattern=${memoryPattern} failed (exit ${child.status}): ${(child.stderr || '').trim().split('\n').slice(-3).join(' | ')}`,
-    );
-    rmSync(runDir, { recursive: true, force: true });
-    return undefined;
-  }
-  const metrics = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line))
-    .filter((m) => typeof m['timing/step'] === 'number');
-  rmSync(runDir, { recursive: true, force: true });
-  const of = (key) => median(metrics.map((m) => m[key]).filter((v) => typeof v === 'number'));
+  const run = trainRun(config, args, `${config} memoryPattern=${memoryPattern}`);
+  if (!run) return undefined;
+  const { wallSeconds, steps: metrics, median: of } = run;
   return {
     bench: 'memory-pattern',
     config,
