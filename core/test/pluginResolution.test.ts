@@ -17,6 +17,12 @@ beforeAll(() => {
     .package('@acme/drmas-plugin-x', plugin('acme-x'))
     .package('@acme/drmas-preset-bundle', preset('bundle', ['foo'], ['search'], { trainer: { seed: 5 } }))
     .package('drmas-plugin-not-a-plugin', 'export default { hello: 1 };\n')
+    .package(
+      'drmas-plugin-register-only',
+      "import { BackendFactory } from '@drmas/core';\nexport default { name: 'register-only', register(ctx) { ctx.provide(BackendFactory, 'ro', { kind: 'ro' }); } };\n",
+    )
+    .package('drmas-plugin-name-only', `export default { name: 'name-only', configPaths: [] };\n`)
+    .package('drmas-plugin-apply-not-a-function', `export default { name: 'apply-not-a-function', register() {}, apply: 'yes' };\n`)
     .package('drmas-plugin-preset-shaped', preset('oops', ['foo']))
     .package('drmas-plugin-broken', 'export default {{ syntax error\n')
     .package(
@@ -108,6 +114,14 @@ describe('loading', () => {
   });
 });
 
+describe('a plugin with register and no apply', () => {
+  test('loads, and what it registered resolves by name', async () => {
+    const { kernel } = await load({ plugins: ['register-only'] });
+    expect(userPlugins(kernel).map((p) => p.plugin.name)).toEqual(['register-only']);
+    expect(kernel.getNamed(BackendFactory, 'ro', 'models.policy.backend')).toEqual({ kind: 'ro' });
+  });
+});
+
 describe('TypeScript plugins and presets', () => {
   test('a .ts plugin by path, with or without its extension, and a .mts preset listing one', async () => {
     const { kernel, presets, config } = await load({ presets: ['./ts/preset.mts'], plugins: [['./ts/type-error.ts']] });
@@ -179,7 +193,21 @@ describe('one message per failure', () => {
     expect(error.message).toContain(
       'drmas-plugin-not-a-plugin/index.js is not a drmas plugin: its default export is an object with keys ["hello"]',
     );
-    expect(error.hint).toContain('{ name, apply(kernel) }');
+    expect(error.hint).toContain('{ name, register?(ctx), apply?(kernel) } (one of the two at least)');
+  });
+
+  test('a named object with neither register nor apply is not a plugin', async () => {
+    const error = await failure({ plugins: ['name-only'] });
+    expect(error.code).toBe('PLUGIN_INVALID');
+    expect(error.message).toContain('its default export is an object with keys ["name","configPaths"]');
+    expect(error.hint).toContain('(one of the two at least)');
+  });
+
+  test('an apply that is not a function is named, even beside a register', async () => {
+    const error = await failure({ plugins: ['apply-not-a-function'] });
+    expect(error.code).toBe('PLUGIN_INVALID');
+    expect(error.key).toBe('plugins[0]');
+    expect(error.hint).toBe('its `apply` is a string; make it a function or leave it out');
   });
 
   test('a module exporting a preset, listed as a plugin', async () => {

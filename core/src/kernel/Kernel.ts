@@ -136,7 +136,10 @@ export class Kernel implements Roles {
       this.modules.set(loaded.plugin.name, module);
       this.guard(loaded, 'register', () => this.container.load(module));
     }
-    for (const loaded of plugins) this.guard(loaded, 'apply', () => loaded.plugin.apply(this));
+    for (const loaded of plugins) {
+      const apply = loaded.plugin.apply?.bind(loaded.plugin);
+      if (apply) this.guard(loaded, 'apply', () => apply(this));
+    }
     this.resolvedConfig = this.hooks.configure.call(config);
     this.hooks.validate.call(this.resolvedConfig);
     return this.resolvedConfig;

@@ -4,7 +4,10 @@ import type { Kernel } from '../kernel/Kernel.js';
 import type { PresetConfig } from '../config/UserConfig.js';
 import type { OptionalPluginSpec } from './absentPlugins.js';
 
-/** A unit of behaviour: DI bindings in `register`, hook taps in `apply`. `name` is also the tap name. */
+/**
+ * A unit of behaviour: DI bindings in `register`, hook taps in `apply` (at least one of the two). `name` is also the
+ * tap name.
+ */
 export interface Plugin<O = unknown> {
   name: string;
   options?: O;
@@ -20,7 +23,7 @@ export interface Plugin<O = unknown> {
    */
   configPaths?: string[];
   register?(ctx: RegisterContext): void;
-  apply(kernel: Kernel): void;
+  apply?(kernel: Kernel): void;
 }
 
 export type PluginFactory<O = unknown> = (options: O) => Plugin<O> | Promise<Plugin<O>>;
@@ -49,13 +52,11 @@ export function definePreset<O = unknown>(preset: Preset | PresetFactory<O>): ty
   return preset;
 }
 
+/** A named object with a `register` or an `apply` function (or both), neither of them set to anything else. */
 export function isPlugin(value: unknown): value is Plugin {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Plugin).name === 'string' &&
-    typeof (value as Plugin).apply === 'function'
-  );
+  if (typeof value !== 'object' || value === null || typeof (value as Plugin).name !== 'string') return false;
+  const phases = (['register', 'apply'] as const).map((phase) => typeof (value as Record<string, unknown>)[phase]);
+  return phases.includes('function') && phases.every((type) => type === 'function' || type === 'undefined');
 }
 
 export function looksLikePreset(value: unknown): value is Preset {
@@ -63,7 +64,7 @@ export function looksLikePreset(value: unknown): value is Preset {
     typeof value === 'object' &&
     value !== null &&
     typeof (value as Preset).name === 'string' &&
-    typeof (value as Plugin).apply !== 'function' &&
+    !isPlugin(value) &&
     ('plugins' in value || 'presets' in value || 'config' in value || 'optionalPlugins' in value)
   );
 }

@@ -295,9 +295,18 @@ export class PluginLoader {
 
   private checkPlugin(value: unknown, key: string, listedIn: string, entry: string): Plugin {
     if (isPlugin(value)) return value;
+    const notAFunction = (['register', 'apply'] as const).find(
+      (phase) =>
+        typeof value === 'object' &&
+        value !== null &&
+        (value as Plugin)[phase] !== undefined &&
+        typeof (value as Plugin)[phase] !== 'function',
+    );
     const hint = looksLikePreset(value)
       ? `this module exports a preset ("${value.name}"); list it under \`presets\` instead of \`plugins\``
-      : 'export default a plugin object { name, apply(kernel) } or a factory (options) => plugin (see definePlugin)';
+      : notAFunction
+        ? `its \`${notAFunction}\` is ${describeExport((value as Record<string, unknown>)[notAFunction])}; make it a function or leave it out`
+        : 'export default a plugin object { name, register?(ctx), apply?(kernel) } (one of the two at least) or a factory (options) => plugin (see definePlugin)';
     throw new DrmasError('PLUGIN_INVALID', `${entry} is not a drmas plugin: its default export is ${describeExport(value)}`, {
       key,
       file: listedIn,

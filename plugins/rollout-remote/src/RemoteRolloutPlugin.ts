@@ -93,8 +93,6 @@ export class RemoteRolloutPlugin implements Plugin {
   register(ctx: RegisterContext): void {
     for (const dialect of Object.values(DIALECTS)) ctx.provide(BackendFactory, dialect.kind, remoteRolloutFactory(dialect));
   }
-
-  apply(): void {}
 }
 
 export default function remoteRolloutPlugin(): RemoteRolloutPlugin {

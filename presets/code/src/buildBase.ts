@@ -28,7 +28,6 @@ export async function writeCodeDemonstrations(
   const teacher: Plugin = {
     name: 'code-teacher',
     register: (ctx) => ctx.provide(BackendFactory, 'teacher', teacherBackendFactory(codec, codeTeacher(tasks))),
-    apply() {},
   };
   const { kernel } = await createKernel({
     cwd: PRESET_DIR,

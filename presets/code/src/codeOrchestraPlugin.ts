@@ -13,5 +13,4 @@ export const codeOrchestraPlugin: Plugin = {
     ctx.provide(Orchestra, 'code', codeOrchestra);
     ctx.provide(Orchestra, 'reflective-code', reflectiveCodeOrchestra);
   },
-  apply() {},
 };

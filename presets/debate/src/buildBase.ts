@@ -73,7 +73,6 @@ export async function writeDebateDemonstrations(
   const teacher: Plugin = {
     name: 'debate-teacher',
     register: (ctx) => ctx.provide(BackendFactory, 'teacher', teacherBackendFactory(codec, debateTeacher(tasks, options.wrongRate))),
-    apply() {},
   };
   const { kernel } = await createKernel({
     cwd: PRESET_DIR,

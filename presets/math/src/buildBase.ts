@@ -33,7 +33,6 @@ export async function writeMathDemonstrations(
     name: 'math-teacher',
     register: (ctx) =>
       ctx.provide(BackendFactory, 'teacher', teacherBackendFactory(codec, mathTeacher(tasks, { wrongRate: options.wrongRate }))),
-    apply() {},
   };
   const { kernel } = await createKernel({
     cwd: PRESET_DIR,

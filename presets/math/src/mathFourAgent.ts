@@ -67,5 +67,4 @@ export const mathWorkflowsPlugin: Plugin = {
     ctx.agents.register(FinalizerAgent);
     ctx.provide(Orchestra, 'math-four-agent', mathFourAgentOrchestra);
   },
-  apply() {},
 };

@@ -36,7 +36,6 @@ export async function writeSearchDemonstrations(
         'teacher',
         teacherBackendFactory(codec, (prompt) => policy!(prompt)),
       ),
-    apply() {},
   };
   const { kernel, config } = await createKernel({
     cwd: PRESET_DIR,

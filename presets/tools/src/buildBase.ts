@@ -35,7 +35,6 @@ export async function writeToolsDemonstrations(
   const teacher: Plugin = {
     name: 'tools-teacher',
     register: (ctx) => ctx.provide(BackendFactory, 'teacher', teacherBackendFactory(codec, toolsTeacher(tasks))),
-    apply() {},
   };
   const { kernel } = await createKernel({
     cwd: PRESET_DIR,

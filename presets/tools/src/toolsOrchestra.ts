@@ -50,5 +50,4 @@ export const toolsOrchestraPlugin: Plugin = {
     ctx.agents.register(AssistantAgent);
     ctx.provide(Orchestra, 'tools', toolsOrchestra);
   },
-  apply() {},
 };

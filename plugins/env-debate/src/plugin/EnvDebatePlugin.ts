@@ -16,8 +16,6 @@ export class EnvDebatePlugin implements Plugin {
   register(ctx: RegisterContext): void {
     ctx.provide(Environment, 'debate', new DebateEnvironment(() => ctx.config.env));
   }
-
-  apply(): void {}
 }
 
 /** The plugin module's default export: `plugins: ['env-debate']`. */

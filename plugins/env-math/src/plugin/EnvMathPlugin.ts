@@ -16,8 +16,6 @@ export class EnvMathPlugin implements Plugin {
   register(ctx: RegisterContext): void {
     ctx.provide(Environment, 'math', new MathEnvironment(() => ctx.config.env as MathEnvSettingsInput));
   }
-
-  apply(): void {}
 }
 
 /** The plugin module's default export: `plugins: ['env-math']`. */

@@ -17,8 +17,6 @@ export class EnvSearchPlugin implements Plugin {
   register(ctx: RegisterContext): void {
     ctx.provide(Environment, 'search', new SearchEnvironment(() => ctx.config.env as SearchEnvSettingsInput));
   }
-
-  apply(): void {}
 }
 
 /** The plugin module's default export: `plugins: ['env-search']`. */

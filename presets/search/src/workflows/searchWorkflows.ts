@@ -25,5 +25,4 @@ export const searchWorkflowsPlugin: Plugin = {
     ctx.provide(Orchestra, 'qd-rag-evidence', createQdRagOrchestra({ evidence: true }));
     ctx.provide(RewardAllocator, maskF1Allocator.name, fromTraceAllocator(maskF1Allocator));
   },
-  apply() {},
 };
