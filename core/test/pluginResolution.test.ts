@@ -43,6 +43,10 @@ beforeAll(() => {
     )
     .write({
       'local/my-plugin.js': plugin('local'),
+      'commonjs-scope/package.json': '{ "name": "commonjs-scope", "type": "commonjs" }\n',
+      'commonjs-scope/plugin.js':
+        "import { z } from '@drmas/core';\nexport default { name: 'esm', configSchema: { esm: z.object({}) }, apply() {} };\n",
+      'commonjs-scope/export-only.js': plugin('export-only'),
       'ts/typed.ts':
         "import type { Plugin } from '@drmas/core';\ninterface Depth { depth: number }\nconst depth: Depth = { depth: 2 };\nconst typed: Plugin<Depth> = { name: 'typed', options: depth, apply() {} };\nexport default typed;\n",
       'ts/preset.mts':
@@ -215,6 +219,19 @@ describe('one message per failure', () => {
     expect(error.code).toBe('PLUGIN_INVALID');
     expect(error.hint).toContain('list it under `presets`');
   });
+
+  test.each(['plugin.js', 'export-only.js'])(
+    'an ES module (%s) under a package.json without "type": "module" says which package.json, and what to change',
+    async (file) => {
+      const error = await failure({ plugins: [`./commonjs-scope/${file}`] });
+      expect(error.code).toBe('PLUGIN_LOAD_FAILED');
+      expect(error.message).toContain(
+        `${project.path('commonjs-scope', file)} but failed to load: it is written as an ES module (import/export), but Node loads it as CommonJS: ` +
+          `${project.path('commonjs-scope', 'package.json')} does not say "type": "module"`,
+      );
+      expect(error.hint).toBe(`rename the file to .mjs, or add "type": "module" to ${project.path('commonjs-scope', 'package.json')}`);
+    },
+  );
 
   test('a module that fails to import', async () => {
     const error = await failure({ plugins: ['broken'] });

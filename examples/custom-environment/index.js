@@ -197,6 +197,5 @@ export default function envListsPlugin() {
       const env = () => /** @type {z.input<typeof listsSettings>} */ (ctx.config.env);
       ctx.provide(Environment, ENVIRONMENT_NAME, new ListsEnvironment(env));
     },
-    apply() {},
   };
 }

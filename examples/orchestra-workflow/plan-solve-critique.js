@@ -52,5 +52,4 @@ export default {
     ctx.agents.register(CriticAgent);
     ctx.provide(Orchestra, 'plan-solve-critique', planSolveCritique);
   },
-  apply() {},
 };

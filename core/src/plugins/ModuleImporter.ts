@@ -64,6 +64,8 @@ function codeFrame(file: string, line: number, column: number): string {
 const JITI_TRANSFORM_ERROR = /^(\w+): ([\s\S]*?)\s*\n (.+):(\d+):(\d+)$/;
 const NOT_FOUND = /Cannot find (?:module|package) '([^']+)'(?: imported from (.+))?/;
 const MISSING_EXPORT = /The requested module '([^']+)' does not provide an export named '([^']+)'/;
+/** What Node says when a `.js` file written as an ES module is loaded as CommonJS (no `"type": "module"` above it). */
+const ESM_AS_COMMONJS = /Cannot use import statement outside a module|Unexpected token 'export'/;
 const STACK_LOCATION = /\(?((?:file:\/\/)?[^\s()]+):(\d+):(\d+)\)?$/;
 
 function missingImport(request: string, importer: string | undefined, entry: string): [message: string, hint: string] {
@@ -129,6 +131,16 @@ function explain(cause: unknown, entry: string): ModuleImportError {
     const [text, hint] = missingImport(notFound[1]!, notFound[2] ?? thrown.requireStack?.[0], entry);
     return new ModuleImportError(text, hint, cause);
   }
+  if (thrown.name === 'SyntaxError' && ESM_AS_COMMONJS.test(message) && entry.endsWith('.js')) {
+    const manifest = nearestPackageJson(path.dirname(entry));
+    return new ModuleImportError(
+      `it is written as an ES module (import/export), but Node loads it as CommonJS: ${
+        manifest ? `${manifest} does not say "type": "module"` : 'no package.json above it says "type": "module"'
+      }`,
+      `rename the file to .mjs, or add "type": "module" to ${manifest ?? 'a package.json in its folder'}`,
+      cause,
+    );
+  }
   const missingExport = thrown.name === 'SyntaxError' ? MISSING_EXPORT.exec(message) : null;
   if (missingExport) {
     return new ModuleImportError(
@@ -150,6 +162,15 @@ function explain(cause: unknown, entry: string): ModuleImportError {
     "the error comes from the module's own top-level code; run with --verbose for the stack trace",
     cause,
   );
+}
+
+/** The package.json that decides how Node loads the `.js` files of `dir`: the nearest one at or above it. */
+function nearestPackageJson(dir: string): string | undefined {
+  for (let at = dir; ; at = path.dirname(at)) {
+    const manifest = path.join(at, 'package.json');
+    if (existsSync(manifest)) return manifest;
+    if (path.dirname(at) === at) return undefined;
+  }
 }
 
 /**
