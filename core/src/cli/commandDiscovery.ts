@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DrmasError } from '../errors/DrmasError.js';
 import type { CliCommand } from './CliCommand.js';
+import { ancestorDirs } from '../plugins/ancestorDirs.js';
 
 /**
  * Commands contributed by installed packages. A package declares them in its manifest, so listing them needs no
@@ -25,15 +26,9 @@ interface Manifest {
 }
 
 function nodeModulesDirs(from: string): string[] {
-  const dirs: string[] = [];
-  let dir = path.resolve(from);
-  for (;;) {
-    const candidate = path.join(dir, 'node_modules');
-    if (existsSync(candidate)) dirs.push(candidate);
-    const parent = path.dirname(dir);
-    if (parent === dir) return dirs;
-    dir = parent;
-  }
+  return ancestorDirs(from)
+    .map((dir) => path.join(dir, 'node_modules'))
+    .filter((candidate) => existsSync(candidate));
 }
 
 function packageDirs(modules: string): string[] {

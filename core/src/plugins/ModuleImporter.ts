@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Jiti } from 'jiti';
+import { ancestorDirs } from './ancestorDirs.js';
 
 const TYPESCRIPT_FILE = /\.[cm]?ts$/;
 
@@ -166,11 +167,9 @@ function explain(cause: unknown, entry: string): ModuleImportError {
 
 /** The package.json that decides how Node loads the `.js` files of `dir`: the nearest one at or above it. */
 function nearestPackageJson(dir: string): string | undefined {
-  for (let at = dir; ; at = path.dirname(at)) {
-    const manifest = path.join(at, 'package.json');
-    if (existsSync(manifest)) return manifest;
-    if (path.dirname(at) === at) return undefined;
-  }
+  return ancestorDirs(dir)
+    .map((at) => path.join(at, 'package.json'))
+    .find((manifest) => existsSync(manifest));
 }
 
 /**

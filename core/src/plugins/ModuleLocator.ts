@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { ancestorDirs } from './ancestorDirs.js';
 
 export interface LocatedModule {
   /** Absolute path of the module's entry file. */
@@ -68,8 +69,7 @@ function packageEntry(dir: string, pkg: PackageJson): string | undefined {
 
 /** Finds a package the way Node does (walking up `node_modules` folders) and returns its ESM entry. */
 export function locatePackage(name: string, fromDir: string): LocatedModule | undefined {
-  let dir = path.resolve(fromDir);
-  for (;;) {
+  for (const dir of ancestorDirs(fromDir)) {
     const candidate = path.join(dir, 'node_modules', name);
     const manifest = path.join(candidate, 'package.json');
     if (existsSync(manifest)) {
@@ -77,10 +77,8 @@ export function locatePackage(name: string, fromDir: string): LocatedModule | un
       const entry = packageEntry(candidate, pkg);
       if (entry) return { entry, packageName: pkg.name ?? name, version: pkg.version, location: candidate };
     }
-    const parent = path.dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
   }
+  return undefined;
 }
 
 /** Resolves a relative or absolute path specifier: a file, or a folder with a package.json or index file. */
@@ -98,8 +96,7 @@ export function locatePath(specifier: string, fromDir: string): LocatedModule | 
 /** Installed package names visible from `fromDir`, for "Did you mean ...?" hints. */
 export function installedPackageNames(fromDir: string): string[] {
   const names = new Set<string>();
-  let dir = path.resolve(fromDir);
-  for (;;) {
+  for (const dir of ancestorDirs(fromDir)) {
     const modules = path.join(dir, 'node_modules');
     if (existsSync(modules)) {
       for (const entry of readdirSync(modules)) {
@@ -111,8 +108,6 @@ export function installedPackageNames(fromDir: string): string[] {
         }
       }
     }
-    const parent = path.dirname(dir);
-    if (parent === dir) return [...names];
-    dir = parent;
   }
+  return [...names];
 }

@@ -52,11 +52,18 @@ export function definePreset<O = unknown>(preset: Preset | PresetFactory<O>): ty
   return preset;
 }
 
+const PHASES = ['register', 'apply'] as const;
+
+/** The first of `register` and `apply` that `value` sets to something other than a function. */
+export function nonFunctionPhase(value: unknown): (typeof PHASES)[number] | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  return PHASES.find((phase) => !['function', 'undefined'].includes(typeof (value as Record<string, unknown>)[phase]));
+}
+
 /** A named object with a `register` or an `apply` function (or both), neither of them set to anything else. */
 export function isPlugin(value: unknown): value is Plugin {
   if (typeof value !== 'object' || value === null || typeof (value as Plugin).name !== 'string') return false;
-  const phases = (['register', 'apply'] as const).map((phase) => typeof (value as Record<string, unknown>)[phase]);
-  return phases.includes('function') && phases.every((type) => type === 'function' || type === 'undefined');
+  return nonFunctionPhase(value) === undefined && PHASES.some((phase) => typeof (value as Record<string, unknown>)[phase] === 'function');
 }
 
 export function looksLikePreset(value: unknown): value is Preset {

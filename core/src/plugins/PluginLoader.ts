@@ -6,7 +6,7 @@ import { candidatePackageNames, isPathSpecifier, shortName, type ModuleKind } fr
 import { installedPackageNames, locatePackage, locatePath, type LocatedModule } from './ModuleLocator.js';
 import { importModule, type ModuleImportError } from './ModuleImporter.js';
 import type { AbsentPlugin } from './absentPlugins.js';
-import { isPlugin, looksLikePreset, type Plugin, type PluginSpec, type Preset, type PresetSpec } from './Plugin.js';
+import { isPlugin, looksLikePreset, nonFunctionPhase, type Plugin, type PluginSpec, type Preset, type PresetSpec } from './Plugin.js';
 
 /** Where a plugin or preset came from, for messages and `drmas info`. */
 export interface ModuleOrigin {
@@ -295,13 +295,7 @@ export class PluginLoader {
 
   private checkPlugin(value: unknown, key: string, listedIn: string, entry: string): Plugin {
     if (isPlugin(value)) return value;
-    const notAFunction = (['register', 'apply'] as const).find(
-      (phase) =>
-        typeof value === 'object' &&
-        value !== null &&
-        (value as Plugin)[phase] !== undefined &&
-        typeof (value as Plugin)[phase] !== 'function',
-    );
+    const notAFunction = nonFunctionPhase(value);
     const hint = looksLikePreset(value)
       ? `this module exports a preset ("${value.name}"); list it under \`presets\` instead of \`plugins\``
       : notAFunction
