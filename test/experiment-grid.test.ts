@@ -276,6 +276,54 @@ describe('experiment grid', () => {
     expect(JSON.parse(readFileSync(path.join(grpo1.runDir, RUN_LOCK_FILE), 'utf8'))).toEqual(lock);
   });
 
+  test('a run another grid finishes after this grid planned it is reused as it is: not cleared, not run again', async () => {
+    const base0 = plan().find((r) => r.kind === 'base' && r.seed === 0)!;
+    expect(runState(base0)).toBe('pending');
+    const finished = {
+      'base-math-seed0/eval.jsonl': JSON.stringify({ step: 0, 'val/avg@16': 0.21, 'val/pass@16': 0.59 }),
+      [`base-math-seed0/${GRID_RUN_FILE}`]: { args: base0.args, status: 'finished', wallSeconds: 60 },
+    };
+    const log: string[] = [];
+    const finishedHere: string[] = [];
+    await runGrid([base0], {
+      onFinished: (run) => finishedHere.push(run.runDir),
+      log: (line) => {
+        log.push(line);
+        if (line.startsWith('[1] ')) project.write(finished);
+      },
+    });
+    expect(log.slice(2)).toEqual(['base:math seed 0: finished by another process since this grid planned it; left as it is']);
+    expect(finishedHere).toEqual([]);
+    expect(readdirSync(base0.runDir).sort()).toEqual(['eval.jsonl', GRID_RUN_FILE]);
+    expect(JSON.parse(readFileSync(path.join(base0.runDir, GRID_RUN_FILE), 'utf8'))).toEqual({
+      args: base0.args,
+      status: 'finished',
+      wallSeconds: 60,
+    });
+  });
+
+  test('a run another grid stopped after a checkpoint since this grid planned it resumes from there, not from scratch', async () => {
+    // grpo's config is missing, so the real CLI fails at once: what counts is that it was asked to resume.
+    const grpo1 = plan().find((r) => r.variant === 'grpo' && r.seed === 1)!;
+    expect(runState(grpo1)).toBe('pending');
+    const log: string[] = [];
+    await runGrid([grpo1], {
+      log: (line) => {
+        log.push(line);
+        if (line.startsWith('[1] ')) {
+          project.write({
+            [`grpo-seed1/${GRID_RUN_FILE}`]: { args: grpo1.args, status: 'running', wallSeconds: 30, resumes: 0 },
+            'grpo-seed1/checkpoints/step-000010/trainer_state.json': {},
+          });
+        }
+      },
+    });
+    expect(log[2]).toBe('grpo seed 1: stopped with a checkpoint by another process since this grid planned it; resumes');
+    expect(existsSync(path.join(grpo1.runDir, 'checkpoints/step-000010/trainer_state.json'))).toBe(true);
+    expect(log[3]).toMatch(/^grpo seed 1: failed in \d+ s \(resumed 1x\) \(/);
+    expect(JSON.parse(readFileSync(path.join(grpo1.runDir, GRID_RUN_FILE), 'utf8'))).toMatchObject({ status: 'failed', resumes: 1 });
+  });
+
   test("settings with their own configs: variants train on the setting's config, a base without one is evaluated on it", () => {
     const runs = planGrid({
       variants: [

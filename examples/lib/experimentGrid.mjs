@@ -190,10 +190,14 @@ function newestCheckpointStep(run) {
  * @returns {'finished' | 'archived' | 'changed' | 'interrupted' | 'running' | 'pending'}
  */
 export function runState(run, { archive } = {}) {
+  return !isFinished(run) && runLockHolder(runPath(run)) ? 'running' : recordedState(run, { archive });
+}
+
+/** `runState` without the run lock: what the run's directory and the archive say, whoever holds the folder now. */
+function recordedState(run, { archive }) {
   const recorded = readJson(path.join(runPath(run), GRID_RUN_FILE));
   const sameArgs = !recorded?.args || sameRun(recorded, run);
   if (isFinished(run)) return sameArgs ? 'finished' : 'changed';
-  if (runLockHolder(runPath(run))) return 'running';
   const archived = archive?.get(archiveName(run));
   if (archived) return sameRun(archived, run, { anyOut: true }) ? 'archived' : 'changed';
   if (run.kind !== 'train' || !recorded || !hasCheckpoint(run)) return 'pending';
@@ -212,9 +216,10 @@ function errorOf(log, status) {
  * Trains or evaluates one run through the CLI. A pending run starts in an emptied directory; an interrupted one
  * continues with `--resume auto` (the trainer's exact resume: the same steps the uninterrupted run would take). The
  * record is written before the child starts, so a grid killed mid-run leaves a run the next grid resumes; its wall
- * time adds up the parts the grid saw end.
+ * time adds up the parts the grid saw end. `planned` is the state the grid planned with; the folder's state once the
+ * grid holds its lock decides.
  */
-function execute(run, log, state) {
+function execute(run, log, planned, archive) {
   let lock;
   try {
     lock = acquireRunLock(runPath(run), 'runDir', `experiment grid: ${describe(run)}`);
@@ -227,6 +232,18 @@ function execute(run, log, state) {
     );
     return Promise.resolve({ status: 'running' });
   }
+  // A grid beside this one may have finished the run, or started it and stopped after a checkpoint, since this grid
+  // planned: what the folder holds now decides, so a finished run is never cleared and a checkpoint never thrown away.
+  const state = recordedState(run, { archive });
+  if (state !== 'pending' && state !== 'interrupted') {
+    lock.release();
+    log(
+      `${describe(run)}: ${state === 'changed' ? 'recorded with other arguments' : 'finished'} by another process since this grid planned it; left as it is`,
+    );
+    return Promise.resolve({ status: state === 'changed' ? 'changed' : 'reused' });
+  }
+  if (planned === 'pending' && state === 'interrupted')
+    log(`${describe(run)}: stopped with a checkpoint by another process since this grid planned it; resumes`);
   const recordFile = path.join(runPath(run), GRID_RUN_FILE);
   const earlier = state === 'interrupted' ? readJson(recordFile) : undefined;
   if (!earlier) {
@@ -322,7 +339,7 @@ export async function runGrid(
       for (let run = pending.shift(); run; run = pending.shift()) {
         const state = states.get(run);
         log(`[${++done}] ${describe(run)}${state === 'interrupted' ? ' (resumes)' : ''}: node core/bin/drmas.js ${run.args.join(' ')}`);
-        if ((await execute(run, log, state)).status === 'finished') onFinished(run);
+        if ((await execute(run, log, state, archive)).status === 'finished') onFinished(run);
       }
     }),
   );
