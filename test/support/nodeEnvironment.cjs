@@ -26,10 +26,6 @@ const SHARED = [
 class NodeEnvironmentWithSharedTypedArrays extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
-    // onnxruntime-node's telemetry would leave a /tmp/mat-debug-<pid>.log for each of the suite's processes: the
-    // worker's own, and those its tests start (they inherit the test context's copy of the environment).
-    process.env.ORT_DISABLE_TELEMETRY ??= '1';
-    this.global.process.env.ORT_DISABLE_TELEMETRY ??= '1';
     for (const name of SHARED) this.global[name] = globalThis[name];
   }
 }

@@ -20,16 +20,26 @@ export const ONNXRUNTIME_INSTALL = `ONNXRUNTIME_NODE_INSTALL=skip npm install on
 let ortPromise: Promise<Ort> | undefined;
 
 /**
+ * onnxruntime-node 1.30's own switch for its telemetry, which otherwise keeps a device id and an event database under
+ * `~/.cache/Microsoft/DeveloperTools/.onnxruntime`, uploads where it can, and leaves `/tmp/mat-debug-<pid>.log`.
+ */
+export const ORT_TELEMETRY_ENV = 'ORT_DISABLE_TELEMETRY';
+
+/**
  * onnxruntime-node, loaded on first use (its native library is not touched at import time); rejects with
- * `OnnxRuntimeUnavailableError` when it is not installed or does not load, and keeps that answer.
+ * `OnnxRuntimeUnavailableError` when it is not installed or does not load, and keeps that answer. Its telemetry is
+ * off unless `ORT_DISABLE_TELEMETRY` is set already (`0` keeps it on).
  */
 export function loadOnnxRuntime(): Promise<Ort> {
-  ortPromise ??= import('onnxruntime-node').then(
-    (m) => (m as unknown as { default?: Ort }).default ?? m,
-    (cause: unknown) => {
-      throw new OnnxRuntimeUnavailableError(cause, ONNXRUNTIME_INSTALL);
-    },
-  );
+  if (!ortPromise) {
+    process.env[ORT_TELEMETRY_ENV] ??= '1';
+    ortPromise = import('onnxruntime-node').then(
+      (m) => (m as unknown as { default?: Ort }).default ?? m,
+      (cause: unknown) => {
+        throw new OnnxRuntimeUnavailableError(cause, ONNXRUNTIME_INSTALL);
+      },
+    );
+  }
   return ortPromise;
 }
 
