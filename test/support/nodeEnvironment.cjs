@@ -26,6 +26,11 @@ const SHARED = [
 class NodeEnvironmentWithSharedTypedArrays extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
+    // drmas turns onnxruntime's telemetry off by setting ORT_DISABLE_TELEMETRY in process.env before loading it, but a
+    // test sees a copy of process.env that onnxruntime's native code never reads: the worker's real environment is set
+    // here, and the copy too, for the processes the tests start.
+    process.env.ORT_DISABLE_TELEMETRY ??= '1';
+    this.global.process.env.ORT_DISABLE_TELEMETRY ??= '1';
     for (const name of SHARED) this.global[name] = globalThis[name];
   }
 }
