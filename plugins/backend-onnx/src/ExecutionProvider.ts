@@ -23,7 +23,7 @@ let ortPromise: Promise<Ort> | undefined;
  * onnxruntime-node 1.30's own switch for its telemetry, which otherwise keeps a device id and an event database under
  * `~/.cache/Microsoft/DeveloperTools/.onnxruntime`, uploads where it can, and leaves `/tmp/mat-debug-<pid>.log`.
  */
-export const ORT_TELEMETRY_ENV = 'ORT_DISABLE_TELEMETRY';
+const ORT_TELEMETRY_ENV = 'ORT_DISABLE_TELEMETRY';
 
 /**
  * onnxruntime-node, loaded on first use (its native library is not touched at import time); rejects with

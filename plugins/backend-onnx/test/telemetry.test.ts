@@ -12,8 +12,9 @@ import { fileURLToPath } from 'node:url';
  * it. Each case is a fresh process (the switch is read when onnxruntime starts) with its own HOME, which creates and
  * runs a session through the built package's loader.
  */
-const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/ExecutionProvider.js');
-const GRAPH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/onnx/GraphBuilder.js');
+const BUILT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist');
+const DIST = path.join(BUILT, 'ExecutionProvider.js');
+const GRAPH = path.join(BUILT, 'onnx/GraphBuilder.js');
 const SCRIPT = `
 const { loadOnnxRuntime } = await import(${JSON.stringify(DIST)});
 const { GraphBuilder } = await import(${JSON.stringify(GRAPH)});
