@@ -10,8 +10,23 @@ import { fileURLToPath } from 'node:url';
  * `~/.cache/Microsoft/DeveloperTools/.onnxruntime`, a `/tmp/mat-debug-<pid>.log` per process) unless
  * `ORT_DISABLE_TELEMETRY` says otherwise. drmas loads it with that switch set to 1 unless the environment already sets
  * it. Each case is a fresh process (the switch is read when onnxruntime starts) with its own HOME, which creates and
- * runs a session through the built package's loader.
+ * runs a session through the built package's loader. onnxruntime keeps no telemetry on a CI machine (it looks for `CI`
+ * and the variables below), so each child runs without them: otherwise the switch's `0` case could show nothing.
  */
+const CI_VARIABLES = [
+  'CI',
+  'TF_BUILD',
+  'GITHUB_ACTIONS',
+  'GITLAB_CI',
+  'CIRCLECI',
+  'TRAVIS',
+  'JENKINS_URL',
+  'CODEBUILD_BUILD_ID',
+  'BUILDKITE',
+  'TEAMCITY_VERSION',
+  'APPVEYOR',
+  'BITBUCKET_BUILD_NUMBER',
+];
 const BUILT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist');
 const DIST = path.join(BUILT, 'ExecutionProvider.js');
 const GRAPH = path.join(BUILT, 'onnx/GraphBuilder.js');
@@ -31,6 +46,7 @@ function runSession(telemetrySwitch: string | undefined) {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
   delete env.ORT_DISABLE_TELEMETRY;
   delete env.XDG_CACHE_HOME;
+  for (const name of CI_VARIABLES) delete env[name];
   if (telemetrySwitch !== undefined) env.ORT_DISABLE_TELEMETRY = telemetrySwitch;
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', SCRIPT], { env, encoding: 'utf8', timeout: 60_000 });
   expect(child.stderr).toBe('');
