@@ -190,7 +190,8 @@ function newestCheckpointStep(run) {
  * @returns {'finished' | 'archived' | 'changed' | 'interrupted' | 'running' | 'pending'}
  */
 export function runState(run, { archive } = {}) {
-  return !isFinished(run) && runLockHolder(runPath(run)) ? 'running' : recordedState(run, { archive });
+  // The lock first: it is rarely there, and `recordedState` reads the run's eval and config again.
+  return runLockHolder(runPath(run)) && !isFinished(run) ? 'running' : recordedState(run, { archive });
 }
 
 /** `runState` without the run lock: what the run's directory and the archive say, whoever holds the folder now. */
