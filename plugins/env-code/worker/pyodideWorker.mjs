@@ -1,5 +1,8 @@
-// The Pyodide sandbox's worker thread (see src/sandbox/PyodideSandbox.ts). Plain JavaScript: a worker needs a file
-// Node can run as it is, from the sources (tests) as from dist.
+// The Pyodide sandbox's worker thread (see src/sandbox/PyodideSandbox.ts), in one of two roles: `solution`, the
+// interpreter that runs a solution (python/solution.py), or `judge`, the interpreter that runs the `assert` tests and
+// never a solution's code (python/judge.py), asking the solution's interpreter for the names the tests use over a
+// MessagePort the host hands both (a synchronous call: the judge waits on a shared counter the solution's side bumps).
+// Plain JavaScript: a worker needs a file Node can run as it is, from the sources (tests) as from dist.
 //
 // Layers, each proven by the attack corpus (test/reliability/sandboxAttacks.test.ts):
 // 1. Node modules: this thread's CommonJS loader refuses child_process, ws, net, http... always, and every module
@@ -9,12 +12,16 @@
 //    (mountNodeFS, loadPackage, loadBinaryFile, the NODEFS file system, ...) replaced by throwers, so a Python guest
 //    that gets hold of a JsProxy (they are reachable through gc) finds nothing to call.
 // 3. Python: `js`, `pyodide_js`, `pyodide`, `_pyodide*`, sockets, subprocess and ctypes cannot be imported, and
-//    os.system/popen/fork/exec*/spawn*/kill raise PermissionError.
+//    os.system/popen/fork/exec*/spawn*/kill raise PermissionError (python/sandbox.py).
 // 4. Resources: the wasm heap may grow only `memoryBytes` past its size at start (growth beyond raises MemoryError
 //    in Python), the host interrupts Python at the deadline (KeyboardInterrupt) and terminates this thread when it
 //    does not stop, and the thread's own V8 heap is bounded by the Worker's resourceLimits.
+import { readFileSync } from 'node:fs';
 import Module from 'node:module';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+
+const ROLE = workerData.role === 'judge' ? 'judge' : 'solution';
+const harness = ['sandbox.py', 'plain.py', `${ROLE}.py`].map((name) => readFileSync(new URL(`./python/${name}`, import.meta.url), 'utf8'));
 
 const NEVER_LOADED = new Set([
   'child_process',
@@ -94,179 +101,91 @@ pyodide.runPython('import random, os; random.random(); os.urandom(1)');
 lockDown();
 heapCap = pyodide._module.HEAP8.buffer.byteLength + workerData.memoryBytes;
 
-const HARNESS = String.raw`
-import sys, os, posix, io, json, builtins, shutil
+for (const source of harness) pyodide.runPython(source);
+pyodide.runPython('_take_snapshot()');
 
-_BLOCKED = frozenset({'js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'micropip', 'socket', '_socket',
-    'select', 'selectors', 'ssl', '_ssl', 'subprocess', '_posixsubprocess', 'multiprocessing', 'ctypes', '_ctypes'})
+/** How long past the run's deadline the judge waits for an answer of the solution's before it gives up. */
+const WAIT_GRACE_MS = 500;
+const TIMEOUT_TEXT = 'timeout: the run exceeded its time limit';
 
-class _SandboxImportBlocker:
-    def find_spec(self, name, path=None, target=None):
-        if name.partition('.')[0] in _BLOCKED:
-            raise ImportError(f"module '{name}' is not available in the sandbox")
-        return None
+function fatalText(error) {
+  return String(error?.message ?? error)
+    .split('\n')
+    .slice(-3)
+    .join(' ');
+}
 
-sys.meta_path[:] = [f for f in sys.meta_path if type(f).__module__.partition('.')[0] not in _BLOCKED]
-sys.meta_path.insert(0, _SandboxImportBlocker())
-for _name in list(sys.modules):
-    if _name.partition('.')[0] in _BLOCKED:
-        del sys.modules[_name]
-
-def _no_processes(*args, **kwargs):
-    raise PermissionError('processes are not available in the sandbox')
-
-for _module in (os, posix):
-    for _fn in ('system', 'popen', 'fork', 'forkpty', 'execv', 'execve', 'execl', 'execle', 'execlp', 'execlpe',
-                'execvp', 'execvpe', 'spawnv', 'spawnve', 'spawnl', 'spawnle', 'spawnlp', 'spawnlpe', 'spawnvp',
-                'spawnvpe', 'posix_spawn', 'posix_spawnp', 'kill', 'killpg'):
-        if hasattr(_module, _fn):
-            setattr(_module, _fn, _no_processes)
-
-_BUILTINS = dict(builtins.__dict__)
-_MODULES = dict(sys.modules)
-# __main__ holds this harness (and a run's code never runs in it); every other module is restored after each run.
-_MODULE_DICTS = {name: dict(module.__dict__) for name, module in _MODULES.items() if module is not None and name != '__main__'}
-_SYS = {k: getattr(sys, k) for k in ('meta_path', 'path', 'path_hooks', 'stdin', 'stdout', 'stderr', 'excepthook')}
-_SYS_LISTS = {'meta_path': list(sys.meta_path), 'path': list(sys.path), 'path_hooks': list(sys.path_hooks)}
-_ENVIRON = dict(os.environ)
-_RECURSION = sys.getrecursionlimit()
-_MISSING = object()
-_WRITABLE = ('/tmp', '/home/pyodide')
-_FILES = {d: set(os.listdir(d)) for d in _WRITABLE if os.path.isdir(d)}
-_CWD = os.getcwd()
-
-class _Bounded(io.StringIO):
-    def __init__(self, limit):
-        super().__init__()
-        self._left = limit
-    def write(self, text):
-        text = str(text)
-        kept = text[:max(self._left, 0)]
-        self._left -= len(kept)
-        super().write(kept)
-        return len(text)
-
-def _describe(error):
-    text = f'{type(error).__name__}: {error}' if str(error) else type(error).__name__
-    return text.splitlines()[0][:300] if text else type(error).__name__
-
-def _value_json(value):
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return json.dumps(f'<{type(value).__name__}: {repr(value)[:60]}>')
-
-def _restore():
-    sys.stdin, sys.stdout, sys.stderr = _SYS['stdin'], _SYS['stdout'], _SYS['stderr']
-    for key, value in _SYS.items():
-        if key not in _SYS_LISTS and key not in ('stdin', 'stdout', 'stderr'):
-            setattr(sys, key, value)
-    for key, items in _SYS_LISTS.items():
-        setattr(sys, key, _SYS[key])
-        _SYS[key][:] = items
-    builtins.__dict__.clear()
-    builtins.__dict__.update(_BUILTINS)
-    # Rebinding a module's attribute (math.pi = 3, json.dumps = ...) is undone; keys are set, never cleared, so this
-    # function's own module stays readable while it runs.
-    for name, saved in _MODULE_DICTS.items():
-        current = _MODULES[name].__dict__
-        for key in [k for k in current if k not in saved]:
-            del current[key]
-        for key, value in saved.items():
-            if current.get(key, _MISSING) is not value:
-                current[key] = value
-    for name in list(sys.modules):
-        if name not in _MODULES:
-            del sys.modules[name]
-    sys.modules.update(_MODULES)
-    os.environ.clear()
-    os.environ.update(_ENVIRON)
-    sys.setrecursionlimit(_RECURSION)
-    os.chdir(_CWD)
-    for folder, names in _FILES.items():
-        for name in set(os.listdir(folder)) - names:
-            path = os.path.join(folder, name)
-            shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
-
-def _exec(code, name, namespace, out, stdin=''):
-    sys.stdout = sys.stderr = out
-    sys.stdin = io.StringIO(stdin)
-    try:
-        exec(compile(code, name, 'exec'), namespace)
-    except SystemExit:
-        pass
-
-def _run_in_scope(test, namespace, out):
-    sys.stdout = sys.stderr = out
-    if test['kind'] == 'assert':
-        _exec(test['code'], test['name'], namespace, out)
-        return None
-    if test['fn'] not in namespace:
-        raise NameError(f"name '{test['fn']}' is not defined")
-    return _value_json(namespace[test['fn']](*test['args']))
-
-def _test_result(test, action, max_output):
-    """One test's report: its error, or the JSON of the value it returned; what it printed. Deadline and memory end the run."""
-    out = _Bounded(max_output)
-    result = {'name': test['name']}
-    try:
-        actual = action(out)
-        if actual is not None:
-            result['actual'] = actual
-    except (KeyboardInterrupt, MemoryError):
-        raise
-    except BaseException as failure:
-        result['error'] = _describe(failure)
-    result['stdout'] = out.getvalue()
-    return result
-
-def _drmas_run(code, tests_json, max_output):
-    tests = json.loads(tests_json)
-    results, status, error, load_stdout = [], 'ok', None, ''
-    try:
-        in_scope = [t for t in tests if t['kind'] != 'stdio']
-        if in_scope or not tests:
-            namespace = {'__name__': '__main__', '__builtins__': builtins}
-            out = _Bounded(max_output)
-            try:
-                _exec(code, 'solution.py', namespace, out)
-            except (KeyboardInterrupt, MemoryError):
-                raise
-            except BaseException as failure:
-                status, error, load_stdout = 'error', _describe(failure), out.getvalue()
-                return json.dumps({'status': status, 'error': error, 'stdout': load_stdout, 'tests': []})
-            load_stdout = out.getvalue()
-            for test in in_scope:
-                results.append(_test_result(test, lambda out, test=test: _run_in_scope(test, namespace, out), max_output))
-        for test in tests:
-            if test['kind'] == 'stdio':
-                program = {'__name__': '__main__', '__builtins__': builtins}
-                results.append(_test_result(test, lambda out, test=test: _exec(code, 'solution.py', program, out, test['stdin']), max_output))
-    except KeyboardInterrupt:
-        status, error = 'timeout', 'timeout: the run exceeded its time limit'
-    except MemoryError:
-        status, error = 'memory', 'memory: the run exceeded its memory limit'
-    finally:
-        _restore()
-    return json.dumps({'status': status, 'error': error, 'stdout': load_stdout, 'tests': results})
-`;
-
-pyodide.runPython(HARNESS);
-const run = pyodide.globals.get('_drmas_run');
-
-parentPort.on('message', (request) => {
+/** Replies to the host: the result, or the harness's own failure (a fatal Pyodide error: the host replaces this worker). */
+function answer(id, call) {
   try {
-    const result = run(request.code, JSON.stringify(request.tests), request.maxOutputChars);
-    parentPort.postMessage({ id: request.id, result: JSON.parse(result) });
+    parentPort.postMessage({ id, result: JSON.parse(call()) });
   } catch (error) {
-    // The harness itself failed (a fatal Pyodide error): the host replaces this worker.
-    parentPort.postMessage({
-      id: request.id,
-      fatal: String(error?.message ?? error)
-        .split('\n')
-        .slice(-3)
-        .join(' '),
-    });
+    parentPort.postMessage({ id, fatal: fatalText(error) });
   }
-});
+}
+
+if (ROLE === 'solution') {
+  const run = pyodide.globals.get('_solution_run');
+  const rpc = pyodide.globals.get('_solution_rpc');
+  const end = pyodide.globals.get('_solution_end');
+  const interrupt = new Int32Array(workerData.interruptBuffer);
+  let link;
+  /** Answers the judge's requests on the run's port until the host ends the run. */
+  const serve = ({ port, flag }) => {
+    link = port;
+    port.on('message', ({ seq, text }) => {
+      let reply;
+      try {
+        reply = rpc(text);
+      } catch (error) {
+        reply = JSON.stringify({ ended: 'error', text: `error: the Python interpreter failed (${fatalText(error)})`, retire: true });
+      }
+      port.postMessage({ seq, text: reply });
+      Atomics.add(flag, 0, 1);
+      Atomics.notify(flag, 0);
+    });
+  };
+  parentPort.on('message', (message) => {
+    if (message.op === 'end') {
+      link?.close();
+      link = undefined;
+      Atomics.store(interrupt, 0, 0);
+      end();
+      return;
+    }
+    const { id, link: judgeLink, ...request } = message;
+    answer(id, () => {
+      const result = run(JSON.stringify(request), judgeLink !== undefined);
+      if (judgeLink !== undefined) {
+        if (JSON.parse(result).status === 'ok') serve(judgeLink);
+        else judgeLink.port.close();
+      }
+      return result;
+    });
+  });
+} else {
+  const judge = pyodide.globals.get('_judge_run');
+  parentPort.on('message', ({ id, link, ...request }) => {
+    const { port, flag, deadline } = link;
+    let seq = 0;
+    /** A request to the solution's interpreter, answered synchronously: this thread waits on the shared counter. */
+    const rpc = (text) => {
+      seq += 1;
+      let seen = Atomics.load(flag, 0);
+      port.postMessage({ seq, text });
+      for (;;) {
+        for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port))
+          if (m.message.seq === seq) return m.message.text;
+        if (Atomics.load(flag, 1) !== 0)
+          return JSON.stringify({ ended: 'error', text: 'error: the Python worker of the solution exited', retire: true });
+        const left = deadline + WAIT_GRACE_MS - Date.now();
+        if (left <= 0) return JSON.stringify({ ended: 'timeout', text: TIMEOUT_TEXT, retire: true });
+        Atomics.wait(flag, 0, seen, left);
+        seen = Atomics.load(flag, 0);
+      }
+    };
+    answer(id, () => judge(JSON.stringify(request), rpc));
+    port.close();
+  });
+}
 parentPort.postMessage({ ready: true, version });

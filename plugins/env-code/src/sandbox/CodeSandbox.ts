@@ -5,16 +5,23 @@ export const CODE_LANGUAGES: readonly CodeLanguage[] = ['javascript', 'python'];
 
 /**
  * One test of a solution, in the form the sandboxes run:
- * - `assert`: a snippet run after the solution, in its scope; it passes when it raises nothing
- *   (`assert f(2) == 5` in Python, `assert(f(2) === 5)` or `assertEqual(f(2), 5)` in JavaScript);
- * - `call`: `fn(...args)` must equal `expected` once both are written as JSON (numbers within 1e-9);
+ * - `assert`: a snippet that passes when it raises nothing (`assert f(2) == 5` in Python, `assert(f(2) === 5)` or
+ *   `assertEqual(f(2), 5)` in JavaScript). It runs in the judge, an engine that never runs the solution's code: the
+ *   names it takes from the solution call the solution's engine, and what they return reaches it as plain data
+ *   (see plainData.ts), so nothing the solution defines or replaces decides whether it passes;
+ * - `call`: `fn(...args)` must equal `expected`, compared on the host as plain data (numbers within 1e-9);
  * - `stdio`: the solution run as a program on `stdin` must print `stdout` (lines compared with trailing spaces
- *   trimmed). Python reads `input()`/`sys.stdin`; JavaScript reads `readline()` and prints with `console.log`.
+ *   trimmed). Python reads `input()`/`sys.stdin`; JavaScript reads `readline()` and prints with `console.log`;
+ * - `exec`: a snippet run in the solution's own scope after it loads, as a REPL cell; it reports what it printed and
+ *   whether it raised. The solution can steer it, so it judges nothing: it is for tools (env-tools' Python REPL).
+ *
+ * Expected values (`expected`, `stdout`) never enter an engine.
  */
 export type CodeTest =
   | { name: string; kind: 'assert'; code: string }
   | { name: string; kind: 'call'; fn: string; args: unknown[]; expected: unknown }
-  | { name: string; kind: 'stdio'; stdin: string; stdout: string };
+  | { name: string; kind: 'stdio'; stdin: string; stdout: string }
+  | { name: string; kind: 'exec'; code: string };
 
 export interface SandboxLimits {
   /** Wall-clock budget of the whole run (the solution and all its tests), in milliseconds. */
@@ -69,9 +76,4 @@ export interface CodeSandbox {
 
 export function sandboxLimits(limits: Partial<SandboxLimits> | undefined): SandboxLimits {
   return { ...DEFAULT_SANDBOX_LIMITS, ...limits };
-}
-
-/** The result of a run that ended before `tests[from..]` ran: each is failed with the run's error. */
-export function unrunTests(tests: readonly CodeTest[], from: number, reason: string): TestResult[] {
-  return tests.slice(from).map((test) => ({ name: test.name, passed: false, error: reason }));
 }

@@ -1,4 +1,5 @@
-import { sandboxLimits, unrunTests, type CodeSandbox, type SandboxRequest, type SandboxRun } from './CodeSandbox.js';
+import { sandboxLimits, type CodeSandbox, type SandboxRequest, type SandboxRun } from './CodeSandbox.js';
+import { engineTests, judgeRun, unanswered, type EngineRun } from './judgeRun.js';
 import { SandboxWorker } from './SandboxWorker.js';
 
 /**
@@ -17,7 +18,7 @@ const STARTUP_TIMEOUT_MS = 60_000;
 
 interface WorkerReply {
   id?: number;
-  result?: Omit<SandboxRun, 'durationMs'>;
+  result?: EngineRun;
   fatal?: string;
 }
 
@@ -26,7 +27,9 @@ interface WorkerReply {
  * separate engine with its own heap, so no host object exists in the guest unless defined (only `console` and
  * `readline`, which copy strings; see runInQuickJs.ts). The in-guest interrupt handler and memory limit end a run
  * first; the host terminates the worker at the limit plus a grace (one long native call never reaches the interrupt
- * handler), so the host's event loop never waits on the guest and the next run starts a fresh worker.
+ * handler), so the host's event loop never waits on the guest and the next run starts a fresh worker. The worker
+ * reports what it saw (values as plain data, errors, output; `assert` tests run in a judge runtime of their own) and
+ * the verdict is made here, on the host: the tests' expected values never reach the worker.
  */
 export class QuickJsSandbox implements CodeSandbox {
   private readonly worker = new SandboxWorker<unknown, WorkerReply>({
@@ -57,19 +60,17 @@ export class QuickJsSandbox implements CodeSandbox {
     const limits = sandboxLimits(request.limits);
     const outcome = await this.worker.call({
       memoryBytes: 0,
-      message: { code: request.code, tests: request.tests, limits },
+      message: { code: request.code, tests: engineTests(request.tests), limits },
       hardDeadlineMs: limits.timeoutMs + QUICKJS_KILL_GRACE_MS,
     });
     const { durationMs } = outcome;
-    if ('ended' in outcome) {
-      return { status: outcome.ended, error: outcome.text, stdout: '', tests: unrunTests(request.tests, 0, outcome.text), durationMs };
-    }
+    if ('ended' in outcome) return { ...judgeRun(request.tests, unanswered(outcome.ended, outcome.text)), durationMs };
     const { result, fatal } = outcome.reply;
     if (fatal !== undefined || !result) {
       this.worker.retire();
       const text = `error: the QuickJS engine failed (${fatal ?? 'no result'})`;
-      return { status: 'error', error: text, stdout: '', tests: unrunTests(request.tests, 0, text), durationMs };
+      return { ...judgeRun(request.tests, unanswered('error', text)), durationMs };
     }
-    return { ...result, durationMs };
+    return { ...judgeRun(request.tests, result), durationMs };
   }
 }

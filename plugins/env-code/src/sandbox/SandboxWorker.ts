@@ -1,4 +1,4 @@
-import { Worker, type ResourceLimits } from 'node:worker_threads';
+import { Worker, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
 import type { SandboxStatus } from './CodeSandbox.js';
 
 /** A run the host ended itself: the worker was killed at the hard deadline, died, or never started. */
@@ -24,6 +24,8 @@ export interface SandboxWorkerOptions {
 export interface WorkerCall<Data> {
   memoryBytes: number;
   message: Record<string, unknown>;
+  /** Objects the message hands over (a MessagePort). */
+  transfer?: TransferListItem[];
   /** The host's hard deadline: past it the worker is terminated and the run is a timeout. */
   hardDeadlineMs: number;
   /** Called on the worker's data just before the message is sent (Pyodide clears its interrupt flag). */
@@ -106,12 +108,33 @@ export class SandboxWorker<Data, Reply extends { id?: number }> {
       live.worker.on('message', onMessage);
       live.worker.on('error', onError);
       live.worker.on('exit', onExit);
-      live.worker.postMessage({ ...call.message, id });
+      live.worker.postMessage({ ...call.message, id }, call.transfer);
     });
     const durationMs = performance.now() - started;
     if ('ended' in outcome) this.drop(live);
     else if (live.runs >= this.options.recycleAfter) this.drop(live);
     return { ...outcome, durationMs };
+  }
+
+  /** Sends a message that has no reply to the current worker, if one is running. */
+  post(message: Record<string, unknown>): void {
+    if (this.live && this.live.exited === undefined) this.live.worker.postMessage(message);
+  }
+
+  /** Acts on the current worker's data (Pyodide's interrupt flag), if one is running. */
+  signal(action: (data: Data) => void): void {
+    if (this.live && this.live.exited === undefined) action(this.live.data as Data);
+  }
+
+  /** Calls `listener` if the current worker exits before the returned function is called. */
+  onExit(listener: () => void): () => void {
+    const worker = this.live?.worker;
+    if (!worker || this.live?.exited !== undefined) {
+      listener();
+      return () => undefined;
+    }
+    worker.once('exit', listener);
+    return () => worker.off('exit', listener);
   }
 
   /** Replaces the current worker on the next call (its engine reported itself broken). */

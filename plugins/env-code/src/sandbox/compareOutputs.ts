@@ -1,7 +1,13 @@
+import { decodePlain, NotPlainData, showPlain } from './plainData.js';
+
 const NUMBER_TOLERANCE = 1e-9;
 
-/** Deep equality of JSON values; numbers within 1e-9 (relative above 1), so `0.1 + 0.2` equals `0.3`. */
+/**
+ * Deep equality of JSON values; numbers within 1e-9 (relative above 1), so `0.1 + 0.2` equals `0.3`. A
+ * `NotPlainData` (a value that is not plain data, or that JSON cannot hold) equals nothing.
+ */
 export function jsonValuesEqual(actual: unknown, expected: unknown): boolean {
+  if (actual instanceof NotPlainData || expected instanceof NotPlainData) return false;
   if (typeof actual === 'number' && typeof expected === 'number') {
     if (Number.isNaN(actual) || Number.isNaN(expected)) return Number.isNaN(actual) && Number.isNaN(expected);
     return Math.abs(actual - expected) <= NUMBER_TOLERANCE * Math.max(1, Math.abs(expected));
@@ -21,17 +27,20 @@ export function jsonValuesEqual(actual: unknown, expected: unknown): boolean {
 }
 
 /**
- * Judges a `call` test from the guest's JSON text of the returned value (`undefined`/`None` arrive as `null`).
- * Returns the failure message, or undefined when the value is the expected one.
+ * Judges a `call` test from the plain-data text of the value the solution returned (see plainData.ts; `undefined`
+ * and `None` arrive as `null`). Returns the failure message, or undefined when the value is the expected one.
  */
-export function callMismatch(actualJson: string, expected: unknown): string | undefined {
-  let actual: unknown;
-  try {
-    actual = JSON.parse(actualJson);
-  } catch {
-    return `expected ${JSON.stringify(expected)}, got a value that is not JSON (${actualJson.slice(0, 80)})`;
-  }
-  return jsonValuesEqual(actual, expected) ? undefined : `expected ${JSON.stringify(expected)}, got ${clip(JSON.stringify(actual))}`;
+export function callMismatch(actualText: string, expected: unknown): string | undefined {
+  return valueMismatch(decodePlain(actualText), expected);
+}
+
+/** JavaScript's `assertEqual` in the judge: both sides as plain-data text, compared as `call` tests are. */
+export function plainMismatch(actualText: string, expectedText: string): string | undefined {
+  return valueMismatch(decodePlain(actualText), decodePlain(expectedText));
+}
+
+function valueMismatch(actual: unknown, expected: unknown): string | undefined {
+  return jsonValuesEqual(actual, expected) ? undefined : `expected ${clip(showPlain(expected))}, got ${clip(showPlain(actual))}`;
 }
 
 /** Printed output against the expected output: lines compared with trailing whitespace and trailing blank lines dropped. */

@@ -2,14 +2,13 @@
 // request it is sent in a fresh runtime. The host terminates this thread when a run outlives its hard deadline.
 import { newQuickJSWASMModule } from 'quickjs-emscripten';
 import { parentPort } from 'node:worker_threads';
-import type { SandboxRequest } from './CodeSandbox.js';
-import { runInQuickJs } from './runInQuickJs.js';
+import { runInQuickJs, type EngineRequest } from './runInQuickJs.js';
 
 const port = parentPort!;
 let module = newQuickJSWASMModule();
 await module;
 
-async function serve(request: SandboxRequest & { id: number }): Promise<void> {
+async function serve(request: EngineRequest & { id: number }): Promise<void> {
   try {
     const { result, moduleBroken } = runInQuickJs(await module, request);
     // A runtime that failed its disposal leaves the wasm instance unusable: the next run gets a new one.
@@ -20,5 +19,5 @@ async function serve(request: SandboxRequest & { id: number }): Promise<void> {
   }
 }
 
-port.on('message', (request: SandboxRequest & { id: number }) => void serve(request));
+port.on('message', (request: EngineRequest & { id: number }) => void serve(request));
 port.postMessage({ ready: true });

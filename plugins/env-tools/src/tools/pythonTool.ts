@@ -46,7 +46,7 @@ export function pythonTool(options: PythonToolOptions): ToolDefinition<{ code: s
       const run = await options.sandbox().run({
         language: 'python',
         code: history.join('\n'),
-        tests: [{ name: 'cell', kind: 'assert', code: cellProgram(code) }],
+        tests: [{ name: 'cell', kind: 'exec', code: cellProgram(code) }],
         limits,
       });
       signal.throwIfAborted();
