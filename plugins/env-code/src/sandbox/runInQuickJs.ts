@@ -120,9 +120,9 @@ type Described = { name: string | null; message: string } | { thrown: string };
 type Reply = { value: string } | { error: string };
 
 /**
- * A context with `console` and `readline`, and the plain-data toolkit (worker/quickjs/toolkit.js) set up before
- * anything else runs in it; the toolkit's functions are held here, out of the context's reach. Every call that meets
- * the deadline or the memory limit stops the run (RunStop).
+ * A context with `console` and `readline`. The solution's gets the plain-data toolkit (worker/quickjs/toolkit.js)
+ * before anything else runs in it, its functions held here, out of the context's reach; the judge's gets judge.js.
+ * Every call that meets the deadline or the memory limit stops the run (RunStop).
  */
 class Guest {
   readonly context: QuickJSContext;
@@ -164,10 +164,9 @@ class Guest {
     this.mustEvaluate(SOLUTION_PRELUDE, 'prelude.js').dispose();
   }
 
-  /** The judge's context: judge.js makes its own toolkit, installs the tests' helpers and returns the toolkit. */
+  /** The judge's context: judge.js installs the tests' helpers and the lookup of the solution's names. */
   installJudge(host: { lookup: (name: string) => string; call: (id: number, args: string) => string }): void {
     const { context } = this;
-    const make = this.mustEvaluate(scripts().toolkit, 'toolkit.js');
     const install = this.mustEvaluate(scripts().judge, 'judge.js');
     const lookup = context.newFunction('lookup', (name) => context.newString(host.lookup(context.getString(name))));
     const call = context.newFunction('call', (id, args) => context.newString(host.call(context.getNumber(id), context.getString(args))));
@@ -175,7 +174,8 @@ class Guest {
       const why = plainMismatch(context.getString(actual), context.getString(expected));
       return why === undefined ? context.undefined : context.newString(why);
     });
-    this.useToolkit(this.mustCall(install, make, lookup, call, mismatch), make, install, lookup, call, mismatch);
+    this.mustCall(install, lookup, call, mismatch).dispose();
+    this.owned.push(install, lookup, call, mismatch);
   }
 
   /** Evaluates guest source: its value (the caller disposes it) or the guest's error. */
