@@ -125,6 +125,14 @@ function square(x) { return -1; }
 function pair(x) { return { 0: x, 1: E[x], length: 2 }; }`,
   },
   {
+    name: 'getters on Object.prototype that would run inside the converter, and the functions right only after that',
+    way: 'harness replaced',
+    code: `${KNOWN}for (const field of ['accessor', 'get', 'set', 'value', 'found', 'enumerable', 'up', 'v', '$', 'id'])
+  Object.defineProperty(Object.prototype, field, { get() { globalThis.hooked = true; return undefined; }, configurable: true });
+function square(x) { return globalThis.hooked ? E[x] : -1; }
+function pair(x) { return globalThis.hooked ? [x, E[x]] : []; }`,
+  },
+  {
     name: 'async functions and a job that replaces the asserts later',
     way: 'late report',
     code: `${KNOWN}async function square(x) { return E[x]; }

@@ -20,19 +20,6 @@
   const ArrayPrototype = Array.prototype;
   const weakSetAdd = WeakSet.prototype.add;
   const weakSetHas = WeakSet.prototype.has;
-  const KNOWN = [
-    [Map.prototype, 'Map'],
-    [Set.prototype, 'Set'],
-    [WeakMap.prototype, 'WeakMap'],
-    [WeakSet.prototype, 'WeakSet'],
-    [Date.prototype, 'Date'],
-    [RegExp.prototype, 'RegExp'],
-    [Promise.prototype, 'Promise'],
-    [ArrayBuffer.prototype, 'ArrayBuffer'],
-    [getPrototypeOf(Uint8Array.prototype), 'TypedArray'],
-    [getPrototypeOf(function* () {}).prototype, 'Generator'],
-    [Error.prototype, 'Error'],
-  ];
   const MAX_DEPTH = 100;
   const MAX_NODES = 1000000;
   const dataDescriptor = (value) => ({ __proto__: null, value, writable: true, enumerable: true, configurable: true });
@@ -59,13 +46,16 @@
     defineProperty(globalThis, 'Proxy', { value: TrackedProxy, writable: true, configurable: true });
   }
 
-  /** An own data property's value, or the reason it has none. */
+  /**
+   * An own data property's value, or the reason it has none. The record has no prototype: reading a field it lacks
+   * never reaches a getter the solution put on Object.prototype.
+   */
   const ownData = (object, key) => {
     const descriptor = getOwnPropertyDescriptor(object, key);
-    if (descriptor === undefined) return { found: false };
+    if (descriptor === undefined) return { __proto__: null, found: false, accessor: false };
     return hasOwn(descriptor, 'value')
-      ? { found: true, value: descriptor.value, enumerable: descriptor.enumerable }
-      : { found: true, accessor: true };
+      ? { __proto__: null, found: true, accessor: false, value: descriptor.value, enumerable: descriptor.enumerable }
+      : { __proto__: null, found: true, accessor: true };
   };
 
   /** `name` or `message` of an error, own or inherited, from data properties only. */
@@ -84,7 +74,6 @@
     if (typeof value !== 'object' || value === null) return typeof value;
     if (isProxy(value)) return 'Proxy';
     const proto = getPrototypeOf(value);
-    for (let i = 0; i < KNOWN.length; i++) if (KNOWN[i][0] === proto) return KNOWN[i][1];
     if (proto === null || isProxy(proto)) return 'object';
     const constructor = ownData(proto, 'constructor');
     if (!constructor.found || constructor.accessor || typeof constructor.value !== 'function' || isProxy(constructor.value))
