@@ -131,7 +131,9 @@ export {
   type TaskFileError,
   type TaskRecord,
   type TaskRecordPlace,
-} from './data/taskRecordFiles.js';
+} from './tasks/taskRecordFiles.js';
+export { EpochSchedule } from './tasks/EpochSchedule.js';
+export { TaskPool } from './tasks/TaskPool.js';
 
 export type {
   GenerateRequest,
@@ -176,6 +178,19 @@ export type {
 } from './compute/ValueModel.js';
 
 export { Rng, SeededRng, type RngState } from './random/Rng.js';
+export { shuffledIndices, SplitMix32 } from './random/SplitMix32.js';
+export { fmix32, fnv1a, hashFraction, hashParts, hashString } from './random/hash.js';
+
+export { extractBoxedAnswer, finalAnswerSection, hasBoxCommand, readBraceGroup } from './answers/boxedAnswer.js';
+export {
+  containsCjk,
+  parseTaggedOutput,
+  splitThink,
+  type OutputFormat,
+  type ParsedOutput,
+  type TaggedAction,
+} from './answers/taggedOutput.js';
+export { exactMatch, normalizeAnswer, tokenF1 } from './answers/exactMatch.js';
 export { ECHO_CHARS, echoJson, echoText } from './errors/echoText.js';
 export {
   describeConnectionFailure,
