@@ -3,13 +3,26 @@
 // invariant needing no oracle. Quick part: 300 inputs per parser (npm test); slow part: 10,000 more
 // (DRMAS_SLOW_TESTS=1).
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { coerceOverride, DrmasError, parseOverride, z } from '@drmas/core';
-import { containsCjk, parseTaggedOutput, splitThink, type OutputFormat } from '@drmas/plugin-orchestra';
+import {
+  coerceOverride,
+  containsCjk,
+  DrmasError,
+  exactMatch,
+  extractBoxedAnswer,
+  finalAnswerSection,
+  hasBoxCommand,
+  normalizeAnswer,
+  parseOverride,
+  parseTaggedOutput,
+  readBraceGroup,
+  splitThink,
+  tokenF1,
+  z,
+  type OutputFormat,
+} from '@drmas/core';
 import {
   checkArithmeticClaims,
-  extractBoxedAnswer,
   extractVerifierVerdict,
-  finalAnswerSection,
   latexToMathjs,
   mathAnswersEqual,
   normalizeMathAnswer,
@@ -19,9 +32,7 @@ import {
 } from '@drmas/plugin-env-math';
 import {
   ENGLISH_STOPWORDS,
-  exactMatch,
   extractLastAnswer,
-  normalizeAnswer,
   parseCorpusRecord,
   parseQaRecord,
   parseRetrieveRequest,
@@ -29,9 +40,7 @@ import {
   parseVerifierDecision,
   readRetrieveResponse,
   Tokenizer,
-  tokenF1,
 } from '@drmas/plugin-env-search';
-import { hasBoxCommand, readBraceGroup } from '../../plugins/env-math/src/boxedAnswer.js';
 import { toByteLevel } from '../../models/src/tokenizer/byteLevel.js';
 import { buildNormalizer, buildPreTokenizer } from '../../models/src/tokenizer/preTokenize.js';
 import { compileTokenizerRegex } from '../../models/src/tokenizer/regexTranslation.js';

@@ -16,8 +16,7 @@ export { PyodideSandbox, type PyodideSandboxOptions } from './sandbox/PyodideSan
 export { CodeSandboxes } from './sandbox/CodeSandboxes.js';
 export { jsonValuesEqual } from './sandbox/compareOutputs.js';
 
-export type { CodeSplit, CodeTask, CodeTaskSource } from './tasks/CodeTask.js';
-export { CodeTaskPool } from './tasks/CodeTaskPool.js';
+export type { CodeSplit, CodeTask } from './tasks/CodeTask.js';
 export { loadCodeDataset, splitCodeTasks, type LoadCodeDatasetOptions } from './tasks/loadCodeDataset.js';
 export {
   CODE_HELD_OUT_SHARE,

@@ -1,5 +1,4 @@
 export type { DebateTask } from './tasks/DebateTask.js';
-export { DebateTaskPool } from './tasks/DebateTaskPool.js';
 export {
   isHeldOutMotion,
   MATH_DEBATE_SOURCE,

@@ -1,9 +1,7 @@
-import { EpochSchedule } from './EpochSchedule.js';
+import { EpochSchedule, hashFraction, hashParts, SplitMix32 } from '@drmas/core';
 import { MathTaskSourceError } from './errors.js';
 import type { ArithmeticTask, MathSplit, MathTaskSource, TaskBatch } from './MathTask.js';
 import { ARITHMETIC_LEVELS, generateArithmeticProblem, type GeneratedProblem } from './arithmetic/generateProblem.js';
-import { hashFraction, hashParts } from './random/hash.js';
-import { SeededRandom } from './random/splitmix32.js';
 
 export interface ArithmeticTaskSourceOptions {
   seed: number;
@@ -99,7 +97,7 @@ export class ArithmeticTaskSource implements MathTaskSource {
   }
 
   private draw(split: MathSplit, index: number, attempt: number): { level: number; problem: GeneratedProblem } {
-    const random = new SeededRandom(hashParts('arithmetic', this.seed, split, index, attempt));
+    const random = new SplitMix32(hashParts('arithmetic', this.seed, split, index, attempt));
     const level = random.pick(this.levels);
     return { level, problem: generateArithmeticProblem(level, random) };
   }

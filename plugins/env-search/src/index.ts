@@ -1,4 +1,3 @@
-export { SplitMix32, hashLabel } from './random/SplitMix32.js';
 export {
   SearchEnvError,
   SearchInputError,
@@ -54,15 +53,7 @@ export {
   type RunningRetrieverServer,
 } from './http/retrieverServer.js';
 export { RetrieverClient, type RetrieverClientOptions } from './http/RetrieverClient.js';
-export {
-  normalizeAnswer,
-  exactMatch,
-  tokenF1,
-  scoreSearchAnswer,
-  extractLastAnswer,
-  answerInText,
-  type SearchAnswerScore,
-} from './answerMatch.js';
+export { scoreSearchAnswer, extractLastAnswer, answerInText, type SearchAnswerScore } from './answerMatch.js';
 export {
   SearchEpisode,
   applySearches,

@@ -1,5 +1,4 @@
-export type { Agent, AgentSampling, ParsedOutput, PromptVariables, TaggedAction } from './agents/Agent.js';
-export { containsCjk, parseTaggedOutput, splitThink, type OutputFormat } from './agents/tagParser.js';
+export type { Agent, AgentSampling, PromptVariables } from './agents/Agent.js';
 export { renderPrompt } from './agents/promptTemplate.js';
 export {
   agentEntrySchema,

@@ -1,11 +1,10 @@
-import { noTrainingTaskLeft, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
-import { extractBoxedAnswer, mathAnswersEqual } from '@drmas/plugin-env-math';
+import { extractBoxedAnswer, noTrainingTaskLeft, TaskPool, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
+import { mathAnswersEqual } from '@drmas/plugin-env-math';
 import { TRANSCRIPT_SUBMISSION } from '@drmas/plugin-orchestra';
 import { parseVerdict } from '../judge/parseVerdict.js';
 import { DEFAULT_JUDGE_WEIGHTS, judgeByRules, type AgentJudgement, type JudgeWeights } from '../judge/ruleJudge.js';
 import { parseTranscript, type DebateTranscript } from '../judge/transcript.js';
 import type { DebateTask } from '../tasks/DebateTask.js';
-import { DebateTaskPool } from '../tasks/DebateTaskPool.js';
 import { loadDebateDataset, splitDebateTasks } from '../tasks/loadDebateDataset.js';
 import { syntheticDebateTasks } from '../tasks/syntheticDebateTasks.js';
 import { debateEnvSettings, type DebateEnvSettings, type DebateEnvSettingsInput } from './debateEnvConfig.js';
@@ -142,7 +141,7 @@ export class DebateEpisode implements Episode {
 export class DebateEnvironment implements Environment<DebateTask> {
   readonly name = 'debate';
   private readonly settingsOf: () => DebateEnvSettingsInput;
-  private source?: DebateTaskPool;
+  private source?: TaskPool<DebateTask>;
   private settings?: DebateEnvSettings;
 
   constructor(settings: DebateEnvSettingsInput | (() => DebateEnvSettingsInput) = {}) {
@@ -179,7 +178,7 @@ export class DebateEnvironment implements Environment<DebateTask> {
         testSize: debate.testSize,
       });
     }
-    this.source = new DebateTaskPool(split.train, split.test, s.seed);
+    this.source = new TaskPool(split.train, split.test, s.seed, 'debate-train');
   }
 
   batch(cursor: number, count: number): EnvTaskBatch<DebateTask> {
@@ -203,7 +202,7 @@ export class DebateEnvironment implements Environment<DebateTask> {
     episodes.forEach((episode, i) => (episode as DebateEpisode).submit(actions[i]!));
   }
 
-  private ready(): DebateTaskPool {
+  private ready(): TaskPool<DebateTask> {
     if (!this.source) throw new Error('DebateEnvironment used before init()');
     return this.source;
   }

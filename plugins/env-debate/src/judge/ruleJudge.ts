@@ -1,4 +1,5 @@
-import { extractBoxedAnswer, mathAnswersEqual } from '@drmas/plugin-env-math';
+import { extractBoxedAnswer } from '@drmas/core';
+import { mathAnswersEqual } from '@drmas/plugin-env-math';
 import type { DebateTranscript } from './transcript.js';
 
 /** How much each criterion counts in an agent's score (a weighted mean; correctness only where there is a reference). */

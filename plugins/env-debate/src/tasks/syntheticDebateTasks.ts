@@ -1,4 +1,5 @@
-import { ArithmeticTaskSource, hashParts } from '@drmas/plugin-env-math';
+import { hashParts } from '@drmas/core';
+import { ArithmeticTaskSource } from '@drmas/plugin-env-math';
 import type { DebateTask } from './DebateTask.js';
 
 export const MATH_DEBATE_SOURCE = 'debate-math';

@@ -1,6 +1,13 @@
-import { DrmasError, noTrainingTaskLeft, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
+import {
+  DrmasError,
+  EpochSchedule,
+  noTrainingTaskLeft,
+  type EnvAction,
+  type EnvTaskBatch,
+  type Environment,
+  type Episode,
+} from '@drmas/core';
 import { CodeSandboxes, type CodeSandbox } from '@drmas/plugin-env-code';
-import { EpochSchedule } from '@drmas/plugin-env-math';
 import { Bm25Retriever, generateKnowledgeBase, type Retriever, type SearchDocument } from '@drmas/plugin-env-search';
 import type { ToolDefinition } from '../registry/ToolDefinition.js';
 import { ToolRegistry } from '../registry/ToolRegistry.js';

@@ -1,5 +1,4 @@
-import { DrmasError } from '@drmas/core';
-import { hashParts, SeededRandom } from '@drmas/plugin-env-math';
+import { DrmasError, hashParts, SplitMix32 } from '@drmas/core';
 import { generateKnowledgeBase, KB_SINGLE_HOP, type SearchQuestion } from '@drmas/plugin-env-search';
 import type { ToolTask } from './ToolTask.js';
 
@@ -30,9 +29,9 @@ interface Drawn {
   task: Omit<ToolTask, 'id'>;
 }
 
-function arithmetic(random: SeededRandom): Drawn {
-  const a = random.int(1000, 99_999);
-  const b = random.int(100, 9_999);
+function arithmetic(random: SplitMix32): Drawn {
+  const a = random.range(1000, 99_999);
+  const b = random.range(100, 9_999);
   const op = random.pick(['*', '+', '-'] as const);
   const value = op === '*' ? BigInt(a) * BigInt(b) : op === '+' ? BigInt(a + b) : BigInt(a - b);
   const expression = `${a} ${op} ${b}`;
@@ -47,14 +46,14 @@ function arithmetic(random: SeededRandom): Drawn {
   };
 }
 
-function file(random: SeededRandom): Drawn {
+function file(random: SplitMix32): Drawn {
   const word = random.pick(FILE_WORDS);
-  const number = random.int(1, 9);
+  const number = random.range(1, 9);
   const path = `/${word}/${number}.txt`;
-  const code = String(random.int(10_000, 99_999));
+  const code = String(random.range(10_000, 99_999));
   // A second file beside it, so reading any file is not enough.
   const other = `/${word}/${(number % 9) + 1}.txt`;
-  const files = { [path]: code, [other]: String(random.int(10_000, 99_999)) };
+  const files = { [path]: code, [other]: String(random.range(10_000, 99_999)) };
   return {
     key: `file/${path}/${code}`,
     task: {
@@ -67,7 +66,7 @@ function file(random: SeededRandom): Drawn {
   };
 }
 
-function lookup(random: SeededRandom, questions: readonly SearchQuestion[]): Drawn {
+function lookup(random: SplitMix32, questions: readonly SearchQuestion[]): Drawn {
   const question = random.pick(questions);
   const query = question.steps?.[0]?.query ?? question.question;
   return {
@@ -92,7 +91,7 @@ export function syntheticToolTasks(options: SyntheticToolOptions): { train: Tool
     ? generateKnowledgeBase({ seed, entities: options.entities }).questions.filter((q) => q.dataSource === KB_SINGLE_HOP)
     : [];
   const draw = (split: string, index: number, attempt: number): Drawn => {
-    const random = new SeededRandom(hashParts('synthetic-tools', seed, split, index, attempt));
+    const random = new SplitMix32(hashParts('synthetic-tools', seed, split, index, attempt));
     const kind = random.pick(kinds);
     return kind === 'arithmetic' ? arithmetic(random) : kind === 'file' ? file(random) : lookup(random, questions);
   };
