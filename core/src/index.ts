@@ -45,6 +45,8 @@ export { coreRoles } from './roles/coreRoles.js';
 export { BATCH_INPUTS, BatchInputSource, type BatchInput } from './roles/BatchInputSource.js';
 export { Checkpointable } from './roles/Checkpointable.js';
 export { Environment, type EnvAction, type EnvTask, type EnvTaskBatch, type Episode } from './roles/Environment.js';
+export { AnswerFormat } from './roles/AnswerFormat.js';
+export { QuestionSet, type Question, type QuestionRequest } from './roles/QuestionSet.js';
 export { InfoSection } from './roles/InfoSection.js';
 export { WorkerGroups, type WorkerGroup } from './roles/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
@@ -119,6 +121,7 @@ export {
   type WorkerGroupBatch,
 } from './data/BatchView.js';
 export type { Distributions, EvalContext, Metrics, RunContext, StepContext, StepResult } from './data/StepContext.js';
+export { debateTranscriptSchema, parseTranscript, TRANSCRIPT_SUBMISSION, type DebateTranscript } from './data/DebateTranscript.js';
 export {
   firstRecordText,
   QUESTION_FIELDS,

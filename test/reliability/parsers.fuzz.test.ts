@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import {
   coerceOverride,
   containsCjk,
+  debateTranscriptSchema,
   DrmasError,
   exactMatch,
   extractBoxedAnswer,
@@ -14,6 +15,7 @@ import {
   normalizeAnswer,
   parseOverride,
   parseTaggedOutput,
+  parseTranscript,
   readBraceGroup,
   splitThink,
   tokenF1,
@@ -24,6 +26,7 @@ import {
   checkArithmeticClaims,
   extractVerifierVerdict,
   latexToMathjs,
+  mathAnswerFormat,
   mathAnswersEqual,
   normalizeMathAnswer,
   parseExactNumber,
@@ -44,7 +47,7 @@ import {
 import { toByteLevel } from '../../models/src/tokenizer/byteLevel.js';
 import { buildNormalizer, buildPreTokenizer } from '../../models/src/tokenizer/preTokenize.js';
 import { compileTokenizerRegex } from '../../models/src/tokenizer/regexTranslation.js';
-import { DEFAULT_JUDGE_WEIGHTS, debateTranscriptSchema, judgeDebate, parseTranscript, parseVerdict } from '@drmas/plugin-env-debate';
+import { DEFAULT_JUDGE_WEIGHTS, judgeDebate, parseVerdict } from '@drmas/plugin-env-debate';
 import { describeSlow } from '../support/describeSlow.js';
 import { recordFigures, type ReliabilityFigure } from './support/figures.js';
 import { ParserFuzzInputs } from './support/parserFuzzInputs.js';
@@ -633,7 +636,8 @@ const TARGETS = [
         reward: gen.pick(['win', 'score'] as const),
       };
     },
-    call: ({ transcript, reference, reward }) => judgeDebate(transcript, reference, { reward, weights: DEFAULT_JUDGE_WEIGHTS }),
+    call: ({ transcript, reference, reward }) =>
+      judgeDebate(transcript, reference, { reward, weights: DEFAULT_JUDGE_WEIGHTS, answers: mathAnswerFormat }),
     check: ({ transcript, reward }, r) => {
       const rewards = [...r.rewards.values()];
       const debaterSum = transcript.debaters.reduce((sum, d) => sum + r.rewards.get(d)!, 0);

@@ -4,12 +4,14 @@ import { ResolvedConfig } from '../config/ResolvedConfig.js';
 import type { Token } from '../di/Token.js';
 import { Rng } from '../random/Rng.js';
 import { AdvantageEstimator } from './AdvantageEstimator.js';
+import { AnswerFormat } from './AnswerFormat.js';
 import { BackendFactory } from './BackendFactory.js';
 import { BatchInputSource } from './BatchInputSource.js';
 import { Checkpointable } from './Checkpointable.js';
 import { Environment } from './Environment.js';
 import { InfoSection } from './InfoSection.js';
 import { MetricsSink } from './MetricsSink.js';
+import { QuestionSet } from './QuestionSet.js';
 import { Roles } from './Roles.js';
 import { RunFile } from './RunFile.js';
 import { WorkerGroups } from './WorkerGroups.js';
@@ -24,6 +26,8 @@ export function coreRoles(): Token<unknown>[] {
     BatchInputSource,
     BackendFactory,
     Environment,
+    QuestionSet,
+    AnswerFormat,
     LossFunction,
     WorkerGroups,
     MetricsSink,

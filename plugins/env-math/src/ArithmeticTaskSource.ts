@@ -1,6 +1,6 @@
-import { EpochSchedule, hashFraction, hashParts, SplitMix32 } from '@drmas/core';
+import { EpochSchedule, hashFraction, hashParts, SplitMix32, type QuestionRequest, type QuestionSet } from '@drmas/core';
 import { MathTaskSourceError } from './errors.js';
-import type { ArithmeticTask, MathSplit, MathTaskSource, TaskBatch } from './MathTask.js';
+import type { ArithmeticTask, MathSplit, MathTask, MathTaskSource, TaskBatch } from './MathTask.js';
 import { ARITHMETIC_LEVELS, generateArithmeticProblem, type GeneratedProblem } from './arithmetic/generateProblem.js';
 
 export interface ArithmeticTaskSourceOptions {
@@ -133,6 +133,19 @@ export class ArithmeticTaskSource implements MathTaskSource {
     return tasks;
   }
 }
+
+/**
+ * The QuestionSet `math` env-math contributes: `trainSize` training and `testSize` held-out arithmetic questions of
+ * `ArithmeticTaskSource` (the request's seed and levels, env-math's default levels 1 and 2 when it names none), each
+ * with its answer. env-debate's `env.debate.tasks: math` debates them.
+ */
+export const arithmeticQuestionSet: QuestionSet = Object.freeze({
+  questions({ seed, levels = [1, 2], trainSize, testSize }: QuestionRequest) {
+    const source = new ArithmeticTaskSource({ seed, levels: [...levels], trainSize, testSize });
+    const question = ({ id, question, answer }: MathTask) => ({ id, question, answer });
+    return { train: Array.from({ length: trainSize }, (_, i) => question(source.train(i))), test: source.test().map(question) };
+  },
+});
 
 function checkIndex(value: number, name: string): void {
   if (!(Number.isInteger(value) && value >= 0)) throw new MathTaskSourceError(`${name} must be a non-negative integer, got ${value}`, name);

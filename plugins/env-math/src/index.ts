@@ -3,6 +3,7 @@ export { isArithmeticTask } from './MathTask.js';
 export { MathDatasetError, MathTaskSourceError, type MathDatasetErrorDetails } from './errors.js';
 
 export {
+  arithmeticQuestionSet,
   ArithmeticTaskSource,
   ARITHMETIC_DATA_SOURCE,
   HELD_OUT_SHARE,
@@ -17,7 +18,7 @@ export { DatasetTaskSource, type DatasetTaskSourceOptions, type DatasetTaskSourc
 export { normalizeMathAnswer } from './normalizeAnswer.js';
 export { parseExactNumber, type ExactNumber } from './numericAnswer.js';
 export { latexToMathjs, symbolicallyEqual } from './symbolicEquivalence.js';
-export { mathAnswersEqual } from './answerEquivalence.js';
+export { mathAnswerFormat, mathAnswersEqual } from './answerEquivalence.js';
 export { scoreMathResponse, type MathScore, type MathScoreReason } from './scoreMathResponse.js';
 export { checkArithmeticClaims, type ArithmeticClaims } from './arithmeticClaims.js';
 

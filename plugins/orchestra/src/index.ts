@@ -67,9 +67,7 @@ export {
   DEFAULT_DEBATERS,
   DEFAULT_ROUNDS,
   JUDGE_ROLE,
-  TRANSCRIPT_SUBMISSION,
   type DebateOptions,
-  type DebateTranscript,
 } from './orchestras/DebateOrchestra.js';
 export { DEBATE_JUDGE_PROMPT, DEBATER_PROMPT, SUMMARIZER_PROMPT, VOTE_SOLVER_PROMPT } from './orchestras/maverlPrompts.js';
 export { MATH_SOLVER_PROMPT, MATH_VERIFIER_PROMPT } from './orchestras/mathPrompts.js';

@@ -90,13 +90,17 @@ export class OrchestraPlugin implements Plugin {
   private rng?: SeededRng;
   /** The tasks drawn by the current step's rollouts (greedy baselines run them again). */
   private readonly stepTasks = new Map<string, EnvTask>();
+  /** The orchestras that compare answers (so need `orchestra.answerFormat`). */
+  private readonly comparingAnswers = new Set<Orchestra>();
 
   register(ctx: RegisterContext): void {
     for (const role of ROLE_AGENTS) ctx.agents.register(role);
     ctx.provide(Orchestra, 'math', createMathOrchestra());
     ctx.provide(Orchestra, 'search', createSearchOrchestra());
     ctx.provide(Orchestra, 'cory', createCoryOrchestra());
-    ctx.provide(Orchestra, 'majority_vote', createMajorityVoteOrchestra());
+    const majority = createMajorityVoteOrchestra(() => this.workflow().answerFormat());
+    this.comparingAnswers.add(majority);
+    ctx.provide(Orchestra, 'majority_vote', majority);
     ctx.provide(Orchestra, 'summary', createSummaryOrchestra());
     this.registerConfiguredOrchestras(ctx);
     ctx.bind(Workflow).toSelf().inSingletonScope();
@@ -143,6 +147,7 @@ export class OrchestraPlugin implements Plugin {
       const orchestra = workflow.orchestra();
       checkAgentRoles(config, orchestra, (key) => kernel.originOf(key));
       if (MAVERL_RUNNERS.has(orchestra.name)) checkRunnerRoles(config, orchestra);
+      if (this.comparingAnswers.has(orchestra)) workflow.answerFormat();
       checkExecutor(config.rollout as RolloutSettings, config.reward as RewardSettings, orchestra);
       checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
       const limits = agentLimits(config, workflow.agents(), kernel);
@@ -175,7 +180,12 @@ export class OrchestraPlugin implements Plugin {
    */
   private registerConfiguredOrchestras(ctx: RegisterContext): void {
     const settings = ctx.config.orchestra as OrchestraSettings;
-    const debate = createDebateOrchestra({ debaters: settings.debaters, judge: settings.judge });
+    const debate = createDebateOrchestra({
+      debaters: settings.debaters,
+      judge: settings.judge,
+      answers: () => this.workflow().answerFormat(),
+    });
+    this.comparingAnswers.add(debate);
     ctx.provide(Orchestra, 'debate', debate);
     const roles = new Set<string>();
     if (settings.name === 'summary') roles.add('summarizer');

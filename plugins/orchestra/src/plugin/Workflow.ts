@@ -1,5 +1,6 @@
 import {
   AgentRegistry,
+  AnswerFormat,
   DrmasError,
   Environment,
   inject,
@@ -30,13 +31,15 @@ function engineOf(group: WorkerGroup, agentId: string): AgentEngine {
 
 /**
  * The configured workflow of a run: the Environment named by `env.name`, the Orchestra named by `orchestra.name`, its
- * agents built from the orchestra's defaults and `agents.<role>`, and the runner that plays episodes on the worker
- * groups' rollout engines. Each is resolved once, on first use.
+ * agents built from the orchestra's defaults and `agents.<role>`, the AnswerFormat named by `orchestra.answerFormat`
+ * (for runners that compare answers), and the runner that plays episodes on the worker groups' rollout engines. Each
+ * is resolved once, on first use.
  */
 @injectable()
 export class Workflow {
   private agentsRef?: ReadonlyMap<string, Agent>;
   private runnerRef?: EpisodeRunner;
+  private answerFormatRef?: AnswerFormat;
 
   constructor(
     @inject(ResolvedConfig) private readonly config: ResolvedConfig,
@@ -60,6 +63,16 @@ export class Workflow {
       ]),
     );
     return this.agentsRef;
+  }
+
+  /** How answers compare where a runner votes over them (`majority_vote`, `debate`): `orchestra.answerFormat`. */
+  answerFormat(): AnswerFormat {
+    this.answerFormatRef ??= this.roles.getNamed(
+      AnswerFormat,
+      (this.config.orchestra as OrchestraSettings).answerFormat,
+      'orchestra.answerFormat',
+    );
+    return this.answerFormatRef;
   }
 
   /** The agent's invalid-turn penalty (what the reward allocators subtract). */
