@@ -47,6 +47,7 @@ export { Checkpointable } from './roles/Checkpointable.js';
 export { Environment, type EnvAction, type EnvTask, type EnvTaskBatch, type Episode } from './roles/Environment.js';
 export { AnswerFormat } from './roles/AnswerFormat.js';
 export { QuestionSet, type Question, type QuestionRequest } from './roles/QuestionSet.js';
+export { defineTool, Tool, type ToolContext, type ToolTaskContent, type ToolTaskKind } from './roles/Tool.js';
 export { InfoSection } from './roles/InfoSection.js';
 export { WorkerGroups, type WorkerGroup } from './roles/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';

@@ -14,6 +14,7 @@ import { MetricsSink } from './MetricsSink.js';
 import { QuestionSet } from './QuestionSet.js';
 import { Roles } from './Roles.js';
 import { RunFile } from './RunFile.js';
+import { Tool } from './Tool.js';
 import { WorkerGroups } from './WorkerGroups.js';
 
 /** The roles core declares: every kernel can name them in messages, and `drmas info` lists the named ones. */
@@ -28,6 +29,7 @@ export function coreRoles(): Token<unknown>[] {
     Environment,
     QuestionSet,
     AnswerFormat,
+    Tool,
     LossFunction,
     WorkerGroups,
     MetricsSink,

@@ -29,6 +29,7 @@ export {
 export { FUNCTION_TEMPLATES, type FunctionTemplate } from './tasks/syntheticTemplates.js';
 
 export { extractCode, type CodeSource, type ExtractedCode } from './environment/extractCode.js';
+export { pythonTool, type PythonToolOptions } from './tool/pythonTool.js';
 export { verifyCode, type CodeVerdict } from './verifyCode.js';
 export { CodeEnvironment, CodeEpisode } from './environment/CodeEnvironment.js';
 export { codeEnvKeys, codeEnvSettings, codeSection, type CodeEnvSettings, type CodeEnvSettingsInput } from './environment/codeEnvConfig.js';

@@ -69,6 +69,7 @@ export { DemonstrationBuilder, type DemonstrationTurn, type SearchDemonstration,
 export { retriever as retrieverCommand } from './cli/retrieverCommand.js';
 
 export { SearchEnvironment, SearchEnvEpisode, searchTogether, type EpisodeSearch } from './environment/SearchEnvironment.js';
+export { searchTool, type SearchToolSettings } from './tool/searchTool.js';
 export { searchEnvKeys, searchEnvSettings, type SearchEnvSettings, type SearchEnvSettingsInput } from './environment/searchEnvConfig.js';
 export { EnvSearchPlugin, PLUGIN_NAME } from './plugin/EnvSearchPlugin.js';
 export { default } from './plugin/EnvSearchPlugin.js';
