@@ -29,7 +29,7 @@ export const executorSection = z.strictObject({
 
 /** The `orchestra` section: which orchestra runs, and settings its blocks read from `context.settings`. */
 export const orchestraSection = z.strictObject({
-  /** An Orchestra registered by name (`math`, `search`, `majority_vote`, `summary`, `debate`, `graph`). */
+  /** An Orchestra registered by name (`math`, `cory`, `majority_vote`, `summary`, `debate`, `graph`; presets add theirs: `search`, `code`, ...). */
   name: z.string().min(1).default('math'),
   /** Solves at most per math episode (Dr. MAS max_loop_num); read by `loopUntil` blocks. */
   maxLoops: z.number().int().min(1).max(ORCHESTRA_LIMITS.maxLoops).default(2),
