@@ -5,13 +5,23 @@
 // usage: npx tsc -b && node bench/parsers.mjs [--size CHARS] [--rounds N] [--only SUBSTRING]
 // It imports the built `dist` of the packages (by package name, or by file for functions a package does not export).
 import { loadavg } from 'node:os';
-import { parseOverride, coerceOverride } from '@drmas/core';
-import { containsCjk, parseTaggedOutput, splitThink } from '@drmas/plugin-orchestra';
+import {
+  coerceOverride,
+  containsCjk,
+  exactMatch,
+  extractBoxedAnswer,
+  finalAnswerSection,
+  hasBoxCommand,
+  normalizeAnswer,
+  parseOverride,
+  parseTaggedOutput,
+  readBraceGroup,
+  splitThink,
+  tokenF1,
+} from '@drmas/core';
 import {
   checkArithmeticClaims,
-  extractBoxedAnswer,
   extractVerifierVerdict,
-  finalAnswerSection,
   latexToMathjs,
   mathAnswersEqual,
   normalizeMathAnswer,
@@ -20,9 +30,7 @@ import {
   symbolicallyEqual,
 } from '@drmas/plugin-env-math';
 import {
-  exactMatch,
   extractLastAnswer,
-  normalizeAnswer,
   parseCorpusRecord,
   parseQaRecord,
   parseRetrieveRequest,
@@ -31,10 +39,8 @@ import {
   readRetrieveResponse,
   scoreSearchAnswer,
   Tokenizer,
-  tokenF1,
 } from '@drmas/plugin-env-search';
 import { translateRegex } from '@drmas/models';
-import { hasBoxCommand, readBraceGroup } from '../plugins/env-math/dist/boxedAnswer.js';
 import { buildNormalizer, buildPreTokenizer } from '../models/dist/tokenizer/preTokenize.js';
 import { compileTokenizerRegex } from '../models/dist/tokenizer/regexTranslation.js';
 

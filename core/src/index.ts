@@ -45,6 +45,9 @@ export { coreRoles } from './roles/coreRoles.js';
 export { BATCH_INPUTS, BatchInputSource, type BatchInput } from './roles/BatchInputSource.js';
 export { Checkpointable } from './roles/Checkpointable.js';
 export { Environment, type EnvAction, type EnvTask, type EnvTaskBatch, type Episode } from './roles/Environment.js';
+export { AnswerFormat } from './roles/AnswerFormat.js';
+export { QuestionSet, type Question, type QuestionRequest } from './roles/QuestionSet.js';
+export { defineTool, Tool, type ToolContext, type ToolTaskContent, type ToolTaskKind } from './roles/Tool.js';
 export { InfoSection } from './roles/InfoSection.js';
 export { WorkerGroups, type WorkerGroup } from './roles/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
@@ -119,6 +122,7 @@ export {
   type WorkerGroupBatch,
 } from './data/BatchView.js';
 export type { Distributions, EvalContext, Metrics, RunContext, StepContext, StepResult } from './data/StepContext.js';
+export { debateTranscriptSchema, parseTranscript, TRANSCRIPT_SUBMISSION, type DebateTranscript } from './data/DebateTranscript.js';
 export {
   firstRecordText,
   QUESTION_FIELDS,
@@ -131,7 +135,9 @@ export {
   type TaskFileError,
   type TaskRecord,
   type TaskRecordPlace,
-} from './data/taskRecordFiles.js';
+} from './tasks/taskRecordFiles.js';
+export { EpochSchedule } from './tasks/EpochSchedule.js';
+export { TaskPool } from './tasks/TaskPool.js';
 
 export type {
   GenerateRequest,
@@ -176,6 +182,19 @@ export type {
 } from './compute/ValueModel.js';
 
 export { Rng, SeededRng, type RngState } from './random/Rng.js';
+export { shuffledIndices, SplitMix32 } from './random/SplitMix32.js';
+export { fmix32, fnv1a, hashFraction, hashParts, hashString } from './random/hash.js';
+
+export { extractBoxedAnswer, finalAnswerSection, hasBoxCommand, readBraceGroup } from './answers/boxedAnswer.js';
+export {
+  containsCjk,
+  parseTaggedOutput,
+  splitThink,
+  type OutputFormat,
+  type ParsedOutput,
+  type TaggedAction,
+} from './answers/taggedOutput.js';
+export { exactMatch, normalizeAnswer, tokenF1 } from './answers/exactMatch.js';
 export { ECHO_CHARS, echoJson, echoText } from './errors/echoText.js';
 export {
   describeConnectionFailure,

@@ -5,8 +5,7 @@
  * (`max`), the list sorted (`sort`) or reversed (`reverse`). It provides the `lists` Environment, so the built-in
  * `math` orchestra (a Solver answering in `\boxed{}`, a Verifier) runs it: `env: { name: 'lists' }`.
  */
-import { DrmasError, Environment, envSection, SeededRng, z } from '@drmas/core';
-import { extractBoxedAnswer, hashParts } from '@drmas/plugin-env-math';
+import { DrmasError, Environment, envSection, extractBoxedAnswer, hashParts, SeededRng, z } from '@drmas/core';
 
 const PLUGIN_NAME = 'env-lists';
 const ENVIRONMENT_NAME = 'lists';

@@ -3,14 +3,30 @@
 // invariant needing no oracle. Quick part: 300 inputs per parser (npm test); slow part: 10,000 more
 // (DRMAS_SLOW_TESTS=1).
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { coerceOverride, DrmasError, parseOverride, z } from '@drmas/core';
-import { containsCjk, parseTaggedOutput, splitThink, type OutputFormat } from '@drmas/plugin-orchestra';
+import {
+  coerceOverride,
+  containsCjk,
+  debateTranscriptSchema,
+  DrmasError,
+  exactMatch,
+  extractBoxedAnswer,
+  finalAnswerSection,
+  hasBoxCommand,
+  normalizeAnswer,
+  parseOverride,
+  parseTaggedOutput,
+  parseTranscript,
+  readBraceGroup,
+  splitThink,
+  tokenF1,
+  z,
+  type OutputFormat,
+} from '@drmas/core';
 import {
   checkArithmeticClaims,
-  extractBoxedAnswer,
   extractVerifierVerdict,
-  finalAnswerSection,
   latexToMathjs,
+  mathAnswerFormat,
   mathAnswersEqual,
   normalizeMathAnswer,
   parseExactNumber,
@@ -19,9 +35,7 @@ import {
 } from '@drmas/plugin-env-math';
 import {
   ENGLISH_STOPWORDS,
-  exactMatch,
   extractLastAnswer,
-  normalizeAnswer,
   parseCorpusRecord,
   parseQaRecord,
   parseRetrieveRequest,
@@ -29,13 +43,11 @@ import {
   parseVerifierDecision,
   readRetrieveResponse,
   Tokenizer,
-  tokenF1,
 } from '@drmas/plugin-env-search';
-import { hasBoxCommand, readBraceGroup } from '../../plugins/env-math/src/boxedAnswer.js';
 import { toByteLevel } from '../../models/src/tokenizer/byteLevel.js';
 import { buildNormalizer, buildPreTokenizer } from '../../models/src/tokenizer/preTokenize.js';
 import { compileTokenizerRegex } from '../../models/src/tokenizer/regexTranslation.js';
-import { DEFAULT_JUDGE_WEIGHTS, debateTranscriptSchema, judgeDebate, parseTranscript, parseVerdict } from '@drmas/plugin-env-debate';
+import { DEFAULT_JUDGE_WEIGHTS, judgeDebate, parseVerdict } from '@drmas/plugin-env-debate';
 import { describeSlow } from '../support/describeSlow.js';
 import { recordFigures, type ReliabilityFigure } from './support/figures.js';
 import { ParserFuzzInputs } from './support/parserFuzzInputs.js';
@@ -624,7 +636,8 @@ const TARGETS = [
         reward: gen.pick(['win', 'score'] as const),
       };
     },
-    call: ({ transcript, reference, reward }) => judgeDebate(transcript, reference, { reward, weights: DEFAULT_JUDGE_WEIGHTS }),
+    call: ({ transcript, reference, reward }) =>
+      judgeDebate(transcript, reference, { reward, weights: DEFAULT_JUDGE_WEIGHTS, answers: mathAnswerFormat }),
     check: ({ transcript, reward }, r) => {
       const rewards = [...r.rewards.values()];
       const debaterSum = transcript.debaters.reduce((sum, d) => sum + r.rewards.get(d)!, 0);

@@ -1,24 +1,9 @@
 import { createToken } from '../di/Token.js';
+import { fnv1a } from './hash.js';
+import { SplitMix32 } from './SplitMix32.js';
 
 /** The state of an `Rng`, enough to continue its sequence exactly (saved in checkpoints). */
 export type RngState = [number, number, number, number];
-
-function splitmix32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x9e3779b9) >>> 0;
-    let z = state;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-    return (z ^ (z >>> 16)) >>> 0;
-  };
-}
-
-function hashLabel(label: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < label.length; i++) h = Math.imul(h ^ label.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
 
 /**
  * A seeded generator (xoshiro128**): the same seed gives the same sequence on every machine. `fork(label)`
@@ -42,8 +27,8 @@ export class SeededRng implements Rng {
     if (Array.isArray(seed)) {
       this.s = stateWords(seed);
     } else {
-      const next = splitmix32(seed);
-      this.s = Uint32Array.from([next(), next(), next(), next()]);
+      const seeder = new SplitMix32(seed);
+      this.s = Uint32Array.from([seeder.nextUint32(), seeder.nextUint32(), seeder.nextUint32(), seeder.nextUint32()]);
     }
     if (this.s.every((x) => x === 0)) this.s[0] = 1;
   }
@@ -93,9 +78,9 @@ export class SeededRng implements Rng {
 
   /** An independent generator for one purpose, derived from this one's current state and the label. */
   fork(label: string): SeededRng {
-    const h = hashLabel(label);
     const [s0, s1, s2, s3] = this.getState();
-    const next = splitmix32((s0 ^ h ^ Math.imul(s2, 0x9e3779b1)) >>> 0);
+    const seeder = new SplitMix32((s0 ^ fnv1a(label) ^ Math.imul(s2, 0x9e3779b1)) >>> 0);
+    const next = () => seeder.nextUint32();
     return new SeededRng([next() ^ s1, next() ^ s3, next(), next()].map((x) => x >>> 0) as RngState);
   }
 

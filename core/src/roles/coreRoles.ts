@@ -4,14 +4,17 @@ import { ResolvedConfig } from '../config/ResolvedConfig.js';
 import type { Token } from '../di/Token.js';
 import { Rng } from '../random/Rng.js';
 import { AdvantageEstimator } from './AdvantageEstimator.js';
+import { AnswerFormat } from './AnswerFormat.js';
 import { BackendFactory } from './BackendFactory.js';
 import { BatchInputSource } from './BatchInputSource.js';
 import { Checkpointable } from './Checkpointable.js';
 import { Environment } from './Environment.js';
 import { InfoSection } from './InfoSection.js';
 import { MetricsSink } from './MetricsSink.js';
+import { QuestionSet } from './QuestionSet.js';
 import { Roles } from './Roles.js';
 import { RunFile } from './RunFile.js';
+import { Tool } from './Tool.js';
 import { WorkerGroups } from './WorkerGroups.js';
 
 /** The roles core declares: every kernel can name them in messages, and `drmas info` lists the named ones. */
@@ -24,6 +27,9 @@ export function coreRoles(): Token<unknown>[] {
     BatchInputSource,
     BackendFactory,
     Environment,
+    QuestionSet,
+    AnswerFormat,
+    Tool,
     LossFunction,
     WorkerGroups,
     MetricsSink,

@@ -16,8 +16,7 @@ export { PyodideSandbox, type PyodideSandboxOptions } from './sandbox/PyodideSan
 export { CodeSandboxes } from './sandbox/CodeSandboxes.js';
 export { jsonValuesEqual } from './sandbox/compareOutputs.js';
 
-export type { CodeSplit, CodeTask, CodeTaskSource } from './tasks/CodeTask.js';
-export { CodeTaskPool } from './tasks/CodeTaskPool.js';
+export type { CodeSplit, CodeTask } from './tasks/CodeTask.js';
 export { loadCodeDataset, splitCodeTasks, type LoadCodeDatasetOptions } from './tasks/loadCodeDataset.js';
 export {
   CODE_HELD_OUT_SHARE,
@@ -30,6 +29,7 @@ export {
 export { FUNCTION_TEMPLATES, type FunctionTemplate } from './tasks/syntheticTemplates.js';
 
 export { extractCode, type CodeSource, type ExtractedCode } from './environment/extractCode.js';
+export { pythonTool, type PythonToolOptions } from './tool/pythonTool.js';
 export { verifyCode, type CodeVerdict } from './verifyCode.js';
 export { CodeEnvironment, CodeEpisode } from './environment/CodeEnvironment.js';
 export { codeEnvKeys, codeEnvSettings, codeSection, type CodeEnvSettings, type CodeEnvSettingsInput } from './environment/codeEnvConfig.js';

@@ -1,18 +1,16 @@
 export type { DebateTask } from './tasks/DebateTask.js';
-export { DebateTaskPool } from './tasks/DebateTaskPool.js';
-export {
-  isHeldOutMotion,
-  MATH_DEBATE_SOURCE,
-  MOTION_SOURCE,
-  syntheticDebateTasks,
-  syntheticMotions,
-  type SyntheticDebateOptions,
-} from './tasks/syntheticDebateTasks.js';
+export { debateSource, debateTasks, isHeldOutMotion, motionQuestionSet, syntheticMotions } from './tasks/debateQuestions.js';
 export { loadDebateDataset, splitDebateTasks } from './tasks/loadDebateDataset.js';
-export { debateTranscriptSchema, parseTranscript, type DebateTranscript } from './judge/transcript.js';
 export { parseVerdict, type Verdict } from './judge/parseVerdict.js';
 export { DEFAULT_JUDGE_WEIGHTS, evidenceOf, judgeByRules, structureOf, type AgentJudgement, type JudgeWeights } from './judge/ruleJudge.js';
-export { DebateEnvironment, DebateEpisode, judgeDebate, type DebateJudgement } from './environment/DebateEnvironment.js';
+export {
+  DebateEnvironment,
+  DebateEpisode,
+  judgeDebate,
+  type DebateJudgement,
+  type DebateJudging,
+  type NamedContributions,
+} from './environment/DebateEnvironment.js';
 export {
   debateEnvKeys,
   debateEnvSettings,

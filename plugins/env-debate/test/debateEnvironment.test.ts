@@ -1,31 +1,34 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { DrmasError } from '@drmas/core';
-import { createDebateOrchestra, debateTranscript, TRANSCRIPT_SUBMISSION } from '@drmas/plugin-orchestra';
-import type { Turn } from '@drmas/core';
+import { createKernel, DrmasError, Environment, TRANSCRIPT_SUBMISSION, type Plugin } from '@drmas/core';
 import { TempProject } from '../../../test/support/tempProject.js';
-import { DebateEnvironment, loadDebateDataset, syntheticDebateTasks, syntheticMotions } from '../src/index.js';
+import envDebatePlugin, {
+  debateTasks,
+  loadDebateDataset,
+  motionQuestionSet,
+  syntheticMotions,
+  type DebateEnvironment,
+} from '../src/index.js';
+import { SUMS, sumsPlugin } from './fixtures.js';
 
 const scratch = new TempProject('env-debate');
 afterAll(() => scratch.dispose());
 
-describe('synthetic debate tasks', () => {
-  test('math: deterministic, with answers, the held-out questions never trained on', () => {
-    const options = { kind: 'math' as const, seed: 5, levels: [1, 2], trainSize: 300, testSize: 40 };
-    const a = syntheticDebateTasks(options);
-    expect(syntheticDebateTasks(options)).toEqual(a);
-    expect(a.train).toHaveLength(300);
-    expect(a.test).toHaveLength(40);
-    expect(a.train.every((t) => t.answer !== undefined && t.split === 'train')).toBe(true);
-    const held = new Set(a.test.map((t) => t.question));
-    expect(a.train.filter((t) => held.has(t.question))).toEqual([]);
+describe('debate tasks from question sets', () => {
+  test("a set's questions with their answers and splits, the data source named after the set", () => {
+    const { train, test: held } = debateTasks(SUMS, 'sums', { seed: 5, trainSize: 2, testSize: 1 });
+    expect(train).toEqual([
+      { id: 'sum-0', dataSource: 'debate-sums', question: 'What is 0 + 10?', answer: '10', split: 'train' },
+      { id: 'sum-1', dataSource: 'debate-sums', question: 'What is 1 + 10?', answer: '11', split: 'train' },
+    ]);
+    expect(held).toEqual([{ id: 'held-0', dataSource: 'debate-sums', question: 'What is 0 + 1?', answer: '1', split: 'test' }]);
   });
 
   test('motions: 64 from the word lists, one in eight held out by its text, no answers', () => {
     expect(new Set(syntheticMotions()).size).toBe(64);
-    const { train, test: held } = syntheticDebateTasks({ kind: 'motions', seed: 0, levels: [1], trainSize: 1, testSize: 100 });
+    const { train, test: held } = debateTasks(motionQuestionSet, 'motions', { seed: 0, levels: [1], trainSize: 1, testSize: 100 });
     expect(train.length + held.length).toBe(64);
     expect(held.length).toBeGreaterThan(0);
-    expect([...train, ...held].every((t) => t.answer === undefined)).toBe(true);
+    expect([...train, ...held].every((t) => t.answer === undefined && t.dataSource === 'debate-motions')).toBe(true);
     const heldOut = new Set(held.map((t) => t.question));
     expect(train.filter((t) => heldOut.has(t.question))).toEqual([]);
   });
@@ -63,10 +66,51 @@ describe('loadDebateDataset', () => {
   });
 });
 
+/** A kernel with env-debate and `plugins`, the `debate` environment initialized. */
+async function debateEnvironment(debate: Record<string, unknown>, plugins: Plugin[] = [sumsPlugin]): Promise<DebateEnvironment> {
+  const { kernel } = await createKernel({
+    cwd: process.cwd(),
+    inline: { plugins: [envDebatePlugin(), ...plugins], env: { name: 'debate', seed: 1, debate } },
+  });
+  const environment = kernel.getNamed(Environment, 'debate') as DebateEnvironment;
+  await environment.init();
+  return environment;
+}
+
+const SUM_DEBATES = { tasks: 'sums', answerFormat: 'exact', testSize: 4, trainSize: 8 };
+
+describe('DebateEnvironment in a kernel', () => {
+  test('its questions come from the QuestionSet env.debate.tasks names, the held-out ones apart', async () => {
+    const environment = await debateEnvironment(SUM_DEBATES);
+    expect(environment.test().map((t) => t.id)).toEqual(['held-0', 'held-1', 'held-2', 'held-3']);
+    expect(new Set(environment.batch(0, 8).tasks.map((t) => t.id))).toEqual(new Set(Array.from({ length: 8 }, (_, i) => `sum-${i}`)));
+  });
+
+  test('motions come from env-debate itself', async () => {
+    const environment = await debateEnvironment({ tasks: 'motions', answerFormat: 'exact', testSize: 4 });
+    expect(environment.test()).toHaveLength(4);
+    expect(environment.batch(0, 1).tasks[0]).toMatchObject({ dataSource: 'debate-motions' });
+  });
+
+  test.each([
+    ['a question set no plugin provides', { ...SUM_DEBATES, tasks: 'math' }, 'env.debate.tasks', /no question set named "math"/],
+    ['a misspelt one', { ...SUM_DEBATES, tasks: 'sum' }, 'env.debate.tasks', /no question set named "sum"/],
+    [
+      'an answer format no plugin provides',
+      { ...SUM_DEBATES, answerFormat: 'math' },
+      'env.debate.answerFormat',
+      /no answer format named "math"/,
+    ],
+  ])('%s stops the run at validate, naming the key and what is registered', async (_, debate, key, message) => {
+    const error = await debateEnvironment(debate).catch((e: unknown) => e);
+    expect(DrmasError.is(error) && { code: error.code, key: error.key }).toEqual({ code: 'UNKNOWN_NAME', key });
+    expect((error as Error).message).toMatch(message);
+  });
+});
+
 describe('DebateEnvironment episodes', () => {
   test('asks the orchestra for the transcript, judges it, and scores each agent through judge()', async () => {
-    const environment = new DebateEnvironment({ seed: 1, debate: { testSize: 4, trainSize: 8 } });
-    await environment.init();
+    const environment = await debateEnvironment(SUM_DEBATES);
     const task = environment.batch(0, 1).tasks[0]!;
     const episode = environment.reset(task);
     expect(episode.variables()[TRANSCRIPT_SUBMISSION.variable]).toBe(TRANSCRIPT_SUBMISSION.value);
@@ -86,29 +130,8 @@ describe('DebateEnvironment episodes', () => {
     expect(episode.metrics()).toEqual({ correct: 1, tie: 0, consistency: 1, evidence: 0.5, structure: 0, reward_pro: 1, reward_con: 0 });
   });
 
-  test('the debate orchestra scores each turn from the judged episode, with no judge() (as over an environment server)', async () => {
-    const environment = new DebateEnvironment({ seed: 1, debate: { testSize: 4, trainSize: 8, reward: 'score' } });
-    await environment.init();
-    const task = environment.batch(0, 1).tasks[0]!;
-    const turn = (index: number, agentId: string, text: string) => ({ index, agentId, responseText: text, step: 0 }) as Turn;
-    const turns = [turn(0, 'pro', `\\boxed{${task.answer}}`), turn(1, 'con', '\\boxed{-999}'), turn(2, 'pro', `\\boxed{${task.answer}}`)];
-    const orchestra = createDebateOrchestra();
-    const episode = environment.reset(task);
-    await environment.step(
-      [episode],
-      [{ type: TRANSCRIPT_SUBMISSION.actionType, content: JSON.stringify(debateTranscript(turns, ['pro', 'con'])) }],
-    );
-    // Scores: PRO (0 + 0.5 + 1 + 3)/6 on both its turns, CON (0 + 0.5 + 1 + 0)/6.
-    const scores = orchestra.turnScores!(turns, undefined, episode);
-    expect([...scores.keys()]).toEqual([0, 1, 2]);
-    expect(scores.get(0)).toBeCloseTo(4.5 / 6, 12);
-    expect(scores.get(1)).toBeCloseTo(1.5 / 6, 12);
-    expect(scores.get(2)).toBeCloseTo(4.5 / 6, 12);
-  });
-
   test('an unreadable transcript or another action type is judged as a plain answer', async () => {
-    const environment = new DebateEnvironment({ seed: 1, debate: { testSize: 4, trainSize: 8 } });
-    await environment.init();
+    const environment = await debateEnvironment(SUM_DEBATES);
     const task = environment.batch(0, 1).tasks[0]!;
     const bad = environment.reset(task);
     await environment.step([bad], [{ type: TRANSCRIPT_SUBMISSION.actionType, content: '{not json' }]);

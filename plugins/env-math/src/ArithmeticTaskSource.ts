@@ -1,9 +1,7 @@
-import { EpochSchedule } from './EpochSchedule.js';
+import { EpochSchedule, hashFraction, hashParts, SplitMix32, type QuestionRequest, type QuestionSet } from '@drmas/core';
 import { MathTaskSourceError } from './errors.js';
-import type { ArithmeticTask, MathSplit, MathTaskSource, TaskBatch } from './MathTask.js';
+import type { ArithmeticTask, MathSplit, MathTask, MathTaskSource, TaskBatch } from './MathTask.js';
 import { ARITHMETIC_LEVELS, generateArithmeticProblem, type GeneratedProblem } from './arithmetic/generateProblem.js';
-import { hashFraction, hashParts } from './random/hash.js';
-import { SeededRandom } from './random/splitmix32.js';
 
 export interface ArithmeticTaskSourceOptions {
   seed: number;
@@ -99,7 +97,7 @@ export class ArithmeticTaskSource implements MathTaskSource {
   }
 
   private draw(split: MathSplit, index: number, attempt: number): { level: number; problem: GeneratedProblem } {
-    const random = new SeededRandom(hashParts('arithmetic', this.seed, split, index, attempt));
+    const random = new SplitMix32(hashParts('arithmetic', this.seed, split, index, attempt));
     const level = random.pick(this.levels);
     return { level, problem: generateArithmeticProblem(level, random) };
   }
@@ -135,6 +133,19 @@ export class ArithmeticTaskSource implements MathTaskSource {
     return tasks;
   }
 }
+
+/**
+ * The QuestionSet `math` env-math contributes: `trainSize` training and `testSize` held-out arithmetic questions of
+ * `ArithmeticTaskSource` (the request's seed and levels, env-math's default levels 1 and 2 when it names none), each
+ * with its answer. env-debate's `env.debate.tasks: math` debates them.
+ */
+export const arithmeticQuestionSet: QuestionSet = Object.freeze({
+  questions({ seed, levels = [1, 2], trainSize, testSize }: QuestionRequest) {
+    const source = new ArithmeticTaskSource({ seed, levels: [...levels], trainSize, testSize });
+    const question = ({ id, question, answer }: MathTask) => ({ id, question, answer });
+    return { train: Array.from({ length: trainSize }, (_, i) => question(source.train(i))), test: source.test().map(question) };
+  },
+});
 
 function checkIndex(value: number, name: string): void {
   if (!(Number.isInteger(value) && value >= 0)) throw new MathTaskSourceError(`${name} must be a non-negative integer, got ${value}`, name);

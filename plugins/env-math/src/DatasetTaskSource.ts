@@ -1,8 +1,7 @@
-import { EpochSchedule } from './EpochSchedule.js';
+import { EpochSchedule, hashFraction } from '@drmas/core';
 import { MathTaskSourceError } from './errors.js';
 import { loadMathDataset } from './loadMathDataset.js';
 import type { MathTask, MathTaskSource, TaskBatch } from './MathTask.js';
-import { hashFraction } from './random/hash.js';
 
 export interface DatasetTaskSourceOptions {
   tasks: MathTask[];

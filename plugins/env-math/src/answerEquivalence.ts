@@ -1,3 +1,4 @@
+import { extractBoxedAnswer, type AnswerFormat } from '@drmas/core';
 import { normalizeMathAnswer } from './normalizeAnswer.js';
 import { exactNumbersEqual, parseExactNumber } from './numericAnswer.js';
 import { symbolicallyEqual } from './symbolicEquivalence.js';
@@ -91,3 +92,10 @@ export function mathAnswersEqual(predicted: string, truth: string): boolean {
     return false;
   }
 }
+
+/**
+ * The AnswerFormat `math` env-math contributes: the last `\boxed{}` of the final answer section (`extractBoxedAnswer`),
+ * compared by `mathAnswersEqual`. What env-debate judges debaters' answers with and the orchestra's majority vote
+ * groups answers by.
+ */
+export const mathAnswerFormat: AnswerFormat = Object.freeze({ extract: extractBoxedAnswer, equal: mathAnswersEqual });

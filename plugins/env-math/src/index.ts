@@ -3,6 +3,7 @@ export { isArithmeticTask } from './MathTask.js';
 export { MathDatasetError, MathTaskSourceError, type MathDatasetErrorDetails } from './errors.js';
 
 export {
+  arithmeticQuestionSet,
   ArithmeticTaskSource,
   ARITHMETIC_DATA_SOURCE,
   HELD_OUT_SHARE,
@@ -10,25 +11,20 @@ export {
   type ArithmeticTaskSourceOptions,
 } from './ArithmeticTaskSource.js';
 export { ARITHMETIC_LEVELS } from './arithmetic/generateProblem.js';
-export { EpochSchedule } from './EpochSchedule.js';
 
 export { loadMathDataset, type LoadMathDatasetOptions } from './loadMathDataset.js';
 export { DatasetTaskSource, type DatasetTaskSourceOptions, type DatasetTaskSourceFileOptions } from './DatasetTaskSource.js';
 
-export { extractBoxedAnswer, finalAnswerSection } from './boxedAnswer.js';
 export { normalizeMathAnswer } from './normalizeAnswer.js';
 export { parseExactNumber, type ExactNumber } from './numericAnswer.js';
 export { latexToMathjs, symbolicallyEqual } from './symbolicEquivalence.js';
-export { mathAnswersEqual } from './answerEquivalence.js';
+export { mathAnswerFormat, mathAnswersEqual } from './answerEquivalence.js';
 export { scoreMathResponse, type MathScore, type MathScoreReason } from './scoreMathResponse.js';
 export { checkArithmeticClaims, type ArithmeticClaims } from './arithmeticClaims.js';
 
 export { solverDemonstration, verifierDemonstration, type DemonstrationStyle } from './demonstrations.js';
 export { columnWork } from './columnArithmetic.js';
 export { extractVerifierVerdict, VERIFY_APPROVE, VERIFY_REJECT, type VerifierVerdict } from './verifierVerdict.js';
-
-export { SeededRandom, splitmix32 } from './random/splitmix32.js';
-export { hashParts } from './random/hash.js';
 
 export { MathEnvironment, MathEpisode } from './environment/MathEnvironment.js';
 export { mathEnvKeys, mathEnvSettings, type MathEnvSettings, type MathEnvSettingsInput } from './environment/mathEnvConfig.js';

@@ -1,6 +1,5 @@
 import { basename, extname } from 'node:path';
-import { firstRecordText, QUESTION_FIELDS, readTaskRecords, recordText, type TaskRecordPlace } from '@drmas/core';
-import { extractBoxedAnswer } from './boxedAnswer.js';
+import { extractBoxedAnswer, firstRecordText, QUESTION_FIELDS, readTaskRecords, recordText, type TaskRecordPlace } from '@drmas/core';
 import { MathDatasetError } from './errors.js';
 import type { MathSplit, MathTask } from './MathTask.js';
 

@@ -1,4 +1,4 @@
-import { readBraceGroup } from './boxedAnswer.js';
+import { readBraceGroup } from '@drmas/core';
 
 const TEXT_COMMANDS = /\\(?:text|textbf|textrm|mbox|mathrm|mathbf|operatorname)\s*\{/g;
 

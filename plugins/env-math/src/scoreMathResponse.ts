@@ -1,5 +1,5 @@
 import { mathAnswersEqual } from './answerEquivalence.js';
-import { extractBoxedAnswer, hasBoxCommand } from './boxedAnswer.js';
+import { extractBoxedAnswer, hasBoxCommand } from '@drmas/core';
 
 export type MathScoreReason = 'correct' | 'wrong' | 'no_boxed' | 'truncated';
 

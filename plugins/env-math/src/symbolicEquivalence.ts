@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { MathJsInstance, MathNode } from 'mathjs';
-import { SeededRandom } from './random/splitmix32.js';
+import { SplitMix32 } from '@drmas/core';
 
 const MAX_INPUT_LENGTH = 300;
 const MAX_NODES = 80;
@@ -226,11 +226,11 @@ export function symbolicallyEqual(a: string, b: string): boolean {
       const difference = math().simplify(new (math().OperatorNode)('-', 'subtract', [left.node, right.node]));
       if (difference.type === 'ConstantNode' && (difference as unknown as { value: unknown }).value === 0) return true;
     }
-    const random = new SeededRandom(0x5eed);
+    const random = new SplitMix32(0x5eed);
     let agreeing = 0;
     for (let p = 0; p < SAMPLE_POINTS; p++) {
       const scope: Record<string, number> = {};
-      for (const v of variables) scope[v] = 0.3 + 2 * random.float();
+      for (const v of variables) scope[v] = 0.3 + 2 * random.next();
       const x = asComplex(f.evaluate(scope));
       const y = asComplex(g.evaluate(scope));
       if (x === undefined && y === undefined) continue;

@@ -1,6 +1,6 @@
+import { extractBoxedAnswer } from '@drmas/core';
 import {
   ArithmeticTaskSource,
-  extractBoxedAnswer,
   extractVerifierVerdict,
   mathAnswersEqual,
   solverDemonstration,

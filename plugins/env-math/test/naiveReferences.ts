@@ -2,7 +2,7 @@
  * The previous implementations of parsers that were quadratic (or recursed without bound), kept as oracles: on small
  * inputs they are fast enough, and the linear versions must give the same results.
  */
-import { readBraceGroup } from '../src/boxedAnswer.js';
+import { readBraceGroup } from '@drmas/core';
 
 /** `checkArithmeticClaims` as one regex, retried at every operand of a chain that has no `=` after it. */
 export function naiveArithmeticClaims(text: string): { claims: number; false: number } {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
-import { createKernel, DrmasError, Environment } from '@drmas/core';
-import { ArithmeticTaskSource, type MathTask } from '../src/index.js';
+import { AnswerFormat, createKernel, DrmasError, Environment, QuestionSet } from '@drmas/core';
+import envMathPlugin, { ArithmeticTaskSource, type MathTask } from '../src/index.js';
 import { runCli } from '../../../test/support/cliRunner.js';
 import { TempProject } from '../../../test/support/tempProject.js';
 
@@ -21,6 +21,28 @@ async function environmentOf(config: object, files: Record<string, string> = {})
   await environment.init();
   return environment;
 }
+
+describe('what env-math contributes besides its environment', () => {
+  test('the `math` answer format: the last \\boxed{} of the final section, equal as math', async () => {
+    const { kernel } = await createKernel({ cwd: process.cwd(), inline: { plugins: [envMathPlugin()] } });
+    const answers = kernel.getNamed(AnswerFormat, 'math');
+    expect(answers.extract('<think>\\boxed{1}</think> so \\boxed{\\frac{1}{2}}')).toBe('\\frac{1}{2}');
+    expect(answers.extract('no box')).toBeUndefined();
+    expect([answers.equal('0.5', '\\frac{1}{2}'), answers.equal('4.0', '4'), answers.equal('0.33', '1/3')]).toEqual([true, true, false]);
+  });
+
+  test("the `math` question set: ArithmeticTaskSource's questions and answers for the request, held-out apart", async () => {
+    const { kernel } = await createKernel({ cwd: process.cwd(), inline: { plugins: [envMathPlugin()] } });
+    const request = { seed: 5, levels: [1, 2], trainSize: 300, testSize: 40 };
+    const { train, test: held } = kernel.getNamed(QuestionSet, 'math').questions(request);
+    const source = new ArithmeticTaskSource(request);
+    const asQuestion = ({ id, question, answer }: MathTask) => ({ id, question, answer });
+    expect(train).toEqual(Array.from({ length: 300 }, (_, i) => asQuestion(source.train(i))));
+    expect(held).toEqual(source.test().map(asQuestion));
+    const heldOut = new Set(held.map((q) => q.question));
+    expect(train.filter((q) => heldOut.has(q.question))).toEqual([]);
+  });
+});
 
 describe("plugins: ['env-math']", () => {
   test('provides the math environment, reading its env keys from the config', async () => {

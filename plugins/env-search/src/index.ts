@@ -1,4 +1,3 @@
-export { SplitMix32, hashLabel } from './random/SplitMix32.js';
 export {
   SearchEnvError,
   SearchInputError,
@@ -54,15 +53,7 @@ export {
   type RunningRetrieverServer,
 } from './http/retrieverServer.js';
 export { RetrieverClient, type RetrieverClientOptions } from './http/RetrieverClient.js';
-export {
-  normalizeAnswer,
-  exactMatch,
-  tokenF1,
-  scoreSearchAnswer,
-  extractLastAnswer,
-  answerInText,
-  type SearchAnswerScore,
-} from './answerMatch.js';
+export { scoreSearchAnswer, extractLastAnswer, answerInText, type SearchAnswerScore } from './answerMatch.js';
 export {
   SearchEpisode,
   applySearches,
@@ -78,6 +69,7 @@ export { DemonstrationBuilder, type DemonstrationTurn, type SearchDemonstration,
 export { retriever as retrieverCommand } from './cli/retrieverCommand.js';
 
 export { SearchEnvironment, SearchEnvEpisode, searchTogether, type EpisodeSearch } from './environment/SearchEnvironment.js';
+export { searchTool, type SearchToolSettings } from './tool/searchTool.js';
 export { searchEnvKeys, searchEnvSettings, type SearchEnvSettings, type SearchEnvSettingsInput } from './environment/searchEnvConfig.js';
 export { EnvSearchPlugin, PLUGIN_NAME } from './plugin/EnvSearchPlugin.js';
 export { default } from './plugin/EnvSearchPlugin.js';

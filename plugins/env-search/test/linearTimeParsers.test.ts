@@ -1,9 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
-import { SeededRng } from '@drmas/core';
+import { normalizeAnswer, SeededRng } from '@drmas/core';
 import {
   DataFileError,
   extractLastAnswer,
-  normalizeAnswer,
   parseCorpusRecord,
   parseQaRecord,
   parseSearchAction,

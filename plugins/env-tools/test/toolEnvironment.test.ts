@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { DrmasError } from '@drmas/core';
-import { answerMatches, loadToolTasks, NO_CALL_FEEDBACK, syntheticToolTasks, ToolEnvironment } from '../src/index.js';
+import {
+  answerMatches,
+  arithmeticTasks,
+  fileTasks,
+  loadToolTasks,
+  NO_CALL_FEEDBACK,
+  syntheticToolTasks,
+  ToolEnvironment,
+} from '../src/index.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'env-tools-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -11,14 +19,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const say = (content: string) => ({ type: 'answer', content });
 
 describe('synthetic tool tasks', () => {
-  const options = { seed: 3, kinds: ['arithmetic', 'lookup', 'file'] as const, trainSize: 300, testSize: 40, entities: 120 };
+  const options = { seed: 3, kinds: [arithmeticTasks, fileTasks], trainSize: 300, testSize: 40 };
 
   test('deterministic, the held-out questions never in training, each answer what its tool gives', () => {
     const { train, test: held } = syntheticToolTasks(options);
     expect(syntheticToolTasks(options).train).toEqual(train);
     const trained = new Set(train.map((t) => t.question + (t.files ? JSON.stringify(t.files) : '')));
     expect(held.filter((t) => trained.has(t.question + (t.files ? JSON.stringify(t.files) : '')))).toEqual([]);
-    expect(new Set(train.map((t) => t.dataSource))).toEqual(new Set(['tools-arithmetic', 'tools-lookup', 'tools-file']));
+    expect(new Set(train.map((t) => t.dataSource))).toEqual(new Set(['tools-arithmetic', 'tools-file']));
     for (const task of train.filter((t) => t.dataSource === 'tools-arithmetic')) {
       const [, a, op, b] = /^What is (\d+) ([*+-]) (\d+)\?$/.exec(task.question)!;
       const x = BigInt(a!);
@@ -52,7 +60,7 @@ describe('the tools environment', () => {
     await env.init();
     const task = env.batch(0, 1).tasks[0]!;
     const episode = env.reset(task);
-    expect(episode.variables()).toMatchObject({ question: task.question, tool_names: 'calculator, search, fs' });
+    expect(episode.variables()).toMatchObject({ question: task.question, tool_names: 'calculator, fs' });
     const file = /^What is in (\S+)\?$/.exec(task.question)![1]!;
     await env.step([episode], [say('no idea')]);
     expect(episode.observation()).toBe(`<tool_response>${NO_CALL_FEEDBACK}</tool_response>`);
@@ -64,7 +72,7 @@ describe('the tools environment', () => {
       `<tool_call>{"name":"fs","arguments":{"op":"read","path":"${file}"}}</tool_call>`,
       `<tool_response>${task.answer}</tool_response>`,
       '<tool_call>{"name":"calc","arguments":{}}</tool_call>',
-      '<tool_response>error: no tool is called "calc". Did you mean "calculator"? Tools: calculator, search, fs</tool_response>',
+      '<tool_response>error: no tool is called "calc". Did you mean "calculator"? Tools: calculator, fs</tool_response>',
     ]);
     expect(episode.done).toBe(false);
     await env.step([episode], [say(`<answer>${task.answer}</answer>`)]);
@@ -86,10 +94,22 @@ describe('the tools environment', () => {
     expect([right.outcome, wrong.outcome, right.done, wrong.done]).toEqual([1, 0, true, true]);
   });
 
-  test('an unknown tool in env.tools.enabled is CONFIG_INVALID naming the key', async () => {
+  test('an unknown tool in env.tools.enabled is UNKNOWN_NAME naming the key and the tools there are', async () => {
     const env = new ToolEnvironment({ tools: { enabled: ['calculator', 'browser'], trainSize: 4, testSize: 1 } });
     const error = await env.init().catch((e: unknown) => e);
-    expect(DrmasError.is(error) && { code: error.code, key: error.key }).toEqual({ code: 'CONFIG_INVALID', key: 'env.tools.enabled' });
+    expect(DrmasError.is(error) && { code: error.code, key: error.key }).toEqual({ code: 'UNKNOWN_NAME', key: 'env.tools.enabled' });
+    expect((error as Error).message).toBe('no tool named "browser" is registered (registered: calculator, fs)');
+  });
+
+  test('a task kind no tool offers is UNKNOWN_NAME at env.tools.kinds, with the closest kind', async () => {
+    const env = new ToolEnvironment({ tools: { kinds: ['arithmetic', 'files'], trainSize: 4, testSize: 1 } });
+    const error = await env.init().catch((e: unknown) => e);
+    expect(DrmasError.is(error) && { code: error.code, key: error.key, hint: error.hint }).toEqual({
+      code: 'UNKNOWN_NAME',
+      key: 'env.tools.kinds',
+      hint: 'Did you mean "file"?',
+    });
+    expect((error as Error).message).toBe('no tool offers tasks of kind "files" (offered: arithmetic, file)');
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { z } from '@drmas/core';
+import { defineTool, z } from '@drmas/core';
 import { parseToolCallText } from '@drmas/models';
-import { calculatorTool, defineTool, ToolRegistry, ToolSession } from '../src/index.js';
+import { calculatorTool, ToolRegistry, ToolSession } from '../src/index.js';
 
 let aborted: unknown;
 const slow = defineTool({

@@ -1,5 +1,4 @@
-export type { Agent, AgentSampling, ParsedOutput, PromptVariables, TaggedAction } from './agents/Agent.js';
-export { containsCjk, parseTaggedOutput, splitThink, type OutputFormat } from './agents/tagParser.js';
+export type { Agent, AgentSampling, PromptVariables } from './agents/Agent.js';
 export { renderPrompt } from './agents/promptTemplate.js';
 export {
   agentEntrySchema,
@@ -10,7 +9,7 @@ export {
   type PromptedAgentOptions,
 } from './agents/agentConfig.js';
 export { PromptedAgent } from './agents/PromptedAgent.js';
-export { AnswererAgent, ObserverAgent, PioneerAgent, ROLE_AGENTS, SearcherAgent, SolverAgent, VerifierAgent } from './agents/RoleAgents.js';
+export { ObserverAgent, PioneerAgent, ROLE_AGENTS, SolverAgent, VerifierAgent } from './agents/RoleAgents.js';
 
 export type { AgentOutput, Block, BlockContext, BlockSpec, LoopState, OrchestraRow, RowPredicate, Setting } from './blocks/Block.js';
 export { call } from './blocks/call.js';
@@ -57,7 +56,6 @@ export { executorMetrics } from './executor/executorMetrics.js';
 export { traceOf, type EpisodeTrace, type FailureReason, type NodeExecution } from './trace/EpisodeTrace.js';
 export { appendTraces, TRACES_FILE } from './trace/traceFile.js';
 export { createMathOrchestra, DEFAULT_MAX_LOOPS } from './orchestras/MathOrchestra.js';
-export { createSearchOrchestra } from './orchestras/SearchOrchestra.js';
 export { createCoryOrchestra, CORY_OBSERVER_PROMPT, CORY_PIONEER_PROMPT } from './orchestras/CoryOrchestra.js';
 export { majorityAnswer, type VoteResult } from './orchestras/majorityAnswer.js';
 export { createMajorityVoteOrchestra, createSummaryOrchestra, DEFAULT_SOLVERS } from './orchestras/VoteOrchestras.js';
@@ -68,13 +66,10 @@ export {
   DEFAULT_DEBATERS,
   DEFAULT_ROUNDS,
   JUDGE_ROLE,
-  TRANSCRIPT_SUBMISSION,
   type DebateOptions,
-  type DebateTranscript,
 } from './orchestras/DebateOrchestra.js';
 export { DEBATE_JUDGE_PROMPT, DEBATER_PROMPT, SUMMARIZER_PROMPT, VOTE_SOLVER_PROMPT } from './orchestras/maverlPrompts.js';
 export { MATH_SOLVER_PROMPT, MATH_VERIFIER_PROMPT } from './orchestras/mathPrompts.js';
-export { ANSWERER_PROMPT, SEARCHER_PROMPT, SEARCH_VERIFIER_PROMPT } from './orchestras/searchPrompts.js';
 
 export {
   EpisodeRunner,

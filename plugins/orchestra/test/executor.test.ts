@@ -1,17 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createKernel, type GenerateRequest, type GenerateResult, type PolicyBackend, type TextCodec, type Trajectory } from '@drmas/core';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
-import envMathPlugin from '@drmas/plugin-env-math';
-import envSearchPlugin from '@drmas/plugin-env-search';
-import orchestraPlugin, {
-  executorSection,
-  GraphExecutor,
-  ModelRequestQueue,
-  OrchestraRunner,
-  Workflow,
-  type AgentEngine,
-} from '../src/index.js';
-import { testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
+import { ModelRequestQueue } from '../src/index.js';
+import { compareRunners, CountingEngine, workflowOf } from './engineRuns.js';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 
 // The async executor on the real tiny model: what it samples, how it batches. Timeouts and traces: executorFailures.test.ts.
@@ -21,87 +11,18 @@ beforeAll(async () => {
 });
 afterAll(() => backend?.dispose());
 
-/** The real engine, counting its generate calls and their rows. */
-class CountingEngine {
-  readonly calls: number[] = [];
-  constructor(readonly inner: PolicyBackend) {}
-  asBackend(): PolicyBackend {
-    return Object.assign(Object.create(this.inner) as PolicyBackend, {
-      generate: (request: GenerateRequest): Promise<GenerateResult> => {
-        this.calls.push(request.prompts.length);
-        return this.inner.generate(request);
-      },
-    });
-  }
-}
-
-type OrchestraName = 'math' | 'search' | 'majority_vote' | 'summary' | 'debate';
-
-async function workflowOf(orchestra: OrchestraName, roles: string[], maxNewTokens: number) {
-  const groups = testWorkerGroups(Object.fromEntries(roles.map((r) => [r, backend])), (b) => b.tokenizer);
-  const { kernel } = await createKernel({
-    cwd: process.cwd(),
-    inline: {
-      plugins: [envMathPlugin(), envSearchPlugin(), orchestraPlugin(), workerGroupsPlugin(groups)],
-      agents: Object.fromEntries(roles.map((r) => [r, { sampling: { maxNewTokens } }])),
-      orchestra: { name: orchestra, solvers: 2, rounds: 2 },
-      env: orchestra === 'search' ? { name: 'search', entities: 40, maxSteps: 3 } : { name: 'math', levels: [1], testSize: 4 },
-    },
-  });
-  const workflow = kernel.get(Workflow);
-  await workflow.environment().init();
-  return workflow;
-}
-
-const executorOptions = (overrides: Partial<ReturnType<typeof executorSection.parse>> = {}) => {
-  const { kind: _kind, ...options } = executorSection.parse({});
-  return { ...options, ...overrides };
-};
-
-const sampled = (trajectories: Trajectory[]) => trajectories.map((t) => t.turns.map((turn) => [turn.agentId, turn.step, turn.responseIds]));
-
-/** Runs the same episodes in lock-step (row streams) and on the executor, counting each one's generate calls. */
-async function compareRunners(name: OrchestraName, roles: string[], tasks: number, maxNewTokens: number): Promise<void> {
-  const workflow = await workflowOf(name, roles, maxNewTokens);
-  const environment = workflow.environment();
-  const counting = new CountingEngine(backend);
-  const engine: AgentEngine = { workerGroupId: 'policy', backend: counting.asBackend(), codec: backend.tokenizer as TextCodec };
-  const base = { environment, orchestra: workflow.orchestra(), agents: workflow.agents(), engineFor: () => engine };
-  const request = { tasks: environment.batch(0, tasks).tasks, samplesPerTask: 2, seed: 7, idPrefix: 's1r0' };
-
-  const lockstep = await new OrchestraRunner(base).run({ ...request, sampleStreams: 'row' });
-  const lockstepCalls = counting.calls.splice(0);
-  const executor = new GraphExecutor({ ...base, executor: executorOptions({ maxWaitMs: 20 }) });
-  const run = await executor.run(request);
-
-  expect(sampled(run.trajectories)).toEqual(sampled(lockstep.trajectories));
-  expect(run.trajectories.map((t) => [t.outcome, t.done])).toEqual(lockstep.trajectories.map((t) => [t.outcome, t.done]));
-  const scores = (ts: Trajectory[]) => ts.map((t) => t.turns.map((turn) => turn.info?.turnScore));
-  expect(scores(run.trajectories)).toEqual(scores(lockstep.trajectories));
-  // Padding differs between the batches, so log-probs agree to float32 sums' last bits.
-  run.trajectories.forEach((t, i) =>
-    t.turns.forEach((turn, j) =>
-      turn.logProbs.forEach((lp, k) => expect(lp).toBeCloseTo(lockstep.trajectories[i]!.turns[j]!.logProbs[k]!, 4)),
-    ),
-  );
-  // Every row is sampled once, in no more calls than lock-step makes.
-  expect(counting.calls.reduce((a, b) => a + b, 0)).toBe(lockstepCalls.reduce((a, b) => a + b, 0));
-  expect(counting.calls.length).toBeLessThanOrEqual(lockstepCalls.length);
-  expect(run.traces.every((trace) => trace.status === 'completed')).toBe(true);
-  await expect(executor.run({ ...request, sampleStreams: 'position' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-}
+const compare = async (name: string, roles: string[], tasks: number, maxNewTokens: number) =>
+  compareRunners(backend, await workflowOf(backend, name, roles, maxNewTokens), tasks);
 
 describe('the async executor samples what the lock-step runner samples with row streams', () => {
-  test('math: same agents, steps, tokens, outcomes and turn scores', () => compareRunners('math', ['solver', 'verifier'], 1, 4));
-  test('majority_vote (K = 2): the K solver calls keep their seeds on the executor', () =>
-    compareRunners('majority_vote', ['solver'], 1, 3));
+  test('math: same agents, steps, tokens, outcomes and turn scores', () => compare('math', ['solver', 'verifier'], 1, 4));
+  test('majority_vote (K = 2): the K solver calls keep their seeds on the executor', () => compare('majority_vote', ['solver'], 1, 3));
 });
 
 describeSlow('the async executor against lock-step, more episodes (slow)', () => {
-  test('math, 3 tasks x 2', () => compareRunners('math', ['solver', 'verifier'], 3, 6));
-  test('search, 2 tasks x 2, three steps', () => compareRunners('search', ['verifier', 'searcher', 'answerer'], 2, 6));
-  test('summary, 2 tasks x 2', () => compareRunners('summary', ['solver', 'summarizer'], 2, 4));
-  test('debate, 2 rounds, 2 tasks x 2', () => compareRunners('debate', ['pro', 'con'], 2, 4));
+  test('math, 3 tasks x 2', () => compare('math', ['solver', 'verifier'], 3, 6));
+  test('summary, 2 tasks x 2', () => compare('summary', ['solver', 'summarizer'], 2, 4));
+  test('debate, 2 rounds, 2 tasks x 2', () => compare('debate', ['pro', 'con'], 2, 4));
 });
 
 describe('per-model request queues', () => {

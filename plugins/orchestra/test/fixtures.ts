@@ -6,6 +6,8 @@ import {
   type GenerateResult,
   type Plugin,
   type PolicyBackend,
+  type RunContext,
+  type StepResult,
   type TextCodec,
   type WorkerGroup,
 } from '@drmas/core';
@@ -179,4 +181,28 @@ export function scriptedRunner(orchestra: Orchestra, environment: Environment, s
     },
   });
   return { runner, backends };
+}
+
+/** What a test needs to call `kernel.step`: the kernel's config and container, no run directory. */
+export function testRunContext(kernel: { config: RunContext['config']; container: RunContext['container'] }): RunContext {
+  return { config: kernel.config, container: kernel.container, runDir: '/tmp/unused', signal: new AbortController().signal, log: () => {} };
+}
+
+/** A plugin keeping each step's result at `afterStep` (its rollout, its packed batch): `last()` is the latest. */
+export function stepCapture(): { plugin: Plugin; last(): StepResult } {
+  let seen: StepResult | undefined;
+  return {
+    plugin: {
+      name: 'capture',
+      apply(k) {
+        k.hooks.afterStep.tap('capture', (result) => {
+          seen = result;
+        });
+      },
+    },
+    last: () => {
+      if (!seen) throw new Error('no step has ended');
+      return seen;
+    },
+  };
 }

@@ -3,13 +3,15 @@ import { createKernel, DrmasError, z } from '@drmas/core';
 import envMathPlugin from '@drmas/plugin-env-math';
 import orchestraPlugin, {
   blockGraph,
+  call,
   createMathOrchestra,
-  createSearchOrchestra,
   defineOrchestra,
   graphOf,
   NO_ACTION,
   END,
   START,
+  route,
+  routeKey,
   validateGraph,
   workflowGraph,
   type WorkflowGraph,
@@ -94,8 +96,15 @@ describe('built-in blocks as graphs', () => {
     ]);
   });
 
-  test('search: the verifier routes to the answerer or the searcher; both end the step', () => {
-    expect(shape(blockGraph(createSearchOrchestra().step!))).toEqual([
+  // The search preset's step: a route on the verifier's verdict, the last step forced to answer.
+  const searchStep = route(
+    'verifier',
+    { yes: call('answerer'), no: call('searcher') },
+    { select: (_row, context, output) => (context.isLastStep ? 'yes' : (routeKey(output) ?? 'no')) },
+  );
+
+  test('route: the verifier routes to the answerer or the searcher; both end the step', () => {
+    expect(shape(blockGraph(searchStep))).toEqual([
       ['answerer', END, false, false],
       ['verifier', 'answerer', true, false],
       ['searcher', END, false, false],
@@ -106,11 +115,11 @@ describe('built-in blocks as graphs', () => {
   });
 
   test('the compiled graphs pass validation; a hand-written block has no graph', () => {
-    for (const orchestra of [createMathOrchestra(), createSearchOrchestra()]) {
-      expect(() =>
-        validateGraph(blockGraph(orchestra.step!), { agents: Object.keys(orchestra.agents), key: 'orchestra.name' }),
-      ).not.toThrow();
-    }
+    const math = createMathOrchestra();
+    expect(() => validateGraph(blockGraph(math.step!), { agents: Object.keys(math.agents), key: 'orchestra.name' })).not.toThrow();
+    expect(() =>
+      validateGraph(blockGraph(searchStep), { agents: ['verifier', 'answerer', 'searcher'], key: 'orchestra.name' }),
+    ).not.toThrow();
     expect(() => blockGraph(async () => {})).toThrow('the orchestra has a block written by hand');
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { createKernel, type GenerateRequest, type Trajectory, type UserConfig } from '@drmas/core';
-import envMathPlugin, { MathEnvironment, type MathTask } from '@drmas/plugin-env-math';
+import envMathPlugin, { MathEnvironment, mathAnswerFormat, type MathTask } from '@drmas/plugin-env-math';
+import envSearchPlugin from '@drmas/plugin-env-search';
 import orchestraPlugin from '../src/index.js';
 import {
   createDebateOrchestra,
@@ -47,24 +48,42 @@ const rewards = (trajectories: Trajectory[], allocator: typeof drmasAllocator) =
     .allocate({ trajectories: structuredClone(trajectories), metrics: {} }, { invalidPenalty: () => 0.1 })
     .trajectories.map((t) => t.turns.map((turn) => turn.reward));
 
+/** env-math's answer format, which `orchestra.answerFormat` names by default. */
+const mathAnswers = () => mathAnswerFormat;
+const sameAsMath = (answer: string, reference: string) => mathAnswerFormat.equal(answer, reference);
+
 describe('majorityAnswer', () => {
-  test('answers equal as math are one answer; invalid outputs abstain', () => {
-    expect(majorityAnswer(['4', '5', '4.0', undefined, '\\frac{8}{2}'])).toEqual({ answer: '4', first: 0, votes: 3, voters: 4 });
+  test("answers equal by the format's equality are one answer; invalid outputs abstain", () => {
+    expect(majorityAnswer(['4', '5', '4.0', undefined, '\\frac{8}{2}'], sameAsMath)).toEqual({
+      answer: '4',
+      first: 0,
+      votes: 3,
+      voters: 4,
+    });
+    // Compared as strings, 5 and 4 tie at one vote each and the first given wins.
+    expect(majorityAnswer(['4', '5', '4.0', undefined, '\\frac{8}{2}'], (a, b) => a === b)).toEqual({
+      answer: '4',
+      first: 0,
+      votes: 1,
+      voters: 4,
+    });
   });
   test('a tie goes to the tied answer given first', () => {
-    expect(majorityAnswer(['5', '4'])?.answer).toBe('5');
-    expect(majorityAnswer(['4', '5', '5', '4'])).toEqual({ answer: '4', first: 0, votes: 2, voters: 4 });
-    expect(majorityAnswer(['7', '5', '4', '4', '5'])?.answer).toBe('5');
+    expect(majorityAnswer(['5', '4'], sameAsMath)?.answer).toBe('5');
+    expect(majorityAnswer(['4', '5', '5', '4'], sameAsMath)).toEqual({ answer: '4', first: 0, votes: 2, voters: 4 });
+    expect(majorityAnswer(['7', '5', '4', '4', '5'], sameAsMath)?.answer).toBe('5');
   });
   test('nobody answered: no majority', () => {
-    expect(majorityAnswer([undefined, undefined])).toBeUndefined();
-    expect(majorityAnswer([])).toBeUndefined();
+    expect(majorityAnswer([undefined, undefined], sameAsMath)).toBeUndefined();
+    expect(majorityAnswer([], sameAsMath)).toBeUndefined();
   });
 });
 
 describe('majority_vote orchestra', () => {
   test('K solvers sampled independently; the majority answer is the team answer; rewards by allocator', async () => {
-    const r = await run(createMajorityVoteOrchestra(), (tasks) => ({ solver: byCall(tasks, ['right', WRONG, 'right']) }), { solvers: 3 });
+    const r = await run(createMajorityVoteOrchestra(mathAnswers), (tasks) => ({ solver: byCall(tasks, ['right', WRONG, 'right']) }), {
+      solvers: 3,
+    });
     // One batched call per solver (K = 3), each prompt the question alone.
     expect(r.backends.solver!.batchSizes).toEqual([2, 2, 2]);
     for (const t of r.trajectories) {
@@ -84,7 +103,9 @@ describe('majority_vote orchestra', () => {
   });
 
   test('a 1-1 tie (one invalid abstains) goes to the first answer: wrong first, team wrong', async () => {
-    const r = await run(createMajorityVoteOrchestra(), (tasks) => ({ solver: byCall(tasks, [WRONG, 'invalid', 'right']) }), { solvers: 3 });
+    const r = await run(createMajorityVoteOrchestra(mathAnswers), (tasks) => ({ solver: byCall(tasks, [WRONG, 'invalid', 'right']) }), {
+      solvers: 3,
+    });
     for (const t of r.trajectories) expect(t.outcome).toBe(0);
     // drmas: outcome 0 less the invalid solver's penalty; per_turn: own answers (the right one still earns 1).
     expect(rewards(r.trajectories, drmasAllocator)[0]).toEqual([0, -0.1, 0]);
@@ -96,7 +117,7 @@ describe('majority_vote orchestra', () => {
     await environment.init();
     const tasks = environment.batch(0, 1).tasks;
     const falseStep = (prompt: string) => `1+1=3. \\boxed{${tasks.find((t) => prompt.includes(t.question))!.answer}}`;
-    const { runner } = scriptedRunner(createMajorityVoteOrchestra(), environment, { solver: falseStep }, { solvers: 3 });
+    const { runner } = scriptedRunner(createMajorityVoteOrchestra(mathAnswers), environment, { solver: falseStep }, { solvers: 3 });
     const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
     // The right answer after a false claim: 0 on a training problem (each solver's own score too).
     expect(run.trajectories[0]!.outcome).toBe(0);
@@ -104,7 +125,9 @@ describe('majority_vote orchestra', () => {
   });
 
   test('no valid answer: an invalid action, outcome 0', async () => {
-    const r = await run(createMajorityVoteOrchestra(), (tasks) => ({ solver: byCall(tasks, ['invalid', 'invalid']) }), { solvers: 2 });
+    const r = await run(createMajorityVoteOrchestra(mathAnswers), (tasks) => ({ solver: byCall(tasks, ['invalid', 'invalid']) }), {
+      solvers: 2,
+    });
     expect(r.trajectories.map((t) => t.outcome)).toEqual([0, 0]);
   });
 });
@@ -129,7 +152,7 @@ describe('summary orchestra', () => {
 describe('debate orchestra on math', () => {
   test('debaters speak in turn for M rounds seeing the debate; the majority of last answers decides', async () => {
     const r = await run(
-      createDebateOrchestra(),
+      createDebateOrchestra({ answers: mathAnswers }),
       (tasks) => ({ pro: byCall(tasks, ['right', 'right']), con: byCall(tasks, [WRONG, 'right']) }),
       { rounds: 2 },
     );
@@ -145,16 +168,20 @@ describe('debate orchestra on math', () => {
   });
 
   test('two debaters disagreeing at the end: the tie goes to the first debater', async () => {
-    const wrongFirst = await run(createDebateOrchestra(), (tasks) => ({ pro: byCall(tasks, [WRONG]), con: byCall(tasks, ['right']) }), {
-      rounds: 1,
-    });
+    const wrongFirst = await run(
+      createDebateOrchestra({ answers: mathAnswers }),
+      (tasks) => ({ pro: byCall(tasks, [WRONG]), con: byCall(tasks, ['right']) }),
+      {
+        rounds: 1,
+      },
+    );
     expect(wrongFirst.trajectories.map((t) => t.outcome)).toEqual([0, 0]);
   });
 
   test("a judge model's verdict picks the winner, whose last answer is the team's", async () => {
     const judged = (verdict: string) =>
       run(
-        createDebateOrchestra({ judge: 'model' }),
+        createDebateOrchestra({ judge: 'model', answers: mathAnswers }),
         (tasks) => ({ pro: byCall(tasks, ['right']), con: byCall(tasks, [WRONG]), judge: () => `<verdict>${verdict}</verdict>` }),
         { rounds: 1 },
       );
@@ -186,8 +213,8 @@ describe('debate orchestra on math', () => {
   });
 
   test('debater names are checked', () => {
-    expect(() => createDebateOrchestra({ debaters: ['pro', 'judge'] })).toThrow(/not a usable debater role/);
-    expect(() => createDebateOrchestra({ debaters: ['pro', 'pro'] })).toThrow(/not a usable debater role/);
+    expect(() => createDebateOrchestra({ debaters: ['pro', 'judge'], answers: mathAnswers })).toThrow(/not a usable debater role/);
+    expect(() => createDebateOrchestra({ debaters: ['pro', 'pro'], answers: mathAnswers })).toThrow(/not a usable debater role/);
   });
 });
 
@@ -217,6 +244,32 @@ describe('runner settings are checked before a rollout', () => {
   ])('orchestra %j is CONFIG_INVALID at its key', async (orchestra, key, message) => {
     const error = await kernelWith({ orchestra: { name: 'debate', ...orchestra } }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'CONFIG_INVALID', key, message: expect.stringMatching(message) });
+  });
+
+  test('a runner that compares answers needs the AnswerFormat orchestra.answerFormat names, found at validate', async () => {
+    await expect(kernelWith({ orchestra: { name: 'majority_vote', answerFormat: 'maths' }, agents: { solver: {} } })).rejects.toMatchObject(
+      {
+        code: 'UNKNOWN_NAME',
+        key: 'orchestra.answerFormat',
+        hint: expect.stringContaining('Did you mean "math"?'),
+      },
+    );
+    // Without env-math, which provides `math`, the message says what to add.
+    const withoutMath = await createKernel({
+      cwd: process.cwd(),
+      inline: {
+        plugins: [envSearchPlugin(), orchestraPlugin()],
+        env: { name: 'search' },
+        orchestra: { name: 'debate' },
+        agents: { pro: {}, con: {} },
+      },
+    }).catch((e: unknown) => e);
+    expect(withoutMath).toMatchObject({
+      code: 'UNKNOWN_NAME',
+      key: 'orchestra.answerFormat',
+      message: 'no answer format named "math" is registered',
+      hint: expect.stringContaining('add the plugin that provides the answer format "math"'),
+    });
   });
 
   test('a role the runner calls without an agents entry is named at validate, with a suggestion', async () => {

@@ -1,8 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import type { EnvTask } from '@drmas/core';
 import { MathEnvironment } from '@drmas/plugin-env-math';
-import { SearchEnvironment } from '@drmas/plugin-env-search';
-import { ANSWERER_PROMPT, createMathOrchestra, createSearchOrchestra } from '../src/index.js';
+import { createMathOrchestra } from '../src/index.js';
 import { scriptedRunner, type Scripts } from './fixtures.js';
 
 async function mathSetup(scripts: Scripts, maxLoops?: number) {
@@ -157,92 +155,5 @@ describe('turn records', () => {
     expect(await seeds(5)).toEqual(first);
     expect(new Set(first).size).toBe(first.length);
     expect(await seeds(6)).not.toEqual(first);
-  });
-});
-
-async function searchSetup(scripts: Scripts, maxSteps = 4) {
-  const environment = new SearchEnvironment({ seed: 1, entities: 40, maxSteps });
-  await environment.init();
-  const { tasks } = environment.batch(0, 2);
-  return { tasks, ...scriptedRunner(createSearchOrchestra(), environment, scripts) };
-}
-
-describe('search orchestra (Verifier routes to Searcher or Answerer)', () => {
-  const goldenOf = (tasks: EnvTask[], prompt: string) =>
-    (tasks as unknown as { question: string; answers: string[] }[]).find((t) => prompt.includes(t.question))!.answers[0];
-
-  test('no → Searcher, whose query the retriever runs; yes → Answerer, exact match outcome', async () => {
-    let tasksRef: EnvTask[] = [];
-    const { runner, backends, tasks } = await searchSetup({
-      verifier: (p) => (p.includes('Doc 1(') ? '<think>enough</think><verify>yes</verify>' : '<verify>no</verify>'),
-      searcher: () => '<think>look it up</think><search>founded</search>',
-      answerer: (p) => `<answer>${goldenOf(tasksRef, p)}</answer>`,
-    });
-    tasksRef = tasks;
-    const run = await runner.run({ tasks, samplesPerTask: 2, seed: 1, idPrefix: 't' });
-    for (const t of run.trajectories) {
-      expect(agentsOf(t.turns)).toEqual(['verifier', 'searcher', 'verifier', 'answerer']);
-      expect(t.turns.map((turn) => turn.step)).toEqual([0, 0, 1, 1]);
-      expect(t.turns[2]!.observation).toContain('<search>founded</search>\n<information>Doc 1');
-      expect(t).toMatchObject({ done: true, outcome: 1 });
-      expect(t.turns[3]!.info).toEqual({ turnScore: 1 });
-      expect(t.info!.metrics).toEqual({ f1: 1, searches: 1, answered: 1 });
-    }
-    expect(backends.verifier!.batchSizes).toEqual([4, 4]);
-    expect(backends.searcher!.batchSizes).toEqual([4]);
-    expect(backends.answerer!.batchSizes).toEqual([4]);
-  });
-
-  test('the last step forces an answer even when the Verifier says no', async () => {
-    const { runner, backends, tasks } = await searchSetup(
-      {
-        verifier: () => '<verify>no</verify>',
-        searcher: () => '<search>anything</search>',
-        answerer: () => '<answer>nobody</answer>',
-      },
-      2,
-    );
-    const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
-    for (const t of run.trajectories) {
-      expect(agentsOf(t.turns)).toEqual(['verifier', 'searcher', 'verifier', 'answerer']);
-      expect(t).toMatchObject({ done: true, outcome: 0 });
-    }
-    expect(backends.answerer!.requests[0]!.prompts.length).toBe(2);
-  });
-
-  test('mixed verdicts in one step: each branch is one batched call; an unparseable verdict searches', async () => {
-    const { runner, backends, tasks } = await searchSetup({
-      verifier: (p, _r, row) =>
-        p.includes('<search>q</search>')
-          ? '<verify>yes</verify>'
-          : ['<verify>yes</verify>', 'garbage', '<verify>no</verify>', '<verify>yes</verify>'][row]!,
-      searcher: () => '<search>q</search>',
-      answerer: () => '<answer>a</answer>',
-    });
-    const run = await runner.run({ tasks, samplesPerTask: 2, seed: 1, idPrefix: 't' });
-    expect(backends.verifier!.batchSizes).toEqual([4, 2]);
-    expect(backends.answerer!.batchSizes).toEqual([2, 2]);
-    expect(backends.searcher!.batchSizes).toEqual([2]);
-    expect(run.trajectories[1]!.turns[0]).toMatchObject({ valid: false, invalidReason: 'missing <verify>' });
-  });
-
-  test('max steps: episodes whose answers stay invalid are cut, not done', async () => {
-    const { runner, tasks } = await searchSetup(
-      {
-        verifier: () => '<verify>yes</verify>',
-        answerer: () => 'I think it is Paris',
-      },
-      3,
-    );
-    const run = await runner.run({ tasks, samplesPerTask: 1, seed: 1, idPrefix: 't' });
-    for (const t of run.trajectories) {
-      expect(agentsOf(t.turns)).toEqual(['verifier', 'answerer', 'verifier', 'answerer', 'verifier', 'answerer']);
-      expect(t).toMatchObject({ done: false, outcome: 0 });
-      expect(t.turns[5]!.observation).toContain('My previous action is invalid');
-    }
-  });
-
-  test('the answerer prompt is configurable', () => {
-    expect(ANSWERER_PROMPT).toContain('{observation}');
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
-import { createKernel, type Plugin, type RolloutBatch, type RunContext, type TrainingBatch, type Trajectory, type Turn } from '@drmas/core';
+import { createKernel, type Plugin, type RolloutBatch, type Trajectory, type Turn } from '@drmas/core';
 import algorithmsPlugin from '@drmas/plugin-algorithms';
 import envMathPlugin from '@drmas/plugin-env-math';
 import orchestraPlugin, { drmasAllocator, perTurnAllocator } from '../src/index.js';
-import { roleOf, ScriptedBackend, testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
+import { roleOf, ScriptedBackend, stepCapture, testRunContext, testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
 
 function turn(agentId: string, index: number, valid: boolean, info?: Record<string, unknown>): Turn {
   return {
@@ -55,14 +55,6 @@ describe('reward allocation', () => {
   });
 });
 
-const run = (kernel: { config: RunContext['config']; container: RunContext['container'] }): RunContext => ({
-  config: kernel.config,
-  container: kernel.container,
-  runDir: '/tmp/unused',
-  signal: new AbortController().signal,
-  log: () => {},
-});
-
 /** A kernel with the orchestra plugin on one scripted model whose outputs depend on the sampling seed. */
 async function mathKernel(config: Record<string, unknown> = {}, extra: Plugin[] = []) {
   const backend = new ScriptedBackend('policy', (prompt, request) =>
@@ -71,19 +63,17 @@ async function mathKernel(config: Record<string, unknown> = {}, extra: Plugin[] 
       : `<verify>${request.seed! % 2 ? 'approve' : 'reject'}</verify>`,
   );
   const plugin = orchestraPlugin();
-  let seen: RolloutBatch | undefined;
-  const capture: Plugin = {
-    name: 'capture',
-    apply(k) {
-      k.hooks.afterStep.tap('capture', (r) => {
-        seen = r.rollout;
-      });
-    },
-  };
+  const capture = stepCapture();
   const { kernel } = await createKernel({
     cwd: process.cwd(),
     inline: {
-      plugins: [envMathPlugin(), plugin, workerGroupsPlugin(testWorkerGroups({ solver: backend, verifier: backend })), capture, ...extra],
+      plugins: [
+        envMathPlugin(),
+        plugin,
+        workerGroupsPlugin(testWorkerGroups({ solver: backend, verifier: backend })),
+        capture.plugin,
+        ...extra,
+      ],
       trainer: { seed: 7 },
       env: { name: 'math', levels: [1], testSize: 4 },
       rollout: { promptsPerStep: 2, samplesPerPrompt: 3 },
@@ -91,8 +81,8 @@ async function mathKernel(config: Record<string, unknown> = {}, extra: Plugin[] 
     },
   });
   const step = async (n: number) => {
-    const result = await kernel.step(run(kernel), n);
-    return { batch: seen!, metrics: result.metrics };
+    const result = await kernel.step(testRunContext(kernel), n);
+    return { batch: capture.last().rollout, metrics: result.metrics };
   };
   return { kernel, plugin, backend, step };
 }
@@ -172,15 +162,7 @@ describe('OrchestraPlugin', () => {
 describe('batch inputs the orchestra supplies', () => {
   /** One step of the math workflow on `backend` with the estimator `advantage`; the packed batch it trained on. */
   async function stepWith(backend: ScriptedBackend, advantage: string, rollout: { promptsPerStep: number; samplesPerPrompt: number }) {
-    let batch: TrainingBatch | undefined;
-    const capture: Plugin = {
-      name: 'capture',
-      apply(k) {
-        k.hooks.afterStep.tap('capture', (r) => {
-          batch = r.batch;
-        });
-      },
-    };
+    const capture = stepCapture();
     const { kernel } = await createKernel({
       cwd: process.cwd(),
       inline: {
@@ -189,15 +171,15 @@ describe('batch inputs the orchestra supplies', () => {
           envMathPlugin(),
           orchestraPlugin(),
           workerGroupsPlugin(testWorkerGroups({ solver: backend, verifier: backend })),
-          capture,
+          capture.plugin,
         ],
         algorithm: { advantage },
         env: { name: 'math', levels: [1], testSize: 4 },
         rollout,
       },
     });
-    const { metrics } = await kernel.step(run(kernel), 1);
-    return { batch: batch!, metrics };
+    const { metrics } = await kernel.step(testRunContext(kernel), 1);
+    return { batch: capture.last().batch, metrics };
   }
 
   /** `What is 57 + 73?` -> 130, as the arithmetic source's level-1 questions are written. */

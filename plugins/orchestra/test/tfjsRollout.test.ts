@@ -1,22 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { testSlow } from '../../../test/support/describeSlow.js';
-import {
-  createKernel,
-  responseValues,
-  TrainingBatch,
-  type Plugin,
-  type RolloutBatch,
-  type RunContext,
-  type TextCodec,
-  type Trajectory,
-} from '@drmas/core';
+import { createKernel, responseValues, TrainingBatch, type TextCodec, type Trajectory } from '@drmas/core';
 import { createTfjsPolicyBackend, type TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import envMathPlugin from '@drmas/plugin-env-math';
-import envSearchPlugin from '@drmas/plugin-env-search';
 import orchestraPlugin, { call, createMathOrchestra, EpisodeRunner, OrchestraRunner, sequential, when, Workflow } from '../src/index.js';
+import { checkTurns, rolloutStep } from './engineRuns.js';
 import { testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
 
-// One rollout step of each built-in orchestra on the real tiny model: structure, not quality.
+// One rollout step of the math orchestra on the real tiny model: structure, not quality (the search preset's test runs
+// its own orchestra so).
 let backend: TfjsPolicyBackend;
 beforeAll(async () => {
   backend = await createTfjsPolicyBackend({ model: 'tiny', seed: 0, runtime: 'wasm' });
@@ -25,58 +17,9 @@ afterAll(() => backend?.dispose());
 
 const sampling = { sampling: { maxNewTokens: 16 } };
 
-async function rolloutStep(roles: string[], config: Record<string, unknown>): Promise<RolloutBatch> {
-  let seen: RolloutBatch | undefined;
-  const capture: Plugin = {
-    name: 'capture',
-    apply(k) {
-      k.hooks.afterStep.tap('capture', (r) => {
-        seen = r.rollout;
-      });
-    },
-  };
-  const groups = testWorkerGroups(Object.fromEntries(roles.map((r) => [r, backend])), (b) => b.tokenizer);
-  const { kernel } = await createKernel({
-    cwd: process.cwd(),
-    inline: {
-      plugins: [envMathPlugin(), envSearchPlugin(), orchestraPlugin(), workerGroupsPlugin(groups), capture],
-      agents: Object.fromEntries(roles.map((r) => [r, sampling])),
-      rollout: { promptsPerStep: 2, samplesPerPrompt: 2 },
-      ...config,
-    },
-  });
-  const run: RunContext = {
-    config: kernel.config,
-    container: kernel.container,
-    runDir: '/tmp/unused',
-    signal: new AbortController().signal,
-    log: () => {},
-  };
-  await kernel.step(run, 1);
-  return seen!;
-}
-
-function checkTurns(batch: RolloutBatch, codec: TextCodec): void {
-  for (const t of batch.trajectories) {
-    expect(t.turns.length).toBeGreaterThan(0);
-    t.turns.forEach((turn, index) => {
-      expect(turn.index).toBe(index);
-      expect(turn.responseIds.length).toBeGreaterThan(0);
-      expect(turn.responseIds.length).toBeLessThanOrEqual(16);
-      expect(turn.logProbs).toHaveLength(turn.responseIds.length);
-      expect(turn.logProbs.every((p) => Number.isFinite(p) && p <= 0)).toBe(true);
-      expect(turn.responseText).toBe(codec.decode(turn.responseIds, { skipSpecialTokens: true }));
-      expect(turn.promptText).toContain('<|im_start|>');
-      expect(typeof turn.valid).toBe('boolean');
-      expect(turn.reward).toBeDefined();
-    });
-    expect([0, 1]).toContain(t.outcome);
-  }
-}
-
 describe('rollout on the tiny tfjs model', () => {
   test('math: solver and verifier turns for 2 prompts x 2 samples', async () => {
-    const batch = await rolloutStep(['solver', 'verifier'], {
+    const batch = await rolloutStep(backend, ['solver', 'verifier'], {
       orchestra: { name: 'math' },
       env: { name: 'math', levels: [1], testSize: 4 },
     });
@@ -87,7 +30,7 @@ describe('rollout on the tiny tfjs model', () => {
   });
 
   testSlow("each turn records its sampling temperature, and its log-probs are the policy's at that temperature (slow)", async () => {
-    const batch = await rolloutStep(['solver', 'verifier'], {
+    const batch = await rolloutStep(backend, ['solver', 'verifier'], {
       orchestra: { name: 'math' },
       env: { name: 'math', levels: [1], testSize: 4 },
       agents: { solver: { sampling: { maxNewTokens: 16, temperature: 0.7 } }, verifier: sampling },
@@ -97,19 +40,6 @@ describe('rollout on the tiny tfjs model', () => {
     const view = TrainingBatch.fromTurns(turns).all();
     const scored = responseValues(view, (await backend.score({ batch: view })).logProbs);
     turns.forEach((turn, i) => turn.logProbs.forEach((lp, j) => expect(Math.abs(lp - scored[i]![j]!)).toBeLessThan(1e-4)));
-  });
-
-  test('search: verifier routes each step; the episode ends by an answer or the step limit', async () => {
-    const batch = await rolloutStep(['verifier', 'searcher', 'answerer'], {
-      orchestra: { name: 'search' },
-      env: { name: 'search', entities: 40, maxSteps: 2 },
-    });
-    expect(batch.trajectories).toHaveLength(4);
-    checkTurns(batch, backend.tokenizer as TextCodec);
-    for (const t of batch.trajectories) {
-      expect(t.turns[0]!.agentId).toBe('verifier');
-      expect(Math.max(...t.turns.map((x) => x.step))).toBeLessThanOrEqual(1);
-    }
   });
 });
 

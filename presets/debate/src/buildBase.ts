@@ -1,14 +1,7 @@
 import { fileURLToPath } from 'node:url';
-import { BackendFactory, createKernel, type Plugin } from '@drmas/core';
+import { BackendFactory, createKernel, extractBoxedAnswer, hashParts, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/models';
-import {
-  ArithmeticTaskSource,
-  extractBoxedAnswer,
-  hashParts,
-  mathAnswersEqual,
-  solverDemonstration,
-  type MathTask,
-} from '@drmas/plugin-env-math';
+import { ArithmeticTaskSource, mathAnswersEqual, solverDemonstration, type MathTask } from '@drmas/plugin-env-math';
 import {
   teacherBackendFactory,
   warmupPresetBase,

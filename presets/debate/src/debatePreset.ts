@@ -28,10 +28,13 @@ export const DEBATE_DEFAULTS: Partial<UserConfig> = {
   trainer: { steps: 30, seed: 0, saveEvery: 10, keepLast: 2 },
 };
 
-/** `presets: ['debate']`: PRO and CON debating arithmetic questions on env-debate, with every plugin it needs. */
+/**
+ * `presets: ['debate']`: PRO and CON debating arithmetic questions on env-debate, with every plugin it needs (env-math
+ * brings the `math` questions and the `math` answer format the debates are judged by).
+ */
 export const debatePreset: Preset = {
   name: 'debate',
-  plugins: ['algorithms', 'backend-onnx', 'trainer', 'env-debate', 'orchestra', 'report'],
+  plugins: ['algorithms', 'backend-onnx', 'trainer', 'env-math', 'env-debate', 'orchestra', 'report'],
   optionalPlugins: [OPTIONAL_TFJS_ENGINE],
   config: DEBATE_DEFAULTS,
 };

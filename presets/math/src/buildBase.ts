@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
-import { BackendFactory, createKernel, Environment, type Plugin } from '@drmas/core';
+import { BackendFactory, createKernel, Environment, extractBoxedAnswer, type Plugin } from '@drmas/core';
 import { BUILTIN_MODELS, builtinTokenizer } from '@drmas/models';
-import { extractBoxedAnswer, mathAnswersEqual, type MathTask } from '@drmas/plugin-env-math';
+import { mathAnswersEqual, type MathTask } from '@drmas/plugin-env-math';
 import {
   warmupPresetBase,
   type DemonstrationLine,

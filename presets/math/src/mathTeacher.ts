@@ -1,6 +1,5 @@
+import { extractBoxedAnswer, hashParts } from '@drmas/core';
 import {
-  extractBoxedAnswer,
-  hashParts,
   mathAnswersEqual,
   solverDemonstration,
   verifierDemonstration,

@@ -23,13 +23,17 @@ export {
 export { createQdRagOrchestra, subQueries, MAX_SUB_QUERIES, QD_DECOMPOSER_PROMPT, QD_EVIDENCE_PROMPT } from './workflows/qdRag.js';
 export { answerF1 } from './workflows/searchSteps.js';
 export {
+  AnswererAgent,
   DecomposerAgent,
   EvidenceAgent,
   PlannerAgent,
+  SearcherAgent,
   searchWorkflowsPlugin,
   SummarizerAgent,
   UpdaterAgent,
 } from './workflows/searchWorkflows.js';
+export { createSearchOrchestra } from './workflows/searchOrchestra.js';
+export { SEARCH_ORCHESTRA_PROMPTS } from './workflows/searchPrompts.js';
 export { searchTeacher, type SearchTeacherKnowledge } from './searchTeacher.js';
 export { buildSearchBase, PRESET_DIR, writeSearchDemonstrations, type BuildBaseOptions } from './buildBase.js';
 

@@ -1,4 +1,5 @@
-import { normalizeAnswer, type SearchDocument, type SearchQuestion } from '@drmas/plugin-env-search';
+import { normalizeAnswer } from '@drmas/core';
+import type { SearchDocument, SearchQuestion } from '@drmas/plugin-env-search';
 import type { TeacherPolicy } from '@drmas/plugin-orchestra';
 
 /** What the teacher reads from a knowledge base (`generateKnowledgeBase`): its questions and documents. */

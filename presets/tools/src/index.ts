@@ -7,6 +7,8 @@ export type { AlgorithmsPlugin } from '@drmas/plugin-algorithms';
 export type { OnnxBackendPlugin } from '@drmas/plugin-backend-onnx';
 export type { TrainerPlugin } from '@drmas/plugin-trainer';
 export type { EnvToolsPlugin } from '@drmas/plugin-env-tools';
+export type { EnvSearchPlugin } from '@drmas/plugin-env-search';
+export type { EnvCodePlugin } from '@drmas/plugin-env-code';
 export type { OrchestraPlugin } from '@drmas/plugin-orchestra';
 export type { ReportPlugin } from '@drmas/plugin-report';
 export { buildToolsBase, PRESET_DIR, toolsTeacher, writeToolsDemonstrations } from './buildBase.js';

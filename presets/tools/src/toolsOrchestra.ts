@@ -1,6 +1,6 @@
-import { agent, type Plugin } from '@drmas/core';
+import { agent, type ParsedOutput, type Plugin } from '@drmas/core';
 import { parseToolCallText } from '@drmas/models';
-import { actionFrom, defineOrchestra, NO_ACTION, Orchestra, PromptedAgent, call, type ParsedOutput } from '@drmas/plugin-orchestra';
+import { actionFrom, defineOrchestra, NO_ACTION, Orchestra, PromptedAgent, call } from '@drmas/plugin-orchestra';
 import { extractAnswer } from '@drmas/plugin-env-tools';
 
 /**

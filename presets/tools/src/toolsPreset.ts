@@ -18,7 +18,14 @@ export const TOOLS_DEFAULTS: Partial<UserConfig> = {
   },
   agents: { assistant: { model: 'policy', sampling: { temperature: 1, topP: 1, maxNewTokens: 80 } } },
   orchestra: { name: 'tools' },
-  env: { name: 'tools', seed: 0, maxSteps: 3, tools: { enabled: ['calculator', 'search', 'fs'], testSize: 64 } },
+  // `topk`: the search tool's passages per search (env-search's key).
+  env: {
+    name: 'tools',
+    seed: 0,
+    maxSteps: 3,
+    topk: 1,
+    tools: { enabled: ['calculator', 'search', 'fs'], kinds: ['arithmetic', 'lookup', 'file'], testSize: 64 },
+  },
   rollout: { promptsPerStep: 8, samplesPerPrompt: 4 },
   reward: { allocator: 'drmas' },
   algorithm: { advantage: 'drmas' },
@@ -26,10 +33,13 @@ export const TOOLS_DEFAULTS: Partial<UserConfig> = {
   trainer: { steps: 30, seed: 0, saveEvery: 10, keepLast: 2 },
 };
 
-/** `presets: ['tools']`: an Assistant calling tools on env-tools' tasks, with every plugin it needs. */
+/**
+ * `presets: ['tools']`: an Assistant calling tools on env-tools' tasks, with every plugin it needs (env-search
+ * contributes the `search` tool and its `lookup` tasks, env-code the `python` tool).
+ */
 export const toolsPreset: Preset = {
   name: 'tools',
-  plugins: ['algorithms', 'backend-onnx', 'trainer', 'env-tools', 'orchestra', 'report', toolsOrchestraPlugin],
+  plugins: ['algorithms', 'backend-onnx', 'trainer', 'env-tools', 'env-search', 'env-code', 'orchestra', 'report', toolsOrchestraPlugin],
   optionalPlugins: [OPTIONAL_TFJS_ENGINE],
   config: TOOLS_DEFAULTS,
 };

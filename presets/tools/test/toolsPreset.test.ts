@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { syntheticToolTasks, type ToolTask } from '@drmas/plugin-env-tools';
+import { arithmeticTasks, fileTasks, syntheticToolTasks, type ToolTask } from '@drmas/plugin-env-tools';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 import { baseCheckpointBytes, infoOf, trainOneStep } from '../../../test/support/presetChecks.js';
 import { TempProject } from '../../../test/support/tempProject.js';
@@ -30,10 +30,7 @@ describe('the Assistant', () => {
 
 describe('the tools teacher', () => {
   const tasks = new Map<string, ToolTask>(
-    syntheticToolTasks({ seed: 0, kinds: ['arithmetic', 'file'], trainSize: 20, testSize: 0, entities: 120 }).train.map((t) => [
-      t.question,
-      t,
-    ]),
+    syntheticToolTasks({ seed: 0, kinds: [arithmeticTasks, fileTasks], trainSize: 20, testSize: 0 }).train.map((t) => [t.question, t]),
   );
   const teacher = toolsTeacher(tasks);
 

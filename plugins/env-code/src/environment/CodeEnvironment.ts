@@ -1,8 +1,7 @@
-import { noTrainingTaskLeft, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
+import { noTrainingTaskLeft, TaskPool, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
 import { CodeSandboxes } from '../sandbox/CodeSandboxes.js';
 import type { CodeSandbox, SandboxLimits } from '../sandbox/CodeSandbox.js';
-import { CodeTaskPool } from '../tasks/CodeTaskPool.js';
-import type { CodeTask, CodeTaskSource } from '../tasks/CodeTask.js';
+import type { CodeTask } from '../tasks/CodeTask.js';
 import { loadCodeDataset, splitCodeTasks } from '../tasks/loadCodeDataset.js';
 import { syntheticCodeTasks } from '../tasks/syntheticCodeTasks.js';
 import { verifyCode, type CodeVerdict } from '../verifyCode.js';
@@ -58,7 +57,7 @@ export class CodeEpisode implements Episode {
 export class CodeEnvironment implements Environment<CodeTask> {
   readonly name = 'code';
   private readonly settingsOf: () => CodeEnvSettingsInput;
-  private source?: CodeTaskSource;
+  private source?: TaskPool<CodeTask>;
   private settings?: CodeEnvSettings;
   private sandboxes?: CodeSandboxes;
 
@@ -90,7 +89,7 @@ export class CodeEnvironment implements Environment<CodeTask> {
     } else {
       split = syntheticCodeTasks({ seed: s.seed, languages: code.languages, trainSize: code.trainSize, testSize: code.testSize });
     }
-    this.source = new CodeTaskPool(split.train, split.test, s.seed);
+    this.source = new TaskPool(split.train, split.test, s.seed, 'code-train');
   }
 
   /** The sandboxes this environment runs answers in; an orchestra's verifier tool can share them (see `verify`). */
@@ -137,7 +136,7 @@ export class CodeEnvironment implements Environment<CodeTask> {
     this.sandboxes = undefined;
   }
 
-  private ready(): CodeTaskSource {
+  private ready(): TaskPool<CodeTask> {
     if (!this.source) throw new Error('CodeEnvironment used before init()');
     return this.source;
   }

@@ -24,6 +24,13 @@ export const codeSection = z.strictObject({
   memoryMb: z.number().int().min(4).max(2048).default(64),
   /** The episode outcome (the reward): the share of tests passed, or 1 only when all pass. */
   reward: z.enum(['fraction', 'all']).default('fraction'),
+  /** The `python` Tool's budget per call (its CPU time, the episode's earlier cells and the new one, and memory). */
+  pythonTool: z
+    .strictObject({
+      timeoutMs: z.number().int().positive().max(60_000).default(3000),
+      memoryMb: z.number().int().min(4).max(2048).default(64),
+    })
+    .prefault({}),
 });
 
 export const codeEnvKeys = z.strictObject({ code: codeSection.prefault({}) });

@@ -1,12 +1,14 @@
-import { Environment, type Kernel, type Plugin, type RegisterContext } from '@drmas/core';
-import { codeEnvKeys } from '../environment/codeEnvConfig.js';
+import { Environment, Tool, type Kernel, type Plugin, type RegisterContext } from '@drmas/core';
+import { codeEnvKeys, codeEnvSettings } from '../environment/codeEnvConfig.js';
 import { CodeEnvironment } from '../environment/CodeEnvironment.js';
+import { pythonTool } from '../tool/pythonTool.js';
 
 export const PLUGIN_NAME = 'env-code';
 
 /**
  * Provides the `code` Environment (`env.name: code`): synthetic one-line functions or a code dataset, each answer
- * run with its tests in a sandbox. Adds `env.code` to the `env` section.
+ * run with its tests in a sandbox; and the `python` Tool (a REPL in the same Pyodide sandbox) for tool-use
+ * environments (env-tools' `env.tools.enabled`). Adds `env.code` to the `env` section.
  */
 export class EnvCodePlugin implements Plugin {
   readonly name = PLUGIN_NAME;
@@ -15,8 +17,24 @@ export class EnvCodePlugin implements Plugin {
   private environment?: CodeEnvironment;
 
   register(ctx: RegisterContext): void {
-    this.environment = new CodeEnvironment(() => ctx.config.env);
-    ctx.provide(Environment, 'code', this.environment);
+    const environment = new CodeEnvironment(() => ctx.config.env);
+    this.environment = environment;
+    ctx.provide(Environment, 'code', environment);
+    let limits: { timeoutMs: number; memoryBytes: number } | undefined;
+    ctx.provide(
+      Tool,
+      'python',
+      pythonTool({
+        sandbox: () => environment.sandbox,
+        limits: () => {
+          if (!limits) {
+            const { timeoutMs, memoryMb } = codeEnvSettings.parse(ctx.config.env).code.pythonTool;
+            limits = { timeoutMs, memoryBytes: memoryMb * 1024 * 1024 };
+          }
+          return limits;
+        },
+      }),
+    );
   }
 
   apply(kernel: Kernel): void {

@@ -16,10 +16,3 @@ export interface CodeTask extends EnvTask {
   solution?: string;
   split: CodeSplit;
 }
-
-/** Training tasks from a cursor, and the fixed held-out list (never handed out by `batch`). */
-export interface CodeTaskSource {
-  batch(cursor: number, count: number): { tasks: CodeTask[]; nextCursor: number };
-  test(): CodeTask[];
-  readonly trainSize: number;
-}

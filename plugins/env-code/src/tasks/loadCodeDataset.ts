@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { DrmasError } from '@drmas/core';
-import { hashParts } from '@drmas/plugin-env-math';
+import { DrmasError, hashParts } from '@drmas/core';
 import { CODE_LANGUAGES, type CodeLanguage, type CodeTest } from '../sandbox/CodeSandbox.js';
 import type { CodeSplit, CodeTask } from './CodeTask.js';
 

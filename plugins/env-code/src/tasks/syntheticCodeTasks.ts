@@ -1,5 +1,4 @@
-import { DrmasError } from '@drmas/core';
-import { hashParts, SeededRandom } from '@drmas/plugin-env-math';
+import { DrmasError, hashParts, SplitMix32 } from '@drmas/core';
 import type { CodeLanguage, CodeTest } from '../sandbox/CodeSandbox.js';
 import type { CodeSplit, CodeTask } from './CodeTask.js';
 import { FUNCTION_TEMPLATES, type FunctionTemplate } from './syntheticTemplates.js';
@@ -34,11 +33,11 @@ interface Draw {
   language: CodeLanguage;
   template: FunctionTemplate;
   constants: number[];
-  random: SeededRandom;
+  random: SplitMix32;
 }
 
 function draw(seed: number, split: CodeSplit, index: number, attempt: number, languages: readonly CodeLanguage[]): Draw {
-  const random = new SeededRandom(hashParts('synthetic-code', seed, split, index, attempt));
+  const random = new SplitMix32(hashParts('synthetic-code', seed, split, index, attempt));
   const language = random.pick(languages);
   const template = random.pick(FUNCTION_TEMPLATES);
   const constants = template.constants(random);

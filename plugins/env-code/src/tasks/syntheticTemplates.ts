@@ -1,4 +1,4 @@
-import type { SeededRandom } from '@drmas/plugin-env-math';
+import type { SplitMix32 } from '@drmas/core';
 
 /**
  * One family of one-line functions: what the prompt asks, the body in each language, and the value it must return
@@ -8,20 +8,20 @@ export interface FunctionTemplate {
   name: string;
   /** Argument names of `f`. */
   params: readonly string[];
-  constants(random: SeededRandom): number[];
+  constants(random: SplitMix32): number[];
   /** The prompt's description: "returns x plus 3". */
   describe(c: readonly number[]): string;
   javascript(c: readonly number[]): string;
   python(c: readonly number[]): string;
   /** Argument lists for one test each. */
-  inputs(random: SeededRandom, count: number): unknown[][];
+  inputs(random: SplitMix32, count: number): unknown[][];
   value(c: readonly number[], args: readonly unknown[]): unknown;
 }
 
 const intArgs =
   (arity: number, min = -20, max = 20) =>
-  (random: SeededRandom, count: number): number[][] =>
-    Array.from({ length: count }, () => Array.from({ length: arity }, () => random.int(min, max)));
+  (random: SplitMix32, count: number): number[][] =>
+    Array.from({ length: count }, () => Array.from({ length: arity }, () => random.range(min, max)));
 
 const WORDS = ['ab', 'xy', 'cat', 'no', 'hi', 'z'];
 
@@ -29,7 +29,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
   {
     name: 'add',
     params: ['x'],
-    constants: (r) => [r.int(1, 19)],
+    constants: (r) => [r.range(1, 19)],
     describe: ([c]) => `returns x plus ${c}`,
     javascript: ([c]) => `x + ${c}`,
     python: ([c]) => `x + ${c}`,
@@ -39,7 +39,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
   {
     name: 'subtract',
     params: ['x'],
-    constants: (r) => [r.int(1, 19)],
+    constants: (r) => [r.range(1, 19)],
     describe: ([c]) => `returns x minus ${c}`,
     javascript: ([c]) => `x - ${c}`,
     python: ([c]) => `x - ${c}`,
@@ -49,7 +49,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
   {
     name: 'multiply',
     params: ['x'],
-    constants: (r) => [r.int(2, 9)],
+    constants: (r) => [r.range(2, 9)],
     describe: ([c]) => `returns x times ${c}`,
     javascript: ([c]) => `x * ${c}`,
     python: ([c]) => `x * ${c}`,
@@ -59,7 +59,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
   {
     name: 'affine',
     params: ['x'],
-    constants: (r) => [r.int(2, 9), r.int(1, 19)],
+    constants: (r) => [r.range(2, 9), r.range(1, 19)],
     describe: ([a, b]) => `returns x times ${a} plus ${b}`,
     javascript: ([a, b]) => `x * ${a} + ${b}`,
     python: ([a, b]) => `x * ${a} + ${b}`,
@@ -69,7 +69,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
   {
     name: 'sum-of-two',
     params: ['a', 'b'],
-    constants: (r) => [r.int(1, 19)],
+    constants: (r) => [r.range(1, 19)],
     describe: ([c]) => `returns a plus b plus ${c}`,
     javascript: ([c]) => `a + b + ${c}`,
     python: ([c]) => `a + b + ${c}`,
@@ -79,7 +79,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
   {
     name: 'scaled-difference',
     params: ['a', 'b'],
-    constants: (r) => [r.int(2, 9)],
+    constants: (r) => [r.range(2, 9)],
     describe: ([c]) => `returns a times ${c} minus b`,
     javascript: ([c]) => `a * ${c} - b`,
     python: ([c]) => `a * ${c} - b`,
@@ -89,7 +89,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
   {
     name: 'max',
     params: ['x'],
-    constants: (r) => [r.int(-20, 20)],
+    constants: (r) => [r.range(-20, 20)],
     describe: ([c]) => `returns the larger of x and ${c}`,
     javascript: ([c]) => `Math.max(x, ${c})`,
     python: ([c]) => `max(x, ${c})`,
@@ -99,7 +99,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
   {
     name: 'min',
     params: ['x'],
-    constants: (r) => [r.int(-20, 20)],
+    constants: (r) => [r.range(-20, 20)],
     describe: ([c]) => `returns the smaller of x and ${c}`,
     javascript: ([c]) => `Math.min(x, ${c})`,
     python: ([c]) => `min(x, ${c})`,
@@ -110,7 +110,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
     // Non-negative x only: JavaScript's % and Python's % differ on negative numbers.
     name: 'remainder',
     params: ['x'],
-    constants: (r) => [r.int(2, 9)],
+    constants: (r) => [r.range(2, 9)],
     describe: ([c]) => `returns the remainder of x divided by ${c}`,
     javascript: ([c]) => `x % ${c}`,
     python: ([c]) => `x % ${c}`,
@@ -120,7 +120,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
   {
     name: 'greater-than',
     params: ['x'],
-    constants: (r) => [r.int(-20, 20)],
+    constants: (r) => [r.range(-20, 20)],
     describe: ([c]) => `returns 1 if x is greater than ${c}, else 0`,
     javascript: ([c]) => `x > ${c} ? 1 : 0`,
     python: ([c]) => `1 if x > ${c} else 0`,
@@ -130,7 +130,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
   {
     name: 'square-plus',
     params: ['x'],
-    constants: (r) => [r.int(1, 19)],
+    constants: (r) => [r.range(1, 19)],
     describe: ([c]) => `returns x squared plus ${c}`,
     javascript: ([c]) => `x * x + ${c}`,
     python: ([c]) => `x * x + ${c}`,
@@ -140,7 +140,7 @@ export const FUNCTION_TEMPLATES: readonly FunctionTemplate[] = [
   {
     name: 'repeat',
     params: ['s'],
-    constants: (r) => [r.int(2, 5)],
+    constants: (r) => [r.range(2, 5)],
     describe: ([c]) => `returns the string s repeated ${c} times`,
     javascript: ([c]) => `s.repeat(${c})`,
     python: ([c]) => `s * ${c}`,

@@ -1,13 +1,22 @@
-import { noTrainingTaskLeft, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
-import { extractBoxedAnswer, mathAnswersEqual } from '@drmas/plugin-env-math';
-import { TRANSCRIPT_SUBMISSION } from '@drmas/plugin-orchestra';
+import {
+  AnswerFormat,
+  noTrainingTaskLeft,
+  parseTranscript,
+  QuestionSet,
+  TaskPool,
+  TRANSCRIPT_SUBMISSION,
+  type DebateTranscript,
+  type EnvAction,
+  type EnvTaskBatch,
+  type Environment,
+  type Episode,
+  type Roles,
+} from '@drmas/core';
 import { parseVerdict } from '../judge/parseVerdict.js';
-import { DEFAULT_JUDGE_WEIGHTS, judgeByRules, type AgentJudgement, type JudgeWeights } from '../judge/ruleJudge.js';
-import { parseTranscript, type DebateTranscript } from '../judge/transcript.js';
+import { judgeByRules, type AgentJudgement, type JudgeWeights } from '../judge/ruleJudge.js';
 import type { DebateTask } from '../tasks/DebateTask.js';
-import { DebateTaskPool } from '../tasks/DebateTaskPool.js';
+import { debateTasks } from '../tasks/debateQuestions.js';
 import { loadDebateDataset, splitDebateTasks } from '../tasks/loadDebateDataset.js';
-import { syntheticDebateTasks } from '../tasks/syntheticDebateTasks.js';
 import { debateEnvSettings, type DebateEnvSettings, type DebateEnvSettingsInput } from './debateEnvConfig.js';
 
 /** A judged debate: who won, each agent's reward and the episode's outcome. */
@@ -21,6 +30,13 @@ export interface DebateJudgement {
   outcome: number;
 }
 
+/** How a debate is judged: each debater's reward, the rule judge's weights, and how answers are read and compared. */
+export interface DebateJudging {
+  reward: 'win' | 'score';
+  weights: JudgeWeights;
+  answers: AnswerFormat;
+}
+
 /**
  * Judges a transcript: the judge model's verdict when the transcript has one (parsed strictly; invalid: no winner),
  * else the rule judge's top scores. Rewards: the winner 1 and the others 0 (`win`; k tied winners 1/k each), or each
@@ -28,12 +44,8 @@ export interface DebateJudgement {
  * answer (verifiable tasks) or is one of the rule judge's winners (others), else 0. Outcome: verifiable, 1 when every
  * winner ends on the reference answer; otherwise the winners' rule score; 0 without a winner.
  */
-export function judgeDebate(
-  transcript: DebateTranscript,
-  reference: string | undefined,
-  options: { reward: 'win' | 'score'; weights: JudgeWeights },
-): DebateJudgement {
-  const { agents: rules, winners: ruleWinners } = judgeByRules(transcript, reference, options.weights);
+export function judgeDebate(transcript: DebateTranscript, reference: string | undefined, options: DebateJudging): DebateJudgement {
+  const { agents: rules, winners: ruleWinners } = judgeByRules(transcript, reference, options.answers, options.weights);
   const byAgent = new Map(rules.map((judgement) => [judgement.agent, judgement]));
   let winners = ruleWinners;
   let verdict: DebateJudgement['verdict'];
@@ -73,7 +85,7 @@ export class DebateEpisode implements Episode {
 
   constructor(
     readonly task: DebateTask,
-    private readonly options: { reward: 'win' | 'score'; weights: JudgeWeights },
+    private readonly options: DebateJudging,
   ) {}
 
   observation(): string {
@@ -107,7 +119,7 @@ export class DebateEpisode implements Episode {
 
   /**
    * A `debate` action with `agentId`: that agent's reward in the judged debate (how the orchestra gives each turn its
-   * agent's score); an `answer`: 1 when its last `\boxed{}` is the reference answer. Anything else: 0.
+   * agent's score); an `answer`: 1 when the answer it gives (by the answer format) is the reference. Anything else: 0.
    */
   judge(action: EnvAction): number {
     if (action.type === TRANSCRIPT_SUBMISSION.actionType) {
@@ -115,8 +127,8 @@ export class DebateEpisode implements Episode {
       return transcript && action.agentId ? (judgeDebate(transcript, this.task.answer, this.options).rewards.get(action.agentId) ?? 0) : 0;
     }
     if (action.type === 'answer') {
-      const answer = extractBoxedAnswer(action.content);
-      return this.task.answer !== undefined && answer !== undefined && mathAnswersEqual(answer, this.task.answer) ? 1 : 0;
+      const answer = this.options.answers.extract(action.content);
+      return this.task.answer !== undefined && answer !== undefined && this.options.answers.equal(answer, this.task.answer) ? 1 : 0;
     }
     return 0;
   }
@@ -135,18 +147,32 @@ export class DebateEpisode implements Episode {
   }
 }
 
+/** Where a debate environment finds the contributions its settings name: a kernel, or anything with `getNamed`. */
+export type NamedContributions = Pick<Roles, 'getNamed'>;
+
 /**
- * Debates (env-debate): synthetic math questions or motions (`env.debate.tasks`), or a dataset (`env.debate.file`),
- * each judged from the transcript the `debate` orchestra submits: by rules, or by a judge model's verdict.
+ * Debates (env-debate): the questions of a QuestionSet (`env.debate.tasks`: env-math's `math`, `motions`), or a
+ * dataset (`env.debate.file`), each judged from the transcript the `debate` orchestra submits: by rules, or by a judge
+ * model's verdict; answers read and compared by an AnswerFormat (`env.debate.answerFormat`). Both are looked up in
+ * `contributions` at `init` (the plugin hands it the kernel).
  */
 export class DebateEnvironment implements Environment<DebateTask> {
   readonly name = 'debate';
   private readonly settingsOf: () => DebateEnvSettingsInput;
-  private source?: DebateTaskPool;
+  private source?: TaskPool<DebateTask>;
   private settings?: DebateEnvSettings;
+  private answers?: AnswerFormat;
 
-  constructor(settings: DebateEnvSettingsInput | (() => DebateEnvSettingsInput) = {}) {
+  constructor(
+    settings: DebateEnvSettingsInput | (() => DebateEnvSettingsInput) = {},
+    private contributions?: NamedContributions,
+  ) {
     this.settingsOf = typeof settings === 'function' ? settings : () => settings;
+  }
+
+  /** Where `env.debate.tasks` and `env.debate.answerFormat` are looked up (in a kernel: every plugin's contributions). */
+  lookUpIn(contributions: NamedContributions): void {
+    this.contributions = contributions;
   }
 
   get maxSteps(): number {
@@ -156,8 +182,9 @@ export class DebateEnvironment implements Environment<DebateTask> {
   async init(): Promise<void> {
     if (this.source) return;
     const s = debateEnvSettings.parse(this.settingsOf());
-    this.settings = s;
     const { debate } = s;
+    const contributions = this.lookup();
+    this.answers = contributions.getNamed(AnswerFormat, debate.answerFormat, 'env.debate.answerFormat');
     let split: { train: DebateTask[]; test: DebateTask[] };
     if (debate.file) {
       const tasks = await loadDebateDataset(debate.file, debate.dataSource);
@@ -171,31 +198,29 @@ export class DebateEnvironment implements Environment<DebateTask> {
       split.train = split.train.filter((t) => !held.has(t.question));
       if (split.train.length === 0) throw noTrainingTaskLeft(debate.file, 'env.debate.file');
     } else {
-      split = syntheticDebateTasks({
-        kind: debate.tasks,
+      const questions = contributions.getNamed(QuestionSet, debate.tasks, 'env.debate.tasks');
+      split = debateTasks(questions, debate.tasks, {
         seed: s.seed,
         levels: debate.levels,
         trainSize: debate.trainSize,
         testSize: debate.testSize,
       });
     }
-    this.source = new DebateTaskPool(split.train, split.test, s.seed);
+    this.source = new TaskPool(split.train, split.test, s.seed, 'debate-train');
+    this.settings = s;
   }
 
   batch(cursor: number, count: number): EnvTaskBatch<DebateTask> {
-    return this.ready().batch(cursor, count);
+    return this.ready().source.batch(cursor, count);
   }
 
   test(): DebateTask[] {
-    return this.ready().test();
+    return this.ready().source.test();
   }
 
   reset(task: DebateTask): DebateEpisode {
-    const debate = this.settings?.debate;
-    return new DebateEpisode(task, {
-      reward: debate?.reward ?? 'win',
-      weights: debate?.weights ?? DEFAULT_JUDGE_WEIGHTS,
-    });
+    const { settings, answers } = this.ready();
+    return new DebateEpisode(task, { reward: settings.debate.reward, weights: settings.debate.weights, answers });
   }
 
   async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
@@ -203,8 +228,14 @@ export class DebateEnvironment implements Environment<DebateTask> {
     episodes.forEach((episode, i) => (episode as DebateEpisode).submit(actions[i]!));
   }
 
-  private ready(): DebateTaskPool {
-    if (!this.source) throw new Error('DebateEnvironment used before init()');
-    return this.source;
+  private ready(): { source: TaskPool<DebateTask>; settings: DebateEnvSettings; answers: AnswerFormat } {
+    if (!this.source || !this.settings || !this.answers) throw new Error('DebateEnvironment used before init()');
+    return { source: this.source, settings: this.settings, answers: this.answers };
+  }
+
+  private lookup(): NamedContributions {
+    if (!this.contributions)
+      throw new Error('DebateEnvironment has nowhere to look up env.debate.tasks and env.debate.answerFormat: pass it a kernel');
+    return this.contributions;
   }
 }

@@ -4,11 +4,16 @@ const weight = z.number().min(0).max(100);
 
 /** env-debate's settings, under `env.debate`. */
 export const debateSection = z.strictObject({
-  /** Synthetic tasks: `math` (arithmetic questions with answers: verifiable) or `motions` (no reference answer). */
-  tasks: z.enum(['math', 'motions']).default('math'),
-  /** Arithmetic levels of the `math` questions (env-math's levels 1 to 5). */
+  /**
+   * The QuestionSet the synthetic tasks come from, by name: `math` (env-math's arithmetic questions with answers:
+   * verifiable) or `motions` (env-debate's, no reference answer), or one a plugin provides.
+   */
+  tasks: z.string().min(1).default('math'),
+  /** How debaters' answers are read and compared, an AnswerFormat by name: `math` (env-math's: `\boxed{}`, equal as math). */
+  answerFormat: z.string().min(1).default('math'),
+  /** Difficulty levels of the questions, for a set that grades them (the `math` set's arithmetic levels 1 to 5). */
   levels: z.array(z.number().int().min(1).max(5)).min(1).default([1]),
-  /** Size of the synthetic `math` training pool, cycled in epochs. */
+  /** Size of the synthetic training pool (the `math` set's; `motions` has 56), cycled in epochs. */
   trainSize: z.number().int().positive().max(1_000_000).default(4096),
   /** Held-out tasks at most (`motions` has 8 held out). */
   testSize: z.number().int().min(0).max(10_000).default(64),

@@ -1,5 +1,4 @@
-import { extractBoxedAnswer, mathAnswersEqual } from '@drmas/plugin-env-math';
-import type { DebateTranscript } from './transcript.js';
+import type { AnswerFormat, DebateTranscript } from '@drmas/core';
 
 /** How much each criterion counts in an agent's score (a weighted mean; correctness only where there is a reference). */
 export interface JudgeWeights {
@@ -17,9 +16,9 @@ export interface AgentJudgement {
   structure: number;
   evidence: number;
   consistency: number;
-  /** 1 when the final answer equals the reference as math; absent without a reference. */
+  /** 1 when the final answer equals the reference (by the answer format); absent without a reference. */
   correctness?: number;
-  /** The agent's last `\boxed{}` answer. */
+  /** The agent's last answer (by the answer format: the last `\boxed{}` for `math`). */
   finalAnswer?: string;
   score: number;
 }
@@ -40,26 +39,28 @@ export function evidenceOf(text: string): number {
   return Math.min(1, hits / 2);
 }
 
-/** Each debater's marks from its turns, and the winners: every debater with the top score (more than one on a tie). */
+/**
+ * Each debater's marks from its turns, and the winners: every debater with the top score (more than one on a tie).
+ * `answers` reads each turn's answer and compares answers (env-math's `math`: the last `\boxed{}`, equal as math).
+ */
 export function judgeByRules(
   transcript: DebateTranscript,
   reference: string | undefined,
+  answers: AnswerFormat,
   weights: JudgeWeights = DEFAULT_JUDGE_WEIGHTS,
 ): { agents: AgentJudgement[]; winners: string[] } {
   const agents = transcript.debaters.map((agent): AgentJudgement => {
     const texts = transcript.turns.filter((turn) => turn.agent === agent).map((turn) => turn.text);
-    const answers = texts.map((text) => extractBoxedAnswer(text));
-    const finalAnswer = answers.findLast((answer) => answer !== undefined);
+    const given = texts.map((text) => answers.extract(text));
+    const finalAnswer = given.findLast((answer) => answer !== undefined);
     const mean = (marks: number[]) => (marks.length === 0 ? 0 : marks.reduce((a, b) => a + b, 0) / marks.length);
     const marks = {
       structure: mean(texts.map(structureOf)),
       evidence: mean(texts.map(evidenceOf)),
       // The share of its turns that give the answer it ends on: switching answers, or giving none, counts against it.
       consistency:
-        finalAnswer === undefined
-          ? 0
-          : mean(answers.map((answer) => (answer !== undefined && mathAnswersEqual(answer, finalAnswer) ? 1 : 0))),
-      correctness: reference === undefined ? undefined : finalAnswer !== undefined && mathAnswersEqual(finalAnswer, reference) ? 1 : 0,
+        finalAnswer === undefined ? 0 : mean(given.map((answer) => (answer !== undefined && answers.equal(answer, finalAnswer) ? 1 : 0))),
+      correctness: reference === undefined ? undefined : finalAnswer !== undefined && answers.equal(finalAnswer, reference) ? 1 : 0,
     };
     let total = weights.structure * marks.structure + weights.evidence * marks.evidence + weights.consistency * marks.consistency;
     let weight = weights.structure + weights.evidence + weights.consistency;

@@ -1,20 +1,36 @@
-import { Environment, type Plugin, type RegisterContext } from '@drmas/core';
-import { debateEnvKeys } from '../environment/debateEnvConfig.js';
+import { AnswerFormat, Environment, QuestionSet, type Kernel, type Plugin, type RegisterContext } from '@drmas/core';
+import { debateEnvKeys, debateSection } from '../environment/debateEnvConfig.js';
 import { DebateEnvironment } from '../environment/DebateEnvironment.js';
+import { motionQuestionSet } from '../tasks/debateQuestions.js';
 
 export const PLUGIN_NAME = 'env-debate';
 
 /**
- * Provides the `debate` Environment (`env.name: debate`): debates on synthetic math questions or motions, or a
- * dataset, judged from the `debate` orchestra's transcript. Adds `env.debate` to the `env` section.
+ * Provides the `debate` Environment (`env.name: debate`): debates on the questions of a QuestionSet (env-math's
+ * `math`, or the `motions` this plugin provides) or a dataset, judged from the `debate` orchestra's transcript, answers
+ * read by an AnswerFormat (env-math's `math`). Adds `env.debate` to the `env` section.
  */
 export class EnvDebatePlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   readonly configSchema = { env: debateEnvKeys };
   readonly configPaths = ['env.debate.file', 'env.debate.testFile'];
+  private environment?: DebateEnvironment;
 
   register(ctx: RegisterContext): void {
-    ctx.provide(Environment, 'debate', new DebateEnvironment(() => ctx.config.env));
+    this.environment = new DebateEnvironment(() => ctx.config.env);
+    ctx.provide(Environment, 'debate', this.environment);
+    ctx.provide(QuestionSet, 'motions', motionQuestionSet);
+  }
+
+  apply(kernel: Kernel): void {
+    this.environment?.lookUpIn(kernel);
+    // A misspelt or missing question set or answer format stops the run before setup, with the registered names.
+    kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
+      if (config.env.name !== 'debate') return;
+      const debate = debateSection.parse(config.env.debate ?? {});
+      kernel.getNamed(AnswerFormat, debate.answerFormat, 'env.debate.answerFormat');
+      if (!debate.file) kernel.getNamed(QuestionSet, debate.tasks, 'env.debate.tasks');
+    });
   }
 }
 

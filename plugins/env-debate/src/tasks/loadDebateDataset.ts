@@ -1,6 +1,5 @@
 import { basename, extname } from 'node:path';
-import { DrmasError, datasetInvalid, readTaskRecords, recordPlaceText } from '@drmas/core';
-import { hashParts } from '@drmas/plugin-env-math';
+import { DrmasError, datasetInvalid, hashParts, readTaskRecords, recordPlaceText } from '@drmas/core';
 import type { DebateTask } from './DebateTask.js';
 
 const RECORD_SHAPE =

@@ -1,5 +1,5 @@
 import type { SolutionStep } from '../MathTask.js';
-import type { SeededRandom } from '../random/splitmix32.js';
+import type { SplitMix32 } from '@drmas/core';
 import { canonicalExpressionKey, evaluateWithSteps, num, operation, renderExpression, type ExpressionNode } from './expressionTree.js';
 import { formatFraction, gcd, lcm, reduceFraction, type Fraction } from './fraction.js';
 import { generateWordProblem } from './wordProblems.js';
@@ -25,49 +25,49 @@ function fromExpression(tree: ExpressionNode): GeneratedProblem {
 }
 
 /** Level 1: a + b or a - b with a >= b, operands up to 99. */
-function levelOne(r: SeededRandom): ExpressionNode {
-  const a = r.int(1, 99);
-  const b = r.int(1, 99);
-  if (r.float() < 0.5) return operation('+', num(a), num(b));
+function levelOne(r: SplitMix32): ExpressionNode {
+  const a = r.range(1, 99);
+  const b = r.range(1, 99);
+  if (r.next() < 0.5) return operation('+', num(a), num(b));
   return operation('-', num(Math.max(a, b)), num(Math.min(a, b)));
 }
 
 /** Level 2: a * b + c, c + a * b, or a * b - c with c <= a * b. */
-function levelTwo(r: SeededRandom): ExpressionNode {
-  const a = r.int(2, 12);
-  const b = r.int(2, 12);
+function levelTwo(r: SplitMix32): ExpressionNode {
+  const a = r.range(2, 12);
+  const b = r.range(2, 12);
   const product = operation('*', num(a), num(b));
-  const shape = r.int(0, 2);
-  if (shape === 0) return operation('+', product, num(r.int(1, 50)));
-  if (shape === 1) return operation('+', num(r.int(1, 50)), product);
-  return operation('-', product, num(r.int(1, Math.min(50, a * b))));
+  const shape = r.range(0, 2);
+  if (shape === 0) return operation('+', product, num(r.range(1, 50)));
+  if (shape === 1) return operation('+', num(r.range(1, 50)), product);
+  return operation('-', product, num(r.range(1, Math.min(50, a * b))));
 }
 
 /** Level 3: three operations with parentheses and subtraction; intermediate values and answers may be negative. */
-function levelThree(r: SeededRandom): ExpressionNode {
-  const t = () => num(r.int(1, 20));
-  const m = () => num(r.int(2, 9));
+function levelThree(r: SplitMix32): ExpressionNode {
+  const t = () => num(r.range(1, 20));
+  const m = () => num(r.range(2, 9));
   const shapes: Array<() => ExpressionNode> = [
     () => operation('+', operation('*', operation('-', t(), t()), m()), t()), // (a - b) * c + d
     () => operation('-', t(), operation('*', operation('+', t(), t()), m())), // a - (b + c) * d
     () => operation('*', operation('-', t(), t()), operation('-', t(), t())), // (a - b) * (c - d)
     () => operation('-', operation('*', m(), operation('-', t(), t())), t()), // a * (b - c) - d
-    () => operation('+', operation('*', num(-r.int(1, 20)), m()), t()), // (-a) * b + c
+    () => operation('+', operation('*', num(-r.range(1, 20)), m()), t()), // (-a) * b + c
     () => operation('-', operation('+', t(), t()), operation('-', t(), t())), // a + b - (c - d)
   ];
   return r.pick(shapes)();
 }
 
-function randomProperFraction(r: SeededRandom): Fraction {
+function randomProperFraction(r: SplitMix32): Fraction {
   for (;;) {
-    const den = r.int(2, 12);
-    const n = r.int(1, den - 1);
+    const den = r.range(2, 12);
+    const n = r.range(1, den - 1);
     if (gcd(n, den) === 1) return { num: n, den };
   }
 }
 
 /** Level 4: a/b + c/d, a/b - c/d or a/b * c/d with reduced proper fractions; the answer is reduced. */
-function levelFour(r: SeededRandom): GeneratedProblem {
+function levelFour(r: SplitMix32): GeneratedProblem {
   const x = randomProperFraction(r);
   const y = randomProperFraction(r);
   const op = r.pick(['+', '-', '*'] as const);
@@ -93,7 +93,7 @@ function levelFour(r: SeededRandom): GeneratedProblem {
   return { question: `What is ${fx} ${op} ${fy}?`, answer, steps: [forms], key: `frac:${k1}${op}${k2}` };
 }
 
-export function generateArithmeticProblem(level: number, random: SeededRandom): GeneratedProblem {
+export function generateArithmeticProblem(level: number, random: SplitMix32): GeneratedProblem {
   switch (level) {
     case 1:
       return fromExpression(levelOne(random));

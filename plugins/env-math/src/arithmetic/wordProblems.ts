@@ -1,4 +1,4 @@
-import type { SeededRandom } from '../random/splitmix32.js';
+import type { SplitMix32 } from '@drmas/core';
 import type { GeneratedProblem } from './generateProblem.js';
 
 const NAMES = ['Ana', 'Ben', 'Mia', 'Leo', 'Sam', 'Eva'] as const;
@@ -8,12 +8,12 @@ const ITEMS = ['apples', 'pens', 'books', 'cards', 'eggs', 'coins', 'marbles'] a
  * Short word problems, one or two operations each. The partition key holds the template and the numbers but not
  * the name or item, so a held-out problem's arithmetic never appears in training under another name.
  */
-const TEMPLATES: ReadonlyArray<(r: SeededRandom) => GeneratedProblem> = [
+const TEMPLATES: ReadonlyArray<(r: SplitMix32) => GeneratedProblem> = [
   (r) => {
     const item = r.pick(ITEMS);
-    const a = r.int(10, 60);
-    const b = r.int(1, a);
-    const c = r.int(1, 30);
+    const a = r.range(10, 60);
+    const b = r.range(1, a);
+    const c = r.range(1, 30);
     const rest = a - b;
     return {
       question: `A shop has ${a} ${item}, sells ${b} and buys ${c} more. How many ${item} does it have?`,
@@ -28,9 +28,9 @@ const TEMPLATES: ReadonlyArray<(r: SeededRandom) => GeneratedProblem> = [
   (r) => {
     const name = r.pick(NAMES);
     const item = r.pick(ITEMS);
-    const a = r.int(1, 30);
-    const b = r.int(2, 9);
-    const c = r.int(2, 12);
+    const a = r.range(1, 30);
+    const b = r.range(2, 9);
+    const c = r.range(2, 12);
     const got = b * c;
     return {
       question: `${name} has ${a} ${item} and gets ${b} bags with ${c} ${item} each. How many ${item} does ${name} have now?`,
@@ -45,8 +45,8 @@ const TEMPLATES: ReadonlyArray<(r: SeededRandom) => GeneratedProblem> = [
   (r) => {
     const name = r.pick(NAMES);
     const item = r.pick(ITEMS);
-    const b = r.int(2, 9);
-    const each = r.int(2, 15);
+    const b = r.range(2, 9);
+    const each = r.range(2, 15);
     const a = b * each;
     return {
       question: `${name} shares ${a} ${item} equally among ${b} friends. How many ${item} does each friend get?`,
@@ -58,10 +58,10 @@ const TEMPLATES: ReadonlyArray<(r: SeededRandom) => GeneratedProblem> = [
   (r) => {
     const name = r.pick(NAMES);
     const item = r.pick(ITEMS);
-    const a = r.int(2, 12);
-    const b = r.int(2, 9);
+    const a = r.range(2, 12);
+    const b = r.range(2, 9);
     const total = a * b;
-    const c = r.int(1, total);
+    const c = r.range(1, total);
     return {
       question: `A box holds ${a} ${item}. ${name} buys ${b} boxes and gives ${c} away. How many ${item} are left?`,
       answer: `${total - c}`,
@@ -74,6 +74,6 @@ const TEMPLATES: ReadonlyArray<(r: SeededRandom) => GeneratedProblem> = [
   },
 ];
 
-export function generateWordProblem(random: SeededRandom): GeneratedProblem {
+export function generateWordProblem(random: SplitMix32): GeneratedProblem {
   return random.pick(TEMPLATES)(random);
 }

@@ -1,4 +1,6 @@
-import { Environment, type Plugin, type RegisterContext } from '@drmas/core';
+import { AnswerFormat, Environment, QuestionSet, type Plugin, type RegisterContext } from '@drmas/core';
+import { mathAnswerFormat } from '../answerEquivalence.js';
+import { arithmeticQuestionSet } from '../ArithmeticTaskSource.js';
 import { mathEnvKeys, type MathEnvSettingsInput } from '../environment/mathEnvConfig.js';
 import { MathEnvironment } from '../environment/MathEnvironment.js';
 
@@ -6,7 +8,9 @@ export const PLUGIN_NAME = 'env-math';
 
 /**
  * Provides the `math` Environment (`env.name: math`): synthetic arithmetic or a dataset file, scored on the final
- * `\boxed{}` answer. Adds its keys to the `env` section; the orchestra that runs it initializes it in `setup`.
+ * `\boxed{}` answer; the `math` AnswerFormat (`\boxed{}`, equal as math) and the `math` QuestionSet (arithmetic with
+ * answers), for whoever judges, votes over or debates math answers. Adds its keys to the `env` section; the orchestra
+ * that runs it initializes it in `setup`.
  */
 export class EnvMathPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
@@ -15,6 +19,8 @@ export class EnvMathPlugin implements Plugin {
 
   register(ctx: RegisterContext): void {
     ctx.provide(Environment, 'math', new MathEnvironment(() => ctx.config.env as MathEnvSettingsInput));
+    ctx.provide(AnswerFormat, 'math', mathAnswerFormat);
+    ctx.provide(QuestionSet, 'math', arithmeticQuestionSet);
   }
 }
 

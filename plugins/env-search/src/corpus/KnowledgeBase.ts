@@ -1,5 +1,5 @@
+import { SplitMix32 } from '@drmas/core';
 import { SearchInputError } from '../errors.js';
-import { SplitMix32 } from '../random/SplitMix32.js';
 import { joinContents, type SearchDocument } from '../retrieval/Retriever.js';
 import { NameForge } from './NameForge.js';
 import type { SearchQuestion, SearchQuestionStep } from './SearchQuestion.js';

@@ -1,4 +1,4 @@
-import type { SplitMix32 } from '../random/SplitMix32.js';
+import type { SplitMix32 } from '@drmas/core';
 
 const ONSETS = [
   'b',

@@ -1,6 +1,5 @@
-import { normalizeAnswer } from '../answerMatch.js';
+import { normalizeAnswer, SplitMix32 } from '@drmas/core';
 import { SearchInputError } from '../errors.js';
-import { SplitMix32 } from '../random/SplitMix32.js';
 import type { SearchQuestion } from './SearchQuestion.js';
 
 export interface SearchTaskSourceOptions {

@@ -1,13 +1,15 @@
-import { Environment, type Plugin, type RegisterContext } from '@drmas/core';
-import { searchEnvKeys, type SearchEnvSettingsInput } from '../environment/searchEnvConfig.js';
+import { Environment, Tool, type Plugin, type RegisterContext } from '@drmas/core';
+import { searchEnvKeys, searchEnvSettings, type SearchEnvSettingsInput } from '../environment/searchEnvConfig.js';
 import { SearchEnvironment } from '../environment/SearchEnvironment.js';
+import { searchTool, type SearchToolSettings } from '../tool/searchTool.js';
 
 export const PLUGIN_NAME = 'env-search';
 
 /**
  * Provides the `search` Environment (`env.name: search`): questions answered with a search engine (the synthetic
- * knowledge base and BM25 by default). Adds its keys to the `env` section; the orchestra that runs it
- * initializes it in `setup`.
+ * knowledge base and BM25 by default); and the `search` Tool (BM25 over the knowledge base, with its `lookup` tasks)
+ * for tool-use environments (env-tools' `env.tools.enabled`). Adds its keys to the `env` section; the orchestra that
+ * runs it initializes it in `setup`.
  */
 export class EnvSearchPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
@@ -16,6 +18,12 @@ export class EnvSearchPlugin implements Plugin {
 
   register(ctx: RegisterContext): void {
     ctx.provide(Environment, 'search', new SearchEnvironment(() => ctx.config.env as SearchEnvSettingsInput));
+    let settings: SearchToolSettings | undefined;
+    ctx.provide(
+      Tool,
+      'search',
+      searchTool(() => (settings ??= searchEnvSettings.parse(ctx.config.env))),
+    );
   }
 }
 

@@ -1,38 +1,98 @@
-import { DrmasError, noTrainingTaskLeft, type EnvAction, type EnvTaskBatch, type Environment, type Episode } from '@drmas/core';
-import { CodeSandboxes, type CodeSandbox } from '@drmas/plugin-env-code';
-import { EpochSchedule } from '@drmas/plugin-env-math';
-import { Bm25Retriever, generateKnowledgeBase, type Retriever, type SearchDocument } from '@drmas/plugin-env-search';
-import type { ToolDefinition } from '../registry/ToolDefinition.js';
+import {
+  closestMatches,
+  DrmasError,
+  noTrainingTaskLeft,
+  TaskPool,
+  type EnvAction,
+  type EnvTaskBatch,
+  type Environment,
+  type Episode,
+  type Tool,
+  type ToolTaskKind,
+} from '@drmas/core';
 import { ToolRegistry } from '../registry/ToolRegistry.js';
 import { loadToolTasks, splitToolTasks } from '../tasks/loadToolTasks.js';
 import { syntheticToolTasks } from '../tasks/syntheticToolTasks.js';
 import type { ToolTask } from '../tasks/ToolTask.js';
 import { calculatorTool } from '../tools/calculator.js';
 import { filesystemTool } from '../tools/filesystemTool.js';
-import { pythonTool } from '../tools/pythonTool.js';
-import { searchTool } from '../tools/searchTool.js';
 import { toolsEnvSettings, type ToolsEnvSettings, type ToolsEnvSettingsInput } from './toolsEnvConfig.js';
 import { ToolEpisode } from './ToolEpisode.js';
 
-/** Looks the enabled tools up by name (in a kernel: the `Tool` contributions of every plugin). */
-export type ToolResolver = (names: readonly string[]) => ToolDefinition[];
+/** env-tools' own tools: the calculator (with its `arithmetic` tasks) and the filesystem (`file`). */
+export const BUILTIN_TOOLS: readonly Tool[] = [calculatorTool, filesystemTool] as Tool[];
+
+/**
+ * Where the environment finds its tools by name: in a kernel, every plugin's `Tool` contributions (env-search's
+ * `search`, env-code's `python`, a third party's); alone, `BUILTIN_TOOLS`.
+ */
+export interface ToolLookup {
+  /** The tool called `name`; `key` is the config key that named it (for the message when there is none). */
+  tool(name: string, key: string): Tool;
+  /** Every tool's name, in registration order. */
+  names(): string[];
+}
+
+/** A lookup over `tools` alone, failing as a kernel's does (UNKNOWN_NAME with the closest names). */
+export function toolLookup(tools: readonly Tool[]): ToolLookup {
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  return {
+    names: () => [...byName.keys()],
+    tool(name, key) {
+      const tool = byName.get(name);
+      if (tool) return tool;
+      const close = closestMatches(name, byName.keys());
+      throw new DrmasError('UNKNOWN_NAME', `no tool named "${name}" is registered (registered: ${[...byName.keys()].join(', ')})`, {
+        key,
+        hint: close.length
+          ? `Did you mean ${close.map((n) => `"${n}"`).join(' or ')}?`
+          : 'add the plugin that provides it (env-search: search, env-code: python)',
+      });
+    },
+  };
+}
+
+/**
+ * The task kinds `kinds` names, each offered by one of the tools `lookup` finds (the calculator's `arithmetic`,
+ * env-search's `lookup`, the filesystem's `file`); an unknown kind is UNKNOWN_NAME at `env.tools.kinds`.
+ */
+export function toolTaskKinds(lookup: ToolLookup, kinds: readonly string[]): ToolTaskKind[] {
+  const offered = new Map<string, ToolTaskKind>();
+  for (const name of lookup.names()) {
+    const tasks = lookup.tool(name, 'env.tools.enabled').tasks;
+    if (tasks && !offered.has(tasks.kind)) offered.set(tasks.kind, tasks);
+  }
+  return kinds.map((kind) => {
+    const tasks = offered.get(kind);
+    if (tasks) return tasks;
+    const close = closestMatches(kind, offered.keys());
+    throw new DrmasError('UNKNOWN_NAME', `no tool offers tasks of kind "${kind}" (offered: ${[...offered.keys()].join(', ') || 'none'})`, {
+      key: 'env.tools.kinds',
+      hint: close.length
+        ? `Did you mean ${close.map((n) => `"${n}"`).join(' or ')}?`
+        : 'add the plugin whose tool offers it (env-search: lookup), or drop it from env.tools.kinds',
+    });
+  });
+}
 
 /**
  * Tool use (env-tools): each task is a question the agent answers after calling tools (`env.tools.enabled`: the
- * calculator, search over env-search's knowledge base, a Python REPL in env-code's Pyodide sandbox, an in-memory
- * filesystem per episode, and any tool a plugin adds). Synthetic tasks (`env.tools.kinds`) or a task file.
+ * calculator and an in-memory filesystem per episode, env-search's search over its knowledge base, env-code's Python
+ * REPL in its Pyodide sandbox, any tool a plugin adds). Synthetic tasks of the kinds the tools offer
+ * (`env.tools.kinds`) or a task file.
  */
 export class ToolEnvironment implements Environment<ToolTask> {
   readonly name = 'tools';
   private readonly settingsOf: () => ToolsEnvSettingsInput;
   private settings?: ToolsEnvSettings;
-  private split?: { train: ToolTask[]; test: ToolTask[]; schedule: EpochSchedule };
+  private pool?: TaskPool<ToolTask>;
   private registry?: ToolRegistry;
-  private retriever?: Retriever;
-  private sandboxes?: CodeSandboxes;
-  private resolver?: ToolResolver;
 
-  constructor(settings: ToolsEnvSettingsInput | (() => ToolsEnvSettingsInput) = {}) {
+  /** `lookup`: where tools are found (the plugin hands it the kernel's); default: the built-ins alone. */
+  constructor(
+    settings: ToolsEnvSettingsInput | (() => ToolsEnvSettingsInput) = {},
+    private lookup: ToolLookup = toolLookup(BUILTIN_TOOLS),
+  ) {
     this.settingsOf = typeof settings === 'function' ? settings : () => settings;
   }
 
@@ -40,32 +100,14 @@ export class ToolEnvironment implements Environment<ToolTask> {
     return this.settings?.maxSteps ?? 3;
   }
 
-  /** The built-in tools, bound to this environment's retriever, sandbox and settings (read when a tool runs). */
-  builtinTools(): ToolDefinition[] {
-    const tools = () => this.ready().settings.tools;
-    return [
-      calculatorTool,
-      searchTool(
-        () => this.searcher(),
-        () => tools().topk,
-      ),
-      pythonTool({
-        sandbox: () => this.sandbox,
-        limits: () => ({ timeoutMs: tools().pythonTimeoutMs, memoryBytes: tools().pythonMemoryMb * 1024 * 1024 }),
-      }),
-      filesystemTool,
-    ] as ToolDefinition[];
-  }
-
-  /** Where `env.tools.enabled` is looked up; without one, among the built-ins. */
-  resolveToolsWith(resolver: ToolResolver): void {
-    this.resolver = resolver;
+  /** Where `env.tools.enabled` and `env.tools.kinds` are looked up (in a kernel: every plugin's `Tool` contributions). */
+  lookUpIn(lookup: ToolLookup): void {
+    this.lookup = lookup;
   }
 
   async init(): Promise<void> {
-    if (this.split) return;
+    if (this.pool) return;
     const s = toolsEnvSettings.parse(this.settingsOf());
-    this.settings = s;
     const { tools } = s;
     let split: { train: ToolTask[]; test: ToolTask[] };
     if (tools.file) {
@@ -74,36 +116,28 @@ export class ToolEnvironment implements Environment<ToolTask> {
     } else {
       split = syntheticToolTasks({
         seed: s.seed,
-        kinds: tools.kinds,
+        kinds: toolTaskKinds(this.lookup, tools.kinds),
         trainSize: tools.trainSize,
         testSize: tools.testSize,
-        entities: tools.entities,
       });
     }
-    const enabled = this.resolver ? this.resolver(tools.enabled) : this.builtinsNamed(tools.enabled);
+    const enabled = tools.enabled.map((name) => this.lookup.tool(name, 'env.tools.enabled'));
     this.registry = new ToolRegistry(enabled, { timeoutMs: tools.timeoutMs, maxOutputChars: tools.maxOutputChars });
     // Training tasks cycle in epochs, each its own shuffle of (seed, epoch), so a saved cursor resumes exactly.
-    this.split = { ...split, schedule: new EpochSchedule(split.train.length, s.seed, 'tools-train') };
+    this.pool = new TaskPool(split.train, split.test, s.seed, 'tools-train');
+    this.settings = s;
   }
 
   get tools(): ToolRegistry {
     return this.ready().registry;
   }
 
-  /** The sandboxes the Python tool runs in (started on its first call). */
-  get sandbox(): CodeSandbox {
-    return (this.sandboxes ??= new CodeSandboxes());
-  }
-
   batch(cursor: number, count: number): EnvTaskBatch<ToolTask> {
-    const { split } = this.ready();
-    const tasks: ToolTask[] = [];
-    for (let c = cursor; c < cursor + count; c++) tasks.push({ ...split.train[split.schedule.indexAt(c)]! });
-    return { tasks, nextCursor: cursor + count };
+    return this.ready().pool.batch(cursor, count);
   }
 
   test(): ToolTask[] {
-    return this.ready().split.test.map((task) => ({ ...task }));
+    return this.ready().pool.test();
   }
 
   reset(task: ToolTask): ToolEpisode {
@@ -122,34 +156,8 @@ export class ToolEnvironment implements Environment<ToolTask> {
     await Promise.all(episodes.map((episode, i) => (episode as ToolEpisode).apply(actions[i]!)));
   }
 
-  /** Frees the Python sandbox's worker. */
-  async dispose(): Promise<void> {
-    await this.sandboxes?.dispose();
-    this.sandboxes = undefined;
-  }
-
-  private searcher(): Retriever {
-    const s = this.ready().settings;
-    return (this.retriever ??= new Bm25Retriever(
-      generateKnowledgeBase({ seed: s.seed, entities: s.tools.entities }).documents as SearchDocument[],
-    ));
-  }
-
-  private builtinsNamed(names: readonly string[]): ToolDefinition[] {
-    const builtins = new Map(this.builtinTools().map((tool) => [tool.name, tool]));
-    return names.map((name) => {
-      const tool = builtins.get(name);
-      if (!tool)
-        throw new DrmasError('CONFIG_INVALID', `env.tools.enabled names "${name}", which is not a built-in tool`, {
-          key: 'env.tools.enabled',
-          hint: `the built-ins are ${[...builtins.keys()].join(', ')}; a plugin's tools are found when the environment runs in a kernel`,
-        });
-      return tool;
-    });
-  }
-
-  private ready(): { settings: ToolsEnvSettings; split: NonNullable<ToolEnvironment['split']>; registry: ToolRegistry } {
-    if (!this.settings || !this.split || !this.registry) throw new Error('ToolEnvironment used before init()');
-    return { settings: this.settings, split: this.split, registry: this.registry };
+  private ready(): { settings: ToolsEnvSettings; pool: TaskPool<ToolTask>; registry: ToolRegistry } {
+    if (!this.settings || !this.pool || !this.registry) throw new Error('ToolEnvironment used before init()');
+    return { settings: this.settings, pool: this.pool, registry: this.registry };
   }
 }

@@ -1,4 +1,4 @@
-import { exactMatch } from '@drmas/plugin-env-search';
+import { exactMatch } from '@drmas/core';
 
 const NUMBER = /^[-+]?\d[\d,]*(\.\d+)?$/;
 
@@ -17,7 +17,7 @@ export function extractAnswer(text: string): string | undefined {
   return last === undefined || last === '' ? undefined : last;
 }
 
-/** Numbers are compared as numbers (exactly, as written in decimal); other answers as env-search's exact match. */
+/** Numbers are compared as numbers (exactly, as written in decimal); other answers by SQuAD's exact match. */
 export function answerMatches(prediction: string, gold: string): boolean {
   const p = prediction.trim().replace(/\.$/, '');
   const g = gold.trim();

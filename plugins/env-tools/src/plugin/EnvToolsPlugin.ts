@@ -1,13 +1,13 @@
-import { Environment, type Kernel, type Plugin, type RegisterContext } from '@drmas/core';
-import { Tool } from '../registry/ToolDefinition.js';
+import { Environment, Tool, type Kernel, type Plugin, type RegisterContext } from '@drmas/core';
+import { BUILTIN_TOOLS, ToolEnvironment, toolTaskKinds, type ToolLookup } from '../environment/ToolEnvironment.js';
 import { toolsEnvKeys, toolsSection } from '../environment/toolsEnvConfig.js';
-import { ToolEnvironment } from '../environment/ToolEnvironment.js';
 
 export const PLUGIN_NAME = 'env-tools';
 
 /**
- * Provides the `tools` Environment (`env.name: tools`) and the built-in tools as `Tool` contributions (calculator,
- * search, python, fs); a plugin adds a tool with `ctx.provide(Tool, name, tool)` and `env.tools.enabled` lists it.
+ * Provides the `tools` Environment (`env.name: tools`) and its built-in tools as `Tool` contributions (calculator,
+ * fs); other plugins add theirs (env-search's `search`, env-code's `python`, `ctx.provide(Tool, name, tool)`), and
+ * `env.tools.enabled` lists the ones agents get.
  */
 export class EnvToolsPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
@@ -16,22 +16,20 @@ export class EnvToolsPlugin implements Plugin {
   private environment?: ToolEnvironment;
 
   register(ctx: RegisterContext): void {
-    const environment = new ToolEnvironment(() => ctx.config.env);
-    this.environment = environment;
-    ctx.provide(Environment, 'tools', environment);
-    for (const tool of environment.builtinTools()) ctx.provide(Tool, tool.name, tool);
+    this.environment = new ToolEnvironment(() => ctx.config.env);
+    ctx.provide(Environment, 'tools', this.environment);
+    for (const tool of BUILTIN_TOOLS) ctx.provide(Tool, tool.name, tool);
   }
 
   apply(kernel: Kernel): void {
-    const resolve = (names: readonly string[]) => names.map((name) => kernel.getNamed(Tool, name, 'env.tools.enabled'));
-    this.environment?.resolveToolsWith(resolve);
-    // A misspelt tool stops the run before setup, with the registered names.
+    const lookup: ToolLookup = { tool: (name, key) => kernel.getNamed(Tool, name, key), names: () => kernel.namesOf(Tool) };
+    this.environment?.lookUpIn(lookup);
+    // A misspelt tool or task kind stops the run before setup, with the registered names.
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
-      if (config.env.name === 'tools') resolve(toolsSection.parse(config.env.tools ?? {}).enabled);
-    });
-    // The Python tool's Pyodide worker is unref'd; ending it here frees its memory at once.
-    kernel.hooks.shutdown.tapPromise(PLUGIN_NAME, async () => {
-      await this.environment?.dispose();
+      if (config.env.name !== 'tools') return;
+      const tools = toolsSection.parse(config.env.tools ?? {});
+      for (const name of tools.enabled) lookup.tool(name, 'env.tools.enabled');
+      if (!tools.file) toolTaskKinds(lookup, tools.kinds);
     });
   }
 }

@@ -1,6 +1,5 @@
-import { closestMatches, DrmasError, z } from '@drmas/core';
+import { closestMatches, DrmasError, z, type Tool, type ToolContext } from '@drmas/core';
 import type { ParsedToolCall, ToolCallBlock } from '@drmas/models';
-import type { ToolContext, ToolDefinition } from './ToolDefinition.js';
 
 /** Why a call gave the agent an error instead of a result. */
 export type ToolErrorKind = 'malformed' | 'unknown_tool' | 'invalid_arguments' | 'timeout' | 'failed';
@@ -39,10 +38,10 @@ export class ToolSession {
  * passes its time limit each come back as an error text the agent reads.
  */
 export class ToolRegistry {
-  private readonly tools = new Map<string, ToolDefinition>();
+  private readonly tools = new Map<string, Tool>();
 
   constructor(
-    tools: readonly ToolDefinition[],
+    tools: readonly Tool[],
     private readonly options: ToolRegistryOptions,
   ) {
     for (const tool of tools) {
@@ -136,7 +135,7 @@ export class ToolRegistry {
   }
 }
 
-function inputSchema(tool: ToolDefinition): Record<string, unknown> {
+function inputSchema(tool: Tool): Record<string, unknown> {
   const { $schema: _, ...schema } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   return schema;
 }

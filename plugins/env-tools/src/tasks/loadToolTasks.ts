@@ -1,6 +1,5 @@
 import { basename, extname } from 'node:path';
-import { DrmasError, datasetInvalid, readTaskRecords, recordPlaceText, z } from '@drmas/core';
-import { hashParts } from '@drmas/plugin-env-math';
+import { DrmasError, datasetInvalid, hashParts, readTaskRecords, recordPlaceText, z } from '@drmas/core';
 import type { ToolTask } from './ToolTask.js';
 
 /** One record of a tool-task dataset. */

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
-import { z } from '@drmas/core';
+import { defineTool, z } from '@drmas/core';
 import type { MathJsInstance, MathNode } from 'mathjs';
-import { defineTool } from '../registry/ToolDefinition.js';
+import { arithmeticTasks } from '../tasks/toolTaskKinds.js';
 
 /** Exponents beyond this are refused: 2^1000 has 302 digits, and a power of a power could exhaust memory. */
 export const MAX_EXPONENT = 1000;
@@ -117,10 +117,11 @@ function approximate(fraction: { toString(decimals?: number): string; s: bigint;
   return `${fraction.s < 0n ? '-' : ''}${text}`;
 }
 
-/** The calculator tool: exact arithmetic on an expression. */
+/** The calculator tool: exact arithmetic on an expression; its tasks are `arithmetic`. */
 export const calculatorTool = defineTool({
   name: 'calculator',
   description: 'exact arithmetic: + - * / ^ mod ( )',
+  tasks: arithmeticTasks,
   input: z.strictObject({ expression: z.string().min(1).max(500).describe('an arithmetic expression, e.g. "123 * (45 - 6) / 7"') }),
   run: ({ expression }) => evaluateExactly(expression),
 });

@@ -1,6 +1,6 @@
-import { z } from '@drmas/core';
+import { defineTool, z, type Tool } from '@drmas/core';
 import { Volume } from 'memfs';
-import { defineTool, type ToolDefinition } from '../registry/ToolDefinition.js';
+import { fileTasks } from '../tasks/toolTaskKinds.js';
 
 /** Bounds of one episode's filesystem: a file's size and how many files it holds. */
 export const FILESYSTEM_LIMITS = { maxFileChars: 10_000, maxFiles: 64, maxPathChars: 200 };
@@ -38,10 +38,12 @@ function countFiles(fs: Fs, dir = '/'): number {
 /**
  * Files in memory (memfs), one filesystem per episode, starting with the task's files: nothing of the host's is
  * reachable, and one episode never sees another's writes. `read`, `write` (parent folders made as needed) and `list`.
+ * Its tasks are `file`.
  */
-export const filesystemTool: ToolDefinition<{ op: 'read' | 'write' | 'list'; path: string; content?: string }> = defineTool({
+export const filesystemTool: Tool<{ op: 'read' | 'write' | 'list'; path: string; content?: string }> = defineTool({
   name: 'fs',
   description: 'files of this task',
+  tasks: fileTasks,
   input: z.strictObject({
     op: z.enum(['read', 'write', 'list']),
     path: z.string().min(1),

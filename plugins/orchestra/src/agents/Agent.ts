@@ -1,19 +1,4 @@
-import type { TextCodec } from '@drmas/core';
-
-/** What an agent's output turned into: the parsed action, or why the output is invalid. */
-export interface ParsedOutput {
-  /** `{ tag: 'verify', content: 'approve' }`, `{ tag: 'boxed', content: '42' }`, ...; undefined when invalid. */
-  action?: TaggedAction;
-  valid: boolean;
-  /** Why the output is invalid (`missing <answer>`, `contains CJK characters`, ...). */
-  reason?: string;
-}
-
-/** The content of the one action tag an agent's output must hold. */
-export interface TaggedAction {
-  tag: string;
-  content: string;
-}
+import type { ParsedOutput, TextCodec } from '@drmas/core';
 
 export interface AgentSampling {
   /** 0 means greedy. */

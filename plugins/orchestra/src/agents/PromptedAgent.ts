@@ -1,8 +1,15 @@
-import { agentName, DrmasError, type ChatMessage, type TextCodec } from '@drmas/core';
-import type { Agent, AgentSampling, ParsedOutput, PromptVariables } from './Agent.js';
+import {
+  agentName,
+  DrmasError,
+  parseTaggedOutput,
+  type ChatMessage,
+  type OutputFormat,
+  type ParsedOutput,
+  type TextCodec,
+} from '@drmas/core';
+import type { Agent, AgentSampling, PromptVariables } from './Agent.js';
 import { promptedAgentOptionsSchema } from './agentConfig.js';
 import { renderPrompt } from './promptTemplate.js';
-import { parseTaggedOutput, type OutputFormat } from './tagParser.js';
 
 /**
  * An agent defined by configuration: a prompt template, an output format (one action tag) and sampling settings.

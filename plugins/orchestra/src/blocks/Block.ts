@@ -1,5 +1,4 @@
-import type { Episode, Trajectory, Turn } from '@drmas/core';
-import type { TaggedAction } from '../agents/Agent.js';
+import type { Episode, TaggedAction, Trajectory, Turn } from '@drmas/core';
 
 /** One agent call's result for one row. */
 export interface AgentOutput {

@@ -1,4 +1,4 @@
-import { DrmasError, type Episode, type Turn } from '@drmas/core';
+import { DrmasError, TRANSCRIPT_SUBMISSION, type AnswerFormat, type DebateTranscript, type Episode, type Turn } from '@drmas/core';
 import type { PromptedAgentOptions } from '../agents/agentConfig.js';
 import { call } from '../blocks/call.js';
 import { loopUntil } from '../blocks/loopUntil.js';
@@ -14,30 +14,17 @@ export const DEFAULT_DEBATERS: readonly string[] = ['pro', 'con'];
 /** The judge model's role, called after the last round when `orchestra.judge` is `model`. */
 export const JUDGE_ROLE = 'judge';
 
-/**
- * How an environment asks for the whole debate: an episode whose `variables()` has `submit: 'transcript'` gets a
- * `debate` action whose content is a `DebateTranscript` as JSON (env-debate's rule and verdict judges read it), and
- * gives each agent's reward after the step as the metric `reward_<agent>` (metrics cross an environment server,
- * where an episode has no `judge`); any other environment gets the team's final answer as an `answer` action.
- */
-export const TRANSCRIPT_SUBMISSION = { variable: 'submit', value: 'transcript', actionType: 'debate', rewardMetric: 'reward_' } as const;
-
-/** The debate as handed to an environment that judges it (the wire format: JSON, so it crosses an environment server). */
-export interface DebateTranscript {
-  /** The debaters in speaking order. */
-  debaters: string[];
-  /** Every debater turn, in order; `round` counts from 1. */
-  turns: Array<{ agent: string; round: number; text: string }>;
-  /** The judge model's whole output, when the orchestra ran one. */
-  judge?: string;
-}
-
 export interface DebateOptions {
   debaters?: readonly string[];
   judge?: 'none' | 'model';
+  /** How the debaters' answers compare, for the majority without a judge (`orchestra.answerFormat`). */
+  answers: () => AnswerFormat;
 }
 
-/** The transcript of an environment step's turns (debaters' and the judge's, in call order). */
+/**
+ * The transcript of an environment step's turns (debaters' and the judge's, in call order), core's
+ * `DebateTranscript`: what an environment that asks for it (`TRANSCRIPT_SUBMISSION`, env-debate) judges.
+ */
 export function debateTranscript(turns: readonly Turn[], debaters: readonly string[]): DebateTranscript {
   const spoken = new Map<string, number>();
   const transcript: DebateTranscript = { debaters: [...debaters], turns: [] };
@@ -56,9 +43,14 @@ export function debateTranscript(turns: readonly Turn[], debaters: readonly stri
 /**
  * The team's final answer from a step's turns: with a judge turn, the last answer of the debater its verdict names
  * (no valid verdict, or that debater gave no valid answer: none); without, the majority of each debater's last
- * answer (ties to the debater who speaks first). Returns the answer and the turn it comes from.
+ * answer, answers grouped by `equal` (ties to the debater who speaks first). Returns the answer and the turn it comes
+ * from.
  */
-export function debateAnswer(turns: readonly Turn[], debaters: readonly string[]): { answer: string; turn: Turn } | undefined {
+export function debateAnswer(
+  turns: readonly Turn[],
+  debaters: readonly string[],
+  equal: (answer: string, reference: string) => boolean,
+): { answer: string; turn: Turn } | undefined {
   const last = debaters.map((d) => turns.findLast((turn) => turn.agentId === d));
   const judge = turns.findLast((turn) => turn.agentId === JUDGE_ROLE);
   if (judge) {
@@ -67,7 +59,10 @@ export function debateAnswer(turns: readonly Turn[], debaters: readonly string[]
     const answer = turn && boxedVote(turn);
     return turn && answer !== undefined ? { answer, turn } : undefined;
   }
-  const vote = majorityAnswer(last.map((turn) => (turn ? boxedVote(turn) : undefined)));
+  const vote = majorityAnswer(
+    last.map((turn) => (turn ? boxedVote(turn) : undefined)),
+    equal,
+  );
   return vote && { answer: vote.answer, turn: last[vote.first]! };
 }
 
@@ -95,7 +90,7 @@ function checkDebaters(debaters: readonly string[]): void {
  * each agent's reward in its episode's metrics (`per_turn` gives each turn its agent's); on any other environment
  * (math) each debater turn scores its own answer and the judge turn the answer it chose (through the episode's judge).
  */
-export function createDebateOrchestra(options: DebateOptions = {}): Orchestra {
+export function createDebateOrchestra(options: DebateOptions): Orchestra {
   const debaters = [...(options.debaters ?? DEFAULT_DEBATERS)];
   checkDebaters(debaters);
   const judged = options.judge === 'model';
@@ -121,6 +116,10 @@ export function createDebateOrchestra(options: DebateOptions = {}): Orchestra {
     maxLoops: (context) => (context.settings.rounds as number | undefined) ?? DEFAULT_ROUNDS,
   });
   const wantsTranscript = (episode: Episode) => episode.variables()[TRANSCRIPT_SUBMISSION.variable] === TRANSCRIPT_SUBMISSION.value;
+  const finalAnswer = (turns: readonly Turn[]) => {
+    const format = options.answers();
+    return debateAnswer(turns, debaters, (a, b) => format.equal(a, b));
+  };
   return defineOrchestra({
     name: 'debate',
     agents,
@@ -130,7 +129,7 @@ export function createDebateOrchestra(options: DebateOptions = {}): Orchestra {
       const turns = row.trajectory.turns.filter((turn) => turn.step === step);
       if (wantsTranscript(row.episode))
         return { type: TRANSCRIPT_SUBMISSION.actionType, content: JSON.stringify(debateTranscript(turns, debaters)) };
-      const final = debateAnswer(turns, debaters);
+      const final = finalAnswer(turns);
       return final
         ? { type: 'answer', content: final.turn.responseText ?? '', agentId: final.turn.agentId, turnIndex: final.turn.index }
         : NO_ACTION;
@@ -146,7 +145,7 @@ export function createDebateOrchestra(options: DebateOptions = {}): Orchestra {
       if (!judge) return scores;
       const answerScore = (text: string, turn: Turn) =>
         judge({ type: 'answer', content: text, agentId: turn.agentId, turnIndex: turn.index });
-      const final = debateAnswer(turns, debaters);
+      const final = finalAnswer(turns);
       for (const turn of turns) {
         if (turn.agentId === JUDGE_ROLE) scores.set(turn.index, final ? answerScore(final.turn.responseText ?? '', turn) : 0);
         else scores.set(turn.index, answerScore(turn.responseText ?? '', turn));

@@ -1,5 +1,4 @@
-import type { EnvAction, Turn } from '@drmas/core';
-import type { TaggedAction } from '../agents/Agent.js';
+import type { EnvAction, TaggedAction, Turn } from '@drmas/core';
 import { call } from '../blocks/call.js';
 import { loopUntil } from '../blocks/loopUntil.js';
 import { notLastLoop, verdictIs } from '../blocks/predicates.js';

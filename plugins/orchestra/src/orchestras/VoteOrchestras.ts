@@ -1,4 +1,4 @@
-import type { EnvAction, Turn } from '@drmas/core';
+import type { AnswerFormat, EnvAction, Turn } from '@drmas/core';
 import type { OrchestraRow } from '../blocks/Block.js';
 import { call } from '../blocks/call.js';
 import { loopUntil } from '../blocks/loopUntil.js';
@@ -41,18 +41,20 @@ function ownAnswerScores(turns: readonly Turn[], judge: ((action: EnvAction) => 
 
 /**
  * MAVERL's majority voting: K solvers (`orchestra.solvers`, one `solver` role sampled K times from the question
- * alone) each answer in `\boxed{}`; the team's answer is the most frequent valid one (answers equal as math count
- * as one; a tie goes to the tied answer given first; invalid outputs abstain; no valid answer is an invalid action).
- * Rewards: `drmas` gives every solver the team's outcome, `per_turn` each solver its own answer's correctness.
+ * alone) each answer in `\boxed{}`; the team's answer is the most frequent valid one (answers the AnswerFormat
+ * `answers()` finds equal count as one: `orchestra.answerFormat`, env-math's `math` by default; a tie goes to the tied
+ * answer given first; invalid outputs abstain; no valid answer is an invalid action). Rewards: `drmas` gives every
+ * solver the team's outcome, `per_turn` each solver its own answer's correctness.
  */
-export function createMajorityVoteOrchestra(): Orchestra {
+export function createMajorityVoteOrchestra(answers: () => AnswerFormat): Orchestra {
   return defineOrchestra({
     name: 'majority_vote',
     agents: { solver: { prompt: VOTE_SOLVER_PROMPT, tag: 'boxed', invalidPenalty: 0.1, sampling: { maxNewTokens: 1024 } } },
     step: kSolvers,
     action: (row) => {
       const turns = stepTurns(row, 'solver');
-      const vote = majorityAnswer(turns.map(boxedVote));
+      const format = answers();
+      const vote = majorityAnswer(turns.map(boxedVote), (a, b) => format.equal(a, b));
       if (!vote) return NO_ACTION;
       const turn = turns[vote.first]!;
       // The whole text of the first solver that gave it, so the environment grades a solution (env-math's checkSteps too).

@@ -1,5 +1,3 @@
-import { mathAnswersEqual } from '@drmas/plugin-env-math';
-
 /** The outcome of a vote over answers: the winning answer, who gave it first, and the count. */
 export interface VoteResult {
   /** The majority answer as first written. */
@@ -12,17 +10,21 @@ export interface VoteResult {
 }
 
 /**
- * The majority among `answers` (undefined: an abstention, e.g. an invalid output), answers grouped by math
- * equivalence (`4`, `4.0` and `\frac{8}{2}` are one answer). A tie goes to the tied answer given first, so the
- * result depends on call order and never on sampling noise elsewhere; undefined when nobody answered.
+ * The majority among `answers` (undefined: an abstention, e.g. an invalid output), answers grouped by `equal` (an
+ * AnswerFormat's: with env-math's `math`, `4`, `4.0` and `\frac{8}{2}` are one answer). A tie goes to the tied answer
+ * given first, so the result depends on call order and never on sampling noise elsewhere; undefined when nobody
+ * answered.
  */
-export function majorityAnswer(answers: ReadonlyArray<string | undefined>): VoteResult | undefined {
+export function majorityAnswer(
+  answers: ReadonlyArray<string | undefined>,
+  equal: (answer: string, reference: string) => boolean,
+): VoteResult | undefined {
   const groups: Array<{ answer: string; first: number; votes: number }> = [];
   let voters = 0;
   answers.forEach((answer, index) => {
     if (answer === undefined) return;
     voters++;
-    const group = groups.find((g) => mathAnswersEqual(answer, g.answer));
+    const group = groups.find((g) => equal(answer, g.answer));
     if (group) group.votes++;
     else groups.push({ answer, first: index, votes: 1 });
   });

@@ -1,5 +1,4 @@
 import {
-  agentName,
   BatchInputSource,
   Checkpointable,
   InfoSection,
@@ -19,7 +18,6 @@ import {
 import { GreedyBaselineSource, observationSource } from '../rollout/batchInputs.js';
 import { agentEntrySchema } from '../agents/agentConfig.js';
 import { ROLE_AGENTS } from '../agents/RoleAgents.js';
-import { PromptedAgent } from '../agents/PromptedAgent.js';
 import { configGraphOrchestra } from '../graph/graphConfig.js';
 import { createCoryOrchestra } from '../orchestras/CoryOrchestra.js';
 import { createMathOrchestra } from '../orchestras/MathOrchestra.js';
@@ -27,7 +25,6 @@ import { createDebateOrchestra } from '../orchestras/DebateOrchestra.js';
 import { createMajorityVoteOrchestra, createSummaryOrchestra } from '../orchestras/VoteOrchestras.js';
 import { Orchestra } from '../orchestras/Orchestra.js';
 import { Workflow } from './Workflow.js';
-import { createSearchOrchestra } from '../orchestras/SearchOrchestra.js';
 import { RewardAllocationPlugin } from '../reward/RewardAllocationPlugin.js';
 import { EvaluationTaps, evalSection, type EvalSettings } from '../evaluation/EvaluationTaps.js';
 import { EpisodeRunner } from '../rollout/OrchestraRunner.js';
@@ -57,9 +54,6 @@ import { StepRollouts, type StepRolloutRequest } from './StepRollouts.js';
 
 const PLUGIN_NAME = 'orchestra';
 
-/** MAVERL's runners: orchestras that call every role they declare (so each needs an `agents` entry). */
-const MAVERL_RUNNERS = new Set(['majority_vote', 'summary', 'debate']);
-
 /** What a checkpoint needs to continue the task stream and the sampling seeds exactly. */
 export interface OrchestraState {
   cursor: number;
@@ -68,7 +62,8 @@ export interface OrchestraState {
 }
 
 /**
- * Provides the built-in agents, orchestras (`math`, `search`) and reward allocators, and taps `rollout`: each step
+ * Provides the built-in agents, orchestras (`math`, `cory`, MAVERL's runners `majority_vote`, `summary`, `debate`,
+ * and `graph` from the config) and reward allocators, and taps `rollout`: each step
  * draws `rollout.promptsPerStep` tasks from the Environment named by `env.name` (provided by an environment
  * plugin), runs `rollout.samplesPerPrompt` episodes of each through the orchestra named by `orchestra.name`, and
  * returns the trajectories.
@@ -90,15 +85,23 @@ export class OrchestraPlugin implements Plugin {
   private rng?: SeededRng;
   /** The tasks drawn by the current step's rollouts (greedy baselines run them again). */
   private readonly stepTasks = new Map<string, EnvTask>();
+  /** MAVERL's runners: orchestras that call every role they declare (so each needs an `agents` entry). */
+  private readonly runners = new Set<Orchestra>();
+  /** The orchestras that compare answers (so need `orchestra.answerFormat`). */
+  private readonly comparingAnswers = new Set<Orchestra>();
 
   register(ctx: RegisterContext): void {
     for (const role of ROLE_AGENTS) ctx.agents.register(role);
-    ctx.provide(Orchestra, 'math', createMathOrchestra());
-    ctx.provide(Orchestra, 'search', createSearchOrchestra());
-    ctx.provide(Orchestra, 'cory', createCoryOrchestra());
-    ctx.provide(Orchestra, 'majority_vote', createMajorityVoteOrchestra());
-    ctx.provide(Orchestra, 'summary', createSummaryOrchestra());
-    this.registerConfiguredOrchestras(ctx);
+    const settings = ctx.config.orchestra as OrchestraSettings;
+    const answers = () => this.workflow().answerFormat();
+    const majority = createMajorityVoteOrchestra(answers);
+    const debate = createDebateOrchestra({ debaters: settings.debaters, judge: settings.judge, answers });
+    for (const runner of [majority, createSummaryOrchestra(), debate]) this.runners.add(runner);
+    for (const comparing of [majority, debate]) this.comparingAnswers.add(comparing);
+    for (const orchestra of [createMathOrchestra(), createCoryOrchestra(), ...this.runners])
+      ctx.provide(Orchestra, orchestra.name, orchestra);
+    // `orchestra.graph` (the config form) as the orchestra `graph`.
+    if (settings.graph) ctx.provide(Orchestra, 'graph', configGraphOrchestra(settings.graph));
     ctx.bind(Workflow).toSelf().inSingletonScope();
     ctx.bind(EpisodeRunner).toDynamicValue((context) => context.get(Workflow).runner());
     ctx.bind(RunFile).toConstantValue({ path: 'eval.jsonl', kind: 'steps' });
@@ -142,7 +145,8 @@ export class OrchestraPlugin implements Plugin {
       const environment = workflow.environment();
       const orchestra = workflow.orchestra();
       checkAgentRoles(config, orchestra, (key) => kernel.originOf(key));
-      if (MAVERL_RUNNERS.has(orchestra.name)) checkRunnerRoles(config, orchestra);
+      if (this.runners.has(orchestra)) checkRunnerRoles(config, orchestra);
+      if (this.comparingAnswers.has(orchestra)) workflow.answerFormat();
       checkExecutor(config.rollout as RolloutSettings, config.reward as RewardSettings, orchestra);
       checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
       const limits = agentLimits(config, workflow.agents(), kernel);
@@ -165,27 +169,6 @@ export class OrchestraPlugin implements Plugin {
     kernel.hooks.rollout.tapPromise(PLUGIN_NAME, (step) => this.rollout(step));
     this.rewards.apply(kernel);
     this.evaluation.apply(kernel);
-  }
-
-  /**
-   * The `debate` orchestra with the configured debaters and judge, and `orchestra.graph` (the config form) as the
-   * orchestra `graph`. The selected orchestra's roles that are not built in (`summarizer`, `judge`, each debater,
-   * each graph role) get a PromptedAgent class of their name, as a built-in role has (only the selected one's, so a
-   * plugin's own `judge` agent does not collide with an orchestra the run does not use).
-   */
-  private registerConfiguredOrchestras(ctx: RegisterContext): void {
-    const settings = ctx.config.orchestra as OrchestraSettings;
-    const debate = createDebateOrchestra({ debaters: settings.debaters, judge: settings.judge });
-    ctx.provide(Orchestra, 'debate', debate);
-    const roles = new Set<string>();
-    if (settings.name === 'summary') roles.add('summarizer');
-    if (settings.name === 'debate') for (const role of Object.keys(debate.agents)) roles.add(role);
-    if (settings.graph) {
-      ctx.provide(Orchestra, 'graph', configGraphOrchestra(settings.graph));
-      for (const role of Object.keys(settings.graph.agents)) roles.add(role);
-    }
-    for (const role of ROLE_AGENTS) roles.delete(agentName(role)!);
-    for (const role of roles) ctx.agents.register(role, class extends PromptedAgent {});
   }
 
   /** One rollout: the next tasks of the training source, n episodes each, as a RolloutBatch. */

@@ -1,5 +1,6 @@
 import {
   AgentRegistry,
+  AnswerFormat,
   DrmasError,
   Environment,
   inject,
@@ -11,6 +12,7 @@ import {
 } from '@drmas/core';
 import type { Agent } from '../agents/Agent.js';
 import { mergeAgentOptions } from '../agents/agentConfig.js';
+import { PromptedAgent } from '../agents/PromptedAgent.js';
 import { Orchestra } from '../orchestras/Orchestra.js';
 import { OrchestraRunner, type AgentEngine, type EpisodeRunner } from '../rollout/OrchestraRunner.js';
 import { GraphExecutor } from '../executor/GraphExecutor.js';
@@ -30,13 +32,15 @@ function engineOf(group: WorkerGroup, agentId: string): AgentEngine {
 
 /**
  * The configured workflow of a run: the Environment named by `env.name`, the Orchestra named by `orchestra.name`, its
- * agents built from the orchestra's defaults and `agents.<role>`, and the runner that plays episodes on the worker
- * groups' rollout engines. Each is resolved once, on first use.
+ * agents built from the orchestra's defaults and `agents.<role>` (a role no plugin registers a class for is a plain
+ * `PromptedAgent`), the AnswerFormat named by `orchestra.answerFormat` (for runners that compare answers), and the
+ * runner that plays episodes on the worker groups' rollout engines. Each is resolved once, on first use.
  */
 @injectable()
 export class Workflow {
   private agentsRef?: ReadonlyMap<string, Agent>;
   private runnerRef?: EpisodeRunner;
+  private answerFormatRef?: AnswerFormat;
 
   constructor(
     @inject(ResolvedConfig) private readonly config: ResolvedConfig,
@@ -54,12 +58,25 @@ export class Workflow {
 
   agents(): ReadonlyMap<string, Agent> {
     this.agentsRef ??= new Map(
-      Object.entries(this.orchestra().agents).map(([role, defaults]) => [
-        role,
-        this.registry.create<Agent>(role, mergeAgentOptions(defaults, this.config.agents[role]), `agents.${role}`),
-      ]),
+      Object.entries(this.orchestra().agents).map(([role, defaults]) => {
+        const options = mergeAgentOptions(defaults, this.config.agents[role]);
+        const agent = this.registry.has(role)
+          ? this.registry.create<Agent>(role, options, `agents.${role}`)
+          : new PromptedAgent({ ...options, role });
+        return [role, agent];
+      }),
     );
     return this.agentsRef;
+  }
+
+  /** How answers compare where a runner votes over them (`majority_vote`, `debate`): `orchestra.answerFormat`. */
+  answerFormat(): AnswerFormat {
+    this.answerFormatRef ??= this.roles.getNamed(
+      AnswerFormat,
+      (this.config.orchestra as OrchestraSettings).answerFormat,
+      'orchestra.answerFormat',
+    );
+    return this.answerFormatRef;
   }
 
   /** The agent's invalid-turn penalty (what the reward allocators subtract). */

@@ -29,7 +29,7 @@ export const executorSection = z.strictObject({
 
 /** The `orchestra` section: which orchestra runs, and settings its blocks read from `context.settings`. */
 export const orchestraSection = z.strictObject({
-  /** An Orchestra registered by name (`math`, `search`, `majority_vote`, `summary`, `debate`, `graph`). */
+  /** An Orchestra registered by name (`math`, `cory`, `majority_vote`, `summary`, `debate`, `graph`; presets add theirs: `search`, `code`, ...). */
   name: z.string().min(1).default('math'),
   /** Solves at most per math episode (Dr. MAS max_loop_num); read by `loopUntil` blocks. */
   maxLoops: z.number().int().min(1).max(ORCHESTRA_LIMITS.maxLoops).default(2),
@@ -48,6 +48,11 @@ export const orchestraSection = z.strictObject({
   rounds: z.number().int().min(1).max(ORCHESTRA_LIMITS.rounds).default(2),
   /** Who decides `debate`: `none` (the majority of the last answers, or the environment's judge) or `model` (a `judge` agent's verdict). */
   judge: z.enum(['none', 'model']).default('none'),
+  /**
+   * How `majority_vote` and `debate` group answers: an AnswerFormat by name (`math`: env-math's, equal as math, so `4`,
+   * `4.0` and `\frac{8}{2}` are one answer).
+   */
+  answerFormat: z.string().min(1).default('math'),
   /** A workflow graph written in the config: the orchestra `graph` (`orchestra.name: graph`), run by the async executor. */
   graph: graphConfigSchema.optional(),
 });

@@ -1,14 +1,33 @@
 import { afterAll, expect, test } from '@jest/globals';
-import { CodeSandboxes } from '@drmas/plugin-env-code';
-import { pythonTool, ToolRegistry, ToolSession } from '../src/index.js';
+import type { ToolContext } from '@drmas/core';
+import { CodeSandboxes, pythonTool } from '../src/index.js';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 
 // Pyodide takes seconds to load, so these run with the slow tests.
 const sandboxes = new CodeSandboxes();
 afterAll(() => sandboxes.dispose());
 const tool = pythonTool({ sandbox: () => sandboxes, limits: () => ({ timeoutMs: 2000, memoryBytes: 64 * 1024 * 1024 }) });
-const registry = new ToolRegistry([tool], { timeoutMs: 1000, maxOutputChars: 2000 });
-const python = async (session: ToolSession, code: string) => (await registry.run({ name: 'python', arguments: { code } }, session)).text;
+
+/** One episode's tool context: its state kept across calls, as a tool-use environment keeps it. */
+class ToolSession implements ToolContext {
+  readonly signal = new AbortController().signal;
+  readonly timeoutMs = tool.timeoutMs!;
+  readonly taskFiles = {};
+  private readonly state = new Map<string, unknown>();
+  readonly episodeState = <S>(key: string, create: () => S): S => {
+    if (!this.state.has(key)) this.state.set(key, create());
+    return this.state.get(key) as S;
+  };
+}
+
+/** What the agent reads: the tool's text, or its error (a tool-use environment prefixes `error: `). */
+const python = async (session: ToolSession, code: string) => {
+  try {
+    return await tool.run({ code }, session);
+  } catch (error) {
+    return `error: ${(error as Error).message}`;
+  }
+};
 
 describeSlow('python: a REPL whose state lasts the episode', () => {
   test('names, functions and imports carry over within an episode, never to another', async () => {

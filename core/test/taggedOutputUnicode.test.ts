@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { parseTaggedOutput, splitThink } from '../src/index.js';
+import { parseTaggedOutput, splitThink } from '@drmas/core';
 
 const answer = { tag: 'answer' };
 const verify = { tag: 'verify', values: ['approve', 'reject'] };

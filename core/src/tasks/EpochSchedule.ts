@@ -1,5 +1,5 @@
-import { hashParts } from './random/hash.js';
-import { shuffledIndices } from './random/shuffledIndices.js';
+import { hashParts } from '../random/hash.js';
+import { shuffledIndices } from '../random/SplitMix32.js';
 
 /**
  * Maps a global cursor to an index of a finite pool: cursor `c` is position `c % size` of epoch `floor(c / size)`,

@@ -1,5 +1,19 @@
-import { extractBoxedAnswer } from '@drmas/plugin-env-math';
-import type { ParsedOutput } from './Agent.js';
+import { extractBoxedAnswer } from './boxedAnswer.js';
+
+/** What an agent's output turned into: the parsed action, or why the output is invalid. */
+export interface ParsedOutput {
+  /** `{ tag: 'verify', content: 'approve' }`, `{ tag: 'boxed', content: '42' }`, ...; undefined when invalid. */
+  action?: TaggedAction;
+  valid: boolean;
+  /** Why the output is invalid (`missing <answer>`, `contains CJK characters`, ...). */
+  reason?: string;
+}
+
+/** The content of the one action tag an agent's output must hold. */
+export interface TaggedAction {
+  tag: string;
+  content: string;
+}
 
 /** The action an output must hold: an XML-like tag (`verify`, `search`, `answer`, ...) or `boxed` for `\boxed{}`. */
 export interface OutputFormat {

@@ -1,9 +1,8 @@
-import { z } from '@drmas/core';
-import type { CodeSandbox } from '@drmas/plugin-env-code';
-import { defineTool, type ToolDefinition } from '../registry/ToolDefinition.js';
+import { defineTool, z, type Tool } from '@drmas/core';
+import type { CodeSandbox } from '../sandbox/CodeSandbox.js';
 
 export interface PythonToolOptions {
-  /** The sandboxes (env-code's): Python runs in its Pyodide worker. */
+  /** The sandboxes: Python runs in their Pyodide worker. */
   sandbox: () => CodeSandbox;
   /** Time budget of one call (the episode's earlier cells and the new one) and its memory. */
   limits: () => { timeoutMs: number; memoryBytes: number };
@@ -34,7 +33,7 @@ function cellProgram(cell: string): string {
  * before each new cell. A cell that fails is left out of the history, as if it had not been typed. Code whose result
  * changes between runs (random numbers, the clock) is run anew each time: only its effects on names carry over.
  */
-export function pythonTool(options: PythonToolOptions): ToolDefinition<{ code: string }> {
+export function pythonTool(options: PythonToolOptions): Tool<{ code: string }> {
   return defineTool({
     name: 'python',
     description: 'run Python; state lasts the episode',
