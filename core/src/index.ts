@@ -30,14 +30,10 @@ export { BindingLedger, describeKey, type BindingRecord } from './di/BindingLedg
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
 export { AdvantageEstimator, rolesReadingValues, type AdvantageScope } from './roles/AdvantageEstimator.js';
-export {
-  AUTO_BACKEND,
-  BackendFactory,
-  describeEngine,
-  expectedTrainingFactory,
-  rankedTrainingEngines,
-  type TrainingNeeds,
-} from './roles/BackendFactory.js';
+export { AUTO_BACKEND, BackendFactory, CAPABILITY_TEXT, ENGINE_CAPABILITIES, type EngineCapability } from './engines/BackendFactory.js';
+export { Engines, type EngineChoice, type EngineRequest, type EngineSkip } from './engines/Engines.js';
+export { EngineService, expectedTrainingFactory, rankEngines } from './engines/EngineService.js';
+export { EnginesPlugin } from './engines/EnginesPlugin.js';
 export { MetricsSink } from './roles/MetricsSink.js';
 export { RunFile } from './roles/RunFile.js';
 export { Roles } from './roles/Roles.js';

@@ -1,7 +1,6 @@
 import {
-  BackendFactory,
   DrmasError,
-  Roles,
+  Engines,
   rolloutEngineKey,
   rolloutEngineName,
   WorkerGroups,
@@ -9,7 +8,7 @@ import {
   type RunContext,
   type WorkerGroup,
 } from '@drmas/core';
-import { AUTO_ROLLOUT, chooseRolloutEngine, planWorkerGroups, type WorkerGroupsService } from '@drmas/plugin-trainer';
+import { planWorkerGroups, type WorkerGroupsService } from '@drmas/plugin-trainer';
 import { ServedModels } from './engine/ServedModels.js';
 import type { MicroBatchOptions } from './engine/MicroBatcher.js';
 import { GatewayServer } from './server/GatewayServer.js';
@@ -77,19 +76,22 @@ export class Gateway {
 }
 
 /**
- * A model no agent uses, as a group of no agents: its sampling engine picked as the trainer picks a group's
- * (`models.<id>.rollout`, `auto` by availability, else its `backend`).
+ * A model no agent uses, as a group of no agents: it samples on the engine `models.<id>.rollout` names (`auto`: the
+ * best available one that samples), else on its `backend` (`auto`: the best available one).
  */
 async function openUnusedModel(kernel: Kernel, id: string, run: RunContext): Promise<WorkerGroup> {
-  const settings = kernel.config.models[id]!;
-  let name = rolloutEngineName(settings.rollout) ?? settings.backend;
-  if (name === AUTO_ROLLOUT) name = (await chooseRolloutEngine(kernel.get(Roles), settings.backend)).name;
-  const key = settings.rollout ? rolloutEngineKey(id, settings.rollout) : `models.${id}.backend`;
-  const factory = kernel.getNamed(BackendFactory, name, key);
-  const reason = await factory.probe?.();
-  if (reason !== undefined)
-    throw new DrmasError('RUNTIME_UNAVAILABLE', `engine "${name}" of model "${id}" is unavailable: ${reason}`, { key });
-  const engine = await factory.create({ modelId: id, settings: { ...settings, seed: settings.seed ?? kernel.config.trainer.seed }, run });
+  const settings = { ...kernel.config.models[id]!, seed: kernel.config.models[id]!.seed ?? kernel.config.trainer.seed };
+  const rollout = rolloutEngineName(settings.rollout);
+  const choice = await kernel.get(Engines).select({
+    name: rollout ?? settings.backend,
+    key: rollout === undefined ? `models.${id}.backend` : rolloutEngineKey(id, settings.rollout),
+    settings,
+    needs: ['sample'],
+  });
+  if (choice.skipped.length) {
+    run.log(`model ${id} samples on ${choice.name}; skipped ${choice.skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`);
+  }
+  const engine = await choice.factory.create({ modelId: id, settings, run });
   run.log(`model ${id} (no agent uses it): samples on ${engine.name} (${engine.runtime})`);
   return { id, agents: [], trainer: engine, rollout: engine, codec: engine.tokenizer };
 }

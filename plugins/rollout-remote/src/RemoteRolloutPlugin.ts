@@ -39,17 +39,26 @@ async function servedModelName(client: ServerClient, modelId: string, settings: 
   );
 }
 
+/** Why an engine of `dialect` cannot sample a model with `settings`: its `rollout` names no server of that kind. */
+function noServer(dialect: RemoteDialect, settings: Record<string, unknown>): string | undefined {
+  const remote = (settings as ModelSettings).rollout;
+  if (typeof remote === 'object' && remote.kind === dialect.kind) return undefined;
+  return `it samples on a ${dialect.kind} server, and models.<id>.rollout names none ({ kind: "${dialect.kind}", url: "http://host:port" })`;
+}
+
 /** The factory for one server family: `models.<id>.rollout: { kind: 'vllm' | 'sglang', url, ... }`. */
 export function remoteRolloutFactory(dialect: RemoteDialect): BackendFactory {
   return {
     name: dialect.kind,
+    capabilities: ['sample'],
     describe: () => `a ${dialect.kind} server (models.<id>.rollout: { kind: ${dialect.kind}, url }); samples only`,
+    refuses: (settings) => noServer(dialect, settings),
     async create({ modelId, settings, run }: { modelId: string; settings: Record<string, unknown>; run: RunContext }) {
       const model = settings as ModelSettings;
       const key = `models.${modelId}.rollout`;
       const remote = model.rollout;
       if (typeof remote !== 'object') {
-        throw new DrmasError('CONFIG_INVALID', `engine "${dialect.kind}" samples on a server, and models.${modelId}.rollout names none`, {
+        throw new DrmasError('CONFIG_INVALID', `engine "${dialect.kind}" ${noServer(dialect, settings)}`, {
           key,
           hint: `set ${key}: { kind: "${dialect.kind}", url: "http://host:port" }`,
         });

@@ -1,7 +1,7 @@
 export { default, TrainerPlugin } from './TrainerPlugin.js';
 export { planWorkerGroups, type WorkerGroupPlan, type WorkerGroupTraining } from './workerGroupPlan.js';
 export { WorkerGroupsService, type TrainedWorkerGroup } from './WorkerGroupsService.js';
-export { AUTO_ROLLOUT, chooseRolloutEngine, describeAutoRollout, OPTIONAL_TFJS_ENGINE, type RolloutChoice } from './rolloutEngine.js';
+export { describeAutoRollout, OPTIONAL_TFJS_ENGINE } from './rolloutEngine.js';
 export { updateWorkerGroup, type OldLogProbSource, type WorkerGroupUpdate } from './updateWorkerGroup.js';
 export { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
 export {

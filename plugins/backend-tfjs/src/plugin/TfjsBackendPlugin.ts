@@ -35,14 +35,14 @@ function installed(...packages: string[]): boolean {
 
 /**
  * The `tfjs` backend factory: trains and samples Llama/Qwen decoders with tfjs on the best runtime installed. Always
- * available (its wasm and cpu runtimes are dependencies), ranked below onnx for `rollout: auto`, and for `backend: auto`
- * unless tfjs-node-gpu runs it.
+ * available (its wasm and cpu runtimes are dependencies); `auto` ranks it below onnx unless tfjs-node-gpu runs it.
+ * It trains no LoRA adapters.
  */
 export const tfjsBackendFactory: BackendFactory = {
   name: 'tfjs',
-  priority: 10,
-  // `backend: auto` takes tfjs over onnx only on a GPU (tfjs-node-gpu); on a CPU onnx trains 2x faster.
-  trainingPriority(settings) {
+  capabilities: ['sample', 'score', 'train', 'critic'],
+  // `auto` takes tfjs over onnx only on a GPU (tfjs-node-gpu); on a CPU onnx trains 2x faster.
+  priority(settings) {
     const runtime = (settings as ModelSettings).runtime;
     return runtime === 'tfjs-node-gpu' || (runtime === 'auto' && installed('@tensorflow/tfjs-node-gpu')) ? 30 : 10;
   },

@@ -35,6 +35,7 @@ export type TinkerSettings = z.output<typeof tinkerSettingsSchema>;
 /** The `tinker` backend: `models.<id>.backend: tinker` trains (and samples) the model on a Tinker API server. */
 export const tinkerBackendFactory: BackendFactory = {
   name: TINKER_BACKEND,
+  capabilities: ['sample', 'score', 'train'],
   remoteWeights: true,
   describe: () => 'a Tinker API server (models.<id>.tinker.baseUrl): LoRA training and sampling run there, the loss on this machine',
   location: (settings) => (settings.tinker as TinkerSettings | undefined)?.baseUrl,
