@@ -9,7 +9,7 @@ export {
   type RopeScaling,
 } from './config/ModelConfig.js';
 export { ModelConfigError, ModelWeightError } from './config/ModelErrors.js';
-export { activationBytesPerToken, keyValueBytesPerToken, readModelShape, type ModelShape } from './config/modelShape.js';
+export { activationBytesPerToken, keyValueBytesPerToken, matrixWeightCount, readModelShape, type ModelShape } from './config/modelShape.js';
 
 export { CheckpointError, OptimizerStateError, SafetensorsError, TensorShapeError } from './checkpoint/errors.js';
 export {
