@@ -154,4 +154,5 @@ export {
 
 export { generateCommand, CommandInputError, type GenerateCommandOptions } from './cli/generateCommand.js';
 export { openPolicyBackend, type EngineOptions } from './cli/openPolicyBackend.js';
+export { LOCAL_ENGINES, OPTIONAL_ONNX_ENGINE, OPTIONAL_TFJS_ENGINE } from './cli/localEngines.js';
 export { scoreCommand, type ScoreCommandOptions } from './cli/scoreCommand.js';

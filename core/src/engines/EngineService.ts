@@ -148,9 +148,7 @@ export class EngineService implements Engines {
         reasons.map((skip) => `\n  - ${skip.name}: ${skip.reason}`).join(''),
       {
         key: request.key,
-        hint: fixes.length
-          ? fixes.join(', or ')
-          : `install what a skipped engine is missing, or add to \`plugins\` a plugin whose engine can ${needs}`,
+        hint: fixes.length ? fixes.join(', or ') : `install what a skipped engine is missing, or a plugin whose engine can ${needs}`,
       },
     );
   }

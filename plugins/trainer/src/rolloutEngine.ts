@@ -1,10 +1,4 @@
-import { AUTO_BACKEND, type EngineChoice, type Engines, type ModelSettings, type OptionalPluginSpec } from '@drmas/core';
-
-/**
- * The tfjs engine as a preset's optional plugin (`optionalPlugins`): an optional peer dependency of the presets, so a
- * CPU install carries onnxruntime alone; a config that names tfjs without it is told to install it.
- */
-export const OPTIONAL_TFJS_ENGINE: OptionalPluginSpec = { name: 'backend-tfjs', provides: { 'models.<id>.backend': ['tfjs'] } };
+import { AUTO_BACKEND, type EngineChoice, type Engines, type ModelSettings } from '@drmas/core';
 
 /**
  * What `rollout: auto` resolves to when that needs no probe (for `drmas info`, which loads no engine); otherwise
