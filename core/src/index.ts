@@ -42,7 +42,7 @@ export { BATCH_INPUTS, BatchInputSource, type BatchInput } from './roles/BatchIn
 export { Checkpointable } from './roles/Checkpointable.js';
 export { Environment, type EnvAction, type EnvTask, type EnvTaskBatch, type Episode } from './roles/Environment.js';
 export { InfoSection } from './roles/InfoSection.js';
-export { WorkerGroups, type WorkerGroup } from './roles/WorkerGroups.js';
+export { WorkerGroups, type PlannedWorkerGroup, type WorkerGroup } from './roles/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
 
 export {

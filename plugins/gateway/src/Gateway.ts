@@ -8,7 +8,6 @@ import {
   type RunContext,
   type WorkerGroup,
 } from '@drmas/core';
-import { planWorkerGroups, type WorkerGroupsService } from '@drmas/plugin-trainer';
 import { ServedModels } from './engine/ServedModels.js';
 import type { MicroBatchOptions } from './engine/MicroBatcher.js';
 import { GatewayServer } from './server/GatewayServer.js';
@@ -30,7 +29,7 @@ export const GATEWAY_DEFAULTS = { host: '127.0.0.1', port: 8000, windowMs: 5, ma
  */
 export class Gateway {
   private constructor(
-    private readonly groups: WorkerGroupsService,
+    private readonly groups: WorkerGroups,
     private readonly unused: readonly WorkerGroup[],
     readonly server: GatewayServer,
     /** `http://host:port` (no `/v1`). */
@@ -38,7 +37,8 @@ export class Gateway {
   ) {}
 
   static async open(kernel: Kernel, options: GatewayOptions): Promise<Gateway> {
-    refuseLoraAgents(kernel);
+    const groups = kernel.get(WorkerGroups);
+    refuseLoraAgents(groups);
     const run: RunContext = {
       config: kernel.config,
       container: kernel.container,
@@ -46,9 +46,7 @@ export class Gateway {
       signal: new AbortController().signal,
       log: options.log,
     };
-    // The trainer plugin's service, through the role's token (the plugin may be another copy than this one imports).
-    const groups = kernel.get(WorkerGroups) as unknown as WorkerGroupsService;
-    await groups.create(run, { reference: false, samplingOnly: true });
+    await groups.createForSampling(run);
     const unused: WorkerGroup[] = [];
     try {
       for (const id of Object.keys(kernel.config.models)) {
@@ -100,15 +98,15 @@ async function openUnusedModel(kernel: Kernel, id: string, run: RunContext): Pro
  * A LoRA agent's engine starts from PEFT's init (B = 0: the base model) unless `agents.<role>.lora.adapter` names a
  * trained adapter, so without one a gateway would serve the base under the agent's name.
  */
-function refuseLoraAgents(kernel: Kernel): void {
-  const lora = planWorkerGroups(kernel.config).find((plan) => plan.lora && !plan.lora.adapter);
-  if (!lora) return;
-  const agent = lora.agents[0]!;
+function refuseLoraAgents(groups: WorkerGroups): void {
+  const untrained = groups.planned().flatMap(({ model, lora }) => (lora && !lora.adapter ? [{ model, agent: lora.agent }] : []));
+  if (untrained.length === 0) return;
+  const { model, agent } = untrained[0]!;
   throw new DrmasError('CONFIG_INVALID', `drmas gateway would serve agent "${agent}"'s LoRA adapter untrained (the base model)`, {
     key: `agents.${agent}.lora`,
     hint:
-      `name the trained adapter in agents.${agent}.lora.adapter (<run>/checkpoints/step-N/${lora.model}@${agent}), or merge it ` +
-      `(drmas export --merge-lora <run>/checkpoints/step-N --role ${agent} --out DIR) and serve DIR as models.${lora.model}.model, ` +
+      `name the trained adapter in agents.${agent}.lora.adapter (<run>/checkpoints/step-N/${model}@${agent}), or merge it ` +
+      `(drmas export --merge-lora <run>/checkpoints/step-N --role ${agent} --out DIR) and serve DIR as models.${model}.model, ` +
       `without agents.${agent}.lora`,
   });
 }

@@ -13,6 +13,7 @@ import {
   type BackendFactory,
   type EngineCapability,
   type LoraEngineSettings,
+  type PlannedWorkerGroup,
   type PolicyBackend,
   type RunContext,
   type WorkerGroup,
@@ -231,6 +232,19 @@ export class WorkerGroupsService implements WorkerGroups {
 
   ids(): string[] {
     return planWorkerGroups(this.config).map((plan) => plan.id);
+  }
+
+  planned(): PlannedWorkerGroup[] {
+    return planWorkerGroups(this.config).map(({ id, model, agents, lora }) => ({
+      id,
+      model,
+      agents,
+      ...(lora ? { lora: { agent: agents[0]!, adapter: lora.adapter } } : {}),
+    }));
+  }
+
+  createForSampling(run: RunContext): Promise<void> {
+    return this.create(run, { reference: false, samplingOnly: true });
   }
 
   all(): TrainedWorkerGroup[] {
