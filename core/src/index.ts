@@ -153,6 +153,7 @@ export {
   type LoraTargetModule,
 } from './compute/loraSettings.js';
 export { scoreSequences } from './compute/scoreSequences.js';
+export { hostGradients, hostTensor, hostTensorOps, type HostTensor } from './compute/hostTensorOps.js';
 export {
   LossFunction,
   lossTotalsInput,
