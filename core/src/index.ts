@@ -85,6 +85,7 @@ export {
   remoteRolloutSchema,
   rolloutEngineKey,
   rolloutEngineName,
+  schemaAt,
   type EnvSettings,
   type RemoteRolloutSettings,
 } from './config/configSchema.js';

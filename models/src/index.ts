@@ -152,6 +152,14 @@ export {
   type LoadedLoraAdapter,
 } from './lora/loraAdapter.js';
 
+export {
+  MicroBatcher,
+  type MicroBatchOptions,
+  type MicroBatchStats,
+  type SampleRequest,
+  type SampleResult,
+} from './decoding/MicroBatcher.js';
+
 export { generateCommand, CommandInputError, type GenerateCommandOptions } from './cli/generateCommand.js';
 export { openPolicyBackend, type EngineOptions } from './cli/openPolicyBackend.js';
 export { LOCAL_ENGINES, OPTIONAL_ONNX_ENGINE, OPTIONAL_TFJS_ENGINE } from './cli/localEngines.js';

@@ -1,4 +1,4 @@
-import { createKernel, DrmasError, Engines, type EngineCapability, type PolicyBackend, type RunContext } from '@drmas/core';
+import { createKernel, DrmasError, Engines, type EngineCapability, type PolicyBackend } from '@drmas/core';
 import type { ArchitectureName } from '../config/ModelConfig.js';
 import { LOCAL_ENGINES } from './localEngines.js';
 
@@ -61,16 +61,13 @@ export async function openPolicyBackend(
     const settings = kernel.config.models[MODEL_ID]!;
     const choice = await kernel.get(Engines).select({ name: engine, key: '--engine', settings, needs });
     if (choice.skipped.length) log(`engine ${choice.name}; skipped ${choice.skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`);
-    const run: RunContext = {
-      config: kernel.config,
-      container: kernel.container,
+    const run = kernel.runContext({
       runDir: kernel.cwd,
-      signal: new AbortController().signal,
       // The engine's account of what it loaded stays out of the command's output; its warnings do not.
       log: (message) => {
         if (message.startsWith('warning: ')) log(message);
       },
-    };
+    });
     return await choice.factory.create({ modelId: MODEL_ID, settings, run });
   } catch (error) {
     throw atFlag(error);

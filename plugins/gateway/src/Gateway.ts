@@ -9,7 +9,7 @@ import {
   type WorkerGroup,
 } from '@drmas/core';
 import { ServedModels } from './engine/ServedModels.js';
-import type { MicroBatchOptions } from './engine/MicroBatcher.js';
+import type { MicroBatchOptions } from '@drmas/models';
 import { GatewayServer } from './server/GatewayServer.js';
 
 export interface GatewayOptions extends MicroBatchOptions {
@@ -39,13 +39,7 @@ export class Gateway {
   static async open(kernel: Kernel, options: GatewayOptions): Promise<Gateway> {
     const groups = kernel.get(WorkerGroups);
     refuseLoraAgents(groups);
-    const run: RunContext = {
-      config: kernel.config,
-      container: kernel.container,
-      runDir: kernel.cwd,
-      signal: new AbortController().signal,
-      log: options.log,
-    };
+    const run = kernel.runContext({ runDir: kernel.cwd, log: options.log });
     await groups.createForSampling(run);
     const unused: WorkerGroup[] = [];
     try {

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DrmasError, WorkerGroups, type Kernel, type RunContext } from '@drmas/core';
+import { DrmasError, WorkerGroups, type Kernel } from '@drmas/core';
 import { EpisodeRunner } from '@drmas/plugin-orchestra';
 import type { BullmqSettings } from '../plugin/bullmqConfig.js';
 import { EPISODE_JOB, type EpisodeJobData, type EpisodeJobResult, type WeightsRelease } from '../plugin/episodeJob.js';
@@ -44,13 +44,7 @@ export class RolloutWorker {
   async start(): Promise<void> {
     const { settings, log } = this.options;
     await checkRedis(settings.redisUrl, this.options.redisKey);
-    const run: RunContext = {
-      config: this.kernel.config,
-      container: this.kernel.container,
-      runDir: this.kernel.cwd,
-      signal: new AbortController().signal,
-      log,
-    };
+    const run = this.kernel.runContext({ runDir: this.kernel.cwd, log });
     await this.kernel.get(WorkerGroups).createForSampling(run);
     await this.kernel.get(EpisodeRunner).environment.init();
     this.connection = bullmqConnection(settings.redisUrl);
