@@ -71,7 +71,6 @@ export {
   type PresetConfig,
   type TrainerConfig,
   type UserConfig,
-  type RemoteRolloutConfig,
 } from './config/UserConfig.js';
 export { ResolvedConfig, type AgentSettings, type ModelSettings } from './config/ResolvedConfig.js';
 export { resolveConfig, type ConfigResolution, type ResolveConfigOptions } from './config/resolveConfig.js';
@@ -82,12 +81,11 @@ export {
   ENTRY_SECTIONS,
   envSection,
   LIMITS,
-  remoteRolloutSchema,
   rolloutEngineKey,
   rolloutEngineName,
   schemaAt,
   type EnvSettings,
-  type RemoteRolloutSettings,
+  type RolloutServer,
 } from './config/configSchema.js';
 
 export { agent, agentName, type AgentConstructor } from './agents/agent.js';

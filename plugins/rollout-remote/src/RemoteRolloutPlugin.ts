@@ -3,14 +3,15 @@ import {
   BackendFactory,
   DrmasError,
   didYouMean,
+  z,
   type ModelSettings,
   type Plugin,
   type RegisterContext,
-  type RemoteRolloutSettings,
   type RunContext,
 } from '@drmas/core';
 import { readModelShape } from '@drmas/models';
 import { DIALECTS, type RemoteDialect } from './dialects.js';
+import { remoteRolloutSchema, type RemoteRolloutSettings } from './remoteRolloutConfig.js';
 import { RemoteEngine } from './RemoteEngine.js';
 import { ServerClient } from './ServerClient.js';
 
@@ -56,13 +57,14 @@ export function remoteRolloutFactory(dialect: RemoteDialect): BackendFactory {
     async create({ modelId, settings, run }: { modelId: string; settings: Record<string, unknown>; run: RunContext }) {
       const model = settings as ModelSettings;
       const key = `models.${modelId}.rollout`;
-      const remote = model.rollout;
-      if (typeof remote !== 'object') {
+      if (noServer(dialect, settings) !== undefined) {
         throw new DrmasError('CONFIG_INVALID', `engine "${dialect.kind}" ${noServer(dialect, settings)}`, {
           key,
           hint: `set ${key}: { kind: "${dialect.kind}", url: "http://host:port" }`,
         });
       }
+      // The config was checked against this plugin's form of the key: parsing again types it.
+      const remote = remoteRolloutSchema.parse(model.rollout);
       const shape = readModelShape(model.model);
       if (!shape) {
         throw new DrmasError(
@@ -95,9 +97,10 @@ export function remoteRolloutFactory(dialect: RemoteDialect): BackendFactory {
   };
 }
 
-/** Registers the `vllm` and `sglang` rollout engines. */
+/** Registers the `vllm` and `sglang` rollout engines and their form of `models.<id>.rollout`, a server. */
 export class RemoteRolloutPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
+  readonly configSchema = { models: z.strictObject({ rollout: remoteRolloutSchema }) };
 
   register(ctx: RegisterContext): void {
     for (const dialect of Object.values(DIALECTS)) ctx.provide(BackendFactory, dialect.kind, remoteRolloutFactory(dialect));
