@@ -190,7 +190,7 @@ export class OnnxBackendPlugin implements Plugin {
   /** `models.<id>.provider`: onnxruntime's execution provider for this model's onnx engine. */
   readonly configSchema = {
     models: z.strictObject({
-      provider: z.enum(PROVIDER_REQUESTS as unknown as [ProviderRequest, ...ProviderRequest[]]).optional(),
+      provider: z.enum(PROVIDER_REQUESTS).optional(),
       threads: z.number().int().min(1).max(MAX_THREADS).optional(),
       memoryPattern: z.boolean().optional(),
     }),
