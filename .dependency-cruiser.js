@@ -55,16 +55,6 @@ export const ARROWS = {
   'drmas-plugin-bandit': [ANYTHING],
 };
 
-/**
- * TEMPORARY: arrows other branches are removing (the engine service, issue 42's item 2). They pass the check until
- * those branches land; the integrator deletes each line then.
- */
-export const TEMPORARY_ARROWS = {
-  '@drmas/plugin-backend-tinker': [BACKEND_ONNX, BACKEND_TFJS, GATEWAY],
-  [GATEWAY]: [TRAINER],
-  '@drmas/plugin-rollout-bullmq': [TRAINER],
-};
-
 const WORKSPACE_GLOBS = ['core', 'models', 'plugins', 'presets', 'examples'];
 
 /** Every workspace package: its name, folder and declared dependencies. */
@@ -86,9 +76,9 @@ export function workspacePackages(root = '.') {
     });
 }
 
-/** The packages `name` may depend on in production (the temporary arrows included), or ANYTHING. */
+/** The packages `name` may depend on in production, or ANYTHING. */
 export function allowedArrows(name) {
-  return [...(ARROWS[name] ?? []), ...(TEMPORARY_ARROWS[name] ?? [])];
+  return ARROWS[name] ?? [];
 }
 
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { builtinTokenizer, readModelShape } from '@drmas/models';
 import { createOnnxPolicyBackend } from '@drmas/plugin-backend-onnx';
-import { localEngineFactory, TinkerClient, TinkerPolicyBackend, TinkerServer, TrainingModels } from '@drmas/plugin-backend-tinker';
+import { openLocalEngines, TinkerClient, TinkerPolicyBackend, TinkerServer, TrainingModels } from '@drmas/plugin-backend-tinker';
 import { emit, generationPrompts, median, policyGradientLoss, trainingBatch, updateRequest } from './lib/workloads.mjs';
 
 const { values } = parseArgs({
@@ -25,8 +25,9 @@ const rows = Number(values.rows);
 const model = values.model;
 const SEED = 1;
 
-const engines = await localEngineFactory('onnx', { seed: SEED, log: () => undefined });
-const server = new TinkerServer(new TrainingModels(engines.open, mkdtempSync(path.join(os.tmpdir(), 'drmas-tinker-bench-')), [model]), {
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'drmas-tinker-bench-'));
+const engines = await openLocalEngines({ cwd: process.cwd(), engine: 'onnx', seed: SEED, log: () => undefined, dataDir });
+const server = new TinkerServer(new TrainingModels(engines.open, dataDir, [model]), {
   host: '127.0.0.1',
   port: 0,
   policy: { delayMs: 0, holdMs: 1000, pending: 'try_again', keepMs: 600_000 },

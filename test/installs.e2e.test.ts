@@ -179,7 +179,10 @@ describeSlow('installing the packed packages into a fresh project', () => {
     expect(generate.code).toBe(0);
     const onTfjs = run('npx', ['drmas', 'score', '--model', 'tiny', '--ids', '1,2,3', '--engine', 'tfjs'], project);
     expect(onTfjs.code).toBe(1);
-    expect(onTfjs.output).toContain(`error INVALID_ARGUMENT (--engine): engine "tfjs" needs the package ${TFJS}, which is not installed`);
+    expect(onTfjs.output).toContain(
+      `error PLUGIN_NOT_FOUND (--engine): --engine is "tfjs", which comes with ${TFJS}; it is not installed (preset drmas:local-engines loads it where it is)`,
+    );
+    expect(onTfjs.output).toContain(`hint: npm i ${TFJS}`);
   }, 600_000);
 
   test('after npm i @drmas/plugin-backend-tfjs, tfjs trains', () => {

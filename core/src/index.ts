@@ -30,14 +30,10 @@ export { BindingLedger, describeKey, type BindingRecord } from './di/BindingLedg
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
 export { AdvantageEstimator, rolesReadingValues, type AdvantageScope } from './roles/AdvantageEstimator.js';
-export {
-  AUTO_BACKEND,
-  BackendFactory,
-  describeEngine,
-  expectedTrainingFactory,
-  rankedTrainingEngines,
-  type TrainingNeeds,
-} from './roles/BackendFactory.js';
+export { AUTO_BACKEND, BackendFactory, CAPABILITY_TEXT, ENGINE_CAPABILITIES, type EngineCapability } from './engines/BackendFactory.js';
+export { Engines, type EngineChoice, type EngineRequest, type EngineSkip } from './engines/Engines.js';
+export { EngineService, expectedTrainingFactory, rankEngines } from './engines/EngineService.js';
+export { EnginesPlugin } from './engines/EnginesPlugin.js';
 export { MetricsSink } from './roles/MetricsSink.js';
 export { RunFile } from './roles/RunFile.js';
 export { Roles } from './roles/Roles.js';
@@ -49,7 +45,7 @@ export { AnswerFormat } from './roles/AnswerFormat.js';
 export { QuestionSet, type Question, type QuestionRequest } from './roles/QuestionSet.js';
 export { defineTool, Tool, type ToolContext, type ToolTaskContent, type ToolTaskKind } from './roles/Tool.js';
 export { InfoSection } from './roles/InfoSection.js';
-export { WorkerGroups, type WorkerGroup } from './roles/WorkerGroups.js';
+export { WorkerGroups, type PlannedWorkerGroup, type WorkerGroup } from './roles/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
 
 export {
@@ -78,7 +74,6 @@ export {
   type PresetConfig,
   type TrainerConfig,
   type UserConfig,
-  type RemoteRolloutConfig,
 } from './config/UserConfig.js';
 export { ResolvedConfig, type AgentSettings, type ModelSettings } from './config/ResolvedConfig.js';
 export { resolveConfig, type ConfigResolution, type ResolveConfigOptions } from './config/resolveConfig.js';
@@ -89,11 +84,11 @@ export {
   ENTRY_SECTIONS,
   envSection,
   LIMITS,
-  remoteRolloutSchema,
   rolloutEngineKey,
   rolloutEngineName,
+  schemaAt,
   type EnvSettings,
-  type RemoteRolloutSettings,
+  type RolloutServer,
 } from './config/configSchema.js';
 
 export { agent, agentName, type AgentConstructor } from './agents/agent.js';
@@ -163,6 +158,7 @@ export {
   type LoraTargetModule,
 } from './compute/loraSettings.js';
 export { scoreSequences } from './compute/scoreSequences.js';
+export { hostGradients, hostTensor, hostTensorOps, type HostTensor } from './compute/hostTensorOps.js';
 export {
   LossFunction,
   lossTotalsInput,

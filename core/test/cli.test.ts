@@ -60,8 +60,8 @@ describe('drmas CLI', () => {
     expect(code).toBe(0);
     const report = JSON.parse(stdout) as InfoReport;
     expect(report.configFile).toBe(project.path('drmas.config.json'));
-    expect(report.plugins.map((p) => p.name)).toEqual(['drmas:advantage', 'drmas:run-directory', 'team']);
-    expect(report.plugins[2]?.resolvedFrom).toBe(project.path('team.js'));
+    expect(report.plugins.map((p) => p.name)).toEqual(['drmas:advantage', 'drmas:run-directory', 'drmas:engines', 'team']);
+    expect(report.plugins[3]?.resolvedFrom).toBe(project.path('team.js'));
     expect(report.hooks.setup).toEqual([
       { name: 'drmas:run-directory', type: 'promise', stage: -1000 },
       { name: 'team', type: 'sync', stage: -300 },

@@ -322,6 +322,6 @@ describe('--set', () => {
   test('plugins can be replaced from the command line', async () => {
     const p = project({ 'mine.js': 'export default { name: "mine", apply() {} };\n', 'drmas.config.json': '{}' });
     const { kernel } = await createKernel({ cwd: p.dir, overrides: ['plugins=["./mine.js"]'] });
-    expect(kernel.plugins.map((x) => x.plugin.name)).toEqual(['drmas:advantage', 'drmas:run-directory', 'mine']);
+    expect(kernel.plugins.map((x) => x.plugin.name)).toEqual(['drmas:advantage', 'drmas:run-directory', 'drmas:engines', 'mine']);
   });
 });

@@ -20,8 +20,9 @@ function kernelWith(cfg: ResolvedConfig): Kernel {
   const kernel = new Kernel();
   const factory: BackendFactory = {
     name: 'small-heap',
+    capabilities: ['sample', 'train'],
     memoryLimit: () => ({ bytes: 3 * 2 ** 30, reason: "the heap's 3 GiB" }),
-    trainingPriority: () => 1,
+    priority: () => 1,
     create: () => Promise.reject(new Error('not used')),
   };
   kernel.configure(cfg, [

@@ -130,9 +130,9 @@ describe('DI errors reach the user as config-level messages', () => {
     });
     const error = caught(() => kernel.get(Trainer));
     expect(error.code).toBe('MISSING_BINDING');
-    expect(error.message).toBe('no backend is registered (needed by Trainer).');
+    expect(error.message).toBe('no engine is registered (needed by Trainer).');
     expect(error.key).toBe('models.<id>.backend');
-    expect(error.hint).toContain('add the plugin that provides backend');
+    expect(error.hint).toContain('add the plugin that provides engine');
   });
 
   test('"Ambiguous bindings" names the plugins that bound the role', async () => {
@@ -141,6 +141,7 @@ describe('DI errors reach the user as config-level messages', () => {
       register: (ctx) => {
         ctx.bind(BackendFactory).toConstantValue({
           name: plugin,
+          capabilities: ['sample'],
           create: async () => {
             throw new Error('unused');
           },
@@ -151,7 +152,7 @@ describe('DI errors reach the user as config-level messages', () => {
     const kernel = await kernelWith(bindBackend('backend-x'), bindBackend('backend-y'));
     const error = caught(() => kernel.get(BackendFactory));
     expect(error.code).toBe('AMBIGUOUS_BINDING');
-    expect(error.message).toBe('more than one backend is registered, by plugins "backend-x" and "backend-y"; the kernel cannot choose');
+    expect(error.message).toBe('more than one engine is registered, by plugins "backend-x" and "backend-y"; the kernel cannot choose');
     expect(error.key).toBe('models.<id>.backend');
   });
 

@@ -9,7 +9,7 @@ export {
   type RopeScaling,
 } from './config/ModelConfig.js';
 export { ModelConfigError, ModelWeightError } from './config/ModelErrors.js';
-export { activationBytesPerToken, keyValueBytesPerToken, readModelShape, type ModelShape } from './config/modelShape.js';
+export { activationBytesPerToken, keyValueBytesPerToken, matrixWeightCount, readModelShape, type ModelShape } from './config/modelShape.js';
 
 export { CheckpointError, OptimizerStateError, SafetensorsError, TensorShapeError } from './checkpoint/errors.js';
 export {
@@ -152,6 +152,15 @@ export {
   type LoadedLoraAdapter,
 } from './lora/loraAdapter.js';
 
+export {
+  MicroBatcher,
+  type MicroBatchOptions,
+  type MicroBatchStats,
+  type SampleRequest,
+  type SampleResult,
+} from './decoding/MicroBatcher.js';
+
 export { generateCommand, CommandInputError, type GenerateCommandOptions } from './cli/generateCommand.js';
 export { openPolicyBackend, type EngineOptions } from './cli/openPolicyBackend.js';
+export { LOCAL_ENGINES, OPTIONAL_ONNX_ENGINE, OPTIONAL_TFJS_ENGINE } from './cli/localEngines.js';
 export { scoreCommand, type ScoreCommandOptions } from './cli/scoreCommand.js';

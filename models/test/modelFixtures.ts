@@ -7,6 +7,25 @@ import {
   type HostTensor,
 } from '../src/index.js';
 
+/** Qwen2.5's published shapes (config.json's size keys as on the Hub): a folder of one tells an engine a model's size. */
+export const QWEN25_CONFIGS = {
+  '0.5B': { hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14 },
+  '1.5B': { hidden_size: 1536, intermediate_size: 8960, num_hidden_layers: 28, num_attention_heads: 12 },
+} as const;
+
+/** The config.json of a Qwen2.5 model of `size`, as published (no weights come with it). */
+export function qwen25ConfigJson(size: keyof typeof QWEN25_CONFIGS): Record<string, unknown> {
+  return {
+    architectures: ['Qwen2ForCausalLM'],
+    model_type: 'qwen2',
+    ...QWEN25_CONFIGS[size],
+    num_key_value_heads: 2,
+    vocab_size: 151936,
+    max_position_embeddings: 32768,
+    tie_word_embeddings: true,
+  };
+}
+
 /** config.json of a very small decoder of each family (GQA 4:2, 2 layers). */
 export function tinyConfigJson(architecture: ArchitectureName, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const modelType = { LlamaForCausalLM: 'llama', Qwen2ForCausalLM: 'qwen2', Qwen3ForCausalLM: 'qwen3' }[architecture];

@@ -1,5 +1,5 @@
 import { createToken } from '../di/Token.js';
-import type { EnvSettings, RemoteRolloutSettings } from './configSchema.js';
+import type { EnvSettings, RolloutServer } from './configSchema.js';
 
 /** `models.<id>` after validation (the trainer adds `optimizer`, backend plugins their own keys). */
 export interface ModelSettings {
@@ -9,7 +9,7 @@ export interface ModelSettings {
   seed?: number;
   runtime: string;
   /** Backend that samples for this model when it is not the trainer (e.g. `onnx`), or a server that samples it. */
-  rollout?: string | RemoteRolloutSettings;
+  rollout?: string | RolloutServer;
   [key: string]: unknown;
 }
 

@@ -1,4 +1,5 @@
 import type { PluginSpec, PresetSpec } from '../plugins/Plugin.js';
+import type { RolloutServer } from './configSchema.js';
 
 /*
  * A config as the user writes it is typed from the sections core declares plus those each plugin adds by declaration
@@ -59,22 +60,6 @@ export interface AlgorithmConfig {
   advantage?: string;
 }
 
-/** `models.<id>.rollout` as a server (see `remoteRolloutSchema`). */
-export interface RemoteRolloutConfig {
-  /** The BackendFactory that speaks the server's API: `vllm` or `sglang` (plugin rollout-remote). */
-  kind: string;
-  /** The server's base URL, without `/v1`. */
-  url: string;
-  /** The name the server serves the model under; default: asked of `/v1/models`. */
-  servedModel?: string;
-  timeoutMs?: number;
-  retries?: number;
-  retryDelayMs?: number;
-  concurrency?: number;
-  /** A folder the server reads updated weights from, at the same path on both machines. */
-  weightsDir?: string;
-}
-
 /** `models.<id>`: one physical model (the trainer adds `optimizer`, backends their own keys). */
 export interface ModelConfig {
   /** Backend that trains this model (a BackendFactory name). */
@@ -83,7 +68,7 @@ export interface ModelConfig {
    * Backend that samples for this model when it is not the trainer (e.g. `onnx`), or a server that samples it
    * (`{ kind: 'vllm' | 'sglang', url }`, with the rollout-remote plugin); weights sync after updates.
    */
-  rollout?: string | RemoteRolloutConfig;
+  rollout?: string | RolloutServer;
   /** `tiny` / `small` (built in, initialised from `seed`) or a Hugging Face checkpoint folder. */
   model: string;
   /** Architecture of a built-in model (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM). */

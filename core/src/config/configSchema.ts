@@ -37,29 +37,52 @@ export const envSection = z.object({
 export type EnvSettings = z.output<typeof envSection>;
 
 /**
- * `models.<id>.rollout` as an object: a rollout engine on a server. `kind` names the BackendFactory that speaks its API
- * (`vllm`, `sglang` from the rollout-remote plugin); the other keys are what any such client needs.
+ * Kernel keys whose value may also be an object naming, by its `kind`, the plugin engine that reads it: a plugin
+ * declares that form (a strict object with `kind`, a fixed set of names, and `url`) as its schema of the key, and the
+ * key takes it besides the kernel's own. `models.<id>.rollout`: an engine's name, or a server an engine samples on
+ * (rollout-remote's `{ kind: 'vllm' | 'sglang', url, ... }`).
  */
-export const remoteRolloutSchema = z.strictObject({
-  kind: z.string().min(1),
-  /** The server's base URL (`http://gpu-host:8000`, without `/v1`). */
-  url: z.url({ protocol: /^https?$/ }),
-  /** The name the server serves the model under (vLLM's `--served-model-name`); default: asked of `/v1/models`. */
-  servedModel: z.string().min(1).optional(),
-  /** Per HTTP request; a request still unanswered then fails (not retried). */
-  timeoutMs: z.number().int().positive().max(86_400_000).default(120_000),
-  /** Further tries of a request that failed to connect or got a 5xx or 429, after waits doubling from `retryDelayMs`. */
-  retries: z.number().int().min(0).max(100).default(3),
-  retryDelayMs: z.number().int().min(0).max(600_000).default(500),
-  /** Requests in flight at once (one per prompt row); the server batches them. */
-  concurrency: z.number().int().positive().max(65_536).default(64),
-  /**
-   * Where updated weights are saved (Hugging Face layout) for the server to load: a folder both machines see at the
-   * same path. Default: `rollout-weights/<id>` in the run directory.
-   */
-  weightsDir: z.string().min(1).optional(),
-});
-export type RemoteRolloutSettings = z.output<typeof remoteRolloutSchema>;
+const KIND_FORM_KEYS: Readonly<Record<string, readonly string[]>> = Object.freeze({ models: ['rollout'] });
+
+/** The kind names a plugin's form of a key accepts (its `kind`: an enum or a literal). */
+function formKinds(form: ZodType, owner: string, key: string): string[] {
+  const shape = (form.def as { type: string; shape?: Record<string, ZodType> }).type === 'object' ? (form as ZodObject).shape : {};
+  const values = (shape.kind as { _zod?: { values?: Set<unknown> } } | undefined)?._zod?.values;
+  if (!values || !('url' in shape)) {
+    throw new DrmasError('PLUGIN_INVALID', `plugin "${owner}" gives ${key} a form without a kind of fixed names and a url`, {
+      key,
+      hint: 'declare it as z.strictObject({ kind: z.enum([...names]), url: ..., ... })',
+    });
+  }
+  return [...values].map(String);
+}
+
+/**
+ * The kernel's form of a kind-form key, then each plugin's, then any object whose kind no plugin declares, which
+ * passes here so that the engine lookup can name the engine and the plugin that brings it.
+ */
+function withKindForms(base: ZodType, forms: Array<{ plugin: string; schema: ZodType }>, key: string): ZodType {
+  const claimed = new Set(forms.flatMap((form) => formKinds(form.schema, form.plugin, key)));
+  const unclaimed = z.custom<{ kind: string }>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      typeof (value as { kind?: unknown }).kind === 'string' &&
+      !claimed.has((value as { kind: string }).kind),
+  );
+  return z.union([base, ...forms.map((form) => form.schema), unclaimed]).optional();
+}
+
+/**
+ * `models.<id>.rollout` as a server an engine samples on: `kind` names the engine, whose plugin declares the other
+ * keys (rollout-remote: `vllm`, `sglang`).
+ */
+export interface RolloutServer {
+  kind: string;
+  /** The server's base URL. */
+  url: string;
+  [key: string]: unknown;
+}
 
 /** The BackendFactory name `models.<id>.rollout` names (a string, or a remote engine's `kind`); undefined: the trainer samples. */
 export function rolloutEngineName(rollout: string | { kind: string } | undefined): string | undefined {
@@ -107,10 +130,10 @@ function coreSections(): Record<string, ZodObject> {
        */
       backend: z.string().min(1).default('auto'),
       /**
-       * Backend that samples for this model when it is not the trainer (e.g. `onnx`), or a server that samples it
-       * (`{ kind: 'vllm', url }`); weights sync after updates.
+       * The engine that samples for this model when it is not the trainer (e.g. `onnx`, or `auto`), or, in a form a
+       * plugin declares, a server that samples it (`{ kind: 'vllm', url }`); weights sync after updates.
        */
-      rollout: z.union([z.string().min(1), remoteRolloutSchema]).optional(),
+      rollout: z.string().min(1).optional(),
       /** `tiny` / `small` (built in, initialised from `seed`) or a Hugging Face checkpoint folder. */
       model: z.string().min(1),
       /** Architecture of a built-in model (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM). */
@@ -138,9 +161,20 @@ export interface SchemaContribution {
 export function buildConfigSchema(contributions: SchemaContribution[]): ZodObject {
   const sections = coreSections();
   const owners = new Map<string, string>();
+  const kindForms = new Map<string, Array<{ plugin: string; schema: ZodType }>>();
   for (const { plugin, sections: declared } of contributions) {
-    for (const [section, schema] of Object.entries(declared)) {
+    for (const [section, given] of Object.entries(declared)) {
       const existing = sections[section];
+      let schema = given;
+      const forms = Object.keys(given.shape).filter((key) => KIND_FORM_KEYS[section]?.includes(key));
+      if (forms.length) {
+        for (const key of forms)
+          kindForms.set(`${section}.${key}`, [
+            ...(kindForms.get(`${section}.${key}`) ?? []),
+            { plugin, schema: given.shape[key] as ZodType },
+          ]);
+        schema = z.strictObject(Object.fromEntries(Object.entries(given.shape).filter(([key]) => !forms.includes(key))));
+      }
       if (existing) {
         for (const key of Object.keys(schema.shape)) {
           const owner = owners.get(`${section}.${key}`) ?? (key in existing.shape ? 'the kernel' : undefined);
@@ -158,6 +192,20 @@ export function buildConfigSchema(contributions: SchemaContribution[]): ZodObjec
         for (const key of Object.keys(schema.shape)) owners.set(`${section}.${key}`, `plugin "${plugin}"`);
       }
     }
+  }
+  for (const [section, keys] of Object.entries(KIND_FORM_KEYS)) {
+    const object = sections[section]!;
+    const shape = Object.fromEntries(
+      keys.map((key) => [
+        key,
+        withKindForms(
+          (object.shape[key] as z.ZodOptional<ZodType>).unwrap(),
+          kindForms.get(`${section}.${key}`) ?? [],
+          `${section}.${key}`,
+        ),
+      ]),
+    );
+    sections[section] = object.extend(shape);
   }
   const shape: Record<string, ZodType> = {
     presets: z.array(z.string()).default([]),

@@ -463,7 +463,11 @@ export class Kernel implements Roles {
     }
   }
 
-  private runContext(options: SetupOptions): RunContext {
+  /**
+   * The run context `setup` gives the hooks; also, without `setup` (nothing claimed or set up), that of a process that
+   * only drives engines: a rollout worker, the gateway, a command that opens one model.
+   */
+  runContext(options: SetupOptions): RunContext {
     return {
       config: this.config,
       container: this.container,

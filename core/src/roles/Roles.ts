@@ -1,4 +1,5 @@
 import { createToken, type ServiceKey, type Token } from '../di/Token.js';
+import type { AbsentPlugin } from '../plugins/absentPlugins.js';
 
 /**
  * The kernel's lookups, for services that choose a contribution by a config value (`models.<id>.backend` picks a
@@ -12,5 +13,7 @@ export interface Roles {
   /** The contribution `name` of a named role; `key` is the config key that chose it. */
   getNamed<T>(token: Token<T>, name: string | undefined, key?: string): T;
   namesOf(token: Token<unknown>): string[];
+  /** The presets' optional plugins, not installed, that would provide a contribution of `token` (called `name`, when given). */
+  absentProviders(token: Token<unknown>, name?: string): AbsentPlugin[];
 }
 export const Roles = createToken<Roles>('Roles', { label: 'role lookup' });

@@ -5,7 +5,8 @@ import type { Token } from '../di/Token.js';
 import { Rng } from '../random/Rng.js';
 import { AdvantageEstimator } from './AdvantageEstimator.js';
 import { AnswerFormat } from './AnswerFormat.js';
-import { BackendFactory } from './BackendFactory.js';
+import { BackendFactory } from '../engines/BackendFactory.js';
+import { Engines } from '../engines/Engines.js';
 import { BatchInputSource } from './BatchInputSource.js';
 import { Checkpointable } from './Checkpointable.js';
 import { Environment } from './Environment.js';
@@ -26,6 +27,7 @@ export function coreRoles(): Token<unknown>[] {
     AdvantageEstimator,
     BatchInputSource,
     BackendFactory,
+    Engines,
     Environment,
     QuestionSet,
     AnswerFormat,

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
-import { expectedTrainingFactory } from '../roles/BackendFactory.js';
+import { expectedTrainingFactory } from '../engines/EngineService.js';
 import type { Roles } from '../roles/Roles.js';
 
 /** `8GiB`, `512 MiB`, `4GB`, `1.5TiB`, `1000000`: binary units (KiB, MiB, GiB, TiB) count 1024s, decimal ones 1000s. */

@@ -1,4 +1,4 @@
-import { DrmasError, integerOption, numberOption, type CliCommand, type DrmasErrorCode } from '@drmas/core';
+import { DrmasError, integerOption, numberOption, type CliCommand, type CliIO, type DrmasErrorCode } from '@drmas/core';
 import { generateCommand } from './generateCommand.js';
 import { scoreCommand } from './scoreCommand.js';
 import type { ArchitectureName } from '../config/ModelConfig.js';
@@ -29,12 +29,12 @@ const FLAG_AT_FAULT: Partial<Record<DrmasErrorCode, string>> = {
   RUNTIME_UNAVAILABLE: '--runtime',
 };
 
-/** Errors of the model or runtime a command opened, located at the flag that chose it. */
+/** Errors of the model or runtime a command opened, located at the flag that chose it (unless they name one already). */
 async function atFlags<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    const flag = DrmasError.is(error) ? FLAG_AT_FAULT[error.code] : undefined;
+    const flag = DrmasError.is(error) && !error.key?.startsWith('--') ? FLAG_AT_FAULT[error.code] : undefined;
     throw flag ? (error as DrmasError).at(flag) : error;
   }
 }
@@ -43,17 +43,22 @@ const MODEL_HELP: [string, string] = [
   '--model DIR|tiny|small',
   'a Hugging Face checkpoint folder (config.json + model.safetensors) or a built-in model',
 ];
-const RUNTIME_HELP: [string, string] = ['--runtime NAME', 'tfjs runtime: auto (default), tfjs-node-gpu, tfjs-node, wasm, cpu'];
+const RUNTIME_HELP: [string, string] = ['--runtime NAME', "the tfjs engine's runtime: auto (default), tfjs-node-gpu, tfjs-node, wasm, cpu"];
 const ENGINE_HELP: [string, string] = [
   '--engine NAME',
-  'tfjs or onnx, the engine package @drmas/plugin-backend-<NAME>: the same checkpoint on either; default tfjs where installed, else onnx',
+  'onnx or tfjs (each where its package @drmas/plugin-backend-<NAME> is installed): the same checkpoint on either; default auto, as training: onnx where onnxruntime-node loads, else tfjs',
 ];
+
+/** Where a command's engine is looked up, and where it says which engines it passed over. */
+function engineContext(io: CliIO): { cwd: string; log: (message: string) => void } {
+  return { cwd: io.cwd, log: (message) => io.stderr.write(`drmas: ${message}\n`) };
+}
 
 export const generate: CliCommand = {
   name: 'generate',
   summary: 'sample a continuation from a model, streaming tokens',
   usage:
-    'drmas generate --model DIR|tiny --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-p P] [--top-k K] [--seed S] [--engine onnx|tfjs]',
+    'drmas generate --model DIR|tiny --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-p P] [--top-k K] [--seed S] [--engine auto|onnx|tfjs]',
   help: [
     MODEL_HELP,
     ['--prompt TEXT', "the prompt (needs the checkpoint's tokenizer)"],
@@ -101,6 +106,7 @@ export const generate: CliCommand = {
           architecture: values.architecture as ArchitectureName | undefined,
           runtime: values.runtime as string | undefined,
           engine: values.engine as string | undefined,
+          ...engineContext(io),
         },
         io.stdout as NodeJS.WritableStream & import('node:stream').Writable,
       ),
@@ -113,7 +119,7 @@ export const generate: CliCommand = {
 export const score: CliCommand = {
   name: 'score',
   summary: 'print the log-prob of each token id after its prefix',
-  usage: 'drmas score --model DIR|tiny --ids 1,2,3 [--prompt-length N] [--json] [--engine onnx|tfjs]',
+  usage: 'drmas score --model DIR|tiny --ids 1,2,3 [--prompt-length N] [--json] [--engine auto|onnx|tfjs]',
   help: [
     MODEL_HELP,
     ['--ids 1,2,3', 'the token ids'],
@@ -145,6 +151,7 @@ export const score: CliCommand = {
           seed: integerOption(values, 'seed', SEED),
           runtime: values.runtime as string | undefined,
           engine: values.engine as string | undefined,
+          ...engineContext(io),
         },
         io.stdout as NodeJS.WritableStream & import('node:stream').Writable,
       ),

@@ -1,9 +1,9 @@
 import type { Writable } from 'node:stream';
 import { DrmasError } from '@drmas/core';
-import { openPolicyBackend } from './openPolicyBackend.js';
+import { openPolicyBackend, type EngineOptions } from './openPolicyBackend.js';
 import type { ArchitectureName } from '../config/ModelConfig.js';
 
-export interface GenerateCommandOptions {
+export interface GenerateCommandOptions extends Pick<EngineOptions, 'cwd' | 'log'> {
   /** `tiny`, `small` or a checkpoint folder. */
   model: string;
   /** Text prompt (needs the model's tokenizer). */
@@ -19,7 +19,7 @@ export interface GenerateCommandOptions {
   seed?: number;
   runtime?: string;
   architecture?: ArchitectureName;
-  /** An engine package's name (`tfjs`, `onnx`); default: tfjs where installed, else onnx. */
+  /** The engine (`onnx`, `tfjs`); default `auto`: the best one available that samples, as training chooses. */
   engine?: string;
 }
 
@@ -40,6 +40,8 @@ export async function generateCommand(options: GenerateCommandOptions, out: Writ
     runtime: options.runtime,
     seed: options.seed,
     architecture: options.architecture,
+    cwd: options.cwd,
+    log: options.log,
   });
   try {
     const tokenizer = backend.tokenizer;

@@ -1,9 +1,9 @@
 import type { Writable } from 'node:stream';
 import { scoreSequences } from '@drmas/core';
-import { openPolicyBackend } from './openPolicyBackend.js';
+import { openPolicyBackend, type EngineOptions } from './openPolicyBackend.js';
 import { CommandInputError } from './generateCommand.js';
 
-export interface ScoreCommandOptions {
+export interface ScoreCommandOptions extends Pick<EngineOptions, 'cwd' | 'log'> {
   /** `tiny`, `small` or a checkpoint folder. */
   model: string;
   ids: number[];
@@ -12,7 +12,7 @@ export interface ScoreCommandOptions {
   json?: boolean;
   runtime?: string;
   seed?: number;
-  /** An engine package's name (`tfjs`, `onnx`); default: tfjs where installed, else onnx. */
+  /** The engine (`onnx`, `tfjs`); default `auto`: the best one available that scores, as training chooses. */
   engine?: string;
 }
 
@@ -25,7 +25,11 @@ export async function scoreCommand(options: ScoreCommandOptions, out: Writable =
   if (!Number.isInteger(promptLength) || promptLength < 1 || promptLength > options.ids.length) {
     throw new CommandInputError('prompt-length', `must be an integer in [1, ${options.ids.length}], got ${options.promptLength}`);
   }
-  const backend = await openPolicyBackend(options.engine, { model: options.model, runtime: options.runtime, seed: options.seed });
+  const backend = await openPolicyBackend(
+    options.engine,
+    { model: options.model, runtime: options.runtime, seed: options.seed, cwd: options.cwd, log: options.log },
+    ['score'],
+  );
   try {
     const vocab = backend.vocabSize;
     const bad = options.ids.find((id) => !Number.isInteger(id) || id < 0 || id >= vocab);

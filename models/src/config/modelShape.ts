@@ -8,11 +8,14 @@ export interface ModelShape {
   /** Positions of the model (`max_position_embeddings`): a prompt and its response together. */
   maxPositions: number;
   numLayers: number;
+  numHeads: number;
   numKvHeads: number;
   headDim: number;
   hiddenSize: number;
   intermediateSize: number;
   vocabSize: number;
+  /** Whether the output head is the embedding matrix (`tie_word_embeddings`). */
+  tiedEmbeddings: boolean;
   /** Where the shape was read: `built-in tiny` or the config.json file. */
   source: string;
 }
@@ -20,6 +23,16 @@ export interface ModelShape {
 /** Bytes a sampling engine's key/value cache holds per token (keys and values of every layer, float32). */
 export function keyValueBytesPerToken(shape: ModelShape): number {
   return 2 * shape.numLayers * shape.numKvHeads * shape.headDim * 4;
+}
+
+/**
+ * The weights of the model's matrices: embeddings, attention and MLP projections, the output head unless tied. Norms
+ * and biases are left out (Qwen2.5-0.5B: 493,961,216 of its 494,032,768), so the count is a lower bound within 0.1%.
+ */
+export function matrixWeightCount(shape: ModelShape): number {
+  const attention = shape.hiddenSize * shape.headDim * 2 * (shape.numHeads + shape.numKvHeads);
+  const mlp = 3 * shape.hiddenSize * shape.intermediateSize;
+  return shape.numLayers * (attention + mlp) + shape.vocabSize * shape.hiddenSize * (shape.tiedEmbeddings ? 1 : 2);
 }
 
 /**
@@ -43,11 +56,13 @@ export function readModelShape(model: string): ModelShape | undefined {
     return {
       maxPositions: BUILTIN_MAX_POSITIONS,
       numLayers: shape.num_hidden_layers,
+      numHeads: shape.num_attention_heads,
       numKvHeads: shape.num_key_value_heads,
       headDim: shape.hidden_size / shape.num_attention_heads,
       hiddenSize: shape.hidden_size,
       intermediateSize: shape.intermediate_size,
       vocabSize: shape.vocab_size,
+      tiedEmbeddings: false,
       source: `built-in ${model}`,
     };
   }
@@ -58,11 +73,13 @@ export function readModelShape(model: string): ModelShape | undefined {
     return {
       maxPositions: config.maxPositionEmbeddings,
       numLayers: config.numLayers,
+      numHeads: config.numHeads,
       numKvHeads: config.numKvHeads,
       headDim: config.headDim,
       hiddenSize: config.hiddenSize,
       intermediateSize: config.intermediateSize,
       vocabSize: config.vocabSize,
+      tiedEmbeddings: config.tieWordEmbeddings,
       source: file,
     };
   } catch {

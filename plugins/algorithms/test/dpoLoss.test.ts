@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { lossTotalsInput } from '@drmas/core';
+import { hostTensorOps, lossTotalsInput } from '@drmas/core';
 import { DpoLossFunction, type DpoSettings } from '../src/index.js';
-import { arr, numberOps } from './numberTensorOps.js';
+import { arr } from './hostRows.js';
 
 // Two pairs as rows [chosen 1, rejected 1, chosen 2, rejected 2], three response columns.
 //   pair 1: chosen logps -1, -2 (2 tokens) sum -3, ref -1.5, -2 sum -3.5 -> chosen log-ratio +0.5
@@ -32,13 +32,13 @@ const totals = { tokens: 9, rows: 4, responseLength: 3, microBatches: 1 };
 
 function run(settings: DpoSettings, rows = [0, 1, 2, 3], t = totals) {
   const pick = (m: number[][]) => arr(rows.map((r) => m[r]!));
-  const out = new DpoLossFunction(settings).compute(numberOps, {
+  const out = new DpoLossFunction(settings).compute(hostTensorOps, {
     logProbs: pick(logProbs),
     oldLogProbs: pick(logProbs),
     advantages: pick(advantages),
     responseMask: pick(responseMask),
     refLogProbs: pick(refLogProbs),
-    totals: lossTotalsInput(numberOps, t),
+    totals: lossTotalsInput(hostTensorOps, t),
   });
   return { loss: out.loss.data[0]!, metrics: Object.fromEntries(Object.entries(out.metrics).map(([k, v]) => [k, v.data[0]!])) };
 }

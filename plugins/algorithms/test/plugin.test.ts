@@ -3,6 +3,7 @@ import {
   BATCH_INPUTS,
   BatchInputSource,
   createKernel,
+  hostTensorOps,
   LossFunction,
   lossTotalsInput,
   type BatchInput,
@@ -11,7 +12,7 @@ import {
 } from '@drmas/core';
 import algorithmsPlugin, { policyLoss, klPenalty, aggregateLoss, PolicyLossFunction } from '../src/index.js';
 import { advantagesOf, producer, runStep, trajectory } from './kernelStep.js';
-import { arr, numberOps } from './numberTensorOps.js';
+import { arr } from './hostRows.js';
 
 // Two rollouts of one prompt; solver rewards 1 and 0, verifier rewards 1 and 1.
 const twoAgents: RolloutBatch = {
@@ -224,13 +225,13 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
   const totals = { tokens: 9, rows: 3, responseLength: 4, microBatches: 1 };
   const run = (fn: PolicyLossFunction, rows: number[], t = totals) => {
     const pick = (m: number[][]) => arr(rows.map((r) => m[r]!));
-    const out = fn.compute(numberOps, {
+    const out = fn.compute(hostTensorOps, {
       logProbs: pick(logProbs),
       oldLogProbs: pick(oldLogProbs),
       advantages: pick(advantages),
       responseMask: pick(responseMask),
       refLogProbs: pick(refLogProbs),
-      totals: lossTotalsInput(numberOps, t),
+      totals: lossTotalsInput(hostTensorOps, t),
     });
     return { loss: out.loss.data[0]!, metrics: Object.fromEntries(Object.entries(out.metrics).map(([k, v]) => [k, v.data[0]])) };
   };
@@ -243,12 +244,12 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
         const fn = new PolicyLossFunction({ ...settings, variant, aggregation });
         const lossOf = (rows: number[]) => {
           const pick = (m: number[][]) => arr(rows.map((r) => m[r]!));
-          return fn.compute(numberOps, {
+          return fn.compute(hostTensorOps, {
             logProbs: pick(logProbs),
             oldLogProbs: pick(oldLogProbs),
             advantages: pick(zeroed),
             responseMask: pick(responseMask),
-            totals: lossTotalsInput(numberOps, totals),
+            totals: lossTotalsInput(hostTensorOps, totals),
           }).loss.data[0]!;
         };
         expect(lossOf([0, 2])).toBeCloseTo(lossOf([0, 1, 2]), 12);
@@ -316,13 +317,13 @@ describe('PolicyLossFunction (the training loss over TensorOps)', () => {
       const fn = new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean', entropyCoef });
       expect(fn.needsEntropy).toBe(true);
       const base = run(new PolicyLossFunction({ ...settings, variant: 'vanilla', aggregation: 'token-mean' }), [0, 1, 2]).loss;
-      const out = fn.compute(numberOps, {
+      const out = fn.compute(hostTensorOps, {
         logProbs: arr(logProbs),
         oldLogProbs: arr(oldLogProbs),
         advantages: arr(advantages),
         responseMask: arr(responseMask),
         entropy: arr(entropy),
-        totals: lossTotalsInput(numberOps, totals),
+        totals: lossTotalsInput(hostTensorOps, totals),
       });
       expect(out.metrics.entropy?.data[0]).toBeCloseTo(tokenMean, 6);
       expect(out.loss.data[0]).toBeCloseTo(base - entropyCoef * tokenMean, 6);

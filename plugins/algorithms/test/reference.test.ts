@@ -23,9 +23,9 @@ import {
   type PolicyLossOptions,
   type ValueLossInput,
 } from '../src/index.js';
-import { lossTotalsInput } from '@drmas/core';
+import { hostTensorOps, lossTotalsInput } from '@drmas/core';
 import { expectClose, expectMatrixClose } from './closeTo.js';
-import { arr, numberOps } from './numberTensorOps.js';
+import { arr } from './hostRows.js';
 
 /** Cases from test/reference/generate_reference.py (veRL / verl-agent formulas in torch float64). */
 interface Cases {
@@ -121,12 +121,12 @@ describe('reference cases (veRL formulas, torch float64)', () => {
       responseLength: mask[0]!.length,
       microBatches: 1,
     };
-    const out = fn.compute(numberOps, {
+    const out = fn.compute(hostTensorOps, {
       logProbs: arr(input.logProbs),
       oldLogProbs: arr(input.oldLogProbs),
       advantages: arr(input.advantages),
       responseMask: arr(mask),
-      totals: lossTotalsInput(numberOps, totals),
+      totals: lossTotalsInput(hostTensorOps, totals),
     });
     expectClose(out.loss.data[0]!, c.expected.loss, 1e-9, 'loss');
     // veRL's masked_mean divides by the mask's sum + 1e-8, the metrics here by the token total: 1e-8 apart at most.

@@ -10,7 +10,7 @@ import type * as OrtModule from 'onnxruntime-node';
 export type Ort = typeof OrtModule;
 export type ProviderName = 'cpu' | 'cuda' | 'webgpu';
 export type ProviderRequest = ProviderName | 'auto';
-export const PROVIDER_REQUESTS: readonly ProviderRequest[] = ['cpu', 'cuda', 'webgpu', 'auto'];
+export const PROVIDER_REQUESTS = ['cpu', 'cuda', 'webgpu', 'auto'] as const satisfies readonly ProviderRequest[];
 
 /** The onnxruntime-node release this package is built and tested against: its optional peer dependency. */
 export const ONNXRUNTIME_VERSION = '1.30.0';

@@ -1,10 +1,15 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { testSlow } from '../../../test/support/describeSlow.js';
-import { statSync, truncateSync } from 'node:fs';
+import { mkdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { builtinConfigJson, builtinModel, saveCheckpoint } from '@drmas/models';
-import { runBin } from '../../../test/support/cliRunner.js';
-import { TempProject } from '../../../test/support/tempProject.js';
+import { fileURLToPath } from 'node:url';
+import { builtinConfigJson, builtinModel, openPolicyBackend, saveCheckpoint } from '@drmas/models';
+import { runBin, runNode } from '../../../test/support/cliRunner.js';
+import { REPO_ROOT, TempProject } from '../../../test/support/tempProject.js';
+import { qwen25ConfigJson } from '../../../models/test/modelFixtures.js';
+
+/** `node --import` it: onnxruntime-node then does not resolve, as where it is not installed. */
+const WITHOUT_ONNXRUNTIME = fileURLToPath(new URL('./fixtures/withoutOnnxRuntime.mjs', import.meta.url));
 
 /** What `drmas score --json` prints: the log-prob of each id after its prefix, null for the prompt's ids. */
 interface ScoreJson {
@@ -56,9 +61,45 @@ describe('drmas score / generate --engine', () => {
     expect(result.stderr).toMatch(/the file is truncated[^\n]*\n {2}hint: .+\n$/);
   });
 
-  test('an engine that is not installed is a clear error', () => {
-    const result = runBin(['score', '--model', 'tiny', '--ids', '1,2', '--engine', 'vllm']);
+  test('an engine none of the installed packages registers is named with the ones that are, and the closest', () => {
+    const result = runBin(['score', '--model', 'tiny', '--ids', '1,2', '--engine', 'onxx']);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('engine "vllm" needs the package @drmas/plugin-backend-vllm');
+    expect(result.stderr).toBe(
+      'error UNKNOWN_NAME (--engine): no engine named "onxx" is registered (registered: onnx, tfjs)\n  hint: Did you mean "onnx"?\n',
+    );
+  });
+});
+
+describe('the engine drmas score and generate choose without --engine', () => {
+  test('is onnx where onnxruntime-node loads, as for training', async () => {
+    const backend = await openPolicyBackend(undefined, { model: 'tiny', seed: 5 }, ['score']);
+    try {
+      expect(backend.name).toBe('onnx:cli');
+    } finally {
+      backend.dispose();
+    }
+    const args = ['score', '--model', 'tiny', '--seed', '5', '--ids', '7,42,300,12', '--prompt-length', '2', '--json'];
+    const chosen = runBin(args);
+    expect([chosen.code, chosen.stderr]).toEqual([0, '']);
+    expect(chosen.stdout).toBe(runBin([...args, '--engine', 'onnx']).stdout);
+  });
+
+  test('without onnxruntime-node, for a model too big for tfjs on wasm: one message naming each engine and why it was skipped', () => {
+    // Qwen2.5-1.5B's published configuration, without weights: the engines decide from config.json.
+    const model = project.path('qwen2.5-1.5b');
+    mkdirSync(model, { recursive: true });
+    writeFileSync(path.join(model, 'config.json'), JSON.stringify(qwen25ConfigJson('1.5B')));
+    const bin = path.join(REPO_ROOT, 'core', 'bin', 'drmas.js');
+    const result = runNode(
+      ['--import', WITHOUT_ONNXRUNTIME, bin, 'score', '--model', model, '--ids', '1,2', '--runtime', 'wasm'],
+      REPO_ROOT,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'error INVALID_ARGUMENT (--engine): no engine here can score token log-probs for this model:\n' +
+        '  - onnx: onnxruntime-node is not installed (ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0)\n' +
+        "  - tfjs: refuses this model: its float32 weights alone take 5.75 GiB, beyond the wasm runtime's 4 GiB heap\n" +
+        '  hint: install what a skipped engine is missing, or a plugin whose engine can score token log-probs\n',
+    );
   });
 });

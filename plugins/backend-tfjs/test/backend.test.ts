@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync, readdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -9,6 +9,7 @@ import { generateCommand, scoreCommand } from '@drmas/models';
 import { scoreSequences } from '@drmas/core';
 import { makeBatch, updateRequest, weightedCrossEntropy } from './trainingFixtures.js';
 import { batchLogits, maxAbsDiff } from './modelFixtures.js';
+import { qwen25ConfigJson } from '../../../models/test/modelFixtures.js';
 
 let dir: string;
 beforeAll(() => {
@@ -113,7 +114,7 @@ describe('a checkpoint with only config.json and model.safetensors', () => {
     const out = new PassThrough();
     let text = '';
     out.on('data', (chunk) => (text += chunk));
-    const result = await scoreCommand({ model: path, ids: [5, 9, 2, 7], json: true, runtime: 'wasm' }, out);
+    const result = await scoreCommand({ model: path, ids: [5, 9, 2, 7], json: true, runtime: 'wasm', engine: 'tfjs' }, out);
     const printed = JSON.parse(text) as { logprobs: (number | null)[] };
     expect(printed.logprobs).toHaveLength(4);
     expect(printed.logprobs[0]).toBeNull();
@@ -128,14 +129,16 @@ describe('a checkpoint with only config.json and model.safetensors', () => {
     const out = new PassThrough();
     let text = '';
     out.on('data', (chunk) => (text += chunk));
-    const ids = await generateCommand({ model: path, promptIds: [1, 2], maxNewTokens: 5, seed: 1, runtime: 'wasm' }, out);
+    const ids = await generateCommand({ model: path, promptIds: [1, 2], maxNewTokens: 5, seed: 1, runtime: 'wasm', engine: 'tfjs' }, out);
     expect(text.trim()).toBe(ids.join(' '));
     const out2 = new PassThrough();
     let text2 = '';
     out2.on('data', (chunk) => (text2 += chunk));
-    await generateCommand({ model: 'tiny', prompt: 'How many clips', maxNewTokens: 6, seed: 2, runtime: 'wasm' }, out2);
+    await generateCommand({ model: 'tiny', prompt: 'How many clips', maxNewTokens: 6, seed: 2, runtime: 'wasm', engine: 'tfjs' }, out2);
     expect(text2.endsWith('\n')).toBe(true);
-    await expect(generateCommand({ model: path, prompt: 'hi', runtime: 'wasm' }, new PassThrough())).rejects.toThrow(/no tokenizer/);
+    await expect(generateCommand({ model: path, prompt: 'hi', runtime: 'wasm', engine: 'tfjs' }, new PassThrough())).rejects.toThrow(
+      /no tokenizer/,
+    );
   });
 });
 
@@ -155,5 +158,17 @@ describe('the tfjs backend factory', () => {
       key: 'models.policy.runtime',
       message: expect.stringMatching(/^model policy \(tiny\) failed to load: no tfjs runtime available for 'tpu'/),
     });
+  });
+
+  it("refuses on wasm a model whose float32 weights alone outgrow the heap (Qwen2.5-1.5B's configuration), from its config.json", () => {
+    const qwen = join(dir, 'qwen2.5-1.5b');
+    mkdirSync(qwen);
+    writeFileSync(join(qwen, 'config.json'), JSON.stringify(qwen25ConfigJson('1.5B')));
+    // 28 x (1536 x 128 x 2 x (12 + 2) + 3 x 1536 x 8960) + 151936 x 1536 = 1,543,569,408 weights: 5.75 GiB in float32.
+    expect(tfjsBackendFactory.refuses!({ model: qwen, runtime: 'wasm' })).toBe(
+      "its float32 weights alone take 5.75 GiB, beyond the wasm runtime's 4 GiB heap",
+    );
+    expect(tfjsBackendFactory.refuses!({ model: qwen, runtime: 'tfjs-node' })).toBeUndefined();
+    expect(tfjsBackendFactory.refuses!({ model: 'tiny', runtime: 'wasm' })).toBeUndefined();
   });
 });

@@ -19,7 +19,20 @@ describe('drmas generate / score through the drmas bin', () => {
     const ids = [5, 17, 300, 42, 7];
     const direct = (await scoreSequences(backend, [ids.slice(0, 2)], [ids.slice(2)])).logProbs[0]!;
     backend.dispose();
-    const result = runBin(['score', '--model', dir, '--ids', ids.join(','), '--prompt-length', '2', '--json', '--runtime', 'wasm']);
+    const result = runBin([
+      'score',
+      '--model',
+      dir,
+      '--ids',
+      ids.join(','),
+      '--prompt-length',
+      '2',
+      '--json',
+      '--runtime',
+      'wasm',
+      '--engine',
+      'tfjs',
+    ]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const { logprobs } = JSON.parse(result.stdout) as { logprobs: Array<number | null> };
@@ -28,7 +41,21 @@ describe('drmas generate / score through the drmas bin', () => {
   });
 
   test('generate streams text from a built-in model and prompt ids from a bare checkpoint', () => {
-    const text = runBin(['generate', '--model', 'tiny', '--prompt', 'hello', '--max-new-tokens', '8', '--seed', '1', '--runtime', 'wasm']);
+    const text = runBin([
+      'generate',
+      '--model',
+      'tiny',
+      '--prompt',
+      'hello',
+      '--max-new-tokens',
+      '8',
+      '--seed',
+      '1',
+      '--runtime',
+      'wasm',
+      '--engine',
+      'tfjs',
+    ]);
     expect(text.code).toBe(0);
     expect(text.stdout.length).toBeGreaterThan(0);
     const bare = runBin([
@@ -43,6 +70,8 @@ describe('drmas generate / score through the drmas bin', () => {
       '0',
       '--runtime',
       'wasm',
+      '--engine',
+      'tfjs',
     ]);
     expect(bare.code).toBe(0);
     expect(
@@ -79,19 +108,19 @@ describe('drmas generate / score through the drmas bin', () => {
     backend.dispose();
     const weights = path.join(dir, 'model.safetensors');
     truncateSync(weights, statSync(weights).size - 100);
-    const truncated = runBin(['generate', '--model', dir, '--prompt', 'hi', '--runtime', 'wasm']);
+    const truncated = runBin(['generate', '--model', dir, '--prompt', 'hi', '--runtime', 'wasm', '--engine', 'tfjs']);
     expect(truncated.code).toBe(1);
     expect(truncated.stderr).toContain(`error CHECKPOINT_INVALID (--model): ${weights}: tensor "`);
     expect(truncated.stderr).toMatch(/the file is truncated[^\n]*\n {2}hint: .*save the checkpoint again\n$/);
 
-    const runtime = runBin(['generate', '--model', 'tiny', '--prompt', 'hi', '--runtime', 'wsam']);
+    const runtime = runBin(['generate', '--model', 'tiny', '--prompt', 'hi', '--runtime', 'wsam', '--engine', 'tfjs']);
     expect(runtime.code).toBe(1);
     expect(runtime.stderr).toMatch(
       /^error RUNTIME_UNAVAILABLE \(--runtime\): no tfjs runtime available for 'wsam':\n {2}- wsam: unknown runtime/,
     );
     expect(runtime.stderr).toContain('hint: pick a known runtime, or auto. Did you mean "wasm"?');
 
-    const text = runBin(['generate', '--model', project.path('bare'), '--prompt', 'hi', '--runtime', 'wasm']);
+    const text = runBin(['generate', '--model', project.path('bare'), '--prompt', 'hi', '--runtime', 'wasm', '--engine', 'tfjs']);
     expect(text.code).toBe(1);
     expect(text.stderr).toBe(
       `error INVALID_ARGUMENT (--prompt): ${project.path('bare')} has no tokenizer.json to encode a text prompt\n` +

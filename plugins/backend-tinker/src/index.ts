@@ -18,5 +18,5 @@ export { logProbGradient, type LogProbGradient, type TokenColumns } from './trai
 export { TinkerServer, type TinkerServerOptions } from './server/TinkerServer.js';
 export { TrainingModels, WEIGHTED_CROSS_ENTROPY, type EngineFactory } from './server/TrainingModels.js';
 export { FutureQueue, RequestFailure, DEFAULT_FUTURE_POLICY, type FuturePolicy, type PollAnswer } from './server/FutureQueue.js';
-export { localEngineFactory, LOCAL_ENGINES, type LocalEngine } from './server/localEngines.js';
+export { localEngines, openLocalEngines, type LocalEngineOptions } from './server/localEngines.js';
 export { tinkerServerCommand } from './cli/tinkerServerCommand.js';

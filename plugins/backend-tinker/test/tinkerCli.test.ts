@@ -50,6 +50,25 @@ describe('drmas info on a mixed config', () => {
   });
 });
 
+describe("drmas tinker-server's engine, chosen by the engine service", () => {
+  it('is among the engines --config loads (auto: the best of them), and an unknown --engine gets "Did you mean"', async () => {
+    const unknown = await runCli(['tinker-server', '--engine', 'onxx', '--port', '0'], project.dir);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe(
+      'error UNKNOWN_NAME (--engine): no engine named "onxx" is registered (registered: onnx, tfjs)\n  hint: Did you mean "onnx"?\n',
+    );
+    project.write({ 'tfjsOnly.json': { plugins: ['backend-tfjs'] } });
+    const server = startBin(['tinker-server', '--port', '0', '--config', project.path('tfjsOnly.json')]);
+    try {
+      await server.waitFor(/listening at http:\/\/\S+/, 60_000);
+      expect(server.output()).toMatch(/listening at http:\/\/\S+ \(engine tfjs,/);
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+    expect((await server.exited).code).toBe(0);
+  });
+});
+
 describe('drmas tinker-server in its own process', () => {
   it('serves the API with an API key and 408 answers while a request runs; stops on SIGTERM', async () => {
     process.env.DRMAS_TINKER_TEST_KEY = 'sesame';

@@ -6,7 +6,7 @@ import { builtinTokenizer, readModelShape, SeededRandom } from '@drmas/models';
 import { policyLoss } from '../../backend-onnx/test/parityFixtures.js';
 import { TinkerClient, type TinkerClientOptions } from '../src/client/TinkerClient.js';
 import { DEFAULT_FUTURE_POLICY, type FuturePolicy } from '../src/server/FutureQueue.js';
-import { localEngineFactory } from '../src/server/localEngines.js';
+import { openLocalEngines } from '../src/server/localEngines.js';
 import { TinkerServer } from '../src/server/TinkerServer.js';
 import { TrainingModels } from '../src/server/TrainingModels.js';
 import { TinkerPolicyBackend } from '../src/TinkerPolicyBackend.js';
@@ -17,7 +17,7 @@ export const SEED = 3;
 /** A `drmas tinker-server` in this process (real HTTP over loopback) on the onnx engine, tiny base model. */
 export async function startServer(policy: Partial<FuturePolicy> = {}): Promise<{ server: TinkerServer; url: string; dataDir: string }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'drmas-tinker-test-'));
-  const engines = await localEngineFactory('onnx', { seed: SEED, log: () => undefined });
+  const engines = await openLocalEngines({ cwd: process.cwd(), engine: 'onnx', seed: SEED, log: () => undefined, dataDir });
   const server = new TinkerServer(new TrainingModels(engines.open, dataDir, ['tiny']), {
     host: '127.0.0.1',
     port: 0,

@@ -1,7 +1,6 @@
 import {
-  BackendFactory,
   DrmasError,
-  Roles,
+  Engines,
   rolloutEngineKey,
   rolloutEngineName,
   WorkerGroups,
@@ -9,9 +8,8 @@ import {
   type RunContext,
   type WorkerGroup,
 } from '@drmas/core';
-import { AUTO_ROLLOUT, chooseRolloutEngine, planWorkerGroups, type WorkerGroupsService } from '@drmas/plugin-trainer';
 import { ServedModels } from './engine/ServedModels.js';
-import type { MicroBatchOptions } from './engine/MicroBatcher.js';
+import type { MicroBatchOptions } from '@drmas/models';
 import { GatewayServer } from './server/GatewayServer.js';
 
 export interface GatewayOptions extends MicroBatchOptions {
@@ -31,7 +29,7 @@ export const GATEWAY_DEFAULTS = { host: '127.0.0.1', port: 8000, windowMs: 5, ma
  */
 export class Gateway {
   private constructor(
-    private readonly groups: WorkerGroupsService,
+    private readonly groups: WorkerGroups,
     private readonly unused: readonly WorkerGroup[],
     readonly server: GatewayServer,
     /** `http://host:port` (no `/v1`). */
@@ -39,17 +37,10 @@ export class Gateway {
   ) {}
 
   static async open(kernel: Kernel, options: GatewayOptions): Promise<Gateway> {
-    refuseLoraAgents(kernel);
-    const run: RunContext = {
-      config: kernel.config,
-      container: kernel.container,
-      runDir: kernel.cwd,
-      signal: new AbortController().signal,
-      log: options.log,
-    };
-    // The trainer plugin's service, through the role's token (the plugin may be another copy than this one imports).
-    const groups = kernel.get(WorkerGroups) as unknown as WorkerGroupsService;
-    await groups.create(run, { reference: false, samplingOnly: true });
+    const groups = kernel.get(WorkerGroups);
+    refuseLoraAgents(groups);
+    const run = kernel.runContext({ runDir: kernel.cwd, log: options.log });
+    await groups.createForSampling(run);
     const unused: WorkerGroup[] = [];
     try {
       for (const id of Object.keys(kernel.config.models)) {
@@ -77,19 +68,22 @@ export class Gateway {
 }
 
 /**
- * A model no agent uses, as a group of no agents: its sampling engine picked as the trainer picks a group's
- * (`models.<id>.rollout`, `auto` by availability, else its `backend`).
+ * A model no agent uses, as a group of no agents: it samples on the engine `models.<id>.rollout` names (`auto`: the
+ * best available one that samples), else on its `backend` (`auto`: the best available one).
  */
 async function openUnusedModel(kernel: Kernel, id: string, run: RunContext): Promise<WorkerGroup> {
-  const settings = kernel.config.models[id]!;
-  let name = rolloutEngineName(settings.rollout) ?? settings.backend;
-  if (name === AUTO_ROLLOUT) name = (await chooseRolloutEngine(kernel.get(Roles), settings.backend)).name;
-  const key = settings.rollout ? rolloutEngineKey(id, settings.rollout) : `models.${id}.backend`;
-  const factory = kernel.getNamed(BackendFactory, name, key);
-  const reason = await factory.probe?.();
-  if (reason !== undefined)
-    throw new DrmasError('RUNTIME_UNAVAILABLE', `engine "${name}" of model "${id}" is unavailable: ${reason}`, { key });
-  const engine = await factory.create({ modelId: id, settings: { ...settings, seed: settings.seed ?? kernel.config.trainer.seed }, run });
+  const settings = { ...kernel.config.models[id]!, seed: kernel.config.models[id]!.seed ?? kernel.config.trainer.seed };
+  const rollout = rolloutEngineName(settings.rollout);
+  const choice = await kernel.get(Engines).select({
+    name: rollout ?? settings.backend,
+    key: rollout === undefined ? `models.${id}.backend` : rolloutEngineKey(id, settings.rollout),
+    settings,
+    needs: ['sample'],
+  });
+  if (choice.skipped.length) {
+    run.log(`model ${id} samples on ${choice.name}; skipped ${choice.skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`);
+  }
+  const engine = await choice.factory.create({ modelId: id, settings, run });
   run.log(`model ${id} (no agent uses it): samples on ${engine.name} (${engine.runtime})`);
   return { id, agents: [], trainer: engine, rollout: engine, codec: engine.tokenizer };
 }
@@ -98,15 +92,15 @@ async function openUnusedModel(kernel: Kernel, id: string, run: RunContext): Pro
  * A LoRA agent's engine starts from PEFT's init (B = 0: the base model) unless `agents.<role>.lora.adapter` names a
  * trained adapter, so without one a gateway would serve the base under the agent's name.
  */
-function refuseLoraAgents(kernel: Kernel): void {
-  const lora = planWorkerGroups(kernel.config).find((plan) => plan.lora && !plan.lora.adapter);
-  if (!lora) return;
-  const agent = lora.agents[0]!;
+function refuseLoraAgents(groups: WorkerGroups): void {
+  const untrained = groups.planned().flatMap(({ model, lora }) => (lora && !lora.adapter ? [{ model, agent: lora.agent }] : []));
+  if (untrained.length === 0) return;
+  const { model, agent } = untrained[0]!;
   throw new DrmasError('CONFIG_INVALID', `drmas gateway would serve agent "${agent}"'s LoRA adapter untrained (the base model)`, {
     key: `agents.${agent}.lora`,
     hint:
-      `name the trained adapter in agents.${agent}.lora.adapter (<run>/checkpoints/step-N/${lora.model}@${agent}), or merge it ` +
-      `(drmas export --merge-lora <run>/checkpoints/step-N --role ${agent} --out DIR) and serve DIR as models.${lora.model}.model, ` +
+      `name the trained adapter in agents.${agent}.lora.adapter (<run>/checkpoints/step-N/${model}@${agent}), or merge it ` +
+      `(drmas export --merge-lora <run>/checkpoints/step-N --role ${agent} --out DIR) and serve DIR as models.${model}.model, ` +
       `without agents.${agent}.lora`,
   });
 }

@@ -130,6 +130,9 @@ export function testWorkerGroups(
   const all = [...groups.values()];
   return {
     ids: () => all.map((g) => g.id),
+    planned: () => all.map((g) => ({ id: g.id, model: g.id, agents: g.agents })),
+    createForSampling: async () => {},
+    dispose: () => {},
     all: () => all,
     get: (id) => all.find((g) => g.id === id)!,
     forAgent: (agentId) => {

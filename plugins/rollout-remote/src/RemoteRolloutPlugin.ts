@@ -3,14 +3,15 @@ import {
   BackendFactory,
   DrmasError,
   didYouMean,
+  z,
   type ModelSettings,
   type Plugin,
   type RegisterContext,
-  type RemoteRolloutSettings,
   type RunContext,
 } from '@drmas/core';
 import { readModelShape } from '@drmas/models';
 import { DIALECTS, type RemoteDialect } from './dialects.js';
+import { remoteRolloutSchema, type RemoteRolloutSettings } from './remoteRolloutConfig.js';
 import { RemoteEngine } from './RemoteEngine.js';
 import { ServerClient } from './ServerClient.js';
 
@@ -39,21 +40,31 @@ async function servedModelName(client: ServerClient, modelId: string, settings: 
   );
 }
 
+/** Why an engine of `dialect` cannot sample a model with `settings`: its `rollout` names no server of that kind. */
+function noServer(dialect: RemoteDialect, settings: Record<string, unknown>): string | undefined {
+  const remote = (settings as ModelSettings).rollout;
+  if (typeof remote === 'object' && remote.kind === dialect.kind) return undefined;
+  return `it samples on a ${dialect.kind} server, and models.<id>.rollout names none ({ kind: "${dialect.kind}", url: "http://host:port" })`;
+}
+
 /** The factory for one server family: `models.<id>.rollout: { kind: 'vllm' | 'sglang', url, ... }`. */
 export function remoteRolloutFactory(dialect: RemoteDialect): BackendFactory {
   return {
     name: dialect.kind,
+    capabilities: ['sample'],
     describe: () => `a ${dialect.kind} server (models.<id>.rollout: { kind: ${dialect.kind}, url }); samples only`,
+    refuses: (settings) => noServer(dialect, settings),
     async create({ modelId, settings, run }: { modelId: string; settings: Record<string, unknown>; run: RunContext }) {
       const model = settings as ModelSettings;
       const key = `models.${modelId}.rollout`;
-      const remote = model.rollout;
-      if (typeof remote !== 'object') {
-        throw new DrmasError('CONFIG_INVALID', `engine "${dialect.kind}" samples on a server, and models.${modelId}.rollout names none`, {
+      if (noServer(dialect, settings) !== undefined) {
+        throw new DrmasError('CONFIG_INVALID', `engine "${dialect.kind}" ${noServer(dialect, settings)}`, {
           key,
           hint: `set ${key}: { kind: "${dialect.kind}", url: "http://host:port" }`,
         });
       }
+      // The config was checked against this plugin's form of the key: parsing again types it.
+      const remote = remoteRolloutSchema.parse(model.rollout);
       const shape = readModelShape(model.model);
       if (!shape) {
         throw new DrmasError(
@@ -86,9 +97,10 @@ export function remoteRolloutFactory(dialect: RemoteDialect): BackendFactory {
   };
 }
 
-/** Registers the `vllm` and `sglang` rollout engines. */
+/** Registers the `vllm` and `sglang` rollout engines and their form of `models.<id>.rollout`, a server. */
 export class RemoteRolloutPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
+  readonly configSchema = { models: z.strictObject({ rollout: remoteRolloutSchema }) };
 
   register(ctx: RegisterContext): void {
     for (const dialect of Object.values(DIALECTS)) ctx.provide(BackendFactory, dialect.kind, remoteRolloutFactory(dialect));

@@ -1,14 +1,12 @@
 import path from 'node:path';
 import {
   AUTO_BACKEND,
-  BackendFactory,
   BatchInputSource,
-  describeEngine,
   DrmasError,
   didYouMean,
+  Engines,
   rolloutEngineKey,
   rolloutEngineName,
-  Roles,
   Checkpointable,
   InfoSection,
   LossFunction,
@@ -44,7 +42,7 @@ import {
 import { SpikeGuards } from './spikeGuard/GradNormSpikeGuard.js';
 import { agentRewardMetrics, diagnoseAgentRewards, type AgentRewardDiagnosis } from './agentDiagnostics/agentRewardStatistics.js';
 import { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
-import { AUTO_ROLLOUT, describeAutoTraining, describeRolloutSetting } from './rolloutEngine.js';
+import { describeAutoTraining, describeRolloutSetting } from './rolloutEngine.js';
 import { updateWorkerGroup, type WorkerGroupUpdate } from './updateWorkerGroup.js';
 import { bestAgainstWorst } from './preference/onlinePairs.js';
 import { WorkerGroupsService, type TrainedWorkerGroup } from './WorkerGroupsService.js';
@@ -184,15 +182,16 @@ export class TrainerPlugin implements Plugin {
     }
     ctx.bind(InfoSection).toConstantValue({
       title: 'workerGroups',
-      describe: (kernel) =>
-        planWorkerGroups(kernel.config).map((plan) => ({
+      describe: (kernel) => {
+        const engines = kernel.get(Engines);
+        return planWorkerGroups(kernel.config).map((plan) => ({
           id: plan.id,
           agents: plan.agents,
           backend:
             plan.settings.backend === AUTO_BACKEND
-              ? describeAutoTraining(kernel, plan.settings)
-              : describeEngine(kernel, plan.settings.backend, plan.settings),
-          rollout: describeRolloutSetting(kernel, plan.settings),
+              ? describeAutoTraining(engines, plan.settings)
+              : engines.describe(plan.settings.backend, plan.settings),
+          rollout: describeRolloutSetting(engines, plan.settings),
           model: plan.settings.model,
           architecture: plan.settings.architecture ?? '(from checkpoint)',
           runtime: plan.settings.runtime,
@@ -203,7 +202,8 @@ export class TrainerPlugin implements Plugin {
           lr: plan.training.optimizer.lr,
           schedule: plan.training.schedule.kind,
           microBatchSize: plan.training.microBatchSize,
-        })),
+        }));
+      },
     });
   }
 
@@ -214,17 +214,17 @@ export class TrainerPlugin implements Plugin {
     // Agents on undefined models, or sharing a model with different training settings, are config errors: found
     // here rather than when setup loads the models.
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
+      const engines = kernel.get(Engines);
       for (const plan of planWorkerGroups(config)) {
-        if (plan.settings.backend !== AUTO_BACKEND) kernel.getNamed(BackendFactory, plan.settings.backend, `models.${plan.model}.backend`);
+        if (plan.settings.backend !== AUTO_BACKEND) engines.get(plan.settings.backend, `models.${plan.model}.backend`);
         const rollout = rolloutEngineName(plan.settings.rollout);
-        if (typeof plan.settings.rollout === 'object' && !kernel.namesOf(BackendFactory).includes(rollout!)) {
+        if (typeof plan.settings.rollout === 'object' && !engines.names().includes(rollout!)) {
           throw new DrmasError('UNKNOWN_NAME', `no rollout engine "${rollout}" is registered for a server`, {
             key: rolloutEngineKey(plan.model, plan.settings.rollout),
-            hint: `the vllm and sglang engines come with the plugin rollout-remote: add "rollout-remote" to plugins${didYouMean(rollout!, kernel.namesOf(BackendFactory))}`,
+            hint: `the vllm and sglang engines come with the plugin rollout-remote: add "rollout-remote" to plugins${didYouMean(rollout!, engines.names())}`,
           });
         }
-        if (rollout !== undefined && rollout !== AUTO_ROLLOUT)
-          kernel.getNamed(BackendFactory, rollout, rolloutEngineKey(plan.model, plan.settings.rollout));
+        if (rollout !== undefined && rollout !== AUTO_BACKEND) engines.get(rollout, rolloutEngineKey(plan.model, plan.settings.rollout));
       }
       checkCritics(kernel, config, this.critics);
       const critic = criticSettings(config);
@@ -250,10 +250,10 @@ export class TrainerPlugin implements Plugin {
       });
       await this.critics.create(
         run,
-        kernel.get(Roles),
+        kernel.get(Engines),
         groups(),
         kernel.config.trainer.seed,
-        (id) => groups().trainingEngine(id),
+        (id) => groups().get(id).engine,
         criticSettings(kernel.config),
       );
     });

@@ -3,31 +3,29 @@ import {
   AUTO_BACKEND,
   DrmasError,
   didYouMean,
+  Engines,
   inject,
   injectable,
   ParamGroupError,
   ResolvedConfig,
-  Roles,
   rolloutEngineKey,
   rolloutEngineName,
+  type BackendFactory,
+  type EngineCapability,
   type LoraEngineSettings,
+  type PlannedWorkerGroup,
   type PolicyBackend,
   type RunContext,
   type WorkerGroup,
   type WorkerGroups,
 } from '@drmas/core';
-import {
-  AUTO_ROLLOUT,
-  availableFactory,
-  chooseRolloutEngine,
-  chooseTrainingEngine,
-  describeRolloutChoice,
-  describeTrainingChoice,
-} from './rolloutEngine.js';
+import { describeRolloutChoice, describeTrainingChoice } from './rolloutEngine.js';
 import { planWorkerGroups, type WorkerGroupTraining } from './workerGroupPlan.js';
 import { agentDiagnosticsSettings, type SpikeGuardSettings, type TrainerSection } from './config/trainingConfig.js';
 
 export interface TrainedWorkerGroup extends WorkerGroup {
+  /** The engine that trains it: `models.<id>.backend`, or what `auto` chose. */
+  engine: string;
   training: WorkerGroupTraining;
   /** Agents with `trainable: false`: their rows leave the loss; a group of only these is never updated. */
   frozenAgents: readonly string[];
@@ -88,9 +86,11 @@ function describeFrozen(id: string, agents: readonly string[], frozen: readonly 
 }
 
 /**
- * Creates one trainer (and rollout engine, and reference model when needed) per worker group at setup. The rollout
- * engine is the factory named by `models.<id>.rollout` (absent: the trainer samples), or with `auto` the available
- * factory of highest priority, else the trainer's; the run log says which and why others were passed over.
+ * Creates one trainer (and rollout engine, and reference model when needed) per worker group at setup, each engine
+ * chosen by the engine service. The trainer's is `models.<id>.backend` (`auto`: the best available engine that trains,
+ * with critics or LoRA adapters when the group needs them); the rollout engine is the one `models.<id>.rollout` names
+ * (absent: the trainer samples), or with `auto` the best available engine ranked above the trainer's, else the
+ * trainer's; the run log says which and why others were passed over.
  */
 @injectable()
 export class WorkerGroupsService implements WorkerGroups {
@@ -98,12 +98,10 @@ export class WorkerGroupsService implements WorkerGroups {
   private readonly byAgent = new Map<string, TrainedWorkerGroup>();
   /** `trainer.roleSwap` at the current step: each role mapped to the role whose model it plays on. */
   private readonly playsAs = new Map<string, string>();
-  /** The factory that trains each group: `models.<id>.backend`, or what `auto` chose at setup. */
-  private readonly trainingEngines = new Map<string, string>();
 
   constructor(
     @inject(ResolvedConfig) private readonly config: ResolvedConfig,
-    @inject(Roles) private readonly roles: Roles,
+    @inject(Engines) private readonly engines: Engines,
   ) {}
 
   /**
@@ -124,28 +122,37 @@ export class WorkerGroupsService implements WorkerGroups {
         const { adapter: _from, ...lora } = plan.lora;
         settings.lora = { ...lora, agent, seed } satisfies LoraEngineSettings;
       }
-      const make = async (name: string, key: string) =>
-        (await availableFactory(this.roles, name, key)).create({ modelId: plan.model, settings, run });
       const rolloutKey = rolloutEngineKey(plan.model, plan.settings.rollout);
-      let trainerName = plan.settings.backend;
-      if (trainerName === AUTO_BACKEND) {
-        // A group a critic takes after trains on an engine that has critics (`auto`: the best one that does it all).
-        const critic = !options.samplingOnly && options.criticGroups?.has(plan.id);
-        const choice = await chooseTrainingEngine(this.roles, plan.id, settings, { critic });
-        run.log(describeTrainingChoice(plan.id, choice, plan.model));
-        trainerName = choice.name;
-      }
-      this.trainingEngines.set(plan.id, trainerName);
+      // A group a critic takes after trains on an engine that has critics, a LoRA agent's on one that trains adapters;
+      // `auto` takes the best engine that does it all and trains.
+      const needs: EngineCapability[] = [];
+      if (!options.samplingOnly && options.criticGroups?.has(plan.id)) needs.push('critic');
+      if (plan.lora) needs.push('lora');
+      const trainerChoice = await this.engines.select({
+        name: plan.settings.backend,
+        key: backendKey,
+        settings,
+        needs: plan.settings.backend === AUTO_BACKEND ? ['train', ...needs] : needs,
+      });
+      if (plan.settings.backend === AUTO_BACKEND) run.log(describeTrainingChoice(plan.id, trainerChoice, plan.model));
+      const trainerName = trainerChoice.name;
+      const factories = new Map<string, BackendFactory>([[trainerName, trainerChoice.factory]]);
       let rolloutName = rolloutEngineName(plan.settings.rollout);
       // A LoRA agent samples on its trainer, which holds the adapter.
-      if (plan.lora && rolloutName === AUTO_ROLLOUT) rolloutName = trainerName;
-      if (rolloutName === AUTO_ROLLOUT) {
-        const choice = await chooseRolloutEngine(this.roles, trainerName);
-        run.log(describeRolloutChoice(plan.id, choice, trainerName, plan.model));
+      if (plan.lora && rolloutName === AUTO_BACKEND) rolloutName = trainerName;
+      if (rolloutName !== undefined && rolloutName !== trainerName) {
+        const choice = await this.engines.select({
+          name: rolloutName,
+          key: rolloutKey,
+          settings,
+          needs: ['sample'],
+          loadedOn: trainerName,
+        });
+        if (rolloutName === AUTO_BACKEND) run.log(describeRolloutChoice(plan.id, choice, trainerName, plan.model));
         rolloutName = choice.name;
-      } else if (rolloutName && rolloutName !== trainerName) {
-        await availableFactory(this.roles, rolloutName, rolloutKey);
+        factories.set(rolloutName, choice.factory);
       }
+      const make = (name: string) => factories.get(name)!.create({ modelId: plan.model, settings, run });
       if (plan.lora && rolloutName && rolloutName !== trainerName) {
         throw new DrmasError(
           'CONFIG_INVALID',
@@ -157,11 +164,12 @@ export class WorkerGroupsService implements WorkerGroups {
         );
       }
       if (options.samplingOnly) {
-        const engine = await make(rolloutName ?? trainerName, rolloutName ? rolloutKey : backendKey);
+        const engine = await make(rolloutName ?? trainerName);
         if (plan.lora?.adapter) await startFromAdapter(engine, plan.lora.adapter, plan.agents[0]!);
         this.add({
           id: plan.id,
           agents: plan.agents,
+          engine: trainerName,
           trainer: engine,
           rollout: engine,
           codec: engine.tokenizer,
@@ -171,7 +179,7 @@ export class WorkerGroupsService implements WorkerGroups {
         run.log(`worker group ${plan.id}: agents ${plan.agents.join(', ')}; samples on ${engine.name} (${engine.runtime})`);
         continue;
       }
-      const trainer = await make(trainerName, backendKey);
+      const trainer = await make(trainerName);
       try {
         checkParamGroups(plan.model, trainer, plan.training);
         checkRollback(plan.model, trainer, plan.settings.spikeGuard as SpikeGuardSettings | undefined);
@@ -187,15 +195,16 @@ export class WorkerGroupsService implements WorkerGroups {
       if (plan.lora?.adapter) await startFromAdapter(trainer, plan.lora.adapter, plan.agents[0]!);
       let rollout = trainer;
       if (rolloutName && rolloutName !== trainerName) {
-        rollout = await make(rolloutName, rolloutKey);
+        rollout = await make(rolloutName);
         await rollout.syncWeights(trainer);
       }
       // A group of frozen agents never computes a loss, so it needs no reference model.
       const trains = plan.frozenAgents.length < plan.agents.length;
-      const reference = options.reference && trains ? await make(trainerName, backendKey) : undefined;
+      const reference = options.reference && trains ? await make(trainerName) : undefined;
       const group: TrainedWorkerGroup = {
         id: plan.id,
         agents: plan.agents,
+        engine: trainerName,
         trainer,
         rollout,
         reference,
@@ -216,13 +225,6 @@ export class WorkerGroupsService implements WorkerGroups {
     }
   }
 
-  /** The BackendFactory name that trains group `id` (after `create`). */
-  trainingEngine(id: string): string {
-    const name = this.trainingEngines.get(id);
-    if (name === undefined) throw new Error(`worker group ${id} has not been created`);
-    return name;
-  }
-
   private add(group: TrainedWorkerGroup): void {
     this.groups.push(group);
     for (const agent of group.agents) this.byAgent.set(agent, group);
@@ -230,6 +232,19 @@ export class WorkerGroupsService implements WorkerGroups {
 
   ids(): string[] {
     return planWorkerGroups(this.config).map((plan) => plan.id);
+  }
+
+  planned(): PlannedWorkerGroup[] {
+    return planWorkerGroups(this.config).map(({ id, model, agents, lora }) => ({
+      id,
+      model,
+      agents,
+      ...(lora ? { lora: { agent: agents[0]!, adapter: lora.adapter } } : {}),
+    }));
+  }
+
+  createForSampling(run: RunContext): Promise<void> {
+    return this.create(run, { reference: false, samplingOnly: true });
   }
 
   all(): TrainedWorkerGroup[] {

@@ -1,7 +1,9 @@
 export { default, TrainerPlugin } from './TrainerPlugin.js';
 export { planWorkerGroups, type WorkerGroupPlan, type WorkerGroupTraining } from './workerGroupPlan.js';
 export { WorkerGroupsService, type TrainedWorkerGroup } from './WorkerGroupsService.js';
-export { AUTO_ROLLOUT, chooseRolloutEngine, describeAutoRollout, OPTIONAL_TFJS_ENGINE, type RolloutChoice } from './rolloutEngine.js';
+export { describeAutoRollout } from './rolloutEngine.js';
+/** The presets' optional tfjs engine (its definition is the models package's, beside the engines the CLI loads). */
+export { OPTIONAL_TFJS_ENGINE } from '@drmas/models';
 export { updateWorkerGroup, type OldLogProbSource, type WorkerGroupUpdate } from './updateWorkerGroup.js';
 export { LearningRateSchedule } from './optimizer/LearningRateSchedule.js';
 export {

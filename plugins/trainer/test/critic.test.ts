@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { createKernel, rankedTrainingEngines, resolveConfig, Roles, TrainingBatch, type ResolvedConfig } from '@drmas/core';
+import { createKernel, Engines, resolveConfig, TrainingBatch, type ResolvedConfig } from '@drmas/core';
 import { WorkerGroupsService } from '../src/WorkerGroupsService.js';
 import { planCritics } from '../src/critic/criticPlan.js';
 import { BUILTIN_CRITIC_LEARNERS, CriticLearner } from '../src/critic/CriticLearner.js';
@@ -184,11 +184,12 @@ describe('critic settings are checked at load', () => {
     const { kernel } = await kernelWith({ algorithm: { advantage: 'gae' }, critic: { learner: 'ppo' } });
     const settings = kernel.config.models.policy!;
     expect(settings.backend).toBe('auto');
-    // onnx ranks 20, tfjs 10 (no tfjs-node-gpu here), and both have createCritic.
-    expect(rankedTrainingEngines(kernel, settings)).toEqual(['onnx', 'tfjs']);
-    expect(rankedTrainingEngines(kernel, settings, { critic: true })).toEqual(['onnx', 'tfjs']);
+    // onnx ranks 20, tfjs 10 (no tfjs-node-gpu here), and both have critics.
+    const engines = kernel.get(Engines);
+    expect(engines.ranked({ needs: ['train'], settings })).toEqual(['onnx', 'tfjs']);
+    expect(engines.ranked({ needs: ['train', 'critic'], settings })).toEqual(['onnx', 'tfjs']);
     const logs: string[] = [];
-    const groups = new WorkerGroupsService(kernel.config, kernel.get(Roles));
+    const groups = new WorkerGroupsService(kernel.config, engines);
     const run = {
       config: kernel.config,
       container: kernel.container,
@@ -197,7 +198,7 @@ describe('critic settings are checked at load', () => {
       log: (m: string) => logs.push(m),
     };
     await groups.create(run, { reference: false, criticGroups: new Set(['policy']) });
-    expect(groups.trainingEngine('policy')).toBe('onnx');
+    expect(groups.get('policy').engine).toBe('onnx');
     expect(groups.get('policy').trainer.name).toBe('onnx:policy');
     expect(logs).toContain('training engine of policy (models.policy.backend: auto): onnx');
   });

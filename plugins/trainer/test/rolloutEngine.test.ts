@@ -31,9 +31,11 @@ function stubBackend(name: string): PolicyBackend {
 
 interface StubEngine {
   name: string;
+  /** Rank for `auto`; absent: chosen only by name. */
   priority?: number;
-  /** Rank for `backend: auto`; absent: does not train. */
-  trainingPriority?: number;
+  /** Whether it trains (and with LoRA adapters); default: it samples only. */
+  trains?: boolean;
+  lora?: boolean;
   /** Why it is unavailable; absent: available. */
   missing?: string;
 }
@@ -48,8 +50,8 @@ function stubEngines(engines: StubEngine[]) {
       for (const engine of engines) {
         const factory: BackendFactory = {
           name: engine.name,
-          priority: engine.priority,
-          trainingPriority: engine.trainingPriority === undefined ? undefined : () => engine.trainingPriority!,
+          capabilities: ['sample', ...(engine.trains ? (['score', 'train'] as const) : []), ...(engine.lora ? (['lora'] as const) : [])],
+          priority: engine.priority === undefined ? undefined : () => engine.priority!,
           probe: async () => {
             probes[engine.name] = (probes[engine.name] ?? 0) + 1;
             return engine.missing;
@@ -155,31 +157,49 @@ describe('models.<id>.backend: auto (the default)', () => {
   test('trains on the available engine of highest training rank, saying which it skipped; engines that do not train are passed over', async () => {
     const engines = stubEngines([
       { name: 'teacher' },
-      { name: 'slow', trainingPriority: 10 },
-      { name: 'fast', trainingPriority: 20 },
-      { name: 'gpu', trainingPriority: 30, missing: 'no GPU' },
+      { name: 'sampler', priority: 40 },
+      { name: 'slow', priority: 10, trains: true },
+      { name: 'fast', priority: 20, trains: true },
+      { name: 'gpu', priority: 30, trains: true, missing: 'no GPU' },
     ]);
     const { groups, log, info } = await setup([engines.plugin], NO_BACKEND);
     expect(groups[0]!.trainer.name).toBe('fast:policy');
     expect(groups[0]!.rollout).toBe(groups[0]!.trainer);
-    expect(log).toContain('training engine of policy (models.policy.backend: auto): fast; skipped gpu: no GPU');
+    expect(log).toContain(
+      'training engine of policy (models.policy.backend: auto): fast; skipped sampler: cannot train; skipped gpu: no GPU',
+    );
     expect(info[0]!.backend).toBe('auto (gpu, else fast, else slow)');
     expect(engines.created).toEqual(['fast:policy']);
   });
 
   test('no engine that trains available: CONFIG_INVALID at models.<id>.backend with each reason', async () => {
-    const engines = stubEngines([{ name: 'teacher' }, { name: 'fast', trainingPriority: 20, missing: 'libfast is not installed' }]);
+    const engines = stubEngines([{ name: 'teacher' }, { name: 'fast', priority: 20, trains: true, missing: 'libfast is not installed' }]);
     const error = await setupError([engines.plugin], NO_BACKEND);
     expect(error.code).toBe('CONFIG_INVALID');
     expect(error.key).toBe('models.policy.backend');
-    expect(error.message).toContain('fast: libfast is not installed');
+    expect(error.message).toBe(
+      'no engine here can train for this model:\n  - fast: libfast is not installed\n  - teacher: cannot train [plugin trainer, hook setup]',
+    );
+  });
+
+  test('a LoRA agent trains on the best engine that trains adapters, the others skipped for lacking them', async () => {
+    const engines = stubEngines([
+      { name: 'gpu', priority: 30, trains: true },
+      { name: 'cpu', priority: 20, trains: true, lora: true },
+    ]);
+    const { groups, log } = await setup([engines.plugin], {
+      ...NO_BACKEND,
+      agents: { solver: { model: 'policy', lora: { rank: 2 } } },
+    });
+    expect(groups[0]!.trainer.name).toBe('cpu:policy');
+    expect(log).toContain('training engine of policy@solver (models.policy.backend: auto): cpu; skipped gpu: cannot train LoRA adapters');
   });
 
   test('the real engines rank onnx above tfjs on a CPU runtime, tfjs first on tfjs-node-gpu', () => {
-    const onnx = onnxBackendFactory.trainingPriority!({ runtime: 'auto' });
-    expect(tfjsBackendFactory.trainingPriority!({ runtime: 'wasm' })).toBeLessThan(onnx);
-    expect(tfjsBackendFactory.trainingPriority!({ runtime: 'tfjs-node' })).toBeLessThan(onnx);
-    expect(tfjsBackendFactory.trainingPriority!({ runtime: 'tfjs-node-gpu' })).toBeGreaterThan(onnx);
+    const onnx = onnxBackendFactory.priority!({ runtime: 'auto' });
+    expect(tfjsBackendFactory.priority!({ runtime: 'wasm' })).toBeLessThan(onnx);
+    expect(tfjsBackendFactory.priority!({ runtime: 'tfjs-node' })).toBeLessThan(onnx);
+    expect(tfjsBackendFactory.priority!({ runtime: 'tfjs-node-gpu' })).toBeGreaterThan(onnx);
   });
 });
 
@@ -210,6 +230,28 @@ describe('an explicitly named rollout engine', () => {
   test('an unavailable trainer engine fails with models.<id>.backend', async () => {
     const engines = stubEngines([{ name: 'trainer-engine', missing: 'no accelerator' }]);
     expect((await setupError([engines.plugin], ONE_GROUP('trainer-engine'))).key).toBe('models.policy.backend');
+  });
+
+  test('a rollout engine that samples on a server, named for a model without one, is refused before any model loads', async () => {
+    const engines = stubEngines([{ name: 'trainer-engine', priority: 10, trains: true }]);
+    const server: Plugin = {
+      name: 'server-engine',
+      register: (ctx) =>
+        ctx.provide(BackendFactory, 'served', {
+          name: 'served',
+          capabilities: ['sample'],
+          refuses: () => 'it samples on a server, and models.<id>.rollout names none',
+          create: () => Promise.reject(new Error('not reached')),
+        }),
+    };
+    const error = await setupError([engines.plugin, server], ONE_GROUP('served'));
+    expect([error.code, error.key, error.message]).toEqual([
+      'CONFIG_INVALID',
+      'models.policy.rollout',
+      'engine "served" refuses this model: it samples on a server, and models.<id>.rollout names none [plugin trainer, hook setup]',
+    ]);
+    expect(error.hint).toBe('name one that can (trainer-engine), or give models.policy.rollout: auto to take the best available');
+    expect(engines.created).toEqual([]);
   });
 });
 

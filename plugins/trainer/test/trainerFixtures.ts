@@ -24,6 +24,7 @@ export function singleAgentGroup(
   return {
     id: 'policy',
     agents: ['agent'],
+    engine: backend.name,
     frozenAgents: [],
     trainer: backend,
     rollout: backend,

@@ -32,13 +32,13 @@ const MAX_THREADS = 4096;
 /**
  * The `onnx` backend factory: a policy on onnxruntime-node, as the rollout engine (`models.<id>.rollout: onnx`) or
  * as the trainer too (`backend: onnx`). `models.<id>.provider` picks the execution provider: cpu, cuda or auto. Ranked
- * above tfjs for `rollout: auto`, which takes it when onnxruntime-node (an optional peer dependency) loads.
+ * above tfjs on a CPU, so `auto` takes it wherever onnxruntime-node (an optional peer dependency) loads.
  */
 export const onnxBackendFactory: BackendFactory = {
   name: 'onnx',
-  priority: 20,
-  // Trains 2x tfjs-wasm's speed on a CPU (the math job's steps), critics included, so `backend: auto` takes it there.
-  trainingPriority: () => 20,
+  capabilities: ['sample', 'score', 'train', 'lora', 'critic'],
+  // Trains 2x tfjs-wasm's speed on a CPU (the math job's steps), critics included, so `auto` takes it there.
+  priority: () => 20,
   // The training graph runs a whole micro-batch (by default the step's rows) at once and keeps its activations for
   // the backward pass, so they grow with the batch as the key/value cache does (math job, tiny: ~60 KB per sampled
   // token measured as max RSS between 128 and 1,024 rows), and nothing caps the heap short of the machine.
@@ -190,7 +190,7 @@ export class OnnxBackendPlugin implements Plugin {
   /** `models.<id>.provider`: onnxruntime's execution provider for this model's onnx engine. */
   readonly configSchema = {
     models: z.strictObject({
-      provider: z.enum(PROVIDER_REQUESTS as unknown as [ProviderRequest, ...ProviderRequest[]]).optional(),
+      provider: z.enum(PROVIDER_REQUESTS).optional(),
       threads: z.number().int().min(1).max(MAX_THREADS).optional(),
       memoryPattern: z.boolean().optional(),
     }),

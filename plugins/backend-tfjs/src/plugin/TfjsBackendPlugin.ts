@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import {
   BackendFactory,
   DrmasError,
+  formatBytes,
   type Kernel,
   type LoraEngineSettings,
   type ModelSettings,
@@ -9,7 +10,7 @@ import {
   type RegisterContext,
 } from '@drmas/core';
 import { createTfjsPolicyBackend, TfjsPolicyBackend } from '../TfjsPolicyBackend.js';
-import { loadCriticTrunk, type ArchitectureName } from '@drmas/models';
+import { loadCriticTrunk, matrixWeightCount, readModelShape, type ArchitectureName } from '@drmas/models';
 import { TfjsValueModel } from '../critic/TfjsValueModel.js';
 import { DecoderModel } from '../model/DecoderModel.js';
 import { selectRuntime } from '../runtime/RuntimeSelector.js';
@@ -19,6 +20,16 @@ const PLUGIN_NAME = 'backend-tfjs';
 const ARCHITECTURES: ArchitectureName[] = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'];
 /** WebAssembly's 32-bit memory: the wasm runtime's heap cannot grow past it. */
 const WASM_HEAP_LIMIT = 4 * 2 ** 30;
+
+/** The wasm runtime's heap, where a model with these settings would run on wasm; undefined on a native runtime. */
+function wasmHeap(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined {
+  const runtime = (settings as ModelSettings).runtime;
+  if (runtime === 'wasm') return { bytes: WASM_HEAP_LIMIT, reason: "the wasm runtime's 4 GiB heap" };
+  if (runtime === 'auto' && !installed('@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-node')) {
+    return { bytes: WASM_HEAP_LIMIT, reason: "the wasm runtime's 4 GiB heap (runtime auto without tfjs-node installed)" };
+  }
+  return undefined;
+}
 
 /** Whether `auto` would find one of `packages` (native runtimes), judged by the packages resolving. */
 function installed(...packages: string[]): boolean {
@@ -35,14 +46,14 @@ function installed(...packages: string[]): boolean {
 
 /**
  * The `tfjs` backend factory: trains and samples Llama/Qwen decoders with tfjs on the best runtime installed. Always
- * available (its wasm and cpu runtimes are dependencies), ranked below onnx for `rollout: auto`, and for `backend: auto`
- * unless tfjs-node-gpu runs it.
+ * available (its wasm and cpu runtimes are dependencies); `auto` ranks it below onnx unless tfjs-node-gpu runs it.
+ * It trains no LoRA adapters.
  */
 export const tfjsBackendFactory: BackendFactory = {
   name: 'tfjs',
-  priority: 10,
-  // `backend: auto` takes tfjs over onnx only on a GPU (tfjs-node-gpu); on a CPU onnx trains 2x faster.
-  trainingPriority(settings) {
+  capabilities: ['sample', 'score', 'train', 'critic'],
+  // `auto` takes tfjs over onnx only on a GPU (tfjs-node-gpu); on a CPU onnx trains 2x faster.
+  priority(settings) {
     const runtime = (settings as ModelSettings).runtime;
     return runtime === 'tfjs-node-gpu' || (runtime === 'auto' && installed('@tensorflow/tfjs-node-gpu')) ? 30 : 10;
   },
@@ -51,13 +62,14 @@ export const tfjsBackendFactory: BackendFactory = {
       .sort((a, b) => b.priority - a.priority)
       .map((c) => c.name)
       .join(' > ')} (first that loads)`,
-  memoryLimit(settings) {
-    const runtime = (settings as ModelSettings).runtime;
-    if (runtime === 'wasm') return { bytes: WASM_HEAP_LIMIT, reason: "the wasm runtime's 4 GiB heap" };
-    if (runtime === 'auto' && !installed('@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-node')) {
-      return { bytes: WASM_HEAP_LIMIT, reason: "the wasm runtime's 4 GiB heap (runtime auto without tfjs-node installed)" };
-    }
-    return undefined;
+  memoryLimit: wasmHeap,
+  // A model whose float32 weights alone outgrow the wasm heap cannot load there (Qwen2.5-1.5B, Llama-3.2-1B).
+  refuses(settings) {
+    const limit = wasmHeap(settings);
+    const shape = limit && readModelShape((settings as ModelSettings).model);
+    const bytes = shape ? 4 * matrixWeightCount(shape) : 0;
+    if (!limit || bytes <= limit.bytes) return undefined;
+    return `its float32 weights alone take ${formatBytes(bytes)}, beyond ${limit.reason}`;
   },
   async create({ modelId, settings, run }) {
     const model = settings as ModelSettings;

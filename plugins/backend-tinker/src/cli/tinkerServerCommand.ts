@@ -1,9 +1,9 @@
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DrmasError, integerOption, type CliCommand } from '@drmas/core';
+import { CONFIG_OPTIONS, DrmasError, integerOption, type CliCommand } from '@drmas/core';
 import { DEFAULT_FUTURE_POLICY, type FuturePolicy } from '../server/FutureQueue.js';
-import { LOCAL_ENGINES, localEngineFactory, type LocalEngine } from '../server/localEngines.js';
+import { openLocalEngines } from '../server/localEngines.js';
 import { TinkerServer } from '../server/TinkerServer.js';
 import { TrainingModels } from '../server/TrainingModels.js';
 
@@ -14,9 +14,17 @@ const MAX_MS = 86_400_000;
 export const tinkerServerCommand: CliCommand = {
   name: 'tinker-server',
   summary: "a Tinker-API training server (create_model, forward_backward, optim_step, asample, futures) over drmas's own engines",
-  usage: 'drmas tinker-server [--engine auto|onnx|tfjs] [--port 8000] [--host 127.0.0.1] [--data-dir DIR] [--seed 0] [future options]',
+  usage:
+    'drmas tinker-server [--engine auto|onnx|tfjs] [--config PATH] [--port 8000] [--host 127.0.0.1] [--data-dir DIR] [--seed 0] [future options]',
   help: [
-    ['--engine E', 'the engine models train on: auto (onnx where onnxruntime-node loads, else tfjs), onnx or tfjs'],
+    [
+      '--engine E',
+      'the engine models train on: auto (default; onnx where onnxruntime-node loads, else tfjs, as for training), or its name',
+    ],
+    [
+      '-c, --config PATH',
+      "take the engines this config's plugins and presets load (default: drmas's own, onnx and tfjs, where installed); --set KEY=VALUE overrides it",
+    ],
     ['--port N', `port to listen on (default ${DEFAULTS.port}; 0: a free port, printed)`],
     ['--host H', `address to listen on (default ${DEFAULTS.host}: this machine only)`],
     ['--api-key-env NAME', 'require the key in this environment variable as X-API-Key (default: no key)'],
@@ -30,6 +38,7 @@ export const tinkerServerCommand: CliCommand = {
     ['--expire-count N', 'how many results expire after --expire-after-ms (default 0)'],
   ],
   options: {
+    ...CONFIG_OPTIONS,
     engine: { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
@@ -44,13 +53,6 @@ export const tinkerServerCommand: CliCommand = {
     'expire-count': { type: 'string' },
   },
   async run({ values }, io) {
-    const engine = (values.engine as string | undefined) ?? 'auto';
-    if (!(LOCAL_ENGINES as readonly string[]).includes(engine)) {
-      throw new DrmasError('INVALID_ARGUMENT', `unknown engine ${JSON.stringify(engine)}`, {
-        key: '--engine',
-        hint: `one of ${LOCAL_ENGINES.join(', ')}`,
-      });
-    }
     const pending = (values.pending as string | undefined) ?? DEFAULT_FUTURE_POLICY.pending;
     if (pending !== 'try_again' && pending !== '408') {
       throw new DrmasError('INVALID_ARGUMENT', `--pending must be try_again or 408, got ${JSON.stringify(pending)}`, { key: '--pending' });
@@ -82,7 +84,15 @@ export const tinkerServerCommand: CliCommand = {
       io.cwd,
       (values['data-dir'] as string | undefined) ?? (await mkdtemp(path.join(os.tmpdir(), 'drmas-tinker-'))),
     );
-    const engines = await localEngineFactory(engine as LocalEngine, { seed, log });
+    const engines = await openLocalEngines({
+      cwd: io.cwd,
+      configPath: values.config as string | undefined,
+      overrides: values.set as string[] | undefined,
+      engine: values.engine as string | undefined,
+      seed,
+      log,
+      dataDir,
+    });
     const server = new TinkerServer(new TrainingModels(engines.open, dataDir, ['tiny', 'small']), { host, port, apiKey, policy });
     const url = await server.start();
     if (!LOOPBACK.has(host) && !apiKey) log(`listening on ${host} with no API key: anyone who can reach it can train and sample`);

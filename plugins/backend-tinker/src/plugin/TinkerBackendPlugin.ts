@@ -1,11 +1,18 @@
-import { BackendFactory, DrmasError, z, type Kernel, type ModelSettings, type Plugin, type RegisterContext } from '@drmas/core';
+import {
+  AUTO_BACKEND,
+  BackendFactory,
+  DrmasError,
+  z,
+  type Kernel,
+  type ModelSettings,
+  type Plugin,
+  type RegisterContext,
+} from '@drmas/core';
 import { builtinTokenizer, isBuiltinModelName, readModelShape, Tokenizer } from '@drmas/models';
 import { TinkerClient } from '../client/TinkerClient.js';
 import { TinkerPolicyBackend } from '../TinkerPolicyBackend.js';
 
 const PLUGIN_NAME = 'backend-tinker';
-/** `models.<id>.rollout: auto`, which resolves to the tinker engine itself for a model trained on it. */
-const AUTO_ROLLOUT = 'auto';
 export const TINKER_BACKEND = 'tinker';
 
 /** `models.<id>.tinker`: the server a model trains and samples on, and how patiently it is called. */
@@ -35,6 +42,7 @@ export type TinkerSettings = z.output<typeof tinkerSettingsSchema>;
 /** The `tinker` backend: `models.<id>.backend: tinker` trains (and samples) the model on a Tinker API server. */
 export const tinkerBackendFactory: BackendFactory = {
   name: TINKER_BACKEND,
+  capabilities: ['sample', 'score', 'train'],
   remoteWeights: true,
   describe: () => 'a Tinker API server (models.<id>.tinker.baseUrl): LoRA training and sampling run there, the loss on this machine',
   location: (settings) => (settings.tinker as TinkerSettings | undefined)?.baseUrl,
@@ -93,7 +101,7 @@ export class TinkerBackendPlugin implements Plugin {
       for (const [id, model] of Object.entries(config.models)) {
         if (model.backend !== TINKER_BACKEND) continue;
         if (!model.tinker) throw missingSection(id);
-        if (model.rollout !== undefined && model.rollout !== TINKER_BACKEND && model.rollout !== AUTO_ROLLOUT) {
+        if (model.rollout !== undefined && model.rollout !== TINKER_BACKEND && model.rollout !== AUTO_BACKEND) {
           throw new DrmasError(
             'CONFIG_INVALID',
             `model ${id} trains on Tinker, whose weights stay on the server, so it cannot sample on ${describeRollout(model.rollout)}`,

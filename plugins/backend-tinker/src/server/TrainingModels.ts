@@ -12,7 +12,7 @@ import {
   type SampleResponse,
   type SamplingParams,
 } from '../client/tinkerWire.js';
-import { MicroBatcher } from '@drmas/plugin-gateway';
+import { MicroBatcher } from '@drmas/models';
 import { RequestFailure } from './FutureQueue.js';
 
 /** Opens a drmas engine on `model` (`tiny`, or a Hugging Face checkpoint folder the server saved). */

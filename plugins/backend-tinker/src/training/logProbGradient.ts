@@ -1,6 +1,4 @@
-import * as tf from '@tensorflow/tfjs-core';
-import { DrmasError, lossTotalsInput, type LossFunction, type LossTotals } from '@drmas/core';
-import { selectRuntime, tfjsTensorOps } from '@drmas/plugin-backend-tfjs';
+import { DrmasError, hostGradients, hostTensor, hostTensorOps, lossTotalsInput, type LossFunction, type LossTotals } from '@drmas/core';
 
 /** The per-token inputs of one micro-batch, each `[rows * columns]` row-major. */
 export interface TokenColumns {
@@ -22,12 +20,13 @@ export interface LogProbGradient {
 }
 
 /**
- * drmas's policy loss and its gradient with respect to the per-token log-probs, computed on the client by tfjs's
- * autodiff over the same loss code every engine trains with. The loss is a function of the log-probs only (old and
- * reference log-probs, advantages and the mask are constants), so by the chain rule
- * `dLoss/dθ = Σ_t dLoss/dlogp_t · dlogp_t/dθ`: a server that backpropagates `Σ_t w_t · (-logp_t)` with
- * `w_t = -dLoss/dlogp_t` (Tinker's `cross_entropy` with per-token `weights`) applies exactly drmas's gradient.
- * A loss that needs the policy's entropy cannot be computed from log-probs of the sampled tokens alone.
+ * drmas's policy loss and its gradient with respect to the per-token log-probs, computed on the client in float64
+ * (core's `hostTensorOps`, reverse accumulation over the same loss code every engine trains with): no engine is
+ * needed, since the loss is a function of the log-probs only (old and reference log-probs, advantages and the mask
+ * are constants). By the chain rule `dLoss/dθ = Σ_t dLoss/dlogp_t · dlogp_t/dθ`, so a server that backpropagates
+ * `Σ_t w_t · (-logp_t)` with `w_t = -dLoss/dlogp_t` (Tinker's `cross_entropy` with per-token `weights`) applies
+ * exactly drmas's gradient. A loss that needs the policy's entropy cannot be computed from log-probs of the sampled
+ * tokens alone.
  */
 export async function logProbGradient(loss: LossFunction, input: TokenColumns, totals: LossTotals): Promise<LogProbGradient> {
   if (loss.needsEntropy) {
@@ -36,38 +35,21 @@ export async function logProbGradient(loss: LossFunction, input: TokenColumns, t
       hint: 'Tinker returns log-probs of the given tokens only, not the full distributions an entropy needs; set the entropy coefficient to 0',
     });
   }
-  // tfjs has one active backend per process: reuse the one the tfjs engine picked, else the best available.
-  await selectRuntime('auto');
   const shape = [input.rows, input.columns];
-  const constant = (values: Float32Array) => tf.tensor2d(values, [input.rows, input.columns], 'float32');
-  const computeLoss = (logProbs: tf.Tensor) => {
-    const totalsInput = lossTotalsInput(tfjsTensorOps, totals);
-    return loss.compute(tfjsTensorOps, {
-      logProbs,
-      oldLogProbs: constant(input.oldLogProbs),
-      advantages: constant(input.advantages),
-      responseMask: constant(input.responseMask),
-      refLogProbs: input.refLogProbs ? constant(input.refLogProbs) : undefined,
-      totals: totalsInput,
-    });
+  const constant = (values: Float32Array) => hostTensor(values, shape);
+  const logProbs = hostTensor(input.logProbs, shape);
+  const output = loss.compute(hostTensorOps, {
+    logProbs,
+    oldLogProbs: constant(input.oldLogProbs),
+    advantages: constant(input.advantages),
+    responseMask: constant(input.responseMask),
+    refLogProbs: input.refLogProbs ? constant(input.refLogProbs) : undefined,
+    totals: lossTotalsInput(hostTensorOps, totals),
+  });
+  const [gradient] = hostGradients(output.loss, [logProbs]);
+  return {
+    loss: output.loss.data[0]!,
+    metrics: Object.fromEntries(Object.entries(output.metrics).map(([name, t]) => [name, t.data[0]!])),
+    gradient: Float32Array.from(gradient!),
   };
-  const logProbs = tf.tensor(input.logProbs, shape, 'float32');
-  try {
-    const { value, metrics } = tf.tidy(() => {
-      const output = computeLoss(logProbs);
-      return {
-        value: output.loss.dataSync()[0]!,
-        metrics: Object.fromEntries(Object.entries(output.metrics).map(([name, t]) => [name, t.dataSync()[0]!])),
-      };
-    });
-    const gradient = tf.tidy(
-      () =>
-        tf
-          .grad((x: tf.Tensor) => computeLoss(x).loss as tf.Scalar)(logProbs)
-          .dataSync() as Float32Array,
-    );
-    return { loss: value, metrics, gradient: Float32Array.from(gradient) };
-  } finally {
-    logProbs.dispose();
-  }
 }

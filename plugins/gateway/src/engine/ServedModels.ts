@@ -1,5 +1,5 @@
 import { didYouMean, type PolicyBackend, type TextCodec, type WorkerGroup } from '@drmas/core';
-import { MicroBatcher, type MicroBatchOptions } from './MicroBatcher.js';
+import { MicroBatcher, type MicroBatchOptions } from '@drmas/models';
 
 /** A name clients pass as `model`: a model id (`models.<id>`) or an agent role (`agents.<role>`) on its model. */
 export interface ServedModel {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { scoringTemperature, type TopLogProb } from '@drmas/core';
 import type { ServedModel } from '../engine/ServedModels.js';
-import type { SampleRequest, SampleResult } from '../engine/MicroBatcher.js';
+import type { SampleRequest, SampleResult } from '@drmas/models';
 import type { CapturedTurn, Session } from '../capture/Sessions.js';
 import { OpenAiError } from './OpenAiError.js';
 import { TextStream } from './TextStream.js';

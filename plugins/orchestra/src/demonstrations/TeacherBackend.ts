@@ -79,5 +79,10 @@ export class TeacherBackend implements PolicyBackend {
 
 /** A BackendFactory named `teacher` whose engines answer with `policy`, encoding with `codec`. */
 export function teacherBackendFactory(codec: TextCodec, policy: TeacherPolicy): BackendFactory {
-  return { name: 'teacher', describe: () => 'teacher policy (demonstrations)', create: async () => new TeacherBackend(codec, policy) };
+  return {
+    name: 'teacher',
+    capabilities: ['sample'],
+    describe: () => 'teacher policy (demonstrations)',
+    create: async () => new TeacherBackend(codec, policy),
+  };
 }

@@ -85,7 +85,7 @@ export function agentLimits(
 ): AgentLimits[] {
   // A critic of its own trunk (`critic.model`, else the policy's) trains beside each model whose agents' estimator
   // reads values; one on the policy's trunk (`shareTrunk`) trains its head alone.
-  const critic = (config as unknown as { critic?: CriticSection }).critic;
+  const critic = config.critic as CriticSection | undefined;
   const ownCritic = critic?.learner !== undefined && !critic.shareTrunk;
   const valueRoles = roles && ownCritic ? rolesReadingValues(roles, config) : new Set<string>();
   return [...agents.values()].map((agent) => {

@@ -1,9 +1,8 @@
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DrmasError, WorkerGroups, type Kernel, type RunContext } from '@drmas/core';
+import { DrmasError, WorkerGroups, type Kernel } from '@drmas/core';
 import { EpisodeRunner } from '@drmas/plugin-orchestra';
-import type { WorkerGroupsService } from '@drmas/plugin-trainer';
 import type { BullmqSettings } from '../plugin/bullmqConfig.js';
 import { EPISODE_JOB, type EpisodeJobData, type EpisodeJobResult, type WeightsRelease } from '../plugin/episodeJob.js';
 import { bullmqConnection, checkRedis, KEY_PREFIX } from '../plugin/redisConnection.js';
@@ -45,14 +44,8 @@ export class RolloutWorker {
   async start(): Promise<void> {
     const { settings, log } = this.options;
     await checkRedis(settings.redisUrl, this.options.redisKey);
-    const run: RunContext = {
-      config: this.kernel.config,
-      container: this.kernel.container,
-      runDir: this.kernel.cwd,
-      signal: new AbortController().signal,
-      log,
-    };
-    await this.groups().create(run, { reference: false, samplingOnly: true });
+    const run = this.kernel.runContext({ runDir: this.kernel.cwd, log });
+    await this.kernel.get(WorkerGroups).createForSampling(run);
     await this.kernel.get(EpisodeRunner).environment.init();
     this.connection = bullmqConnection(settings.redisUrl);
     const lockDuration = settings.lockDuration * 1000;
@@ -74,7 +67,7 @@ export class RolloutWorker {
   async stop(): Promise<void> {
     await this.worker?.close();
     this.connection?.disconnect();
-    this.groups().dispose();
+    this.kernel.get(WorkerGroups).dispose();
     this.options.log(`worker ${this.name} stopped after ${this.jobs} job(s)`);
   }
 
@@ -121,14 +114,6 @@ export class RolloutWorker {
       sampleStreams: data.sampleStreams,
     });
     return { worker: this.name, trajectories: run.trajectories };
-  }
-
-  /**
-   * The trainer plugin's worker groups, through the role's token: the plugin may be another copy of the package than
-   * this one imports (jest runs sources, the CLI dist), so its class is not looked up.
-   */
-  private groups(): WorkerGroupsService {
-    return this.kernel.get(WorkerGroups) as unknown as WorkerGroupsService;
   }
 
   /** Loads the release's weights into every rollout engine unless they are the ones loaded (one load at a time). */

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
-  BackendFactory,
   DrmasError,
+  Engines,
   didYouMean,
   lossTotals,
   longestResponse,
@@ -66,10 +66,10 @@ function referenceFolder(dir: string, groupId: string): string {
   });
 }
 
-/** The reference engine of a group: a second model from `--ref`, on the group's own backend with its settings. */
+/** The reference engine of a group: a second model from `--ref`, on the engine that trains the group, with its settings. */
 async function openReference(kernel: Kernel, config: ResolvedConfig, group: TrainedWorkerGroup, run: RunContext, dir: string) {
   const plan = planWorkerGroups(config).find((p) => p.id === group.id)!;
-  const factory = kernel.getNamed(BackendFactory, plan.settings.backend, `models.${group.id}.backend`);
+  const factory = kernel.get(Engines).get(group.engine, `models.${group.id}.backend`);
   const model = referenceFolder(dir, group.id);
   const settings = { ...plan.settings, seed: plan.settings.seed ?? config.trainer.seed, model } as Record<string, unknown>;
   return factory.create({ modelId: group.id, settings, run });

@@ -121,7 +121,7 @@ export type CriticSettings = z.output<typeof criticSection>;
 
 /** The `critic` section of a resolved config. */
 export function criticSettings(config: ResolvedConfig): CriticSettings {
-  return (config as unknown as { critic: CriticSettings }).critic;
+  return config.critic as CriticSettings;
 }
 
 declare module '@drmas/core' {

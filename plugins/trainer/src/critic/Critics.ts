@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  BackendFactory,
   DrmasError,
   lossTotals,
   longestResponse,
@@ -14,7 +13,7 @@ import {
   type ValueLossFunction,
   type ValueModel,
   type WorkerGroups,
-  type Roles,
+  type Engines,
 } from '@drmas/core';
 import type { TrainedWorkerGroup } from '../WorkerGroupsService.js';
 import { miniBatchViews } from '../updateWorkerGroup.js';
@@ -101,14 +100,14 @@ export class Critics {
    */
   async create(
     run: RunContext,
-    roles: Roles,
+    engines: Engines,
     groups: WorkerGroups,
     seed: number,
     engineOf: (groupId: string) => string,
     section: Pick<CriticSettings, 'mixer' | 'spikeGuard'>,
   ): Promise<void> {
     for (const plan of this.plans) {
-      const factory = roles.getNamed(BackendFactory, engineOf(plan.policyGroup), `models.${plan.policyGroup}.backend`);
+      const factory = engines.get(engineOf(plan.policyGroup), `models.${plan.policyGroup}.backend`);
       const policy = groups.get(plan.policyGroup) as TrainedWorkerGroup;
       const settings = { ...plan.settings, seed: plan.settings.seed ?? seed } as Record<string, unknown>;
       const model = await factory.createCritic!({

@@ -1,12 +1,4 @@
-import {
-  AUTO_BACKEND,
-  BackendFactory,
-  DrmasError,
-  rankedTrainingEngines,
-  rolesReadingValues,
-  type Kernel,
-  type ResolvedConfig,
-} from '@drmas/core';
+import { AUTO_BACKEND, BackendFactory, DrmasError, Engines, rolesReadingValues, type Kernel, type ResolvedConfig } from '@drmas/core';
 import { criticSettings } from '../config/criticConfig.js';
 import type { Critics } from './Critics.js';
 import { CriticLearner } from './CriticLearner.js';
@@ -23,30 +15,32 @@ export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Cr
       hint: 'set algorithm.advantage (or agents.<role>.advantage) to gae, or remove critic.learner',
     });
   }
+  const engines = kernel.get(Engines);
+  const trainsCritics = (name: string) => engines.get(name, 'models.<id>.backend').capabilities.includes('critic');
   for (const plan of plans) {
     const backend = plan.settings.backend;
+    const key = `models.${plan.policyGroup}.backend`;
     // `auto` picks, at setup, the best available engine that has critics; here one must exist at all.
     const hasCritics =
       backend === AUTO_BACKEND
-        ? rankedTrainingEngines(kernel, plan.settings, { critic: true }).length > 0
-        : kernel.getNamed(BackendFactory, backend, `models.${plan.policyGroup}.backend`).createCritic !== undefined;
+        ? engines.ranked({ needs: ['train', 'critic'], settings: plan.settings }).length > 0
+        : engines.get(backend, key).capabilities.includes('critic');
     if (hasCritics) continue;
-    const key = `models.${plan.policyGroup}.backend`;
     // An engine with critics that a preset lists as optional (tfjs) is what to install.
     const absent = backend === AUTO_BACKEND ? kernel.absentProviders(BackendFactory)[0] : undefined;
     if (absent) {
-      const engines = Object.values(absent.provides).flat().join(', ');
+      const provided = Object.values(absent.provides).flat().join(', ');
       throw new DrmasError(
         'PLUGIN_NOT_FOUND',
-        `model "${plan.policyGroup}" has a critic (critic ${plan.id}), which no installed engine trains; the ${engines} engine of ${absent.packageName} does, and it is not installed`,
+        `model "${plan.policyGroup}" has a critic (critic ${plan.id}), which no installed engine trains; the ${provided} engine of ${absent.packageName} does, and it is not installed`,
         { key, hint: `npm i ${absent.packageName}, or remove critic.learner` },
       );
     }
-    const withCritics = kernel.namesOf(BackendFactory).filter((name) => kernel.getNamed(BackendFactory, name).createCritic !== undefined);
-    const engines = withCritics.length ? withCritics.join(' or ') : 'an engine with critics (plugins: backend-onnx or backend-tfjs)';
+    const withCritics = engines.names().filter(trainsCritics);
+    const choices = withCritics.length ? withCritics.join(' or ') : 'an engine with critics (plugins: backend-onnx or backend-tfjs)';
     throw new DrmasError('CONFIG_INVALID', `the ${backend} engine of model "${plan.policyGroup}" has no critics (critic ${plan.id})`, {
       key,
-      hint: `train model ${plan.policyGroup} on ${engines} (models.${plan.policyGroup}.backend; its rollout may stay on ${backend}), or remove critic.learner`,
+      hint: `train model ${plan.policyGroup} on ${choices} (models.${plan.policyGroup}.backend; its rollout may stay on ${backend}), or remove critic.learner`,
     });
   }
   critics.plans = plans;

@@ -1,0 +1,86 @@
+import type { PolicyBackend } from '../compute/PolicyBackend.js';
+import type { ValueModel } from '../compute/ValueModel.js';
+import type { RunContext } from '../data/StepContext.js';
+import { createToken } from '../di/Token.js';
+
+/** What an engine can do for a model; a caller asks for those it needs (`Engines.select`). */
+export const ENGINE_CAPABILITIES = ['sample', 'score', 'train', 'lora', 'critic'] as const;
+export type EngineCapability = (typeof ENGINE_CAPABILITIES)[number];
+
+/** Each capability as the messages say it: `engine "vllm" cannot score token log-probs`. */
+export const CAPABILITY_TEXT: Readonly<Record<EngineCapability, string>> = Object.freeze({
+  sample: 'sample',
+  score: 'score token log-probs',
+  train: 'train',
+  lora: 'train LoRA adapters',
+  critic: 'train critics',
+});
+
+/**
+ * An engine: it creates policy backends (one per worker group, one per `drmas score`), registered by name
+ * (`ctx.provide(BackendFactory, 'onnx', factory)`) with a priority and its capabilities, and chosen by the engine
+ * service (`Engines`) for every caller: `models.<id>.backend` and `.rollout`, critics, `--engine` flags.
+ */
+export interface BackendFactory {
+  readonly name: string;
+  /**
+   * What it does: `sample` (generate), `score` (token log-probs), `train` (updates), `lora` (trains a LoRA adapter
+   * per agent, `settings.lora`), `critic` (`createCritic`).
+   */
+  readonly capabilities: readonly EngineCapability[];
+  /**
+   * Rank among the engines `auto` may pick for a model with these settings, higher first (tfjs ranks above onnx where
+   * tfjs-node-gpu runs it); absent: chosen only by name (a server, a scripted teacher).
+   */
+  priority?(settings: Record<string, unknown>): number;
+  /** Human-readable description of the runtime this factory would use, for `drmas info`. */
+  describe?(): string;
+  /**
+   * The trained weights stay on a server and cannot be copied into a local engine (Tinker): the model samples on this
+   * engine itself, and `models.<id>.rollout: auto` resolves to it.
+   */
+  readonly remoteWeights?: boolean;
+  /** Where a model with these settings runs when that is another machine (a server's url), for `drmas info`. */
+  location?(settings: Record<string, unknown>): string | undefined;
+  /**
+   * Why this factory cannot create a backend here (a package not installed, a library that does not load), or
+   * undefined when it can. Initialises what it checks on the first call only and answers every call alike.
+   */
+  probe?(): Promise<string | undefined>;
+  /**
+   * Why it will not run a model with these settings (its weights cannot fit the runtime's memory, a server it needs
+   * is not named), or undefined; reads at most the model's config.json.
+   */
+  refuses?(settings: Record<string, unknown>): string | undefined;
+  /**
+   * The most memory a model with these settings can use on this backend (tfjs on wasm: 4 GiB), which caps the
+   * default `trainer.memoryBudget`; undefined: only the machine's memory limits it.
+   */
+  memoryLimit?(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined;
+  /**
+   * Bytes per sampled token this engine's training pass holds beyond the key/value cache (activations kept for the
+   * backward pass, logits), a lower bound the memory check adds; with `critic`, a critic of its own trunk (that
+   * model) trains beside the policy on this engine, and its pass counts too. Undefined: not counted.
+   */
+  trainingBytesPerToken?(settings: Record<string, unknown>, critic?: { model: string }): { bytes: number; reason: string } | undefined;
+  create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext }): Promise<PolicyBackend>;
+  /**
+   * Creates a critic (`critic` section): a decoder from `settings.model` with a zero-initialized scalar head, or, with
+   * `shareTrunk`, a head on that policy's own trunk (which the value loss does not train). Present exactly when
+   * `capabilities` lists `critic`.
+   */
+  createCritic?(options: {
+    criticId: string;
+    settings: Record<string, unknown>;
+    run: RunContext;
+    shareTrunk?: PolicyBackend;
+  }): Promise<ValueModel>;
+}
+export const BackendFactory = createToken<BackendFactory>('BackendFactory', {
+  label: 'engine',
+  configKey: 'models.<id>.backend',
+  named: true,
+});
+
+/** `models.<id>.backend`, `.rollout` and `--engine` value: the highest-ranked engine that fits and is available here. */
+export const AUTO_BACKEND = 'auto';
