@@ -93,6 +93,11 @@ export {
   type RemoteRolloutSettings,
 } from './config/configSchema.js';
 
+export { REDACTED, redactUrl, redactUrlsInText, urlCredentials } from './secrets/redactUrl.js';
+export { secret, secretEnvName, secretKindOf, secretUrl, type SecretKind } from './secrets/secretSchema.js';
+export { redactedLeaf, redactValue, secretLeaves, type SecretLeaf } from './secrets/secretLeaves.js';
+export { ConfigSecrets, MIN_SECRET_CHARS, Secrets, type SecretEnv } from './secrets/Secrets.js';
+
 export { agent, agentName, type AgentConstructor } from './agents/agent.js';
 export { Agent, AgentRegistry } from './agents/AgentRegistry.js';
 
@@ -178,6 +183,7 @@ export type {
 export { Rng, SeededRng, type RngState } from './random/Rng.js';
 export { ECHO_CHARS, echoJson, echoText } from './errors/echoText.js';
 export {
+  credentialsFromUrl,
   describeConnectionFailure,
   fetchText,
   isTransientStatus,

@@ -1,6 +1,7 @@
 import { z, type ZodObject, type ZodType } from 'zod';
 import { DrmasError } from '../errors/DrmasError.js';
 import { BYTE_SIZE } from '../run/memoryBudget.js';
+import { secretUrl } from '../secrets/secretSchema.js';
 
 /**
  * Caps of the count settings that need no fact about the run (what the model or the memory can hold is checked at
@@ -42,8 +43,8 @@ export type EnvSettings = z.output<typeof envSection>;
  */
 export const remoteRolloutSchema = z.strictObject({
   kind: z.string().min(1),
-  /** The server's base URL (`http://gpu-host:8000`, without `/v1`). */
-  url: z.url({ protocol: /^https?$/ }),
+  /** The server's base URL (`http://gpu-host:8000`, without `/v1`); user info in it is sent as basic auth, and hidden. */
+  url: secretUrl({ protocol: /^https?$/ }),
   /** The name the server serves the model under (vLLM's `--served-model-name`); default: asked of `/v1/models`. */
   servedModel: z.string().min(1).optional(),
   /** Per HTTP request; a request still unanswered then fails (not retried). */

@@ -13,11 +13,13 @@ import { MetricsSink } from './MetricsSink.js';
 import { Roles } from './Roles.js';
 import { RunFile } from './RunFile.js';
 import { WorkerGroups } from './WorkerGroups.js';
+import { Secrets } from '../secrets/Secrets.js';
 
 /** The roles core declares: every kernel can name them in messages, and `drmas info` lists the named ones. */
 export function coreRoles(): Token<unknown>[] {
   return [
     ResolvedConfig,
+    Secrets,
     Roles,
     Agent,
     AdvantageEstimator,
