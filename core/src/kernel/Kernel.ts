@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import { Container, ContainerModule, type ContainerModuleLoadOptions } from 'inversify';
+import type { ZodType } from 'zod';
 import { AgentRegistry } from '../agents/AgentRegistry.js';
 import type { AgentConstructor } from '../agents/agent.js';
-import type { ZodType } from 'zod';
 import { ResolvedConfig } from '../config/ResolvedConfig.js';
 import { configSchemaOf } from '../config/resolveConfig.js';
 import type { Metrics, RunContext, StepContext, StepResult } from '../data/StepContext.js';
