@@ -91,6 +91,11 @@ export {
   type RolloutServer,
 } from './config/configSchema.js';
 
+export { REDACTED, redactUrl, redactUrlsInText, urlCredentials } from './secrets/redactUrl.js';
+export { secret, secretEnvName, secretKindOf, secretUrl, type SecretKind } from './secrets/secretSchema.js';
+export { redactedLeaf, redactValue, secretLeaves, type SecretLeaf } from './secrets/secretLeaves.js';
+export { ConfigSecrets, MIN_SECRET_CHARS, Secrets, type SecretEnv } from './secrets/Secrets.js';
+
 export { agent, agentName, type AgentConstructor } from './agents/agent.js';
 export { Agent, AgentRegistry } from './agents/AgentRegistry.js';
 
@@ -193,6 +198,7 @@ export {
 export { exactMatch, normalizeAnswer, tokenF1 } from './answers/exactMatch.js';
 export { ECHO_CHARS, echoJson, echoText } from './errors/echoText.js';
 export {
+  credentialsFromUrl,
   describeConnectionFailure,
   fetchText,
   isTransientStatus,

@@ -22,7 +22,7 @@ export class JsonlMetricsSink implements MetricsSink {
 }
 
 /**
- * Creates the run directory, writes the resolved config into it and records metrics to `metrics.jsonl`; on resume,
+ * Creates the run directory, writes the resolved config into it (its secret keys redacted) and records metrics to `metrics.jsonl`; on resume,
  * cuts the run's line files (metrics, eval, rollouts) to the checkpoint's step, so the run continues them exactly.
  */
 export class RunDirectoryPlugin implements Plugin {
@@ -52,7 +52,8 @@ export class RunDirectoryPlugin implements Plugin {
           }
         }
       }
-      writeFileSync(path.join(run.runDir, 'config.json'), `${JSON.stringify(kernel.config, null, 2)}\n`);
+      // The user's own config file keeps the credentials; this copy, which reports and archives read, does not.
+      writeFileSync(path.join(run.runDir, 'config.json'), `${JSON.stringify(kernel.secrets.config(), null, 2)}\n`);
     });
   }
 }

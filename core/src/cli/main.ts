@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
+import { redactUrlsInText } from '../secrets/redactUrl.js';
 import type { CliCommand, CliIO } from './CliCommand.js';
 import { discoverCommands, loadDiscoveredCommand } from './commandDiscovery.js';
 import { evalCommand } from './commands/eval.js';
@@ -41,22 +42,27 @@ function commandHelp(command: CliCommand): string {
   ].join('\n');
 }
 
+/**
+ * Prints an error. A kernel has already redacted the credentials it knows of; the user info of any URL left in the
+ * text (a command's own option, a library's message) is redacted here.
+ */
 function reportError(error: unknown, io: CliIO, verbose: boolean): number {
+  const write = (text: string) => io.stderr.write(redactUrlsInText(text));
   if (DrmasError.is(error)) {
-    io.stderr.write(`${error.format()}\n`);
+    write(`${error.format()}\n`);
     if (verbose) {
       let cause: unknown = error;
       while (cause instanceof Error) {
-        io.stderr.write(`${cause.stack}\n`);
+        write(`${cause.stack}\n`);
         cause = cause.cause;
       }
     }
     return 1;
   }
   const message = error instanceof Error ? error.message : String(error);
-  io.stderr.write(`error INTERNAL: ${message}\n`);
-  if (verbose && error instanceof Error) io.stderr.write(`${error.stack}\n`);
-  else io.stderr.write('  hint: this is a bug in drmas or a plugin; run again with --verbose and report the stack trace\n');
+  write(`error INTERNAL: ${message}\n`);
+  if (verbose && error instanceof Error) write(`${error.stack}\n`);
+  else write('  hint: this is a bug in drmas or a plugin; run again with --verbose and report the stack trace\n');
   return 70;
 }
 

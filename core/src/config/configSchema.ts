@@ -63,13 +63,17 @@ function formKinds(form: ZodType, owner: string, key: string): string[] {
  */
 function withKindForms(base: ZodType, forms: Array<{ plugin: string; schema: ZodType }>, key: string): ZodType {
   const claimed = new Set(forms.flatMap((form) => formKinds(form.schema, form.plugin, key)));
-  const unclaimed = z.custom<{ kind: string }>(
-    (value) =>
-      typeof value === 'object' &&
-      value !== null &&
-      typeof (value as { kind?: unknown }).kind === 'string' &&
-      !claimed.has((value as { kind: string }).kind),
-  );
+  // Piped into a form whose url is marked as one that may carry a credential, so it is redacted wherever the config
+  // leaves the process, even before the lookup refuses the kind.
+  const unclaimed = z
+    .custom<{ kind: string }>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as { kind?: unknown }).kind === 'string' &&
+        !claimed.has((value as { kind: string }).kind),
+    )
+    .pipe(z.looseObject({ kind: z.string(), url: z.unknown().meta({ secret: 'url' }) }));
   return z.union([base, ...forms.map((form) => form.schema), unclaimed]).optional();
 }
 

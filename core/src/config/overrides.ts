@@ -1,6 +1,8 @@
 import type { ZodObject, ZodType } from 'zod';
 import { DrmasError } from '../errors/DrmasError.js';
 import { closestMatches, didYouMean } from '../errors/didYouMean.js';
+import { redactedLeaf, secretLeaves } from '../secrets/secretLeaves.js';
+import { redactUrlsInText } from '../secrets/redactUrl.js';
 import { schemaAt } from './configSchema.js';
 
 export interface Override {
@@ -24,17 +26,29 @@ export function parseOverride(text: string): Override {
   const keyText = eq === -1 ? text : text.slice(0, eq);
   const [head, ...rest] = keyText.split('.');
   if (eq === -1 || !head || ![head, ...rest].every((part) => KEY_PART.test(part))) {
+    const shown = redactUrlsInText(text);
     throw new DrmasError(
       'CONFIG_OVERRIDE_INVALID',
-      `--set expects KEY=VALUE with a dotted key of names; got "${text}"${eq === -1 ? ' (no =)' : ''}`,
+      `--set expects KEY=VALUE with a dotted key of names; got "${shown}"${eq === -1 ? ' (no =)' : ''}`,
       {
-        file: `--set ${text}`,
+        file: `--set ${shown}`,
         key: keyText.trim() || '--set',
         hint: 'write e.g. --set trainer.steps=3 (no spaces around the key)',
       },
     );
   }
   return { path: [head, ...rest], raw: text.slice(eq + 1), text };
+}
+
+/**
+ * The override as messages name it (`--set <text>`): the value of a key the schema marks secret redacted
+ * (`--set bullmq.redisUrl=redis://***@cache:6379`), and the user info of any URL in the others.
+ */
+export function redactedOverride(override: Override, schema: ZodType): Override {
+  const nested = override.path.reduceRight<unknown>((value, key) => ({ [key]: value }), override.raw);
+  const [leaf] = secretLeaves(schema, nested);
+  const text = leaf ? `${override.path.join('.')}=${redactedLeaf(leaf)}` : redactUrlsInText(override.text);
+  return text === override.text ? override : { ...override, text };
 }
 
 const INTEGER = /^[-+]?\d+$/;

@@ -9,7 +9,8 @@ import type { AbsentPlugin } from '../plugins/absentPlugins.js';
 import { ConfigLayers, formatPath, isPlainObject, type ConfigObject } from './ConfigLayers.js';
 import { loadConfigFile } from './ConfigFile.js';
 import { buildConfigSchema, knownKeysAt, moduleListsSchema } from './configSchema.js';
-import { coerceOverride, overrideSource, parseOverride } from './overrides.js';
+import { coerceOverride, overrideSource, parseOverride, redactedOverride } from './overrides.js';
+import { redactValue } from '../secrets/secretLeaves.js';
 import type { ResolvedConfig } from './ResolvedConfig.js';
 import type { UserConfig } from './UserConfig.js';
 
@@ -174,6 +175,13 @@ function formatIssues(
   });
 }
 
+/** The schema of the whole config: the kernel's sections and those `plugins` declare. */
+export function configSchemaOf(plugins: readonly LoadedPlugin[]): ZodObject {
+  return buildConfigSchema(
+    plugins.filter((p) => p.plugin.configSchema).map((p) => ({ plugin: p.plugin.name, sections: p.plugin.configSchema! })),
+  );
+}
+
 /**
  * Loads the config file (or takes `inline`), expands presets and loads plugins, merges preset defaults, the
  * user's config and `--set` overrides, and validates the result against the schema the plugins declare.
@@ -222,11 +230,10 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
   for (const layer of expanded.layers) layers.add(layer.source, layer.config, MODULE_KEYS);
   layers.add(fileLabel ?? 'config', loaded.config, MODULE_KEYS);
 
-  const schema = buildConfigSchema(
-    plugins.filter((p) => p.plugin.configSchema).map((p) => ({ plugin: p.plugin.name, sections: p.plugin.configSchema! })),
-  );
+  const schema = configSchemaOf(plugins);
   for (const override of overrides.filter((o) => !MODULE_KEYS.has(o.path[0]))) {
-    layers.set(override.path, coerceOverride(override, schema), overrideSource(override));
+    const shown = redactedOverride(override, schema);
+    layers.set(override.path, coerceOverride(shown, schema), overrideSource(shown));
   }
   const merged = {
     ...layers.value,
@@ -234,7 +241,8 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
     plugins: expanded.plugins.map((p) => p.packageName ?? p.request),
   };
   const parsed = schema.safeParse(merged);
-  if (!parsed.success) throw formatIssues(parsed.error, schema, layers, fileLabel, merged);
+  // The values the messages quote are those the config may show: a secret key's redacted.
+  if (!parsed.success) throw formatIssues(parsed.error, schema, layers, fileLabel, redactValue(schema, merged));
   const config = parsed.data as ResolvedConfig;
   const patterns = [...CORE_PATH_KEYS, ...plugins.flatMap((p) => p.plugin.configPaths ?? [])];
   resolveRelativePaths(config, patterns, (key) => {

@@ -1,9 +1,11 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import { Container, ContainerModule, type ContainerModuleLoadOptions } from 'inversify';
+import type { ZodType } from 'zod';
 import { AgentRegistry } from '../agents/AgentRegistry.js';
 import type { AgentConstructor } from '../agents/agent.js';
 import { ResolvedConfig } from '../config/ResolvedConfig.js';
+import { configSchemaOf } from '../config/resolveConfig.js';
 import type { Metrics, RunContext, StepContext, StepResult } from '../data/StepContext.js';
 import { TrainingBatch } from '../data/TrainingBatch.js';
 import { BindingLedger } from '../di/BindingLedger.js';
@@ -28,6 +30,7 @@ import { planEvaluation, planRun, type RunPlan } from '../run/runDirectory.js';
 import { acquireRunLock, RUN_LOCK_FILE, type RunLock } from '../run/runLock.js';
 import { setAsideEarlierRun, setAsideLaterCheckpoints } from '../run/runFiles.js';
 import { WorkerGroups } from '../roles/WorkerGroups.js';
+import { ConfigSecrets, Secrets, type SecretEnv } from '../secrets/Secrets.js';
 
 export interface RunOptions {
   /** The run directory (relative to the kernel's folder); default `<trainer.outputDir>/<trainer.runName or a timestamp>`. */
@@ -64,6 +67,8 @@ export interface KernelOptions {
   originOf?: (key: string) => string | undefined;
   /** Presets' optional plugins that are not installed: a config naming what one provides is told to install it. */
   absentPlugins?: AbsentPlugin[];
+  /** The config's schema, whose secret keys `Secrets` hides (`resolveConfig`'s); default: built from the plugins' sections. */
+  schema?: ZodType;
 }
 
 const CONFIG_KEY = /^[A-Za-z_$][\w$-]*(?:[.[]|$)/;
@@ -89,6 +94,8 @@ export class Kernel implements Roles {
   readonly configFile: string | undefined;
   private readonly timing = new TimingInterceptor();
   private resolvedConfig: ResolvedConfig | undefined;
+  private readonly schema: ZodType | undefined;
+  private configSecrets: Secrets | undefined;
   /** The step the hooks are called for (0: the evaluation before the first step), for errors taps throw. */
   private activeStep: number | undefined;
   /** The run directory this kernel holds the lock of, from `setup` (or `run`, `evaluate`) to `shutdown`. */
@@ -108,6 +115,7 @@ export class Kernel implements Roles {
     this.locate = (key) => (CONFIG_KEY.test(key) ? locate(key) : undefined);
     this.originOf = options.originOf ?? (() => undefined);
     this.absentPlugins = options.absentPlugins ?? [];
+    this.schema = options.schema;
     this.timing.install(this.hooks);
     new PluginErrorInterceptor(
       () => this.activeStep,
@@ -124,10 +132,27 @@ export class Kernel implements Roles {
     return this.resolvedConfig;
   }
 
+  /** The run's credentials: every copy of the config and every message that leaves the process goes through it. */
+  get secrets(): Secrets {
+    if (!this.configSecrets) throw new Error('Kernel.secrets read before the config was set (call kernel.configure first)');
+    return this.configSecrets;
+  }
+
   /** Sets the resolved config, registers then applies `plugins`, and runs the `configure` and `validate` hooks. */
   configure(config: ResolvedConfig, plugins: LoadedPlugin[]): ResolvedConfig {
     this.resolvedConfig = config;
     this.container.bind(ResolvedConfig.id).toDynamicValue(() => this.config);
+    const secretEnv: SecretEnv = Object.fromEntries(plugins.flatMap((loaded) => Object.entries(loaded.plugin.secretEnv ?? {})));
+    this.configSecrets = new ConfigSecrets(this.schema ?? configSchemaOf(plugins), () => this.config, secretEnv);
+    this.container.bind(Secrets.id).toConstantValue(this.configSecrets);
+    try {
+      return this.configurePlugins(config, plugins);
+    } catch (error) {
+      throw this.configSecrets.redactError(error);
+    }
+  }
+
+  private configurePlugins(config: ResolvedConfig, plugins: LoadedPlugin[]): ResolvedConfig {
     for (const loaded of plugins) this.plugins.push(loaded);
     for (const loaded of plugins) {
       const register = loaded.plugin.register?.bind(loaded.plugin);
@@ -230,13 +255,13 @@ export class Kernel implements Roles {
    * the run context, for commands that drive the kernel themselves; `shutdown` ends the claim.
    */
   async setup(options: SetupOptions): Promise<RunContext> {
-    const claimedHere = this.claimRunDir(options.runDir, options.runDirKey ?? 'runDir', options.log ?? logToStderr);
     const run = this.runContext(options);
+    const claimedHere = this.claimRunDir(options.runDir, options.runDirKey ?? 'runDir', (message) => run.log(message));
     try {
       await this.hooks.setup.promise(run);
     } catch (error) {
       if (claimedHere) this.releaseRunDir();
-      throw error;
+      throw this.secrets.redactError(error);
     }
     return run;
   }
@@ -245,6 +270,8 @@ export class Kernel implements Roles {
   async shutdown(): Promise<void> {
     try {
       await this.hooks.shutdown.promise();
+    } catch (error) {
+      throw this.secrets.redactError(error);
     } finally {
       this.releaseRunDir();
     }
@@ -258,7 +285,7 @@ export class Kernel implements Roles {
   async run(options: RunOptions = {}): Promise<RunContext> {
     this.checkAdvantages();
     this.checkRolloutProducer();
-    const log = options.log ?? logToStderr;
+    const log = this.redactedLog(options.log);
     const plan = await planRun({
       cwd: this.cwd,
       config: this.config,
@@ -276,6 +303,8 @@ export class Kernel implements Roles {
     this.claimRunDir(plan.runDir, runDirKey, log);
     try {
       return await this.train(plan, runDirKey, options, log);
+    } catch (error) {
+      throw this.secrets.redactError(error);
     } finally {
       this.releaseRunDir();
     }
@@ -368,13 +397,12 @@ export class Kernel implements Roles {
   async evaluate(options: Omit<RunOptions, 'resume'> & { step?: number } = {}): Promise<Metrics> {
     const runDir = planEvaluation({ cwd: this.cwd, config: this.config, runDir: options.runDir });
     const runDirKey = options.runDir ? '--run-dir' : 'trainer.outputDir';
-    const log = options.log ?? logToStderr;
-    const run = await this.setup({ runDir, runDirKey, signal: options.signal, log });
+    const run = await this.setup({ runDir, runDirKey, signal: options.signal, log: options.log });
     try {
       return await this.evaluateAt(run, options.step ?? 0);
     } catch (error) {
       this.hooks.failed.call(error as Error);
-      throw error;
+      throw this.secrets.redactError(error);
     } finally {
       await this.shutdown();
     }
@@ -475,8 +503,13 @@ export class Kernel implements Roles {
       runDirKey: options.runDirKey,
       resumeFrom: options.resumeFrom,
       signal: options.signal ?? new AbortController().signal,
-      log: options.log ?? logToStderr,
+      log: this.redactedLog(options.log),
     };
+  }
+
+  /** `log` (default: standard error) with the run's credentials redacted from every message. */
+  private redactedLog(log: (message: string) => void = logToStderr): (message: string) => void {
+    return (message) => log(this.secrets.redact(message));
   }
 
   private registerContext(plugin: string, options: ContainerModuleLoadOptions): RegisterContext {

@@ -18,6 +18,7 @@ export async function createKernel(options: ResolveConfigOptions): Promise<Kerne
     locate: resolution.locate,
     originOf: resolution.originOf,
     absentPlugins: resolution.absentPlugins,
+    schema: resolution.schema,
   });
   let config;
   try {

@@ -23,12 +23,37 @@ export interface FetchTextInit {
   fetch?: typeof fetch;
 }
 
-/** One HTTP request with a deadline covering the body too: the answer, or why there was none. Never throws. */
-export async function fetchText(url: string, init: FetchTextInit): Promise<HttpAnswer | NoAnswer> {
+/**
+ * A URL's user info as what HTTP clients send for it: `url` without it (fetch refuses a URL carrying credentials, and
+ * its error would quote them) and the basic `Authorization` header it stands for, percent-decoded, as curl and
+ * Python's requests send it (`http://user:pw@host` -> `Basic dXNlcjpwdw==`). A URL without user info comes back as is.
+ */
+export function credentialsFromUrl(url: string): { url: string; authorization?: string } {
+  let parsed: URL;
   try {
-    const response = await (init.fetch ?? fetch)(url, {
+    parsed = new URL(url);
+  } catch {
+    return { url };
+  }
+  if (!parsed.username && !parsed.password) return { url };
+  const user = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+  parsed.username = '';
+  parsed.password = '';
+  return { url: parsed.href, authorization: `Basic ${Buffer.from(user).toString('base64')}` };
+}
+
+/**
+ * One HTTP request with a deadline covering the body too: the answer, or why there was none. Never throws. User info in
+ * `url` goes as basic auth, unless `headers` has an `authorization` of its own.
+ */
+export async function fetchText(url: string, init: FetchTextInit): Promise<HttpAnswer | NoAnswer> {
+  const target = credentialsFromUrl(url);
+  const ownAuthorization = Object.keys(init.headers ?? {}).some((name) => name.toLowerCase() === 'authorization');
+  const headers = target.authorization && !ownAuthorization ? { ...init.headers, authorization: target.authorization } : init.headers;
+  try {
+    const response = await (init.fetch ?? fetch)(target.url, {
       method: init.method,
-      headers: init.headers,
+      headers,
       body: init.body,
       signal: AbortSignal.timeout(init.timeoutMs),
     });

@@ -2,6 +2,7 @@ import type { ZodObject } from 'zod';
 import type { RegisterContext } from '../di/RegisterContext.js';
 import type { Kernel } from '../kernel/Kernel.js';
 import type { PresetConfig } from '../config/UserConfig.js';
+import type { SecretEnv } from '../secrets/Secrets.js';
 import type { OptionalPluginSpec } from './absentPlugins.js';
 
 /**
@@ -22,6 +23,12 @@ export interface Plugin<O = unknown> {
    * there are resolved from the folder of the file that set them (`--set`: the current folder).
    */
   configPaths?: string[];
+  /**
+   * Environment variables the plugin reads credentials from, by what each holds: `value` (`WANDB_API_KEY`) or `url`, a
+   * URL that may carry one (`MLFLOW_TRACKING_URI`). Their values are kept out of every message, as the config's
+   * secret keys are (`secret()`, `secretUrl()`).
+   */
+  secretEnv?: SecretEnv;
   register?(ctx: RegisterContext): void;
   apply?(kernel: Kernel): void;
 }

@@ -17,11 +17,13 @@ import { Roles } from './Roles.js';
 import { RunFile } from './RunFile.js';
 import { Tool } from './Tool.js';
 import { WorkerGroups } from './WorkerGroups.js';
+import { Secrets } from '../secrets/Secrets.js';
 
 /** The roles core declares: every kernel can name them in messages, and `drmas info` lists the named ones. */
 export function coreRoles(): Token<unknown>[] {
   return [
     ResolvedConfig,
+    Secrets,
     Roles,
     Agent,
     AdvantageEstimator,

@@ -31,6 +31,7 @@ import { logProbGradient } from './training/logProbGradient.js';
 export const TINKER_CHECKPOINT_FILE = 'tinker.json';
 
 export interface TinkerCheckpointPointer {
+  /** The server, its user info redacted (a checkpoint folder is shared as a run's files are). */
   baseUrl: string;
   baseModel: string;
   modelId: string;
@@ -79,7 +80,7 @@ export class TinkerPolicyBackend implements PolicyBackend {
     private readonly options: TinkerBackendOptions,
     readonly modelId: string,
   ) {
-    this.runtime = `tinker ${options.client.baseUrl} (${options.baseModel}, LoRA rank ${options.loraRank}, model ${modelId})`;
+    this.runtime = `tinker ${options.client.shownUrl} (${options.baseModel}, LoRA rank ${options.loraRank}, model ${modelId})`;
   }
 
   /** Creates the server-side model (`create_model`). */
@@ -92,7 +93,7 @@ export class TinkerPolicyBackend implements PolicyBackend {
     const done = await options.client.poll<{ model_id?: string }>('create_model', future.request_id, false);
     const modelId = done.value?.model_id ?? future.model_id;
     if (!modelId) {
-      throw new DrmasError('SERVICE_FAILED', `Tinker ${options.client.baseUrl}/api/v1/create_model answered no model_id`, {
+      throw new DrmasError('SERVICE_FAILED', `Tinker ${options.client.shownUrl}/api/v1/create_model answered no model_id`, {
         key: options.key,
         hint: 'the server does not speak the Tinker API this backend follows (see the README)',
       });
@@ -260,7 +261,7 @@ export class TinkerPolicyBackend implements PolicyBackend {
   async save(dir: string, options: { optimizer?: boolean } = {}): Promise<void> {
     const name = `drmas-${Date.now().toString(36)}-${this.updates}`;
     const pointer: TinkerCheckpointPointer = {
-      baseUrl: this.options.client.baseUrl,
+      baseUrl: this.options.client.shownUrl,
       baseModel: this.options.baseModel,
       modelId: this.modelId,
       path: '',
@@ -301,10 +302,10 @@ export class TinkerPolicyBackend implements PolicyBackend {
     if (typeof pointer.path !== 'string' || pointer.path === '') {
       throw new DrmasError('CHECKPOINT_INVALID', 'the checkpoint holds sampler weights only (saved without the optimizer state)', { file });
     }
-    if (pointer.baseUrl !== this.options.client.baseUrl) {
+    if (pointer.baseUrl !== this.options.client.shownUrl) {
       throw new DrmasError(
         'CHECKPOINT_INVALID',
-        `the checkpoint's weights are on ${pointer.baseUrl}, not on ${this.options.client.baseUrl}`,
+        `the checkpoint's weights are on ${pointer.baseUrl}, not on ${this.options.client.shownUrl}`,
         {
           file,
           key: this.options.key,
@@ -439,7 +440,7 @@ export class TinkerPolicyBackend implements PolicyBackend {
   }
 
   private nonsense(name: string, what: string): DrmasError {
-    return new DrmasError('SERVICE_FAILED', `Tinker ${this.options.client.baseUrl}/api/v1/${name} answered ${what}`, {
+    return new DrmasError('SERVICE_FAILED', `Tinker ${this.options.client.shownUrl}/api/v1/${name} answered ${what}`, {
       key: this.options.key,
       hint: 'the server does not speak the Tinker API this backend follows (see the README)',
     });

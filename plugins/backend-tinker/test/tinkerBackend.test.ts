@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { PolicyBackend, WeightTensor } from '@drmas/core';
+import type { DrmasError, PolicyBackend, WeightTensor } from '@drmas/core';
 import { readModelFolder } from '@drmas/models';
 import { createOnnxPolicyBackend } from '@drmas/plugin-backend-onnx';
 import { describeSlow } from '../../../test/support/describeSlow.js';
@@ -156,6 +156,21 @@ describe('futures: try-again, 408 and 410 answers from the server', () => {
     expect((error as Error).message).toContain('http://127.0.0.1:9/api/v1/forward');
     expect((error as Error).message).toContain('after 3 tries');
     expect(dead.stats.retries).toBe(2);
+  });
+
+  it('a server URL with user info: messages and the checkpoint pointer name it redacted, and a load matches on that form', async () => {
+    const behindProxy = await tinkerBackend(client(url.replace('http://', 'http://t:pw-tinker-9@')));
+    expect(behindProxy.runtime).toContain(`tinker ${url.replace('http://', 'http://***@')} (`);
+    const dir = path.join(scratch, 'user-info');
+    await behindProxy.save(dir);
+    const pointer = readFileSync(path.join(dir, TINKER_CHECKPOINT_FILE), 'utf8');
+    expect((JSON.parse(pointer) as TinkerCheckpointPointer).baseUrl).toBe(url.replace('http://', 'http://***@'));
+    expect(pointer).not.toContain('pw-tinker-9');
+    await behindProxy.load(dir);
+    const dead = client('http://t:pw-tinker-9@127.0.0.1:9', { retries: 0 });
+    const error = await dead.call('forward', {}, { idempotent: true }).catch((e: unknown) => e);
+    expect((error as Error).message).toContain('http://***@127.0.0.1:9/api/v1/forward');
+    expect(`${(error as Error).message}${(error as DrmasError).hint}`).not.toContain('pw-tinker-9');
   });
 });
 

@@ -194,6 +194,23 @@ describe('retriever server and client', () => {
     expect(requests).toBe(1);
   });
 
+  it("sends a URL's user info as basic auth and names the server without it", async () => {
+    const seen: Array<string | undefined> = [];
+    const url = await misbehaving((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'no such index' }));
+    });
+    const withUser = url.replace('http://', 'http://search:pa%3Ass@');
+    const client = new RetrieverClient({ urls: [withUser], maxRetries: 0 });
+    expect(client.urls).toEqual([`${url}/retrieve`]);
+    const error = await client.retrieve(['q'], 1).catch((e: unknown) => e);
+    // "search:pa:ss" in base64, worked out apart from the code under test
+    expect(seen).toEqual(['Basic c2VhcmNoOnBhOnNz']);
+    expect((error as Error).message).toBe(`retriever at ${url}/retrieve rejected the request (HTTP 400): no such index`);
+    expect(() => new RetrieverClient({ urls: ['ftp://search:pa%3Ass@h'] })).toThrow('"ftp://***@h" must use http or https');
+  });
+
   it('validates its options', () => {
     expect(() => new RetrieverClient({ urls: [] })).toThrow(/urls/);
     expect(() => new RetrieverClient({ urls: ['nonsense'] })).toThrow(/urls\[0\]/);

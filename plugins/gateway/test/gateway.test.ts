@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { generateText, streamText } from 'ai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, get as httpGet } from 'node:http';
 import path from 'node:path';
 import {
   createKernel,
@@ -281,6 +282,28 @@ describe('the openai client over loopback', () => {
     expect(raw.status).toBe(400);
     expect(((await raw.json()) as { error: { code: string } }).error.code).toBe('invalid_json');
   });
+
+  test("an idle connection outlives Node's 5 s keep-alive: a client reusing it after 6 s gets an answer on it", async () => {
+    // A connection the server closed while the client reused it failed the request (ECONNRESET) in a busy process.
+    const agent = new Agent({ keepAlive: true });
+    const get = () =>
+      new Promise<{ status: number; port: number }>((resolve, reject) => {
+        const request = httpGet(`${gateway.url}/v1/models`, { agent }, (response) => {
+          response.resume();
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, port: request.socket!.localPort! }));
+        });
+        request.on('error', reject);
+      });
+    try {
+      const first = await get();
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      const second = await get();
+      expect([first.status, second.status]).toEqual([200, 200]);
+      expect(second.port).toBe(first.port);
+    } finally {
+      agent.destroy();
+    }
+  }, 20_000);
 });
 
 describe('the Vercel AI SDK over loopback', () => {

@@ -6,6 +6,7 @@ import { mathPreset } from '@drmas/preset-math';
 import { configParams, MlflowClient, mlflowName, MlflowPlugin, mlflowValue } from '../src/index.js';
 import { REPO_ROOT, TempProject } from '../../../test/support/tempProject.js';
 import { MlflowStandIn } from './mlflowStandIn.js';
+import { RecordingProxy } from '../../../test/support/recordingProxy.js';
 import { readMetricLines } from '../../../test/support/runFiles.js';
 
 const scratch = new TempProject('mlflow');
@@ -160,21 +161,31 @@ describe('@drmas/plugin-mlflow against a local stand-in of the tracking server',
     expect([...server.runs.values()][0]!.statuses).toEqual(['FINISHED']);
   });
 
-  test('a resumed run logs into the same MLflow run: RUNNING again, then FINISHED', async () => {
+  test('a password in the tracking URI goes as basic auth and stays out of mlflow.json and the log; a resumed run finds its MLflow run', async () => {
     const runDir = scratch.path('resumed');
+    const proxy = new RecordingProxy(uri);
+    const withPassword = (await proxy.start()).replace('http://', 'http://ana:pa%24%24word@');
+    const logs: string[] = [];
     const small: UserConfig = {
       presets: [mathPreset],
-      plugins: [new MlflowPlugin({ MLFLOW_TRACKING_URI: uri })],
+      plugins: [new MlflowPlugin({ MLFLOW_TRACKING_URI: withPassword })],
       rollout: { promptsPerStep: 1, samplesPerPrompt: 2 },
       eval: { atStart: false, atEnd: false },
       report: { html: false, progress: 'off' },
     };
-    await train({ ...small, trainer: { steps: 1, seed: 0 } }, runDir);
+    await train({ ...small, trainer: { steps: 1, seed: 0 } }, runDir, logs);
+    const saved = readFileSync(path.join(runDir, 'mlflow.json'), 'utf8');
+    expect((JSON.parse(saved) as { trackingUri: string }).trackingUri).toBe(withPassword.replace('ana:pa%24%24word', '***'));
     const { kernel } = await createKernel({ cwd: REPO_ROOT, inline: { ...small, trainer: { steps: 2, seed: 0 } } });
-    await kernel.run({ runDir, resume: 'auto', log: () => {} });
+    await kernel.run({ runDir, resume: 'auto', log: (m) => logs.push(m) });
+    await proxy.stop();
     expect(server.runs.size).toBe(1);
     const run = [...server.runs.values()][0]!;
     expect(run.statuses).toEqual(['FINISHED', 'RUNNING', 'FINISHED']);
+    // "ana:pa$$word" in base64, worked out apart from the code under test
+    expect(new Set(proxy.requests.map((r) => r.headers.authorization))).toEqual(new Set(['Basic YW5hOnBhJCR3b3Jk']));
+    expect(logs.some((line) => line.startsWith('mlflow: resuming run'))).toBe(true);
+    expect(`${saved}${logs.join('\n')}`).not.toMatch(/pa%24%24word|pa\$\$word/);
     expect([...new Set(run.metrics.map((m) => m.step))]).toEqual([1, 2]);
     expect(run.metrics.find((m) => m.key === 'val/avg_at_16')).toBeUndefined();
   });

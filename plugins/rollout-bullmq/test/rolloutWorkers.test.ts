@@ -37,17 +37,19 @@ describe('configuration mistakes stop before anything runs', () => {
     const concurrency = await runCli(['worker', '--config', WORKERS, '--run-dir', 'runs/x', '--concurrency', '0']);
     expect(concurrency.code).toBe(1);
     expect(concurrency.stderr).toContain('--concurrency');
-    const redis = await runCli(['worker', '--config', WORKERS, '--run-dir', 'runs/x', '--redis', 'http://127.0.0.1:1']);
+    const redis = await runCli(['worker', '--config', WORKERS, '--run-dir', 'runs/x', '--redis', 'http://:s3cret-pw@127.0.0.1:1']);
     expect(redis.code).toBe(1);
-    expect(redis.stderr).toContain('--redis expects a redis:// URL');
+    expect(redis.stderr).toContain('--redis expects a redis:// URL, got "http://***@127.0.0.1:1"');
   });
 
-  test('Redis unreachable: SERVICE_FAILED with the URL and how to start redis-server, for the worker and the trainer', async () => {
-    const url = `redis://127.0.0.1:${await freePort()}`;
+  test('Redis unreachable: SERVICE_FAILED with the URL (its password redacted) and how to start redis-server, for the worker and the trainer', async () => {
+    const port = await freePort();
+    const url = `redis://:s3cret-pw@127.0.0.1:${port}`;
+    const shown = `redis://***@127.0.0.1:${port}`;
     const worker = await runCli(['worker', '--config', WORKERS, '--run-dir', 'runs/x', '--redis', url]);
     expect(worker.code).toBe(1);
-    expect(worker.stderr).toContain(`error SERVICE_FAILED (--redis): Redis at ${url} is unreachable`);
-    expect(worker.stderr).toContain(`redis-server --port ${new URL(url).port}`);
+    expect(worker.stderr).toContain(`error SERVICE_FAILED (--redis): Redis at ${shown} is unreachable`);
+    expect(worker.stderr).toContain(`redis-server --port ${port}`);
     const trainer = await runCli([
       'train',
       '--config',
@@ -65,8 +67,9 @@ describe('configuration mistakes stop before anything runs', () => {
     ]);
     expect(trainer.code).toBe(1);
     expect(trainer.stderr).toContain(`SERVICE_FAILED`);
-    expect(trainer.stderr).toContain(`Redis at ${url} is unreachable`);
+    expect(trainer.stderr).toContain(`Redis at ${shown} is unreachable`);
     expect(trainer.stderr).not.toMatch(/\n\s+at /);
+    expect(`${worker.stderr}${trainer.stderr}`).not.toContain('s3cret-pw');
   }, 60_000);
 });
 

@@ -79,7 +79,7 @@ export function remoteRolloutFactory(dialect: RemoteDialect): BackendFactory {
       const servedModel = dialect.kind === 'vllm' ? await servedModelName(client, modelId, remote) : undefined;
       const weightsDir = path.resolve(run.runDir, remote.weightsDir ?? path.join(WEIGHTS_FOLDER, modelId));
       run.log(
-        `model ${modelId}: samples on ${dialect.kind} at ${remote.url}${servedModel ? ` (model "${servedModel}")` : ''}; ` +
+        `model ${modelId}: samples on ${dialect.kind} at ${client.url}${servedModel ? ` (model "${servedModel}")` : ''}; ` +
           `weights pushed through ${weightsDir} (experimental)`,
       );
       return new RemoteEngine({

@@ -1,4 +1,4 @@
-import { DrmasError, fetchText, retrying, serverMessage } from '@drmas/core';
+import { DrmasError, fetchText, redactUrl, retrying, serverMessage } from '@drmas/core';
 
 export interface ServerClientOptions {
   /** Base URL, no trailing slash needed. */
@@ -30,13 +30,16 @@ const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOST
 export class ServerClient {
   readonly stats: ServerClientStats = { requests: 0, retries: 0 };
   private readonly base: string;
+  private readonly shown: string;
 
   constructor(private readonly options: ServerClientOptions) {
     this.base = options.url.replace(/\/+$/, '');
+    this.shown = redactUrl(this.base);
   }
 
+  /** The server as messages name it: its user info (sent as basic auth) redacted. */
   get url(): string {
-    return this.base;
+    return this.shown;
   }
 
   /** The config key of the server's settings, for errors about its answers. */
@@ -53,7 +56,7 @@ export class ServerClient {
   }
 
   private async request<T>(method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> {
-    const url = `${this.base}${route}`;
+    const url = `${this.shown}${route}`;
     const init = {
       method,
       headers: body === undefined ? undefined : { 'content-type': 'application/json' },
@@ -63,7 +66,7 @@ export class ServerClient {
     const result = await retrying<T>(
       { retries: this.options.retries, delayMs: this.options.retryDelayMs },
       async () => {
-        const answer = await fetchText(url, init);
+        const answer = await fetchText(`${this.base}${route}`, init);
         if ('failure' in answer) {
           if (answer.timedOut) throw this.failure(method, url, answer.failure, answer.error, 'raise timeoutMs for longer generations');
           if (answer.code === undefined || !CONNECTION_ERRORS.has(answer.code))

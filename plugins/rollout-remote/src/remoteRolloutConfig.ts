@@ -1,4 +1,4 @@
-import { z } from '@drmas/core';
+import { secretUrl, z } from '@drmas/core';
 import type { RemoteDialect } from './dialects.js';
 
 const KINDS = ['vllm', 'sglang'] as const satisfies ReadonlyArray<RemoteDialect['kind']>;
@@ -10,8 +10,8 @@ const KINDS = ['vllm', 'sglang'] as const satisfies ReadonlyArray<RemoteDialect[
 export const remoteRolloutSchema = z.strictObject({
   /** The server family: `vllm` or `sglang`. */
   kind: z.enum(KINDS),
-  /** The server's base URL (`http://gpu-host:8000`, without `/v1`). */
-  url: z.url({ protocol: /^https?$/ }),
+  /** The server's base URL (`http://gpu-host:8000`, without `/v1`); user info in it is sent as basic auth, and hidden. */
+  url: secretUrl({ protocol: /^https?$/ }),
   /** The name the server serves the model under (vLLM's `--served-model-name`); default: asked of `/v1/models`. */
   servedModel: z.string().min(1).optional(),
   /** Per HTTP request; a request still unanswered then fails (not retried). */

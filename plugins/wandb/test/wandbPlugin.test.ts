@@ -231,8 +231,10 @@ describe('@drmas/plugin-wandb against a local stand-in of the W&B server', () =>
     expect(readMetricLines(runDir)).toHaveLength(3);
   });
 
-  test('a resumed run continues the same W&B run after the last history line', async () => {
+  test('a resumed run continues the same W&B run after the last history line, with a password in the base URL', async () => {
     const runDir = scratch.path('resumed');
+    // wandb.json keeps the URL redacted; the resumed run matches it on the redacted form and sends to the real one
+    env.WANDB_BASE_URL = env.WANDB_BASE_URL!.replace('http://', 'http://proxy-user:pr0xy-pass@');
     const small: UserConfig = {
       presets: [mathPreset],
       plugins: [new WandbPlugin(env)],
@@ -241,6 +243,8 @@ describe('@drmas/plugin-wandb against a local stand-in of the W&B server', () =>
       report: { html: false, progress: 'off' },
     };
     await train({ ...small, trainer: { steps: 1, seed: 0 } }, runDir);
+    const saved = readFileSync(path.join(runDir, 'wandb.json'), 'utf8');
+    expect((JSON.parse(saved) as { baseUrl: string }).baseUrl).toBe(env.WANDB_BASE_URL.replace('proxy-user:pr0xy-pass', '***'));
     const first = server.onlyRun().name;
     const { kernel } = await createKernel({ cwd: REPO_ROOT, inline: { ...small, trainer: { steps: 2, seed: 0 } } });
     await kernel.run({ runDir, resume: 'auto', log: () => {} });

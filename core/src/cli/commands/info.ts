@@ -62,8 +62,8 @@ export function infoReport(
   };
 }
 
-function printText(report: InfoReport, io: { stdout: NodeJS.WritableStream }): void {
-  const out = (line = '') => io.stdout.write(`${line}\n`);
+function printText(report: InfoReport, write: (text: string) => void): void {
+  const out = (line = '') => write(`${line}\n`);
   out(`config: ${report.configFile ?? '(none)'}`);
   out('\npresets:');
   if (report.presets.length === 0) out('  (none)');
@@ -111,8 +111,10 @@ export const infoCommand: CliCommand = {
       required: false,
     });
     const report = infoReport(kernel, file, presets);
-    if (values.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else printText(report, io);
+    // Sections quote the config (a remote environment's urls, an engine's server): its credentials stay here.
+    const write = (text: string) => io.stdout.write(kernel.secrets.redact(text));
+    if (values.json) write(`${JSON.stringify(report, null, 2)}\n`);
+    else printText(report, write);
     return 0;
   },
 };

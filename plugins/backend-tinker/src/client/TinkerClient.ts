@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DrmasError, fetchText, retrying, type NoAnswer } from '@drmas/core';
+import { DrmasError, fetchText, redactUrl, retrying, type NoAnswer } from '@drmas/core';
 import type { RequestFailedResponse, TryAgainResponse, UntypedApiFuture } from './tinkerWire.js';
 
 export interface TinkerClientOptions {
@@ -69,9 +69,12 @@ function transient(status: number): boolean {
 export class TinkerClient {
   readonly stats: FutureStats = { tryAgain: 0, timeouts: 0, expired: 0, resubmitted: 0, retries: 0 };
   readonly baseUrl: string;
+  /** The server as messages and checkpoints name it: `baseUrl` with its user info (sent as basic auth) redacted. */
+  readonly shownUrl: string;
 
   constructor(private readonly options: TinkerClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.shownUrl = redactUrl(this.baseUrl);
   }
 
   /** Submits `body` to `/api/v1/<name>` and waits for its future's result. */
@@ -192,12 +195,12 @@ export class TinkerClient {
     if (!('failure' in last!)) return last!;
     throw this.failure(name, `${last.failure} (after ${result.exhausted.tries} tries)`, {
       cause: last.error,
-      hint: `check that the server at ${this.baseUrl} is running and reachable, or raise tinker.timeoutMs`,
+      hint: `check that the server at ${this.shownUrl} is running and reachable, or raise tinker.timeoutMs`,
     });
   }
 
   private failure(name: string, message: string, details: { hint?: string; cause?: unknown } = {}): DrmasError {
-    return new DrmasError('SERVICE_FAILED', `Tinker ${this.baseUrl}/api/v1/${name}: ${message}`, {
+    return new DrmasError('SERVICE_FAILED', `Tinker ${this.shownUrl}/api/v1/${name}: ${message}`, {
       key: this.options.key,
       cause: details.cause,
       hint: details.hint ?? `check the server's log; the request was ${name}`,

@@ -2,6 +2,9 @@ import {
   AUTO_BACKEND,
   BackendFactory,
   DrmasError,
+  redactUrl,
+  secretEnvName,
+  secretUrl,
   z,
   type Kernel,
   type ModelSettings,
@@ -17,10 +20,10 @@ export const TINKER_BACKEND = 'tinker';
 
 /** `models.<id>.tinker`: the server a model trains and samples on, and how patiently it is called. */
 export const tinkerSettingsSchema = z.strictObject({
-  /** The server, without `/api/v1` (`drmas tinker-server` prints its own). */
-  baseUrl: z.url({ protocol: /^https?$/ }),
-  /** Environment variable holding the API key, sent as `X-API-Key` (the key itself never goes in a config file). */
-  apiKeyEnv: z.string().min(1).default('TINKER_API_KEY'),
+  /** The server, without `/api/v1` (`drmas tinker-server` prints its own); user info in it goes as basic auth, hidden. */
+  baseUrl: secretUrl({ protocol: /^https?$/ }),
+  /** Environment variable holding the API key, sent as `X-API-Key` (the key itself never goes in a config file, nor in a message). */
+  apiKeyEnv: secretEnvName().default('TINKER_API_KEY'),
   /** The model the server fine-tunes (`Qwen/Qwen3-8B`); default `models.<id>.model`, whose tokenizer is read locally. */
   baseModel: z.string().min(1).optional(),
   loraRank: z.number().int().min(1).max(1024).default(32),
@@ -45,7 +48,10 @@ export const tinkerBackendFactory: BackendFactory = {
   capabilities: ['sample', 'score', 'train'],
   remoteWeights: true,
   describe: () => 'a Tinker API server (models.<id>.tinker.baseUrl): LoRA training and sampling run there, the loss on this machine',
-  location: (settings) => (settings.tinker as TinkerSettings | undefined)?.baseUrl,
+  location: (settings) => {
+    const baseUrl = (settings.tinker as TinkerSettings | undefined)?.baseUrl;
+    return baseUrl === undefined ? undefined : redactUrl(baseUrl);
+  },
   async create({ modelId, settings, run }) {
     const model = settings as ModelSettings & { tinker?: TinkerSettings };
     const key = `models.${modelId}.tinker`;
@@ -129,5 +135,5 @@ declare module '@drmas/core' {
 }
 
 function describeRollout(rollout: string | { kind: string; url: string }): string {
-  return typeof rollout === 'string' ? rollout : `${rollout.kind} at ${rollout.url}`;
+  return typeof rollout === 'string' ? rollout : `${rollout.kind} at ${redactUrl(rollout.url)}`;
 }

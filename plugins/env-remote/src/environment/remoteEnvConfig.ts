@@ -7,7 +7,8 @@ const ADDRESS = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
 export const remoteSettings = z.strictObject({
   /** `drmas serve` addresses (`127.0.0.1:50051`); sessions go round-robin over them, each pinned to its server. */
   urls: z
-    .array(z.string().regex(ADDRESS, 'expected host:port, e.g. 127.0.0.1:50051'))
+    // host:port carries no credential; marked so that a value refused for holding user info is not quoted with it
+    .array(z.string().regex(ADDRESS, 'expected host:port, e.g. 127.0.0.1:50051').meta({ secret: 'url' }))
     .min(1)
     .max(256)
     .refine((urls) => new Set(urls).size === urls.length, 'lists a server twice'),

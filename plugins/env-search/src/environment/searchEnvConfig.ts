@@ -15,8 +15,14 @@ export const searchEnvKeys = z.strictObject({
   topk: z.number().int().positive().max(1_000).default(3),
   retriever: z
     .strictObject({
-      /** Search-R1 retriever servers; when set, searches go over HTTP instead of the in-process BM25. */
-      urls: z.array(z.string().min(1)).min(1).optional(),
+      /**
+       * Search-R1 retriever servers; when set, searches go over HTTP instead of the in-process BM25. User info in a URL
+       * (`http://user:password@host`) goes as basic auth and is hidden wherever the config is shown.
+       */
+      urls: z
+        .array(z.string().min(1).meta({ secret: 'url' }))
+        .min(1)
+        .optional(),
       timeoutMs: z.number().positive().optional(),
       maxRetries: z.number().int().min(0).optional(),
     })

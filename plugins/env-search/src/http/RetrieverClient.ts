@@ -7,7 +7,7 @@ import {
 } from '../errors.js';
 import type { Retriever, SearchHit } from '../retrieval/Retriever.js';
 import { readRetrieveResponse } from './retrieveProtocol.js';
-import { describeConnectionFailure, isTransientStatus, retrying, serverMessage } from '@drmas/core';
+import { credentialsFromUrl, describeConnectionFailure, isTransientStatus, redactUrl, retrying, serverMessage } from '@drmas/core';
 
 export interface RetrieverClientOptions {
   /** Retriever servers, used in turn. A base URL (`http://host:8000`) gets `/retrieve` appended; a URL with a path is used as is. */
@@ -30,18 +30,26 @@ export interface RetrieverClientOptions {
   onAttemptFailed?: (failure: RetrieveAttemptFailure & { willRetry: boolean; delayMs: number }) => void;
 }
 
-function endpointOf(url: string, index: number): string {
+/** A retriever's `/retrieve` endpoint: where requests go, the basic auth its URL's user info stands for, and how messages name it. */
+interface Endpoint {
+  url: string;
+  authorization?: string;
+  shown: string;
+}
+
+function endpointOf(url: string, index: number): Endpoint {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new SearchInputError(`urls[${index}]`, `"${url}" is not a URL; expected e.g. http://127.0.0.1:8000/retrieve`);
+    throw new SearchInputError(`urls[${index}]`, `"${redactUrl(url)}" is not a URL; expected e.g. http://127.0.0.1:8000/retrieve`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new SearchInputError(`urls[${index}]`, `"${url}" must use http or https`);
+    throw new SearchInputError(`urls[${index}]`, `"${redactUrl(url)}" must use http or https`);
   }
   if (parsed.pathname === '/' || parsed.pathname === '') parsed.pathname = '/retrieve';
-  return parsed.toString();
+  const endpoint = credentialsFromUrl(parsed.toString());
+  return { ...endpoint, shown: redactUrl(endpoint.url) };
 }
 
 /** A response body over the client's limit; `bytes` is what was seen before reading stopped (or the declared length). */
@@ -73,7 +81,7 @@ async function readBodyText(response: Response, maxBytes: number): Promise<strin
  * exponential backoff; a 4xx answer fails at once with the server's message.
  */
 export class RetrieverClient implements Retriever {
-  private readonly endpoints: string[];
+  private readonly endpoints: Endpoint[];
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly maxRetries: number;
@@ -111,9 +119,9 @@ export class RetrieverClient implements Retriever {
     this.onAttemptFailed = options.onAttemptFailed;
   }
 
-  /** The `/retrieve` endpoints, in round-robin order. */
+  /** The `/retrieve` endpoints, in round-robin order (without their user info, which goes as basic auth). */
   get urls(): readonly string[] {
-    return this.endpoints;
+    return this.endpoints.map((endpoint) => endpoint.url);
   }
 
   search(queries: string[], topk: number): Promise<SearchHit[][]> {
@@ -131,11 +139,11 @@ export class RetrieverClient implements Retriever {
     const result = await retrying<SearchHit[][]>(
       schedule,
       async (attempt) => {
-        const url = this.endpoints[this.nextUrl]!;
+        const endpoint = this.endpoints[this.nextUrl]!;
         this.nextUrl = (this.nextUrl + 1) % this.endpoints.length;
-        const outcome = await this.attempt(url, body, queries.length);
+        const outcome = await this.attempt(endpoint, body, queries.length);
         if (typeof outcome !== 'string') return { value: outcome };
-        failures.push({ attempt, url, reason: outcome });
+        failures.push({ attempt, url: endpoint.shown, reason: outcome });
         return { retry: outcome };
       },
       (failed) => this.onAttemptFailed?.({ ...failed, url: failures.at(-1)!.url }),
@@ -145,7 +153,8 @@ export class RetrieverClient implements Retriever {
   }
 
   /** Hits on success; the reason for a retryable failure as a string; throws on failures retrying cannot fix. */
-  private async attempt(url: string, body: string, queryCount: number): Promise<SearchHit[][] | string> {
+  private async attempt(endpoint: Endpoint, body: string, queryCount: number): Promise<SearchHit[][] | string> {
+    const url = endpoint.shown;
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -155,9 +164,9 @@ export class RetrieverClient implements Retriever {
     let status: number;
     let text: string | BodyTooLarge;
     try {
-      const response = await this.fetchFn(url, {
+      const response = await this.fetchFn(endpoint.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...(endpoint.authorization ? { authorization: endpoint.authorization } : {}) },
         body,
         signal: controller.signal,
       });

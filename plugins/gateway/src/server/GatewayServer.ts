@@ -31,6 +31,9 @@ export interface GatewayServerOptions {
  * AReaL's session routes. A call belongs to a capture session when its path starts with the session's id
  * (`/<session>/v1/chat/completions`, the base URL AReaL hands an agent) or when it carries `x-drmas-session`.
  */
+/** How long an idle keep-alive connection stays open. */
+const KEEP_ALIVE_MS = 60_000;
+
 export class GatewayServer {
   readonly sessions: Sessions;
   /** Weight reloads from disk (vLLM's and SGLang's routes) and the version they set. */
@@ -47,7 +50,12 @@ export class GatewayServer {
 
   /** Starts listening; answers the base URL (`http://host:port`, no trailing slash). */
   async start(): Promise<string> {
-    const server = createServer((req, res) => void this.handle(req, res));
+    // Node's 5 s keep-alive lets an idle connection close while an agent's client, in this busy process, reuses it
+    // (ECONNRESET); a minute outlasts any client's idle pool (undici keeps one a second less than this hint).
+    const server = createServer(
+      { keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: KEEP_ALIVE_MS + 1000 },
+      (req, res) => void this.handle(req, res),
+    );
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) => {

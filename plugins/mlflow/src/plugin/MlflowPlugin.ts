@@ -1,6 +1,17 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DrmasError, MetricsSink, RunFile, Stage, type Kernel, type Plugin, type RegisterContext, type RunContext } from '@drmas/core';
+import {
+  DrmasError,
+  MetricsSink,
+  redactUrl,
+  RunFile,
+  Stage,
+  type Kernel,
+  type Plugin,
+  type RegisterContext,
+  type RunContext,
+  type SecretEnv,
+} from '@drmas/core';
 import { authorizationFromEnv, MlflowClient, type RunStatus } from '../client/MlflowClient.js';
 import { mlflowSection, type MlflowSettings } from './mlflowConfig.js';
 import { configParams, mlflowName, mlflowValue } from './mlflowNames.js';
@@ -11,6 +22,7 @@ export const PLUGIN_NAME = 'mlflow';
 export const MLFLOW_RUN_FILE = 'mlflow.json';
 
 interface RunRecord {
+  /** The tracking server, its user info redacted. */
   trackingUri: string;
   experimentId: string;
   runId: string;
@@ -18,7 +30,7 @@ interface RunRecord {
 
 /**
  * Tracks the run in MLflow: at `setup` the experiment (created when missing) and a run (or, on `--resume`, the run
- * `mlflow.json` names), with the resolved config as params; every metrics line through the MetricsSink role; at
+ * `mlflow.json` names), with the resolved config as params (its secret keys redacted); every metrics line through the MetricsSink role; at
  * `shutdown` the run's status (FINISHED, FAILED, or KILLED when interrupted). A tracking server that cannot be
  * reached at `setup` stops the run before training; one that fails later costs a warning, not the run (the metrics
  * stay in metrics.jsonl).
@@ -26,6 +38,8 @@ interface RunRecord {
 export class MlflowPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   readonly configSchema = { mlflow: mlflowSection };
+  /** MLflow's own variables (mlflow/environment_variables.py) that hold credentials; the username is not one. */
+  readonly secretEnv: SecretEnv = { MLFLOW_TRACKING_URI: 'url', MLFLOW_TRACKING_TOKEN: 'value', MLFLOW_TRACKING_PASSWORD: 'value' };
   private client: MlflowClient | undefined;
   private runId: string | undefined;
   private run: RunContext | undefined;
@@ -67,7 +81,7 @@ export class MlflowPlugin implements Plugin {
         );
       }
       if (!/^https?:\/\/[^/]/.test(uri)) {
-        throw new DrmasError('CONFIG_INVALID', `MLFLOW_TRACKING_URI ${JSON.stringify(uri)} is not an http(s) URL`, {
+        throw new DrmasError('CONFIG_INVALID', `MLFLOW_TRACKING_URI ${JSON.stringify(redactUrl(uri))} is not an http(s) URL`, {
           key: 'mlflow.trackingUri',
           hint: 'this plugin talks to a tracking server over REST; a local folder (file:) or a database URI is not supported',
         });
@@ -77,6 +91,7 @@ export class MlflowPlugin implements Plugin {
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.REPORT }, async (run) => {
       const { experiment, runName, tags, logParams, timeoutMs, retries } = settings();
       const uri = trackingUri()!;
+      const shownUri = redactUrl(uri);
       this.run = run;
       this.failed = false;
       this.client = new MlflowClient({
@@ -88,10 +103,10 @@ export class MlflowPlugin implements Plugin {
       });
       const file = path.join(run.runDir, MLFLOW_RUN_FILE);
       const previous = run.resumeFrom && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunRecord) : undefined;
-      if (previous && previous.trackingUri === uri) {
+      if (previous && previous.trackingUri === shownUri) {
         this.runId = previous.runId;
         await this.client.updateRun(this.runId, 'RUNNING');
-        run.log(`mlflow: resuming run ${this.runId} of experiment ${previous.experimentId} at ${uri}`);
+        run.log(`mlflow: resuming run ${this.runId} of experiment ${previous.experimentId} at ${shownUri}`);
         return;
       }
       const experimentId = await this.client.experimentId(experiment);
@@ -102,9 +117,9 @@ export class MlflowPlugin implements Plugin {
         { key: 'drmas.runDir', value: run.runDir },
         ...Object.entries(tags).map(([key, value]) => ({ key, value })),
       ]);
-      writeFileSync(file, `${JSON.stringify({ trackingUri: uri, experimentId, runId: this.runId } satisfies RunRecord, null, 2)}\n`);
-      if (logParams) await this.client.logBatch(this.runId, { params: configParams(kernel.config) });
-      run.log(`mlflow: run ${this.runId} in experiment ${experiment} (${experimentId}) at ${uri}`);
+      writeFileSync(file, `${JSON.stringify({ trackingUri: shownUri, experimentId, runId: this.runId } satisfies RunRecord, null, 2)}\n`);
+      if (logParams) await this.client.logBatch(this.runId, { params: configParams(kernel.secrets.config()) });
+      run.log(`mlflow: run ${this.runId} in experiment ${experiment} (${experimentId}) at ${shownUri}`);
     });
 
     kernel.hooks.failed.tap(PLUGIN_NAME, () => {

@@ -1,9 +1,12 @@
-import { z } from '@drmas/core';
+import { secretUrl, z } from '@drmas/core';
 
 /** The `mlflow` config section. */
 export const mlflowSection = z.object({
-  /** The tracking server (`http://host:5000`); default: the MLFLOW_TRACKING_URI environment variable. */
-  trackingUri: z.url({ protocol: /^https?$/ }).optional(),
+  /**
+   * The tracking server (`http://host:5000`); default: the MLFLOW_TRACKING_URI environment variable. User info in it
+   * (`https://user:password@host`) goes as basic auth and is hidden wherever the config is shown.
+   */
+  trackingUri: secretUrl({ protocol: /^https?$/ }).optional(),
   /** The experiment the run goes into; created when missing. */
   experiment: z.string().min(1).default('drmas'),
   /** The MLflow run's name; default: the run directory's name. */

@@ -1,5 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { redactUrlsInText } from '@drmas/core';
 import { parseJsonLines, parseLenientJson, type JsonRecord } from './parseJsonLines.js';
 
 /** The files of a run directory a report is made from; every part is optional. */
@@ -43,6 +44,18 @@ function readJsonLinesFile(file: string, notes: string[], tailBytes?: number): J
   return parsed.records;
 }
 
+/**
+ * A config.json's values with the user info of any URL in them redacted. drmas writes config.json with its secret keys
+ * already redacted; this keeps a run written before it did (or by a plugin's key never marked) out of the page too.
+ */
+function withoutUrlCredentials(value: unknown): unknown {
+  if (typeof value === 'string') return redactUrlsInText(value);
+  if (Array.isArray(value)) return value.map(withoutUrlCredentials);
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutUrlCredentials(v)]));
+  return value;
+}
+
 export function readRunDir(runDir: string): RunFiles {
   const notes: string[] = [];
   let config: JsonRecord | undefined;
@@ -50,10 +63,10 @@ export function readRunDir(runDir: string): RunFiles {
   if (existsSync(configFile)) {
     try {
       const value = parseLenientJson(readFileSync(configFile, 'utf8'));
-      if (typeof value === 'object' && value !== null && !Array.isArray(value)) config = value as JsonRecord;
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) config = withoutUrlCredentials(value) as JsonRecord;
       else notes.push('config.json: not a JSON object; the run summary has no config');
     } catch (error) {
-      notes.push(`config.json: not valid JSON (${(error as Error).message}); the run summary has no config`);
+      notes.push(`config.json: not valid JSON (${redactUrlsInText((error as Error).message)}); the run summary has no config`);
     }
   } else {
     notes.push('config.json: not found; the run summary has no config');

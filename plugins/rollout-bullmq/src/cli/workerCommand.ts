@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { CONFIG_HELP, CONFIG_OPTIONS, createKernel, DrmasError, integerOption, type CliCommand } from '@drmas/core';
+import { CONFIG_HELP, CONFIG_OPTIONS, createKernel, DrmasError, integerOption, redactUrl, type CliCommand } from '@drmas/core';
 import { bullmqSection, type BullmqSettings } from '../plugin/bullmqConfig.js';
 import { queueNameFor } from '../plugin/queueName.js';
 import { RolloutWorker } from '../worker/RolloutWorker.js';
@@ -72,10 +72,14 @@ export const workerCommand: CliCommand = {
     if (values.redis !== undefined) {
       const parsed = bullmqSection.shape.redisUrl.safeParse(values.redis);
       if (!parsed.success) {
-        throw new DrmasError('INVALID_ARGUMENT', `--redis expects a redis:// URL, got ${JSON.stringify(values.redis)}`, {
-          key: '--redis',
-          hint: 'e.g. --redis redis://127.0.0.1:6379',
-        });
+        throw new DrmasError(
+          'INVALID_ARGUMENT',
+          `--redis expects a redis:// URL, got ${JSON.stringify(redactUrl(values.redis as string))}`,
+          {
+            key: '--redis',
+            hint: 'e.g. --redis redis://127.0.0.1:6379',
+          },
+        );
       }
       settings = { ...settings, redisUrl: parsed.data };
       redisKey = '--redis';

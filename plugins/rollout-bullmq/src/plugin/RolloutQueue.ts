@@ -1,6 +1,6 @@
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DrmasError, type Trajectory } from '@drmas/core';
+import { DrmasError, redactUrl, type Trajectory } from '@drmas/core';
 import type { BullmqSettings } from './bullmqConfig.js';
 import { EPISODE_JOB, type EpisodeJobData, type EpisodeJobResult } from './episodeJob.js';
 import { bullmqConnection, checkRedis, KEY_PREFIX } from './redisConnection.js';
@@ -132,7 +132,7 @@ export class RolloutQueue {
               reject(
                 new DrmasError(
                   'SERVICE_FAILED',
-                  `no rollout worker connected to queue ${this.name} at ${this.settings.redisUrl} for ${workerWait} s; ${jobs.length} prompt groups of step ${jobs[0]?.data.step} are waiting`,
+                  `no rollout worker connected to queue ${this.name} at ${redactUrl(this.settings.redisUrl)} for ${workerWait} s; ${jobs.length} prompt groups of step ${jobs[0]?.data.step} are waiting`,
                   { key: 'bullmq.workerWait', hint: `start one or more workers: ${this.startHint()}` },
                 ),
               );

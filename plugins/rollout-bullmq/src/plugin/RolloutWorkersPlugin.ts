@@ -1,5 +1,6 @@
 import path from 'node:path';
 import {
+  redactUrl,
   RunFile,
   Stage,
   WorkerGroups,
@@ -44,10 +45,16 @@ export class RolloutWorkersPlugin implements Plugin {
       const name = settings().queue ?? queueNameFor(run.runDir);
       const config = kernel.configFile ? ` --config ${path.relative(kernel.cwd, kernel.configFile) || kernel.configFile}` : '';
       const where = settings().queue ? `--queue ${name}` : `--run-dir ${run.runDir}`;
-      const startHint = () => `drmas worker${config} ${where} --redis ${settings().redisUrl}`;
+      const redis = redactUrl(settings().redisUrl);
+      // A password stays out of the hint: the worker reads it from the same config (or from --redis, filled in by hand).
+      const password =
+        redis === settings().redisUrl
+          ? ''
+          : ' (with the password of bullmq.redisUrl in place of ***, or without --redis to read it from --config)';
+      const startHint = () => `drmas worker${config} ${where} --redis ${redis}${password}`;
       this.queue = await RolloutQueue.open(name, settings(), startHint, (message) => run.log(message));
       this.publisher = new WeightsPublisher(run.runDir);
-      run.log(`rollout workers: queue ${name} at ${settings().redisUrl}; start workers with: ${startHint()}`);
+      run.log(`rollout workers: queue ${name} at ${redis}; start workers with: ${startHint()}`);
     });
 
     kernel.hooks.rollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, (step) => this.rollout(kernel, step));

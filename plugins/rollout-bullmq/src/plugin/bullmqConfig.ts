@@ -2,10 +2,11 @@ import { z } from '@drmas/core';
 
 /** The `bullmq` config section: where the rollout workers' queue lives and how its jobs are run. */
 export const bullmqSection = z.strictObject({
-  /** The Redis server holding the queue (`redis://[user:password@]host:port[/db]`). */
+  /** The Redis server holding the queue (`redis://[user:password@]host:port[/db]`); its password is hidden wherever the config is shown. */
   redisUrl: z
     .string()
     .regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL')
+    .meta({ secret: 'url' })
     .default('redis://127.0.0.1:6379'),
   /**
    * The queue's name; default: derived from the run directory (`rollouts-<folder>-<hash of its path>`), so two runs

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { DrmasError } from '@drmas/core';
+import { DrmasError, redactUrl } from '@drmas/core';
 
 /** The prefix of every key the rollout queues keep in Redis. */
 export const KEY_PREFIX = 'drmas';
@@ -24,7 +24,7 @@ export async function checkRedis(url: string, key: string, timeoutMs = 5_000): P
     await client.connect();
     await client.ping();
   } catch (cause) {
-    throw new DrmasError('SERVICE_FAILED', `Redis at ${url} is unreachable: ${(cause as Error).message}`, {
+    throw new DrmasError('SERVICE_FAILED', `Redis at ${redactUrl(url)} is unreachable: ${(cause as Error).message}`, {
       key,
       cause,
       hint: startHint(url),

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DrmasError, WorkerGroups, type Kernel } from '@drmas/core';
+import { DrmasError, redactUrl, WorkerGroups, type Kernel } from '@drmas/core';
 import { EpisodeRunner } from '@drmas/plugin-orchestra';
 import type { BullmqSettings } from '../plugin/bullmqConfig.js';
 import { EPISODE_JOB, type EpisodeJobData, type EpisodeJobResult, type WeightsRelease } from '../plugin/episodeJob.js';
@@ -60,7 +60,7 @@ export class RolloutWorker {
     });
     this.worker.on('error', (error) => log(`worker ${this.name}: ${error.message}`));
     await this.worker.waitUntilReady();
-    log(`worker ${this.name} takes jobs from queue ${this.options.queue} at ${settings.redisUrl}`);
+    log(`worker ${this.name} takes jobs from queue ${this.options.queue} at ${redactUrl(settings.redisUrl)}`);
   }
 
   /** Stops taking jobs, lets the current ones finish, and releases the engines. */

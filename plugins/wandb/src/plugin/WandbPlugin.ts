@@ -1,7 +1,18 @@
 import { randomInt } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DrmasError, MetricsSink, RunFile, Stage, type Kernel, type Plugin, type RegisterContext, type RunContext } from '@drmas/core';
+import {
+  DrmasError,
+  MetricsSink,
+  redactUrl,
+  RunFile,
+  Stage,
+  type Kernel,
+  type Plugin,
+  type RegisterContext,
+  type RunContext,
+  type SecretEnv,
+} from '@drmas/core';
 import { HistoryStream } from '../client/HistoryStream.js';
 import { DEFAULT_BASE_URL, WandbClient, type RunPath } from '../client/WandbClient.js';
 import { WANDB_MODES, wandbSection, type WandbMode, type WandbSettings } from './wandbConfig.js';
@@ -15,6 +26,7 @@ export const WANDB_RUN_FILE = 'wandb.json';
 export const EXIT_CODES = { finished: 0, failed: 1, interrupted: 255 } as const;
 
 interface RunRecord extends RunPath {
+  /** The W&B server, its user info redacted. */
   baseUrl: string;
 }
 
@@ -70,13 +82,14 @@ export function resolveWandb(settings: WandbSettings, env: NodeJS.ProcessEnv): R
 /**
  * Tracks the run in Weights & Biases over its HTTP API (see the README for why not `@wandb/sdk`): at `setup` a W&B run
  * (or, on `--resume`, the run `wandb.json` names, its history continued where the server's ends) with the resolved
- * config; every metrics line through the MetricsSink role as a history line at its step; at `shutdown` the exit code.
+ * config (its secret keys redacted); every metrics line through the MetricsSink role as a history line at its step; at `shutdown` the exit code.
  * A server that cannot be reached at `setup` stops the run before training; one that fails later costs a warning, not
  * the run: the lines stay pending and go again with the next step (and they are all in metrics.jsonl).
  */
 export class WandbPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
   readonly configSchema = { wandb: wandbSection };
+  readonly secretEnv: SecretEnv = { WANDB_API_KEY: 'value', WANDB_BASE_URL: 'url' };
   private stream: HistoryStream | undefined;
   private run: RunContext | undefined;
   private failed = false;
@@ -131,7 +144,8 @@ export class WandbPlugin implements Plugin {
       const client = new WandbClient({ baseUrl: resolved.baseUrl, apiKey: this.env.WANDB_API_KEY!, timeoutMs, retries, retryDelayMs: 500 });
       const file = path.join(run.runDir, WANDB_RUN_FILE);
       const previous = run.resumeFrom && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunRecord) : undefined;
-      const resuming = previous?.baseUrl === client.baseUrl ? previous : undefined;
+      const shownUrl = redactUrl(client.baseUrl);
+      const resuming = previous?.baseUrl === shownUrl ? previous : undefined;
       const entity = resuming?.entity ?? resolved.entity ?? (await client.viewerEntity());
       const where = await client.upsertRun({
         entity,
@@ -140,14 +154,14 @@ export class WandbPlugin implements Plugin {
         displayName: resolved.name ?? path.basename(run.runDir),
         group: resolved.group,
         tags: resolved.tags,
-        config: logConfig ? wandbConfigJson(kernel.config) : undefined,
+        config: logConfig ? wandbConfigJson(kernel.secrets.config()) : undefined,
       });
       const status = resuming ? await client.resumeStatus(where) : undefined;
-      writeFileSync(file, `${JSON.stringify({ baseUrl: client.baseUrl, ...pick(where) } satisfies RunRecord, null, 2)}\n`);
+      writeFileSync(file, `${JSON.stringify({ baseUrl: shownUrl, ...pick(where) } satisfies RunRecord, null, 2)}\n`);
       this.stream = new HistoryStream(client, pick(where), status, (error) =>
         this.warn('send', `${error.message}; the lines not taken go again with the next step (every metric is in metrics.jsonl)`),
       );
-      const url = `${client.baseUrl.replace('api.wandb', 'wandb')}/${where.entity}/${where.project}/runs/${where.runId}`;
+      const url = `${shownUrl.replace('api.wandb', 'wandb')}/${where.entity}/${where.project}/runs/${where.runId}`;
       run.log(
         resuming
           ? `wandb: resuming run ${where.displayName} after its history line ${status?.historyLineCount ?? 0} at ${url}`

@@ -1,4 +1,4 @@
-import { z } from '@drmas/core';
+import { secretUrl, z } from '@drmas/core';
 
 /** How the run is tracked: `online` talks to the server; `disabled` does nothing; `offline` is refused at validate (see README). */
 export const WANDB_MODES = ['online', 'offline', 'disabled'] as const;
@@ -18,8 +18,8 @@ export const wandbSection = z.object({
   tags: z.array(z.string().min(1).max(64)).optional(),
   /** Default: WANDB_MODE (`run` and `dryrun` read as `online` and `offline`), else `online`. */
   mode: z.enum(WANDB_MODES).optional(),
-  /** The W&B API server; default: WANDB_BASE_URL, else https://api.wandb.ai. */
-  baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /** The W&B API server; default: WANDB_BASE_URL, else https://api.wandb.ai. Hidden user info, as for any secret URL. */
+  baseUrl: secretUrl({ protocol: /^https?$/ }).optional(),
   /** Log the resolved config as the run's config. */
   logConfig: z.boolean().default(true),
   /** Per request. */
