@@ -181,6 +181,7 @@ export {
   describeConnectionFailure,
   fetchText,
   isTransientStatus,
+  parseRetryAfter,
   serverMessage,
   type FetchTextInit,
   type HttpAnswer,
