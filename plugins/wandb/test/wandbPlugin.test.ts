@@ -179,6 +179,13 @@ describe('@drmas/plugin-wandb against a local stand-in of the W&B server', () =>
         });
       },
     });
+    /** From `shutdown` on (before the plugin's last request), the next `count` file_stream requests fail with 503. */
+    const failingAtShutdown = (count: number): Plugin => ({
+      name: 'failing-at-shutdown',
+      apply(kernel) {
+        kernel.hooks.shutdown.tap({ name: 'failing-at-shutdown', stage: Stage.FIRST }, () => server.failNext(count, 503, 'file_stream'));
+      },
+    });
     async function compressedServer(): Promise<void> {
       await server.stop();
       server = new WandbStandIn();
@@ -206,15 +213,9 @@ describe('@drmas/plugin-wandb against a local stand-in of the W&B server', () =>
     test('the last request (lines and exit code) outlasts a long outage at shutdown, as wandb-core retries it for days', async () => {
       await compressedServer();
       const logs: string[] = [];
-      const outageAtEnd: Plugin = {
-        name: 'outage-at-end',
-        apply(kernel) {
-          kernel.hooks.shutdown.tap({ name: 'outage-at-end', stage: Stage.FIRST }, () => server.failNext(30, 503, 'file_stream'));
-        },
-      };
       const config = bandit({ wandb: { retries: 0 } }, new WandbPlugin(env, fast));
       const runDir = scratch.path('outage-at-end');
-      await train({ ...config, plugins: [...config.plugins!, outageAtEnd] }, runDir, logs);
+      await train({ ...config, plugins: [...config.plugins!, failingAtShutdown(30)] }, runDir, logs);
       await server.injectedFailures(30);
       expect(server.onlyRun().exitcodes).toEqual([0]);
       expect(server.onlyRun().state).toBe('finished');
@@ -226,14 +227,8 @@ describe('@drmas/plugin-wandb against a local stand-in of the W&B server', () =>
     test('wandb.finishTimeoutMs bounds that wait: past it the run ends with a warning counting what W&B lacks', async () => {
       await compressedServer();
       const logs: string[] = [];
-      const downAtEnd: Plugin = {
-        name: 'down-at-end',
-        apply(kernel) {
-          kernel.hooks.shutdown.tap({ name: 'down-at-end', stage: Stage.FIRST }, () => server.failNext(100_000, 503, 'file_stream'));
-        },
-      };
       const config = bandit({ wandb: { retries: 0, finishTimeoutMs: 200 } }, new WandbPlugin(env, fast));
-      await train({ ...config, plugins: [...config.plugins!, downAtEnd] }, scratch.path('down-at-end'), logs);
+      await train({ ...config, plugins: [...config.plugins!, failingAtShutdown(100_000)] }, scratch.path('down-at-end'), logs);
       expect(server.onlyRun().exitcodes).toEqual([]);
       expect(logs.filter((l) => l.startsWith('warning: wandb:'))[0]).toMatch(/W&B file_stream failed: HTTP 503/);
     });
