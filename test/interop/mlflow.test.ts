@@ -93,7 +93,7 @@ describeInterop(
       expect(run.tags).toMatchObject({ 'mlflow.runName': 'plain', owner: 'drmas', 'drmas.runDir': runDir });
       const expected: Record<string, Array<[number, number]>> = {};
       for (const { step, ...metrics } of readMetricLines(runDir))
-        for (const [key, value] of Object.entries(metrics)) (expected[mlflowName(key)] ??= []).push([step, value]);
+        for (const [key, value] of Object.entries(metrics)) (expected[mlflowName(key)] ??= []).push([step!, value]);
       expect(run.metrics).toEqual(expected);
     });
 
