@@ -202,6 +202,7 @@ export {
   describeConnectionFailure,
   fetchText,
   isTransientStatus,
+  parseRetryAfter,
   serverMessage,
   type FetchTextInit,
   type HttpAnswer,

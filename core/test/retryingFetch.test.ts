@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { fetchText, retryDelay, retrying, serverMessage, type FailedTry } from '../src/index.js';
+import { fetchText, parseRetryAfter, retryDelay, retrying, serverMessage, type FailedTry } from '../src/index.js';
 
 describe('retryDelay', () => {
   test('doubles from delayMs and stops at maxDelayMs', () => {
@@ -38,6 +38,16 @@ describe('retrying', () => {
     expect(result).toEqual({ exhausted: { tries: 3, reasons: ['no 1', 'no 2', 'no 3'] } });
   });
 
+  test("a try's afterMs (a server's Retry-After) replaces the schedule's wait", async () => {
+    const heard: FailedTry[] = [];
+    await retrying(
+      { retries: 2, delayMs: 1 },
+      async (tryNumber) => (tryNumber === 1 ? { retry: 'slow down', afterMs: 30 } : { value: 1 }),
+      (failed) => heard.push(failed),
+    );
+    expect(heard).toEqual([{ attempt: 1, reason: 'slow down', willRetry: true, delayMs: 30 }]);
+  });
+
   test('a thrown failure is not retried', async () => {
     let tries = 0;
     const failing = retrying({ retries: 5, delayMs: 0 }, async () => {
@@ -55,6 +65,10 @@ describe('fetchText over loopback', () => {
   beforeAll(async () => {
     server = createServer((request, response) => {
       if (request.url === '/slow') return void setTimeout(() => response.end('late'), 500);
+      if (request.url === '/busy') {
+        response.writeHead(429, { 'retry-after': '7' });
+        return void response.end('{}');
+      }
       response.writeHead(request.url === '/fail' ? 503 : 200, { 'content-type': 'application/json' });
       response.end(request.url === '/fail' ? JSON.stringify({ error: { message: 'overloaded' } }) : '{"ok":true}');
     });
@@ -73,6 +87,10 @@ describe('fetchText over loopback', () => {
     expect(serverMessage((failed as { text: string }).text)).toBe('overloaded');
   });
 
+  test("a Retry-After header is read into the answer's retryAfterMs", async () => {
+    expect(await fetchText(`${base}/busy`, { method: 'GET', timeoutMs: 2000 })).toEqual({ status: 429, text: '{}', retryAfterMs: 7000 });
+  });
+
   test('a timeout and a refused connection are described, not thrown', async () => {
     expect(await fetchText(`${base}/slow`, { method: 'GET', timeoutMs: 50 })).toMatchObject({
       failure: 'no answer within 50 ms',
@@ -85,6 +103,22 @@ describe('fetchText over loopback', () => {
     const refused = await fetchText(`http://127.0.0.1:${port}/`, { method: 'GET', timeoutMs: 2000 });
     expect(refused).toMatchObject({ timedOut: false, code: 'ECONNREFUSED' });
     expect((refused as { failure: string }).failure).toMatch(/^connection failed \(ECONNREFUSED/);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  test('delay-seconds, an HTTP date (from now), and nothing for what it cannot read', () => {
+    const now = Date.parse('Fri, 31 Dec 1999 23:59:00 GMT');
+    expect(parseRetryAfter('120', now)).toBe(120_000);
+    expect(parseRetryAfter('0.5', now)).toBe(500);
+    expect(parseRetryAfter('Fri, 31 Dec 1999 23:59:59 GMT', now)).toBe(59_000);
+    expect(parseRetryAfter('Fri, 31 Dec 1999 23:58:00 GMT', now)).toBe(0);
+    expect([parseRetryAfter(null, now), parseRetryAfter('', now), parseRetryAfter('soon', now), parseRetryAfter('-3', now)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 });
 

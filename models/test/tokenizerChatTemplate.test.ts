@@ -1,5 +1,5 @@
 import { buildCharacterTokenizer } from '../src/tokenizer/buildCharacterTokenizer.js';
-import { DEFAULT_CHAT_TEMPLATE } from '../src/tokenizer/ChatTemplate.js';
+import { ChatTemplateRenderer, DEFAULT_CHAT_TEMPLATE, pythonStrip } from '../src/tokenizer/ChatTemplate.js';
 import { Tokenizer } from '../src/tokenizer/Tokenizer.js';
 
 const messages = [
@@ -74,4 +74,20 @@ describe('templates from tokenizer_config.json', () => {
       '<|im_start|>user\nx<|im_end|>\n',
     );
   });
+});
+
+test("Python's strip, lstrip and rstrip: only the characters named, or Python's whitespace", () => {
+  expect(pythonStrip('\n\n\tanswer\n', '\n', 'lstrip')).toBe('\tanswer\n');
+  expect(pythonStrip(' \n x \n', '\n', 'lstrip')).toBe(' \n x \n');
+  expect(pythonStrip('abxba', 'ab', 'strip')).toBe('x');
+  expect(pythonStrip('abxba', 'ab', 'rstrip')).toBe('abx');
+  // Python's str.strip() keeps U+FEFF and removes \x1c and \x85; JavaScript's trim does the opposite.
+  expect(pythonStrip('\ufeff x\x1c\x85', undefined, 'strip')).toBe('\ufeff x');
+  expect(pythonStrip('😀 x 😀', '😀', 'strip')).toBe(' x ');
+});
+
+test("templates strip as Python does: .lstrip('\\n') keeps spaces and tabs (Qwen3's answers), | trim keeps U+FEFF", () => {
+  const template = "{{ s.lstrip('\\n') }}|{{ s.rstrip('\\n') }}|{{ s.strip('\\n') }}|{{ s.strip() }}|{{ t | trim }}";
+  const rendered = new ChatTemplateRenderer().render(template, [], { s: '\n \tanswer \n\n', t: '\ufeffx ' });
+  expect(rendered).toBe(' \tanswer \n\n|\n \tanswer |' + ' \tanswer |answer|\ufeffx');
 });

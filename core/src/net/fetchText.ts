@@ -4,6 +4,8 @@ import { echoText } from '../errors/echoText.js';
 export interface HttpAnswer {
   status: number;
   text: string;
+  /** The wait the server asked for with `Retry-After` (seconds or an HTTP date), in milliseconds, when it gave one. */
+  retryAfterMs?: number;
 }
 
 /** A request that got no answer: timed out, or the connection failed (`code`, e.g. ECONNREFUSED, when the system gave one). */
@@ -57,7 +59,8 @@ export async function fetchText(url: string, init: FetchTextInit): Promise<HttpA
       body: init.body,
       signal: AbortSignal.timeout(init.timeoutMs),
     });
-    return { status: response.status, text: await response.text() };
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+    return { status: response.status, text: await response.text(), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   } catch (error) {
     const name = (error as Error).name;
     if (name === 'TimeoutError' || name === 'AbortError') {
@@ -65,6 +68,15 @@ export async function fetchText(url: string, init: FetchTextInit): Promise<HttpA
     }
     return { ...describeConnectionFailure(error), timedOut: false, error };
   }
+}
+
+/** A `Retry-After` header's wait in milliseconds: delay-seconds or an HTTP date (RFC 9110 10.2.3); undefined when absent or unreadable. */
+export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? Math.round(seconds * 1000) : undefined;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** Why a fetch threw without an answer: the system error's code and message when it has them (fetch wraps it as `cause`). */

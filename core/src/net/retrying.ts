@@ -17,8 +17,11 @@ export function retryDelay(schedule: RetrySchedule, retry: number, random: () =>
   return Math.round(jitter > 0 ? base * (1 + jitter * (2 * random() - 1)) : base);
 }
 
-/** One try's outcome: its value, or why it failed in a way another try may fix. Failures no retry fixes are thrown. */
-export type TryOutcome<T> = { value: T } | { retry: string };
+/**
+ * One try's outcome: its value, or why it failed in a way another try may fix (and, where the server said how long to
+ * wait, `afterMs`, which replaces the schedule's wait). Failures no retry fixes are thrown.
+ */
+export type TryOutcome<T> = { value: T } | { retry: string; afterMs?: number };
 
 /** A failed try as `onRetry` hears of it. */
 export interface FailedTry {
@@ -50,7 +53,7 @@ export async function retrying<T>(
     if ('value' in outcome) return outcome;
     reasons.push(outcome.retry);
     const willRetry = tryNumber <= schedule.retries;
-    const delayMs = willRetry ? retryDelay(schedule, tryNumber) : 0;
+    const delayMs = willRetry ? (outcome.afterMs ?? retryDelay(schedule, tryNumber)) : 0;
     onRetry?.({ attempt: tryNumber, reason: outcome.retry, willRetry, delayMs });
     if (!willRetry) return { exhausted: { tries: tryNumber, reasons } };
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));

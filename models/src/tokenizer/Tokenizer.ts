@@ -118,7 +118,12 @@ export class Tokenizer {
     if (postAddsTokens) {
       this.postProcessor = processor;
     }
-    this.cleanUp = config.clean_up_tokenization_spaces === true;
+    // transformers 5 (5.24.0, `TokenizersBackend._decode` in tokenization_utils_tokenizers.py) ignores
+    // clean_up_tokenization_spaces for BPE models: the clean-up was made for WordPiece and strips real spaces before
+    // punctuation from BPE output (Llama 3's config asks for it, and `x ?? 0` would decode to `x?? 0`).
+    this.cleanUp =
+      config.clean_up_tokenization_spaces === true &&
+      (this.model.type !== 'BPE' || config.clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output === true);
     this.vocabSize = Math.max(this.model.size, this.added.maxId + 1);
 
     const resolve = (key: 'bos_token' | 'eos_token' | 'pad_token' | 'unk_token'): [string | undefined, number | undefined] => {

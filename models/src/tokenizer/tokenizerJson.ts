@@ -60,6 +60,8 @@ export interface TokenizerConfigJson {
   add_eos_token?: boolean;
   chat_template?: string | { name: string; template: string }[];
   clean_up_tokenization_spaces?: boolean;
+  /** transformers 5's opt-in to clean up BPE output anyway (see `Tokenizer`'s clean-up rule). */
+  clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output?: boolean;
   model_max_length?: number;
   tokenizer_class?: string;
   [field: string]: unknown;

@@ -7,8 +7,11 @@ export {
   MAX_METRICS_PER_BATCH,
   MAX_PARAMS_TAGS_PER_BATCH,
   MAX_PARAM_VALUE_LENGTH,
+  OLD_MAX_PARAM_VALUE_LENGTH,
+  type ExperimentChoice,
   type KeyValue,
   type MlflowClientOptions,
   type MlflowMetric,
+  type ParamsOutcome,
   type RunStatus,
 } from './client/MlflowClient.js';

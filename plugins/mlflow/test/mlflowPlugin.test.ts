@@ -41,6 +41,16 @@ describe('names and values', () => {
     expect(mlflowName('actor/policy/grad_norm x-1.5')).toBe('actor/policy/grad_norm x-1.5');
   });
 
+  test('names a path normalization would change (which MLflow refuses) get their empty, . and .. segments replaced', () => {
+    expect(mlflowName('a//b')).toBe('a/_/b');
+    expect(mlflowName('/x')).toBe('_/x');
+    expect(mlflowName('x/')).toBe('x/_');
+    expect(mlflowName('a/./b')).toBe('a/_/b');
+    expect(mlflowName('../x')).toBe('__/x');
+    expect(mlflowName('...x')).toBe('_...x');
+    expect(mlflowName('env.files.data/x.json')).toBe('env.files.data/x.json');
+  });
+
   test('non-finite values are spelt as protobuf JSON spells them', () => {
     expect([mlflowValue(0.5), mlflowValue(NaN), mlflowValue(Infinity), mlflowValue(-Infinity)]).toEqual([
       0.5,
@@ -89,7 +99,7 @@ describe('@drmas/plugin-mlflow against a local stand-in of the tracking server',
   });
 
   test('an existing experiment is reused; mlflow.runName and tags name the run', async () => {
-    await new MlflowClient({ trackingUri: uri, timeoutMs: 1000, retries: 0, retryDelayMs: 1 }).experimentId('team');
+    await new MlflowClient({ trackingUri: uri, timeoutMs: 1000, retries: 0, retryDelayMs: 1 }).experiment('team');
     await train(bandit({ mlflow: { experiment: 'team', runName: 'trial-1', tags: { owner: 'me' } } }), scratch.path('named'));
     expect(server.experiments.size).toBe(1);
     const run = [...server.runs.values()][0]!;
@@ -126,6 +136,46 @@ describe('@drmas/plugin-mlflow against a local stand-in of the tracking server',
     const warnings = logs.filter((l) => l.startsWith('warning: mlflow:'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/not logged \(they are in metrics\.jsonl\): MLflow runs\/log-batch failed: HTTP 500 INTERNAL_ERROR/);
+  });
+
+  test('a deleted experiment of the name costs a warning: the run goes to <name>-2 (MLflow keeps the name until gc)', async () => {
+    const client = new MlflowClient({ trackingUri: uri, timeoutMs: 1000, retries: 0, retryDelayMs: 1 });
+    await client.experiment('team');
+    server.deleteExperiment('team');
+    const logs: string[] = [];
+    await train(bandit({ mlflow: { experiment: 'team' } }), scratch.path('deleted'), logs);
+    const run = [...server.runs.values()][0]!;
+    expect(run.experimentId).toBe(server.experiments.get('team-2')!.id);
+    expect(run.statuses).toEqual(['FINISHED']);
+    expect(logs.filter((l) => l.startsWith('warning: mlflow:'))).toEqual([
+      'warning: mlflow: the experiment "team" is deleted, so this run goes to "team-2"; restore it (mlflow experiments restore) to log there again, or free the name (mlflow gc)',
+    ]);
+    // The next run finds team-2 active and logs there too, without a second experiment.
+    server.deleteExperiment('team-2');
+    await train(bandit({ mlflow: { experiment: 'team' } }), scratch.path('deleted-again'), logs);
+    expect([...server.experiments.keys()]).toEqual(['team', 'team-2', 'team-3']);
+  });
+
+  test('params a server refuses cost a warning, not the run: values over 500 characters cut, clashing names renamed, bad ones left out', async () => {
+    server.maxParamValueLength = 500; // an MLflow 2.0 to 2.7 server
+    const logs: string[] = [];
+    const long = 'x'.repeat(600);
+    const tooLongName = 'k'.repeat(250);
+    const tags = { note: long, 'a@b': 'first', a_at_b: 'second', [tooLongName]: 'v', 'dir/': 'path-like' };
+    await train(bandit({ mlflow: { tags } }), scratch.path('refused'), logs);
+    const run = [...server.runs.values()][0]!;
+    expect(run.statuses).toEqual(['FINISHED']);
+    expect(run.params.get('trainer.steps')).toBe('3');
+    expect(run.params.get('mlflow.tags.note')).toBe(long.slice(0, 500));
+    expect(run.params.get('mlflow.tags.a_at_b')).toBe('first');
+    expect(run.params.get('mlflow.tags.a_at_b_2')).toBe('second');
+    expect(run.params.get('mlflow.tags.dir/_')).toBe('path-like');
+    expect([...run.params.keys()].some((key) => key.includes(tooLongName))).toBe(false);
+    expect(run.metrics.length).toBeGreaterThan(0);
+    const warnings = logs.filter((l) => l.startsWith('warning: mlflow:'));
+    expect(warnings).toEqual([
+      `warning: mlflow: of the config's params, 1 the server refused were left out (mlflow.tags.${tooLongName}); 1 were cut to 500 characters, the limit of MLflow servers before 2.8 (mlflow.tags.note); 1 had a name taken by an earlier param and got a _2 suffix (mlflow.tags.a_at_b); config.json in the run directory has them all`,
+    ]);
   });
 
   test('no server at setup stops the run before training, naming mlflow.trackingUri', async () => {

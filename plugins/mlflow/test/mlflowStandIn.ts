@@ -1,12 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
 import { LoopbackStandIn } from '../../../test/support/loopbackServer.js';
 
 /**
- * A local HTTP stand-in for an MLflow tracking server (no real one can run here: MLflow is a Python service not
- * packaged for Debian). It implements the REST endpoints the plugin calls, as MLflow's REST API reference documents
- * them, and rejects what a real server rejects: unknown runs, names outside MLflow's character set, LogBatch requests
- * over its limits, a param written twice with different values, metric values that are not numbers or the
- * protobuf JSON spellings of non-finite ones.
+ * A local HTTP stand-in for an MLflow tracking server, for the default suite (test/interop/mlflow.test.ts runs the
+ * real `mlflow server`). It implements the REST endpoints the plugin calls and rejects what a real 3.x server rejects
+ * (mlflow 3.17 `mlflow/server/handlers.py`, `mlflow/utils/validation.py`, `mlflow/store/tracking/sqlalchemy_store.py`):
+ * unknown runs; names outside MLflow's character set or that a path normalization would change (`path_not_unique`);
+ * LogBatch requests over its limits or naming one param twice (equal values included); a param written again with
+ * another value; param values over its limit (`maxParamValueLength`: 6000, or 500 to act as MLflow 2.0 to 2.7);
+ * metric values that are not numbers or the protobuf JSON spellings of non-finite ones. A deleted experiment keeps its
+ * name: get-by-name returns it (lifecycle_stage "deleted"), creating the name again is RESOURCE_ALREADY_EXISTS, and a
+ * run cannot be created in it.
  */
 
 export interface StoredMetric {
@@ -30,7 +35,13 @@ export interface StoredRun {
   statuses: string[];
 }
 
-const NAME = /^[/\w.\- ]*$/;
+const NAME = /^[/\w.\- :]*$/;
+
+/** MLflow's `path_not_unique`: the name is not what Python's posixpath.normpath makes of it, or escapes its folder. */
+function pathNotUnique(name: string): boolean {
+  const norm = name === '' ? '.' : path.posix.normalize(name).replace(/(.)\/+$/, '$1');
+  return norm !== name || norm === '.' || norm.startsWith('..') || norm.startsWith('/');
+}
 const NON_FINITE = new Set(['NaN', 'Infinity', '-Infinity']);
 
 class ApiError extends Error {
@@ -44,7 +55,9 @@ class ApiError extends Error {
 }
 
 export class MlflowStandIn extends LoopbackStandIn {
-  readonly experiments = new Map<string, { id: string; name: string }>();
+  readonly experiments = new Map<string, { id: string; name: string; lifecycleStage: 'active' | 'deleted' }>();
+  /** The longest param value taken: 6000 as MLflow 2.8 and later, 500 as 2.0 to 2.7. */
+  maxParamValueLength = 6000;
   readonly runs = new Map<string, StoredRun>();
   /** Every request as `METHOD /path`, in order. */
   readonly requests: string[] = [];
@@ -53,6 +66,11 @@ export class MlflowStandIn extends LoopbackStandIn {
 
   constructor(private readonly token?: string) {
     super();
+  }
+
+  /** Deletes an experiment as MLflow's UI does: it stays, with its name, in the lifecycle stage "deleted". */
+  deleteExperiment(name: string): void {
+    this.experiments.get(name)!.lifecycleStage = 'deleted';
   }
 
   /** The next `count` requests (to `endpoint` only, when given) fail with `status`. */
@@ -92,7 +110,7 @@ export class MlflowStandIn extends LoopbackStandIn {
         const experiment = this.experiments.get(query.get('experiment_name') ?? '');
         if (!experiment)
           throw new ApiError(404, 'RESOURCE_DOES_NOT_EXIST', `Could not find experiment with name ${query.get('experiment_name')}`);
-        return { experiment: { experiment_id: experiment.id, name: experiment.name, lifecycle_stage: 'active' } };
+        return { experiment: { experiment_id: experiment.id, name: experiment.name, lifecycle_stage: experiment.lifecycleStage } };
       }
       case 'POST experiments/create': {
         const name = body.name;
@@ -100,13 +118,19 @@ export class MlflowStandIn extends LoopbackStandIn {
           throw new ApiError(400, 'INVALID_PARAMETER_VALUE', "Missing value for required parameter 'name'");
         if (this.experiments.has(name)) throw new ApiError(400, 'RESOURCE_ALREADY_EXISTS', `Experiment '${name}' already exists.`);
         const id = String(this.nextId++);
-        this.experiments.set(name, { id, name });
+        this.experiments.set(name, { id, name, lifecycleStage: 'active' });
         return { experiment_id: id };
       }
       case 'POST runs/create': {
         const experimentId = body.experiment_id;
-        if (![...this.experiments.values()].some((e) => e.id === experimentId)) {
-          throw new ApiError(404, 'RESOURCE_DOES_NOT_EXIST', `No Experiment with id=${String(experimentId)} exists`);
+        const experiment = [...this.experiments.values()].find((e) => e.id === experimentId);
+        if (!experiment) throw new ApiError(404, 'RESOURCE_DOES_NOT_EXIST', `No Experiment with id=${String(experimentId)} exists`);
+        if (experiment.lifecycleStage !== 'active') {
+          throw new ApiError(
+            400,
+            'INVALID_PARAMETER_VALUE',
+            `The experiment ${experiment.id} must be in the 'active' state. Current state is ${experiment.lifecycleStage}.`,
+          );
         }
         if (typeof body.start_time !== 'number' || !Number.isInteger(body.start_time))
           throw new ApiError(400, 'INVALID_PARAMETER_VALUE', 'start_time must be an int64');
@@ -172,8 +196,17 @@ export class MlflowStandIn extends LoopbackStandIn {
     if (metrics.length + params.length + tags.length > 1000)
       throw new ApiError(400, 'INVALID_PARAMETER_VALUE', 'at most 1000 entities per batch');
     for (const { key } of [...metrics, ...params]) {
-      if (typeof key !== 'string' || !NAME.test(key) || key.length > 250)
-        throw new ApiError(400, 'INVALID_PARAMETER_VALUE', `Invalid name: '${key}'`);
+      if (typeof key !== 'string' || !NAME.test(key) || pathNotUnique(key) || key.length > 250)
+        throw new ApiError(400, 'INVALID_PARAMETER_VALUE', `Invalid value '${key}' for parameter 'key' supplied`);
+    }
+    const keys = params.map((p) => p.key);
+    const duplicates = keys.filter((key, i) => keys.indexOf(key) !== i);
+    if (duplicates.length) {
+      throw new ApiError(
+        400,
+        'INVALID_PARAMETER_VALUE',
+        `Duplicate parameter keys have been submitted: ${JSON.stringify(duplicates)}. Please ensure the request contains only one param value per param key.`,
+      );
     }
     for (const m of metrics) {
       const valueOk = typeof m.value === 'number' ? Number.isFinite(m.value) : NON_FINITE.has(m.value);
@@ -182,8 +215,8 @@ export class MlflowStandIn extends LoopbackStandIn {
       }
     }
     for (const p of params) {
-      if (typeof p.value !== 'string' || p.value.length > 6000)
-        throw new ApiError(400, 'INVALID_PARAMETER_VALUE', `Invalid param value for ${p.key}`);
+      if (typeof p.value !== 'string' || p.value.length > this.maxParamValueLength)
+        throw new ApiError(400, 'INVALID_PARAMETER_VALUE', `Param value exceeds the maximum length of ${this.maxParamValueLength}`);
       const old = run.params.get(p.key);
       if (old !== undefined && old !== p.value) {
         throw new ApiError(

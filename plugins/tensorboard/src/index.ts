@@ -1,4 +1,4 @@
-export { default, TensorBoardPlugin, PLUGIN_NAME } from './plugin/TensorBoardPlugin.js';
+export { default, TensorBoardPlugin, PLUGIN_NAME, HISTOGRAM_SUFFIX } from './plugin/TensorBoardPlugin.js';
 export { tensorboardSection, type TensorBoardSettings } from './plugin/tensorboardConfig.js';
 export { rolloutMarkdown } from './plugin/rolloutText.js';
 export { EventFileWriter } from './events/EventFileWriter.js';

@@ -5,17 +5,21 @@ import path from 'node:path';
 import { createKernel, type UserConfig } from '@drmas/core';
 import { mathPreset } from '@drmas/preset-math';
 import { REPO_ROOT, TempProject } from '../../../test/support/tempProject.js';
-import { decodeEvent, readTfRecords, type DecodedEvent } from './wireDecoder.js';
+import { assertOneKindPerTag, decodeEvent, readTfRecords, type DecodedEvent } from './wireDecoder.js';
 import { readMetricLines } from '../../../test/support/runFiles.js';
 
 const scratch = new TempProject('tensorboard-plugin');
 afterAll(() => scratch.dispose());
 
-/** Every event of every file in `dir`, file by file in the order they were written. */
+/** Every event of every file in `dir`, file by file in the order they were written; no file uses a tag as two kinds. */
 function eventFiles(dir: string): DecodedEvent[][] {
   return readdirSync(dir)
     .sort()
-    .map((name) => readTfRecords(readFileSync(path.join(dir, name))).map(decodeEvent));
+    .map((name) => {
+      const events = readTfRecords(readFileSync(path.join(dir, name))).map(decodeEvent);
+      assertOneKindPerTag(events);
+      return events;
+    });
 }
 
 async function train(config: UserConfig, runDir: string): Promise<void> {
@@ -102,7 +106,14 @@ describe('@drmas/plugin-tensorboard with the trainer', () => {
     );
     const [line] = readMetricLines(runDir);
     const events = eventFiles(path.join(runDir, 'tb')).flat();
-    const norms = events.find((e) => e.histograms.has('actor/policy/grad_norm'))!.histograms.get('actor/policy/grad_norm')!;
+    // The step's mean is the scalar `actor/policy/grad_norm`; the distribution has a tag of its own.
+    const norms = events
+      .find((e) => e.histograms.has('actor/policy/grad_norm/histogram'))!
+      .histograms.get('actor/policy/grad_norm/histogram')!;
+    expect(events.some((e) => e.histograms.has('actor/policy/grad_norm'))).toBe(false);
+    expect(events.find((e) => e.scalars.has('actor/policy/grad_norm'))!.scalars.get('actor/policy/grad_norm')).toBe(
+      Math.fround(line!['actor/policy/grad_norm']!),
+    );
     expect(norms.num).toBe(line!['actor/policy/updates']);
     expect(norms.num).toBe(2);
     expect(norms.max).toBeGreaterThan(0);

@@ -148,3 +148,23 @@ export function decodeEvent(bytes: Buffer): DecodedEvent {
   }
   return decoded;
 }
+
+/**
+ * TensorBoard keys a time series by its tag alone, in both its readers: a tag written as two kinds (a scalar at one
+ * event, a histogram at another) leaves the Rust data server with neither and the Python one with a broken series.
+ * Throws naming every such tag of a file's events.
+ */
+export function assertOneKindPerTag(events: DecodedEvent[]): void {
+  const kinds = new Map<string, Set<string>>();
+  for (const event of events) {
+    for (const [kind, values] of [
+      ['scalar', event.scalars],
+      ['histogram', event.histograms],
+      ['text', event.texts],
+    ] as const) {
+      for (const tag of values.keys()) (kinds.get(tag) ?? kinds.set(tag, new Set()).get(tag)!).add(kind);
+    }
+  }
+  const mixed = [...kinds].filter(([, set]) => set.size > 1).map(([tag, set]) => `${tag} (${[...set].join(' and ')})`);
+  if (mixed.length) throw new Error(`tags written as more than one kind, which TensorBoard cannot show: ${mixed.join(', ')}`);
+}

@@ -5,12 +5,14 @@ export {
   PLUGIN_NAME,
   resolveWandb,
   WANDB_RUN_FILE,
+  WANDB_TIMING,
   WandbPlugin,
   wandbConfigJson,
   type ResolvedWandb,
+  type WandbTiming,
 } from './plugin/WandbPlugin.js';
 export { WANDB_MODES, wandbSection, type WandbMode, type WandbSettings } from './plugin/wandbConfig.js';
-export { HISTORY_FILE, HistoryStream, MAX_LINES_PER_REQUEST, SUMMARY_FILE } from './client/HistoryStream.js';
+export { HISTORY_FILE, HistoryStream, MAX_LINES_PER_REQUEST, SUMMARY_FILE, type StreamTiming } from './client/HistoryStream.js';
 export {
   DEFAULT_BASE_URL,
   historyLine,
@@ -20,6 +22,7 @@ export {
   VIEWER_QUERY,
   WandbClient,
   type FileStreamRequest,
+  type Patience,
   type ResumeStatus,
   type RunPath,
   type UpsertRunInput,

@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createKernel, DrmasError, type Plugin, type UserConfig } from '@drmas/core';
+import { createKernel, DrmasError, Stage, type Plugin, type UserConfig } from '@drmas/core';
 import { mathPreset } from '@drmas/preset-math';
-import { historyLine, parseHistoryLine, WandbPlugin } from '../src/index.js';
+import { historyLine, parseHistoryLine, WANDB_TIMING, WandbPlugin } from '../src/index.js';
 import { REPO_ROOT, TempProject } from '../../../test/support/tempProject.js';
 import { readMetricLines } from '../../../test/support/runFiles.js';
 import { WandbStandIn, type StoredRun } from './wandbStandIn.js';
@@ -141,7 +141,7 @@ describe('@drmas/plugin-wandb against a local stand-in of the W&B server', () =>
     expect(readMetricLines(runDir)).toHaveLength(4);
     const warnings = logs.filter((l) => l.startsWith('warning: wandb:'));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/W&B file_stream failed: HTTP 500: .*the lines not taken go again with the next step/);
+    expect(warnings[0]).toMatch(/W&B file_stream failed: HTTP 500: .*the lines not taken go again with the next request/);
     expect(history(server.onlyRun())).toEqual(expectedHistory(runDir));
     expect(server.onlyRun().exitcodes).toEqual([0]);
   });
@@ -157,7 +157,8 @@ describe('@drmas/plugin-wandb against a local stand-in of the W&B server', () =>
         });
       },
     };
-    const config = bandit({ wandb: { retries: 0 } });
+    // finishTimeoutMs 0: the last request is tried once, not for W&B's seven days.
+    const config = bandit({ wandb: { retries: 0, finishTimeoutMs: 0 } });
     await train({ ...config, plugins: [...config.plugins!, stopServer] }, runDir, logs);
     expect(readMetricLines(runDir)).toHaveLength(3);
     const warnings = logs.filter((l) => l.startsWith('warning: wandb:'));
@@ -165,6 +166,95 @@ describe('@drmas/plugin-wandb against a local stand-in of the W&B server', () =>
       expect.stringMatching(/^warning: wandb: W&B file_stream failed: connection failed \((ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)/),
       'warning: wandb: 3 history lines never reached W&B (they are in metrics.jsonl)',
     ]);
+  });
+
+  describe("the server's contract as wandb-core keeps it (wandb b6e29505), on a compressed clock", () => {
+    // The stand-in's crash sweep at 300 ms stands for W&B's five minutes; the plugin's heartbeat at 50 ms for its 30 s.
+    const fast = { ...WANDB_TIMING, heartbeatMs: 50, finishDelayMs: 1, finishMaxDelayMs: 5 };
+    const slowStep = (ms: number): Plugin => ({
+      name: 'slow-step',
+      apply(kernel) {
+        kernel.hooks.beforeStep.tapPromise('slow-step', async ({ step }) => {
+          if (step === 2) await new Promise((resolve) => setTimeout(resolve, ms));
+        });
+      },
+    });
+    /** From `shutdown` on (before the plugin's last request), the next `count` file_stream requests fail with 503. */
+    const failingAtShutdown = (count: number): Plugin => ({
+      name: 'failing-at-shutdown',
+      apply(kernel) {
+        kernel.hooks.shutdown.tap({ name: 'failing-at-shutdown', stage: Stage.FIRST }, () => server.failNext(count, 503, 'file_stream'));
+      },
+    });
+    async function compressedServer(): Promise<void> {
+      await server.stop();
+      server = new WandbStandIn();
+      server.staleAfterMs = 300;
+      env = { WANDB_BASE_URL: await server.start(), WANDB_API_KEY: server.apiKey };
+    }
+
+    test('without heartbeats, a step slower than the sweep leaves the run crashed until the next line', async () => {
+      await compressedServer();
+      const config = bandit({}, new WandbPlugin(env, { ...fast, heartbeatMs: 3_600_000 }));
+      await train({ ...config, plugins: [...config.plugins!, slowStep(1000)] }, scratch.path('no-heartbeat'));
+      expect(server.onlyRun().states).toEqual(['running', 'crashed', 'running', 'finished']);
+    });
+
+    test('heartbeats between lines keep a slow step running: empty file_stream requests, no crash', async () => {
+      await compressedServer();
+      const config = bandit({}, new WandbPlugin(env, fast));
+      const runDir = scratch.path('heartbeat');
+      await train({ ...config, plugins: [...config.plugins!, slowStep(1000)] }, runDir);
+      expect(server.onlyRun().states).toEqual(['running', 'finished']);
+      expect(server.fileStreams().filter((body) => Object.keys(body).length === 0).length).toBeGreaterThanOrEqual(5);
+      expect(history(server.onlyRun())).toEqual(expectedHistory(runDir));
+    });
+
+    test('the last request (lines and exit code) outlasts a long outage at shutdown, as wandb-core retries it for days', async () => {
+      await compressedServer();
+      const logs: string[] = [];
+      const config = bandit({ wandb: { retries: 0 } }, new WandbPlugin(env, fast));
+      const runDir = scratch.path('outage-at-end');
+      await train({ ...config, plugins: [...config.plugins!, failingAtShutdown(30)] }, runDir, logs);
+      await server.injectedFailures(30);
+      expect(server.onlyRun().exitcodes).toEqual([0]);
+      expect(server.onlyRun().state).toBe('finished');
+      expect(history(server.onlyRun())).toEqual(expectedHistory(runDir));
+      // A request still in flight from the last step may have warned; nothing was lost.
+      expect(logs.filter((l) => l.includes('never reached W&B'))).toEqual([]);
+    });
+
+    test('wandb.finishTimeoutMs bounds that wait: past it the run ends with a warning counting what W&B lacks', async () => {
+      await compressedServer();
+      const logs: string[] = [];
+      const config = bandit({ wandb: { retries: 0, finishTimeoutMs: 200 } }, new WandbPlugin(env, fast));
+      await train({ ...config, plugins: [...config.plugins!, failingAtShutdown(100_000)] }, scratch.path('down-at-end'), logs);
+      expect(server.onlyRun().exitcodes).toEqual([]);
+      expect(logs.filter((l) => l.startsWith('warning: wandb:'))[0]).toMatch(/W&B file_stream failed: HTTP 503/);
+    });
+
+    test('a 409 Conflict on UpsertBucket is tried again (UpsertBucketRetryPolicy); one on file_stream is final', async () => {
+      server.failNext(2, 409, 'UpsertBucket');
+      const runDir = scratch.path('conflict');
+      await train(bandit(), runDir);
+      expect(server.operations()).toEqual(['Viewer', 'UpsertBucket', 'UpsertBucket', 'UpsertBucket']);
+      expect(history(server.onlyRun())).toEqual(expectedHistory(runDir));
+
+      server.failNext(1, 409, 'file_stream');
+      const logs: string[] = [];
+      await train(bandit({ wandb: { retries: 3 } }), scratch.path('conflict-stream'), logs);
+      expect(logs.filter((l) => l.startsWith('warning: wandb:'))[0]).toMatch(/W&B file_stream failed: HTTP 409/);
+    });
+
+    test("a 429's Retry-After sets the wait, not the plugin's own schedule", async () => {
+      // The plugin's own wait before a retry is ten minutes here: only the server's 50 ms lets the run end in time.
+      server.failNext(1, 429, 'file_stream', '0.05');
+      const runDir = scratch.path('retry-after');
+      await train(bandit({}, new WandbPlugin(env, { ...WANDB_TIMING, retryDelayMs: 600_000 })), runDir);
+      expect(server.requests.filter((r) => r.body).length).toBeGreaterThanOrEqual(2);
+      expect(history(server.onlyRun())).toEqual(expectedHistory(runDir));
+      expect(server.onlyRun().exitcodes).toEqual([0]);
+    });
   });
 
   test('no server at setup stops the run before training, naming wandb.baseUrl', async () => {

@@ -11,6 +11,12 @@ import { parseHistoryLine } from '../src/index.js';
  * names and rejects what the real server would not take: a wrong API key (401), an unknown entity, a file_stream for
  * a run never upserted (404), an offset past the end of the history (a gap), a line that is not a JSON object with an
  * integer `_step`, and steps that do not go up.
+ *
+ * It keeps each run's state as W&B's server does (running from the upsert; finished or failed by the exit code of the
+ * `complete` request), with the server's stale-run sweep: a running run without file_stream traffic for
+ * `staleAfterMs` (about five minutes on W&B's server, wandb/wandb#12500; tests compress it) is marked crashed, and
+ * traffic afterwards makes it running again. Failures can be injected per path or GraphQL operation, with a
+ * `Retry-After` (the 429s wandb-core honours) and 409 Conflicts (which it retries for UpsertBucket only).
  */
 
 /** The slice of W&B's GraphQL schema the SDKs' Viewer, UpsertBucket and RunResumeStatus operations use. */
@@ -54,7 +60,14 @@ export interface StoredRun {
   summary: string | null;
   /** The exit code of every `complete: true` request, in order. */
   exitcodes: number[];
+  /** The run's state now, and every state it went through, in order (`running`, `crashed`, `finished`, `failed`). */
+  state: RunState;
+  states: RunState[];
+  /** When the last file_stream request for the run arrived (or it was upserted), in ms since the epoch. */
+  lastHeard: number;
 }
+
+export type RunState = 'running' | 'crashed' | 'finished' | 'failed';
 
 export interface RecordedRequest {
   path: string;
@@ -78,7 +91,10 @@ export class WandbStandIn extends LoopbackStandIn {
   readonly runs = new Map<string, StoredRun>();
   /** Every request the server answered or failed on purpose, in order. */
   readonly requests: RecordedRequest[] = [];
-  private failures: Array<{ status: number; path?: string }> = [];
+  private failures: Array<{ status: number; path?: string; retryAfter?: string }> = [];
+  /** A running run with no file_stream traffic for this long is marked crashed (W&B's server: about five minutes). */
+  staleAfterMs = 5 * 60_000;
+  private sweep: NodeJS.Timeout | undefined;
   private readonly schema: GraphQLSchema = buildSchema(SCHEMA_SDL);
   private nextId = 1;
   private injected = 0;
@@ -92,9 +108,34 @@ export class WandbStandIn extends LoopbackStandIn {
     super();
   }
 
-  /** The next `count` requests (to paths containing `path` only, when given) fail with `status`. */
-  failNext(count: number, status: number, path?: string): void {
-    for (let i = 0; i < count; i++) this.failures.push({ status, path });
+  /**
+   * The next `count` requests (to paths containing `path`, or the GraphQL operation of that name, only, when given) fail
+   * with `status`, and a `Retry-After` header when `retryAfter` is given.
+   */
+  failNext(count: number, status: number, path?: string, retryAfter?: string): void {
+    for (let i = 0; i < count; i++) this.failures.push({ status, path, retryAfter });
+  }
+
+  override async start(): Promise<string> {
+    const url = await super.start();
+    this.sweep = setInterval(() => this.sweepStaleRuns(), Math.max(1, this.staleAfterMs / 10)).unref();
+    return url;
+  }
+
+  override async stop(): Promise<void> {
+    clearInterval(this.sweep);
+    await super.stop();
+  }
+
+  private sweepStaleRuns(): void {
+    for (const run of this.runs.values())
+      if (run.state === 'running' && Date.now() - run.lastHeard > this.staleAfterMs) this.setState(run, 'crashed');
+  }
+
+  private setState(run: StoredRun, state: RunState): void {
+    if (run.state === state) return;
+    run.state = state;
+    run.states.push(state);
   }
 
   /** Drops the failures `failNext` queued that have not happened. */
@@ -126,8 +167,8 @@ export class WandbStandIn extends LoopbackStandIn {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     const url = new URL(req.url ?? '/', 'http://stand-in');
-    const send = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
     try {
@@ -144,11 +185,13 @@ export class WandbStandIn extends LoopbackStandIn {
             }
           : { path: url.pathname, body },
       );
-      const failure = this.failures.findIndex((f) => !f.path || url.pathname.includes(f.path));
+      const operation = this.requests[this.requests.length - 1]!.operation;
+      const failure = this.failures.findIndex((f) => !f.path || url.pathname.includes(f.path) || f.path === operation);
       if (failure >= 0) {
-        const [{ status }] = this.failures.splice(failure, 1) as [{ status: number }];
+        const [{ status, retryAfter }] = this.failures.splice(failure, 1) as [{ status: number; retryAfter?: string }];
         this.injected++;
-        throw new HttpError(status, 'injected failure');
+        send(status, { error: 'injected failure' }, retryAfter === undefined ? {} : { 'retry-after': retryAfter });
+        return;
       }
       if (req.headers.authorization !== `Basic ${Buffer.from(`api:${this.apiKey}`).toString('base64')}`) {
         throw new HttpError(401, 'invalid api key');
@@ -221,7 +264,12 @@ export class WandbStandIn extends LoopbackStandIn {
           history: [],
           summary: null,
           exitcodes: [],
+          state: 'running',
+          states: ['running'],
+          lastHeard: Date.now(),
         };
+        run.lastHeard = Date.now();
+        if (old) this.setState(run, 'running');
         if (typeof input.displayName === 'string') run.displayName = input.displayName;
         if (typeof input.groupName === 'string') run.group = input.groupName;
         if (Array.isArray(input.tags)) run.tags = input.tags as string[];
@@ -244,6 +292,9 @@ export class WandbStandIn extends LoopbackStandIn {
   private fileStream(entity: string, project: string, name: string, body: Record<string, unknown>): void {
     const run = this.runs.get(`${entity}/${project}/${name}`);
     if (!run) throw new HttpError(404, `run ${entity}/${project}/${name} not found`);
+    run.lastHeard = Date.now();
+    // Traffic revives a run the sweep marked crashed (as W&B's UI shows a crashed run that logs again as running).
+    if (run.state === 'crashed') this.setState(run, 'running');
     const files = (body.files ?? {}) as Record<string, { offset: number; content: string[] }>;
     for (const [file, { offset, content }] of Object.entries(files)) {
       if (!Number.isInteger(offset) || offset < 0 || !Array.isArray(content)) throw new HttpError(400, `bad chunk for ${file}`);
@@ -267,6 +318,7 @@ export class WandbStandIn extends LoopbackStandIn {
     if (body.complete === true) {
       if (!Number.isInteger(body.exitcode)) throw new HttpError(400, 'complete without an integer exitcode');
       run.exitcodes.push(body.exitcode as number);
+      this.setState(run, body.exitcode === 0 ? 'finished' : 'failed');
     }
   }
 }

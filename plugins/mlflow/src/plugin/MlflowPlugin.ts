@@ -12,7 +12,7 @@ import {
   type RunContext,
   type SecretEnv,
 } from '@drmas/core';
-import { authorizationFromEnv, MlflowClient, type RunStatus } from '../client/MlflowClient.js';
+import { authorizationFromEnv, MlflowClient, type KeyValue, type RunStatus } from '../client/MlflowClient.js';
 import { mlflowSection, type MlflowSettings } from './mlflowConfig.js';
 import { configParams, mlflowName, mlflowValue } from './mlflowNames.js';
 
@@ -44,7 +44,7 @@ export class MlflowPlugin implements Plugin {
   private runId: string | undefined;
   private run: RunContext | undefined;
   private failed = false;
-  private warned = false;
+  private readonly warned = new Set<string>();
 
   constructor(private readonly env: NodeJS.ProcessEnv = process.env) {}
 
@@ -58,7 +58,7 @@ export class MlflowPlugin implements Plugin {
         try {
           await this.client.logBatch(this.runId, { metrics: batch });
         } catch (error) {
-          this.warn(`the metrics of step ${step} were not logged (they are in metrics.jsonl): ${(error as Error).message}`);
+          this.warn('failure', `the metrics of step ${step} were not logged (they are in metrics.jsonl): ${(error as Error).message}`);
         }
       },
     });
@@ -94,6 +94,7 @@ export class MlflowPlugin implements Plugin {
       const shownUri = redactUrl(uri);
       this.run = run;
       this.failed = false;
+      this.warned.clear();
       this.client = new MlflowClient({
         trackingUri: uri,
         authorization: authorizationFromEnv(this.env),
@@ -109,7 +110,14 @@ export class MlflowPlugin implements Plugin {
         run.log(`mlflow: resuming run ${this.runId} of experiment ${previous.experimentId} at ${shownUri}`);
         return;
       }
-      const experimentId = await this.client.experimentId(experiment);
+      const chosen = await this.client.experiment(experiment);
+      if (chosen.deleted.length) {
+        this.warn(
+          'experiment',
+          `the experiment ${chosen.deleted.map((name) => JSON.stringify(name)).join(', ')} is deleted, so this run goes to ${JSON.stringify(chosen.name)}; restore it (mlflow experiments restore) to log there again, or free the name (mlflow gc)`,
+        );
+      }
+      const experimentId = chosen.id;
       const name = runName ?? path.basename(run.runDir);
       this.runId = await this.client.createRun(experimentId, name, [
         { key: 'mlflow.runName', value: name },
@@ -118,8 +126,8 @@ export class MlflowPlugin implements Plugin {
         ...Object.entries(tags).map(([key, value]) => ({ key, value })),
       ]);
       writeFileSync(file, `${JSON.stringify({ trackingUri: shownUri, experimentId, runId: this.runId } satisfies RunRecord, null, 2)}\n`);
-      if (logParams) await this.client.logBatch(this.runId, { params: configParams(kernel.secrets.config()) });
-      run.log(`mlflow: run ${this.runId} in experiment ${experiment} (${experimentId}) at ${shownUri}`);
+      if (logParams) await this.logParams(configParams(kernel.secrets.config()));
+      run.log(`mlflow: run ${this.runId} in experiment ${chosen.name} (${experimentId}) at ${shownUri}`);
     });
 
     kernel.hooks.failed.tap(PLUGIN_NAME, () => {
@@ -134,15 +142,33 @@ export class MlflowPlugin implements Plugin {
       try {
         await client.updateRun(runId, status);
       } catch (error) {
-        this.warn(`the run's status (${status}) was not set: ${(error as Error).message}`);
+        this.warn('failure', `the run's status (${status}) was not set: ${(error as Error).message}`);
       }
     });
   }
 
-  private warn(message: string): void {
-    if (this.warned) return;
-    this.warned = true;
-    (this.run?.log ?? console.warn)(`warning: mlflow: ${message}; further MLflow failures of this run are not reported`);
+  /** The config as params: a param the server refuses, or the server failing, costs a warning, not the run. */
+  private async logParams(params: KeyValue[]): Promise<void> {
+    try {
+      const { refused, cut, renamed } = await this.client!.logParams(this.runId!, params);
+      const problems = [
+        refused.length && `${refused.length} the server refused were left out (${refused.join(', ')})`,
+        cut.length && `${cut.length} were cut to 500 characters, the limit of MLflow servers before 2.8 (${cut.join(', ')})`,
+        renamed.length && `${renamed.length} had a name taken by an earlier param and got a _2 suffix (${renamed.join(', ')})`,
+      ].filter(Boolean);
+      if (problems.length)
+        this.warn('params', `of the config's params, ${problems.join('; ')}; config.json in the run directory has them all`);
+    } catch (error) {
+      this.warn('params', `the config was not logged as params (config.json in the run directory has it): ${(error as Error).message}`);
+    }
+  }
+
+  /** One warning per kind and run: a server that is down would otherwise warn at every step. */
+  private warn(kind: 'experiment' | 'params' | 'failure', message: string): void {
+    if (this.warned.has(kind)) return;
+    this.warned.add(kind);
+    const more = kind === 'failure' ? '; further MLflow failures of this run are not reported' : '';
+    (this.run?.log ?? console.warn)(`warning: mlflow: ${message}${more}`);
   }
 }
 

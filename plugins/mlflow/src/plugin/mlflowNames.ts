@@ -2,11 +2,19 @@ import type { MlflowMetric } from '../client/MlflowClient.js';
 import { MAX_PARAM_VALUE_LENGTH, type KeyValue } from '../client/MlflowClient.js';
 
 /**
- * A metric or param name MLflow accepts: it allows only letters, digits, `_`, `-`, `.`, ` ` and `/`
- * (mlflow/utils/validation.py), so `val/avg@16` becomes `val/avg_at_16` and any other character `_`.
+ * A metric or param name MLflow accepts: it allows only letters, digits, `_`, `-`, `.`, ` ` and `/` (and `:` except on
+ * Windows servers; mlflow/utils/validation.py), so `val/avg@16` becomes `val/avg_at_16` and any other character `_`.
+ * Names are also file paths to it (`path_not_unique`): one that a path normalization would change is refused, so an
+ * empty or `.` segment becomes `_` and a `..` one `__` (`a//b` reads `a/_/b`, `/x` reads `_/x`).
  */
 export function mlflowName(name: string): string {
-  return name.replaceAll('@', '_at_').replace(/[^\w./ -]/g, '_');
+  return name
+    .replaceAll('@', '_at_')
+    .replace(/[^\w./ -]/g, '_')
+    .split('/')
+    .map((segment) => (segment === '' || segment === '.' ? '_' : segment === '..' ? '__' : segment))
+    .join('/')
+    .replace(/^\.\./, '_..');
 }
 
 /** A metric value as protobuf JSON spells it: non-finite numbers are strings. */

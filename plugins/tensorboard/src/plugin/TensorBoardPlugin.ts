@@ -8,6 +8,13 @@ import { tensorboardSection, type TensorBoardSettings } from './tensorboardConfi
 
 export const PLUGIN_NAME = 'tensorboard';
 
+/**
+ * Added to a histogram's tag when a metric of the step has that name (`actor/<group>/grad_norm` is both the step's mean
+ * and the distribution of its optimizer steps): TensorBoard keys a series by tag alone, and a tag written as a scalar
+ * and a histogram shows neither in its default (Rust) reader.
+ */
+export const HISTOGRAM_SUFFIX = '/histogram';
+
 /** Per agent: the advantages of its trained tokens and the rewards of its turns. */
 function batchDistributions(batch: TrainingBatch): Record<string, number[]> {
   const out: Record<string, number[]> = {};
@@ -35,6 +42,8 @@ export class TensorBoardPlugin implements Plugin {
   readonly configSchema = { tensorboard: tensorboardSection };
   private writer: EventFileWriter | undefined;
   private started = false;
+  /** Histogram tags that met a metric of the same name: they keep the suffix for the rest of the run. */
+  private readonly suffixed = new Set<string>();
 
   register(ctx: RegisterContext): void {
     // The folder is read when the kernel asks for the run's files, after `configure` (a getter, not a copy).
@@ -61,18 +70,20 @@ export class TensorBoardPlugin implements Plugin {
     kernel.hooks.setup.tap({ name: PLUGIN_NAME, stage: Stage.REPORT }, (run) => {
       this.writer = new EventFileWriter(path.resolve(run.runDir, settings().logDir));
       this.started = false;
+      this.suffixed.clear();
       run.log(`tensorboard: ${path.relative(process.cwd(), this.writer.file) || this.writer.file}`);
     });
 
-    kernel.hooks.afterStep.tap({ name: PLUGIN_NAME, stage: Stage.REPORT }, ({ step, batch, context }) => {
+    kernel.hooks.afterStep.tap({ name: PLUGIN_NAME, stage: Stage.REPORT }, ({ step, batch, metrics, context }) => {
       if (!this.writer) return;
       this.startAt(step);
       const { histograms, bins, textSamples, textChars } = settings();
       const values: SummaryValue[] = [];
       if (histograms) {
         const distributions = { ...batchDistributions(batch), ...context.distributions };
-        for (const [tag, list] of Object.entries(distributions)) {
-          const value = histogramValue(tag, list, bins);
+        for (const [name, list] of Object.entries(distributions)) {
+          if (name in metrics) this.suffixed.add(name);
+          const value = histogramValue(this.suffixed.has(name) ? `${name}${HISTOGRAM_SUFFIX}` : name, list, bins);
           if (value) values.push(value);
         }
       }

@@ -1,4 +1,4 @@
-import { DrmasError, fetchText, retrying } from '@drmas/core';
+import { DrmasError, fetchText, retrying, type RetrySchedule } from '@drmas/core';
 
 /** Where W&B's SDKs send runs when WANDB_BASE_URL is not set. */
 export const DEFAULT_BASE_URL = 'https://api.wandb.ai';
@@ -12,6 +12,18 @@ export interface WandbClientOptions {
   /** Further tries after a network error or a status W&B's own client retries (429, 5xx, ...), with doubling waits. */
   retries: number;
   retryDelayMs: number;
+}
+
+/**
+ * How long a request that must get through (the run's last file_stream request, with the exit code) is tried again:
+ * wandb-core's file_stream client (core/internal/filestream/filestream.go at wandb b6e29505) waits 2 s doubling to
+ * 60 s, a quarter of jitter added, for 7 days, or what a `Retry-After` asks.
+ */
+export interface Patience {
+  /** Give up once this much time has passed since the first try. */
+  deadlineMs: number;
+  delayMs: number;
+  maxDelayMs: number;
 }
 
 /** A run's address on the server: `/files/{entity}/{project}/{runId}/file_stream`. */
@@ -101,8 +113,13 @@ export const RUN_RESUME_STATUS_QUERY = `query RunResumeStatus($project: String, 
   }
 }`;
 
-/** Statuses W&B's own client does not retry (core/internal/filestream/retry_policy.go): the request itself is wrong. */
-const FINAL_STATUSES = new Set([400, 401, 403, 404, 409, 410]);
+/**
+ * Statuses wandb-core does not retry (`RetryMostFailures`, core/internal/clients/retry_policy.go at wandb b6e29505):
+ * the request itself is wrong. Any other 4xx or 5xx, 429 with its `Retry-After` included, is tried again.
+ */
+const FINAL_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 404, 409, 410, 413, 422, 501]);
+/** `UpsertBucketRetryPolicy` (the same file): a 409 Conflict (two upserts of one run at once) is tried again. */
+const UPSERT_BUCKET_FINAL_STATUSES: ReadonlySet<number> = new Set([...FINAL_STATUSES].filter((status) => status !== 409));
 
 interface GraphqlAnswer<T> {
   data?: T;
@@ -126,7 +143,7 @@ export class WandbClient {
 
   /** The API key's default entity (its user or team). */
   async viewerEntity(): Promise<string> {
-    const data = await this.graphql<{ viewer: { entity?: string | null } | null }>('Viewer', VIEWER_QUERY, {});
+    const data = await this.graphql<{ viewer: { entity?: string | null } | null }>('Viewer', VIEWER_QUERY, FINAL_STATUSES, {});
     const entity = data.viewer?.entity;
     if (!entity) throw serviceError('Viewer', 'the server knows no user for WANDB_API_KEY', 'key');
     return entity;
@@ -136,7 +153,7 @@ export class WandbClient {
   async upsertRun(input: UpsertRunInput): Promise<RunPath & { displayName: string }> {
     const data = await this.graphql<{
       upsertBucket: { bucket: { name: string; displayName?: string | null; project: { name: string; entity: { name: string } } } } | null;
-    }>('UpsertBucket', UPSERT_BUCKET_MUTATION, {
+    }>('UpsertBucket', UPSERT_BUCKET_MUTATION, UPSERT_BUCKET_FINAL_STATUSES, {
       name: input.runId,
       project: input.project,
       entity: input.entity,
@@ -161,7 +178,7 @@ export class WandbClient {
       model: {
         bucket: { historyLineCount?: number | null; historyTail?: string | null; summaryMetrics?: string | null } | null;
       } | null;
-    }>('RunResumeStatus', RUN_RESUME_STATUS_QUERY, { project: run.project, entity: run.entity, name: run.runId });
+    }>('RunResumeStatus', RUN_RESUME_STATUS_QUERY, FINAL_STATUSES, { project: run.project, entity: run.entity, name: run.runId });
     const bucket = data.model?.bucket;
     if (!bucket) return undefined;
     const tail = bucket.historyTail ? (JSON.parse(bucket.historyTail) as string[]) : [];
@@ -173,13 +190,14 @@ export class WandbClient {
     };
   }
 
-  async fileStream(run: RunPath, request: FileStreamRequest): Promise<void> {
+  /** One file_stream request: tried `retries` more times, or, with `patience`, until its deadline. */
+  async fileStream(run: RunPath, request: FileStreamRequest, patience?: Patience): Promise<void> {
     const url = `${this.baseUrl}/files/${encodeURIComponent(run.entity)}/${encodeURIComponent(run.project)}/${encodeURIComponent(run.runId)}/file_stream`;
-    await this.post('file_stream', url, request);
+    await this.post('file_stream', url, request, FINAL_STATUSES, patience);
   }
 
-  private async graphql<T>(operation: string, query: string, variables: Record<string, unknown>): Promise<T> {
-    const answer = (await this.post(operation, `${this.baseUrl}/graphql`, { query, variables })) as GraphqlAnswer<T>;
+  private async graphql<T>(operation: string, query: string, final: ReadonlySet<number>, variables: Record<string, unknown>): Promise<T> {
+    const answer = (await this.post(operation, `${this.baseUrl}/graphql`, { query, variables }, final)) as GraphqlAnswer<T>;
     if (answer.errors?.length) {
       throw serviceError(operation, answer.errors.map((e) => e.message ?? '').join('; '), 'url');
     }
@@ -187,15 +205,20 @@ export class WandbClient {
     return answer.data;
   }
 
-  private async post(call: string, url: string, body: unknown): Promise<unknown> {
+  private async post(call: string, url: string, body: unknown, final: ReadonlySet<number>, patience?: Patience): Promise<unknown> {
     const init = {
       method: 'POST' as const,
       headers: { 'content-type': 'application/json', authorization: this.authorization, 'user-agent': 'drmas-plugin-wandb' },
       body: JSON.stringify(body),
       timeoutMs: this.options.timeoutMs,
     };
+    const schedule: RetrySchedule = patience
+      ? { retries: Number.MAX_SAFE_INTEGER, delayMs: patience.delayMs, maxDelayMs: patience.maxDelayMs, jitter: 0.25 }
+      : { retries: this.options.retries, delayMs: this.options.retryDelayMs };
+    const giveUpAt = patience ? Date.now() + patience.deadlineMs : Number.POSITIVE_INFINITY;
     let last: DrmasError | undefined;
-    const result = await retrying<unknown>({ retries: this.options.retries, delayMs: this.options.retryDelayMs }, async () => {
+    const result = await retrying<unknown>(schedule, async (tryNumber) => {
+      if (tryNumber > 1 && Date.now() >= giveUpAt) throw last!;
       const answer = await fetchText(url, init);
       if ('failure' in answer) {
         last = serviceError(call, answer.failure, 'url');
@@ -204,8 +227,8 @@ export class WandbClient {
       if (answer.status >= 200 && answer.status < 300) return { value: answer.text ? JSON.parse(answer.text) : {} };
       const auth = answer.status === 401 || answer.status === 403;
       last = serviceError(call, `HTTP ${answer.status}: ${answer.text.slice(0, 200)}`, auth ? 'key' : 'url');
-      if (FINAL_STATUSES.has(answer.status)) throw last;
-      return { retry: last.message };
+      if (final.has(answer.status)) throw last;
+      return { retry: last.message, afterMs: answer.retryAfterMs };
     });
     if ('value' in result) return result.value;
     throw last!;

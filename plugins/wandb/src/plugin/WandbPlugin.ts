@@ -25,6 +25,23 @@ export const WANDB_RUN_FILE = 'wandb.json';
 /** The exit codes W&B reads from the run's end: 0 finished, else failed; 255 is what its Python SDK reports for Ctrl-C. */
 export const EXIT_CODES = { finished: 0, failed: 1, interrupted: 255 } as const;
 
+/** The waits of a run's requests, as wandb-core (wandb b6e29505) has them. */
+export interface WandbTiming {
+  /**
+   * An empty file_stream request goes when nothing has gone for this long: W&B's server marks a run crashed after about
+   * five minutes without file_stream traffic (wandb/wandb#12500), and wandb-core heartbeats every 30 s
+   * (core/internal/filestream/filestream.go and transmitloop.go).
+   */
+  heartbeatMs: number;
+  /** The first wait before a request is tried again during the run (then doubling, `wandb.retries` times). */
+  retryDelayMs: number;
+  /** The last request's waits: 2 s doubling to 60 s, as wandb-core's file_stream client, until `wandb.finishTimeoutMs`. */
+  finishDelayMs: number;
+  finishMaxDelayMs: number;
+}
+
+export const WANDB_TIMING: WandbTiming = { heartbeatMs: 30_000, retryDelayMs: 500, finishDelayMs: 2_000, finishMaxDelayMs: 60_000 };
+
 interface RunRecord extends RunPath {
   /** The W&B server, its user info redacted. */
   baseUrl: string;
@@ -95,7 +112,11 @@ export class WandbPlugin implements Plugin {
   private failed = false;
   private warned = new Set<string>();
 
-  constructor(private readonly env: NodeJS.ProcessEnv = process.env) {}
+  /** `timing`: wandb-core's clock by default; tests compress it, as their stand-in compresses the server's crash sweep. */
+  constructor(
+    private readonly env: NodeJS.ProcessEnv = process.env,
+    private readonly timing: WandbTiming = WANDB_TIMING,
+  ) {}
 
   register(ctx: RegisterContext): void {
     ctx.bind(RunFile).toConstantValue({ path: WANDB_RUN_FILE, kind: 'artifact' });
@@ -140,8 +161,9 @@ export class WandbPlugin implements Plugin {
         run.log('wandb: disabled (wandb.mode)');
         return;
       }
-      const { timeoutMs, retries, logConfig } = kernel.config.wandb as WandbSettings;
-      const client = new WandbClient({ baseUrl: resolved.baseUrl, apiKey: this.env.WANDB_API_KEY!, timeoutMs, retries, retryDelayMs: 500 });
+      const { timeoutMs, retries, logConfig, finishTimeoutMs } = kernel.config.wandb as WandbSettings;
+      const { retryDelayMs, heartbeatMs, finishDelayMs, finishMaxDelayMs } = this.timing;
+      const client = new WandbClient({ baseUrl: resolved.baseUrl, apiKey: this.env.WANDB_API_KEY!, timeoutMs, retries, retryDelayMs });
       const file = path.join(run.runDir, WANDB_RUN_FILE);
       const previous = run.resumeFrom && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunRecord) : undefined;
       const shownUrl = redactUrl(client.baseUrl);
@@ -158,8 +180,13 @@ export class WandbPlugin implements Plugin {
       });
       const status = resuming ? await client.resumeStatus(where) : undefined;
       writeFileSync(file, `${JSON.stringify({ baseUrl: shownUrl, ...pick(where) } satisfies RunRecord, null, 2)}\n`);
-      this.stream = new HistoryStream(client, pick(where), status, (error) =>
-        this.warn('send', `${error.message}; the lines not taken go again with the next step (every metric is in metrics.jsonl)`),
+      this.stream = new HistoryStream(
+        client,
+        pick(where),
+        status,
+        (error) =>
+          this.warn('send', `${error.message}; the lines not taken go again with the next request (every metric is in metrics.jsonl)`),
+        { heartbeatMs, finish: { deadlineMs: finishTimeoutMs, delayMs: finishDelayMs, maxDelayMs: finishMaxDelayMs } },
       );
       const url = `${shownUrl.replace('api.wandb', 'wandb')}/${where.entity}/${where.project}/runs/${where.runId}`;
       run.log(

@@ -26,6 +26,16 @@ export const wandbSection = z.object({
   timeoutMs: z.number().int().min(100).max(600_000).default(10_000),
   /** Further tries after a failed request (network error, 429, 5xx), waiting 0.5 s, 1 s, 2 s, ... */
   retries: z.number().int().min(0).max(10).default(3),
+  /**
+   * How long the run's last request (the remaining lines and the exit code) is tried at `shutdown` before the run is
+   * left to W&B's crash sweep: 7 days by default, as W&B's own client (0: one try).
+   */
+  finishTimeoutMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 3600_000)
+    .default(7 * 24 * 3600_000),
 });
 
 export type WandbSettings = z.infer<typeof wandbSection>;
