@@ -11,6 +11,7 @@ import { WeightReloads } from '../engine/WeightReloads.js';
 
 /** Largest request body read (a long conversation is well below it). */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
+const KEEP_ALIVE_MS = 120_000;
 /** Header naming the capture session of a call sent to the plain `/v1/...` paths. */
 export const SESSION_HEADER = 'x-drmas-session';
 /** Header naming the agent role a call is recorded under. */
@@ -48,6 +49,9 @@ export class GatewayServer {
   /** Starts listening; answers the base URL (`http://host:port`, no trailing slash). */
   async start(): Promise<string> {
     const server = createServer((req, res) => void this.handle(req, res));
+    // Longer than a client's pause between calls (a trainer's update between two rollouts): Node's 5 s default closes
+    // idle sockets a client's fetch may be about to reuse, and the request on it fails with ECONNRESET.
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) => {
@@ -176,19 +180,36 @@ export class GatewayServer {
       }
       case 'GET /weight_info':
         return out.json({ weight_version: this.weights.version });
+      // vLLM's dev-mode cache route (vllm/frontend/entrypoints/serve/dev/cache/api_router.py @055e47c2).
+      case 'POST /reset_prefix_cache':
+        return out.json({ success: this.weights.prefixCache.reset() });
       // SGLang's native routes.
       case 'POST /update_weights_from_disk': {
-        const body = (await readJson(req)) as { model_path?: unknown; weight_version?: unknown; model?: unknown };
+        const body = (await readJson(req)) as { model_path?: unknown; weight_version?: unknown; model?: unknown; flush_cache?: unknown };
         if (body.weight_version != null && typeof body.weight_version !== 'string') {
           throw OpenAiError.badRequest('weight_version must be a string', 'weight_version');
         }
         await this.weights.load(body.model_path, 'model_path', body.model);
+        // UpdateWeightFromDiskReqInput.flush_cache defaults to true: SGLang flushes its radix cache after the load.
+        if (body.flush_cache !== false) this.weights.prefixCache.flush();
         if (typeof body.weight_version === 'string') this.weights.version = body.weight_version;
         const message = `Succeeded to update model weights.${typeof body.weight_version === 'string' ? ` Weight version updated to ${body.weight_version}.` : ''}`;
         return out.json({ success: true, message, num_paused_requests: 0 });
       }
+      // SGLang main: the version is on /model_info; the older routes answer 404 (http_server.py, 2026 copies).
+      case 'GET /model_info':
+        return out.json({
+          model_path: this.weights.target().modelId,
+          is_generation: true,
+          weight_version: this.weights.version ?? 'default',
+        });
       case 'GET /get_weight_version':
-        return out.json({ weight_version: this.weights.version ?? 'default' });
+      case 'GET /weight_version':
+        throw OpenAiError.notFound(
+          "Endpoint '/get_weight_version' or '/weight_version' is deprecated. Please use '/model_info' instead.",
+          null,
+          'unknown_url',
+        );
       case 'POST /generate':
         return out.json(await sglangGenerate(this.weights, await readJson(req)));
       default:
@@ -218,9 +239,10 @@ export class GatewayServer {
       }
       agent = named.agent;
     }
-    if (sessionId === undefined) return { served, agent };
+    const prefixCache = this.weights.prefixCache;
+    if (sessionId === undefined) return { served, agent, prefixCache };
     const session = this.sessions.open(sessionId);
-    return { served, agent, session, record: (turn) => session.turns.push(turn) };
+    return { served, agent, prefixCache, session, record: (turn) => session.turns.push(turn) };
   }
 }
 
