@@ -67,6 +67,8 @@ export interface RemoteRolloutConfig {
   url: string;
   /** The name the server serves the model under; default: asked of `/v1/models`. */
   servedModel?: string;
+  /** The environment variable holding the server's API key (sent as `Authorization: Bearer`); its name, not the key. */
+  apiKeyEnv?: string;
   timeoutMs?: number;
   retries?: number;
   retryDelayMs?: number;
