@@ -19,7 +19,8 @@ export default {
     '<rootDir>/presets/*/test/**/*.test.ts',
     '<rootDir>/test/**/*.test.ts',
   ],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // test/interop needs the Python systems: `npm run test:interop` runs it (jest.interop.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '<rootDir>/test/interop/'],
   testTimeout: 60000,
   // One long-lived worker runs ~550 files: restarting it past this heap keeps the last files as fast as the first.
   workerIdleMemoryLimit: '1GB',

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { DrmasError } from '@drmas/core';
 import { runCli } from '../../../test/support/cliRunner.js';
+import { RecordingProxy } from '../../../test/support/recordingProxy.js';
 import { TempProject } from '../../../test/support/tempProject.js';
 import { TINKER_SERVER_TRAITS } from '../src/client/tinkerServers.js';
 import type { TinkerServer } from '../src/server/TinkerServer.js';
@@ -38,48 +37,6 @@ async function post(route: string, body: unknown): Promise<{ status: number; bod
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-/** A loopback proxy to `target` that records each request's route and body, and drops the answer of those `drop` picks. */
-class DroppingProxy {
-  readonly seen: Array<{ route: string; body: Buffer; answer?: string }> = [];
-  private server: Server | undefined;
-  constructor(
-    private readonly target: string,
-    private readonly drop: (route: string, index: number) => boolean,
-  ) {}
-  async start(): Promise<string> {
-    this.server = createServer((req, res) => void this.forward(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-  count(route: string): number {
-    return this.seen.filter((s) => s.route === route).length;
-  }
-  private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
-    const route = req.url!;
-    const body = Buffer.concat(chunks);
-    const index = this.seen.filter((s) => s.route === route).length;
-    const seen: { route: string; body: Buffer; answer?: string } = { route, body };
-    this.seen.push(seen);
-    const headers = Object.fromEntries(
-      Object.entries(req.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name)),
-    ) as Record<string, string>;
-    const answer = await fetch(`${this.target}${route}`, { method: req.method, headers, body: req.method === 'GET' ? undefined : body });
-    const text = await answer.text();
-    seen.answer = text;
-    // The server got the request and answered; the answer never reaches the client.
-    if (this.drop(route, index)) return void req.socket.destroy();
-    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
-  }
-  async stop(): Promise<void> {
-    await new Promise<void>((resolve) => {
-      this.server?.close(() => resolve());
-      this.server?.closeAllConnections();
-    });
-  }
-}
-
 describe('sessions and heartbeats (SkyRL: create_model needs a session; a session without heartbeats is unloaded)', () => {
   it('refuses create_model without a session, as SkyRL does', async () => {
     const refused = await post('create_model', { base_model: 'tiny', lora_config: { rank: 8 } });
@@ -101,7 +58,7 @@ describe('sessions and heartbeats (SkyRL: create_model needs a session; a sessio
 
 describe('seq_id on every request, and an answer lost after the request went out', () => {
   it('numbers each request on a model from 1 (create_model is 0), as the SDK does', async () => {
-    const proxy = new DroppingProxy(url, () => false);
+    const proxy = new RecordingProxy(url, () => false);
     const backend = await tinkerBackend(client(await proxy.start()));
     try {
       await backend.score({ batch: stepView(0) });
@@ -124,7 +81,7 @@ describe('seq_id on every request, and an answer lost after the request went out
   });
 
   it('a forward_backward whose answer was lost is not sent again (the server got it once), and the run is told how to go on', async () => {
-    const proxy = new DroppingProxy(url, (route, index) => route === '/api/v1/forward_backward' && index === 0);
+    const proxy = new RecordingProxy(url, (route, index) => route === '/api/v1/forward_backward' && index === 0);
     const backend = await tinkerBackend(client(await proxy.start(), { retries: 3 }));
     try {
       const error = (await backend.update(updateRequest(stepView(0), { maxGradNorm: 0 })).catch((e: unknown) => e)) as DrmasError;
@@ -140,7 +97,7 @@ describe('seq_id on every request, and an answer lost after the request went out
   });
 
   it('a forward whose answer was lost is sent again under its seq_id, and the server queues it once', async () => {
-    const proxy = new DroppingProxy(url, (route, index) => route === '/api/v1/forward' && index === 0);
+    const proxy = new RecordingProxy(url, (route, index) => route === '/api/v1/forward' && index === 0);
     const backend = await tinkerBackend(client(await proxy.start(), { retries: 3, retryDelayMs: 5 }));
     try {
       const scored = await backend.score({ batch: stepView(0) });
@@ -199,7 +156,7 @@ describe('futures as SkyRL answers them', () => {
 describe("hosted Tinker's wire (protobuf forward_backward, forward as forward_only, chunks, sampling sessions)", () => {
   it('scores and samples what the JSON wire does', async () => {
     const hosted = { ...TINKER_SERVER_TRAITS.hosted, chunk: { datums: 2, bytes: 5_000_000 } };
-    const proxy = new DroppingProxy(url, () => false);
+    const proxy = new RecordingProxy(url, () => false);
     const viaProto = await tinkerBackend(client(await proxy.start()), hosted);
     const viaJson = await tinkerBackend(client(url));
     try {
@@ -253,7 +210,7 @@ describe("hosted Tinker's wire (protobuf forward_backward, forward as forward_on
 
 describe('SkyRL drops grad_clip_norm', () => {
   it('a model on SkyRL with maxGradNorm > 0 is refused, naming the key, before anything is sent', async () => {
-    const proxy = new DroppingProxy(url, () => false);
+    const proxy = new RecordingProxy(url, () => false);
     const backend = await tinkerBackend(client(await proxy.start()), TINKER_SERVER_TRAITS.skyrl);
     try {
       const error = (await backend.update(updateRequest(stepView(0), { maxGradNorm: 1 })).catch((e: unknown) => e)) as DrmasError;
