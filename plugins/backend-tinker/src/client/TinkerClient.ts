@@ -246,7 +246,8 @@ export class TinkerClient {
    * submission is.
    */
   async get<T>(name: string, body?: Record<string, unknown>): Promise<T> {
-    const answer = await this.send(body === undefined ? 'GET' : 'POST', name, body, { retry: true });
+    // Sent again after a lost answer too: at worst a second session nobody heartbeats, which the server drops.
+    const answer = await this.send(body === undefined ? 'GET' : 'POST', name, body, { retry: true, resendLost: true });
     if (answer.status !== 200) throw this.failure(name, `HTTP ${answer.status}: ${detail(answer.body)}`);
     return answer.body as T;
   }
