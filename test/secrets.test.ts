@@ -187,6 +187,7 @@ const MARKED: Record<string, string> = {
   'env.remote.urls[]': 'url',
   'env.retriever.urls[]': 'url',
   'mlflow.trackingUri': 'url',
+  'models.<name>.rollout.apiKeyEnv': 'env',
   'models.<name>.rollout.url': 'url',
   'models.<name>.tinker.apiKeyEnv': 'env',
   'models.<name>.tinker.baseUrl': 'url',

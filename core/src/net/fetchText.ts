@@ -19,7 +19,8 @@ export interface NoAnswer {
 export interface FetchTextInit {
   method: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
+  /** Text, or bytes (a protobuf body). */
+  body?: string | Uint8Array;
   timeoutMs: number;
   /** The fetch to use (a test's counting wrapper); the global one by default. */
   fetch?: typeof fetch;

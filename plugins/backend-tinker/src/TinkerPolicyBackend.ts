@@ -15,6 +15,8 @@ import {
   type WeightTensor,
 } from '@drmas/core';
 import type { TinkerClient } from './client/TinkerClient.js';
+import { encodeForwardBackward } from './client/tinkerProto.js';
+import type { TinkerServerTraits } from './client/tinkerServers.js';
 import {
   modelInput,
   tensor,
@@ -44,8 +46,12 @@ export interface TinkerBackendOptions {
   /** `tinker:<model id>`. */
   name: string;
   client: TinkerClient;
+  /** What the server takes (hosted Tinker, SkyRL, drmas tinker-server). */
+  server: TinkerServerTraits;
+  log: (message: string) => void;
   /** The model the server fine-tunes (`Qwen/Qwen3-8B`; on `drmas tinker-server`, `tiny` or a checkpoint folder). */
   baseModel: string;
+  /** 0: full weights, where the server trains them (SkyRL, drmas tinker-server; hosted Tinker trains LoRA only). */
   loraRank: number;
   /** Seed of the LoRA initialisation (and, on `drmas tinker-server`, of a built-in model). */
   seed?: number;
@@ -62,9 +68,12 @@ function responseOffset(promptLength: number): number {
   return promptLength - 1;
 }
 
+/** The sampler weights of the current state: a `tinker://` path, or hosted Tinker's sampling session and its next seq_id. */
+type Sampler = { path: string } | { sessionId: string; seq: number };
+
 /**
- * A policy trained and sampled on a Tinker server: one Tinker model (a LoRA adapter on `baseModel`) per worker
- * group. Scoring is `forward`; an update computes drmas's loss and its gradient with respect to the log-probs on the
+ * A policy trained and sampled on a Tinker server: one Tinker model (a LoRA adapter on `baseModel`, or all its
+ * weights at rank 0) per worker group, in a session of its own that heartbeats keep alive. Scoring is `forward`; an update computes drmas's loss and its gradient with respect to the log-probs on the
  * client (`logProbGradient`), sends them as per-token weights of a `cross_entropy` `forward_backward`, then
  * `optim_step` with the group's AdamW settings. Sampling goes through the server's sampler on weights saved after the
  * last update (`save_weights_for_sampler`), since the adapter never leaves the server; checkpoints hold a pointer to
@@ -72,27 +81,43 @@ function responseOffset(promptLength: number): number {
  */
 export class TinkerPolicyBackend implements PolicyBackend {
   readonly runtime: string;
-  private samplerPath: string | undefined;
+  private sampler: Sampler | undefined;
   private samplerVersion = 0;
   private updates = 0;
+  /**
+   * The last `seq_id` sent for this model: every request on it carries the next (the SDK's `request_id + 1`, from 1;
+   * `create_model` is 0). A request sent again after a lost answer keeps its seq_id, by which SkyRL main and hosted
+   * Tinker know it; one resubmitted after its result expired takes a new one.
+   */
+  private seq = 0;
 
   private constructor(
     private readonly options: TinkerBackendOptions,
     readonly modelId: string,
   ) {
-    this.runtime = `tinker ${options.client.shownUrl} (${options.baseModel}, LoRA rank ${options.loraRank}, model ${modelId})`;
+    const weights = options.loraRank === 0 ? 'all weights' : `LoRA rank ${options.loraRank}`;
+    this.runtime = `tinker ${options.client.shownUrl} (${options.server.name}; ${options.baseModel}, ${weights}, model ${modelId})`;
   }
 
-  /** Creates the server-side model (`create_model`). */
+  /** Opens a session and creates the server-side model in it (`create_session`, `create_model`). */
   static async create(options: TinkerBackendOptions): Promise<TinkerPolicyBackend> {
+    if (options.loraRank === 0 && options.server.loraOnly) throw loraOnly(options.key);
+    const sessionId = await options.client.openSession(options.log);
     const future = await options.client.submit('create_model', {
+      session_id: sessionId,
+      // The SDK numbers a session's training clients from 0; drmas opens one session per model.
+      model_seq_id: 0,
       base_model: options.baseModel,
       lora_config: { rank: options.loraRank, ...(options.seed === undefined ? {} : { seed: options.seed }) },
       type: 'create_model',
     });
-    const done = await options.client.poll<{ model_id?: string }>('create_model', future.request_id, false);
+    const done = await options.client.poll<{ model_id?: string }>('create_model', future.request_id, false).catch((error: unknown) => {
+      options.client.close();
+      throw error;
+    });
     const modelId = done.value?.model_id ?? future.model_id;
     if (!modelId) {
+      options.client.close();
       throw new DrmasError('SERVICE_FAILED', `Tinker ${options.client.shownUrl}/api/v1/create_model answered no model_id`, {
         key: options.key,
         hint: 'the server does not speak the Tinker API this backend follows (see the README)',
@@ -127,7 +152,7 @@ export class TinkerPolicyBackend implements PolicyBackend {
         },
       );
     }
-    const modelPath = await this.currentSampler();
+    const sampler = await this.currentSampler();
     const stop = request.stopTokenIds?.length ? request.stopTokenIds : undefined;
     const rows = await Promise.all(
       request.prompts.map((prompt, row) => {
@@ -140,9 +165,11 @@ export class TinkerPolicyBackend implements PolicyBackend {
           ...(stop ? { stop } : {}),
           ...(seed === undefined ? {} : { seed: rowSeed(seed, request.rowKeys?.[row] ?? row) }),
         };
+        const from = () =>
+          'path' in sampler ? { model_path: sampler.path } : { sampling_session_id: sampler.sessionId, seq_id: sampler.seq++ };
         return this.options.client.call<SampleResponse>(
           'asample',
-          { model_path: modelPath, prompt: modelInput(prompt), sampling_params: params, num_samples: 1, type: 'sample' },
+          () => ({ ...from(), prompt: modelInput(prompt), sampling_params: params, num_samples: 1, type: 'sample' }),
           { idempotent: true },
         );
       }),
@@ -224,12 +251,7 @@ export class TinkerPolicyBackend implements PolicyBackend {
       });
     }
     // No rows (all inert): no gradient, but the optimizer still steps, as a local engine's update over no rows does.
-    if (data.length > 0)
-      await this.options.client.call<ForwardBackwardOutput>(
-        'forward_backward',
-        { model_id: this.modelId, forward_backward_input: { data, loss_fn: 'cross_entropy' }, type: 'forward_backward' },
-        { idempotent: false },
-      );
+    if (data.length > 0) await this.forwardBackward(data, false);
     const { optimizer, lrScale } = request;
     const adam: AdamParams = {
       learning_rate: optimizer.lr * lrScale,
@@ -241,12 +263,14 @@ export class TinkerPolicyBackend implements PolicyBackend {
     };
     const stepped = await this.options.client.call<OptimStepResponse>(
       'optim_step',
-      { model_id: this.modelId, adam_params: adam, type: 'optim_step' },
+      () => this.request({ adam_params: adam, type: 'optim_step' }),
       { idempotent: false },
     );
     this.updates++;
-    this.samplerPath = undefined;
-    return { loss, gradNorm: stepped.metrics?.grad_norm ?? Number.NaN, skipped: false, learningRate: adam.learning_rate, metrics };
+    this.sampler = undefined;
+    const said = stepped.metrics ?? {};
+    const gradNorm = said[this.options.server.gradNormMetric] ?? said.grad_norm ?? said['skyrl.ai/grad_norm'] ?? Number.NaN;
+    return { loss, gradNorm, skipped: false, learningRate: adam.learning_rate, metrics };
   }
 
   /** The trained parameters live on the server, which names none; param groups cannot be matched. */
@@ -269,12 +293,13 @@ export class TinkerPolicyBackend implements PolicyBackend {
     if (options.optimizer !== false) {
       const saved = await this.options.client.call<{ path: string }>(
         'save_weights',
-        { model_id: this.modelId, path: name, type: 'save_weights' },
+        () => this.request({ path: name, type: 'save_weights' }),
         { idempotent: true },
       );
       pointer.path = saved.path;
     }
-    pointer.samplerPath = await this.currentSampler();
+    const sampler = await this.currentSampler();
+    if ('path' in sampler) pointer.samplerPath = sampler.path;
     try {
       await mkdir(dir, { recursive: true });
       await writeFile(path.join(dir, TINKER_CHECKPOINT_FILE), `${JSON.stringify(pointer, null, 2)}\n`);
@@ -313,12 +338,11 @@ export class TinkerPolicyBackend implements PolicyBackend {
         },
       );
     }
-    await this.options.client.call(
-      'load_weights',
-      { model_id: this.modelId, path: pointer.path, type: 'load_weights' },
-      { idempotent: true },
-    );
-    this.samplerPath = undefined;
+    // `optimizer` is required by the SDK's LoadWeightsRequest (no default); SkyRL and drmas tinker-server load it anyway.
+    await this.options.client.call('load_weights', () => this.request({ path: pointer.path, optimizer: true, type: 'load_weights' }), {
+      idempotent: true,
+    });
+    this.sampler = undefined;
   }
 
   exportWeights(): Promise<Map<string, WeightTensor>> {
@@ -334,23 +358,72 @@ export class TinkerPolicyBackend implements PolicyBackend {
     if (from !== this) await this.exportWeights();
   }
 
-  dispose(): void {}
+  /** Stops the session's heartbeats: the server unloads the model when its session times out. */
+  dispose(): void {
+    this.options.client.close();
+  }
 
-  /** The sampler weights of the current state, saved once per update (`save_weights_for_sampler`). */
-  private async currentSampler(): Promise<string> {
-    if (this.samplerPath) return this.samplerPath;
-    const saved = await this.options.client.call<{ path: string }>(
+  /** A request on this model: its id and the next seq_id with `fields`. */
+  private request(fields: Record<string, unknown>): Record<string, unknown> {
+    return { model_id: this.modelId, seq_id: ++this.seq, ...fields };
+  }
+
+  /**
+   * The sampler weights of the current state, saved once per update (`save_weights_for_sampler`): under a name
+   * (a `tinker://` path to sample from), or on hosted Tinker as a new sampling session, as the SDK's
+   * `save_weights_and_get_sampling_client` does.
+   */
+  private async currentSampler(): Promise<Sampler> {
+    if (this.sampler) return this.sampler;
+    const version = this.samplerVersion++;
+    const sessions = this.options.server.samplingSessions;
+    const saved = await this.options.client.call<{ path?: unknown; sampling_session_id?: unknown }>(
       'save_weights_for_sampler',
-      {
-        model_id: this.modelId,
-        path: `drmas-sampler-${this.samplerVersion++}-${Date.now().toString(36)}`,
-        type: 'save_weights_for_sampler',
-      },
+      () =>
+        this.request({
+          ...(sessions ? { sampling_session_seq_id: version } : { path: `drmas-sampler-${version}-${Date.now().toString(36)}` }),
+          type: 'save_weights_for_sampler',
+        }),
       { idempotent: true },
     );
-    if (typeof saved.path !== 'string') throw this.nonsense('save_weights_for_sampler', 'no path');
-    this.samplerPath = saved.path;
-    return saved.path;
+    if (sessions) {
+      if (typeof saved.sampling_session_id !== 'string') throw this.nonsense('save_weights_for_sampler', 'no sampling_session_id');
+      this.sampler = { sessionId: saved.sampling_session_id, seq: 0 };
+    } else {
+      if (typeof saved.path !== 'string') throw this.nonsense('save_weights_for_sampler', 'no path');
+      this.sampler = { path: saved.path };
+    }
+    return this.sampler;
+  }
+
+  /**
+   * `forward_backward` of `data` (with `forwardOnly`, a forward: hosted Tinker has no `/forward`), in chunks the server
+   * takes, each its own request and seq_id; their outputs in order. JSON servers do a forward at `/forward`.
+   */
+  private async forwardBackward(data: Datum[], forwardOnly: boolean): Promise<ForwardBackwardOutput['loss_fn_outputs']> {
+    const outputs: ForwardBackwardOutput['loss_fn_outputs'] = [];
+    const { protobuf } = this.options.server;
+    for (const part of chunked(data, this.options.server.chunk)) {
+      const input = { data: part, loss_fn: 'cross_entropy' as const };
+      const answer = await this.options.client.call<ForwardBackwardOutput>(
+        protobuf || !forwardOnly ? 'forward_backward' : 'forward',
+        () => {
+          const seq = ++this.seq;
+          if (protobuf) return encodeForwardBackward({ model_id: this.modelId, seq_id: seq, ...input, forward_only: forwardOnly });
+          return forwardOnly
+            ? { model_id: this.modelId, seq_id: seq, forward_input: input, type: 'forward' }
+            : { model_id: this.modelId, seq_id: seq, forward_backward_input: input, type: 'forward_backward' };
+        },
+        { idempotent: forwardOnly },
+      );
+      if (answer.loss_fn_outputs?.length !== part.length)
+        throw this.nonsense(
+          forwardOnly ? 'forward' : 'forward_backward',
+          `${answer.loss_fn_outputs?.length} outputs for ${part.length} datums`,
+        );
+      outputs.push(...answer.loss_fn_outputs);
+    }
+    return outputs;
   }
 
   /** Log-probs of each view row's first `columns` response tokens (0 past its response), from `forward`. */
@@ -376,16 +449,10 @@ export class TinkerPolicyBackend implements PolicyBackend {
         Array.from({ length: batch.responseLengths[row]! }, () => 0),
       ),
     );
-    const answer = await this.options.client.call<ForwardBackwardOutput>(
-      'forward',
-      { model_id: this.modelId, forward_input: { data, loss_fn: 'cross_entropy' }, type: 'forward' },
-      { idempotent: true },
-    );
-    if (answer.loss_fn_outputs?.length !== rows.length)
-      throw this.nonsense('forward', `${answer.loss_fn_outputs?.length} outputs for ${rows.length} rows`);
+    const outputs = await this.forwardBackward(data, true);
     return Array.from(rows, (row, i) => {
       const offset = responseOffset(batch.promptIds[row]!.length);
-      const all = answer.loss_fn_outputs[i]!.logprobs?.data;
+      const all = outputs[i]!.logprobs?.data;
       if (!all) throw this.nonsense('forward', 'an output without logprobs');
       const out = new Float32Array(Math.max(columns, 0));
       const length = Math.min(columns, batch.responseLengths[row]!);
@@ -421,6 +488,17 @@ export class TinkerPolicyBackend implements PolicyBackend {
         },
       );
     }
+    if (request.optimizer.maxGradNorm > 0 && !this.options.server.clipsGradients) {
+      throw new DrmasError(
+        'CONFIG_INVALID',
+        `${this.name} cannot clip gradients at ${request.optimizer.maxGradNorm}: ${this.options.server.name}'s optim_step has no ` +
+          'grad_clip_norm (SkyRL drops it without a word), so the step would not be clipped',
+        {
+          key: `models.${this.options.name.replace(/^tinker:/, '')}.optimizer.maxGradNorm`,
+          hint: 'set optimizer.maxGradNorm to 0 for models trained on SkyRL (it reports the norm as skyrl.ai/grad_norm)',
+        },
+      );
+    }
     if (request.optimizer.paramGroups.length > 0) {
       throw new DrmasError('CONFIG_INVALID', `${this.name} cannot train param groups: Tinker's optim_step takes one set of Adam settings`, {
         key: `models.${this.options.name.replace(/^tinker:/, '')}.optimizer.paramGroups`,
@@ -445,6 +523,37 @@ export class TinkerPolicyBackend implements PolicyBackend {
       hint: 'the server does not speak the Tinker API this backend follows (see the README)',
     });
   }
+}
+
+/** `data` in consecutive parts of at most `limit.datums` datums and (but for a lone datum) `limit.bytes` bytes, as the SDK estimates them. */
+function chunked(data: Datum[], limit: TinkerServerTraits['chunk']): Datum[][] {
+  if (!limit) return [data];
+  const parts: Datum[][] = [];
+  let part: Datum[] = [];
+  let bytes = 0;
+  for (const datum of data) {
+    // tinker's _estimate_datum_bytes_count_proto: 4 bytes a token, and each tensor's bytes in its dtype.
+    const size =
+      datum.model_input.chunks.reduce((sum, chunk) => sum + 4 * chunk.tokens.length, 0) +
+      Object.values(datum.loss_fn_inputs).reduce((sum, t) => sum + t.data.length * (t.dtype === 'int64' ? 8 : 4), 0);
+    if (part.length > 0 && (part.length === limit.datums || bytes + size > limit.bytes)) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(datum);
+    bytes += size;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
+}
+
+/** Hosted Tinker trains LoRA adapters only: a model at rank 0 (all weights) is refused, naming the rank. */
+export function loraOnly(key: string): DrmasError {
+  return new DrmasError('CONFIG_INVALID', 'hosted Tinker trains LoRA adapters only, and loraRank 0 asks for all weights', {
+    key: `${key}.loraRank`,
+    hint: "set loraRank to 1 or more (the SDK's default is 32); full-weight training needs a server that offers it (SkyRL, drmas tinker-server)",
+  });
 }
 
 /** A row's own seed, so rows of one request sample apart and the same request samples alike. */

@@ -135,23 +135,25 @@ describe('futures: try-again, 408 and 410 answers from the server', () => {
     expect((error as { hint: string }).hint).toContain('--resume');
   });
 
-  it('queues a submission retried with the same X-Idempotency-Key once (a lost answer does not queue it twice)', async () => {
-    const submit = async (key: string) => {
+  it('queues a submission sent again with the same X-Idempotency-Key, or the same (model_id, seq_id), once', async () => {
+    const submit = async (key: string, seq: number) => {
       const response = await fetch(`${url}/api/v1/forward`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-idempotency-key': key },
-        body: JSON.stringify({ model_id: 'model_none', forward_input: { data: [], loss_fn: 'cross_entropy' } }),
+        body: JSON.stringify({ model_id: tinker.modelId, seq_id: seq, forward_input: { data: [], loss_fn: 'cross_entropy' } }),
       });
       return ((await response.json()) as { request_id: string }).request_id;
     };
-    const first = await submit('key-a');
-    expect(await submit('key-a')).toBe(first);
-    expect(await submit('key-b')).not.toBe(first);
+    const first = await submit('key-a', 9001);
+    expect(await submit('key-a', 9002)).toBe(first);
+    // Another key, the same seq_id: SkyRL main's de-duplication, which the SDK's retries rely on.
+    expect(await submit('key-b', 9001)).toBe(first);
+    expect(await submit('key-c', 9003)).not.toBe(first);
   });
 
   it('gives up on a server that does not answer, after the bounded retries, naming its url', async () => {
     const dead = client('http://127.0.0.1:9', { retries: 2, retryDelayMs: 1 });
-    const error = await dead.call('forward', {}, { idempotent: true }).catch((e: unknown) => e);
+    const error = await dead.call('forward', () => ({}), { idempotent: true }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'SERVICE_FAILED' });
     expect((error as Error).message).toContain('http://127.0.0.1:9/api/v1/forward');
     expect((error as Error).message).toContain('after 3 tries');
@@ -168,7 +170,7 @@ describe('futures: try-again, 408 and 410 answers from the server', () => {
     expect(pointer).not.toContain('pw-tinker-9');
     await behindProxy.load(dir);
     const dead = client('http://t:pw-tinker-9@127.0.0.1:9', { retries: 0 });
-    const error = await dead.call('forward', {}, { idempotent: true }).catch((e: unknown) => e);
+    const error = await dead.call('forward', () => ({}), { idempotent: true }).catch((e: unknown) => e);
     expect((error as Error).message).toContain('http://***@127.0.0.1:9/api/v1/forward');
     expect(`${(error as Error).message}${(error as DrmasError).hint}`).not.toContain('pw-tinker-9');
   });

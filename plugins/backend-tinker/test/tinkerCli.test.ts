@@ -81,7 +81,7 @@ describe('drmas tinker-server in its own process', () => {
       await server.waitFor(/listening at http:\/\/\S+/, 60_000);
       const url = /listening at (http:\/\/\S+)/.exec(server.output())![1]!;
       const refused = await client(url)
-        .call('create_model', { base_model: 'tiny' }, { idempotent: false })
+        .call('create_model', () => ({ base_model: 'tiny' }), { idempotent: false })
         .catch((e: unknown) => e);
       expect(refused).toMatchObject({ code: 'SERVICE_FAILED' });
       expect((refused as Error).message).toContain('HTTP 401');

@@ -5,6 +5,7 @@ import { TrainingBatch, type BatchView, type OptimizerSettings, type UpdateReque
 import { builtinTokenizer, readModelShape, SeededRandom } from '@drmas/models';
 import { policyLoss } from '../../backend-onnx/test/parityFixtures.js';
 import { TinkerClient, type TinkerClientOptions } from '../src/client/TinkerClient.js';
+import { TINKER_SERVER_TRAITS, type TinkerServerTraits } from '../src/client/tinkerServers.js';
 import { DEFAULT_FUTURE_POLICY, type FuturePolicy } from '../src/server/FutureQueue.js';
 import { openLocalEngines } from '../src/server/localEngines.js';
 import { TinkerServer } from '../src/server/TinkerServer.js';
@@ -15,13 +16,17 @@ import { TinkerPolicyBackend } from '../src/TinkerPolicyBackend.js';
 export const SEED = 3;
 
 /** A `drmas tinker-server` in this process (real HTTP over loopback) on the onnx engine, tiny base model. */
-export async function startServer(policy: Partial<FuturePolicy> = {}): Promise<{ server: TinkerServer; url: string; dataDir: string }> {
+export async function startServer(
+  policy: Partial<FuturePolicy> = {},
+  sessionTimeoutMs?: number,
+): Promise<{ server: TinkerServer; url: string; dataDir: string }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'drmas-tinker-test-'));
   const engines = await openLocalEngines({ cwd: process.cwd(), engine: 'onnx', seed: SEED, log: () => undefined, dataDir });
   const server = new TinkerServer(new TrainingModels(engines.open, dataDir, ['tiny']), {
     host: '127.0.0.1',
     port: 0,
     policy: { ...DEFAULT_FUTURE_POLICY, holdMs: 20, ...policy },
+    sessionTimeoutMs,
   });
   return { server, url: await server.start(), dataDir };
 }
@@ -30,6 +35,8 @@ export function client(url: string, options: Partial<TinkerClientOptions> = {}):
   return new TinkerClient({
     baseUrl: url,
     timeoutMs: 10_000,
+    pollTimeoutMs: 10_000,
+    heartbeatMs: 10_000,
     retries: 2,
     retryDelayMs: 20,
     futureTimeoutMs: 30_000,
@@ -40,13 +47,20 @@ export function client(url: string, options: Partial<TinkerClientOptions> = {}):
   });
 }
 
-export function tinkerBackend(tinker: TinkerClient): Promise<TinkerPolicyBackend> {
+/** A backend on `drmas tinker-server` (or speaking to it as `server` would be spoken to). */
+export function tinkerBackend(
+  tinker: TinkerClient,
+  server: TinkerServerTraits = TINKER_SERVER_TRAITS.drmas,
+  loraRank = 8,
+): Promise<TinkerPolicyBackend> {
   const shape = readModelShape('tiny')!;
   return TinkerPolicyBackend.create({
     name: 'tinker:policy',
     client: tinker,
+    server,
+    log: () => undefined,
     baseModel: 'tiny',
-    loraRank: 8,
+    loraRank,
     tokenizer: builtinTokenizer(shape.vocabSize),
     vocabSize: shape.vocabSize,
     key: 'models.policy.tinker',

@@ -53,6 +53,8 @@ export class RemoteEngine implements PolicyBackend {
   private readonly limit: ReturnType<typeof pLimit>;
   private version = -1;
   private pushedDir: string | undefined;
+  /** The server's weight routes, asked for once before the first push. */
+  private probed: Promise<void> | undefined;
 
   constructor(private readonly options: RemoteEngineOptions) {
     this.name = `${options.dialect.kind}:${options.modelId}`;
@@ -120,6 +122,11 @@ export class RemoteEngine implements PolicyBackend {
   }
 
   private async push(dir: string, version: number, owned = true): Promise<void> {
+    this.probed ??= this.options.dialect.probe(this.options.client);
+    await this.probed.catch((error: unknown) => {
+      this.probed = undefined;
+      throw error;
+    });
     const started = performance.now();
     await this.options.dialect.pushWeights(this.options.client, dir, this.versionName(version));
     const previous = this.pushedDir;

@@ -13,7 +13,7 @@ import { readModelShape } from '@drmas/models';
 import { DIALECTS, type RemoteDialect } from './dialects.js';
 import { remoteRolloutSchema, type RemoteRolloutSettings } from './remoteRolloutConfig.js';
 import { RemoteEngine } from './RemoteEngine.js';
-import { ServerClient } from './ServerClient.js';
+import { apiKeyFromEnv, ServerClient } from './ServerClient.js';
 
 export const PLUGIN_NAME = 'rollout-remote';
 
@@ -75,7 +75,7 @@ export function remoteRolloutFactory(dialect: RemoteDialect): BackendFactory {
           },
         );
       }
-      const client = new ServerClient({ ...remote, key });
+      const client = new ServerClient({ ...remote, key, apiKey: apiKeyFromEnv(remote.apiKeyEnv, key) });
       const servedModel = dialect.kind === 'vllm' ? await servedModelName(client, modelId, remote) : undefined;
       const weightsDir = path.resolve(run.runDir, remote.weightsDir ?? path.join(WEIGHTS_FOLDER, modelId));
       run.log(

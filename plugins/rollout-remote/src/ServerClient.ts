@@ -11,6 +11,16 @@ export interface ServerClientOptions {
   retryDelayMs: number;
   /** The config key the settings came from, for messages (`models.policy.rollout`). */
   key: string;
+  /** Sent as `Authorization: Bearer <key>` (vLLM's and SGLang's `--api-key`), when set. */
+  apiKey?: string;
+}
+
+export interface RequestOptions {
+  /**
+   * Whether a 5xx is tried again (default true). False for a call whose 500 is the server's answer, not a passing
+   * failure: vLLM answers a worker method's exception (an old `reload_weights` without `weights_path`) with a 500.
+   */
+  retryServerErrors?: boolean;
 }
 
 export interface ServerClientStats {
@@ -20,8 +30,27 @@ export interface ServerClientStats {
   retries: number;
 }
 
+const UNAUTHORIZED_HINT =
+  'the server was started with --api-key: put the key in an environment variable and name it in models.<id>.rollout.apiKeyEnv';
+
 /** Error codes of a connection that never carried an answer: safe to retry, since the server did no work. */
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
+
+/**
+ * The API key in the environment variable `name` (`models.<id>.rollout.apiKeyEnv`); undefined when no variable is
+ * named. A named variable that is unset or empty is a CONFIG_INVALID: a keyed server would refuse every request.
+ */
+export function apiKeyFromEnv(name: string | undefined, key: string): string | undefined {
+  if (name === undefined) return undefined;
+  const value = process.env[name];
+  if (!value) {
+    throw new DrmasError('CONFIG_INVALID', `${key}.apiKeyEnv names the environment variable ${name}, which is not set`, {
+      key: `${key}.apiKeyEnv`,
+      hint: `export ${name}=<the key the server was started with (--api-key)>, or remove apiKeyEnv for a server without a key`,
+    });
+  }
+  return value;
+}
 
 /**
  * JSON over HTTP to one inference server, with a timeout per request and bounded retries of what retrying can fix
@@ -48,22 +77,52 @@ export class ServerClient {
   }
 
   async get<T>(route: string): Promise<T> {
-    return this.request<T>('GET', route);
+    return (await this.request<T>('GET', route)).value;
   }
 
-  async post<T>(route: string, body: unknown): Promise<T> {
-    return this.request<T>('POST', route, body);
+  async post<T>(route: string, body: unknown, options: RequestOptions = {}): Promise<T> {
+    return (await this.request<T>('POST', route, body, options)).value;
   }
 
-  private async request<T>(method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> {
+  /** `GET route`, or undefined where the server answers 404 (a route this server's version or mode lacks). */
+  async getIfServed<T>(route: string): Promise<T | undefined> {
+    const answer = await this.request<T>('GET', route, undefined, {}, true);
+    return 'missing' in answer ? undefined : answer.value;
+  }
+
+  /** `POST route`, or `{ missing }` with the server's words where it answers 404. */
+  async postIfServed<T>(route: string, body: unknown): Promise<{ value: T } | { missing: string }> {
+    return this.request<T>('POST', route, body, {}, true);
+  }
+
+  private request<T>(method: 'GET' | 'POST', route: string, body?: unknown, options?: RequestOptions): Promise<{ value: T }>;
+  private request<T>(
+    method: 'GET' | 'POST',
+    route: string,
+    body: unknown,
+    options: RequestOptions,
+    notFoundIsAnswer: true,
+  ): Promise<{ value: T } | { missing: string }>;
+  private async request<T>(
+    method: 'GET' | 'POST',
+    route: string,
+    body?: unknown,
+    options: RequestOptions = {},
+    notFoundIsAnswer = false,
+  ): Promise<{ value: T } | { missing: string }> {
     const url = `${this.shown}${route}`;
+    const headers: Record<string, string> = {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+    };
     const init = {
       method,
-      headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+      headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       timeoutMs: this.options.timeoutMs,
     };
-    const result = await retrying<T>(
+    const retryServerErrors = options.retryServerErrors ?? true;
+    const result = await retrying<{ value: T } | { missing: string }>(
       { retries: this.options.retries, delayMs: this.options.retryDelayMs },
       async () => {
         const answer = await fetchText(`${this.base}${route}`, init);
@@ -75,9 +134,12 @@ export class ServerClient {
         }
         if (answer.status >= 200 && answer.status < 300) {
           this.stats.requests++;
-          return { value: this.parse<T>(method, url, answer.text) };
+          return { value: { value: this.parse<T>(method, url, answer.text) } };
         }
         const reason = `HTTP ${answer.status}: ${serverMessage(answer.text)}`;
+        if (answer.status === 404 && notFoundIsAnswer) return { value: { missing: serverMessage(answer.text) } };
+        if (answer.status === 401 || answer.status === 403) throw this.failure(method, url, reason, undefined, UNAUTHORIZED_HINT);
+        if (answer.status >= 500 && !retryServerErrors) throw this.failure(method, url, reason);
         if (answer.status !== 429 && answer.status < 500) throw this.failure(method, url, reason);
         return { retry: reason };
       },

@@ -1,4 +1,4 @@
-import { secretUrl, z } from '@drmas/core';
+import { secretEnvName, secretUrl, z } from '@drmas/core';
 import type { RemoteDialect } from './dialects.js';
 
 const KINDS = ['vllm', 'sglang'] as const satisfies ReadonlyArray<RemoteDialect['kind']>;
@@ -14,6 +14,11 @@ export const remoteRolloutSchema = z.strictObject({
   url: secretUrl({ protocol: /^https?$/ }),
   /** The name the server serves the model under (vLLM's `--served-model-name`); default: asked of `/v1/models`. */
   servedModel: z.string().min(1).optional(),
+  /**
+   * The environment variable holding the server's API key (its `--api-key`), sent as `Authorization: Bearer`: the
+   * variable's name, never the key itself.
+   */
+  apiKeyEnv: secretEnvName().optional(),
   /** Per HTTP request; a request still unanswered then fails (not retried). */
   timeoutMs: z.number().int().positive().max(86_400_000).default(120_000),
   /** Further tries of a request that failed to connect or got a 5xx or 429, after waits doubling from `retryDelayMs`. */

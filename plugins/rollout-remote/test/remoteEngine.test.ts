@@ -126,6 +126,40 @@ describe('the remote engine against a drmas gateway over loopback', () => {
   });
 });
 
+describe("the gateway's prefix cache: stale after a reload until reset, as vLLM's", () => {
+  // 20 and 33 tokens: one and two full 16-token blocks, which a prefix cache keeps.
+  const LONG = [Array.from({ length: 20 }, (_, i) => 5 + i), Array.from({ length: 33 }, (_, i) => 40 + 3 * i)];
+
+  test('a prompt cached before a reload is refused until /reset_prefix_cache; the remote engine resets after each push', async () => {
+    const remote = await remoteEngine('vllm', gateway.url, { weightsDir: project.path('prefix-pushes') });
+    const request = { prompts: LONG, seed: 5, maxNewTokens: 4, temperature: 1 };
+    const before = await remote.generate(request);
+    const cache = gateway.server.weights.prefixCache;
+    // A reload without the reset (what drmas did before): the cached prompts are now on stale KV.
+    const reloaded = await fetch(`${gateway.url}/collective_rpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ method: 'reload_weights', kwargs: { weights_path: BASE } }),
+    });
+    expect(reloaded.status).toBe(200);
+    const refusals = cache.stats.staleRefusals;
+    const stale = (await remote.generate(request).catch((e: unknown) => e)) as DrmasError;
+    expect(stale.message).toContain('HTTP 409');
+    expect(stale.message).toContain('/reset_prefix_cache');
+    expect(cache.stats.staleRefusals).toBeGreaterThan(refusals);
+    // A push through the remote engine resets the cache: the same prompts sample again, as before (same weights).
+    const resets = cache.stats.resets;
+    const base = await baseEngine();
+    try {
+      await remote.syncWeights(base);
+    } finally {
+      base.dispose();
+    }
+    expect(cache.stats.resets).toBe(resets + 1);
+    expect((await remote.generate(request)).tokenIds).toEqual(before.tokenIds);
+  });
+});
+
 /** A fresh engine on the base checkpoint, the weights the gateway started with. */
 async function baseEngine(): Promise<PolicyBackend> {
   return kernel
@@ -281,6 +315,196 @@ describe('requests, retries and time-outs (a scripted server over loopback)', ()
       expect(performance.now() - started).toBeGreaterThanOrEqual(190);
       expect(server.bodies).toHaveLength(1);
     } finally {
+      await server.stop();
+    }
+  });
+});
+
+interface Call {
+  method: string;
+  route: string;
+  body: Record<string, unknown> | undefined;
+  authorization: string | undefined;
+}
+type Answer = { status: number; body?: unknown } | 'hang';
+
+/** A server answering each call with `answer(call)` (200 `{}` when it answers undefined), recording every call. */
+class ScriptedServer extends LoopbackStandIn {
+  readonly calls: Call[] = [];
+  constructor(private readonly answer: (call: Call, index: number) => Answer | undefined) {
+    super();
+  }
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let text = '';
+    for await (const chunk of req) text += String(chunk);
+    const call: Call = {
+      method: req.method!,
+      route: req.url!,
+      body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined,
+      authorization: req.headers.authorization,
+    };
+    this.calls.push(call);
+    const answer = this.answer(call, this.calls.length - 1) ?? { status: 200, body: {} };
+    if (answer === 'hang') return;
+    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body ?? {}));
+  }
+  routes(): string[] {
+    return this.calls.map((c) => `${c.method} ${c.route}`);
+  }
+}
+
+/** A checkpoint folder for a scripted server to "load" (it reads nothing): `config.json` only. */
+function pushedFolder(name: string): string {
+  project.write({ [`${name}/config.json`]: {} });
+  return project.path(name);
+}
+
+describe('weight pushes against the servers as they are today (scripted over loopback)', () => {
+  test('vLLM: reload, then reset the prefix cache (tried again while it answers false), then the version, read back', async () => {
+    let resets = 0;
+    let version: string | null = null;
+    const server = new ScriptedServer((call) => {
+      if (call.route === '/reset_prefix_cache') return { status: 200, body: { success: ++resets >= 3 } };
+      if (call.route === '/update_weight_version') version = call.body!.new_version as string;
+      if (call.route === '/weight_info') return { status: 200, body: { weight_version: version } };
+      return undefined;
+    });
+    const url = await server.start();
+    try {
+      const remote = await remoteEngine('vllm', url, { servedModel: 'm', weightsDir: project.path('vllm-push') });
+      await remote.load(pushedFolder('vllm-push'));
+      expect(server.routes()).toEqual([
+        'GET /weight_info', // the probe, once, before the first push
+        'POST /collective_rpc',
+        'POST /reset_prefix_cache',
+        'POST /reset_prefix_cache',
+        'POST /reset_prefix_cache',
+        'POST /update_weight_version',
+        'GET /weight_info',
+      ]);
+      expect(server.calls[1]!.body).toEqual({
+        method: 'reload_weights',
+        kwargs: { weights_path: project.path('vllm-push'), is_checkpoint_format: true },
+      });
+      expect(remote.weightVersion).toBe('policy-v0');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('vLLM: a 500 from reload_weights (an older worker without weights_path) fails at once, not retried', async () => {
+    const server = new ScriptedServer((call) =>
+      call.route === '/collective_rpc'
+        ? { status: 500, body: { error: { message: "reload_weights() got an unexpected keyword argument 'weights_path'" } } }
+        : { status: 200, body: { weight_version: null } },
+    );
+    const url = await server.start();
+    try {
+      const remote = await remoteEngine('vllm', url, { servedModel: 'm', retries: 3, weightsDir: project.path('vllm-old') });
+      const error = (await remote.load(pushedFolder('vllm-old')).catch((e: unknown) => e)) as DrmasError;
+      expect(error.code).toBe('SERVICE_FAILED');
+      expect(error.message).toContain("HTTP 500: reload_weights() got an unexpected keyword argument 'weights_path'");
+      expect(error.hint).toContain('reload_weights takes no weights_path');
+      expect(server.routes().filter((r) => r === 'POST /collective_rpc')).toHaveLength(1);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('vLLM without the dev-mode routes: the first push stops, naming VLLM_SERVER_DEV_MODE=1 and the version it met', async () => {
+    const server = new ScriptedServer((call) =>
+      call.route === '/version' ? { status: 200, body: { version: '0.11.0' } } : { status: 404, body: { detail: 'Not Found' } },
+    );
+    const url = await server.start();
+    try {
+      const remote = await remoteEngine('vllm', url, { servedModel: 'm', weightsDir: project.path('vllm-nodev') });
+      const error = (await remote.load(pushedFolder('vllm-nodev')).catch((e: unknown) => e)) as DrmasError;
+      expect(error.message).toBe(`${url}/weight_info is not served (HTTP 404)`);
+      expect(error.hint).toContain('this is vLLM 0.11.0');
+      expect(error.hint).toContain('VLLM_SERVER_DEV_MODE=1');
+      expect(server.routes()).toEqual(['GET /weight_info', 'GET /version']);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('SGLang: the version is read at /model_info on current servers, at /get_weight_version on older ones', async () => {
+    for (const current of [true, false]) {
+      let version = 'default';
+      const server = new ScriptedServer((call) => {
+        if (call.route === '/update_weights_from_disk') {
+          version = call.body!.weight_version as string;
+          return { status: 200, body: { success: true, message: 'ok', num_paused_requests: 0 } };
+        }
+        if (call.route === '/model_info') return current ? { status: 200, body: { weight_version: version } } : { status: 404 };
+        // Current: both older routes 404; a 2025 release: /get_weight_version only.
+        if (call.route === '/get_weight_version' && !current) return { status: 200, body: { weight_version: version } };
+        if (call.route === '/get_weight_version' || call.route === '/weight_version')
+          return { status: 404, body: { detail: "Endpoint '/get_weight_version' or '/weight_version' is deprecated." } };
+        return undefined;
+      });
+      const url = await server.start();
+      try {
+        const remote = await remoteEngine('sglang', url, { weightsDir: project.path(`sglang-${current}`) });
+        await remote.load(pushedFolder(`sglang-${current}`));
+        expect(remote.weightVersion).toBe('policy-v0');
+        expect(server.routes().at(-1)).toBe(current ? 'GET /model_info' : 'GET /get_weight_version');
+      } finally {
+        await server.stop();
+      }
+    }
+  });
+
+  test.each(['vllm', 'sglang'] as const)('%s: an "abort" finish reason is a failure, not a stop', async (kind) => {
+    const server = new ScriptedServer(() =>
+      kind === 'vllm'
+        ? { status: 200, body: { choices: [{ token_ids: [5], logprobs: { token_logprobs: [-1] }, finish_reason: 'abort' }] } }
+        : {
+            status: 200,
+            body: {
+              output_ids: [5],
+              meta_info: { output_token_logprobs: [[-1, 5, null]], finish_reason: { type: 'abort', message: 'Abort before prefill' } },
+            },
+          },
+    );
+    const url = await server.start();
+    try {
+      const remote = await remoteEngine(kind, url, { servedModel: 'm' });
+      const error = (await remote.generate({ prompts: [[1]], seed: 0, maxNewTokens: 2 }).catch((e: unknown) => e)) as DrmasError;
+      expect(error.code).toBe('SERVICE_FAILED');
+      expect(error.message).toContain('aborted the request (finish reason "abort")');
+      if (kind === 'sglang') expect(error.message).toContain('Abort before prefill');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('an API key: sent as Authorization: Bearer from the variable apiKeyEnv names; an unset variable is refused', async () => {
+    const server = new ScriptedServer((call) =>
+      call.authorization === 'Bearer sk-test-123'
+        ? { status: 200, body: { choices: [{ token_ids: [5], logprobs: { token_logprobs: [-1] }, finish_reason: 'stop' }] } }
+        : { status: 401, body: { error: 'Unauthorized' } },
+    );
+    const url = await server.start();
+    process.env.DRMAS_TEST_VLLM_KEY = 'sk-test-123';
+    try {
+      const keyed = await remoteEngine('vllm', url, { servedModel: 'm', apiKeyEnv: 'DRMAS_TEST_VLLM_KEY' });
+      expect((await keyed.generate({ prompts: [[1]], seed: 0, maxNewTokens: 1 })).tokenIds).toEqual([[5]]);
+      const unkeyed = await remoteEngine('vllm', url, { servedModel: 'm', retries: 3 });
+      const refused = (await unkeyed.generate({ prompts: [[1]], seed: 0, maxNewTokens: 1 }).catch((e: unknown) => e)) as DrmasError;
+      expect(refused.message).toContain('HTTP 401');
+      expect(refused.hint).toContain('apiKeyEnv');
+      expect(server.calls).toHaveLength(2); // the 401 is not retried
+      delete process.env.DRMAS_TEST_VLLM_KEY;
+      const unset = (await remoteEngine('vllm', url, { servedModel: 'm', apiKeyEnv: 'DRMAS_TEST_VLLM_KEY' }).catch(
+        (e: unknown) => e,
+      )) as DrmasError;
+      expect(unset.code).toBe('CONFIG_INVALID');
+      expect(unset.key).toBe('models.policy.rollout.apiKeyEnv');
+      expect(unset.message).toContain('DRMAS_TEST_VLLM_KEY');
+      expect(unset.message).not.toContain('sk-test-123');
+    } finally {
+      delete process.env.DRMAS_TEST_VLLM_KEY;
       await server.stop();
     }
   });

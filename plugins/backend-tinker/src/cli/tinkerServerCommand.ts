@@ -32,7 +32,7 @@ export const tinkerServerCommand: CliCommand = {
     ['--seed N', `initialisation seed of built-in base models (tiny, small; default ${DEFAULTS.seed})`],
     ['--delay-ms MS', 'wait before each request starts, so futures are polled while pending (default 0)'],
     ['--hold-ms MS', `how long retrieve_future waits for a running request (default ${DEFAULT_FUTURE_POLICY.holdMs})`],
-    ['--pending try_again|408', 'how a still-running request is answered (default try_again)'],
+    ['--pending try_again|408', `how a still-running request is answered (default ${DEFAULT_FUTURE_POLICY.pending}, as SkyRL)`],
     ['--keep-ms MS', `how long results are kept before retrieve_future answers 410 (default ${DEFAULT_FUTURE_POLICY.keepMs})`],
     ['--expire-after-ms MS', 'with --expire-count: that many results expire after MS instead'],
     ['--expire-count N', 'how many results expire after --expire-after-ms (default 0)'],
@@ -62,6 +62,7 @@ export const tinkerServerCommand: CliCommand = {
       delayMs: ms('delay-ms', DEFAULT_FUTURE_POLICY.delayMs),
       holdMs: ms('hold-ms', DEFAULT_FUTURE_POLICY.holdMs),
       pending,
+      failures: DEFAULT_FUTURE_POLICY.failures,
       keepMs: ms('keep-ms', DEFAULT_FUTURE_POLICY.keepMs),
       expire: {
         afterMs: ms('expire-after-ms', 0),

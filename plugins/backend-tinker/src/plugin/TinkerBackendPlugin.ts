@@ -13,7 +13,8 @@ import {
 } from '@drmas/core';
 import { builtinTokenizer, isBuiltinModelName, readModelShape, Tokenizer } from '@drmas/models';
 import { TinkerClient } from '../client/TinkerClient.js';
-import { TinkerPolicyBackend } from '../TinkerPolicyBackend.js';
+import { detectServer, serverByUrl, TINKER_SERVER_TRAITS, TINKER_SERVERS } from '../client/tinkerServers.js';
+import { loraOnly, TinkerPolicyBackend } from '../TinkerPolicyBackend.js';
 
 const PLUGIN_NAME = 'backend-tinker';
 export const TINKER_BACKEND = 'tinker';
@@ -24,11 +25,21 @@ export const tinkerSettingsSchema = z.strictObject({
   baseUrl: secretUrl({ protocol: /^https?$/ }),
   /** Environment variable holding the API key, sent as `X-API-Key` (the key itself never goes in a config file, nor in a message). */
   apiKeyEnv: secretEnvName().default('TINKER_API_KEY'),
+  /**
+   * Which server this is, for what it takes (client/tinkerServers.ts): hosted Tinker (protobuf, LoRA only, sampling
+   * sessions), SkyRL tx (JSON, no gradient clipping) or drmas tinker-server; auto: hosted by its host, else asked.
+   */
+  server: z.enum(['auto', ...TINKER_SERVERS]).default('auto'),
   /** The model the server fine-tunes (`Qwen/Qwen3-8B`); default `models.<id>.model`, whose tokenizer is read locally. */
   baseModel: z.string().min(1).optional(),
-  loraRank: z.number().int().min(1).max(1024).default(32),
-  /** Per HTTP call. */
+  /** LoRA rank; 0 trains all weights, on a server that offers it (SkyRL, drmas tinker-server; not hosted Tinker). */
+  loraRank: z.number().int().min(0).max(1024).default(32),
+  /** Per HTTP call but a poll of a result. */
   timeoutMs: z.number().int().min(1).max(3_600_000).default(60_000),
+  /** Per poll of a result: longer than SkyRL holds one (300 s, then 408), so polls are answered rather than aborted. */
+  pollTimeoutMs: z.number().int().min(1).max(3_600_000).default(330_000),
+  /** Between two session heartbeats (SkyRL unloads a session's models 300 s after its last). */
+  heartbeatMs: z.number().int().min(100).max(120_000).default(10_000),
   /** Further tries of a call that failed on the network, with 429 or with 5xx. */
   retries: z.number().int().min(0).max(20).default(3),
   retryDelayMs: z.number().int().min(0).max(60_000).default(500),
@@ -70,9 +81,13 @@ export const tinkerBackendFactory: BackendFactory = {
     }
     const tokenizer = isBuiltinModelName(model.model) ? builtinTokenizer(shape.vocabSize) : await Tokenizer.fromDirectory(model.model);
     const client = new TinkerClient({ ...tinker, apiKey: process.env[tinker.apiKeyEnv], key });
+    const log = (message: string) => run.log(message);
+    const server = tinker.server === 'auto' ? await detectServer(client, log) : tinker.server;
     const backend = await TinkerPolicyBackend.create({
       name: `tinker:${modelId}`,
       client,
+      server: TINKER_SERVER_TRAITS[server],
+      log,
       baseModel: tinker.baseModel ?? model.model,
       loraRank: tinker.loraRank,
       seed: model.seed,
@@ -107,6 +122,9 @@ export class TinkerBackendPlugin implements Plugin {
       for (const [id, model] of Object.entries(config.models)) {
         if (model.backend !== TINKER_BACKEND) continue;
         if (!model.tinker) throw missingSection(id);
+        const tinker = tinkerSettingsSchema.parse(model.tinker);
+        const server = tinker.server === 'auto' ? serverByUrl(tinker.baseUrl) : tinker.server;
+        if (server && TINKER_SERVER_TRAITS[server].loraOnly && tinker.loraRank === 0) throw loraOnly(`models.${id}.tinker`);
         if (model.rollout !== undefined && model.rollout !== TINKER_BACKEND && model.rollout !== AUTO_BACKEND) {
           throw new DrmasError(
             'CONFIG_INVALID',

@@ -6,8 +6,13 @@ export interface FuturePolicy {
   delayMs: number;
   /** How long `retrieve_future` holds a poll for a request still running before answering "pending". */
   holdMs: number;
-  /** "Pending" as `{"type": "try_again"}` with 200 (the hosted service's queue answer) or as HTTP 408. */
+  /** "Pending" as `{"type": "try_again"}` with 200 (the hosted service's queue answer) or as HTTP 408 (SkyRL's). */
   pending: 'try_again' | '408';
+  /**
+   * A failed request as HTTP 400 with its error as `detail` (SkyRL's `retrieve_future`), or as 200 with
+   * `{error, category}` (the hosted service's RequestFailedResponse).
+   */
+  failures: 'http400' | 'body';
   /** How long a finished result is kept for `retrieve_future`; read later, it answers 410 (expired). */
   keepMs: number;
   /**
@@ -17,7 +22,11 @@ export interface FuturePolicy {
   expire?: { afterMs: number; count: number; kinds?: readonly string[] };
 }
 
-export const DEFAULT_FUTURE_POLICY: FuturePolicy = { delayMs: 0, holdMs: 1_000, pending: 'try_again', keepMs: 600_000 };
+/**
+ * As SkyRL tx answers (skyrl/tinker/api.py `retrieve_future`, skyrl 0.3.0 and NovaSky-AI/SkyRL a9564572): a poll is
+ * held up to 300 s, then answered 408; a failed request is a 400.
+ */
+export const DEFAULT_FUTURE_POLICY: FuturePolicy = { delayMs: 0, holdMs: 300_000, pending: '408', failures: 'http400', keepMs: 600_000 };
 
 /** A request's own failure, answered as Tinker's `RequestFailedResponse`. */
 export class RequestFailure extends Error {
@@ -51,7 +60,10 @@ export class FutureQueue {
   private nextId = 1;
   private readonly entries = new Map<string, Entry>();
   private readonly expired = new Set<string>();
-  /** Request ids by the client's idempotency key: a retried submission gets its first try's future. */
+  /**
+   * Request ids by the client's idempotency key and by `(model_id, seq_id)`: a submission sent again gets its first
+   * try's future. SkyRL main de-duplicates by the latter only (`create_future` at a9564572), the SDK's retries by both.
+   */
   private readonly byKey = new Map<string, string>();
   private tail: Promise<void> = Promise.resolve();
 
@@ -61,9 +73,9 @@ export class FutureQueue {
    * Queues `work`; answers its request id at once. `concurrent` work (sampling from saved weights, which no later
    * request changes) starts at once beside the queue instead of after it.
    */
-  submit(kind: string, work: () => Promise<unknown>, concurrent = false, idempotencyKey?: string): string {
+  submit(kind: string, work: () => Promise<unknown>, concurrent = false, keys: readonly string[] = []): string {
     this.sweep();
-    const seen = idempotencyKey === undefined ? undefined : this.byKey.get(idempotencyKey);
+    const seen = keys.map((key) => this.byKey.get(key)).find((id) => id !== undefined);
     if (seen !== undefined) return seen;
     const id = String(this.nextId++);
     const entry: Entry = { kind, done: Promise.resolve() };
@@ -81,7 +93,7 @@ export class FutureQueue {
     });
     if (!concurrent) this.tail = entry.done;
     this.entries.set(id, entry);
-    if (idempotencyKey !== undefined) this.byKey.set(idempotencyKey, id);
+    for (const key of keys) this.byKey.set(key, id);
     return id;
   }
 
@@ -107,6 +119,7 @@ export class FutureQueue {
       this.forget(id);
       return { status: 410, body: { detail: `the result of request ${id} expired` } };
     }
+    if (entry.failure && this.policy.failures === 'http400') return { status: 400, body: { detail: entry.failure.error } };
     return { status: 200, body: entry.failure ?? entry.result };
   }
 

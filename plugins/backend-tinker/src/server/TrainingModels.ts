@@ -103,6 +103,12 @@ export class TrainingModels {
     return { model_id: id, type: 'create_model' };
   }
 
+  /** Drops a model and frees its engine (its session timed out); later requests on it find no model. */
+  unload(modelId: string): void {
+    this.models.get(modelId)?.engine.dispose();
+    this.models.delete(modelId);
+  }
+
   info(modelId: unknown): Record<string, unknown> {
     const model = this.model(modelId);
     return {

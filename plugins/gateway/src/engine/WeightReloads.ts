@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { OpenAiError } from '../server/OpenAiError.js';
+import { PrefixCache } from './PrefixCache.js';
 import type { ServedModel, ServedModels } from './ServedModels.js';
 
 /**
@@ -13,6 +14,8 @@ export class WeightReloads {
   version: string | null = null;
   /** Reloads done. */
   count = 0;
+  /** The served prompts' cached blocks, stale after a reload until reset (vLLM) or flushed (SGLang). */
+  readonly prefixCache = new PrefixCache();
 
   constructor(private readonly models: ServedModels) {}
 
@@ -32,6 +35,7 @@ export class WeightReloads {
     }
     const served = this.target(modelName);
     await served.batcher.exclusive(() => served.engine.load(dir, { optimizer: false }));
+    this.prefixCache.weightsChanged();
     this.count++;
     return served;
   }

@@ -31,8 +31,8 @@ export interface GatewayServerOptions {
  * AReaL's session routes. A call belongs to a capture session when its path starts with the session's id
  * (`/<session>/v1/chat/completions`, the base URL AReaL hands an agent) or when it carries `x-drmas-session`.
  */
-/** How long an idle keep-alive connection stays open. */
-const KEEP_ALIVE_MS = 60_000;
+/** How long an idle keep-alive connection stays open: longer than a trainer's update between two rollouts. */
+const KEEP_ALIVE_MS = 120_000;
 
 export class GatewayServer {
   readonly sessions: Sessions;
@@ -184,19 +184,36 @@ export class GatewayServer {
       }
       case 'GET /weight_info':
         return out.json({ weight_version: this.weights.version });
+      // vLLM's dev-mode cache route (vllm/frontend/entrypoints/serve/dev/cache/api_router.py @055e47c2).
+      case 'POST /reset_prefix_cache':
+        return out.json({ success: this.weights.prefixCache.reset() });
       // SGLang's native routes.
       case 'POST /update_weights_from_disk': {
-        const body = (await readJson(req)) as { model_path?: unknown; weight_version?: unknown; model?: unknown };
+        const body = (await readJson(req)) as { model_path?: unknown; weight_version?: unknown; model?: unknown; flush_cache?: unknown };
         if (body.weight_version != null && typeof body.weight_version !== 'string') {
           throw OpenAiError.badRequest('weight_version must be a string', 'weight_version');
         }
         await this.weights.load(body.model_path, 'model_path', body.model);
+        // UpdateWeightFromDiskReqInput.flush_cache defaults to true: SGLang flushes its radix cache after the load.
+        if (body.flush_cache !== false) this.weights.prefixCache.flush();
         if (typeof body.weight_version === 'string') this.weights.version = body.weight_version;
         const message = `Succeeded to update model weights.${typeof body.weight_version === 'string' ? ` Weight version updated to ${body.weight_version}.` : ''}`;
         return out.json({ success: true, message, num_paused_requests: 0 });
       }
+      // SGLang main: the version is on /model_info; the older routes answer 404 (http_server.py, 2026 copies).
+      case 'GET /model_info':
+        return out.json({
+          model_path: this.weights.target().modelId,
+          is_generation: true,
+          weight_version: this.weights.version ?? 'default',
+        });
       case 'GET /get_weight_version':
-        return out.json({ weight_version: this.weights.version ?? 'default' });
+      case 'GET /weight_version':
+        throw OpenAiError.notFound(
+          "Endpoint '/get_weight_version' or '/weight_version' is deprecated. Please use '/model_info' instead.",
+          null,
+          'unknown_url',
+        );
       case 'POST /generate':
         return out.json(await sglangGenerate(this.weights, await readJson(req)));
       default:
@@ -226,9 +243,10 @@ export class GatewayServer {
       }
       agent = named.agent;
     }
-    if (sessionId === undefined) return { served, agent };
+    const prefixCache = this.weights.prefixCache;
+    if (sessionId === undefined) return { served, agent, prefixCache };
     const session = this.sessions.open(sessionId);
-    return { served, agent, session, record: (turn) => session.turns.push(turn) };
+    return { served, agent, prefixCache, session, record: (turn) => session.turns.push(turn) };
   }
 }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { scoringTemperature, type TopLogProb } from '@drmas/core';
+import type { PrefixCache } from '../engine/PrefixCache.js';
 import type { ServedModel } from '../engine/ServedModels.js';
 import type { SampleRequest, SampleResult } from '@drmas/models';
 import type { CapturedTurn, Session } from '../capture/Sessions.js';
@@ -23,6 +24,8 @@ export interface CallContext {
   session?: Session;
   /** Called with the call's turn once sampling ended (the capture session's recorder). */
   record?: (turn: CapturedTurn) => void;
+  /** The server's prefix cache, which refuses a prompt cached on weights older than the last reload. */
+  prefixCache?: PrefixCache;
 }
 
 interface SampledToken {
@@ -175,6 +178,11 @@ export function sampleRequest(
   };
 }
 
+/** The sample, through the server's prefix cache when it has one. */
+function sampled(call: CallContext, promptIds: number[], sample: () => Promise<SampleResult>): Promise<SampleResult> {
+  return call.prefixCache ? call.prefixCache.serve(call.served.modelId, promptIds, sample) : sample();
+}
+
 /** `max_tokens` when neither the request nor the model's positions bound it. */
 const DEFAULT_UNBOUNDED_MAX_TOKENS = 1024;
 
@@ -205,7 +213,7 @@ async function serve(
       const delta = text.push(tokenId);
       out.event({ ...envelope(shapes.chunkObject), choices: [shapes.choice(delta, [{ id: tokenId, logprob, top }], null, true)] });
     };
-    result = await served.batcher.sample({ ...engineRequest, onToken: chunk });
+    result = await sampled(call, promptIds, () => served.batcher.sample({ ...engineRequest, onToken: chunk }));
     // An engine that does not stream (a scripted one) gives its tokens here.
     for (let i = streamed; i < result.tokenIds.length; i++) chunk(result.tokenIds[i]!, result.logProbs[i]!, result.topLogProbs[i] ?? []);
     const rest = text.finish();
@@ -220,7 +228,7 @@ async function serve(
     if (request.includeUsage) out.event({ ...envelope(shapes.chunkObject), choices: [], usage: usage(promptIds, tokens) });
     out.done();
   } else {
-    result = await served.batcher.sample(engineRequest);
+    result = await sampled(call, promptIds, () => served.batcher.sample(engineRequest));
     whole = fullText(served, request, result);
     const parsed = tools ? parseToolCalls(whole) : undefined;
     const tokens = sampledTokens(result);

@@ -65,7 +65,7 @@ export async function sglangGenerate(reloads: WeightReloads, body: unknown): Pro
     },
     'input_ids',
   );
-  const result = await served.batcher.sample(request);
+  const result = await reloads.prefixCache.serve(served.modelId, promptIds, () => served.batcher.sample(request));
   let text = served.codec ? served.codec.decode(result.tokenIds, { skipSpecialTokens: true }) : '';
   if (!params.no_stop_trim) {
     const ends = request.stopStrings.map((s) => text.indexOf(s)).filter((at) => at >= 0);
