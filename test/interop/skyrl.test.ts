@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,10 +8,10 @@ import { TinkerClient } from '../../plugins/backend-tinker/src/client/TinkerClie
 import { detectServer, TINKER_SERVER_TRAITS } from '../../plugins/backend-tinker/src/client/tinkerServers.js';
 import { TinkerPolicyBackend } from '../../plugins/backend-tinker/src/TinkerPolicyBackend.js';
 import { stepView, updateRequest } from '../../plugins/backend-tinker/test/tinkerFixtures.js';
-import { pythonEnv } from '../support/pythonEnv.js';
+import { describeInterop } from '../support/interopSuite.js';
 import { RecordingProxy } from '../support/recordingProxy.js';
 import { REPO_ROOT, TempProject } from '../support/tempProject.js';
-import { freePort, PythonServer } from './pythonServer.js';
+import { freePort, ServerProcess } from './support.js';
 
 // SkyRL tx (skyrl[tinker] 0.3.0 on JAX's CPU build, scripts/python/skyrl.txt), the self-hostable Tinker API server,
 // serving a small random Llama checkpoint (its JAX models are Llama 3, Qwen3, Qwen3.5 and DeepSeek V3: no Qwen2)
@@ -20,21 +20,18 @@ import { freePort, PythonServer } from './pythonServer.js';
 // `uv` here runs the module in the environment as `uv run` would from SkyRL's source tree (as a child, not exec'd, so
 // the API server's parent is that `uv run` command).
 
-const env = pythonEnv('skyrl');
-const suite = 'skip' in env ? describe.skip : describe;
 const TOKENIZER = path.join(REPO_ROOT, 'presets/math/checkpoints/base/policy');
 const VOCAB = 512;
 
-suite(`SkyRL tx on this CPU${'skip' in env ? ` (skipped: ${env.skip})` : ''}`, () => {
+describeInterop('SkyRL tx on this CPU', 'skyrl', (python) => {
   const project = new TempProject('skyrl-interop');
-  let server: PythonServer;
+  let server: ServerProcess;
   let url: string;
   let checkpoint: string;
 
   beforeAll(async () => {
-    if ('skip' in env) return;
     checkpoint = project.path('llama');
-    const made = spawnSync(env.python, [path.join(REPO_ROOT, 'test/interop/python/llama_checkpoint.py'), TOKENIZER, checkpoint], {
+    const made = spawnSync(python, [path.join(REPO_ROOT, 'test/interop/python/llama_checkpoint.py'), TOKENIZER, checkpoint], {
       encoding: 'utf8',
     });
     if (made.status !== 0) throw new Error(`llama_checkpoint.py: ${made.stderr.slice(-2000)}`);
@@ -44,14 +41,14 @@ suite(`SkyRL tx on this CPU${'skip' in env ? ` (skipped: ${env.skip})` : ''}`, (
     chmodSync(path.join(bin, 'uv'), 0o755);
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    server = new PythonServer(
+    server = new ServerProcess(
       path.join(bin, 'uv'),
       [
         ...['run', '--offline', '-m', 'skyrl.tinker.api', '--base-model', checkpoint, '--backend', 'jax'],
         ...['--database-url', `sqlite:///${project.path('tinker.db')}`, '--checkpoints-base', project.path('checkpoints')],
         ...['--host', '127.0.0.1', '--port', String(port)],
       ],
-      { PATH: `${bin}:${process.env.PATH}`, SKYRL_PYTHON: env.python, JAX_PLATFORMS: 'cpu' },
+      { PATH: `${bin}:${process.env.PATH}`, SKYRL_PYTHON: python, JAX_PLATFORMS: 'cpu' },
       project.dir,
     );
     await server.waitFor(`${url}/api/v1/healthz`, 240_000);

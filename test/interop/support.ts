@@ -39,13 +39,16 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** A long-running server process (mlflow, tensorboard) with its output kept for messages; `stop` ends it and its group. */
+/**
+ * A long-running server (mlflow, tensorboard, vLLM, SkyRL) in its own process group, its output kept for messages;
+ * `stop` kills the group (its workers and engine subprocesses too), so no server outlives the test.
+ */
 export class ServerProcess {
   readonly output: string[] = [];
   private readonly child: ChildProcess;
 
-  constructor(command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-    this.child = spawn(command, args, { env: { ...PYTHON_ENV, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  constructor(command: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) {
+    this.child = spawn(command, args, { cwd, env: { ...PYTHON_ENV, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     for (const stream of [this.child.stdout!, this.child.stderr!])
       stream.on('data', (chunk: Buffer) => this.output.push(chunk.toString('utf8')));
   }
@@ -54,11 +57,16 @@ export class ServerProcess {
     return this.child.exitCode !== null || this.child.signalCode !== null;
   }
 
+  /** The last `chars` of its output. */
+  tail(chars = 3000): string {
+    return this.output.join('').slice(-chars);
+  }
+
   /** Polls `url` until it answers 2xx, the process exits, or `timeoutMs` passes. */
   async waitFor(url: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.exited) throw new Error(`the server exited before answering ${url}:\n${this.output.join('').slice(-3000)}`);
+      if (this.exited) throw new Error(`the server exited before answering ${url}:\n${this.tail()}`);
       try {
         const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
         if (response.ok) return;
@@ -67,7 +75,7 @@ export class ServerProcess {
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    throw new Error(`no answer from ${url} within ${timeoutMs} ms:\n${this.output.join('').slice(-3000)}`);
+    throw new Error(`no answer from ${url} within ${timeoutMs} ms:\n${this.tail()}`);
   }
 
   /** SIGKILLs the whole process group (mlflow's gunicorn/uvicorn workers too) and waits for the exit. */

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -6,7 +6,7 @@ import { decodeForwardBackward } from '../../plugins/backend-tinker/src/client/t
 import { TINKER_SERVER_TRAITS } from '../../plugins/backend-tinker/src/client/tinkerServers.js';
 import type { TinkerServer } from '../../plugins/backend-tinker/src/server/TinkerServer.js';
 import { client, startServer, stepView, tinkerBackend, updateRequest } from '../../plugins/backend-tinker/test/tinkerFixtures.js';
-import { pythonEnv } from '../support/pythonEnv.js';
+import { describeInterop } from '../support/interopSuite.js';
 import { RecordingProxy } from '../support/recordingProxy.js';
 import { REPO_ROOT, TempProject } from '../support/tempProject.js';
 
@@ -15,13 +15,10 @@ import { REPO_ROOT, TempProject } from '../support/tempProject.js';
 // classes, and drmas decodes a forward_backward the SDK encodes. The requests are recorded on their way to
 // `drmas tinker-server`, which takes the hosted wire too.
 
-const env = pythonEnv('tinker');
-const suite = 'skip' in env ? describe.skip : describe;
 const SCRIPT = path.join(REPO_ROOT, 'test', 'interop', 'python', 'tinker_wire.py');
 
-function sdk<T>(...args: string[]): T {
-  if ('skip' in env) throw new Error(env.skip);
-  const run = spawnSync(env.python, [SCRIPT, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
+function sdk<T>(python: string, ...args: string[]): T {
+  const run = spawnSync(python, [SCRIPT, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
   if (run.status !== 0) throw new Error(`tinker_wire.py ${args[0]} exited ${run.status}:\n${run.stderr.slice(-3000)}`);
   return JSON.parse(run.stdout) as T;
 }
@@ -35,7 +32,7 @@ interface ProtoRead {
 }
 type Decoded = { route: string; type: string; fields: Record<string, unknown> } | { route: string; proto: ProtoRead };
 
-suite(`hosted Tinker's wire against the tinker SDK's types${'skip' in env ? ` (skipped: ${env.skip})` : ''}`, () => {
+describeInterop("hosted Tinker's wire against the tinker SDK's types", 'tinker', (python) => {
   let server: TinkerServer;
   let url: string;
   const project = new TempProject('tinker-wire');
@@ -67,7 +64,7 @@ suite(`hosted Tinker's wire against the tinker SDK's types${'skip' in env ? ` (s
       body: s.bytes.toString('base64'),
     }));
     writeFileSync(project.path('requests.json'), JSON.stringify(requests));
-    const decoded = sdk<Decoded[]>('decode', project.path('requests.json'));
+    const decoded = sdk<Decoded[]>(python, 'decode', project.path('requests.json'));
     expect(decoded).toHaveLength(requests.length);
     const routes = new Set(decoded.map((d) => d.route));
     for (const route of ['create_session', 'create_model', 'forward_backward', 'optim_step', 'save_weights_for_sampler', 'asample'])
@@ -104,7 +101,7 @@ suite(`hosted Tinker's wire against the tinker SDK's types${'skip' in env ? ` (s
   });
 
   test('drmas decodes a forward_backward the SDK encodes', () => {
-    const encoded = sdk<{ bytes: string; read: ProtoRead }>('encode');
+    const encoded = sdk<{ bytes: string; read: ProtoRead }>(python, 'encode');
     const mine = decodeForwardBackward(Buffer.from(encoded.bytes, 'base64'));
     expect(mine).toEqual({
       model_id: 'model_abc',

