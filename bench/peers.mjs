@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BENCH_DIR, REPO_ROOT } from './lib/benchOptions.mjs';
 import { median } from './lib/workloads.mjs';
+import { pythonOfEnv } from './lib/pythonEnvs.mjs';
 import { replaceWholeSection } from './lib/resultsSections.mjs';
 import { peerSettings } from './peers/drmasSettings.mjs';
 import { exportModel, exportTasks, PEER_MODELS } from './peers/exportTasks.mjs';
@@ -71,15 +72,11 @@ function record(r) {
   console.log(JSON.stringify(r));
 }
 
-/** The trl environment's python, made by scripts/python-env.sh (the path rule of test/support/pythonEnv.ts). */
+/** The trl environment's python (scripts/python-env.sh trl). */
 function trlPython() {
-  const child = spawnSync('bash', ['scripts/python-env.sh', '--list'], { cwd: REPO_ROOT, encoding: 'utf8' });
-  const line = child.stdout.split('\n').find((l) => l.startsWith('trl: installed '));
-  if (!line) {
-    notices.push('TRL not measured: its Python environment is not installed (bash scripts/python-env.sh trl).');
-    return undefined;
-  }
-  return join(line.slice('trl: installed '.length), 'bin', 'python');
+  const python = pythonOfEnv('trl');
+  if (!python) notices.push('TRL not measured: its Python environment is not installed (bash scripts/python-env.sh trl).');
+  return python;
 }
 
 function child(label, command, args) {
