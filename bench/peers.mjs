@@ -169,10 +169,10 @@ function drmasRun(job, model, seed, input, extra) {
   }
 }
 
-function trlRun(python, job, model, seed, input, setting, extra) {
+function trlRun(python, job, model, seed, input, setting, extra, runSteps = steps) {
   const [threads, precision] = setting.split('x');
   const args = [job.trl, '--tasks', input.tasksFile, '--model', input.modelDir, '--settings', input.settingsFile];
-  args.push('--steps', String(steps), '--seed', String(seed), '--threads', threads, '--precision', precision);
+  args.push('--steps', String(runSteps), '--seed', String(seed), '--threads', threads, '--precision', precision);
   const run = child(`trl ${job.name} ${model} seed ${seed} (${setting})`, python, args);
   if (!run) return;
   for (const line of run.stdout.split('\n').filter((l) => l.startsWith('{"framework"'))) {
@@ -199,9 +199,11 @@ async function measure() {
   let setting = values['trl-setting'];
   if (python && !setting) {
     // Which TRL setting is fastest here: 3 steps of the GRPO job on the first model, seed 0, each setting in turn.
-    const input = await inputs(models[0], seeds[0], jobs.find((j) => j.name === 'grpo') ?? jobs[0]);
+    const probeJob = jobs.find((j) => j.name === 'grpo') ?? jobs[0];
+    const input = await inputs(models[0], seeds[0], probeJob);
     const candidates = values['trl-grid'] ? trlSettings() : ['1xfp32', `${availableParallelism()}xfp32`];
-    for (const s of candidates) trlRun(python, jobs[0], models[0], seeds[0], input, s, { probe: true, underLoad: load()[0] >= quietLoad });
+    for (const s of candidates)
+      trlRun(python, probeJob, models[0], seeds[0], input, s, { probe: true, underLoad: load()[0] >= quietLoad }, Math.min(3, steps));
     const perStep = (s) => median(records.filter((r) => r.probe && r.setting === s && !r.summary && r.step > 1).map((r) => r.seconds));
     setting = candidates.filter((s) => records.some((r) => r.probe && r.setting === s)).sort((a, b) => perStep(a) - perStep(b))[0];
   }

@@ -11,8 +11,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from datasets import Dataset  # noqa: E402
-
 import math_reward  # noqa: E402
 import trl_run  # noqa: E402
 
@@ -22,7 +20,7 @@ def build(args, settings, output_dir):
 
     tasks = trl_run.load_tasks(args.tasks, args.steps)
     # The prompts are drmas's, already rendered with the chat template: TRL tokenizes a plain-text prompt as it is.
-    dataset = Dataset.from_list([{"prompt": t["prompt"], "answer": t["answer"], "split": t["split"]} for t in tasks])
+    dataset = trl_run.dataset_of(tasks)
     model, tokenizer = trl_run.load_model(args.model)
     reward = math_reward.make_reward_func(settings["checkSteps"], settings["invalidPenalty"])
     clock = {}

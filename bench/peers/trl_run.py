@@ -27,6 +27,8 @@ def parse_args(extra=None):
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                         help="fp32, or bf16: float32 weights under bf16 autocast (GRPOConfig bf16=True)")
+    parser.add_argument("--vllm", action="store_true",
+                        help="generate with vLLM in the training process (use_vllm, vllm_mode colocate)")
     if extra:
         extra(parser)
     return parser.parse_args()
@@ -39,6 +41,19 @@ def load_tasks(path, steps):
     if not tasks or max(t["step"] for t in tasks) < steps:
         sys.exit(f"bench/peers: {path} holds fewer than {steps} steps of tasks: export more (--steps)")
     return sorted(tasks, key=lambda t: (t["step"], t["index"]))
+
+
+def dataset_of(tasks):
+    """The tasks as a `datasets.Dataset` of prompt, answer and split, fingerprinted by the task ids (datasets would
+    hash the Arrow table with dill, which fails where vLLM's environment pins another pyarrow build)."""
+    import hashlib
+
+    from datasets import Dataset
+    from datasets.table import InMemoryTable
+
+    rows = [{"prompt": t["prompt"], "answer": t["answer"], "split": t["split"]} for t in tasks]
+    fingerprint = hashlib.sha256(json.dumps([t["taskId"] for t in tasks]).encode()).hexdigest()[:16]
+    return Dataset(InMemoryTable.from_pylist(rows), fingerprint=fingerprint)
 
 
 def grpo_config(settings, args, output_dir, **overrides):
@@ -85,6 +100,8 @@ def grpo_config(settings, args, output_dir, **overrides):
         disable_tqdm=True,
         dataloader_num_workers=0,
     )
+    if args.vllm:
+        fields.update(use_vllm=True, vllm_mode="colocate", vllm_max_model_length=1024)
     fields.update(overrides)
     return GRPOConfig(**fields)
 

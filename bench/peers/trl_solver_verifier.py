@@ -26,8 +26,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
-from datasets import Dataset  # noqa: E402
-
 import math_reward  # noqa: E402
 import trl_run  # noqa: E402
 
@@ -115,7 +113,7 @@ def build(args, settings, output_dir):
 
     tasks = trl_run.load_tasks(args.tasks, args.steps)
     questions = {t["prompt"]: t["question"] for t in tasks}
-    dataset = Dataset.from_list([{"prompt": t["prompt"], "answer": t["answer"], "split": t["split"]} for t in tasks])
+    dataset = trl_run.dataset_of(tasks)
     model, tokenizer = trl_run.load_model(args.model)
     clock = {}
 
