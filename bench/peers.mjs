@@ -225,11 +225,18 @@ async function measure() {
 }
 
 let trlSetting = values['trl-setting'];
+let loads = { start: startLoad };
 if (values.records) {
-  for (const line of readFileSync(values.records, 'utf8').split('\n')) if (line.startsWith('{"framework"')) records.push(JSON.parse(line));
+  // Several runs' output files, comma-separated: one section from all of their records.
+  for (const file of values.records.split(','))
+    for (const line of readFileSync(file, 'utf8').split('\n')) if (line.startsWith('{"framework"')) records.push(JSON.parse(line));
+  const measured = records.filter((r) => r.loadAverage && !r.probe);
+  trlSetting ??= [...new Set(records.filter((r) => r.framework === 'trl' && !r.probe && r.setting).map((r) => r.setting))].join(', ');
+  loads = { start: measured[0]?.loadAverage ?? startLoad, end: measured.at(-1)?.loadAverage };
 } else {
   trlSetting = await measure();
 }
+loads.end ??= load();
 
 const text = renderPeers({
   records,
@@ -241,7 +248,7 @@ const text = renderPeers({
   rounds,
   trlSetting,
   quietLoad,
-  load: { start: startLoad, end: load() },
+  load: loads,
   command: `node bench/peers.mjs ${process.argv.slice(2).join(' ')}`.trim(),
 });
 console.error(text);

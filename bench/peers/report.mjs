@@ -68,7 +68,7 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
       '',
     );
   push(
-    `Written by \`${command}\` on ${new Date().toISOString()}: ${steps} optimizer steps per run, seeds ${seeds.join(', ')} (each sets \`env.seed\`, so the tasks, and \`trainer.seed\` / TRL's \`seed\`), ${rounds} round(s) alternating which framework goes first; ${quiet.length} of ${all.length} runs began under a load average below ${quietLoad} (load at start ${load.start.join(' / ')}, at end ${load.end.join(' / ')}). Each run is its own process; figures are medians over its seeds and rounds. TRL ran in the setting \`${trlSetting ?? '–'}\` (threads x precision; bf16 is float32 weights under bf16 autocast). Steps/s and tokens/s are over the sum of the runs' step times (model loading excluded); generated tokens are the ones sampled, trained tokens every prompt and response token of the step's rows (the first turn's prompts). The split is the mean seconds per step: generation (drmas \`timing/rollout\`, TRL \`_generate\`), scoring (drmas's old log-probs; TRL's padding and advantages), reward (drmas reward and advantage hooks, TRL's reward function), update (micro-batches' forward and backward, clipping, AdamW), other (the rest of the step).`,
+    `Written by \`${command}\` on ${new Date().toISOString()}: ${steps} optimizer steps per run, seeds ${seeds.join(', ')} unless a row says otherwise (each sets \`env.seed\`, so the tasks, and \`trainer.seed\` / TRL's \`seed\`), ${rounds} round(s) alternating which framework goes first; ${quiet.length} of ${all.length} runs began under a load average below ${quietLoad} (load at start ${load.start.join(' / ')}, at end ${load.end.join(' / ')}). Each run is its own process; figures are medians over its seeds and rounds. TRL ran in the setting \`${trlSetting ?? '–'}\` (threads x precision; bf16 is float32 weights under bf16 autocast). Steps/s and tokens/s are over the sum of the runs' step times (model loading excluded); generated tokens are the ones sampled, trained tokens every prompt and response token of the step's rows (the first turn's prompts). The split is the mean seconds per step: generation (drmas \`timing/rollout\`, TRL \`_generate\`), scoring (drmas's old log-probs; TRL's padding and advantages), reward (drmas reward and advantage hooks, TRL's reward function), update (micro-batches' forward and backward, clipping, AdamW), other (the rest of the step).`,
     '',
   );
   if (notices.length) {
@@ -129,17 +129,21 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
     }
     push('', 'Reward per step (mean over the seeds; drmas / TRL):', '');
     for (const model of models) {
+      const runs = used.filter((r) => r.job === job.name && r.model === model);
+      if (!runs.length) continue;
+      const length = Math.max(...runs.map((r) => r.steps.length));
+      const seedsRun = [...new Set(runs.map((r) => r.seed))].join(', ');
       const curve = (framework) =>
-        Array.from({ length: steps }, (_, i) =>
+        Array.from({ length }, (_, i) =>
           mean(
-            used
-              .filter((r) => r.job === job.name && r.model === model && r.framework === framework)
+            runs
+              .filter((r) => r.framework === framework)
               .map((r) => r.steps.find((s) => s.step === i + 1)?.rewardMean)
               .filter((v) => typeof v === 'number'),
           ),
         );
       const [d, t] = [curve('drmas'), curve('trl')];
-      push(`- ${model}: ${d.map((v, i) => `${fmt(v, 3)}/${fmt(t[i], 3)}`).join(' ')}`);
+      push(`- ${model} (seeds ${seedsRun}): ${d.map((v, i) => `${fmt(v, 3)}/${fmt(t[i], 3)}`).join(' ')}`);
     }
     push('');
   }

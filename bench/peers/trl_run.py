@@ -28,7 +28,8 @@ def parse_args(extra=None):
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                         help="fp32, or bf16: float32 weights under bf16 autocast (GRPOConfig bf16=True)")
     parser.add_argument("--vllm", action="store_true",
-                        help="generate with vLLM in the training process (use_vllm, vllm_mode colocate)")
+                        help="generate with vLLM in the training process (use_vllm, vllm_mode colocate); on a CPU the "
+                        "first weight sync fails (bench/README.md)")
     if extra:
         extra(parser)
     return parser.parse_args()
