@@ -88,6 +88,7 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
       push(`| ${s} | ${fmt(median(probes.filter((p) => p.setting === s).map((p) => p.seconds)))} |`);
     push('');
   }
+  const targets = [];
   for (const job of jobs) {
     push(`### ${job.name}: ${job.what}`, '');
     push(
@@ -124,6 +125,10 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
           outcome: tail('outcomeMean'),
         };
       }
+      if (rows.drmas && rows.trl)
+        targets.push(
+          `${job.name}, ${model}: drmas ${fmt(rows.drmas.stepsPerSecond / rows.trl.stepsPerSecond)}x TRL's steps/s (target ${model === 'tiny' || model === 'small' ? 3 : 1.5}x), reward over the last 5 steps ${fmt(rows.drmas.reward, 3)} against ${fmt(rows.trl.reward, 3)}${quiet.length ? '' : ' (under load: not a measurement)'}.`,
+        );
       for (const [framework, r] of Object.entries(rows)) {
         const ratio = rows.trl ? r.stepsPerSecond / rows.trl.stepsPerSecond : undefined;
         push(
@@ -149,6 +154,14 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
       const [d, t] = [curve('drmas'), curve('trl')];
       push(`- ${model} (seeds ${seedsRun}): ${d.map((v, i) => `${fmt(v, 3)}/${fmt(t[i], 3)}`).join(' ')}`);
     }
+    push('');
+  }
+  if (targets.length) {
+    push(
+      "Targets (issue 44: drmas at least 3x TRL's steps/s on tiny and small, 1.5x on the 0.5B shape, with a reward curve no worse):",
+      '',
+    );
+    for (const t of targets) push(`- ${t}`);
     push('');
   }
   if (jobs.some((j) => j.name === 'solver-verifier')) {
