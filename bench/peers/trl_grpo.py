@@ -21,7 +21,7 @@ def build(args, settings, output_dir):
     tasks = trl_run.load_tasks(args.tasks, args.steps)
     # The prompts are drmas's, already rendered with the chat template: TRL tokenizes a plain-text prompt as it is.
     dataset = trl_run.dataset_of(tasks)
-    model, tokenizer = trl_run.load_model(args.model)
+    model, tokenizer = trl_run.load_model(args.model, tasks)
     reward = math_reward.make_reward_func(settings["checkSteps"], settings["invalidPenalty"])
     clock = {}
 

@@ -107,12 +107,23 @@ def grpo_config(settings, args, output_dir, **overrides):
     return GRPOConfig(**fields)
 
 
-def load_model(path):
-    """The model in float32 (the math base is stored in bf16; drmas computes in float32 too) and its tokenizer."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def load_model(path, tasks):
+    """The model in float32 (the math base is stored in bf16; drmas computes in float32 too) and its tokenizer,
+    checked to give each task's prompt as many tokens as drmas's tokenizer did.
+
+    WORKAROUND: transformers 5's AutoTokenizer builds the tokenizer class of the config's `model_type` (Qwen2Tokenizer
+    for these Qwen2-shaped models), which replaces tokenizer.json's byte-level pre-tokenizer with Qwen2's own (digits
+    one by one, NFC): " 47" becomes " ", "4", "7" where the file's BPE, and drmas, read one token. The file's own
+    pipeline is what PreTrainedTokenizerFast loads."""
+    from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
 
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
-    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(path)
+    for task in tasks:
+        count = len(tokenizer(task["prompt"], add_special_tokens=False)["input_ids"])
+        if count != task["promptTokens"]:
+            sys.exit(f"bench/peers: {path}'s tokenizer gives task {task['taskId']}'s prompt {count} tokens, drmas "
+                     f"{task['promptTokens']}: the two sides would not train on the same prompts")
     return model, tokenizer
 
 

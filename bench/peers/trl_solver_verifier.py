@@ -114,7 +114,7 @@ def build(args, settings, output_dir):
     tasks = trl_run.load_tasks(args.tasks, args.steps)
     questions = {t["prompt"]: t["question"] for t in tasks}
     dataset = trl_run.dataset_of(tasks)
-    model, tokenizer = trl_run.load_model(args.model)
+    model, tokenizer = trl_run.load_model(args.model, tasks)
     clock = {}
 
     def episode_reward(completions, answer, split, final_solution, turn_valid, **kwargs):
