@@ -82,10 +82,12 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
   }
   const probes = records.filter((r) => r.probe && !r.summary && r.step > 1);
   if (probes.length) {
-    push('TRL settings tried (GRPO job, first model, seed 0; median seconds of steps 2 and later):', '');
-    push('| setting | s/step |', '|---|---:|');
-    for (const s of [...new Set(probes.map((p) => p.setting))])
-      push(`| ${s} | ${fmt(median(probes.filter((p) => p.setting === s).map((p) => p.seconds)))} |`);
+    push('TRL settings tried (GRPO job, first model, seed 0; mean seconds of steps 2 and later, and each step):', '');
+    push('| setting | s/step | each step |', '|---|---:|---|');
+    for (const s of [...new Set(probes.map((p) => p.setting))]) {
+      const times = probes.filter((p) => p.setting === s).map((p) => p.seconds);
+      push(`| ${s} | ${fmt(mean(times))} | ${times.map((t) => fmt(t)).join(' / ')} |`);
+    }
     push('');
   }
   const targets = [];
