@@ -217,7 +217,7 @@ async function measure() {
         for (const seed of seeds) {
           const quiet = await waitQuiet();
           const input = await inputs(model, seed, job);
-          const extra = { round, underLoad: !quiet, loadAverage: load() };
+          const extra = { round, underLoad: !quiet, loadAverage: load(), startedAt: new Date().toISOString() };
           const order = [() => drmasRun(job, model, seed, input, extra)];
           if (python && setting) order.push(() => trlRun(python, job, model, seed, input, setting, extra));
           for (const run of (round + seed) % 2 ? order.reverse() : order) run();

@@ -21,7 +21,7 @@ export function codeLines(file) {
 function runsOf(records) {
   const runs = new Map();
   for (const r of records.filter((x) => !x.probe)) {
-    const key = [r.framework, r.job, r.model, r.seed, r.round].join('|');
+    const key = [r.framework, r.job, r.model, r.seed, r.round, r.startedAt].join('|');
     if (!runs.has(key))
       runs.set(key, {
         framework: r.framework,
@@ -60,7 +60,12 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
   const push = (...l) => lines.push(...l);
   const all = runsOf(records);
   const quiet = all.filter((r) => !r.underLoad);
-  const used = quiet.length ? quiet : all;
+  /** A row's runs: those that began below the load threshold, or all of them (the row then says so) when none did. */
+  const rowRuns = (job, model) => {
+    const mine = all.filter((r) => r.job === job && r.model === model);
+    const calm = mine.filter((r) => !r.underLoad);
+    return { runs: calm.length ? calm : mine, loaded: calm.length === 0 };
+  };
   push("## Peer benchmark: drmas against TRL's GRPOTrainer (`npm run bench:peers`)", '');
   if (!quiet.length)
     push(
@@ -68,7 +73,7 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
       '',
     );
   push(
-    `Written by \`${command}\` on ${new Date().toISOString()}: ${steps} optimizer steps per run, seeds ${seeds.join(', ')} unless a row says otherwise (each sets \`env.seed\`, so the tasks, and \`trainer.seed\` / TRL's \`seed\`), ${rounds} round(s) alternating which framework goes first; ${quiet.length} of ${all.length} runs began under a load average below ${quietLoad} (load at start ${load.start.join(' / ')}, at end ${load.end.join(' / ')}). Each run is its own process; figures are medians over its seeds and rounds. TRL ran in the setting \`${trlSetting ?? '–'}\` (threads x precision; bf16 is float32 weights under bf16 autocast). Steps/s and tokens/s are over the sum of the runs' step times (model loading excluded); generated tokens are the ones sampled, trained tokens every prompt and response token of the step's rows (the first turn's prompts). The split is the mean seconds per step: generation (drmas \`timing/rollout\`, TRL \`_generate\`), scoring (drmas's old log-probs; TRL's padding and advantages), reward (drmas reward and advantage hooks, TRL's reward function), update (micro-batches' forward and backward, clipping, AdamW), other (the rest of the step).`,
+    `Written by \`${command}\` on ${new Date().toISOString()}: ${steps} optimizer steps per run, seeds ${seeds.join(', ')} unless a row says otherwise (each sets \`env.seed\`, so the tasks, and \`trainer.seed\` / TRL's \`seed\`), ${rounds} round(s) alternating which framework goes first; ${quiet.length} of ${all.length} runs began under a 1-minute load average below ${quietLoad}; a row whose runs all began above it is marked "under load" and is not a measurement (load at start ${load.start.join(' / ')}, at end ${load.end.join(' / ')}). Each run is its own process; figures are medians over its seeds and rounds. TRL ran in the setting \`${trlSetting ?? '–'}\` (threads x precision; bf16 is float32 weights under bf16 autocast). Steps/s and tokens/s are over the sum of the runs' step times (model loading excluded); generated tokens are the ones sampled, trained tokens every prompt and response token of the step's rows (the first turn's prompts). The split is the mean seconds per step: generation (drmas \`timing/rollout\`, TRL \`_generate\`), scoring (drmas's old log-probs; TRL's padding and advantages), reward (drmas reward and advantage hooks, TRL's reward function), update (micro-batches' forward and backward, clipping, AdamW), other (the rest of the step).`,
     '',
   );
   push(
@@ -98,7 +103,8 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
       '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const model of models) {
-      const of = (framework) => used.filter((r) => r.job === job.name && r.model === model && r.framework === framework);
+      const { runs: modelRuns, loaded } = rowRuns(job.name, model);
+      const of = (framework) => modelRuns.filter((r) => r.framework === framework);
       const rows = {};
       for (const framework of ['drmas', 'trl']) {
         const runs = of(framework);
@@ -129,18 +135,18 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
       }
       if (rows.drmas && rows.trl)
         targets.push(
-          `${job.name}, ${model}: drmas ${fmt(rows.drmas.stepsPerSecond / rows.trl.stepsPerSecond)}x TRL's steps/s (target ${model === 'tiny' || model === 'small' ? 3 : 1.5}x), reward over the last 5 steps ${fmt(rows.drmas.reward, 3)} against ${fmt(rows.trl.reward, 3)}${quiet.length ? '' : ' (under load: not a measurement)'}.`,
+          `${job.name}, ${model}: drmas ${fmt(rows.drmas.stepsPerSecond / rows.trl.stepsPerSecond)}x TRL's steps/s (target ${model === 'tiny' || model === 'small' ? 3 : 1.5}x), reward over the last 5 steps ${fmt(rows.drmas.reward, 3)} against ${fmt(rows.trl.reward, 3)}${loaded ? ' (under load: not a measurement)' : ''}.`,
         );
       for (const [framework, r] of Object.entries(rows)) {
         const ratio = rows.trl ? r.stepsPerSecond / rows.trl.stepsPerSecond : undefined;
         push(
-          `| ${model} | ${framework} | ${r.runs} | ${fmt(r.stepsPerSecond, 3)} | ${fmt(ratio)} | ${fmt(r.generated, 0)} | ${fmt(r.trained, 0)} | ${fmt(r.peak, 0)} | ${['generation', 'scoring', 'reward', 'update', 'other'].map((p) => fmt(r.phase(p))).join(' | ')} | ${fmt(r.reward, 3)} | ${fmt(r.outcome, 3)} |`,
+          `| ${model} | ${framework} | ${r.runs}${loaded ? ' (under load)' : ''} | ${fmt(r.stepsPerSecond, 3)} | ${fmt(ratio)} | ${fmt(r.generated, 0)} | ${fmt(r.trained, 0)} | ${fmt(r.peak, 0)} | ${['generation', 'scoring', 'reward', 'update', 'other'].map((p) => fmt(r.phase(p))).join(' | ')} | ${fmt(r.reward, 3)} | ${fmt(r.outcome, 3)} |`,
         );
       }
     }
     push('', 'Reward per step (mean over the seeds; drmas / TRL):', '');
     for (const model of models) {
-      const runs = used.filter((r) => r.job === job.name && r.model === model);
+      const { runs } = rowRuns(job.name, model);
       if (!runs.length) continue;
       const length = Math.max(...runs.map((r) => r.steps.length));
       const seedsRun = [...new Set(runs.map((r) => r.seed))].join(', ');
