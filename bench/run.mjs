@@ -17,6 +17,7 @@ import { generationFlops, median, trainingFlops } from './lib/workloads.mjs';
 import { renderResults } from './lib/report.mjs';
 import { keptSections } from './lib/resultsSections.mjs';
 import { fastestSetting, settingEnv, torchSettings } from './lib/torchSettings.mjs';
+import { pythonOfEnv } from './lib/pythonEnvs.mjs';
 
 const here = BENCH_DIR;
 const root = REPO_ROOT;
@@ -75,10 +76,17 @@ const node = (label, script, scriptArgs) =>
     ...scriptArgs,
   ]);
 
-const torchProbe = spawnSync(PYTHON, ['-c', 'import torch, numpy; print(torch.__version__)'], { encoding: 'utf8' });
-const torchVersion = torchProbe.status === 0 ? torchProbe.stdout.trim() : undefined;
+const torchVersionOf = (python) => {
+  const probe = spawnSync(python, ['-c', 'import torch, numpy; print(torch.__version__)'], { encoding: 'utf8' });
+  return probe.status === 0 ? probe.stdout.trim() : undefined;
+};
+const debianTorch = torchVersionOf(PYTHON);
+// PyPI's torch 2.x, from the trl environment (scripts/python-env.sh trl), is a candidate reference beside Debian's.
+const pypiPython = pythonOfEnv('trl');
+const pypiTorch = pypiPython && torchVersionOf(pypiPython);
+const torchVersion = [debianTorch && `${debianTorch} (Debian)`, pypiTorch && `${pypiTorch} (PyPI)`].filter(Boolean).join(', ') || undefined;
 if (!torchVersion) {
-  const notice = `PyTorch column skipped: ${PYTHON} has no torch. Install Debian's: ${TORCH_INSTALL}`;
+  const notice = `PyTorch column skipped: ${PYTHON} has no torch and the trl environment is not installed. Install Debian's: ${TORCH_INSTALL}; PyPI's: bash scripts/python-env.sh trl`;
   notices.push(notice);
   console.error(`bench: ${notice}`);
 }
@@ -86,8 +94,14 @@ const torch = (label, setting, benchArgs) =>
   torchVersion
     ? run(
         label,
-        PYTHON,
-        ['bench/pytorch/reference_decoder.py', ...benchArgs, '--threads', String(setting.intraOpThreads)],
+        setting.python ?? PYTHON,
+        [
+          'bench/pytorch/reference_decoder.py',
+          ...benchArgs,
+          '--threads',
+          String(setting.intraOpThreads),
+          ...(setting.dtype ? ['--dtype', setting.dtype] : []),
+        ],
         settingEnv(setting),
         {
           setting: setting.label,
@@ -110,7 +124,10 @@ const machine = {
 };
 console.error(`bench: ${JSON.stringify(machine)}`);
 
-const settings = torchSettings(availableParallelism(), options['torch-grid']);
+const settings = torchSettings(availableParallelism(), options['torch-grid'], {
+  debian: Boolean(debianTorch),
+  pypiPython: pypiTorch && pypiPython,
+});
 if (fromLog) readLog(fromLog);
 // PyTorch's settings grid: each setting in its own process (OpenBLAS reads its environment when it loads).
 else if (torchVersion) {
@@ -121,8 +138,8 @@ else if (torchVersion) {
   }
 }
 const probes = records.filter((r) => r.bench?.startsWith('probe-'));
-if (probes.some((p) => p.blas !== 'OpenBLAS'))
-  notices.push(`PyTorch ran on ${probes.find((p) => p.blas !== 'OpenBLAS').blas} in some settings: install OpenBLAS (${TORCH_INSTALL})`);
+const debianWithout = probes.find((p) => p.blas !== 'OpenBLAS' && !p.setting.startsWith('PyPI'));
+if (debianWithout) notices.push(`Debian's PyTorch ran on ${debianWithout.blas} in some settings: install OpenBLAS (${TORCH_INSTALL})`);
 const settingsMeasured = settings.available.filter((s) => probes.some((p) => p.setting === s.label));
 const fastest = {
   train: fastestSetting(settingsMeasured, probes, 'probe-train', 'tokensPerSecond'),

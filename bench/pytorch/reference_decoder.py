@@ -2,8 +2,11 @@
 built-in `tiny` and `small`: RMSNorm, rotary embedding, grouped-query attention with q/k/v bias, SiLU MLP, untied
 lm head), with a preallocated KV cache for generation and AdamW training.
 
-Runs with Debian's torch (`apt install python3-torch libopenblas0-pthread`, then `/usr/bin/python3`).
-Usage: reference_decoder.py generate|train|matmul|probe [tiny|small] [--repeats N] [--micro-batch N] [--threads N].
+Runs with Debian's torch 1.13 (`apt install python3-torch libopenblas0-pthread`, then `/usr/bin/python3`) and with
+PyPI's torch 2.x (the trl environment of scripts/python-env.sh), whose MKL and oneDNN it reports instead of OpenBLAS.
+Usage: reference_decoder.py generate|train|matmul|probe [tiny|small] [--repeats N] [--micro-batch N] [--threads N]
+[--dtype fp32|bf16]. `--dtype bf16` runs the forward passes (and generation) under bf16 autocast, the weights and
+optimizer in float32: oneDNN's bf16 kernels on a CPU with AVX-512 BF16 or AMX.
 Prints one JSON line per measurement. `probe` measures one setting of the BLAS and threads (chosen by the caller's
 environment: OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS, LD_LIBRARY_PATH for OpenBLAS's OpenMP build) on a matmul and one
 training round, so that bench/run.mjs can pick the fastest setting of this machine.
@@ -121,6 +124,11 @@ def causal_mask(valid, t, filled):
 
 @torch.inference_mode()
 def generate(model, prompts, new_tokens, generator):
+    with forward_context():
+        return generate_tokens(model, prompts, new_tokens, generator)
+
+
+def generate_tokens(model, prompts, new_tokens, generator):
     c = model.c
     b, p = prompts.shape
     d = c["hidden"] // c["heads"]
@@ -133,7 +141,7 @@ def generate(model, prompts, new_tokens, generator):
     out = []
     logp_sum = torch.zeros(b)
     for step in range(new_tokens):
-        logp = torch.log_softmax(model.lm_head(hidden[:, -1]), dim=-1)
+        logp = torch.log_softmax(model.lm_head(hidden[:, -1]).float(), dim=-1)
         token = torch.multinomial(logp.exp(), 1, generator=generator)
         logp_sum += logp.gather(1, token)[:, 0]
         out.append(token)
@@ -142,6 +150,16 @@ def generate(model, prompts, new_tokens, generator):
         hidden = model(token, torch.full((b, 1), filled), causal_mask(valid, 1, filled), caches, filled)
         filled += 1
     return torch.cat(out, dim=1)
+
+
+AUTOCAST = {"dtype": None}
+
+
+def forward_context():
+    """bf16 autocast on the CPU when --dtype bf16, else nothing."""
+    import contextlib
+    dtype = AUTOCAST["dtype"]
+    return torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext()
 
 
 def train_step(model, optimizer, ids, prompt_len, advantages, micro_batch):
@@ -153,9 +171,10 @@ def train_step(model, optimizer, ids, prompt_len, advantages, micro_batch):
         chunk = ids[start:start + micro_batch]
         b = chunk.shape[0]
         positions = torch.arange(width)[None].expand(b, width)
-        hidden = model(chunk, positions, causal_mask(valid[start:start + b], width, 0))
-        logits = model.lm_head(hidden[:, prompt_len - 1:-1])
-        logp = torch.log_softmax(logits, dim=-1).gather(-1, chunk[:, prompt_len:, None])[..., 0]
+        with forward_context():
+            hidden = model(chunk, positions, causal_mask(valid[start:start + b], width, 0))
+            logits = model.lm_head(hidden[:, prompt_len - 1:-1])
+        logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, chunk[:, prompt_len:, None])[..., 0]
         loss = -(logp * advantages[start:start + b]).sum() / tokens
         loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -173,7 +192,11 @@ def blas_info():
                 path = name
                 break
     if path is None:
-        return {"blas": "none found"}
+        # PyPI's wheels link MKL in: torch's build configuration names it.
+        config = torch.__config__.show()
+        blas = next((part.split("=")[1] for part in config.replace(",", " ").split() if part.startswith("BLAS_INFO=")), None)
+        mkldnn = " + oneDNN" if torch.backends.mkldnn.is_available() else ""
+        return {"blas": f"{blas.upper()}{mkldnn}" if blas else "none found"}
     info = {"blasLibrary": path}
     try:
         lib = ctypes.CDLL(path)
@@ -269,15 +292,18 @@ def main():
     parser.add_argument("--micro-batch", type=int, default=32)
     parser.add_argument("--matmul-size", type=int, default=2048)
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
     args = parser.parse_args()
+    AUTOCAST["dtype"] = torch.bfloat16 if args.dtype == "bf16" else None
     threads = args.threads
     torch.set_num_threads(threads)
     blas = blas_info()
     kernels = f", {blas['openblasCore']} kernels" if "openblasCore" in blas else ""
     variant = " (OpenMP build)" if "openmp" in blas.get("blasLibrary", "") else ""
-    runtime = (f"torch {torch.__version__} (CPU, {threads} intra-op threads, {blas['blas']}{variant}{kernels}, "
-               f"OPENBLAS_NUM_THREADS {os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
-               f"OPENBLAS_CORETYPE {os.environ.get('OPENBLAS_CORETYPE', 'unset')})")
+    precision = ", bf16 autocast" if args.dtype == "bf16" else ""
+    openblas = (f", OPENBLAS_NUM_THREADS {os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
+                f"OPENBLAS_CORETYPE {os.environ.get('OPENBLAS_CORETYPE', 'unset')}") if blas["blas"] == "OpenBLAS" else ""
+    runtime = f"torch {torch.__version__} (CPU, {threads} intra-op threads, {blas['blas']}{variant}{kernels}{openblas}{precision})"
     base = {"engine": "pytorch", **blas, "intraOpThreads": threads, "runtime": runtime}
     if args.bench == "matmul":
         measure_matmul({**base, "bench": "matmul"}, args.matmul_size, args.repeats)
