@@ -19,8 +19,9 @@ export default {
     '<rootDir>/presets/*/test/**/*.test.ts',
     '<rootDir>/test/**/*.test.ts',
   ],
-  // test/interop needs the Python systems: `npm run test:interop` runs it (jest.interop.config.js).
-  testPathIgnorePatterns: ['/node_modules/', '/dist/', '<rootDir>/test/interop/'],
+  // test/interop needs the Python systems: `npm run test:interop` runs it (jest.interop.config.js); test/reliability
+  // runs whole CLI runs by the hundred: `npm run test:reliability` (jest.reliability.config.js). .ci/run runs both.
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '<rootDir>/test/interop/', '<rootDir>/test/reliability/'],
   testTimeout: 60000,
   // One long-lived worker runs ~550 files: restarting it past this heap keeps the last files as fast as the first.
   workerIdleMemoryLimit: '1GB',
