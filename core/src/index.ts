@@ -115,6 +115,7 @@ export {
   partMicroBatches,
   responseValues,
   rowsWithAdvantage,
+  rowTrains,
   selectRows,
   trainedColumns,
   type BatchView,
@@ -165,8 +166,12 @@ export {
 export { scoreSequences } from './compute/scoreSequences.js';
 export { hostGradients, hostTensor, hostTensorOps, type HostTensor } from './compute/hostTensorOps.js';
 export {
+  LOSS_COLUMNS,
   LossFunction,
+  lossColumn,
+  lossColumnsOf,
   lossTotalsInput,
+  type LossColumn,
   type LossInput,
   type LossOutput,
   type LossTotals,

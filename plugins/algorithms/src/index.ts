@@ -1,20 +1,14 @@
 export { AlgorithmInputError } from './errors.js';
 export type { Matrix, FloatBuffer, RowVector } from './matrix.js';
 
-export {
-  computeAdvantage,
-  computeAdvantageColumnar,
-  type ColumnarAdvantageInput,
-  type ColumnarAdvantageOptions,
-  type ColumnarAdvantageResult,
-} from './computeAdvantage.js';
+export { computeAdvantage, estimateView, type BatchAdvantageOptions } from './computeAdvantage.js';
 export type {
+  AdvantageColumns,
   AdvantageInput,
   AdvantageOptions,
   AdvantageResult,
-  EstimatorBatch,
   EstimatorDefinition,
-  EstimatorOutput,
+  EstimatorView,
   ResolvedAdvantageOptions,
   RequiredInput,
   StatisticsUnit,

@@ -1,4 +1,4 @@
-import type { LossFunction, LossInput, LossOutput, TensorOps } from '@drmas/core';
+import { lossColumn, type LossFunction, type LossInput, type LossOutput, type TensorOps } from '@drmas/core';
 import type { KlPenaltyKind } from '../losses/klPenalty.js';
 import type { LossAggregation } from '../losses/aggregateLoss.js';
 import { aggregate } from './aggregateOps.js';
@@ -60,7 +60,8 @@ export class PolicyLossFunction implements LossFunction {
 
   compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T> {
     const s = this.settings;
-    const { logProbs: logp, oldLogProbs: old, advantages: adv, responseMask: mask, totals } = input;
+    const { logProbs: logp, oldLogProbs: old, responseMask: mask, totals } = input;
+    const adv = lossColumn(input, 'advantages');
     const logRatio = s.variant === 'gspo' ? ops.sub(logp, old) : ops.clip(ops.sub(logp, old), -20, 20);
     const negAdv = ops.neg(adv);
     let tokenLoss: T;
