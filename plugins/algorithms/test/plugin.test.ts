@@ -11,7 +11,10 @@ import {
   type Plugin,
   type RolloutBatch,
 } from '@drmas/core';
-import algorithmsPlugin, { policyLoss, klPenalty, aggregateLoss, PolicyLossFunction } from '../src/index.js';
+import algorithmsPlugin, { PolicyLossFunction } from '../src/index.js';
+import { aggregateLoss } from './reference/aggregateLoss.js';
+import { klPenalty } from './reference/klPenalty.js';
+import { policyLoss } from './reference/policyLoss.js';
 import { advantagesOf, producer, runStep, trajectory } from './kernelStep.js';
 import { arr } from './hostRows.js';
 

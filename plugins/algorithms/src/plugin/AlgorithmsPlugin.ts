@@ -19,8 +19,8 @@ import type { EstimatorDefinition } from '../estimators/types.js';
 import { DynamicSamplingAccumulator } from '../sampling/dynamicSampling.js';
 import { advantageOptionsSection, algorithmSection, type AdvantageOptionsSettings, type AlgorithmSettings } from './algorithmConfig.js';
 import type { BatchAdvantageOptions } from '../computeAdvantage.js';
-import { PolicyLossFunction } from './PolicyLossFunction.js';
-import { DpoLossFunction } from './DpoLossFunction.js';
+import { PolicyLossFunction } from '../losses/ppoClipLoss.js';
+import { DpoLossFunction } from '../losses/dpoLoss.js';
 import { BatchEstimator, reportAdvantages } from './BatchEstimator.js';
 
 const PLUGIN_NAME = 'algorithms';
