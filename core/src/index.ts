@@ -224,7 +224,7 @@ export {
   listCheckpoints,
   readTrainerState,
   type TrainerState,
-} from './run/checkpointLayout.js';
+} from './checkpoint/checkpointLayout.js';
 export {
   CHECKPOINT_MANIFEST_FILE,
   readCheckpointManifest,
@@ -232,8 +232,8 @@ export {
   writeCheckpointManifest,
   type CheckpointManifest,
   type ManifestEntry,
-} from './run/checkpointManifest.js';
-export { resolveResume, verifyCheckpoint, type ResumeChoice, type VerifiedCheckpoint } from './run/verifyCheckpoint.js';
+} from './checkpoint/checkpointManifest.js';
+export { resolveResume, verifyCheckpoint, type ResumeChoice, type VerifiedCheckpoint } from './checkpoint/verifyCheckpoint.js';
 export { CORE_RUN_FILES, cutStepLines, setAsideEarlierRun, setAsideLaterCheckpoints, type CutResult } from './run/runFiles.js';
 export { planEvaluation, planRun, type RunPlan } from './run/runDirectory.js';
 export { createOutputDirectory } from './run/outputDirectory.js';
