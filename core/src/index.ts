@@ -166,7 +166,6 @@ export {
 export { scoreSequences } from './compute/scoreSequences.js';
 export { hostGradients, hostTensor, hostTensorOps, type HostTensor } from './compute/hostTensorOps.js';
 export {
-  LOSS_COLUMNS,
   LossFunction,
   lossColumn,
   lossColumnsOf,

@@ -66,7 +66,6 @@ export function lossTotalsInput<T>(ops: TensorOps<T>, totals: LossTotals): LossT
  *   (`TrainingBatch.pairs`).
  */
 export type LossColumn = 'advantages' | 'lossWeights' | 'preference';
-export const LOSS_COLUMNS: readonly LossColumn[] = Object.freeze(['advantages', 'lossWeights', 'preference']);
 
 /** The per-token inputs of a policy loss for one micro-batch, each `[rows, tokens]`. */
 export interface LossInput<T> {
