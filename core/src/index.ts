@@ -115,6 +115,7 @@ export {
   partMicroBatches,
   responseValues,
   rowsWithAdvantage,
+  rowTrains,
   selectRows,
   trainedColumns,
   type BatchView,
@@ -166,7 +167,10 @@ export { scoreSequences } from './compute/scoreSequences.js';
 export { hostGradients, hostTensor, hostTensorOps, type HostTensor } from './compute/hostTensorOps.js';
 export {
   LossFunction,
+  lossColumn,
+  lossColumnsOf,
   lossTotalsInput,
+  type LossColumn,
   type LossInput,
   type LossOutput,
   type LossTotals,
@@ -219,7 +223,7 @@ export {
   listCheckpoints,
   readTrainerState,
   type TrainerState,
-} from './run/checkpointLayout.js';
+} from './checkpoint/checkpointLayout.js';
 export {
   CHECKPOINT_MANIFEST_FILE,
   readCheckpointManifest,
@@ -227,8 +231,8 @@ export {
   writeCheckpointManifest,
   type CheckpointManifest,
   type ManifestEntry,
-} from './run/checkpointManifest.js';
-export { resolveResume, verifyCheckpoint, type ResumeChoice, type VerifiedCheckpoint } from './run/verifyCheckpoint.js';
+} from './checkpoint/checkpointManifest.js';
+export { resolveResume, verifyCheckpoint, type ResumeChoice, type VerifiedCheckpoint } from './checkpoint/verifyCheckpoint.js';
 export { CORE_RUN_FILES, cutStepLines, setAsideEarlierRun, setAsideLaterCheckpoints, type CutResult } from './run/runFiles.js';
 export { planEvaluation, planRun, type RunPlan } from './run/runDirectory.js';
 export { createOutputDirectory } from './run/outputDirectory.js';

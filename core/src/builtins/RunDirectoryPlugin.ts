@@ -5,7 +5,7 @@ import { Stage } from '../kernel/stages.js';
 import type { Plugin } from '../plugins/Plugin.js';
 import type { RegisterContext } from '../di/RegisterContext.js';
 import { MetricsSink } from '../roles/MetricsSink.js';
-import { readTrainerState } from '../run/checkpointLayout.js';
+import { readTrainerState } from '../checkpoint/checkpointLayout.js';
 import { createOutputDirectory } from '../run/outputDirectory.js';
 import { RunFile } from '../roles/RunFile.js';
 import { CORE_RUN_FILES, cutStepLines } from '../run/runFiles.js';

@@ -57,12 +57,26 @@ export function lossTotalsInput<T>(ops: TensorOps<T>, totals: LossTotals): LossT
   return { tokens: ops.scalar(totals.tokens), rows: ops.scalar(totals.rows), responseLength: ops.scalar(totals.responseLength) };
 }
 
+/**
+ * Per-token batch columns a loss may read beyond log-probs and the mask (`LossFunction.columns` names those it reads;
+ * `trainedColumns(...).column(name)` cuts one for a micro-batch):
+ * - `advantages`: the estimator's advantages (times `TrainingBatch.advantageFactors` where the batch has them);
+ * - `lossWeights`: a weight per token (`TrainingBatch.lossWeights`: `drmas sft`'s demonstration weights);
+ * - `preference`: +1 on every token of a preference pair's chosen row, -1 on its rejected one, 0 elsewhere
+ *   (`TrainingBatch.pairs`).
+ */
+export type LossColumn = 'advantages' | 'lossWeights' | 'preference';
+
 /** The per-token inputs of a policy loss for one micro-batch, each `[rows, tokens]`. */
 export interface LossInput<T> {
   logProbs: T;
   oldLogProbs: T;
-  advantages: T;
+  /** 1 on the rows' response tokens, 0 on padding and on rows kept out of the loss. */
   responseMask: T;
+  /** The columns the loss declares in `columns` (the default: `advantages`). */
+  advantages?: T;
+  lossWeights?: T;
+  preference?: T;
   refLogProbs?: T;
   /** Per-token entropy of the current policy, when the loss asks for it. */
   entropy?: T;
@@ -77,6 +91,8 @@ export interface LossOutput<T> {
 }
 
 export interface LossFunction {
+  /** The batch columns the loss reads (`LossColumn`); absent: `advantages`. */
+  readonly columns?: readonly LossColumn[];
   /** Whether the backend must compute per-token entropy for this loss. */
   readonly needsEntropy?: boolean;
   /** Whether the batch must carry reference log-probs. */
@@ -98,6 +114,18 @@ export interface LossFunction {
    */
   readonly pairedRows?: boolean;
   compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T>;
+}
+
+/** The batch columns `loss` reads: its `columns`, else the advantages. */
+export function lossColumnsOf(loss: Pick<LossFunction, 'columns'>): readonly LossColumn[] {
+  return loss.columns ?? ['advantages'];
+}
+
+/** A column a loss declares, or the error naming the loss's column the backend did not feed. */
+export function lossColumn<T>(input: LossInput<T>, name: LossColumn): T {
+  const value = input[name];
+  if (value === undefined) throw new Error(`the loss reads the ${name} column but its input has none: declare it in LossFunction.columns`);
+  return value;
 }
 
 /** The policy loss the trainers use, bound by the algorithms plugin from `algorithm.*` settings. */

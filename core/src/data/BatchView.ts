@@ -1,4 +1,4 @@
-import type { LossTotals } from '../compute/TensorOps.js';
+import type { LossColumn, LossTotals } from '../compute/TensorOps.js';
 import type { TrainingBatch } from './TrainingBatch.js';
 
 /** Some rows of a batch, in the order given: a worker group's share, a mini-batch, the rows to score. */
@@ -19,11 +19,20 @@ export function selectRows(view: BatchView, positions: ArrayLike<number>): Batch
   return { batch: view.batch, rows: Int32Array.from(positions, (p) => view.rows[p]!) };
 }
 
-/** The rows with a nonzero advantage on some trained token: the only rows an inert loss (`zeroAdvantageRowsInert`) learns from. */
+/** Whether `row` trains: false for a row an estimator kept out of the loss (`TrainingBatch.excludedRows`). */
+export function rowTrains(batch: TrainingBatch, row: number): boolean {
+  return batch.excludedRows?.[row] !== 1;
+}
+
+/**
+ * The rows with a nonzero advantage on some trained token: the only rows an inert loss (`zeroAdvantageRowsInert`)
+ * learns from. Rows kept out of the loss (`excludedRows`) have no trained token.
+ */
 export function rowsWithAdvantage(view: BatchView): BatchView {
   const { responseLength: R, responseMask, advantages } = view.batch;
   const kept: number[] = [];
   for (const row of view.rows) {
+    if (!rowTrains(view.batch, row)) continue;
     for (let t = 0; t < R; t++) {
       if (responseMask[row * R + t] !== 0 && advantages[row * R + t] !== 0) {
         kept.push(row);
@@ -35,15 +44,16 @@ export function rowsWithAdvantage(view: BatchView): BatchView {
 }
 
 /**
- * What a loss over `view` normalizes by: trained tokens, rows with at least one trained token (rows with none do
- * not count, as in the seq-mean aggregations), `responseLength` (the seq-mean-token-sum-norm divisor) and the
- * number of micro-batches of `microBatchSize` rows.
+ * What a loss over `view` normalizes by: trained tokens, rows with at least one trained token (rows with none, those
+ * kept out of the loss among them, do not count, as in the seq-mean aggregations), `responseLength` (the
+ * seq-mean-token-sum-norm divisor) and the number of micro-batches of `microBatchSize` rows.
  */
 export function lossTotals(view: BatchView, options: { responseLength: number; microBatchSize: number }): LossTotals {
   const { responseLength: R, responseMask } = view.batch;
   let tokens = 0;
   let rows = 0;
   for (const row of view.rows) {
+    if (!rowTrains(view.batch, row)) continue;
     let rowTokens = 0;
     for (let t = 0; t < R; t++) rowTokens += responseMask[row * R + t]!;
     tokens += rowTokens;
@@ -71,13 +81,23 @@ export function responseValues(view: BatchView, values: ArrayLike<number>): numb
 
 /**
  * The batch's columns for `rows`, cut after the last response column any of them trains (at least 1): a trainer's
- * micro-batch spends no compute on columns that are padding for every row in it.
+ * micro-batch spends no compute on columns that are padding for every row in it. What every engine feeds a loss
+ * from: each input a `[rows.length, columns]` float32 copy.
  */
 export interface TrainedColumns {
   /** Response columns kept. */
   columns: number;
-  /** A `[rows.length, columns]` copy of a `[batch rows * responseLength]` column (advantages, log-probs, the mask). */
+  /** A `[rows.length, columns]` copy of a `[batch rows * responseLength]` column (log-probs, values, returns). */
   take: (flat: ArrayLike<number>) => Float32Array;
+  /** The response mask as losses see it: 0 on every token of a row kept out of the loss (`excludedRows`). */
+  responseMask: () => Float32Array;
+  /** A column a loss reads (`LossColumn`), built from the batch's own column for it. */
+  column: (name: LossColumn) => Float32Array;
+}
+
+/** The message of a loss column the batch lacks. */
+function missingColumn(name: LossColumn, column: string): Error {
+  return new Error(`the loss reads ${name} but the batch has no ${column} column`);
 }
 
 export function trainedColumns(batch: TrainingBatch, rows: ArrayLike<number>): TrainedColumns {
@@ -85,6 +105,7 @@ export function trainedColumns(batch: TrainingBatch, rows: ArrayLike<number>): T
   let columns = 1;
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
+    if (!rowTrains(batch, r)) continue;
     for (let j = R - 1; j >= columns; j--) {
       if (batch.responseMask[r * R + j] !== 0) {
         columns = j + 1;
@@ -92,16 +113,50 @@ export function trainedColumns(batch: TrainingBatch, rows: ArrayLike<number>): T
       }
     }
   }
+  /** `[rows.length, columns]` of `value(row, token index into the batch's columns)`. */
+  const cut = (value: (row: number, at: number) => number): Float32Array => {
+    const out = new Float32Array(rows.length * columns);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      for (let j = 0; j < columns; j++) out[i * columns + j] = value(r, r * R + j);
+    }
+    return out;
+  };
+  const take = (flat: ArrayLike<number>): Float32Array => {
+    const out = new Float32Array(rows.length * columns);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      for (let j = 0; j < columns; j++) out[i * columns + j] = flat[r * R + j]!;
+    }
+    return out;
+  };
+  const sides = (): Int8Array => {
+    if (!batch.pairs) throw missingColumn('preference', 'pairs');
+    const side = new Int8Array(batch.rows);
+    batch.pairs.chosen.forEach((row) => (side[row] = 1));
+    batch.pairs.rejected.forEach((row) => (side[row] = -1));
+    return side;
+  };
+  const columnOf: Record<LossColumn, () => Float32Array> = {
+    advantages: () => {
+      const { advantages, advantageFactors: factors } = batch;
+      return factors ? cut((_, at) => advantages[at]! * factors[at]!) : take(advantages);
+    },
+    lossWeights: () => {
+      if (!batch.lossWeights) throw missingColumn('lossWeights', 'lossWeights');
+      return take(batch.lossWeights);
+    },
+    preference: () => {
+      const side = sides();
+      return cut((r) => side[r]!);
+    },
+  };
   return {
     columns,
-    take: (flat) => {
-      const out = new Float32Array(rows.length * columns);
-      for (let i = 0; i < rows.length; i++) {
-        const r = rows[i]!;
-        for (let j = 0; j < columns; j++) out[i * columns + j] = flat[r * R + j]!;
-      }
-      return out;
-    },
+    take,
+    responseMask: () =>
+      batch.excludedRows ? cut((r, at) => (rowTrains(batch, r) ? batch.responseMask[at]! : 0)) : take(batch.responseMask),
+    column: (name) => columnOf[name](),
   };
 }
 

@@ -12,7 +12,7 @@ export interface IdColumn {
   readonly names: readonly string[];
 }
 
-/** Preference pairs over the batch's rows (DPO): `chosen[i]` is preferred to `rejected[i]`. */
+/** Preference pairs over the batch's rows (DPO): `chosen[i]` is preferred to `rejected[i]`; a row is in one pair at most. */
 export interface PreferencePairs {
   readonly chosen: Int32Array;
   readonly rejected: Int32Array;
@@ -60,8 +60,10 @@ export function scoringTemperature(temperature: number | undefined): number {
 /**
  * A step's training data, packed once after the `reward` hook: one row per agent turn, in trajectory order, as
  * typed-array columns. Per-token columns are row-major `[rows * responseLength]`, responses right-padded. The
- * estimator fills `advantages` and `returns`, the trainer `oldLogProbs` and `refLogProbs`; worker groups and
- * mini-batches are views (row indices) over the same columns, never copies.
+ * estimator fills `advantages` and `returns` (and `excludedRows` where it keeps rows out of the loss), the trainer
+ * `oldLogProbs` and `refLogProbs`; worker groups, mini-batches and each estimator's rows are views (row indices)
+ * over the same columns, never copies. Each column means one thing: what a loss reads besides the advantages has
+ * a column of its own (`lossWeights`, `pairs`, `advantageFactors`).
  */
 export class TrainingBatch {
   readonly rows: number;
@@ -84,14 +86,26 @@ export class TrainingBatch {
   /** Each turn's scalar reward, as the `reward` hook left it. */
   readonly rewards: Float64Array;
   readonly responseIds: Int32Array;
-  /** Loss weight of each token: 1 for trained tokens, 0 for padding and for rows kept out of the loss. */
+  /** 1 on each row's response tokens, 0 on padding; as packed (rows kept out of the loss are `excludedRows`). */
   readonly responseMask: Float32Array;
   /** Log-prob of each sampled token under the rollout engine's policy at the row's temperature. */
   readonly rolloutLogProbs: Float32Array;
   /** Rewards placed on tokens: a turn's reward on its last token, or the turn's own `tokenRewards`. */
   readonly tokenRewards: Float64Array;
+  /** The estimator's advantages, and only those. */
   readonly advantages: Float64Array;
   readonly returns: Float64Array;
+  /**
+   * Per row: 1 where the row is kept out of the loss, set by the estimator that decided it (rows of zero-variance
+   * groups, with `excludeZeroStdGroups`); absent: every row trains. Losses see such a row's mask as 0
+   * (`trainedColumns`, `lossTotals`, `rowsWithAdvantage`, `rowTrains`).
+   */
+  excludedRows?: Uint8Array;
+  /**
+   * Per token: a factor the policy loss multiplies the advantages by (HAPPO's M while a role trains); absent or 1:
+   * the advantages as estimated.
+   */
+  advantageFactors?: Float64Array;
   /** The PPO ratio's denominator, from the trainer (scored rows) or the rollout. */
   oldLogProbs?: Float32Array;
   /** Log-probs under the frozen reference policy, for a KL term. */
@@ -102,8 +116,9 @@ export class TrainingBatch {
   baselineRewards?: Float64Array;
   /** Per row: the environment observation the turn acted on (GiGPO anchor states). */
   observations?: readonly string[];
-  /** Per row: a weight on the row's loss. */
-  rowWeights?: Float32Array;
+  /** Per token: a loss's weight on the token (`drmas sft`'s demonstration weights, read by the NLL loss). */
+  lossWeights?: Float32Array;
+  /** The preference pairs a DPO loss compares (a preference batch's rows, chosen then rejected). */
   pairs?: PreferencePairs;
 
   private constructor(turns: readonly Turn[], trajectories: readonly Trajectory[]) {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
-import { resolveResume } from './verifyCheckpoint.js';
+import { resolveResume } from '../checkpoint/verifyCheckpoint.js';
 
 /** Where a training run writes, and the checkpoint it continues from. */
 export interface RunPlan {

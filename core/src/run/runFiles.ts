@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { DrmasError } from '../errors/DrmasError.js';
 import type { RunFile } from '../roles/RunFile.js';
-import { CHECKPOINTS_DIR, listCheckpoints } from './checkpointLayout.js';
+import { CHECKPOINTS_DIR, listCheckpoints } from '../checkpoint/checkpointLayout.js';
 
 /** What the kernel itself writes into a run directory; plugins add theirs as `RunFile` contributions. */
 export const CORE_RUN_FILES: readonly RunFile[] = Object.freeze([

@@ -1,7 +1,9 @@
 /**
  * A Hugging Face style checkpoint folder: config.json, model.safetensors (or shards + index),
  * generation_config.json and tokenizer files. Saving is atomic: files go to a hidden temporary sibling folder,
- * are fsynced, and the folder is renamed into place, so a reader never sees a half-written checkpoint.
+ * are fsynced, and the folder is renamed into place, so a reader never sees a half-written checkpoint. A training
+ * checkpoint holds one such folder per worker group; its format (`trainer_state.json`, `manifest.json`, the step
+ * folders) is core's `core/src/checkpoint/`.
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';

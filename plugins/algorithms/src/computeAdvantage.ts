@@ -1,79 +1,40 @@
+import type { BatchView, IdName } from '@drmas/core';
 import { AlgorithmInputError } from './errors.js';
 import { resolveAdvantageOptions } from './estimators/advantageOptions.js';
+import { ADVANTAGE_ESTIMATORS } from './estimators/builtinEstimators.js';
 import type {
+  AdvantageColumns,
   AdvantageInput,
   AdvantageOptions,
   AdvantageResult,
-  EstimatorBatch,
   EstimatorDefinition,
-  EstimatorOutput,
   EstimatorState,
+  EstimatorView,
+  RequiredInput,
 } from './estimators/types.js';
-import { encodeIds, integerCoding, combineCodings, type Coding } from './grouping/coding.js';
+import { combineCodings, encodeIds, type Coding } from './grouping/coding.js';
 import { resolveBuiltInGroupKey, type GroupKeyName, type IdColumn } from './grouping/groupKeys.js';
-import { rowSums } from './kernels/rowScores.js';
-import { flattenMatrix, toRowVector, unflatten, type FloatBuffer, type RowVector } from './matrix.js';
+import { rowScores } from './kernels/rowScores.js';
+import { flattenMatrix, toRowVector, unflatten } from './matrix.js';
+import { unknownNameError } from './nameSuggestion.js';
 import { summarizeZeroStdGroups } from './sampling/zeroStdGroups.js';
 
-/** Input of the columnar fast path: flat row-major buffers and integer-coded ids. */
-export interface ColumnarAdvantageInput {
-  /** Tokens per row; every flat buffer holds rows * rowLength entries. */
-  rowLength: number;
-  tokenRewards: FloatBuffer;
-  responseMask: FloatBuffer | Uint8Array;
-  /** Prompt group of each row as a non-negative integer; needed only by estimators that group rows. */
-  groupCodes?: ArrayLike<number>;
-  trajectoryCodes?: ArrayLike<number>;
-  agentCodes?: ArrayLike<number>;
-  /** The role behind each agent code (`agentNames[agentCodes[row]]`), for estimators that keep state per role. */
-  agentNames?: readonly string[];
-  turnCodes?: ArrayLike<number>;
-  workerGroupCodes?: ArrayLike<number>;
-  values?: FloatBuffer;
-  stepRewards?: RowVector;
-  anchorObservations?: readonly string[];
-  baselineRewards?: RowVector;
-}
-
-export interface ColumnarAdvantageOptions extends Omit<AdvantageOptions, 'groupKey'> {
-  /** A built-in group key name; custom keys are given as precomputed `groupKeyCodes`. */
+/** The options of an estimator run on a batch view: a built-in group key by name (a function key needs `computeAdvantage`'s ids). */
+export interface BatchAdvantageOptions extends Omit<AdvantageOptions, 'groupKey'> {
   groupKey?: GroupKeyName;
-  /** Per-row integer codes of the baseline groups, overriding `groupKey`. */
-  groupKeyCodes?: ArrayLike<number>;
 }
 
-export interface ColumnarAdvantageResult {
-  advantages: Float64Array;
-  returns: Float64Array;
-  rows: number;
-  rowLength: number;
-  lossRowMask?: number[];
-}
-
-const COLUMNAR_KEY: Record<IdColumn, keyof ColumnarAdvantageInput> = {
-  groupIds: 'groupCodes',
-  agentIds: 'agentCodes',
-  turnIds: 'turnCodes',
-  workerGroupIds: 'workerGroupCodes',
-};
-
-function checkRequired(estimator: EstimatorDefinition, present: Record<string, unknown>, hint: Record<string, string>): void {
-  for (const need of estimator.requires) {
-    if (present[need] === undefined) {
-      throw new AlgorithmInputError(need, `is required by estimator '${estimator.name}'${hint[need] ? ` (${hint[need]})` : ''}`);
-    }
-  }
-}
-
-const REQUIRED_HINTS: Record<string, string> = {
+const REQUIRED_HINTS: Record<RequiredInput, string> = {
   values: 'critic values [rows][tokens]',
   stepRewards: 'per-row discounted step returns',
   anchorObservations: 'per-row anchor observation',
   baselineRewards: 'per-row greedy-rollout reward',
 };
 
-function checkRowVector(v: ArrayLike<unknown> | undefined, key: string, rows: number): void {
-  if (v !== undefined && v.length !== rows) throw new AlgorithmInputError(key, `has ${v.length} entries, expected ${rows} (one per row)`);
+function checkRequired(estimator: EstimatorDefinition, present: (input: RequiredInput) => boolean): void {
+  for (const need of estimator.requires) {
+    if (!present(need)) throw new AlgorithmInputError(need, `is required by estimator '${estimator.name}' (${REQUIRED_HINTS[need]})`);
+  }
 }
 
 /** Every row in one group: the coding estimators that do not group see when no group ids were given. */
@@ -84,17 +45,21 @@ function singleGroup(rows: number): Coding {
 /** Group ids are required when the estimator groups rows (by its own key or one given in the options). */
 function groupsNeeded(
   estimator: EstimatorDefinition,
-  options: { groupKey?: unknown; groupKeyCodes?: unknown; excludeZeroStdGroups?: boolean } | undefined,
+  options: { groupKey?: unknown; excludeZeroStdGroups?: boolean } | undefined,
 ): boolean {
   return estimator.defaultGroupKey !== undefined || options?.groupKey !== undefined || options?.excludeZeroStdGroups === true;
 }
 
+/**
+ * Runs `estimator` on `view` (writing its rows' advantages and returns) and returns, with `excludeZeroStdGroups`, the
+ * view positions of zero-variance groups: groups whose scores are all equal, which leave the loss.
+ */
 function run(
   estimator: EstimatorDefinition,
-  batch: EstimatorBatch,
-  options: AdvantageOptions | ColumnarAdvantageOptions | undefined,
+  view: EstimatorView,
+  options: AdvantageOptions | BatchAdvantageOptions | undefined,
   state: EstimatorState | undefined,
-): { out: EstimatorOutput; lossRowMask?: number[] } {
+): number[] {
   const given = resolveAdvantageOptions(options);
   const resolved = { ...given, statisticsUnit: given.statisticsUnit ?? estimator.defaultStatisticsUnit };
   if (given.statisticsUnit !== undefined) {
@@ -104,81 +69,36 @@ function run(
         `does not apply to estimator '${estimator.name}', which takes no mean and std over samples of a group`,
       );
     }
-    if (given.statisticsUnit === 'trajectory' && batch.trajectories === undefined) {
+    if (given.statisticsUnit === 'trajectory' && view.trajectories === undefined) {
       throw new AlgorithmInputError('trajectoryIds', "is required by statisticsUnit 'trajectory' (each trajectory's rows are averaged)");
     }
   }
-  const out = estimator.compute(batch, resolved, state ?? estimator.createState?.());
-  if (!options?.excludeZeroStdGroups) return { out };
-  const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
-  return { out, lossRowMask: summarizeZeroStdGroups(scores, batch.groups).rowMask };
+  estimator.compute(view, resolved, state ?? estimator.createState?.());
+  if (!options?.excludeZeroStdGroups) return [];
+  const { rowMask } = summarizeZeroStdGroups(rowScores(view), view.groups);
+  return rowMask.flatMap((keep, i) => (keep === 0 ? [i] : []));
 }
 
-/**
- * Advantages and returns of a batch, `[rows][tokens]`, with `estimator` (one of `ADVANTAGE_ESTIMATORS`, or your
- * own definition). Computed in float64 by the same kernels as {@link computeAdvantageColumnar}. A stateful
- * estimator (`rae`) continues from `state` (made by its `createState`), and updates it; without one it starts fresh.
- */
-export function computeAdvantage(
-  estimator: EstimatorDefinition,
-  input: AdvantageInput,
-  options?: AdvantageOptions,
-  state?: EstimatorState,
-): AdvantageResult {
-  if (input === null || typeof input !== 'object') throw new AlgorithmInputError('input', 'must be an object');
-  checkRequired(estimator, input as unknown as Record<string, unknown>, REQUIRED_HINTS);
-  const rewards = flattenMatrix(input.tokenRewards, 'tokenRewards', undefined, undefined, true);
-  const { rows, cols } = rewards;
-  const mask = flattenMatrix(input.responseMask, 'responseMask', rows, cols, true);
-  const values = input.values === undefined ? undefined : flattenMatrix(input.values, 'values', rows, cols, true).data;
-  if (input.groupIds === undefined && groupsNeeded(estimator, options)) {
-    throw new AlgorithmInputError('groupIds', `is required by estimator '${estimator.name}' (it normalizes within groups of rows)`);
+/** The estimator a name stands for among `ADVANTAGE_ESTIMATORS`, or a definition as given. */
+function estimatorOf(estimator: string | EstimatorDefinition): EstimatorDefinition {
+  if (typeof estimator === 'string') {
+    if (!Object.prototype.hasOwnProperty.call(ADVANTAGE_ESTIMATORS, estimator)) {
+      throw unknownNameError('estimator', 'advantage estimator', estimator, Object.keys(ADVANTAGE_ESTIMATORS));
+    }
+    return ADVANTAGE_ESTIMATORS[estimator as keyof typeof ADVANTAGE_ESTIMATORS];
   }
-  const prompts = input.groupIds === undefined ? singleGroup(rows) : encodeIds(input.groupIds, 'groupIds', rows);
-  const columns: Partial<Record<IdColumn, Coding>> = { groupIds: prompts };
-  const column = (c: IdColumn): Coding | undefined => {
-    if (columns[c] === undefined && input[c] !== undefined) columns[c] = encodeIds(input[c], c, rows);
-    return columns[c];
-  };
-  const key = options?.groupKey ?? estimator.defaultGroupKey;
-  let groups: Coding;
-  if (key === undefined) {
-    groups = prompts;
-  } else if (typeof key === 'function') {
-    const keys = new Array<string | number>(rows);
-    for (let r = 0; r < rows; r++) keys[r] = key(r, input);
-    groups = encodeIds(keys, 'options.groupKey', rows);
-  } else {
-    groups = resolveBuiltInGroupKey(key, column, (c) => c);
+  if (
+    estimator === null ||
+    typeof estimator !== 'object' ||
+    typeof estimator.compute !== 'function' ||
+    !Array.isArray(estimator.requires)
+  ) {
+    throw new AlgorithmInputError(
+      'estimator',
+      `expected an estimator name (${Object.keys(ADVANTAGE_ESTIMATORS).join(', ')}) or an EstimatorDefinition, got ${estimator === null ? 'null' : typeof estimator}`,
+    );
   }
-  const trajectories =
-    input.trajectoryIds === undefined ? undefined : combineCodings(prompts, encodeIds(input.trajectoryIds, 'trajectoryIds', rows));
-  if (input.anchorObservations !== undefined) {
-    checkRowVector(input.anchorObservations, 'anchorObservations', rows);
-    input.anchorObservations.forEach((o, i) => {
-      if (typeof o !== 'string') throw new AlgorithmInputError('anchorObservations', `entry ${i} is ${typeof o}; expected a string`);
-    });
-  }
-  const batch: EstimatorBatch = {
-    rows,
-    cols,
-    tokenRewards: rewards.data,
-    responseMask: mask.data,
-    values,
-    prompts,
-    groups,
-    trajectories,
-    steps: column('turnIds'),
-    agents: column('agentIds'),
-    agentNames: input.agentIds === undefined ? undefined : namesInOrder(input.agentIds),
-    stepRewards: input.stepRewards === undefined ? undefined : toRowVector(input.stepRewards, 'stepRewards', rows),
-    anchorObservations: input.anchorObservations,
-    baselineRewards: input.baselineRewards === undefined ? undefined : toRowVector(input.baselineRewards, 'baselineRewards', rows),
-  };
-  const { out, lossRowMask } = run(estimator, batch, options, state);
-  const result: AdvantageResult = { advantages: unflatten(out.advantages, rows, cols), returns: unflatten(out.returns, rows, cols) };
-  if (lossRowMask !== undefined) result.lossRowMask = lossRowMask;
-  return result;
+  return estimator;
 }
 
 /** Ids as text, by order of first appearance: the names behind `encodeIds`' codes. */
@@ -186,73 +106,136 @@ function namesInOrder(ids: ArrayLike<string | number>): string[] {
   return [...new Set(Array.from(ids, String))];
 }
 
-function checkFlat(buffer: ArrayLike<number> | undefined, key: string, size: number): void {
-  if (buffer === undefined) return;
-  if (typeof (buffer as { length?: unknown }).length !== 'number') throw new AlgorithmInputError(key, 'expected a flat typed array');
-  if (buffer.length !== size) throw new AlgorithmInputError(key, `has ${buffer.length} entries, expected rows * rowLength = ${size}`);
-}
-
 /**
- * The columnar fast path: flat `Float32Array`/`Float64Array` buffers with a row length and integer-coded ids.
- * Returns flat float64 buffers; `returns` is a separate buffer even where it equals `advantages`.
+ * Advantages and returns of `[rows][tokens]` input, with `estimator`: a name of `ADVANTAGE_ESTIMATORS` (an unknown one
+ * lists them, with "Did you mean") or your own definition. Computed in float64 by the kernels the training step runs.
+ * A stateful estimator (`rae`) continues from `state` (made by its `createState`), and updates it; without one it
+ * starts fresh. Throws `AlgorithmInputError` naming the input or option at fault.
  */
-export function computeAdvantageColumnar(
-  estimator: EstimatorDefinition,
-  input: ColumnarAdvantageInput,
-  options?: ColumnarAdvantageOptions,
+export function computeAdvantage(
+  estimator: string | EstimatorDefinition,
+  input: AdvantageInput,
+  options?: AdvantageOptions,
   state?: EstimatorState,
-): ColumnarAdvantageResult {
+): AdvantageResult {
+  const definition = estimatorOf(estimator);
   if (input === null || typeof input !== 'object') throw new AlgorithmInputError('input', 'must be an object');
-  checkRequired(estimator, input as unknown as Record<string, unknown>, REQUIRED_HINTS);
-  const cols = input.rowLength;
-  if (!Number.isInteger(cols) || cols < 0)
-    throw new AlgorithmInputError('rowLength', `must be a non-negative integer, got ${String(cols)}`);
-  if (input.groupCodes === undefined && groupsNeeded(estimator, options)) {
-    throw new AlgorithmInputError('groupCodes', `is required by estimator '${estimator.name}' (it normalizes within groups of rows)`);
+  checkRequired(definition, (need) => input[need] !== undefined);
+  const rewards = flattenMatrix(input.tokenRewards, 'tokenRewards', undefined, undefined, true);
+  const { rows, cols } = rewards;
+  const mask = flattenMatrix(input.responseMask, 'responseMask', rows, cols, true);
+  if (input.groupIds === undefined && groupsNeeded(definition, options)) {
+    throw new AlgorithmInputError('groupIds', `is required by estimator '${definition.name}' (it normalizes within groups of rows)`);
   }
-  const rows = input.groupCodes?.length ?? (cols > 0 ? Math.floor(input.tokenRewards.length / cols) : 0);
-  checkFlat(input.tokenRewards, 'tokenRewards', rows * cols);
-  checkFlat(input.responseMask, 'responseMask', rows * cols);
-  checkFlat(input.values, 'values', rows * cols);
-  const prompts = input.groupCodes === undefined ? singleGroup(rows) : integerCoding(input.groupCodes, 'groupCodes', rows);
-  const columns: Partial<Record<IdColumn, Coding>> = { groupIds: prompts };
-  const column = (c: IdColumn): Coding | undefined => {
-    const codes = input[COLUMNAR_KEY[c]] as ArrayLike<number> | undefined;
-    if (columns[c] === undefined && codes !== undefined) columns[c] = integerCoding(codes, COLUMNAR_KEY[c], rows);
-    return columns[c];
+  if (input.anchorObservations !== undefined) {
+    if (input.anchorObservations.length !== rows) {
+      throw new AlgorithmInputError('anchorObservations', `has ${input.anchorObservations.length} entries, expected ${rows} (one per row)`);
+    }
+    input.anchorObservations.forEach((o, i) => {
+      if (typeof o !== 'string') throw new AlgorithmInputError('anchorObservations', `entry ${i} is ${typeof o}; expected a string`);
+    });
+  }
+  const columns: AdvantageColumns = {
+    responseLength: cols,
+    tokenRewards: rewards.data,
+    responseMask: mask.data,
+    values: input.values === undefined ? undefined : flattenMatrix(input.values, 'values', rows, cols, true).data,
+    rewards: input.stepRewards === undefined ? new Float64Array(rows) : toRowVector(input.stepRewards, 'stepRewards', rows),
+    baselineRewards: input.baselineRewards === undefined ? undefined : toRowVector(input.baselineRewards, 'baselineRewards', rows),
+    observations: input.anchorObservations,
+    advantages: new Float64Array(rows * cols),
+    returns: new Float64Array(rows * cols),
   };
-  const key = options?.groupKey ?? estimator.defaultGroupKey;
+  const prompts = input.groupIds === undefined ? singleGroup(rows) : encodeIds(input.groupIds, 'groupIds', rows);
+  const codings: Partial<Record<IdColumn, Coding>> = { groupIds: prompts };
+  const column = (c: IdColumn): Coding | undefined => {
+    if (codings[c] === undefined && input[c] !== undefined) codings[c] = encodeIds(input[c], c, rows);
+    return codings[c];
+  };
+  const key = options?.groupKey ?? definition.defaultGroupKey;
   let groups: Coding;
-  if (options?.groupKeyCodes !== undefined) groups = integerCoding(options.groupKeyCodes, 'options.groupKeyCodes', rows);
-  else if (key === undefined) groups = prompts;
-  else groups = resolveBuiltInGroupKey(key, column, (c) => COLUMNAR_KEY[c]);
-  const trajectories =
-    input.trajectoryCodes === undefined
-      ? undefined
-      : combineCodings(prompts, integerCoding(input.trajectoryCodes, 'trajectoryCodes', rows));
-  checkRowVector(input.stepRewards, 'stepRewards', rows);
-  checkRowVector(input.baselineRewards, 'baselineRewards', rows);
-  checkRowVector(input.anchorObservations, 'anchorObservations', rows);
-  const batch: EstimatorBatch = {
-    rows,
-    cols,
-    tokenRewards: input.tokenRewards,
-    responseMask: input.responseMask,
-    values: input.values,
+  if (key === undefined) groups = prompts;
+  else if (typeof key === 'function') {
+    groups = encodeIds(
+      Array.from({ length: rows }, (_, r) => key(r, input)),
+      'options.groupKey',
+      rows,
+    );
+  } else groups = resolveBuiltInGroupKey(key, column, (c) => c);
+  const view: EstimatorView = {
+    columns,
+    rows: Int32Array.from({ length: rows }, (_, r) => r),
     prompts,
     groups,
-    trajectories,
+    trajectories:
+      input.trajectoryIds === undefined ? undefined : combineCodings(prompts, encodeIds(input.trajectoryIds, 'trajectoryIds', rows)),
     steps: column('turnIds'),
     agents: column('agentIds'),
-    agentNames: input.agentNames,
-    stepRewards: input.stepRewards,
-    anchorObservations: input.anchorObservations,
-    baselineRewards: input.baselineRewards,
+    agentNames: input.agentIds === undefined ? undefined : namesInOrder(input.agentIds),
   };
-  const { groupKeyCodes: _codes, ...rest } = options ?? {};
-  const { out, lossRowMask } = run(estimator, batch, rest, state);
-  const returns = out.returns === out.advantages ? out.advantages.slice() : out.returns;
-  const result: ColumnarAdvantageResult = { advantages: out.advantages, returns, rows, rowLength: cols };
-  if (lossRowMask !== undefined) result.lossRowMask = lossRowMask;
+  const excluded = run(definition, view, options, state);
+  const result: AdvantageResult = {
+    advantages: unflatten(columns.advantages, rows, cols),
+    returns: unflatten(columns.returns, rows, cols),
+  };
+  if (options?.excludeZeroStdGroups) {
+    const lossRowMask = new Array<number>(rows).fill(1);
+    for (const i of excluded) lossRowMask[i] = 0;
+    result.lossRowMask = lossRowMask;
+  }
   return result;
+}
+
+/** The batch column behind each input a definition requires: step rewards are the turns' own rewards, always there. */
+const BATCH_COLUMN: Readonly<Record<RequiredInput, keyof AdvantageColumns>> = {
+  values: 'values',
+  baselineRewards: 'baselineRewards',
+  anchorObservations: 'observations',
+  stepRewards: 'rewards',
+};
+
+/** The batch's id column behind each group-key column. */
+const BATCH_IDS: Readonly<Record<IdColumn, IdName>> = {
+  groupIds: 'group',
+  agentIds: 'agent',
+  turnIds: 'step',
+  workerGroupIds: 'workerGroup',
+};
+
+/**
+ * Runs `estimator` on a view of a step's batch: it reads the batch's columns at the view's rows in place and writes
+ * their `advantages` and `returns` there; only the view's id codes are gathered, to make its groups. Returns the
+ * batch rows of zero-variance groups when `options.excludeZeroStdGroups` (else none).
+ */
+export function estimateView(
+  estimator: EstimatorDefinition,
+  { batch, rows }: BatchView,
+  options?: BatchAdvantageOptions,
+  state?: EstimatorState,
+): number[] {
+  checkRequired(estimator, (need) => batch[BATCH_COLUMN[need]] !== undefined);
+  const ids = (name: IdName): Coding => {
+    const { codes, names } = batch.ids[name];
+    return { codes: Int32Array.from(rows, (row) => codes[row]!), count: names.length };
+  };
+  const prompts = ids('group');
+  const key = options?.groupKey ?? estimator.defaultGroupKey;
+  const view: EstimatorView = {
+    columns: batch,
+    rows,
+    prompts,
+    groups:
+      key === undefined
+        ? prompts
+        : resolveBuiltInGroupKey(
+            key,
+            (c) => (c === 'groupIds' ? prompts : ids(BATCH_IDS[c])),
+            (c) => c,
+          ),
+    trajectories: combineCodings(prompts, ids('trajectory')),
+    steps: ids('step'),
+    agents: ids('agent'),
+    agentNames: batch.ids.agent.names,
+  };
+  return run(estimator, view, options, state).map((i) => rows[i]!);
 }

@@ -1,20 +1,14 @@
 export { AlgorithmInputError } from './errors.js';
 export type { Matrix, FloatBuffer, RowVector } from './matrix.js';
 
-export {
-  computeAdvantage,
-  computeAdvantageColumnar,
-  type ColumnarAdvantageInput,
-  type ColumnarAdvantageOptions,
-  type ColumnarAdvantageResult,
-} from './computeAdvantage.js';
+export { computeAdvantage, estimateView, type BatchAdvantageOptions } from './computeAdvantage.js';
 export type {
+  AdvantageColumns,
   AdvantageInput,
   AdvantageOptions,
   AdvantageResult,
-  EstimatorBatch,
   EstimatorDefinition,
-  EstimatorOutput,
+  EstimatorView,
   ResolvedAdvantageOptions,
   RequiredInput,
   StatisticsUnit,
@@ -28,18 +22,12 @@ export { GROUP_KEYS, GROUP_KEY_NAMES, type GroupKey, type GroupKeyFn, type Group
 export type { Coding } from './grouping/coding.js';
 export { similarityRatio } from './grouping/sequenceMatcher.js';
 
-export {
-  policyLoss,
-  POLICY_LOSS_VARIANTS,
-  type PolicyLossInput,
-  type PolicyLossOptions,
-  type PolicyLossResult,
-  type PolicyLossVariant,
-} from './losses/policyLoss.js';
-export { aggregateLoss, LOSS_AGGREGATIONS, type LossAggregation } from './losses/aggregateLoss.js';
-export { klPenalty, KL_PENALTY_KINDS, type KlPenaltyKind } from './losses/klPenalty.js';
-export { valueLoss, type ValueLossInput } from './losses/valueLoss.js';
-export { entropyFromLogits } from './losses/entropy.js';
+export { LOSS_AGGREGATIONS, type LossAggregation } from './losses/aggregation.js';
+export { KL_PENALTY_KINDS, type KlPenaltyKind } from './losses/klPenalty.js';
+export { PolicyLossFunction, TRAINABLE_VARIANTS, type PolicyLossSettings, type TrainableVariant } from './losses/ppoClipLoss.js';
+export { NllLossFunction } from './losses/nllLoss.js';
+export { ClippedValueLoss, type ValueLossSettings } from './losses/valueClipLoss.js';
+export { DpoLossFunction, DPO_VARIANTS, checkDpoSettings, type DpoSettings, type DpoVariant } from './losses/dpoLoss.js';
 
 export { VdnMixer, type ValueMixer, type MixedValue, type MixerSample } from './mixers/valueMixer.js';
 export { QmixMixer, type QmixShape, type QmixState, type MixerOptimizerSettings } from './mixers/qmixMixer.js';
@@ -63,9 +51,5 @@ export {
   type AdvantageOptionsSettings,
   type AlgorithmSettings,
 } from './plugin/algorithmConfig.js';
-export { PolicyLossFunction, TRAINABLE_VARIANTS, type PolicyLossSettings, type TrainableVariant } from './plugin/PolicyLossFunction.js';
 export { BatchEstimator, reportAdvantages, type RoleOptions } from './plugin/BatchEstimator.js';
 export { evaluateSamples, passAtK, type SampleSummary, type TaskSamples } from './evaluation/passAtK.js';
-export { NllLossFunction } from './plugin/NllLossFunction.js';
-export { ClippedValueLoss, type ValueLossSettings } from './plugin/ClippedValueLoss.js';
-export { DpoLossFunction, DPO_VARIANTS, checkDpoSettings, type DpoSettings, type DpoVariant } from './plugin/DpoLossFunction.js';

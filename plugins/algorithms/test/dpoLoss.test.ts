@@ -26,8 +26,8 @@ const responseMask = [
   [1, 1, 1],
   [1, 0, 0],
 ];
-// +1 on the chosen row's tokens, -1 on the rejected row's.
-const advantages = responseMask.map((row, r) => row.map((m) => (r % 2 === 0 ? m : -m)));
+// The preference column: +1 on every token of a chosen row, -1 on a rejected one's (as trainedColumns cuts it from pairs).
+const preference = responseMask.map((row, r) => row.map(() => (r % 2 === 0 ? 1 : -1)));
 const totals = { tokens: 9, rows: 4, responseLength: 3, microBatches: 1 };
 
 function run(settings: DpoSettings, rows = [0, 1, 2, 3], t = totals) {
@@ -35,7 +35,7 @@ function run(settings: DpoSettings, rows = [0, 1, 2, 3], t = totals) {
   const out = new DpoLossFunction(settings).compute(hostTensorOps, {
     logProbs: pick(logProbs),
     oldLogProbs: pick(logProbs),
-    advantages: pick(advantages),
+    preference: pick(preference),
     responseMask: pick(responseMask),
     refLogProbs: pick(refLogProbs),
     totals: lossTotalsInput(hostTensorOps, t),

@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { ADVANTAGE_ESTIMATORS, computeAdvantage, computeAdvantageColumnar, type AdvantageInput } from '../src/index.js';
+import { TrainingBatch } from '@drmas/core';
+import { ADVANTAGE_ESTIMATORS, computeAdvantage, estimateView, type AdvantageInput } from '../src/index.js';
 import { expectMatrixClose } from './closeTo.js';
 
 /**
@@ -46,25 +47,25 @@ describe('joint-action baselines (CoMLRL MAGRPO / MARLOO / MAREMAX)', () => {
     expectMatrixClose(out.returns, perRow([1, 1, 1, 1, 0.25, 0.25, 0.5, 0.5, 1, 1, 2]), 1e-12, `${name} returns`);
   });
 
-  test('the columnar path gives the same numbers', () => {
-    const codes = (ids: ArrayLike<string | number>) => {
-      const seen = new Map<string | number, number>();
-      return Int32Array.from(Array.from(ids), (id) => seen.get(id) ?? seen.set(id, seen.size).get(id)!);
-    };
-    const out = computeAdvantageColumnar(
-      ADVANTAGE_ESTIMATORS.marloo,
-      {
-        rowLength: 2,
-        tokenRewards: Float64Array.from(input.tokenRewards.flat()),
-        responseMask: Float32Array.from(input.responseMask.flat()),
-        groupCodes: codes(input.groupIds!),
-        trajectoryCodes: codes(input.trajectoryIds!),
-        turnCodes: codes(input.turnIds!),
-      },
-      { gamma: 0.5 },
+  test('on a view of the step batch: the same numbers, written into the batch', () => {
+    const batch = TrainingBatch.fromTurns(
+      rows.map(([groupId, trajectoryId, step, agentId, reward], index) => ({
+        groupId,
+        trajectoryId,
+        agentId,
+        workerGroupId: agentId,
+        step,
+        index,
+        promptIds: [1],
+        responseIds: [4, 5],
+        logProbs: [-1, -1],
+        tokenRewards: [reward, 0],
+        valid: true,
+      })),
     );
+    estimateView(ADVANTAGE_ESTIMATORS.marloo, batch.all(), { gamma: 0.5 });
     expectMatrixClose(
-      Array.from({ length: rows.length }, (_, r) => Array.from(out.advantages.subarray(2 * r, 2 * r + 2))),
+      Array.from({ length: rows.length }, (_, r) => Array.from(batch.advantages.subarray(2 * r, 2 * r + 2))),
       perRow([0.375, 0.375, 0.5, 0.5, -0.75, -0.75, -0.5, -0.5, 0.375, 0.375, 0]),
       1e-12,
     );

@@ -3,6 +3,7 @@ import {
   BATCH_INPUTS,
   BatchInputSource,
   createKernel,
+  trainedColumns,
   hostTensorOps,
   LossFunction,
   lossTotalsInput,
@@ -10,7 +11,10 @@ import {
   type Plugin,
   type RolloutBatch,
 } from '@drmas/core';
-import algorithmsPlugin, { policyLoss, klPenalty, aggregateLoss, PolicyLossFunction } from '../src/index.js';
+import algorithmsPlugin, { PolicyLossFunction } from '../src/index.js';
+import { aggregateLoss } from './reference/aggregateLoss.js';
+import { klPenalty } from './reference/klPenalty.js';
+import { policyLoss } from './reference/policyLoss.js';
 import { advantagesOf, producer, runStep, trajectory } from './kernelStep.js';
 import { arr } from './hostRows.js';
 
@@ -46,6 +50,7 @@ describe('the advantage hook with algorithm.advantage', () => {
       trajectories: [trajectory('g', 'a', { solver: 1 }, 1), trajectory('g', 'b', { solver: 1 }, 1)],
     };
     const masks: number[][] = [];
+    const excluded: number[][] = [];
     const { kernel } = await createKernel({
       cwd: process.cwd(),
       inline: {
@@ -56,7 +61,8 @@ describe('the advantage hook with algorithm.advantage', () => {
             name: 'u',
             apply(k) {
               k.hooks.update.tap('u', (g) => {
-                masks.push([...g.rows].flatMap((r) => [...g.batch.responseMask.subarray(r * 3, r * 3 + 3)]));
+                masks.push([...trainedColumns(g.batch, g.rows).responseMask()], [...g.batch.responseMask]);
+                excluded.push([...g.rows].map((r) => g.batch.excludedRows?.[r] ?? 0));
               });
             },
           },
@@ -69,7 +75,12 @@ describe('the advantage hook with algorithm.advantage', () => {
       1,
     );
     expect(metrics['advantage/frac_reward_zero_std']).toBe(1);
-    expect(masks).toEqual([[0, 0, 0, 0, 0, 0]]);
+    // Both rows marked in excludedRows: a loss sees no trained token (one column of 0 each), the packed mask is as packed.
+    expect(excluded).toEqual([[1, 1]]);
+    expect(masks).toEqual([
+      [0, 0],
+      [1, 1, 1, 1, 1, 1],
+    ]);
   });
 
   test('every estimator is selectable by name, and a misspelt one gets a suggestion', async () => {

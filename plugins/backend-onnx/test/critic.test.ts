@@ -13,7 +13,8 @@ import {
   SeededRandom,
   type DecoderConfig,
 } from '@drmas/models';
-import { ClippedValueLoss, valueLoss } from '@drmas/plugin-algorithms';
+import { ClippedValueLoss } from '@drmas/plugin-algorithms';
+import { valueLoss } from '../../algorithms/test/reference/valueLoss.js';
 import { DecoderModel, selectRuntime } from '@drmas/plugin-backend-tfjs';
 import { TfjsValueModel } from '../../backend-tfjs/src/critic/TfjsValueModel.js';
 import { OnnxValueModel, valueSessionPool, type ValueSession } from '../src/critic/OnnxValueModel.js';

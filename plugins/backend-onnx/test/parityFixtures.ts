@@ -1,4 +1,4 @@
-import type { LossFunction, LossInput, TensorOps } from '@drmas/core';
+import { lossColumn, type LossFunction, type LossInput, type TensorOps } from '@drmas/core';
 import type { ArchitectureName } from '@drmas/models';
 import { PolicyLossFunction, type PolicyLossSettings } from '@drmas/plugin-algorithms';
 
@@ -8,7 +8,7 @@ export { makeBatch, updateRequest } from '../../backend-tfjs/test/trainingFixtur
 /** Advantage-weighted token-mean log-likelihood. */
 export const weightedLogLikelihood: LossFunction = {
   compute<T>(ops: TensorOps<T>, input: LossInput<T>) {
-    const weighted = ops.mul(ops.mul(input.logProbs, input.advantages), input.responseMask);
+    const weighted = ops.mul(ops.mul(input.logProbs, lossColumn(input, 'advantages')), input.responseMask);
     return { loss: ops.div(ops.neg(ops.sum(weighted)), input.totals.tokens), metrics: {} };
   },
 };

@@ -75,6 +75,8 @@ function makeView(model: DecoderModel, seed: number): BatchView {
     batch.refLogProbs[i] = logp[i]! + (rng.uniform() * 2 - 1) * 0.5;
     batch.advantages[i] = dualClipped ? -0.5 - rng.uniform() : rng.uniform() * 2 - 1;
   }
+  // The NLL's per-token weights (drmas sft's column): the same random values.
+  batch.lossWeights = Float32Array.from(batch.advantages);
   return view;
 }
 
@@ -89,6 +91,12 @@ function tfjsLossInput(model: DecoderModel, view: BatchView, rows: Int32Array, t
       Float32Array.from({ length: rows.length * columns }, (_, k) => flat[rows[Math.floor(k / columns)]! * R + (k % columns)]!),
       [rows.length, columns],
     );
+  // DPO's preference column: +1 on a chosen row, -1 on a rejected one, read from the batch's pairs.
+  const side = (r: number) => (batch.pairs?.chosen.includes(r) ? 1 : batch.pairs?.rejected.includes(r) ? -1 : 0);
+  const preference = tf.tensor2d(
+    Float32Array.from({ length: rows.length * columns }, (_, k) => side(rows[Math.floor(k / columns)]!)),
+    [rows.length, columns],
+  );
   const layout = promptResponseLayout(
     Array.from(rows, (r) => batch.promptIds[r]!),
     Array.from(rows, (r) => batch.responseIds.subarray(r * R, r * R + columns)),
@@ -105,6 +113,8 @@ function tfjsLossInput(model: DecoderModel, view: BatchView, rows: Int32Array, t
     logProbs: stats.logProbs,
     oldLogProbs: take(batch.oldLogProbs!),
     advantages: take(batch.advantages),
+    lossWeights: batch.lossWeights && take(batch.lossWeights),
+    preference,
     responseMask: take(batch.responseMask),
     refLogProbs: take(batch.refLogProbs!),
     entropy: stats.entropy,
@@ -263,7 +273,7 @@ function compareDpo(cases: readonly DpoSettings[]): void {
   });
 
   it.each(cases)('$variant: loss, metrics and every gradient within 1e-4 relative, micro-batches of one pair', async (settings) => {
-    // Two pairs, rows [chosen, rejected, chosen, rejected]: +1 on chosen tokens, -1 on rejected ones; the reference
+    // Two pairs, rows [chosen, rejected, chosen, rejected] (the batch's pairs); the reference
     // is the model's own log-probs plus noise, so every log-ratio is nonzero.
     const batch = TrainingBatch.fromSequences(
       [...PROMPTS.slice(0, 2), ...PROMPTS.slice(0, 2)],
@@ -275,9 +285,9 @@ function compareDpo(cases: readonly DpoSettings[]): void {
     batch.refLogProbs = new Float32Array(batch.rows * R);
     batch.refLogProbs = tfjsLogProbs(model, view);
     const rng = new SeededRandom(23);
+    batch.pairs = { chosen: Int32Array.from([0, 2]), rejected: Int32Array.from([1, 3]) };
     for (let i = 0; i < batch.rows * R; i++) {
       if (batch.responseMask[i] === 0) continue;
-      batch.advantages[i] = Math.floor(i / R) % 2 === 0 ? 1 : -1;
       batch.refLogProbs[i]! += (rng.uniform() * 2 - 1) * 0.7;
     }
     const loss = new DpoLossFunction(settings);

@@ -66,13 +66,14 @@ function tfjsRun(c: Case, micro: number): Reference {
   for (let start = 0; start < rows; start += micro) {
     const pick = (m: number[][]) => tf.tensor2d(m.slice(start, start + micro));
     const mask = pick(c.mask);
-    const advantages = tf.tensor2d(c.mask.slice(start, start + micro).map((row, i) => row.map((m) => ((start + i) % 2 === 0 ? m : -m))));
+    // The preference column: +1 on every column of a chosen row (even), -1 on a rejected one's.
+    const preference = tf.tensor2d(c.mask.slice(start, start + micro).map((row, i) => row.map(() => ((start + i) % 2 === 0 ? 1 : -1))));
     const metricValues: Record<string, number> = {};
     const { value, grads } = tf.valueAndGrads((logProbs: tf.Tensor) => {
       const out = loss.compute(tfjsTensorOps, {
         logProbs,
         oldLogProbs: logProbs,
-        advantages,
+        preference,
         responseMask: mask,
         refLogProbs: pick(c.refLogProbs),
         totals: lossTotalsInput(tfjsTensorOps, totals),

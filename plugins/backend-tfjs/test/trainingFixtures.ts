@@ -1,5 +1,6 @@
 import {
   longestResponse,
+  lossColumn,
   lossTotals,
   TrainingBatch,
   type BatchView,
@@ -14,7 +15,7 @@ import {
 /** Token-mean cross-entropy of the response tokens (advantage-weighted): `-sum(A * logp * mask) / tokens`. */
 export const weightedCrossEntropy: LossFunction = {
   compute<T>(ops: TensorOps<T>, input: LossInput<T>) {
-    const weighted = ops.mul(ops.mul(input.logProbs, input.advantages), input.responseMask);
+    const weighted = ops.mul(ops.mul(input.logProbs, lossColumn(input, 'advantages')), input.responseMask);
     const loss = ops.div(ops.neg(ops.sum(weighted)), input.totals.tokens);
     const tokenLogProb = ops.div(ops.sum(ops.mul(input.logProbs, input.responseMask)), input.totals.tokens);
     return { loss, metrics: { 'actor/mean_logprob': tokenLogProb } };

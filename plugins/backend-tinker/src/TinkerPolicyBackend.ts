@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   DrmasError,
+  lossColumnsOf,
   trainedColumns,
   type BatchView,
   type GenerateRequest,
@@ -218,7 +219,8 @@ export class TinkerPolicyBackend implements PolicyBackend {
     let loss = 0;
     for (let start = 0; start < rows.length; start += micro) {
       const chunk = rows.subarray(start, Math.min(rows.length, start + micro));
-      const { columns, take } = trainedColumns(batch, chunk);
+      const cut = trainedColumns(batch, chunk);
+      const { columns, take } = cut;
       const view: BatchView = { batch, rows: chunk };
       const current = await this.forward(view, columns);
       const logProbs = new Float32Array(chunk.length * columns);
@@ -230,8 +232,8 @@ export class TinkerPolicyBackend implements PolicyBackend {
           columns,
           logProbs,
           oldLogProbs: take(batch.oldLogProbs ?? batch.rolloutLogProbs),
-          advantages: take(batch.advantages),
-          responseMask: take(batch.responseMask),
+          lossColumns: Object.fromEntries(lossColumnsOf(request.loss).map((name) => [name, cut.column(name)])),
+          responseMask: cut.responseMask(),
           refLogProbs: request.loss.needsReference && batch.refLogProbs ? take(batch.refLogProbs) : undefined,
         },
         request.totals,

@@ -19,7 +19,7 @@ function columns(logProbs: number[], refLogProbs?: number[]): TokenColumns {
     columns: 3,
     logProbs: Float32Array.from(logProbs),
     oldLogProbs: Float32Array.from(OLD),
-    advantages: Float32Array.from(ADVANTAGES),
+    lossColumns: { advantages: Float32Array.from(ADVANTAGES) },
     responseMask: Float32Array.from([1, 1, 1]),
     refLogProbs: refLogProbs && Float32Array.from(refLogProbs),
   };

@@ -38,6 +38,7 @@ function removeCheckpoint(root: string, dir: string): void {
  * Writes a checkpoint atomically: every worker group's model and optimizer plus the trainer state go into a
  * `.partial-*` folder, then `manifest.json` (each file's size and sha256) last, and the folder is renamed into
  * place. A killed write leaves only a `.partial-*` folder, which is never loaded and is removed by the next save.
+ * The format written is core's (`core/src/checkpoint/`); the model folders' files are `@drmas/models`'.
  */
 export async function saveCheckpoint(
   runDir: string,

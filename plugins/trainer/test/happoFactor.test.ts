@@ -50,9 +50,12 @@ function makeBatch(): { batch: TrainingBatch; old: Float32Array; next: Float32Ar
   return { batch, old, next, view };
 }
 
-/** The advantages of `row`'s response tokens. */
+/** The advantages the policy loss reads on `row`'s response tokens: the estimator's times `advantageFactors` (M). */
 const advantagesOf = (batch: TrainingBatch, row: number) =>
-  Array.from(batch.advantages.subarray(row * batch.responseLength, row * batch.responseLength + ROWS[row]!.old.length));
+  Array.from({ length: ROWS[row]!.old.length }, (_, t) => {
+    const at = row * batch.responseLength + t;
+    return batch.advantages[at]! * (batch.advantageFactors?.[at] ?? 1);
+  });
 
 const SETTINGS = { factorClip: [0.5, 2] as [number, number] };
 

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { TrainingBatch, type Turn } from '@drmas/core';
+import { trainedColumns, TrainingBatch, type Turn } from '@drmas/core';
 import { runBin } from '../../../test/support/cliRunner.js';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 import { bestAgainstWorst } from '../src/preference/onlinePairs.js';
@@ -44,9 +44,12 @@ describe('online pairs: best against worst', () => {
     const pairBatch = view!.batch;
     expect(Array.from(view!.rows)).toEqual([0, 1, 2, 3]);
     expect(pairBatch.turns.map((t) => t.trajectoryId)).toEqual(['g0-t1', 'g0-t0', 'g1-t3', 'g1-t2']);
-    // +1 on every chosen response token, -1 on every rejected one, 0 beyond each response.
+    // The DPO loss's preference column, cut from `pairs`: +1 on every column of a chosen row, -1 on a rejected one's
+    // (the mask keeps the response tokens); `advantages` carries nothing for DPO.
     const R = pairBatch.responseLength;
-    expect(Array.from(pairBatch.advantages.subarray(0, 2 * R))).toEqual([1, 1, 0, 0, -1, 0, 0, 0]);
+    expect(R).toBe(4);
+    expect(Array.from(trainedColumns(pairBatch, [0, 1]).column('preference'))).toEqual([1, 1, -1, -1]);
+    expect(Array.from(pairBatch.advantages.subarray(0, 2 * R))).toEqual(new Array(2 * R).fill(0));
     expect(Array.from(pairBatch.pairs!.chosen)).toEqual([0, 2]);
     expect(Array.from(pairBatch.pairs!.rejected)).toEqual([1, 3]);
   });

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { resolveConfig } from '../../config/resolveConfig.js';
 import { DrmasError } from '../../errors/DrmasError.js';
 import { createKernel } from '../../kernel/createKernel.js';
-import { CHECKPOINT_STATE_FILE } from '../../run/checkpointLayout.js';
-import { verifyCheckpoint } from '../../run/verifyCheckpoint.js';
+import { CHECKPOINT_STATE_FILE } from '../../checkpoint/checkpointLayout.js';
+import { verifyCheckpoint } from '../../checkpoint/verifyCheckpoint.js';
 import { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand } from '../CliCommand.js';
 import { integerOption } from '../optionValues.js';
 

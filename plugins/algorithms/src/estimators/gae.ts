@@ -10,14 +10,14 @@ import type { EstimatorDefinition } from './types.js';
 export const gae: EstimatorDefinition = {
   name: 'gae',
   requires: ['values'],
-  compute(batch, options) {
-    const { rows, cols, tokenRewards, responseMask } = batch;
-    const values = batch.values as ArrayLike<number>;
+  compute(view, options) {
+    const { responseLength: cols, tokenRewards, responseMask, advantages, returns } = view.columns;
+    const values = view.columns.values as ArrayLike<number>;
     const { gamma, lam } = options;
-    const raw = new Float64Array(rows * cols);
-    const returns = new Float64Array(rows * cols);
-    for (let r = 0; r < rows; r++) {
-      const base = r * cols;
+    // The raw GAE goes into `advantages`, whitened there once every row has it.
+    const raw = advantages;
+    for (const row of view.rows) {
+      const base = row * cols;
       let nextValue = 0;
       let last = 0;
       for (let t = cols - 1; t >= 0; t--) {
@@ -32,7 +32,6 @@ export const gae: EstimatorDefinition = {
         returns[i] = last + v;
       }
     }
-    const advantages = maskedWhiten(raw, responseMask, 'responseMask');
-    return { advantages, returns };
+    maskedWhiten(view, raw, advantages, 'responseMask');
   },
 };

@@ -1,6 +1,6 @@
 import { anchorStepGroups } from '../grouping/anchorClusters.js';
 import { groupStatistics, normalizeInGroups } from '../kernels/groupStatistics.js';
-import { rowSums } from '../kernels/rowScores.js';
+import { rowScores } from '../kernels/rowScores.js';
 import type { EstimatorDefinition } from './types.js';
 
 /**
@@ -13,27 +13,31 @@ export const gigpo: EstimatorDefinition = {
   name: 'gigpo',
   defaultGroupKey: 'prompt',
   requires: ['stepRewards', 'anchorObservations'],
-  compute(batch, options) {
-    const { rows, cols, responseMask } = batch;
+  compute(view, options) {
+    const { responseLength: cols, responseMask, advantages, returns } = view.columns;
     const byStd = options.gigpoMode === 'mean_std_norm';
-    const scores = rowSums(batch.tokenRewards, rows, cols);
-    const groups = batch.groups;
+    const scores = rowScores(view);
+    const groups = view.groups;
     const episode = normalizeInGroups(scores, groups.codes, groupStatistics(scores, groups.codes, groups.count), byStd, options.epsilon);
-    const stepRewards = batch.stepRewards as ArrayLike<number>;
-    const steps = anchorStepGroups(batch.anchorObservations as readonly string[], groups, options.similarityThreshold);
+    const rewards = view.columns.rewards;
+    const stepRewards = Float64Array.from(view.rows, (row) => rewards[row]!);
+    const observations = view.columns.observations as readonly string[];
+    const steps = anchorStepGroups(
+      Array.from(view.rows, (row) => observations[row]!),
+      groups,
+      options.similarityThreshold,
+    );
     const stepStats = groupStatistics(stepRewards, steps.codes, steps.count, 'self');
     const step = normalizeInGroups(stepRewards, steps.codes, stepStats, byStd, options.epsilon);
     const w = options.stepAdvantageWeight;
-    const advantages = new Float64Array(rows * cols);
-    for (let r = 0; r < rows; r++) {
-      const base = r * cols;
-      const e = episode[r]!;
-      const s = step[r]!;
+    view.rows.forEach((row, i) => {
+      const base = row * cols;
+      const e = episode[i]!;
+      const s = step[i]!;
       for (let t = 0; t < cols; t++) {
         const m = responseMask[base + t]!;
-        advantages[base + t] = e * m + w * (s * m);
+        advantages[base + t] = returns[base + t] = e * m + w * (s * m);
       }
-    }
-    return { advantages, returns: advantages };
+    });
   },
 };

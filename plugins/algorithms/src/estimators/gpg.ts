@@ -1,6 +1,6 @@
-import { broadcastRows } from '../kernels/broadcast.js';
+import { writeRowAdvantages } from '../kernels/broadcast.js';
 import { groupStatistics } from '../kernels/groupStatistics.js';
-import { rowSums } from '../kernels/rowScores.js';
+import { rowScores } from '../kernels/rowScores.js';
 import type { EstimatorDefinition } from './types.js';
 
 /**
@@ -11,16 +11,16 @@ export const gpg: EstimatorDefinition = {
   name: 'gpg',
   defaultGroupKey: 'prompt',
   requires: [],
-  compute(batch) {
-    const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
-    const { codes, count } = batch.groups;
+  compute(view) {
+    const scores = rowScores(view);
+    const { codes, count } = view.groups;
     let nonzero = 0;
-    for (let r = 0; r < batch.rows; r++) if (scores[r] !== 0) nonzero++;
-    const alpha = batch.rows / Math.max(1, nonzero);
+    for (const score of scores) if (score !== 0) nonzero++;
+    const alpha = scores.length / Math.max(1, nonzero);
     const stats = groupStatistics(scores, codes, count);
-    const rowAdvantages = new Float64Array(batch.rows);
-    for (let r = 0; r < batch.rows; r++) rowAdvantages[r] = alpha * (scores[r]! - stats.mean[codes[r]!]!);
-    const advantages = broadcastRows(rowAdvantages, batch.responseMask, batch.rows, batch.cols);
-    return { advantages, returns: advantages };
+    writeRowAdvantages(
+      view,
+      scores.map((score, r) => alpha * (score - stats.mean[codes[r]!]!)),
+    );
   },
 };

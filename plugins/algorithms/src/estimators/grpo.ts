@@ -1,8 +1,8 @@
-import { broadcastRows } from '../kernels/broadcast.js';
+import { writeRowAdvantages } from '../kernels/broadcast.js';
 import { groupStatistics, normalizeInGroups } from '../kernels/groupStatistics.js';
-import { rowSums } from '../kernels/rowScores.js';
+import { rowScores } from '../kernels/rowScores.js';
 import { combineCodings } from '../grouping/coding.js';
-import type { EstimatorBatch, EstimatorDefinition, EstimatorOutput, ResolvedAdvantageOptions } from './types.js';
+import type { EstimatorDefinition, EstimatorView, ResolvedAdvantageOptions } from './types.js';
 
 /**
  * Per-row group-normalized scores, mirroring veRL `compute_grpo_outcome_advantage`:
@@ -13,36 +13,33 @@ import type { EstimatorBatch, EstimatorDefinition, EstimatorOutput, ResolvedAdva
  * baseline per prompt, each rollout one sample). The group key and the unit are independent: `prompt_agent` with
  * `trajectory` averages each agent's rows of a trajectory.
  */
-export function groupNormalizedRowAdvantages(batch: EstimatorBatch, options: ResolvedAdvantageOptions): Float64Array {
-  const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
-  const groupOf = batch.groups.codes;
-  if (options.statisticsUnit !== 'trajectory' || batch.trajectories === undefined) {
-    const stats = groupStatistics(scores, groupOf, batch.groups.count);
+export function groupNormalizedRowAdvantages(view: EstimatorView, options: ResolvedAdvantageOptions): Float64Array {
+  const scores = rowScores(view);
+  const groupOf = view.groups.codes;
+  if (options.statisticsUnit !== 'trajectory' || view.trajectories === undefined) {
+    const stats = groupStatistics(scores, groupOf, view.groups.count);
     return normalizeInGroups(scores, groupOf, stats, options.normalizeByStd, options.epsilon);
   }
   // Units are (group, trajectory) pairs, so a unit never spans two groups whatever the key.
-  const unit = combineCodings(batch.groups, batch.trajectories);
+  const unit = combineCodings(view.groups, view.trajectories);
   const unitScore = new Float64Array(unit.count);
   const unitRows = new Int32Array(unit.count);
   const unitGroup = new Int32Array(unit.count);
-  for (let r = 0; r < batch.rows; r++) {
+  for (let r = 0; r < scores.length; r++) {
     const u = unit.codes[r]!;
     unitScore[u]! += scores[r]!;
     unitRows[u]!++;
     unitGroup[u] = groupOf[r]!;
   }
   for (let u = 0; u < unit.count; u++) unitScore[u]! /= unitRows[u]!;
-  const stats = groupStatistics(unitScore, unitGroup, batch.groups.count);
+  const stats = groupStatistics(unitScore, unitGroup, view.groups.count);
   const unitAdvantage = normalizeInGroups(unitScore, unitGroup, stats, options.normalizeByStd, options.epsilon);
-  const out = new Float64Array(batch.rows);
-  for (let r = 0; r < batch.rows; r++) out[r] = unitAdvantage[unit.codes[r]!]!;
-  return out;
+  return Float64Array.from(unit.codes, (u) => unitAdvantage[u]!);
 }
 
 /** The GRPO formula broadcast over each row's response tokens; `returns` equal the advantages. */
-export function groupNormalized(batch: EstimatorBatch, options: ResolvedAdvantageOptions): EstimatorOutput {
-  const advantages = broadcastRows(groupNormalizedRowAdvantages(batch, options), batch.responseMask, batch.rows, batch.cols);
-  return { advantages, returns: advantages };
+export function groupNormalized(view: EstimatorView, options: ResolvedAdvantageOptions): void {
+  writeRowAdvantages(view, groupNormalizedRowAdvantages(view, options));
 }
 
 /** GRPO: one baseline per prompt group, each trajectory one sample (its rows averaged). */

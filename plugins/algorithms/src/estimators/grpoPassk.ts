@@ -1,7 +1,7 @@
 import { AlgorithmInputError } from '../errors.js';
-import { broadcastRows } from '../kernels/broadcast.js';
+import { writeRowAdvantages } from '../kernels/broadcast.js';
 import { groupStatistics } from '../kernels/groupStatistics.js';
-import { rowSums } from '../kernels/rowScores.js';
+import { rowScores } from '../kernels/rowScores.js';
 import type { EstimatorDefinition } from './types.js';
 
 /**
@@ -12,14 +12,14 @@ export const grpoPassk: EstimatorDefinition = {
   name: 'grpo_passk',
   defaultGroupKey: 'prompt',
   requires: [],
-  compute(batch, options) {
-    const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
-    const { codes, count } = batch.groups;
+  compute(view, options) {
+    const scores = rowScores(view);
+    const { codes, count } = view.groups;
     const stats = groupStatistics(scores, codes, count);
     const best = new Int32Array(count).fill(-1);
     const top = new Float64Array(count).fill(-Infinity);
     const second = new Float64Array(count).fill(-Infinity);
-    for (let r = 0; r < batch.rows; r++) {
+    for (let r = 0; r < scores.length; r++) {
       const g = codes[r]!;
       const s = scores[r]!;
       const currentTop = top[g]!;
@@ -31,7 +31,7 @@ export const grpoPassk: EstimatorDefinition = {
         second[g] = s;
       }
     }
-    const rowAdvantages = new Float64Array(batch.rows);
+    const rowAdvantages = new Float64Array(scores.length);
     for (let g = 0; g < count; g++) {
       const size = stats.size[g]!;
       if (size === 0) continue;
@@ -45,7 +45,6 @@ export const grpoPassk: EstimatorDefinition = {
       // The group has rows, so the first pass set best[g] to one of them.
       rowAdvantages[best[g]!] = options.normalizeByStd ? gap / (stats.std[g]! + options.epsilon) : gap;
     }
-    const advantages = broadcastRows(rowAdvantages, batch.responseMask, batch.rows, batch.cols);
-    return { advantages, returns: advantages };
+    writeRowAdvantages(view, rowAdvantages);
   },
 };

@@ -1,9 +1,9 @@
 import { AlgorithmInputError } from '../errors.js';
 import { combineCodings, type Coding } from '../grouping/coding.js';
-import { broadcastRows } from '../kernels/broadcast.js';
+import { writeRowAdvantages } from '../kernels/broadcast.js';
 import { groupStatistics } from '../kernels/groupStatistics.js';
-import { rowSums } from '../kernels/rowScores.js';
-import type { EstimatorBatch, EstimatorDefinition, EstimatorOutput, ResolvedAdvantageOptions } from './types.js';
+import { rowScores } from '../kernels/rowScores.js';
+import type { EstimatorDefinition, EstimatorView, ResolvedAdvantageOptions } from './types.js';
 
 /** How a joint action's return is compared with the others of its group: CoMLRL's `advantage_mode` `mean`, `rloo`, `max`. */
 export type JointBaseline = 'mean' | 'leave_one_out' | 'max';
@@ -17,21 +17,17 @@ export type JointBaseline = 'mean' | 'leave_one_out' | 'max';
  * one gets 0. Every row of the joint action gets its A; returns are G. No division by the std (`normalizeByStd` does
  * not apply), as in CoMLRL.
  */
-export function jointActionAdvantages(
-  batch: EstimatorBatch,
-  options: ResolvedAdvantageOptions,
-  baseline: JointBaseline,
-  name: string,
-): EstimatorOutput {
-  const trajectories = batch.trajectories;
+export function jointActionAdvantages(view: EstimatorView, options: ResolvedAdvantageOptions, baseline: JointBaseline, name: string): void {
+  const trajectories = view.trajectories;
   if (trajectories === undefined) {
     throw new AlgorithmInputError(
       'trajectoryIds',
       `is required by estimator '${name}' (a joint action is a trajectory's rows at one step)`,
     );
   }
-  const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
-  const steps: Coding = batch.steps ?? { codes: new Int32Array(batch.rows), count: batch.rows > 0 ? 1 : 0 };
+  const scores = rowScores(view);
+  const rows = scores.length;
+  const steps: Coding = view.steps ?? { codes: new Int32Array(rows), count: rows > 0 ? 1 : 0 };
   const joint = combineCodings(trajectories, steps);
   const J = joint.count;
   const reward = new Float64Array(J);
@@ -39,9 +35,9 @@ export function jointActionAdvantages(
   const groupOf = new Int32Array(J).fill(-1);
   const stepOf = new Int32Array(J);
   const sequence: number[][] = Array.from({ length: trajectories.count }, () => []);
-  for (let r = 0; r < batch.rows; r++) {
+  for (let r = 0; r < rows; r++) {
     const j = joint.codes[r]!;
-    const group = batch.groups.codes[r]!;
+    const group = view.groups.codes[r]!;
     if (groupOf[j] === -1) {
       groupOf[j] = group;
       stepOf[j] = steps.codes[r]!;
@@ -65,7 +61,7 @@ export function jointActionAdvantages(
       next = returns[j]!;
     }
   }
-  const nodes = combineCodings({ codes: groupOf, count: batch.groups.count }, { codes: stepOf, count: steps.count });
+  const nodes = combineCodings({ codes: groupOf, count: view.groups.count }, { codes: stepOf, count: steps.count });
   const stats = groupStatistics(returns, nodes.codes, nodes.count, 'self');
   const max = new Float64Array(nodes.count).fill(-Infinity);
   for (let j = 0; j < J; j++) max[nodes.codes[j]!] = Math.max(max[nodes.codes[j]!]!, returns[j]!);
@@ -79,12 +75,8 @@ export function jointActionAdvantages(
     else if (baseline === 'leave_one_out') advantage[j] = (centered * n) / (n - 1);
     else advantage[j] = returns[j]! - max[node]!;
   }
-  const perRow = (values: Float64Array) => {
-    const out = new Float64Array(batch.rows);
-    for (let r = 0; r < batch.rows; r++) out[r] = values[joint.codes[r]!]!;
-    return broadcastRows(out, batch.responseMask, batch.rows, batch.cols);
-  };
-  return { advantages: perRow(advantage), returns: perRow(returns) };
+  const perRow = (values: Float64Array) => Float64Array.from(joint.codes, (j) => values[j]!);
+  writeRowAdvantages(view, perRow(advantage), perRow(returns));
 }
 
 function jointActionEstimator(name: string, baseline: JointBaseline): EstimatorDefinition {
@@ -92,7 +84,7 @@ function jointActionEstimator(name: string, baseline: JointBaseline): EstimatorD
     name,
     defaultGroupKey: 'prompt',
     requires: [],
-    compute: (batch, options) => jointActionAdvantages(batch, options, baseline, name),
+    compute: (view, options) => jointActionAdvantages(view, options, baseline, name),
   };
 }
 

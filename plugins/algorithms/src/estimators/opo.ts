@@ -1,5 +1,5 @@
-import { broadcastRows } from '../kernels/broadcast.js';
-import { maskLengths, rowSums } from '../kernels/rowScores.js';
+import { writeRowAdvantages } from '../kernels/broadcast.js';
+import { maskLengths, rowScores } from '../kernels/rowScores.js';
 import type { EstimatorDefinition } from './types.js';
 
 /**
@@ -11,28 +11,27 @@ export const opo: EstimatorDefinition = {
   name: 'opo',
   defaultGroupKey: 'prompt',
   requires: [],
-  compute(batch) {
-    const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
-    const lengths = maskLengths(batch.responseMask, batch.rows, batch.cols);
-    const { codes, count } = batch.groups;
+  compute(view) {
+    const scores = rowScores(view);
+    const lengths = maskLengths(view);
+    const { codes, count } = view.groups;
     const size = new Int32Array(count);
     const weighted = new Float64Array(count);
     const total = new Float64Array(count);
-    for (let r = 0; r < batch.rows; r++) {
+    for (let r = 0; r < scores.length; r++) {
       const g = codes[r]!;
       const length = lengths[r]!;
       size[g]!++;
       weighted[g]! += length * scores[r]!;
       total[g]! += length;
     }
-    const rowAdvantages = new Float64Array(batch.rows);
-    for (let r = 0; r < batch.rows; r++) {
+    const rowAdvantages = new Float64Array(scores.length);
+    for (let r = 0; r < scores.length; r++) {
       const g = codes[r]!;
       const groupTotal = total[g]!;
       const baseline = size[g]! > 1 && groupTotal !== 0 ? weighted[g]! / groupTotal : 0;
       rowAdvantages[r] = scores[r]! - baseline;
     }
-    const advantages = broadcastRows(rowAdvantages, batch.responseMask, batch.rows, batch.cols);
-    return { advantages, returns: advantages };
+    writeRowAdvantages(view, rowAdvantages);
   },
 };

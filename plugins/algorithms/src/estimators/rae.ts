@@ -1,7 +1,7 @@
 import { AlgorithmInputError } from '../errors.js';
 import { combineCodings } from '../grouping/coding.js';
-import { broadcastRows } from '../kernels/broadcast.js';
-import { rowSums } from '../kernels/rowScores.js';
+import { writeRowAdvantages } from '../kernels/broadcast.js';
+import { rowScores } from '../kernels/rowScores.js';
 import type { EstimatorDefinition, EstimatorState } from './types.js';
 
 /** Each role's moving-average baseline, by role name; a role not seen yet has baseline 0. */
@@ -46,8 +46,8 @@ export const rae: EstimatorDefinition = {
   name: 'rae',
   requires: [],
   createState: () => new RoleBaselines(),
-  compute(batch, options, state) {
-    const { agents, agentNames, trajectories } = batch;
+  compute(view, options, state) {
+    const { agents, agentNames, trajectories } = view;
     if (agents === undefined || agentNames === undefined || agentNames.length < agents.count) {
       throw new AlgorithmInputError('agentIds', "is required by estimator 'rae' (its baselines are per role)");
     }
@@ -55,13 +55,13 @@ export const rae: EstimatorDefinition = {
       throw new AlgorithmInputError('trajectoryIds', "is required by estimator 'rae' (a role's baseline moves once per trajectory)");
     }
     if (!(state instanceof RoleBaselines)) throw new AlgorithmInputError('state', "estimator 'rae' needs the state its createState made");
-    const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
+    const scores = rowScores(view);
     // (trajectory, role) units, coded by first appearance in row order, so trajectories move the baselines in order.
     const units = combineCodings(trajectories, agents);
     const sum = new Float64Array(units.count);
     const count = new Int32Array(units.count);
     const roleOf = new Array<string>(units.count);
-    for (let r = 0; r < batch.rows; r++) {
+    for (let r = 0; r < scores.length; r++) {
       const u = units.codes[r]!;
       sum[u]! += scores[r]!;
       count[u]!++;
@@ -75,8 +75,9 @@ export const rae: EstimatorDefinition = {
       baseline[u] = b;
       state.set(role, alpha * b + (1 - alpha) * (sum[u]! / count[u]!));
     }
-    const rowAdvantages = Float64Array.from(scores, (score, r) => score - baseline[units.codes[r]!]!);
-    const advantages = broadcastRows(rowAdvantages, batch.responseMask, batch.rows, batch.cols);
-    return { advantages, returns: advantages };
+    writeRowAdvantages(
+      view,
+      scores.map((score, r) => score - baseline[units.codes[r]!]!),
+    );
   },
 };

@@ -1,3 +1,4 @@
+import { maskAdvantages } from '../kernels/broadcast.js';
 import { maskedWhiten } from '../kernels/maskedStatistics.js';
 import type { EstimatorDefinition } from './types.js';
 
@@ -9,11 +10,10 @@ import type { EstimatorDefinition } from './types.js';
 export const reinforcePlusPlus: EstimatorDefinition = {
   name: 'reinforce_plus_plus',
   requires: [],
-  compute(batch, options) {
-    const { rows, cols, tokenRewards, responseMask } = batch;
-    const returns = new Float64Array(rows * cols);
-    for (let r = 0; r < rows; r++) {
-      const base = r * cols;
+  compute(view, options) {
+    const { responseLength: cols, tokenRewards, responseMask, advantages, returns } = view.columns;
+    for (const row of view.rows) {
+      const base = row * cols;
       let running = 0;
       for (let t = cols - 1; t >= 0; t--) {
         running = tokenRewards[base + t]! + options.gamma * running;
@@ -21,8 +21,7 @@ export const reinforcePlusPlus: EstimatorDefinition = {
         running *= responseMask[base + t]!;
       }
     }
-    const advantages = maskedWhiten(returns, responseMask, 'responseMask');
-    for (let i = 0; i < advantages.length; i++) advantages[i]! *= responseMask[i]!;
-    return { advantages, returns };
+    maskedWhiten(view, returns, advantages, 'responseMask');
+    maskAdvantages(view);
   },
 };

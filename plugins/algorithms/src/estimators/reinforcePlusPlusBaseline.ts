@@ -1,7 +1,7 @@
-import { broadcastRows } from '../kernels/broadcast.js';
+import { maskAdvantages, returnsAreAdvantages, writeRowAdvantages } from '../kernels/broadcast.js';
 import { groupStatistics } from '../kernels/groupStatistics.js';
 import { maskedWhiten } from '../kernels/maskedStatistics.js';
-import { rowSums } from '../kernels/rowScores.js';
+import { rowScores } from '../kernels/rowScores.js';
 import type { EstimatorDefinition } from './types.js';
 
 /**
@@ -12,15 +12,17 @@ export const reinforcePlusPlusBaseline: EstimatorDefinition = {
   name: 'reinforce_plus_plus_baseline',
   defaultGroupKey: 'prompt',
   requires: [],
-  compute(batch) {
-    const scores = rowSums(batch.tokenRewards, batch.rows, batch.cols);
-    const { codes, count } = batch.groups;
+  compute(view) {
+    const scores = rowScores(view);
+    const { codes, count } = view.groups;
     const stats = groupStatistics(scores, codes, count);
-    const centered = new Float64Array(batch.rows);
-    for (let r = 0; r < batch.rows; r++) centered[r] = scores[r]! - stats.mean[codes[r]!]!;
-    const tiled = broadcastRows(centered, batch.responseMask, batch.rows, batch.cols);
-    const advantages = maskedWhiten(tiled, batch.responseMask, 'responseMask');
-    for (let i = 0; i < advantages.length; i++) advantages[i]! *= batch.responseMask[i]!;
-    return { advantages, returns: advantages };
+    writeRowAdvantages(
+      view,
+      scores.map((score, r) => score - stats.mean[codes[r]!]!),
+    );
+    const { advantages } = view.columns;
+    maskedWhiten(view, advantages, advantages, 'responseMask');
+    maskAdvantages(view);
+    returnsAreAdvantages(view);
   },
 };

@@ -7,14 +7,12 @@ import type { EstimatorDefinition } from './types.js';
 export const remax: EstimatorDefinition = {
   name: 'remax',
   requires: ['baselineRewards'],
-  compute(batch) {
-    const { rows, cols, tokenRewards, responseMask } = batch;
-    const baselines = batch.baselineRewards as ArrayLike<number>;
-    const returns = new Float64Array(rows * cols);
-    const advantages = new Float64Array(rows * cols);
-    for (let r = 0; r < rows; r++) {
-      const base = r * cols;
-      const baseline = baselines[r]!;
+  compute(view) {
+    const { responseLength: cols, tokenRewards, responseMask, advantages, returns } = view.columns;
+    const baselines = view.columns.baselineRewards as ArrayLike<number>;
+    for (const row of view.rows) {
+      const base = row * cols;
+      const baseline = baselines[row]!;
       let running = 0;
       for (let t = cols - 1; t >= 0; t--) {
         const m = responseMask[base + t]!;
@@ -23,6 +21,5 @@ export const remax: EstimatorDefinition = {
         advantages[base + t] = running - baseline * m;
       }
     }
-    return { advantages, returns };
   },
 };

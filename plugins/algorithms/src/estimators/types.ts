@@ -82,13 +82,38 @@ export interface ResolvedAdvantageOptions {
   readonly statisticsUnit: StatisticsUnit | undefined;
 }
 
-/** The columnar form every estimator computes on: flat row-major buffers and integer-coded groups. */
-export interface EstimatorBatch {
-  readonly rows: number;
-  readonly cols: number;
+/**
+ * The columns an estimator reads and writes, laid out as `TrainingBatch`'s (a step's batch is one): per-token columns
+ * `[batch rows * responseLength]`, per-row ones `[batch rows]`. `computeAdvantage` builds the same shape from
+ * `number[][]` input.
+ */
+export interface AdvantageColumns {
+  /** Tokens per row of the per-token columns. */
+  readonly responseLength: number;
   readonly tokenRewards: ArrayLike<number>;
+  /** 1 where a token is a trained response token. */
   readonly responseMask: ArrayLike<number>;
+  /** Critic values at every token (`gae`). */
   readonly values?: ArrayLike<number>;
+  /** Per row: the turn's reward (`gigpo`'s step rewards). */
+  readonly rewards: ArrayLike<number>;
+  /** Per row: a greedy rollout's reward (`remax`). */
+  readonly baselineRewards?: ArrayLike<number>;
+  /** Per row: the observation the turn acted on (`gigpo`'s anchor states). */
+  readonly observations?: readonly string[];
+  /** Written by the estimator at the rows it computes, every token of each. */
+  readonly advantages: Float64Array;
+  readonly returns: Float64Array;
+}
+
+/**
+ * The rows one estimator computes: a view of the columns (row indices, in order) and the codings of those rows. Index
+ * `i` of a coding is view position `i`, whose batch row is `rows[i]`: an estimator reads the columns at
+ * `rows[i] * responseLength + t` and writes `advantages` and `returns` there.
+ */
+export interface EstimatorView {
+  readonly columns: AdvantageColumns;
+  readonly rows: Int32Array;
   /** Prompt groups (one group of every row when the estimator does not group and none were given). */
   readonly prompts: Coding;
   /** Baseline groups, after the group key (the prompt groups for estimators that do not group). */
@@ -97,25 +122,17 @@ export interface EstimatorBatch {
   readonly trajectories?: Coding;
   /** Environment step of each row (`turnIds`), when given. */
   readonly steps?: Coding;
-  /** Agent of each row, when given, with the role behind each code (`agentNames[agents.codes[row]]`). */
+  /** Agent of each row, when given, with the role behind each code (`agentNames[agents.codes[i]]`). */
   readonly agents?: Coding;
   readonly agentNames?: readonly string[];
-  readonly stepRewards?: ArrayLike<number>;
-  readonly anchorObservations?: readonly string[];
-  readonly baselineRewards?: ArrayLike<number>;
-}
-
-export interface EstimatorOutput {
-  readonly advantages: Float64Array;
-  readonly returns: Float64Array;
 }
 
 /** Inputs beyond rewards, mask and group ids that an estimator needs. */
 export type RequiredInput = 'values' | 'stepRewards' | 'anchorObservations' | 'baselineRewards';
 
 /**
- * An advantage estimator's formula over columns, and what it reads. Plugins provide it to the kernel by name
- * (`AlgorithmsPlugin` provides the built-ins); `computeAdvantage` runs one directly.
+ * An advantage estimator's formula over a view of the batch's columns, and what it reads. Plugins provide it to the
+ * kernel by name (`AlgorithmsPlugin` provides the built-ins); `computeAdvantage` runs one on `number[][]` input.
  */
 export interface EstimatorDefinition {
   readonly name: string;
@@ -127,8 +144,11 @@ export interface EstimatorDefinition {
   readonly defaultStatisticsUnit?: StatisticsUnit;
   /** For estimators that carry state from step to step (RAE's moving averages): a fresh state, as at the start of a run. */
   createState?(): EstimatorState;
-  /** `state` is the one `createState` made, carried by the caller (a fresh one when the caller gives none). */
-  compute(batch: EstimatorBatch, options: ResolvedAdvantageOptions, state?: EstimatorState): EstimatorOutput;
+  /**
+   * Writes `advantages` and `returns` at every token of the view's rows, in place. `state` is the one `createState`
+   * made, carried by the caller (a fresh one when the caller gives none).
+   */
+  compute(view: EstimatorView, options: ResolvedAdvantageOptions, state?: EstimatorState): void;
 }
 
 /** An estimator's state across steps, as JSON for checkpoints (a resumed run continues from exactly this). */

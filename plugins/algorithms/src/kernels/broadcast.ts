@@ -1,10 +1,31 @@
-/** out[r][t] = rowValues[r] * mask[r][t]: a per-row advantage broadcast over its tokens. */
-export function broadcastRows(rowValues: ArrayLike<number>, mask: ArrayLike<number>, rows: number, cols: number): Float64Array {
-  const out = new Float64Array(rows * cols);
-  for (let r = 0; r < rows; r++) {
-    const v = rowValues[r]!;
-    const base = r * cols;
-    for (let t = 0; t < cols; t++) out[base + t] = v * mask[base + t]!;
-  }
-  return out;
+import type { EstimatorView } from '../estimators/types.js';
+
+/**
+ * Writes each view row's value times the mask over its tokens into `advantages` (a per-row advantage broadcast over
+ * its response), and the same into `returns`, or `returnValues` broadcast the same way when given.
+ */
+export function writeRowAdvantages(view: EstimatorView, rowValues: ArrayLike<number>, returnValues: ArrayLike<number> = rowValues): void {
+  const { responseLength: R, responseMask, advantages, returns } = view.columns;
+  view.rows.forEach((row, i) => {
+    const v = rowValues[i]!;
+    const g = returnValues[i]!;
+    const base = row * R;
+    for (let t = 0; t < R; t++) {
+      const m = responseMask[base + t]!;
+      advantages[base + t] = v * m;
+      returns[base + t] = g * m;
+    }
+  });
+}
+
+/** Copies the view rows' advantages into `returns` (estimators whose returns are their advantages). */
+export function returnsAreAdvantages(view: EstimatorView): void {
+  const { responseLength: R, advantages, returns } = view.columns;
+  for (const row of view.rows) returns.set(advantages.subarray(row * R, (row + 1) * R), row * R);
+}
+
+/** Multiplies the view rows' advantages by the mask, in place. */
+export function maskAdvantages(view: EstimatorView): void {
+  const { responseLength: R, responseMask, advantages } = view.columns;
+  for (const row of view.rows) for (let i = row * R; i < (row + 1) * R; i++) advantages[i]! *= responseMask[i]!;
 }

@@ -1,4 +1,5 @@
 import { AlgorithmInputError } from '../errors.js';
+import type { EstimatorView } from '../estimators/types.js';
 
 /** Sum of values * mask, ignoring values where the mask is 0 (veRL `masked_sum`). */
 export function maskedSum(values: ArrayLike<number>, mask: ArrayLike<number>): number {
@@ -22,26 +23,36 @@ export function maskedMean(values: ArrayLike<number>, mask: ArrayLike<number>): 
 }
 
 /**
- * veRL `masked_whiten` over the whole batch: (x - mean) / sqrt(var + 1e-8), with the masked mean and the
- * unbiased masked variance (times n/(n-1), n = mask sum). Applied to every position, masked or not.
+ * veRL `masked_whiten` over the view's tokens: (x - mean) / sqrt(var + 1e-8), with the masked mean and the unbiased
+ * masked variance (times n/(n-1), n = mask sum), read from `values` and written to `out` (both laid out as the
+ * batch's columns; they may be one array) at every position of the view's rows, masked or not.
  */
-export function maskedWhiten(values: ArrayLike<number>, mask: ArrayLike<number>, key: string): Float64Array {
-  const n = maskTotal(mask);
+export function maskedWhiten(view: EstimatorView, values: ArrayLike<number>, out: Float64Array, key: string): void {
+  const { responseLength: R, responseMask: mask } = view.columns;
+  let n = 0;
+  let sum = 0;
+  for (const row of view.rows) {
+    for (let i = row * R; i < (row + 1) * R; i++) {
+      const m = mask[i]!;
+      n += m;
+      if (m !== 0) sum += values[i]! * m;
+    }
+  }
   if (n === 0) throw new AlgorithmInputError(key, 'batch whitening needs at least one unmasked token; the mask is all zero');
   if (n === 1)
     throw new AlgorithmInputError(key, 'batch whitening needs at least two unmasked tokens (the unbiased variance divides by n-1)');
-  const mean = maskedSum(values, mask) / (n + 1e-8);
+  const mean = sum / (n + 1e-8);
   let sq = 0;
-  for (let i = 0; i < values.length; i++) {
-    const m = mask[i]!;
-    if (m !== 0) {
-      const d = values[i]! - mean;
-      sq += d * d * m;
+  for (const row of view.rows) {
+    for (let i = row * R; i < (row + 1) * R; i++) {
+      const m = mask[i]!;
+      if (m !== 0) {
+        const d = values[i]! - mean;
+        sq += d * d * m;
+      }
     }
   }
   const variance = (sq / (n + 1e-8)) * (n / (n - 1));
   const scale = 1 / Math.sqrt(variance + 1e-8);
-  const out = new Float64Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = (values[i]! - mean) * scale;
-  return out;
+  for (const row of view.rows) for (let i = row * R; i < (row + 1) * R; i++) out[i] = (values[i]! - mean) * scale;
 }

@@ -1,14 +1,26 @@
-/** Row score r_i = sum of token rewards over all positions (the mask is not applied, as in veRL's `token_level_rewards.sum(-1)`). */
-export function rowSums(data: ArrayLike<number>, rows: number, cols: number): Float64Array {
-  const out = new Float64Array(rows);
-  for (let r = 0; r < rows; r++) {
-    let s = 0;
-    const base = r * cols;
-    for (let t = 0; t < cols; t++) s += data[base + t]!;
-    out[r] = s;
-  }
-  return out;
+import type { EstimatorView } from '../estimators/types.js';
+
+/**
+ * Each view row's score r_i: the sum of its token rewards over all positions (the mask is not applied, as in veRL's
+ * `token_level_rewards.sum(-1)`), in view order.
+ */
+export function rowScores(view: EstimatorView): Float64Array {
+  return rowTotals(view, view.columns.tokenRewards);
 }
 
-/** Per-row sum of the mask (response length). */
-export const maskLengths = rowSums;
+/** Each view row's response length: the sum of its mask. */
+export function maskLengths(view: EstimatorView): Float64Array {
+  return rowTotals(view, view.columns.responseMask);
+}
+
+function rowTotals(view: EstimatorView, column: ArrayLike<number>): Float64Array {
+  const R = view.columns.responseLength;
+  const out = new Float64Array(view.rows.length);
+  view.rows.forEach((row, i) => {
+    let s = 0;
+    const base = row * R;
+    for (let t = 0; t < R; t++) s += column[base + t]!;
+    out[i] = s;
+  });
+  return out;
+}

@@ -1,38 +1,24 @@
-import { checkSameShape, unflatten, flattenMatrix, type Matrix } from '../matrix.js';
-import { unknownNameError } from '../nameSuggestion.js';
+import type { TensorOps } from '@drmas/core';
 
-export type KlPenaltyKind = 'k1' | 'kl' | 'abs' | 'k2' | 'mse' | 'k3' | 'low_var_kl';
+/** veRL's `kl_penalty` estimators of the KL to the reference policy (`k1`/`kl`, `abs`, `k2`/`mse`, `k3`/`low_var_kl`). */
+export const KL_PENALTY_KINDS = Object.freeze(['k1', 'kl', 'abs', 'k2', 'mse', 'k3', 'low_var_kl'] as const);
+export type KlPenaltyKind = (typeof KL_PENALTY_KINDS)[number];
 
-const k1 = (logp: number, ref: number): number => logp - ref;
-const k2 = (logp: number, ref: number): number => 0.5 * (logp - ref) * (logp - ref);
-/** Schulman's k3 (http://joschu.net/blog/kl-approx.html), clamped as in veRL `kl_penalty_forward`. */
-const k3 = (logp: number, ref: number): number => {
-  const d = Math.min(Math.max(ref - logp, -20), 20);
-  return Math.min(Math.max(Math.exp(d) - d - 1, -10), 10);
-};
-
-const KL_KINDS: Record<KlPenaltyKind, (logp: number, ref: number) => number> = {
-  k1,
-  kl: k1,
-  abs: (logp, ref) => Math.abs(logp - ref),
-  k2,
-  mse: k2,
-  k3,
-  low_var_kl: k3,
-};
-
-export const KL_PENALTY_KINDS = Object.keys(KL_KINDS) as KlPenaltyKind[];
-
-/** Per-token KL estimate between the policy and the reference, mirroring veRL `kl_penalty`. */
-export function klPenalty(logProbs: Matrix, refLogProbs: Matrix, kind: KlPenaltyKind): number[][] {
-  if (typeof kind !== 'string' || !Object.prototype.hasOwnProperty.call(KL_KINDS, kind)) {
-    throw unknownNameError('kind', 'KL penalty kind', kind, KL_PENALTY_KINDS);
+/** Per-token KL estimate between the policy's log-probs and the reference's, as veRL `kl_penalty_forward` clamps it. */
+export function klTerm<T>(ops: TensorOps<T>, logp: T, ref: T, kind: KlPenaltyKind): T {
+  switch (kind) {
+    case 'k1':
+    case 'kl':
+      return ops.sub(logp, ref);
+    case 'abs':
+      return ops.abs(ops.sub(logp, ref));
+    case 'k2':
+    case 'mse':
+      return ops.mul(ops.square(ops.sub(logp, ref)), 0.5);
+    case 'k3':
+    case 'low_var_kl': {
+      const d = ops.clip(ops.sub(ref, logp), -20, 20);
+      return ops.clip(ops.sub(ops.sub(ops.exp(d), d), 1), -10, 10);
+    }
   }
-  const { rows, cols } = checkSameShape(logProbs, 'logProbs', refLogProbs, 'refLogProbs');
-  const logp = flattenMatrix(logProbs, 'logProbs').data;
-  const ref = flattenMatrix(refLogProbs, 'refLogProbs', rows, cols).data;
-  const f = KL_KINDS[kind];
-  const out = new Float64Array(logp.length);
-  for (let i = 0; i < out.length; i++) out[i] = f(logp[i]!, ref[i]!);
-  return unflatten(out, rows, cols);
 }

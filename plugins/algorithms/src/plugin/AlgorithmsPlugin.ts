@@ -18,9 +18,9 @@ import { GROUPING_OPTIONS, NUMERIC_OPTIONS } from '../estimators/advantageOption
 import type { EstimatorDefinition } from '../estimators/types.js';
 import { DynamicSamplingAccumulator } from '../sampling/dynamicSampling.js';
 import { advantageOptionsSection, algorithmSection, type AdvantageOptionsSettings, type AlgorithmSettings } from './algorithmConfig.js';
-import type { ColumnarAdvantageOptions } from '../computeAdvantage.js';
-import { PolicyLossFunction } from './PolicyLossFunction.js';
-import { DpoLossFunction } from './DpoLossFunction.js';
+import type { BatchAdvantageOptions } from '../computeAdvantage.js';
+import { PolicyLossFunction } from '../losses/ppoClipLoss.js';
+import { DpoLossFunction } from '../losses/dpoLoss.js';
 import { BatchEstimator, reportAdvantages } from './BatchEstimator.js';
 
 const PLUGIN_NAME = 'algorithms';
@@ -122,7 +122,7 @@ function definedOnly(options: object | undefined): Record<string, unknown> {
  * `advantageOptions`. A role whose `advantage` names an estimator of its own does not inherit `algorithm`'s grouping
  * options, which belong to `algorithm.advantage`.
  */
-export function roleOptions(config: ResolvedConfig, role: string | undefined): ColumnarAdvantageOptions {
+export function roleOptions(config: ResolvedConfig, role: string | undefined): BatchAdvantageOptions {
   const s = config.algorithm as AlgorithmSettings;
   const pick = (keys: readonly string[]) => Object.fromEntries(keys.map((key) => [key, s[key as keyof AlgorithmSettings]]));
   const entry = role === undefined ? undefined : config.agents[role];
@@ -176,8 +176,9 @@ function trainingLoss(settings: AlgorithmSettings): LossFunction {
 /**
  * Provides every advantage estimator by name (chosen with `algorithm.advantage`, per role with
  * `agents.<role>.advantage` and `agents.<role>.advantageOptions`), the policy loss the trainers use
- * (`algorithm.loss`, or online DPO with `algorithm.dpo`), and DAPO dynamic sampling on `afterRollout`. After the estimators, the step's advantage
- * statistics are taken and zero-variance groups leave the loss when configured.
+ * (`algorithm.loss`, or online DPO with `algorithm.dpo`), and DAPO dynamic sampling on `afterRollout`. After the
+ * estimators (which mark the rows of zero-variance groups in `excludedRows` when configured to leave them out of the
+ * loss), the step's advantage statistics are taken.
  */
 export class AlgorithmsPlugin implements Plugin {
   readonly name = PLUGIN_NAME;
@@ -219,7 +220,6 @@ export class AlgorithmsPlugin implements Plugin {
       kernel.hooks.advantage.tap({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, (batch, step) => {
         if (batch.rows === 0) return;
         reportAdvantages(batch, step);
-        for (const estimator of this.estimators) estimator.excludeZeroStdRows(batch);
       });
     }
     kernel.hooks.afterRollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (batch, step) =>

@@ -1,9 +1,9 @@
 import { z } from '@drmas/core';
 import { GROUP_KEY_NAMES, type GroupKeyName } from '../grouping/groupKeys.js';
-import { KL_PENALTY_KINDS, type KlPenaltyKind } from '../losses/klPenalty.js';
-import { LOSS_AGGREGATIONS, type LossAggregation } from '../losses/aggregateLoss.js';
-import { TRAINABLE_VARIANTS } from './PolicyLossFunction.js';
-import { DPO_VARIANTS } from './DpoLossFunction.js';
+import { KL_PENALTY_KINDS } from '../losses/klPenalty.js';
+import { LOSS_AGGREGATIONS } from '../losses/aggregation.js';
+import { TRAINABLE_VARIANTS } from '../losses/ppoClipLoss.js';
+import { DPO_VARIANTS } from '../losses/dpoLoss.js';
 import { STATISTICS_UNITS, type StatisticsUnit } from '../estimators/types.js';
 
 /**
@@ -63,10 +63,10 @@ export const algorithmSection = z.strictObject({
       /** Dual-clip bound for negative advantages. */
       clipRatioC: z.number().gt(1).default(3),
       /** Default `token-mean`; `seq-mean-token-mean` for `gspo` (the one veRL's GSPO uses). */
-      aggregation: z.enum(LOSS_AGGREGATIONS as [LossAggregation, ...LossAggregation[]]).optional(),
+      aggregation: z.enum(LOSS_AGGREGATIONS).optional(),
       lossScaleFactor: z.number().positive().optional(),
       klCoef: z.number().min(0).default(0),
-      klType: z.enum(KL_PENALTY_KINDS as [KlPenaltyKind, ...KlPenaltyKind[]]).default('low_var_kl'),
+      klType: z.enum(KL_PENALTY_KINDS).default('low_var_kl'),
       /** Positive: an entropy bonus (veRL's entropy_coeff). Negative: entropy minimization, which sharpens the policy. */
       entropyCoef: z.number().default(0),
     })

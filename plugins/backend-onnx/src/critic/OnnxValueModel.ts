@@ -193,7 +193,7 @@ export class OnnxValueModel implements ValueModel {
     const metrics: Record<string, number> = Object.fromEntries(graph.metrics.map((name) => [name, 0]));
     for (let start = 0; start < view.rows.length; start += micro) {
       const rows = view.rows.subarray(start, Math.min(view.rows.length, start + micro));
-      const { columns, take } = trainedColumns(batch, rows);
+      const { columns, take, responseMask } = trainedColumns(batch, rows);
       const layout = promptResponseLayout(
         Array.from(rows, (r) => promptOf(view, request.contexts, r)),
         Array.from(rows, (r) => batch.responseIds.subarray(r * R, r * R + columns)),
@@ -206,7 +206,7 @@ export class OnnxValueModel implements ValueModel {
         ...this.layoutFeeds(decoder.config, layout),
         [ValueNames.oldValues]: column(batch.values),
         [ValueNames.returns]: column(batch.returns),
-        [TrainingNames.responseMask]: column(batch.responseMask),
+        [TrainingNames.responseMask]: ortTensor(this.ort, responseMask(), [rows.length, columns]),
       });
       loss += scalar(out[TrainingNames.loss]);
       for (const name of graph.metrics) metrics[name]! += scalar(out[TrainingNames.metric(name)]);

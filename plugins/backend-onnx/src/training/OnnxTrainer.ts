@@ -1,5 +1,6 @@
 import type { LoraSettings } from '@drmas/core';
 import {
+  lossColumnsOf,
   lossTotals,
   partMicroBatches,
   trainedColumns,
@@ -192,7 +193,7 @@ export class OnnxTrainer {
     for (const [m, { rows: microRows, part: agent }] of microBatches.entries()) {
       if (loss.pairedRows && microRows.length % 2 !== 0)
         throw new Error(`OnnxTrainer: a micro-batch of ${microRows.length} rows would split a preference pair`);
-      const feeds = this.feeds(view, microRows, loss.needsReference ?? false);
+      const feeds = this.feeds(view, microRows, loss);
       if (this.lora && this.lora.dropout > 0) this.addDropoutMasks(feeds, start);
       start += microRows.length;
       const out = await session.run({ ...this.weightFeeds, ...totalFeeds, ...feeds });
@@ -256,11 +257,13 @@ export class OnnxTrainer {
    * Inputs of one micro-batch, response columns trimmed after the last trained token (as the tfjs trainer's
    * `lossInput`).
    */
-  private feeds(view: BatchView, rows: Int32Array, withReference: boolean): Feeds {
+  private feeds(view: BatchView, rows: Int32Array, loss: LossFunction): Feeds {
     const { batch } = view;
     const R = batch.responseLength;
-    const { columns, take: copy } = trainedColumns(batch, rows);
-    const take = (flat: ArrayLike<number>) => ortTensor(this.ort, copy(flat), [rows.length, columns]);
+    const cut = trainedColumns(batch, rows);
+    const { columns } = cut;
+    const tensor = (values: Float32Array) => ortTensor(this.ort, values, [rows.length, columns]);
+    const take = (flat: ArrayLike<number>) => tensor(cut.take(flat));
     const layout = promptResponseLayout(
       Array.from(rows, (r) => batch.promptIds[r]!),
       Array.from(rows, (r) => batch.responseIds.subarray(r * R, r * R + columns)),
@@ -274,9 +277,9 @@ export class OnnxTrainer {
       Array.from(rows, (r) => batch.temperatures[r]),
     );
     feeds[TrainingNames.oldLogProbs] = take(batch.oldLogProbs ?? batch.rolloutLogProbs);
-    feeds[TrainingNames.advantages] = take(batch.advantages);
-    feeds[TrainingNames.responseMask] = take(batch.responseMask);
-    if (withReference) {
+    for (const name of lossColumnsOf(loss)) feeds[TrainingNames.lossColumns[name]] = tensor(cut.column(name));
+    feeds[TrainingNames.responseMask] = tensor(cut.responseMask());
+    if (loss.needsReference) {
       if (!batch.refLogProbs) throw new Error('OnnxTrainer: the loss needs reference log-probs but the batch has none');
       feeds[TrainingNames.refLogProbs] = take(batch.refLogProbs);
     }

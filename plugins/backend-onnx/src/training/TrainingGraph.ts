@@ -1,5 +1,5 @@
 import type { LoraSettings } from '@drmas/core';
-import type { LossFunction, LossTotalsInput, WeightTensor } from '@drmas/core';
+import { lossColumnsOf, type LossColumn, type LossFunction, type LossTotalsInput, type WeightTensor } from '@drmas/core';
 import { loraTensorShapes, type DecoderConfig } from '@drmas/models';
 import { writeDecoderForward, writeLoraInputs, writeScoreHead } from '../DecoderGraph.js';
 import { graphWeightSources } from '../GraphWeights.js';
@@ -9,7 +9,8 @@ import { onnxTensorOps } from './OnnxTensorOps.js';
 /** Names of the training graph's inputs and outputs beyond the score graph's. */
 export const TrainingNames = {
   oldLogProbs: 'old_log_probs',
-  advantages: 'advantages',
+  /** The batch columns a loss declares (`LossFunction.columns`), each an input of its own. */
+  lossColumns: { advantages: 'advantages', lossWeights: 'loss_weights', preference: 'preference' } satisfies Record<LossColumn, string>,
   responseMask: 'response_mask',
   refLogProbs: 'ref_log_probs',
   /** The mini-batch totals the loss normalizes by, float scalars fed per run (one session serves every mini-batch). */
@@ -48,8 +49,9 @@ export interface TrainingGraph {
 
 /**
  * Writes a training graph: the score graph's forward (`writeDecoderForward` + `writeScoreHead`, shared with the
- * inference graphs), `loss.compute` over `onnxTensorOps` on the loss inputs `old_log_probs`, `advantages`,
- * `response_mask` (and `ref_log_probs`), all `[batch, responses]`, and the mini-batch totals (`totals/*` scalars), and the gradients, next to `loss` and the loss's
+ * inference graphs), `loss.compute` over `onnxTensorOps` on the loss inputs `old_log_probs`, the columns the loss
+ * declares (`advantages`; `loss_weights`, `preference`), `response_mask` (and `ref_log_probs`), all
+ * `[batch, responses]`, and the mini-batch totals (`totals/*` scalars), and the gradients, next to `loss` and the loss's
  * metrics: an output `grad/<weight>` per weight, except that the embedding's gathered rows come out as rows with
  * their ids (`rowGradients`) for the trainer to add in a fixed order (`DifferentiableGraph.gradientsAndRows`).
  * `weights` are the Hugging Face tensors (their names and shapes).
@@ -71,7 +73,7 @@ export function buildTrainingGraph(
   const input = {
     logProbs: head.logProbs,
     oldLogProbs: column(n.oldLogProbs),
-    advantages: column(n.advantages),
+    ...Object.fromEntries(lossColumnsOf(loss).map((name) => [name, column(n.lossColumns[name])])),
     responseMask,
     refLogProbs: options.withReference ? column(n.refLogProbs) : undefined,
     entropy: options.withEntropy ? head.entropy() : undefined,

@@ -113,7 +113,7 @@ export class TfjsValueModel implements ValueModel {
       weights: this.trained(),
       microBatches: microBatchesOf(request.batch.rows, request.microBatchSize),
       lossOf: (micro) => {
-        const { columns, take } = trainedColumns(batch, micro);
+        const { columns, take, responseMask } = trainedColumns(batch, micro);
         const R = batch.responseLength;
         const prompts = Array.from(micro, (r) => request.contexts?.get(r) ?? batch.promptIds[r]!);
         const responses = Array.from(micro, (r) => batch.responseIds.subarray(r * R, r * R + columns));
@@ -123,7 +123,7 @@ export class TfjsValueModel implements ValueModel {
           values: this.forward(layout, true),
           oldValues: tensor(oldValues),
           returns: tensor(batch.returns),
-          responseMask: tensor(batch.responseMask),
+          responseMask: tf.tensor2d(responseMask(), [micro.length, columns]),
           totals: lossTotalsInput(tfjsTensorOps, request.totals),
         });
         return { loss: out.loss as tf.Scalar, sums: out.metrics };

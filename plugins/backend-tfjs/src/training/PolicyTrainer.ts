@@ -1,9 +1,12 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {
+  lossColumnsOf,
   lossTotalsInput,
   partMicroBatches,
+  rowTrains,
   trainedColumns,
   type BatchView,
+  type LossFunction,
   type LossInput,
   type LossTotals,
   type OptimizerSettings,
@@ -57,7 +60,7 @@ export class PolicyTrainer {
       weights: this.model.weights,
       microBatches,
       lossOf: (micro) => {
-        const input = this.lossInput(batch, micro, totals, withEntropy, loss.needsReference ?? false);
+        const input = this.lossInput(batch, micro, totals, withEntropy, loss);
         const out = loss.compute(tfjsTensorOps, input);
         const sums: Record<string, tf.Tensor> = { ...out.metrics };
         if (request.entropyMetric && input.entropy) sums[ENTROPY_SUM] = tf.sum(tf.mul(input.entropy, input.responseMask));
@@ -92,11 +95,13 @@ export class PolicyTrainer {
     rows: Int32Array,
     totals: LossTotals,
     withEntropy: boolean,
-    withReference: boolean,
+    loss: LossFunction,
   ): LossInput<tf.Tensor> {
     const R = batch.responseLength;
-    const { columns, take: copy } = trainedColumns(batch, rows);
-    const take = (flat: ArrayLike<number>): tf.Tensor2D => tf.tensor2d(copy(flat), [rows.length, columns]);
+    const cut = trainedColumns(batch, rows);
+    const { columns } = cut;
+    const tensor = (values: Float32Array): tf.Tensor2D => tf.tensor2d(values, [rows.length, columns]);
+    const take = (flat: ArrayLike<number>): tf.Tensor2D => tensor(cut.take(flat));
     const prompts = Array.from(rows, (r) => batch.promptIds[r]!);
     const responses = Array.from(rows, (r) => batch.responseIds.subarray(r * R, r * R + columns));
     const layout = promptResponseLayout(prompts, responses, columns);
@@ -107,14 +112,14 @@ export class PolicyTrainer {
       true,
       Array.from(rows, (r) => batch.temperatures[r]!),
     );
-    if (withReference && !batch.refLogProbs) {
+    if (loss.needsReference && !batch.refLogProbs) {
       throw new TrainingInputError('batch.refLogProbs', 'the loss needs reference log-probs but the batch has none');
     }
     return {
       logProbs: stats.logProbs,
       oldLogProbs: take(batch.oldLogProbs ?? batch.rolloutLogProbs),
-      advantages: take(batch.advantages),
-      responseMask: take(batch.responseMask),
+      ...Object.fromEntries(lossColumnsOf(loss).map((name) => [name, tensor(cut.column(name))])),
+      responseMask: tensor(cut.responseMask()),
       refLogProbs: batch.refLogProbs ? take(batch.refLogProbs) : undefined,
       entropy: stats.entropy,
       totals: lossTotalsInput(tfjsTensorOps, totals),
@@ -130,7 +135,7 @@ export class PolicyTrainer {
 function trainedTokens(view: BatchView): number {
   const { responseLength: R, responseMask } = view.batch;
   let tokens = 0;
-  for (const r of view.rows) for (let t = 0; t < R; t++) tokens += responseMask[r * R + t]!;
+  for (const r of view.rows) if (rowTrains(view.batch, r)) for (let t = 0; t < R; t++) tokens += responseMask[r * R + t]!;
   return tokens;
 }
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { lossTotals, TrainingBatch, type LossFunction, type PolicyBackend } from '@drmas/core';
+import { lossColumn, lossTotals, TrainingBatch, type LossFunction, type PolicyBackend } from '@drmas/core';
 import {
   inputTokens,
   tensor,
@@ -19,13 +19,13 @@ import { RequestFailure } from './FutureQueue.js';
 export type EngineFactory = (model: string) => Promise<PolicyBackend>;
 
 /**
- * Tinker's `cross_entropy`, `Σ_t -w_t · logp_t` over the targets (sum, not mean), with the weights carried in the
- * batch's advantages column: what the server backpropagates for `forward_backward`.
+ * Tinker's `cross_entropy`, `Σ_t -w_t · logp_t` over the targets (sum, not mean), with the weights in the batch's
+ * `lossWeights` column: what the server backpropagates for `forward_backward`.
  */
 export const WEIGHTED_CROSS_ENTROPY: LossFunction = {
-  zeroAdvantageRowsInert: true,
+  columns: ['lossWeights'],
   compute(ops, input) {
-    return { loss: ops.neg(ops.sum(ops.mul(ops.mul(input.advantages, input.logProbs), input.responseMask))), metrics: {} };
+    return { loss: ops.neg(ops.sum(ops.mul(ops.mul(lossColumn(input, 'lossWeights'), input.logProbs), input.responseMask))), metrics: {} };
   },
 };
 
@@ -158,7 +158,9 @@ export class TrainingModels {
       rows.map((r) => r.sequence.slice(1)),
     );
     const R = batch.responseLength;
-    rows.forEach((row, i) => row.weights.forEach((w, t) => (batch.advantages[i * R + t] = w)));
+    const weights = new Float32Array(batch.rows * R);
+    rows.forEach((row, i) => weights.set(row.weights, i * R));
+    batch.lossWeights = weights;
     const all = batch.all();
     const result = await model.engine.update({
       batch: all,

@@ -1,12 +1,21 @@
-import { DrmasError, hostGradients, hostTensor, hostTensorOps, lossTotalsInput, type LossFunction, type LossTotals } from '@drmas/core';
+import {
+  DrmasError,
+  hostGradients,
+  hostTensor,
+  hostTensorOps,
+  lossTotalsInput,
+  type LossColumn,
+  type LossFunction,
+  type LossTotals,
+} from '@drmas/core';
 
-/** The per-token inputs of one micro-batch, each `[rows * columns]` row-major. */
+/** The per-token inputs of one micro-batch, each `[rows * columns]` row-major; `lossColumns` those the loss declares. */
 export interface TokenColumns {
   rows: number;
   columns: number;
   logProbs: Float32Array;
   oldLogProbs: Float32Array;
-  advantages: Float32Array;
+  lossColumns: Partial<Record<LossColumn, Float32Array>>;
   responseMask: Float32Array;
   refLogProbs?: Float32Array;
 }
@@ -41,7 +50,7 @@ export async function logProbGradient(loss: LossFunction, input: TokenColumns, t
   const output = loss.compute(hostTensorOps, {
     logProbs,
     oldLogProbs: constant(input.oldLogProbs),
-    advantages: constant(input.advantages),
+    ...Object.fromEntries(Object.entries(input.lossColumns).map(([name, values]) => [name, constant(values)])),
     responseMask: constant(input.responseMask),
     refLogProbs: input.refLogProbs ? constant(input.refLogProbs) : undefined,
     totals: lossTotalsInput(hostTensorOps, totals),

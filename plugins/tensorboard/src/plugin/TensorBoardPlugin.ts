@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { MetricsSink, RunFile, Stage, type Kernel, type Plugin, type RegisterContext, type TrainingBatch } from '@drmas/core';
+import { MetricsSink, rowTrains, RunFile, Stage, type Kernel, type Plugin, type RegisterContext, type TrainingBatch } from '@drmas/core';
 import { EventFileWriter } from '../events/EventFileWriter.js';
 import type { SummaryValue } from '../events/eventSchema.js';
 import { histogramValue, scalarValue, textValue } from '../events/summaries.js';
@@ -15,7 +15,7 @@ export const PLUGIN_NAME = 'tensorboard';
  */
 export const HISTOGRAM_SUFFIX = '/histogram';
 
-/** Per agent: the advantages of its trained tokens and the rewards of its turns. */
+/** Per agent: the advantages of its trained tokens (rows kept out of the loss have none) and the rewards of its turns. */
 function batchDistributions(batch: TrainingBatch): Record<string, number[]> {
   const out: Record<string, number[]> = {};
   const { codes, names } = batch.ids.agent;
@@ -24,6 +24,7 @@ function batchDistributions(batch: TrainingBatch): Record<string, number[]> {
     (out[`rewards/${agent}`] ??= []).push(batch.rewards[row]!);
     const advantages = (out[`advantages/${agent}`] ??= []);
     const offset = row * batch.responseLength;
+    if (!rowTrains(batch, row)) continue;
     for (let t = 0; t < batch.responseLengths[row]!; t++) {
       if (batch.responseMask[offset + t]! > 0) advantages.push(batch.advantages[offset + t]!);
     }

@@ -10,9 +10,15 @@ import {
 } from '@drmas/core';
 import type { AgentRewardDiagnosis } from './agentRewardStatistics.js';
 
-/** The batch with other advantages: a shallow copy sharing every other column, so nothing is written to `batch`. */
+/**
+ * The batch with other advantages (and no factor on them): a shallow copy sharing every other column, so nothing is
+ * written to `batch`.
+ */
 function withAdvantages(batch: TrainingBatch, advantages: Float64Array): TrainingBatch {
-  return Object.assign(Object.create(Object.getPrototypeOf(batch) as object) as TrainingBatch, batch, { advantages });
+  return Object.assign(Object.create(Object.getPrototypeOf(batch) as object) as TrainingBatch, batch, {
+    advantages,
+    advantageFactors: undefined,
+  });
 }
 
 /** The agents (codes into `batch.ids.agent`) that own rows of the view, in code order. */

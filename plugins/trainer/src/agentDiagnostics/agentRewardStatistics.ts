@@ -1,4 +1,4 @@
-import type { IdColumn, Metrics, TrainingBatch } from '@drmas/core';
+import { rowTrains, type IdColumn, type Metrics, type TrainingBatch } from '@drmas/core';
 
 /** One agent's reward statistics over a step's prompt groups (population statistics, as in Dr. MAS's Prop. 4.3). */
 export interface AgentRewardStatistics {
@@ -150,6 +150,7 @@ export function diagnoseAgentRewards(batch: TrainingBatch): AgentRewardDiagnosis
   const globalAdvantages = new Float64Array(batch.rows * R);
   const perAgentAdvantages = new Float64Array(batch.rows * R);
   for (let row = 0; row < batch.rows; row++) {
+    if (!rowTrains(batch, row)) continue;
     for (let t = 0; t < R; t++) {
       if (batch.responseMask[row * R + t] === 0) continue;
       globalAdvantages[row * R + t] = turns.globalAdvantages[row]!;

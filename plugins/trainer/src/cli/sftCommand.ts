@@ -90,7 +90,7 @@ export function readDemonstrations(file: string): Demonstration[] {
 }
 
 /**
- * One demonstration as a turn whose trained tokens carry their loss weight in `advantages`: the response tokens
+ * One demonstration as a turn whose trained tokens each carry a loss weight (the batch's `lossWeights`): the response tokens
  * (weight 1) and, with a prompt weight above 0, every prompt token after the first (the first has no context to be
  * predicted from), each weighing `promptWeight`.
  */
@@ -108,11 +108,12 @@ export function demonstrationTurn(
 }
 
 /**
- * Writes each row's demonstration weights into the batch's advantages for the view's rows, scaled so they sum to the
- * view's token count: the NLL is then the weighted mean per token.
+ * Writes each row's demonstration weights into the batch's `lossWeights` for the view's rows, scaled so they sum to
+ * the view's token count: the NLL is then the weighted mean per token.
  */
 function setWeights(view: BatchView, weights: readonly number[][]): void {
-  const { responseLength: R, advantages } = view.batch;
+  const { responseLength: R, rows } = view.batch;
+  const lossWeights = (view.batch.lossWeights ??= new Float32Array(rows * R));
   let tokens = 0;
   let total = 0;
   for (const row of view.rows) {
@@ -122,7 +123,7 @@ function setWeights(view: BatchView, weights: readonly number[][]): void {
   const scale = total > 0 && total !== tokens ? tokens / total : 1;
   for (const row of view.rows)
     weights[row]!.forEach((w, j) => {
-      advantages[row * R + j] = w * scale;
+      lossWeights[row * R + j] = w * scale;
     });
 }
 

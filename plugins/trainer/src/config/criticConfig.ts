@@ -1,5 +1,5 @@
 import { LIMITS, z, type ResolvedConfig } from '@drmas/core';
-import { LOSS_AGGREGATIONS, type LossAggregation } from '@drmas/plugin-algorithms';
+import { LOSS_AGGREGATIONS } from '@drmas/plugin-algorithms';
 import { optimizerSection, spikeGuardSection, TRAINER_LIMITS } from './trainingConfig.js';
 
 /**
@@ -82,7 +82,7 @@ export const criticSection = z.strictObject({
   shareTrunk: z.boolean().default(false),
   /** veRL's `cliprange_value`: how far a prediction may move from the value its batch was estimated with. */
   clipRange: z.number().positive().default(0.5),
-  aggregation: z.enum(LOSS_AGGREGATIONS as [LossAggregation, ...LossAggregation[]]).default('token-mean'),
+  aggregation: z.enum(LOSS_AGGREGATIONS).default('token-mean'),
   /**
    * AdamW of every critic (veRL's critic optimizer: lr 1e-5, weight decay 0.01, grad clip 1), and its learning-rate
    * schedule over the run's training steps, as a model's (`schedule`, `warmupSteps`; veRL's critic `warmup_style`).

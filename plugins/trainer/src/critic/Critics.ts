@@ -4,6 +4,7 @@ import {
   DrmasError,
   lossTotals,
   longestResponse,
+  rowTrains,
   type BatchView,
   type CriticContexts,
   type Metrics,
@@ -52,6 +53,7 @@ function valueStatistics(view: BatchView): { mean: number; explainedVariance: nu
   const v: number[] = [];
   const ret: number[] = [];
   for (const row of view.rows) {
+    if (!rowTrains(view.batch, row)) continue;
     for (let t = 0; t < R; t++) {
       if (responseMask[row * R + t] === 0) continue;
       v.push(values![row * R + t]!);

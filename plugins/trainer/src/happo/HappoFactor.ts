@@ -58,14 +58,15 @@ export class HappoFactor {
   }
 
   /**
-   * Multiplies the advantages of `view`'s response tokens by M in place; returns a function that puts the
-   * estimator's advantages back, and M's token mean, min, max and the share of tokens where the clip bound.
+   * Sets M on `view`'s response tokens in the batch's `advantageFactors` (the policy loss multiplies the advantages
+   * by it); returns a function that sets them back to 1, and M's token mean, min, max and the share of tokens where
+   * the clip bound.
    */
   scale(view: BatchView): { restore: () => void; mean: number; min: number; max: number; clipped: number } {
-    const { responseLengths, advantages } = this.batch;
+    const { responseLengths } = this.batch;
     const R = this.R;
     const [low, high] = this.settings.factorClip;
-    const saved = Array.from(view.rows, (row) => advantages.slice(row * R, row * R + responseLengths[row]!));
+    const factors = (this.batch.advantageFactors ??= new Float64Array(this.batch.rows * R).fill(1));
     let sum = 0;
     let min = Infinity;
     let max = -Infinity;
@@ -76,7 +77,7 @@ export class HappoFactor {
       for (let t = 0; t < responseLengths[row]!; t++) {
         const raw = this.settings.ratio === 'token' ? this.product[j * R + t]! : this.product[j]!;
         const m = Math.min(high, Math.max(low, raw));
-        advantages[row * R + t]! *= m;
+        factors[row * R + t] = m;
         sum += m;
         min = Math.min(min, m);
         max = Math.max(max, m);
@@ -84,7 +85,7 @@ export class HappoFactor {
         tokens++;
       }
     }
-    const restore = () => view.rows.forEach((row, i) => advantages.set(saved[i]!, row * R));
+    const restore = () => view.rows.forEach((row) => factors.fill(1, row * R, (row + 1) * R));
     return tokens === 0
       ? { restore, mean: 1, min: 1, max: 1, clipped: 0 }
       : { restore, mean: sum / tokens, min, max, clipped: clipped / tokens };

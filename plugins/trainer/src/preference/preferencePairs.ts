@@ -86,18 +86,13 @@ export interface TurnPair {
 }
 
 /**
- * Packs pairs of turns as the DPO loss reads them: rows [chosen 0, rejected 0, chosen 1, ...], `advantages` +1 on
- * each chosen response token and -1 on each rejected one, `pairs` naming the rows. Rows are scored at temperature 1
- * whatever the turns were sampled at: DPO compares sequence likelihoods under the policy itself.
+ * Packs pairs of turns as the DPO loss reads them: rows [chosen 0, rejected 0, chosen 1, ...], `pairs` naming the
+ * rows (the loss's `preference` column is made from it). Rows are scored at temperature 1 whatever the turns were
+ * sampled at: DPO compares sequence likelihoods under the policy itself.
  */
 export function preferenceBatch(pairs: readonly TurnPair[]): TrainingBatch {
   const atOne = (turn: Turn): Turn => ({ ...turn, temperature: undefined });
   const batch = TrainingBatch.fromTurns(pairs.flatMap((pair) => [atOne(pair.chosen), atOne(pair.rejected)]));
-  const R = batch.responseLength;
-  for (let row = 0; row < batch.rows; row++) {
-    const sign = row % 2 === 0 ? 1 : -1;
-    for (let t = 0; t < batch.responseLengths[row]!; t++) batch.advantages[row * R + t] = sign;
-  }
   batch.pairs = {
     chosen: Int32Array.from(pairs, (_, i) => 2 * i),
     rejected: Int32Array.from(pairs, (_, i) => 2 * i + 1),

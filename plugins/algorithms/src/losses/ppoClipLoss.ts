@@ -1,7 +1,6 @@
-import type { LossFunction, LossInput, LossOutput, TensorOps } from '@drmas/core';
-import type { KlPenaltyKind } from '../losses/klPenalty.js';
-import type { LossAggregation } from '../losses/aggregateLoss.js';
-import { aggregate } from './aggregateOps.js';
+import { lossColumn, type LossFunction, type LossInput, type LossOutput, type TensorOps } from '@drmas/core';
+import { aggregate, type LossAggregation } from './aggregation.js';
+import { klTerm, type KlPenaltyKind } from './klPenalty.js';
 
 /** The policy-loss variants that can train (written over TensorOps, so every backend differentiates them). */
 export const TRAINABLE_VARIANTS = ['vanilla', 'gspo', 'cispo', 'gpg'] as const;
@@ -24,28 +23,11 @@ function select<T>(ops: TensorOps<T>, condition: T, a: T, b: T): T {
   return ops.add(ops.mul(condition, a), ops.mul(ops.add(ops.neg(condition), 1), b));
 }
 
-function klTerm<T>(ops: TensorOps<T>, logp: T, ref: T, kind: KlPenaltyKind): T {
-  switch (kind) {
-    case 'k1':
-    case 'kl':
-      return ops.sub(logp, ref);
-    case 'abs':
-      return ops.abs(ops.sub(logp, ref));
-    case 'k2':
-    case 'mse':
-      return ops.mul(ops.square(ops.sub(logp, ref)), 0.5);
-    case 'k3':
-    case 'low_var_kl': {
-      const d = ops.clip(ops.sub(ref, logp), -20, 20);
-      return ops.clip(ops.sub(ops.sub(ops.exp(d), d), 1), -10, 10);
-    }
-  }
-}
-
 /**
  * The training loss: the policy-gradient term of veRL's `compute_policy_loss_<variant>` aggregated by
  * `aggregation`, plus `klCoef` times the aggregated KL to the reference policy, minus `entropyCoef` times the
- * aggregated entropy. Matches `policyLoss`/`klPenalty`/`aggregateLoss` on the same inputs.
+ * aggregated entropy. Matches the float64 references (`test/reference/`: `policyLoss`, `klPenalty`,
+ * `aggregateLoss`, veRL's numbers) on the same inputs.
  */
 export class PolicyLossFunction implements LossFunction {
   readonly needsEntropy: boolean;
@@ -60,7 +42,8 @@ export class PolicyLossFunction implements LossFunction {
 
   compute<T>(ops: TensorOps<T>, input: LossInput<T>): LossOutput<T> {
     const s = this.settings;
-    const { logProbs: logp, oldLogProbs: old, advantages: adv, responseMask: mask, totals } = input;
+    const { logProbs: logp, oldLogProbs: old, responseMask: mask, totals } = input;
+    const adv = lossColumn(input, 'advantages');
     const logRatio = s.variant === 'gspo' ? ops.sub(logp, old) : ops.clip(ops.sub(logp, old), -20, 20);
     const negAdv = ops.neg(adv);
     let tokenLoss: T;

@@ -1,8 +1,9 @@
-import { AlgorithmInputError } from '../errors.js';
-import { maskedMean } from '../kernels/maskedStatistics.js';
-import { flattenMatrix, type Matrix } from '../matrix.js';
-import { unknownNameError } from '../nameSuggestion.js';
-import { aggregateFlat, checkAggregation, type LossAggregation } from './aggregateLoss.js';
+import { AlgorithmInputError } from '../../src/errors.js';
+import { maskedMean } from '../../src/kernels/maskedStatistics.js';
+import { flattenMatrix, type Matrix } from '../../src/matrix.js';
+import { unknownNameError } from '../../src/nameSuggestion.js';
+import type { LossAggregation } from '../../src/losses/aggregation.js';
+import { aggregateFlat, checkAggregation } from './aggregateLoss.js';
 
 export type PolicyLossVariant = 'vanilla' | 'gspo' | 'cispo' | 'gpg';
 

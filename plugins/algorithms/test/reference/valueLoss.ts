@@ -1,7 +1,8 @@
-import { AlgorithmInputError } from '../errors.js';
-import { maskedMean } from '../kernels/maskedStatistics.js';
-import { flattenMatrix, type Matrix } from '../matrix.js';
-import { aggregateFlat, checkAggregation, type LossAggregation } from './aggregateLoss.js';
+import { AlgorithmInputError } from '../../src/errors.js';
+import { maskedMean } from '../../src/kernels/maskedStatistics.js';
+import { flattenMatrix, type Matrix } from '../../src/matrix.js';
+import type { LossAggregation } from '../../src/losses/aggregation.js';
+import { aggregateFlat, checkAggregation } from './aggregateLoss.js';
 
 export interface ValueLossInput {
   /** Current value predictions. */

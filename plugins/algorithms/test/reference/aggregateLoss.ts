@@ -1,8 +1,7 @@
-import { AlgorithmInputError } from '../errors.js';
-import { flattenMatrix, type Matrix } from '../matrix.js';
-import { unknownNameError } from '../nameSuggestion.js';
-
-export type LossAggregation = 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean' | 'seq-mean-token-sum-norm';
+import { AlgorithmInputError } from '../../src/errors.js';
+import { flattenMatrix, type Matrix } from '../../src/matrix.js';
+import { unknownNameError } from '../../src/nameSuggestion.js';
+import { LOSS_AGGREGATIONS, type LossAggregation } from '../../src/losses/aggregation.js';
 
 export interface FlatLoss {
   readonly loss: ArrayLike<number>;
@@ -68,8 +67,6 @@ const AGGREGATORS: Record<LossAggregation, Aggregator> = {
     return s / (factor ?? m.cols);
   },
 };
-
-export const LOSS_AGGREGATIONS = Object.keys(AGGREGATORS) as LossAggregation[];
 
 export function checkAggregation(mode: unknown, key: string): LossAggregation {
   if (typeof mode !== 'string' || !Object.prototype.hasOwnProperty.call(AGGREGATORS, mode)) {

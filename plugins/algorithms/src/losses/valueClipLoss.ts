@@ -1,6 +1,5 @@
 import type { TensorOps, ValueLossFunction, ValueLossInput } from '@drmas/core';
-import type { LossAggregation } from '../losses/aggregateLoss.js';
-import { aggregate } from './aggregateOps.js';
+import { aggregate, type LossAggregation } from './aggregation.js';
 
 export interface ValueLossSettings {
   /** veRL's `cliprange_value`: how far a prediction may move from the value the batch was estimated with. */

@@ -1,4 +1,4 @@
-import type { LossFunction, LossInput, LossOutput, TensorOps } from '@drmas/core';
+import { lossColumn, type LossColumn, type LossFunction, type LossInput, type LossOutput, type TensorOps } from '@drmas/core';
 import { AlgorithmInputError } from '../errors.js';
 
 /** The preference losses of TRL's DPOTrainer that `drmas dpo` and the online `dpo` update train with. */
@@ -33,8 +33,8 @@ export function checkDpoSettings(settings: DpoSettings): void {
 
 /**
  * Direct preference optimisation over pairs of rows, following TRL's `DPOTrainer` (`dpo_loss`). A micro-batch holds
- * whole pairs as adjacent rows; `advantages` marks each row's trained tokens +1 for the chosen response and -1 for the
- * rejected one (`preferenceBatch` lays them out so). A sequence's log-prob is the sum of its response tokens'
+ * whole pairs as adjacent rows; the `preference` column marks each row +1 for the chosen response and -1 for the
+ * rejected one (from the batch's `pairs`, as `preferenceBatch` lays them out). A sequence's log-prob is the sum of its response tokens'
  * log-probs (TRL's default); with the reference's sums, h = (chosen - ref chosen) - (rejected - ref rejected), and per
  * pair:
  *
@@ -48,6 +48,7 @@ export function checkDpoSettings(settings: DpoSettings): void {
  * `rewards/accuracies` (chosen reward above rejected), `rewards/margins`, `logps/chosen`, `logps/rejected`.
  */
 export class DpoLossFunction implements LossFunction {
+  readonly columns: readonly LossColumn[] = ['preference'];
   readonly needsReference = true;
   readonly pairedRows = true;
   private readonly eps: number;
@@ -65,9 +66,10 @@ export class DpoLossFunction implements LossFunction {
     if (!input.refLogProbs) throw new AlgorithmInputError('refLogProbs', 'the DPO loss needs reference log-probs');
     const { beta, variant } = this.settings;
     const mask = input.responseMask;
-    // Per row: 1 when its tokens are marked chosen (+1) or rejected (-1); padding rows (no token) count as neither.
-    const rowChosen = ops.greater(ops.sum(ops.mul(ops.greater(input.advantages, 0), mask), 1), 0);
-    const rowRejected = ops.greater(ops.sum(ops.mul(ops.less(input.advantages, 0), mask), 1), 0);
+    const preference = lossColumn(input, 'preference');
+    // Per row: 1 when it is the chosen (+1) or the rejected (-1) side; padding rows (no token) count as neither.
+    const rowChosen = ops.greater(ops.sum(ops.mul(ops.greater(preference, 0), mask), 1), 0);
+    const rowRejected = ops.greater(ops.sum(ops.mul(ops.less(preference, 0), mask), 1), 0);
     // Sums each adjacent pair of a per-row vector: [rows] -> [pairs].
     const perPair = (rowValues: T): T => ops.sum(ops.reshape(rowValues, [-1, 2]), 1);
     const split = (rowValues: T) => ({

@@ -1,4 +1,4 @@
-import { AlgorithmInputError } from '../errors.js';
+import { AlgorithmInputError } from '../../src/errors.js';
 
 /** Entropy of softmax(z): logsumexp(z) - sum softmax(z) z (veRL `entropy_from_logits`), stabilized by the max. */
 function entropyOf(z: ArrayLike<number>): number {
