@@ -1,6 +1,7 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Kernel } from '../kernel/Kernel.js';
+import { Secrets } from '../secrets/Secrets.js';
+import type { ApplyContext } from '../kernel/ApplyContext.js';
 import { Stage } from '../kernel/stages.js';
 import type { Plugin } from '../plugins/Plugin.js';
 import type { RegisterContext } from '../di/RegisterContext.js';
@@ -39,7 +40,7 @@ export class RunDirectoryPlugin implements Plugin {
     for (const file of CORE_RUN_FILES) ctx.bind(RunFile).toConstantValue(file);
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (run) => {
       this.runDir = run.runDir;
       createOutputDirectory(run.runDir, run.runDirKey ?? 'trainer.outputDir');
@@ -53,7 +54,7 @@ export class RunDirectoryPlugin implements Plugin {
         }
       }
       // The user's own config file keeps the credentials; this copy, which reports and archives read, does not.
-      writeFileSync(path.join(run.runDir, 'config.json'), `${JSON.stringify(kernel.secrets.config(), null, 2)}\n`);
+      writeFileSync(path.join(run.runDir, 'config.json'), `${JSON.stringify(kernel.get(Secrets).config(), null, 2)}\n`);
     });
   }
 }

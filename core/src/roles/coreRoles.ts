@@ -15,6 +15,7 @@ import { MetricsSink } from './MetricsSink.js';
 import { QuestionSet } from './QuestionSet.js';
 import { Roles } from './Roles.js';
 import { RunFile } from './RunFile.js';
+import { Rollouts } from './Rollouts.js';
 import { Tool } from './Tool.js';
 import { WorkerGroups } from './WorkerGroups.js';
 import { Secrets } from '../secrets/Secrets.js';
@@ -25,6 +26,7 @@ export function coreRoles(): Token<unknown>[] {
     ResolvedConfig,
     Secrets,
     Roles,
+    Rollouts,
     Agent,
     AdvantageEstimator,
     BatchInputSource,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { MetricsSink, RunFile, Stage, type Kernel, type Plugin, type RegisterContext, type TrainingBatch } from '@drmas/core';
+import { MetricsSink, RunFile, Stage, type ApplyContext, type Plugin, type RegisterContext, type TrainingBatch } from '@drmas/core';
 import { EventFileWriter } from '../events/EventFileWriter.js';
 import type { SummaryValue } from '../events/eventSchema.js';
 import { histogramValue, scalarValue, textValue } from '../events/summaries.js';
@@ -64,7 +64,7 @@ export class TensorBoardPlugin implements Plugin {
     });
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     const settings = () => kernel.config.tensorboard as TensorBoardSettings;
 
     kernel.hooks.setup.tap({ name: PLUGIN_NAME, stage: Stage.REPORT }, (run) => {
