@@ -184,11 +184,7 @@ export class WorkerGroupsService implements WorkerGroups {
       try {
         checkParamGroups(plan.model, trainer, plan.training);
         checkRollback(plan.model, trainer, plan.settings.spikeGuard as SpikeGuardSettings | undefined);
-        checkAgentDiagnostics(
-          plan.model,
-          trainer,
-          agentDiagnosticsSettings(this.config.trainer) !== undefined,
-        );
+        checkAgentDiagnostics(plan.model, trainer, agentDiagnosticsSettings(this.config.trainer) !== undefined);
       } catch (error) {
         trainer.dispose();
         throw error;
