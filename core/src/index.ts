@@ -39,6 +39,7 @@ export { EngineService, expectedTrainingFactory, rankEngines } from './engines/E
 export { EnginesPlugin } from './engines/EnginesPlugin.js';
 export { MetricsSink } from './roles/MetricsSink.js';
 export { RunFile } from './roles/RunFile.js';
+export { RunDirectoryLock } from './roles/RunDirectoryLock.js';
 export { Roles } from './roles/Roles.js';
 export { Rollouts, type RerunRequest } from './roles/Rollouts.js';
 export { coreRoles } from './roles/coreRoles.js';
@@ -248,7 +249,7 @@ export {
 } from './run/runLock.js';
 export { BYTE_SIZE, DEFAULT_MEMORY_SHARE, formatBytes, parseByteSize, resolveMemoryBudget, type MemoryBudget } from './run/memoryBudget.js';
 export { AdvantagePlugin } from './builtins/AdvantagePlugin.js';
-export { JsonlMetricsSink, RunDirectoryPlugin } from './builtins/RunDirectoryPlugin.js';
+export { JsonlMetricsSink, RunDirectoryPlugin, RunLockFile } from './builtins/RunDirectoryPlugin.js';
 
 export { main, BUILTIN_COMMANDS } from './cli/main.js';
 export { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand, type CliIO, type OptionSpec } from './cli/CliCommand.js';

@@ -10,6 +10,8 @@ import { readTrainerState } from '../run/checkpointLayout.js';
 import { createOutputDirectory } from '../run/outputDirectory.js';
 import { RunFile } from '../roles/RunFile.js';
 import { CORE_RUN_FILES, cutStepLines } from '../run/runFiles.js';
+import { RunDirectoryLock } from '../roles/RunDirectoryLock.js';
+import { acquireRunLock, RUN_LOCK_FILE, type RunLock } from '../run/runLock.js';
 
 const PLUGIN_NAME = 'drmas:run-directory';
 
@@ -22,8 +24,31 @@ export class JsonlMetricsSink implements MetricsSink {
   }
 }
 
+/** `run.lock` in the run directory: the folder this process writes, held from its claim until released. */
+export class RunLockFile implements RunDirectoryLock {
+  private held: { runDir: string; lock: RunLock } | undefined;
+
+  claim(runDir: string, key: string, log: (message: string) => void): boolean {
+    if (this.held?.runDir === runDir) return false;
+    this.release();
+    const lock = acquireRunLock(runDir, key);
+    if (lock.replaced) {
+      const { pid, startedAt } = lock.replaced;
+      log(`${RUN_LOCK_FILE}: process ${pid} (started ${startedAt}) no longer runs; its lock is replaced`);
+    }
+    this.held = { runDir, lock };
+    return true;
+  }
+
+  release(): void {
+    this.held?.lock.release();
+    this.held = undefined;
+  }
+}
+
 /**
- * Creates the run directory, writes the resolved config into it (its secret keys redacted) and records metrics to `metrics.jsonl`; on resume,
+ * Holds the run directory for this process (`run.lock`, the `RunDirectoryLock` the kernel claims at setup and
+ * releases at shutdown), creates it, writes the resolved config into it (its secret keys redacted) and records metrics to `metrics.jsonl`; on resume,
  * cuts the run's line files (metrics, eval, rollouts) to the checkpoint's step, so the run continues them exactly.
  */
 export class RunDirectoryPlugin implements Plugin {
@@ -38,6 +63,7 @@ export class RunDirectoryPlugin implements Plugin {
       },
     });
     for (const file of CORE_RUN_FILES) ctx.bind(RunFile).toConstantValue(file);
+    ctx.bind(RunDirectoryLock).toConstantValue(new RunLockFile());
   }
 
   apply(kernel: ApplyContext): void {

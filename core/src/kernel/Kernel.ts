@@ -31,7 +31,7 @@ import { Rollouts } from '../roles/Rollouts.js';
 import { processMemory } from './processMemory.js';
 import { ADVANTAGE_PLUGIN_NAME } from '../builtins/AdvantagePlugin.js';
 import { planEvaluation, planRun, type RunPlan } from '../run/runDirectory.js';
-import { acquireRunLock, RUN_LOCK_FILE, type RunLock } from '../run/runLock.js';
+import { RunDirectoryLock } from '../roles/RunDirectoryLock.js';
 import { setAsideEarlierRun, setAsideLaterCheckpoints } from '../run/runFiles.js';
 import { WorkerGroups } from '../roles/WorkerGroups.js';
 import { ConfigSecrets, Secrets, type SecretEnv } from '../secrets/Secrets.js';
@@ -129,8 +129,6 @@ export class Kernel implements Roles {
   private configSecrets: Secrets | undefined;
   /** The step the hooks are called for (0: the evaluation before the first step), for errors taps throw. */
   private activeStep: number | undefined;
-  /** The run directory this kernel holds the lock of, from `setup` (or `run`, `evaluate`) to `shutdown`. */
-  private claimed: { runDir: string; lock: RunLock } | undefined;
   /** Where a config key was set (a file, or a `--set` argument); undefined for CLI options and places in data files. */
   readonly locate: (key: string) => string | undefined;
   /** The config layer that set a key: a file path, `preset <name>`, `--set <text>`; undefined when none did. */
@@ -436,33 +434,22 @@ export class Kernel implements Roles {
   }
 
   /**
-   * Claims the run directory for this process (RUN_DIR_IN_USE while another run writes it), saying when it replaces a
-   * killed run's lock. Returns whether this call claimed it: not when the kernel holds it already (`run` claims before
-   * it moves an earlier run aside, then calls `setup`).
+   * Claims the run directory through the run-directory plugin's `RunDirectoryLock` (none bound: nothing to claim).
+   * Returns whether this call claimed it: not when the kernel holds it already (`run` claims before it moves an earlier
+   * run aside, then calls `setup`).
    */
   private claimRunDir(runDir: string, key: string, log: (message: string) => void): boolean {
-    const dir = path.resolve(this.cwd, runDir);
-    if (this.claimed?.runDir === dir) return false;
-    this.releaseRunDir();
-    // A kernel whose plugins write no run files (no RunDirectoryPlugin: a custom loop, a test) has no folder to claim.
-    if (this.getAll(RunFile).length === 0) return false;
-    let lock: RunLock;
+    const lock = this.getAll(RunDirectoryLock)[0];
+    if (!lock) return false;
     try {
-      lock = acquireRunLock(dir, key);
+      return lock.claim(path.resolve(this.cwd, runDir), key, log);
     } catch (error) {
       throw DrmasError.is(error) ? error.locatedIn(this.locate(key)) : error;
     }
-    if (lock.replaced) {
-      const { pid, startedAt } = lock.replaced;
-      log(`${RUN_LOCK_FILE}: process ${pid} (started ${startedAt}) no longer runs; its lock is replaced`);
-    }
-    this.claimed = { runDir: dir, lock };
-    return true;
   }
 
   private releaseRunDir(): void {
-    this.claimed?.lock.release();
-    this.claimed = undefined;
+    this.getAll(RunDirectoryLock)[0]?.release();
   }
 
   /**

@@ -15,6 +15,7 @@ import { MetricsSink } from './MetricsSink.js';
 import { QuestionSet } from './QuestionSet.js';
 import { Roles } from './Roles.js';
 import { RunFile } from './RunFile.js';
+import { RunDirectoryLock } from './RunDirectoryLock.js';
 import { Rollouts } from './Rollouts.js';
 import { Tool } from './Tool.js';
 import { WorkerGroups } from './WorkerGroups.js';
@@ -27,6 +28,7 @@ export function coreRoles(): Token<unknown>[] {
     Secrets,
     Roles,
     Rollouts,
+    RunDirectoryLock,
     Agent,
     AdvantageEstimator,
     BatchInputSource,
