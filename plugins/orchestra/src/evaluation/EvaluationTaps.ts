@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { z, type Environment, type EvalContext, type ApplyContext, type Metrics } from '@drmas/core';
+import { z, type Environment, type EvalContext, type ApplyContext, type Metrics, type Plugin } from '@drmas/core';
 import { evaluateSamples } from '@drmas/plugin-algorithms';
 import { evaluateEpisodes, EVAL_SAMPLING } from '../rollout/evaluateEpisodes.js';
 import type { EpisodeRunner } from '../rollout/OrchestraRunner.js';
@@ -28,7 +28,9 @@ export type EvalSettings = z.output<typeof evalSection>;
  * reported as `val/avg@k`, `val/pass@k`, the same per data source, and per-agent turn statistics; each evaluation
  * is also appended to `eval.jsonl` in the run directory.
  */
-export class EvaluationTaps {
+export class EvaluationTaps implements Plugin<unknown, { eval: typeof evalSection }> {
+  readonly name = TAP_NAME;
+
   constructor(private readonly workflow: () => { environment(): Environment; runner(): EpisodeRunner }) {}
 
   apply(kernel: ApplyContext<OrchestraConfig>): void {

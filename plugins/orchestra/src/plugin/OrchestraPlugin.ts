@@ -68,6 +68,14 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
   readonly configSchema = orchestraSchema;
   private readonly evaluation = new EvaluationTaps(() => this.workflow());
   private readonly rewards = new RewardAllocationPlugin((agentId) => this.workflow().invalidPenalty(agentId));
+  /**
+   * The orchestra's features that are plugins of their own, registered and applied after its own bindings and taps:
+   * the reward allocators (`orchestra:reward`) and evaluation on the held-out split (`orchestra:evaluate`).
+   */
+  private readonly builtins: ReadonlyArray<Pick<Plugin<unknown, typeof orchestraSchema>, 'name' | 'register' | 'apply'>> = [
+    this.rewards,
+    this.evaluation,
+  ];
   private kernelRef?: ApplyContext<OrchestraConfig>;
   private cursor = 0;
   private rollouts = 0;
@@ -116,7 +124,7 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
       getState: () => this.getState(),
       setState: (state) => this.setState(state as OrchestraState),
     });
-    this.rewards.register(ctx);
+    for (const builtin of this.builtins) builtin.register?.(ctx);
   }
 
   apply(kernel: ApplyContext<OrchestraConfig>): void {
@@ -150,8 +158,7 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
     });
     kernel.hooks.rollout.tapPromise(PLUGIN_NAME, (step) => this.rollout(step));
     kernel.hooks.rerun.tapPromise(PLUGIN_NAME, (request, step) => this.rerun(request, step));
-    this.rewards.apply(kernel);
-    this.evaluation.apply(kernel);
+    for (const builtin of this.builtins) builtin.apply?.(kernel);
   }
 
   /** One rollout: the next tasks of the training source, n episodes each, as a RolloutBatch. */
