@@ -19,10 +19,13 @@ export { DrmasError, type DrmasErrorCode, type DrmasErrorDetails } from './error
 export { closestMatches, didYouMean, editDistance } from './errors/didYouMean.js';
 
 export { Kernel, type KernelOptions, type RunOptions, type SetupOptions } from './kernel/Kernel.js';
+export type { ApplyContext } from './kernel/ApplyContext.js';
+export { RolloutService } from './kernel/RolloutService.js';
 export { createKernel, type KernelSetup } from './kernel/createKernel.js';
 export { createKernelHooks, HOOK_NAMES, type HookName, type KernelHooks } from './kernel/KernelHooks.js';
 export { Stage, type StageName } from './kernel/stages.js';
 export { TimingInterceptor } from './kernel/TimingInterceptor.js';
+export { TapLedger, type TapRecord } from './kernel/TapLedger.js';
 export { attributeTapError, PluginErrorInterceptor, type TapFailure, type TapOwner } from './kernel/PluginErrorInterceptor.js';
 
 export { createToken, isToken, serviceIdentifier, type ServiceKey, type Token } from './di/Token.js';
@@ -36,7 +39,9 @@ export { EngineService, expectedTrainingFactory, rankEngines } from './engines/E
 export { EnginesPlugin } from './engines/EnginesPlugin.js';
 export { MetricsSink } from './roles/MetricsSink.js';
 export { RunFile } from './roles/RunFile.js';
+export { RunDirectoryLock } from './roles/RunDirectoryLock.js';
 export { Roles } from './roles/Roles.js';
+export { Rollouts, type RerunRequest } from './roles/Rollouts.js';
 export { coreRoles } from './roles/coreRoles.js';
 export { BATCH_INPUTS, BatchInputSource, type BatchInput } from './roles/BatchInputSource.js';
 export { Checkpointable } from './roles/Checkpointable.js';
@@ -76,6 +81,7 @@ export {
   type UserConfig,
 } from './config/UserConfig.js';
 export { ResolvedConfig, type AgentSettings, type ModelSettings } from './config/ResolvedConfig.js';
+export type { ConfigSchema, PluginConfig } from './config/PluginConfig.js';
 export { resolveConfig, type ConfigResolution, type ResolveConfigOptions } from './config/resolveConfig.js';
 export { CONFIG_SEARCH_PLACES, loadConfigFile } from './config/ConfigFile.js';
 export { coerceOverride, parseOverride, type Override } from './config/overrides.js';
@@ -247,7 +253,7 @@ export {
 } from './run/runLock.js';
 export { BYTE_SIZE, DEFAULT_MEMORY_SHARE, formatBytes, parseByteSize, resolveMemoryBudget, type MemoryBudget } from './run/memoryBudget.js';
 export { AdvantagePlugin } from './builtins/AdvantagePlugin.js';
-export { JsonlMetricsSink, RunDirectoryPlugin } from './builtins/RunDirectoryPlugin.js';
+export { JsonlMetricsSink, RunDirectoryPlugin, RunLockFile } from './builtins/RunDirectoryPlugin.js';
 
 export { main, BUILTIN_COMMANDS } from './cli/main.js';
 export { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand, type CliIO, type OptionSpec } from './cli/CliCommand.js';

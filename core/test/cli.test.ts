@@ -69,7 +69,7 @@ describe('drmas CLI', () => {
     expect(report.hooks.advantage?.map((t) => t.name)).toEqual(['drmas:advantage']);
     expect(report.hooks.validate?.map((t) => t.name)).toEqual(['drmas:advantage']);
     expect(report.hooks.rollout).toEqual([{ name: 'team', type: 'promise', stage: 0 }]);
-    expect(Object.keys(report.hooks)).toHaveLength(13);
+    expect(Object.keys(report.hooks)).toHaveLength(15);
     expect(report.roles.Agent?.entries).toEqual([{ name: 'solver', plugin: 'team' }]);
     expect(report.roles.AdvantageEstimator).toEqual({
       label: 'advantage estimator',

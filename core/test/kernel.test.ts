@@ -1,6 +1,17 @@
 import { describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { AdvantagePlugin, DrmasError, HOOK_NAMES, Kernel, Stage, type LoadedPlugin, type Plugin, type RolloutBatch } from '@drmas/core';
+import {
+  AdvantagePlugin,
+  DrmasError,
+  HOOK_NAMES,
+  Kernel,
+  Rollouts,
+  Stage,
+  type LoadedPlugin,
+  type Plugin,
+  type RerunRequest,
+  type RolloutBatch,
+} from '@drmas/core';
 import { kernelConfig } from './kernelConfig.js';
 
 function loaded(plugin: Plugin): LoadedPlugin {
@@ -98,9 +109,11 @@ describe('Kernel', () => {
       'setup',
       'beforeStep',
       'rollout',
+      'rerun',
       'afterRollout',
       'reward',
       'advantage',
+      'updatePhase',
       'update',
       'afterStep',
       'evaluate',
@@ -199,6 +212,32 @@ describe('Kernel', () => {
     const own = new Kernel();
     own.configure(kernelConfig(1), [loaded(new AdvantagePlugin()), loaded(trainerOnly), loaded(recorder([]))]);
     await expect(own.run({ runDir: '/nonexistent', log: () => {} })).resolves.toMatchObject({ runDir: '/nonexistent' });
+  });
+
+  test("tapsOf lists a hook's taps in the order it calls them: by stage, a `before` tap ahead of those it names, then as added", async () => {
+    const called: string[] = [];
+    const kernel = new Kernel();
+    const tap = (options: { name: string; stage?: number; before?: string }) =>
+      kernel.hooks.setup.tap(options, () => {
+        called.push(options.name);
+      });
+    tap({ name: 'a' });
+    tap({ name: 'b', stage: Stage.REPORT });
+    tap({ name: 'c', stage: Stage.FIRST });
+    tap({ name: 'd', before: 'a' });
+    tap({ name: 'e' });
+    kernel.hooks.setup.tapPromise({ name: 'f', stage: Stage.FIRST, before: 'c' }, async () => {
+      called.push('f');
+    });
+    // Worked by hand from tapable's rules: d goes ahead of a (after c, of a lower stage), e after a (b's stage is
+    // higher), f ahead of c (and so of everything).
+    const expected = ['f', 'c', 'd', 'a', 'e', 'b'];
+    expect(kernel.tapsOf('setup').map((t) => t.name)).toEqual(expected);
+    expect(kernel.tapsOf('setup')[0]).toEqual({ name: 'f', type: 'promise', stage: Stage.FIRST });
+    await kernel.hooks.setup.promise({} as never);
+    expect(called).toEqual(expected);
+    expect(kernel.tapsOf('rollout')).toEqual([]);
+    expect(kernel.hasTaps('setup') && !kernel.hasTaps('rollout')).toBe(true);
   });
 
   test('stages order taps regardless of registration order', async () => {
@@ -348,5 +387,151 @@ describe('Kernel', () => {
     kernel.configure(kernelConfig(5), [loaded(recorder(calls)), loaded(stopper)]);
     await kernel.run({ runDir: '/nonexistent', signal: controller.signal });
     expect(calls.filter((c) => c.startsWith('rollout'))).toEqual(['rollout:1']);
+  });
+});
+
+describe('Rollouts: every rollout of a step goes through the kernel', () => {
+  test("a plugin asking for another round gets the producer's next batch at the same step; the kernel counts both", async () => {
+    const calls: string[] = [];
+    const again: Plugin = {
+      name: 'again',
+      apply(k) {
+        k.hooks.afterRollout.tapPromise({ name: 'again', stage: Stage.FIRST }, async (first, step) => {
+          const second = await k.get(Rollouts).next(step);
+          return { trajectories: [...first.trajectories, ...second.trajectories], metrics: first.metrics };
+        });
+      },
+    };
+    const kernel = new Kernel();
+    kernel.configure(kernelConfig(1), [loaded(recorder(calls)), loaded(again)]);
+    await kernel.run({ runDir: '/nonexistent' });
+    // Two rounds of the recorder's batch (t0 solver + verifier, t1 solver): wg-a gets 4 rows, wg-b 2.
+    expect(calls.filter((c) => /^(rollout|update)/.test(c))).toEqual(['rollout:1', 'rollout:1', 'update:wg-a:4', 'update:wg-b:2']);
+  });
+
+  test('a rollout tap asking for a rollout while producing one is refused rather than recursing', async () => {
+    const greedy: Plugin = {
+      name: 'greedy',
+      apply(k) {
+        k.hooks.rollout.tapPromise('greedy', (step) => k.get(Rollouts).next(step));
+      },
+    };
+    const kernel = new Kernel();
+    kernel.configure(kernelConfig(1), [loaded(greedy)]);
+    await expect(kernel.run({ runDir: '/nonexistent', log: () => {} })).rejects.toMatchObject({
+      code: 'PLUGIN_INVALID',
+      message: expect.stringContaining('asked for a rollout of step 1 while producing one'),
+    });
+  });
+
+  test("rerun hands the request to the rerun hook's first tap returning a batch, and says so when none does", async () => {
+    const requests: RerunRequest[] = [];
+    const results: RolloutBatch[] = [];
+    const request: RerunRequest = { taskIds: ['x'], samplesPerTask: 1, seed: 0, label: 'greedy', sampling: { temperature: 0 } };
+    const asker: Plugin = {
+      name: 'asker',
+      apply(k) {
+        k.hooks.advantage.tapPromise('asker', async (_batch, step) => {
+          results.push(await k.get(Rollouts).rerun(request, step));
+        });
+      },
+    };
+    const rerunner: Plugin = {
+      name: 'rerunner',
+      apply(k) {
+        k.hooks.rerun.tapPromise('rerunner', async (r) => {
+          requests.push(r);
+          return { trajectories: [], metrics: { reran: r.taskIds.length } };
+        });
+      },
+    };
+    const kernel = new Kernel();
+    kernel.configure(kernelConfig(1), [loaded(recorder([])), loaded(asker), loaded(rerunner)]);
+    expect(kernel.get(Rollouts).reruns()).toBe(true);
+    await kernel.run({ runDir: '/nonexistent' });
+    expect(requests).toEqual([request]);
+    expect(results).toEqual([{ trajectories: [], metrics: { reran: 1 } }]);
+
+    const alone = new Kernel();
+    alone.configure(kernelConfig(1), [loaded(recorder([])), loaded(asker)]);
+    expect(alone.get(Rollouts).reruns()).toBe(false);
+    await expect(alone.run({ runDir: '/nonexistent', log: () => {} })).rejects.toMatchObject({
+      code: 'NO_ROLLOUT',
+      message: expect.stringContaining(
+        'nothing ran the greedy episodes of step 1: no plugin re-runs the episodes of a step (the rerun hook has no tap)',
+      ),
+    });
+  });
+});
+
+describe('updatePhase: one plugin may own the order of the whole update phase', () => {
+  const phase = (owns: boolean, calls: string[]): Plugin => ({
+    name: 'phase',
+    apply(k) {
+      k.hooks.updatePhase.tapPromise('phase', async (batch) => {
+        calls.push(
+          `updatePhase:${batch
+            .workerGroups()
+            .map((g) => g.workerGroupId)
+            .join(',')}`,
+        );
+        return owns ? true : undefined;
+      });
+    },
+  });
+
+  test('a tap returning true has updated every group: update is not called', async () => {
+    const calls: string[] = [];
+    const kernel = new Kernel();
+    kernel.configure(kernelConfig(2), [loaded(recorder(calls)), loaded(phase(true, calls))]);
+    await kernel.run({ runDir: '/nonexistent' });
+    expect(calls.filter((c) => c.startsWith('update'))).toEqual(['updatePhase:wg-a,wg-b', 'updatePhase:wg-a,wg-b']);
+  });
+
+  test('a tap returning nothing leaves the phase to update, once per worker group', async () => {
+    const calls: string[] = [];
+    const kernel = new Kernel();
+    kernel.configure(kernelConfig(1), [loaded(recorder(calls)), loaded(phase(false, calls))]);
+    await kernel.run({ runDir: '/nonexistent' });
+    expect(calls.filter((c) => c.startsWith('update'))).toEqual(['updatePhase:wg-a,wg-b', 'update:wg-a:2', 'update:wg-b:1']);
+  });
+});
+
+describe("apply gets the kernel's hooks, config and lookups, not the kernel", () => {
+  test('a plugin reading a member of the whole kernel in apply fails naming the plugin, the member and what to use', () => {
+    const old: Plugin = {
+      name: 'old-style',
+      apply(k) {
+        (k as unknown as Kernel).container.isBound('x');
+      },
+    };
+    const kernel = new Kernel();
+    let error: unknown;
+    try {
+      kernel.configure(kernelConfig(1), [loaded(old)]);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'PLUGIN_INVALID', key: 'plugins[0]', file: 'test' });
+    expect((error as Error).message).toContain('plugin "old-style" (plugins[0]): apply() reads kernel.container');
+    expect((error as DrmasError).hint).toContain('bind in register(ctx)');
+  });
+
+  test('what apply uses of the kernel works: hooks, config, lookups', async () => {
+    const seen: unknown[] = [];
+    const reader: Plugin = {
+      name: 'reader',
+      apply(k) {
+        seen.push(
+          k.config.trainer.steps,
+          typeof k.get(Rollouts).next,
+          k.tapsOf('rollout').map((t) => t.name),
+          Object.isFrozen(k),
+        );
+      },
+    };
+    const kernel = new Kernel();
+    kernel.configure(kernelConfig(2), [loaded(recorder([])), loaded(reader)]);
+    expect(seen).toEqual([2, 'function', ['recorder'], true]);
   });
 });

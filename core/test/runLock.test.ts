@@ -9,7 +9,9 @@ import {
   DrmasError,
   Kernel,
   RUN_LOCK_FILE,
+  RunDirectoryLock,
   RunDirectoryPlugin,
+  RunFile,
   runLockHolder,
   type LoadedPlugin,
   type Plugin,
@@ -198,5 +200,49 @@ describe('Kernel.run and the run lock', () => {
     await expect(k.setup({ runDir: dir, log: () => {} })).rejects.toThrow('no model');
     expect(runLockHolder(dir)).toBeUndefined();
     expect(readdirSync(dir)).not.toContain(RUN_LOCK_FILE);
+  });
+
+  test("the lock is the run-directory plugin's: without it nothing is claimed; with it the kernel claims through it", async () => {
+    const writesFiles: Plugin = {
+      name: 'writes-files',
+      register: (ctx) => {
+        ctx.bind(RunFile).toConstantValue({ path: 'own.jsonl', kind: 'steps' });
+      },
+      apply(k) {
+        k.hooks.rollout.tapPromise('writes-files', async () => ({ trajectories: [], metrics: {} }));
+      },
+    };
+    const bare = project.path('kernel-no-run-directory');
+    const alone = new Kernel();
+    alone.configure(kernelConfig(1), [loaded(new AdvantagePlugin()), loaded(writesFiles)]);
+    expect(alone.getAll(RunDirectoryLock)).toEqual([]);
+    await alone.setup({ runDir: bare, log: () => {} });
+    expect(runLockHolder(bare)).toBeUndefined();
+    await alone.shutdown();
+
+    const claims: string[] = [];
+    let held: string | undefined;
+    const recorded: Plugin = {
+      name: 'recorded-lock',
+      register: (ctx) => {
+        ctx.bind(RunDirectoryLock).toConstantValue({
+          claim: (dir, key) => {
+            claims.push(`claim ${path.relative(project.dir, dir)} ${key}${held === dir ? ' (held)' : ''}`);
+            if (held === dir) return false;
+            held = dir;
+            return true;
+          },
+          release: () => {
+            claims.push('release');
+            held = undefined;
+          },
+        });
+      },
+    };
+    const k = new Kernel();
+    k.configure(kernelConfig(1), [loaded(new AdvantagePlugin()), loaded(recorded), loaded(emptyRollouts)]);
+    await k.run({ runDir: project.path('kernel-recorded'), log: () => {} });
+    // `run` claims before it moves an earlier run aside; its `setup` finds the folder held; the end of the run lets go.
+    expect(claims).toEqual(['claim kernel-recorded --run-dir', 'claim kernel-recorded --run-dir (held)', 'release']);
   });
 });

@@ -1,7 +1,7 @@
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
 import type { TrainingBatch } from '../data/TrainingBatch.js';
 import { DrmasError } from '../errors/DrmasError.js';
-import type { Kernel } from '../kernel/Kernel.js';
+import type { ApplyContext } from '../kernel/ApplyContext.js';
 import type { Plugin } from '../plugins/Plugin.js';
 import { BATCH_INPUT_HINTS, BATCH_INPUTS, BatchInputSource, type BatchInput } from '../roles/BatchInputSource.js';
 import { AdvantageEstimator, type AdvantageScope } from '../roles/AdvantageEstimator.js';
@@ -67,7 +67,7 @@ function scopes(batch: TrainingBatch, config: ResolvedConfig): Map<string, Advan
 export class AdvantagePlugin implements Plugin {
   readonly name = PLUGIN_NAME;
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     const estimatorOf = (choice: EstimatorChoice) => kernel.getNamed(AdvantageEstimator, choice.name, choice.key);
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       const supplied = kernel.namesOf(BatchInputSource);

@@ -1,6 +1,7 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Kernel } from '../kernel/Kernel.js';
+import { Secrets } from '../secrets/Secrets.js';
+import type { ApplyContext } from '../kernel/ApplyContext.js';
 import { Stage } from '../kernel/stages.js';
 import type { Plugin } from '../plugins/Plugin.js';
 import type { RegisterContext } from '../di/RegisterContext.js';
@@ -9,6 +10,8 @@ import { readTrainerState } from '../checkpoint/checkpointLayout.js';
 import { createOutputDirectory } from '../run/outputDirectory.js';
 import { RunFile } from '../roles/RunFile.js';
 import { CORE_RUN_FILES, cutStepLines } from '../run/runFiles.js';
+import { RunDirectoryLock } from '../roles/RunDirectoryLock.js';
+import { acquireRunLock, RUN_LOCK_FILE, type RunLock } from '../run/runLock.js';
 
 const PLUGIN_NAME = 'drmas:run-directory';
 
@@ -21,8 +24,31 @@ export class JsonlMetricsSink implements MetricsSink {
   }
 }
 
+/** `run.lock` in the run directory: the folder this process writes, held from its claim until released. */
+export class RunLockFile implements RunDirectoryLock {
+  private held: { runDir: string; lock: RunLock } | undefined;
+
+  claim(runDir: string, key: string, log: (message: string) => void): boolean {
+    if (this.held?.runDir === runDir) return false;
+    this.release();
+    const lock = acquireRunLock(runDir, key);
+    if (lock.replaced) {
+      const { pid, startedAt } = lock.replaced;
+      log(`${RUN_LOCK_FILE}: process ${pid} (started ${startedAt}) no longer runs; its lock is replaced`);
+    }
+    this.held = { runDir, lock };
+    return true;
+  }
+
+  release(): void {
+    this.held?.lock.release();
+    this.held = undefined;
+  }
+}
+
 /**
- * Creates the run directory, writes the resolved config into it (its secret keys redacted) and records metrics to `metrics.jsonl`; on resume,
+ * Holds the run directory for this process (`run.lock`, the `RunDirectoryLock` the kernel claims at setup and
+ * releases at shutdown), creates it, writes the resolved config into it (its secret keys redacted) and records metrics to `metrics.jsonl`; on resume,
  * cuts the run's line files (metrics, eval, rollouts) to the checkpoint's step, so the run continues them exactly.
  */
 export class RunDirectoryPlugin implements Plugin {
@@ -37,9 +63,10 @@ export class RunDirectoryPlugin implements Plugin {
       },
     });
     for (const file of CORE_RUN_FILES) ctx.bind(RunFile).toConstantValue(file);
+    ctx.bind(RunDirectoryLock).toConstantValue(new RunLockFile());
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (run) => {
       this.runDir = run.runDir;
       createOutputDirectory(run.runDir, run.runDirKey ?? 'trainer.outputDir');
@@ -53,7 +80,7 @@ export class RunDirectoryPlugin implements Plugin {
         }
       }
       // The user's own config file keeps the credentials; this copy, which reports and archives read, does not.
-      writeFileSync(path.join(run.runDir, 'config.json'), `${JSON.stringify(kernel.secrets.config(), null, 2)}\n`);
+      writeFileSync(path.join(run.runDir, 'config.json'), `${JSON.stringify(kernel.get(Secrets).config(), null, 2)}\n`);
     });
   }
 }

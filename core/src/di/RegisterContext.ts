@@ -7,11 +7,11 @@ import type { ServiceKey, Token } from './Token.js';
  * What a plugin's `register` receives: the load options of the plugin's own inversify `ContainerModule`, with every
  * binding recorded under the plugin's name (for messages and `drmas info`).
  */
-export interface RegisterContext {
+export interface RegisterContext<C extends ResolvedConfig = ResolvedConfig> {
   /** The registering plugin. */
   readonly plugin: string;
-  /** The run's config (as the `configure` hook leaves it, when read after it). */
-  readonly config: ResolvedConfig;
+  /** The run's config (as the `configure` hook leaves it, when read after it), typed by the plugin's schema. */
+  readonly config: C;
   /**
    * Binds a single role (one binding expected), adds to an open role (read with `getAll` / `@multiInject`), or binds a
    * class of the plugin's own (`ctx.bind(WorkerGroupsService).toSelf().inSingletonScope()`).

@@ -21,13 +21,17 @@ import { coreRoles } from '../roles/coreRoles.js';
 import { MetricsSink } from '../roles/MetricsSink.js';
 import { RunFile } from '../roles/RunFile.js';
 import { Roles } from '../roles/Roles.js';
-import { createKernelHooks, type KernelHooks } from './KernelHooks.js';
+import { createKernelHooks, type HookName, type KernelHooks } from './KernelHooks.js';
 import { PluginErrorInterceptor } from './PluginErrorInterceptor.js';
 import { TimingInterceptor } from './TimingInterceptor.js';
+import { TapLedger, type TapRecord } from './TapLedger.js';
+import { RolloutService } from './RolloutService.js';
+import type { ApplyContext } from './ApplyContext.js';
+import { Rollouts } from '../roles/Rollouts.js';
 import { processMemory } from './processMemory.js';
 import { ADVANTAGE_PLUGIN_NAME } from '../builtins/AdvantagePlugin.js';
 import { planEvaluation, planRun, type RunPlan } from '../run/runDirectory.js';
-import { acquireRunLock, RUN_LOCK_FILE, type RunLock } from '../run/runLock.js';
+import { RunDirectoryLock } from '../roles/RunDirectoryLock.js';
 import { setAsideEarlierRun, setAsideLaterCheckpoints } from '../run/runFiles.js';
 import { WorkerGroups } from '../roles/WorkerGroups.js';
 import { ConfigSecrets, Secrets, type SecretEnv } from '../secrets/Secrets.js';
@@ -73,6 +77,26 @@ export interface KernelOptions {
 
 const CONFIG_KEY = /^[A-Za-z_$][\w$-]*(?:[.[]|$)/;
 
+const DRIVEN_BY_CALLER = 'apply taps hooks; the code that made the kernel (createKernel) drives it';
+/** The kernel's members that `apply` does not get, and what a plugin uses instead. */
+const KERNEL_ONLY: Readonly<Record<string, string>> = Object.freeze({
+  container: 'bind in register(ctx), then resolve with kernel.get(token) (or inject it into a class of yours)',
+  ledger: 'kernel.namesOf(token) lists the names registered for a role, kernel.tapsOf(hook) the taps of a hook',
+  modules: 'kernel.namesOf(token) lists the names registered for a role',
+  agents: 'register agent classes in register(ctx) with ctx.agents.register',
+  plugins: 'kernel.config.plugins names the plugins the config lists',
+  locate: 'kernel.originOf(key) says which file, preset or --set set a key',
+  secrets: 'resolve the Secrets role: kernel.get(Secrets)',
+  hasTaps: 'kernel.tapsOf(hook).length',
+  configure: DRIVEN_BY_CALLER,
+  setup: DRIVEN_BY_CALLER,
+  shutdown: DRIVEN_BY_CALLER,
+  run: DRIVEN_BY_CALLER,
+  step: DRIVEN_BY_CALLER,
+  evaluate: DRIVEN_BY_CALLER,
+  runContext: DRIVEN_BY_CALLER,
+});
+
 function logToStderr(message: string): void {
   process.stderr.write(`drmas: ${message}\n`);
 }
@@ -93,13 +117,18 @@ export class Kernel implements Roles {
   readonly cwd: string;
   readonly configFile: string | undefined;
   private readonly timing = new TimingInterceptor();
+  private readonly tapLedger = new TapLedger();
+  /** Every rollout of a step goes through it: the kernel's own and the further ones plugins ask for. */
+  private readonly rollouts = new RolloutService(
+    this.hooks,
+    (hook) => this.tapsOf(hook),
+    () => this.configFile,
+  );
   private resolvedConfig: ResolvedConfig | undefined;
   private readonly schema: ZodType | undefined;
   private configSecrets: Secrets | undefined;
   /** The step the hooks are called for (0: the evaluation before the first step), for errors taps throw. */
   private activeStep: number | undefined;
-  /** The run directory this kernel holds the lock of, from `setup` (or `run`, `evaluate`) to `shutdown`. */
-  private claimed: { runDir: string; lock: RunLock } | undefined;
   /** Where a config key was set (a file, or a `--set` argument); undefined for CLI options and places in data files. */
   readonly locate: (key: string) => string | undefined;
   /** The config layer that set a key: a file path, `preset <name>`, `--set <text>`; undefined when none did. */
@@ -117,6 +146,7 @@ export class Kernel implements Roles {
     this.absentPlugins = options.absentPlugins ?? [];
     this.schema = options.schema;
     this.timing.install(this.hooks);
+    this.tapLedger.install(this.hooks);
     new PluginErrorInterceptor(
       () => this.activeStep,
       this.locate,
@@ -125,6 +155,7 @@ export class Kernel implements Roles {
     ).install(this.hooks);
     this.container.bind(AgentRegistry).toConstantValue(this.agents);
     this.container.bind(Roles.id).toConstantValue(this);
+    this.container.bind(Rollouts.id).toConstantValue(this.rollouts);
   }
 
   get config(): ResolvedConfig {
@@ -163,7 +194,7 @@ export class Kernel implements Roles {
     }
     for (const loaded of plugins) {
       const apply = loaded.plugin.apply?.bind(loaded.plugin);
-      if (apply) this.guard(loaded, 'apply', () => apply(this));
+      if (apply) this.guard(loaded, 'apply', () => apply(this.applyContext(loaded)));
     }
     this.resolvedConfig = this.hooks.configure.call(config);
     this.hooks.validate.call(this.resolvedConfig);
@@ -241,9 +272,14 @@ export class Kernel implements Roles {
     });
   }
 
+  /** The taps of `hook` in the order it calls them, as the kernel recorded them when they were added. */
+  tapsOf(hook: HookName): TapRecord[] {
+    return this.tapLedger.of(hook);
+  }
+
   /** Whether any plugin tapped `hook` (tapable's `isUsed` also counts the kernel's own interceptors). */
-  hasTaps(hook: keyof KernelHooks): boolean {
-    return (this.hooks[hook] as unknown as { taps: unknown[] }).taps.length > 0;
+  hasTaps(hook: HookName): boolean {
+    return this.tapLedger.of(hook).length > 0;
   }
 
   namesOf(token: Token<unknown>): string[] {
@@ -359,24 +395,13 @@ export class Kernel implements Roles {
     const started = performance.now();
     try {
       await this.hooks.beforeStep.promise(context);
-      let rollout = await this.hooks.rollout.promise(context);
-      if (!rollout) {
-        const taps = (this.hooks.rollout as unknown as { taps: Array<{ name: string }> }).taps.map((t) => t.name);
-        throw new DrmasError(
-          'NO_ROLLOUT',
-          `no plugin produced a rollout batch at step ${step}: ${taps.length ? `the rollout hook's taps (${taps.join(', ')}) returned nothing` : 'the rollout hook has no tap'}`,
-          {
-            key: 'presets',
-            file: this.configFile,
-            hint: 'add a preset with an orchestra (e.g. "math") or a plugin whose rollout tap returns a batch',
-          },
-        );
-      }
+      let rollout = await this.rollouts.next(context);
       rollout = await this.hooks.afterRollout.promise(rollout, context);
       rollout = await this.hooks.reward.promise(rollout, context);
       const batch = TrainingBatch.fromTrajectories(rollout.trajectories);
       await this.hooks.advantage.promise(batch, context);
-      for (const group of batch.workerGroups()) await this.hooks.update.promise(group, context);
+      const phaseOwned = this.hasTaps('updatePhase') && (await this.hooks.updatePhase.promise(batch, context)) === true;
+      if (!phaseOwned) for (const group of batch.workerGroups()) await this.hooks.update.promise(group, context);
       const result: StepResult = { step, rollout, batch, metrics, context };
       await this.hooks.afterStep.promise(result);
       const { every, atEnd } = this.config.eval;
@@ -409,33 +434,22 @@ export class Kernel implements Roles {
   }
 
   /**
-   * Claims the run directory for this process (RUN_DIR_IN_USE while another run writes it), saying when it replaces a
-   * killed run's lock. Returns whether this call claimed it: not when the kernel holds it already (`run` claims before
-   * it moves an earlier run aside, then calls `setup`).
+   * Claims the run directory through the run-directory plugin's `RunDirectoryLock` (none bound: nothing to claim).
+   * Returns whether this call claimed it: not when the kernel holds it already (`run` claims before it moves an earlier
+   * run aside, then calls `setup`).
    */
   private claimRunDir(runDir: string, key: string, log: (message: string) => void): boolean {
-    const dir = path.resolve(this.cwd, runDir);
-    if (this.claimed?.runDir === dir) return false;
-    this.releaseRunDir();
-    // A kernel whose plugins write no run files (no RunDirectoryPlugin: a custom loop, a test) has no folder to claim.
-    if (this.getAll(RunFile).length === 0) return false;
-    let lock: RunLock;
+    const lock = this.getAll(RunDirectoryLock)[0];
+    if (!lock) return false;
     try {
-      lock = acquireRunLock(dir, key);
+      return lock.claim(path.resolve(this.cwd, runDir), key, log);
     } catch (error) {
       throw DrmasError.is(error) ? error.locatedIn(this.locate(key)) : error;
     }
-    if (lock.replaced) {
-      const { pid, startedAt } = lock.replaced;
-      log(`${RUN_LOCK_FILE}: process ${pid} (started ${startedAt}) no longer runs; its lock is replaced`);
-    }
-    this.claimed = { runDir: dir, lock };
-    return true;
   }
 
   private releaseRunDir(): void {
-    this.claimed?.lock.release();
-    this.claimed = undefined;
+    this.getAll(RunDirectoryLock)[0]?.release();
   }
 
   /**
@@ -457,14 +471,13 @@ export class Kernel implements Roles {
   }
 
   /**
-   * A run whose `update` taps would only ever see zero advantages is a config mistake: neither `algorithm.advantage`
+   * A run whose `update` (or `updatePhase`) taps would only ever see zero advantages is a config mistake: neither `algorithm.advantage`
    * nor any `agents.<role>.advantage` names an estimator, nor does a plugin tap the `advantage` hook.
    */
   private checkAdvantages(): void {
-    if (!this.hasTaps('update') || this.config.algorithm.advantage) return;
+    if (!(this.hasTaps('update') || this.hasTaps('updatePhase')) || this.config.algorithm.advantage) return;
     if (Object.values(this.config.agents).some((agent) => agent.advantage !== undefined)) return;
-    const taps = (this.hooks.advantage as unknown as { taps: Array<{ name: string }> }).taps;
-    if (taps.some((tap) => tap.name !== ADVANTAGE_PLUGIN_NAME)) return;
+    if (this.tapsOf('advantage').some((tap) => tap.name !== ADVANTAGE_PLUGIN_NAME)) return;
     throw new DrmasError(
       'CONFIG_INVALID',
       'nothing computes advantages: algorithm.advantage is not set and no plugin taps the advantage hook, so every update would see zero advantages',
@@ -510,6 +523,42 @@ export class Kernel implements Roles {
   /** `log` (default: standard error) with the run's credentials redacted from every message. */
   private redactedLog(log: (message: string) => void = logToStderr): (message: string) => void {
     return (message) => log(this.secrets.redact(message));
+  }
+
+  /**
+   * What `apply` of one plugin gets: the kernel's hooks, config and lookups. The kernel's other members are read-only
+   * traps naming the plugin and what to use instead, so a plugin written against the whole kernel fails with a
+   * message rather than an `undefined`.
+   */
+  private applyContext(loaded: LoadedPlugin): ApplyContext {
+    const config = () => this.config;
+    const context: ApplyContext = {
+      hooks: this.hooks,
+      get config() {
+        return config();
+      },
+      cwd: this.cwd,
+      configFile: this.configFile,
+      get: (key, request) => this.get(key, request),
+      getAll: (key) => this.getAll(key),
+      getNamed: (token, name, key) => this.getNamed(token, name, key),
+      namesOf: (token) => this.namesOf(token),
+      absentProviders: (token, name) => this.absentProviders(token, name),
+      tapsOf: (hook) => this.tapsOf(hook),
+      originOf: (key) => this.originOf(key),
+    };
+    for (const [member, instead] of Object.entries(KERNEL_ONLY)) {
+      Object.defineProperty(context, member, {
+        get: () => {
+          throw new DrmasError(
+            'PLUGIN_INVALID',
+            `apply() reads kernel.${member}, but apply gets the kernel's hooks, config and lookups (ApplyContext), not the whole kernel`,
+            { key: loaded.key, file: loaded.listedIn, hint: instead },
+          );
+        },
+      });
+    }
+    return Object.freeze(context);
   }
 
   private registerContext(plugin: string, options: ContainerModuleLoadOptions): RegisterContext {

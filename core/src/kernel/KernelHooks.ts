@@ -4,8 +4,9 @@ import type { EvalContext, RunContext, StepContext, StepResult } from '../data/S
 import type { RolloutBatch } from '../data/Turn.js';
 import type { WorkerGroupBatch } from '../data/BatchView.js';
 import type { TrainingBatch } from '../data/TrainingBatch.js';
+import type { RerunRequest } from '../roles/Rollouts.js';
 
-/** Every hook of the kernel, in the order a run calls them; the argument names are those tapable reports. */
+/** Every hook of the kernel, in the order a run calls them (`rerun` when asked for); the argument names are those tapable reports. */
 export function createKernelHooks() {
   return Object.freeze({
     /** Plugins amend the merged config; each tap returns the (possibly new) config. */
@@ -16,14 +17,27 @@ export function createKernelHooks() {
     setup: new AsyncSeriesHook<[RunContext]>(['run']),
     /** Schedules and curricula, once per step before sampling. */
     beforeStep: new AsyncSeriesHook<[StepContext]>(['step']),
-    /** Exactly one producer of trajectories (the orchestra runner): the first tap returning a batch wins. */
+    /**
+     * Exactly one producer of trajectories (the orchestra runner): the first tap returning a batch wins. Called by the
+     * kernel's `Rollouts` (`next`): once per step, and again for each further round a plugin asks for.
+     */
     rollout: new AsyncSeriesBailHook<[StepContext], RolloutBatch>(['step']),
+    /**
+     * Episodes of tasks the step's rollout drew, run again as the request says (ReMax's greedy baselines): the first tap
+     * returning a batch wins. Called by the kernel's `Rollouts` (`rerun`), when a plugin asks for them.
+     */
+    rerun: new AsyncSeriesBailHook<[RerunRequest, StepContext], RolloutBatch>(['request', 'step']),
     /** Filters: dynamic sampling, dedupe, truncation. */
     afterRollout: new AsyncSeriesWaterfallHook<[RolloutBatch, StepContext]>(['batch', 'step']),
     /** Scorers and reward allocators fill per-turn rewards. */
     reward: new AsyncSeriesWaterfallHook<[RolloutBatch, StepContext]>(['batch', 'step']),
     /** The estimator fills the batch's advantages (and returns), in place: the batch is packed once, after `reward`. */
     advantage: new AsyncSeriesHook<[TrainingBatch, StepContext]>(['batch', 'step']),
+    /**
+     * The whole update phase, for the one plugin that orders it across worker groups itself (HAPPO's roles updated one
+     * after another): a tap returning true has updated every group, and `update` is not called in this step.
+     */
+    updatePhase: new AsyncSeriesBailHook<[TrainingBatch, StepContext], true | undefined>(['batch', 'step']),
     /** Called once per worker group with a view of its rows: optimizer steps, then weight sync. */
     update: new AsyncSeriesHook<[WorkerGroupBatch, StepContext]>(['batch', 'step']),
     /** Metrics, checkpoints, evaluation triggers. */
@@ -39,6 +53,14 @@ export function createKernelHooks() {
 
 export type KernelHooks = ReturnType<typeof createKernelHooks>;
 export type HookName = keyof KernelHooks;
+
+/** A tap as tapable hands it to an interceptor's `register` (its name, type, stage, `before`, and function). */
+export type RegisteredTap = Parameters<NonNullable<Parameters<KernelHooks['validate']['intercept']>[0]['register']>>[0];
+
+/** What interceptors need of any kernel hook: tapable's public `intercept`. */
+export interface InterceptableHook {
+  intercept(interceptor: { register(tap: RegisteredTap): RegisteredTap }): void;
+}
 
 /** Hook names in call order. */
 export const HOOK_NAMES = Object.freeze(Object.keys(createKernelHooks()) as HookName[]);

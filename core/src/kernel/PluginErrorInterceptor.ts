@@ -1,5 +1,5 @@
 import { DrmasError } from '../errors/DrmasError.js';
-import type { HookName, KernelHooks } from './KernelHooks.js';
+import type { HookName, InterceptableHook, KernelHooks, RegisteredTap } from './KernelHooks.js';
 
 const BUILTIN_TAP_PREFIX = 'drmas:';
 /** Hooks that check the config before anything runs. */
@@ -7,12 +7,6 @@ const CONFIG_HOOKS: ReadonlySet<HookName> = new Set(['configure', 'validate']);
 
 /** Marks an error already attributed to a tap, so a hook called from inside another tap does not wrap it twice. */
 const ATTRIBUTED = Symbol.for('@drmas/core:attributedToTap');
-
-interface InterceptedTap {
-  name: string;
-  type: 'sync' | 'async' | 'promise';
-  fn: (...args: unknown[]) => unknown;
-}
 
 /** Where the plugin behind a tap was listed, for messages: its config key, the file that listed it, its module. */
 export interface TapOwner {
@@ -81,14 +75,14 @@ export class PluginErrorInterceptor {
 
   install(hooks: KernelHooks): void {
     for (const hook of Object.keys(hooks) as HookName[]) {
-      (hooks[hook] as unknown as { intercept(interceptor: { register(tap: InterceptedTap): InterceptedTap }): void }).intercept({
-        register: (tap) => ({ ...tap, fn: this.wrap(hook, tap) }),
-      });
+      const intercepted: InterceptableHook = hooks[hook];
+      intercepted.intercept({ register: (tap) => ({ ...tap, fn: this.wrap(hook, tap) }) });
     }
   }
 
-  private wrap(hook: HookName, tap: InterceptedTap): (...args: unknown[]) => unknown {
-    const { fn, name, type } = tap;
+  private wrap(hook: HookName, tap: RegisteredTap): (...args: unknown[]) => unknown {
+    const { name, type } = tap;
+    const fn = tap.fn as (...args: unknown[]) => unknown;
     const fail = (error: unknown) =>
       attributeTapError(error, { tap: name, hook, step: this.stepOf(), owner: this.ownerOf?.(name) }, this.locate);
     if (type === 'promise') {

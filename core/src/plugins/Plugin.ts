@@ -1,15 +1,15 @@
-import type { ZodObject } from 'zod';
 import type { RegisterContext } from '../di/RegisterContext.js';
-import type { Kernel } from '../kernel/Kernel.js';
+import type { ConfigSchema, PluginConfig } from '../config/PluginConfig.js';
+import type { ApplyContext } from '../kernel/ApplyContext.js';
 import type { PresetConfig } from '../config/UserConfig.js';
 import type { SecretEnv } from '../secrets/Secrets.js';
 import type { OptionalPluginSpec } from './absentPlugins.js';
 
 /**
  * A unit of behaviour: DI bindings in `register`, hook taps in `apply` (at least one of the two). `name` is also the
- * tap name.
+ * tap name. `S`, the type of `configSchema`, types the config both receive (`PluginConfig<S>`).
  */
-export interface Plugin<O = unknown> {
+export interface Plugin<O = unknown, S extends ConfigSchema = ConfigSchema> {
   name: string;
   options?: O;
   /**
@@ -17,7 +17,7 @@ export interface Plugin<O = unknown> {
    * `algorithm` section; for `models` and `agents` the shape is that of one entry. A new top-level key declares a
    * section of the plugin's own.
    */
-  configSchema?: Record<string, ZodObject>;
+  configSchema?: S;
   /**
    * Config keys holding file paths (`env.file`; `*` matches any one key, as in `models.*.model`). Relative paths
    * there are resolved from the folder of the file that set them (`--set`: the current folder).
@@ -29,11 +29,12 @@ export interface Plugin<O = unknown> {
    * secret keys are (`secret()`, `secretUrl()`).
    */
   secretEnv?: SecretEnv;
-  register?(ctx: RegisterContext): void;
-  apply?(kernel: Kernel): void;
+  register?(ctx: RegisterContext<PluginConfig<S>>): void;
+  /** Taps the kernel's hooks; gets the kernel's hooks, config and lookups (`ApplyContext`), not the whole kernel. */
+  apply?(kernel: ApplyContext<PluginConfig<S>>): void;
 }
 
-export type PluginFactory<O = unknown> = (options: O) => Plugin<O> | Promise<Plugin<O>>;
+export type PluginFactory<O = unknown, S extends ConfigSchema = ConfigSchema> = (options: O) => Plugin<O, S> | Promise<Plugin<O, S>>;
 /** `name`, `[name, options]` or a plugin object. */
 export type PluginSpec = string | [name: string, options?: unknown] | Plugin;
 
@@ -49,8 +50,10 @@ export interface Preset {
 export type PresetFactory<O = unknown> = (options: O) => Preset | Promise<Preset>;
 export type PresetSpec = string | [name: string, options?: unknown] | Preset;
 
-/** Gives a plugin object or factory its type; returns it unchanged. */
-export function definePlugin<O = unknown>(plugin: Plugin<O> | PluginFactory<O>): typeof plugin {
+/** Gives a plugin object or factory its type (its config typed by its `configSchema`); returns it unchanged. */
+export function definePlugin<O = unknown, S extends ConfigSchema = ConfigSchema>(
+  plugin: Plugin<O, S> | PluginFactory<O, S>,
+): typeof plugin {
   return plugin;
 }
 

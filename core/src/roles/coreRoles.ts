@@ -15,6 +15,8 @@ import { MetricsSink } from './MetricsSink.js';
 import { QuestionSet } from './QuestionSet.js';
 import { Roles } from './Roles.js';
 import { RunFile } from './RunFile.js';
+import { RunDirectoryLock } from './RunDirectoryLock.js';
+import { Rollouts } from './Rollouts.js';
 import { Tool } from './Tool.js';
 import { WorkerGroups } from './WorkerGroups.js';
 import { Secrets } from '../secrets/Secrets.js';
@@ -25,6 +27,8 @@ export function coreRoles(): Token<unknown>[] {
     ResolvedConfig,
     Secrets,
     Roles,
+    Rollouts,
+    RunDirectoryLock,
     Agent,
     AdvantageEstimator,
     BatchInputSource,

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { BackendFactory, type ResolvedConfig } from '@drmas/core';
+import type { OrchestraConfig } from '../src/plugin/orchestraSchema.js';
 import {
   agentLimits,
   checkAgentRoles,
@@ -37,13 +38,14 @@ const qwenDir = project
   })
   .path('qwen');
 
-function config(extra: Partial<ResolvedConfig> & Record<string, unknown>): ResolvedConfig {
+/** A config with the orchestra's sections as far as these checks read them (not every key the schema would fill). */
+function config(extra: Partial<ResolvedConfig> & Record<string, unknown>): OrchestraConfig {
   return kernelConfig(1, {
     eval: { every: 0, atEnd: true, atStart: false, k: 16, tasks: 0, tasksPerBatch: 16 },
     rollout: { promptsPerStep: 16, samplesPerPrompt: 8 },
     orchestra: { name: 'search', maxLoops: 2 },
     ...extra,
-  });
+  }) as OrchestraConfig;
 }
 
 function agents(sampling: Record<string, number>): Map<string, Agent> {

@@ -21,7 +21,8 @@ import {
 } from '@drmas/core';
 import { describeRolloutChoice, describeTrainingChoice } from './rolloutEngine.js';
 import { planWorkerGroups, type WorkerGroupTraining } from './workerGroupPlan.js';
-import { agentDiagnosticsSettings, type SpikeGuardSettings, type TrainerSection } from './config/trainingConfig.js';
+import { agentDiagnosticsSettings, type SpikeGuardSettings } from './config/trainingConfig.js';
+import type { TrainerConfig } from './config/trainerSchema.js';
 
 export interface TrainedWorkerGroup extends WorkerGroup {
   /** The engine that trains it: `models.<id>.backend`, or what `auto` chose. */
@@ -100,7 +101,7 @@ export class WorkerGroupsService implements WorkerGroups {
   private readonly playsAs = new Map<string, string>();
 
   constructor(
-    @inject(ResolvedConfig) private readonly config: ResolvedConfig,
+    @inject(ResolvedConfig) private readonly config: TrainerConfig,
     @inject(Engines) private readonly engines: Engines,
   ) {}
 
@@ -183,11 +184,7 @@ export class WorkerGroupsService implements WorkerGroups {
       try {
         checkParamGroups(plan.model, trainer, plan.training);
         checkRollback(plan.model, trainer, plan.settings.spikeGuard as SpikeGuardSettings | undefined);
-        checkAgentDiagnostics(
-          plan.model,
-          trainer,
-          agentDiagnosticsSettings(this.config.trainer as typeof this.config.trainer & TrainerSection) !== undefined,
-        );
+        checkAgentDiagnostics(plan.model, trainer, agentDiagnosticsSettings(this.config.trainer) !== undefined);
       } catch (error) {
         trainer.dispose();
         throw error;

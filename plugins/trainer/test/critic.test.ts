@@ -4,6 +4,7 @@ import { WorkerGroupsService } from '../src/WorkerGroupsService.js';
 import { planCritics } from '../src/critic/criticPlan.js';
 import { BUILTIN_CRITIC_LEARNERS, CriticLearner } from '../src/critic/CriticLearner.js';
 import { jointContexts } from '../src/critic/jointContexts.js';
+import type { TrainerConfig } from '../src/config/trainerSchema.js';
 
 /** A resolved config of two models (`a` with solver and verifier, `b` with judge) and the given critic section. */
 async function configWith(critic: Record<string, unknown>): Promise<ResolvedConfig> {
@@ -189,7 +190,8 @@ describe('critic settings are checked at load', () => {
     expect(engines.ranked({ needs: ['train'], settings })).toEqual(['onnx', 'tfjs']);
     expect(engines.ranked({ needs: ['train', 'critic'], settings })).toEqual(['onnx', 'tfjs']);
     const logs: string[] = [];
-    const groups = new WorkerGroupsService(kernel.config, engines);
+    // The config the trainer's schema validated, as the container injects it.
+    const groups = new WorkerGroupsService(kernel.config as TrainerConfig, engines);
     const run = {
       config: kernel.config,
       container: kernel.container,

@@ -30,8 +30,7 @@ export function infoReport(
 ): InfoReport {
   const hooks: InfoReport['hooks'] = {};
   for (const name of HOOK_NAMES) {
-    const taps = (kernel.hooks[name] as unknown as { taps: Array<{ name: string; type: string; stage?: number }> }).taps;
-    hooks[name] = taps.map((t) => ({ name: t.name, type: t.type, stage: t.stage ?? 0 }));
+    hooks[name] = kernel.tapsOf(name);
   }
   const roles: InfoReport['roles'] = {};
   for (const token of kernel.ledger.namedTokens()) {

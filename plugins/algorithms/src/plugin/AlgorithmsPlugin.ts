@@ -7,9 +7,10 @@ import {
   type ResolvedConfig,
   LossFunction,
   Stage,
-  type Kernel,
+  type ApplyContext,
   type Plugin,
   type RegisterContext,
+  Rollouts,
   type RolloutBatch,
   type StepContext,
 } from '@drmas/core';
@@ -25,7 +26,7 @@ import { BatchEstimator, reportAdvantages } from './BatchEstimator.js';
 
 const PLUGIN_NAME = 'algorithms';
 
-function settingsOf(kernel: Kernel): AlgorithmSettings {
+function settingsOf(kernel: ApplyContext): AlgorithmSettings {
   return kernel.config.algorithm as AlgorithmSettings;
 }
 
@@ -49,10 +50,10 @@ export function lossSettings(settings: AlgorithmSettings): PolicyLossFunction['s
 }
 
 /**
- * Drops groups whose episode outcomes are all equal and asks the rollout for more until the batch has as many
- * groups as the first round had (DAPO dynamic sampling), for at most `dynamicSampling.maxRounds` rounds.
+ * Drops groups whose episode outcomes are all equal and asks the kernel's `Rollouts` for more rounds until the batch
+ * has as many groups as the first round had (DAPO dynamic sampling), for at most `dynamicSampling.maxRounds` rounds.
  */
-async function dynamicSampling(kernel: Kernel, first: RolloutBatch, step: StepContext): Promise<RolloutBatch> {
+async function dynamicSampling(kernel: ApplyContext, first: RolloutBatch, step: StepContext): Promise<RolloutBatch> {
   const settings = settingsOf(kernel);
   const targetGroups = new Set(first.trajectories.map((t) => t.groupId)).size;
   if (targetGroups === 0) return first;
@@ -62,15 +63,16 @@ async function dynamicSampling(kernel: Kernel, first: RolloutBatch, step: StepCo
     keepSingletonGroups: true,
   });
   const rounds: RolloutBatch[] = [];
-  let batch: RolloutBatch | undefined = first;
-  while (batch) {
+  const rollouts = kernel.get(Rollouts);
+  let batch = first;
+  for (;;) {
     rounds.push(batch);
     const status = accumulator.addRound(
       batch.trajectories.map((t) => t.outcome ?? 0),
       batch.trajectories.map((t) => t.groupId),
     );
     if (status !== 'need-more') break;
-    batch = await kernel.hooks.rollout.promise(step);
+    batch = await rollouts.next(step);
   }
   const result = accumulator.result();
   const trajectories = result.rowsByRound.flatMap((rows, round) => rows.map((r) => rounds[round]!.trajectories[r]!));
@@ -202,7 +204,7 @@ export class AlgorithmsPlugin implements Plugin {
     });
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       const s = config.algorithm as AlgorithmSettings;
       const estimator = s.advantage ? kernel.getNamed(AdvantageEstimator, s.advantage, 'algorithm.advantage') : undefined;

@@ -6,7 +6,7 @@ import {
   secretEnvName,
   secretUrl,
   z,
-  type Kernel,
+  type ApplyContext,
   type ModelSettings,
   type Plugin,
   type RegisterContext,
@@ -117,7 +117,7 @@ export class TinkerBackendPlugin implements Plugin {
     ctx.provide(BackendFactory, TINKER_BACKEND, tinkerBackendFactory);
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       for (const [id, model] of Object.entries(config.models)) {
         if (model.backend !== TINKER_BACKEND) continue;

@@ -1,4 +1,4 @@
-import { Environment, Tool, type Kernel, type Plugin, type RegisterContext } from '@drmas/core';
+import { Environment, Tool, type ApplyContext, type Plugin, type RegisterContext } from '@drmas/core';
 import { codeEnvKeys, codeEnvSettings } from '../environment/codeEnvConfig.js';
 import { CodeEnvironment } from '../environment/CodeEnvironment.js';
 import { pythonTool } from '../tool/pythonTool.js';
@@ -37,7 +37,7 @@ export class EnvCodePlugin implements Plugin {
     );
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     // The Pyodide worker is unref'd, so it never holds the process open; ending it here frees its memory at once.
     kernel.hooks.shutdown.tapPromise(PLUGIN_NAME, async () => {
       await this.environment?.dispose();

@@ -1,4 +1,4 @@
-import { AnswerFormat, Environment, QuestionSet, type Kernel, type Plugin, type RegisterContext } from '@drmas/core';
+import { AnswerFormat, Environment, QuestionSet, type ApplyContext, type Plugin, type RegisterContext } from '@drmas/core';
 import { debateEnvKeys, debateSection } from '../environment/debateEnvConfig.js';
 import { DebateEnvironment } from '../environment/DebateEnvironment.js';
 import { motionQuestionSet } from '../tasks/debateQuestions.js';
@@ -22,7 +22,7 @@ export class EnvDebatePlugin implements Plugin {
     ctx.provide(QuestionSet, 'motions', motionQuestionSet);
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     this.environment?.lookUpIn(kernel);
     // A misspelt or missing question set or answer format stops the run before setup, with the registered names.
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {

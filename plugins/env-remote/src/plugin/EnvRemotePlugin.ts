@@ -1,4 +1,4 @@
-import { DrmasError, Environment, InfoSection, type Kernel, type Plugin, type RegisterContext } from '@drmas/core';
+import { DrmasError, Environment, InfoSection, type ApplyContext, type Plugin, type RegisterContext } from '@drmas/core';
 import { RemoteEnvironment } from '../environment/RemoteEnvironment.js';
 import { remoteEnvKeys, type RemoteEnvSettingsInput } from '../environment/remoteEnvConfig.js';
 
@@ -35,7 +35,7 @@ export class EnvRemotePlugin implements Plugin {
     });
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       if (config.env.name === 'remote' && (config.env as RemoteEnvSettingsInput).remote === undefined) {
         throw new DrmasError('CONFIG_INVALID', 'env.name is remote but env.remote is not set', {

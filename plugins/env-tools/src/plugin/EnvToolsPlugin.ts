@@ -1,4 +1,4 @@
-import { Environment, Tool, type Kernel, type Plugin, type RegisterContext } from '@drmas/core';
+import { Environment, Tool, type ApplyContext, type Plugin, type RegisterContext } from '@drmas/core';
 import { BUILTIN_TOOLS, ToolEnvironment, toolTaskKinds, type ToolLookup } from '../environment/ToolEnvironment.js';
 import { toolsEnvKeys, toolsSection } from '../environment/toolsEnvConfig.js';
 
@@ -21,7 +21,7 @@ export class EnvToolsPlugin implements Plugin {
     for (const tool of BUILTIN_TOOLS) ctx.provide(Tool, tool.name, tool);
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     const lookup: ToolLookup = { tool: (name, key) => kernel.getNamed(Tool, name, key), names: () => kernel.namesOf(Tool) };
     this.environment?.lookUpIn(lookup);
     // A misspelt tool or task kind stops the run before setup, with the registered names.

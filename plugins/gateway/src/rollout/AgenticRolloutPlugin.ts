@@ -7,7 +7,7 @@ import {
   WorkerGroups,
   type EnvAction,
   type Episode,
-  type Kernel,
+  type ApplyContext,
   type Plugin,
   type RolloutBatch,
   type RunContext,
@@ -47,7 +47,7 @@ export class AgenticRolloutPlugin implements Plugin {
   private url?: string;
   private agent?: AgentFunction;
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     const settings = () => gatewaySection.parse(kernel.config.gateway ?? {});
     kernel.hooks.validate.tap(PLUGIN_NAME, () => {
       if (settings().agent === undefined) {
@@ -66,7 +66,7 @@ export class AgenticRolloutPlugin implements Plugin {
     });
   }
 
-  private async start(kernel: Kernel, settings: GatewaySettings, run: RunContext): Promise<void> {
+  private async start(kernel: ApplyContext, settings: GatewaySettings, run: RunContext): Promise<void> {
     this.agent = await loadAgentFunction(settings.agent!, kernel.cwd);
     const models = new ServedModels(kernel.get(WorkerGroups).all(), { windowMs: settings.batchWindowMs, maxBatch: settings.maxBatch });
     this.server = new GatewayServer(models, { host: '127.0.0.1', port: 0, sessionIdleMs: settings.sessionIdleS * 1000 });
@@ -76,7 +76,7 @@ export class AgenticRolloutPlugin implements Plugin {
     );
   }
 
-  private async rollout(kernel: Kernel, settings: GatewaySettings, step: StepContext): Promise<RolloutBatch> {
+  private async rollout(kernel: ApplyContext, settings: GatewaySettings, step: StepContext): Promise<RolloutBatch> {
     const server = this.server;
     const agent = this.agent;
     if (!server || !agent || !this.url) throw new Error('the agentic rollout ran before its setup');

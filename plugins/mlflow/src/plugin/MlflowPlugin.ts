@@ -1,12 +1,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
+  Secrets,
   DrmasError,
   MetricsSink,
   redactUrl,
   RunFile,
   Stage,
-  type Kernel,
+  type ApplyContext,
   type Plugin,
   type RegisterContext,
   type RunContext,
@@ -64,7 +65,7 @@ export class MlflowPlugin implements Plugin {
     });
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     const settings = () => kernel.config.mlflow as MlflowSettings;
     const trackingUri = () => settings().trackingUri ?? this.env.MLFLOW_TRACKING_URI;
 
@@ -126,7 +127,7 @@ export class MlflowPlugin implements Plugin {
         ...Object.entries(tags).map(([key, value]) => ({ key, value })),
       ]);
       writeFileSync(file, `${JSON.stringify({ trackingUri: shownUri, experimentId, runId: this.runId } satisfies RunRecord, null, 2)}\n`);
-      if (logParams) await this.logParams(configParams(kernel.secrets.config()));
+      if (logParams) await this.logParams(configParams(kernel.get(Secrets).config()));
       run.log(`mlflow: run ${this.runId} in experiment ${chosen.name} (${experimentId}) at ${shownUri}`);
     });
 

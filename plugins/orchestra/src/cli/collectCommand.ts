@@ -8,6 +8,7 @@ import {
   DrmasError,
   integerOption,
   numberOption,
+  Rollouts,
   type CliCommand,
 } from '@drmas/core';
 import { demonstrationLines } from '../demonstrations/collectDemonstrations.js';
@@ -83,8 +84,8 @@ export const collect: CliCommand = {
       // Emptied only once the run folder is this command's: a refused collect leaves earlier demonstrations alone.
       writeOut(out, '', false);
       for (let round = 1; ran < episodes; round++) {
-        const batch = await kernel.hooks.rollout.promise({ run, step: round, metrics: {}, distributions: {} });
-        const trajectories = (batch?.trajectories ?? []).slice(0, episodes - ran);
+        const batch = await kernel.get(Rollouts).next({ run, step: round, metrics: {}, distributions: {} });
+        const trajectories = batch.trajectories.slice(0, episodes - ran);
         if (trajectories.length === 0)
           throw new DrmasError('NO_ROLLOUT', `rollout step ${round} ran no episodes, so ${episodes} cannot be collected`, {
             key: 'rollout',

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { main, type CliIO, type Kernel, type RunContext, type Turn } from '@drmas/core';
+import { main, Rollouts, type CliIO, type Kernel, type RunContext, type Turn } from '@drmas/core';
 
 export interface DemonstrationLine {
   agent: string;
@@ -35,8 +35,8 @@ export async function collectDemonstrations(
 ): Promise<DemonstrationLine[]> {
   const lines: DemonstrationLine[] = [];
   for (let round = 1; round <= rounds; round++) {
-    const batch = await kernel.hooks.rollout.promise({ run, step: round, metrics: {}, distributions: {} });
-    for (const trajectory of batch?.trajectories ?? []) {
+    const batch = await kernel.get(Rollouts).next({ run, step: round, metrics: {}, distributions: {} });
+    for (const trajectory of batch.trajectories) {
       if ((trajectory.outcome ?? 0) < (options.minOutcome ?? 1)) continue;
       lines.push(...demonstrationLines(trajectory.turns, options.keep));
     }

@@ -1,11 +1,12 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { z, type Environment, type EvalContext, type Kernel, type Metrics } from '@drmas/core';
+import { z, type Environment, type EvalContext, type ApplyContext, type Metrics, type Plugin } from '@drmas/core';
 import { evaluateSamples } from '@drmas/plugin-algorithms';
 import { evaluateEpisodes, EVAL_SAMPLING } from '../rollout/evaluateEpisodes.js';
 import type { EpisodeRunner } from '../rollout/OrchestraRunner.js';
 import { ORCHESTRA_LIMITS } from '../plugin/orchestraConfig.js';
 import { checkEvalTasks } from '../plugin/rolloutLimits.js';
+import type { OrchestraConfig } from '../plugin/orchestraSchema.js';
 
 const TAP_NAME = 'orchestra:evaluate';
 
@@ -27,17 +28,19 @@ export type EvalSettings = z.output<typeof evalSection>;
  * reported as `val/avg@k`, `val/pass@k`, the same per data source, and per-agent turn statistics; each evaluation
  * is also appended to `eval.jsonl` in the run directory.
  */
-export class EvaluationTaps {
+export class EvaluationTaps implements Plugin<unknown, { eval: typeof evalSection }> {
+  readonly name = TAP_NAME;
+
   constructor(private readonly workflow: () => { environment(): Environment; runner(): EpisodeRunner }) {}
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext<OrchestraConfig>): void {
     kernel.hooks.evaluate.tapPromise(TAP_NAME, async (evaluation) => {
       await this.evaluate(kernel, evaluation);
     });
   }
 
-  async evaluate(kernel: Kernel, evaluation: EvalContext): Promise<Metrics> {
-    const settings = kernel.config.eval as unknown as EvalSettings;
+  async evaluate(kernel: ApplyContext<OrchestraConfig>, evaluation: EvalContext): Promise<Metrics> {
+    const settings = kernel.config.eval;
     const environment = this.workflow().environment();
     await environment.init();
     const all = environment.test();

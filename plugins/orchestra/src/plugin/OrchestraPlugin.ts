@@ -1,13 +1,16 @@
 import {
   BatchInputSource,
+  DrmasError,
   Checkpointable,
   InfoSection,
   resolveMemoryBudget,
   RunFile,
+  Rollouts,
+  type RerunRequest,
   SeededRng,
   Stage,
   type EnvTask,
-  type Kernel,
+  type ApplyContext,
   type Plugin,
   type RegisterContext,
   type RngState,
@@ -16,7 +19,6 @@ import {
   type Trajectory,
 } from '@drmas/core';
 import { GreedyBaselineSource, observationSource } from '../rollout/batchInputs.js';
-import { agentEntrySchema } from '../agents/agentConfig.js';
 import { ROLE_AGENTS } from '../agents/RoleAgents.js';
 import { configGraphOrchestra } from '../graph/graphConfig.js';
 import { createCoryOrchestra } from '../orchestras/CoryOrchestra.js';
@@ -26,17 +28,10 @@ import { createMajorityVoteOrchestra, createSummaryOrchestra } from '../orchestr
 import { Orchestra } from '../orchestras/Orchestra.js';
 import { Workflow } from './Workflow.js';
 import { RewardAllocationPlugin } from '../reward/RewardAllocationPlugin.js';
-import { EvaluationTaps, evalSection, type EvalSettings } from '../evaluation/EvaluationTaps.js';
+import { EvaluationTaps } from '../evaluation/EvaluationTaps.js';
 import { EpisodeRunner } from '../rollout/OrchestraRunner.js';
 import { rolloutMetrics } from '../rollout/rolloutMetrics.js';
-import {
-  orchestraSection,
-  rewardSection,
-  rolloutSection,
-  type OrchestraSettings,
-  type RewardSettings,
-  type RolloutSettings,
-} from './orchestraConfig.js';
+import { orchestraSchema, type OrchestraConfig } from './orchestraSchema.js';
 import {
   agentLimits,
   checkAgentRoles,
@@ -68,18 +63,20 @@ export interface OrchestraState {
  * plugin), runs `rollout.samplesPerPrompt` episodes of each through the orchestra named by `orchestra.name`, and
  * returns the trajectories.
  */
-export class OrchestraPlugin implements Plugin {
+export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = {
-    orchestra: orchestraSection,
-    rollout: rolloutSection,
-    reward: rewardSection,
-    agents: agentEntrySchema,
-    eval: evalSection,
-  };
+  readonly configSchema = orchestraSchema;
   private readonly evaluation = new EvaluationTaps(() => this.workflow());
   private readonly rewards = new RewardAllocationPlugin((agentId) => this.workflow().invalidPenalty(agentId));
-  private kernelRef?: Kernel;
+  /**
+   * The orchestra's features that are plugins of their own, registered and applied after its own bindings and taps:
+   * the reward allocators (`orchestra:reward`) and evaluation on the held-out split (`orchestra:evaluate`).
+   */
+  private readonly builtins: ReadonlyArray<Pick<Plugin<unknown, typeof orchestraSchema>, 'name' | 'register' | 'apply'>> = [
+    this.rewards,
+    this.evaluation,
+  ];
+  private kernelRef?: ApplyContext<OrchestraConfig>;
   private cursor = 0;
   private rollouts = 0;
   private rng?: SeededRng;
@@ -90,9 +87,9 @@ export class OrchestraPlugin implements Plugin {
   /** The orchestras that compare answers (so need `orchestra.answerFormat`). */
   private readonly comparingAnswers = new Set<Orchestra>();
 
-  register(ctx: RegisterContext): void {
+  register(ctx: RegisterContext<OrchestraConfig>): void {
     for (const role of ROLE_AGENTS) ctx.agents.register(role);
-    const settings = ctx.config.orchestra as OrchestraSettings;
+    const settings = ctx.config.orchestra;
     const answers = () => this.workflow().answerFormat();
     const majority = createMajorityVoteOrchestra(answers);
     const debate = createDebateOrchestra({ debaters: settings.debaters, judge: settings.judge, answers });
@@ -105,29 +102,21 @@ export class OrchestraPlugin implements Plugin {
     ctx.bind(Workflow).toSelf().inSingletonScope();
     ctx.bind(EpisodeRunner).toDynamicValue((context) => context.get(Workflow).runner());
     ctx.bind(RunFile).toConstantValue({ path: 'eval.jsonl', kind: 'steps' });
-    if ((ctx.config.rollout as RolloutSettings).executor.kind === 'async')
-      ctx.bind(RunFile).toConstantValue({ path: TRACES_FILE, kind: 'steps' });
+    if (ctx.config.rollout.executor.kind === 'async') ctx.bind(RunFile).toConstantValue({ path: TRACES_FILE, kind: 'steps' });
     ctx
       .bind(StepRollouts)
       .toConstantValue({ draw: (step) => this.draw(step), batch: (step, trajectories) => this.batch(step, trajectories) });
     ctx.provide(BatchInputSource, 'observations', observationSource);
-    ctx.provide(
-      BatchInputSource,
-      'baselineRewards',
-      new GreedyBaselineSource(
-        () => this.workflow().runner(),
-        (id) => this.stepTasks.get(id),
-      ),
-    );
+    ctx.provide(BatchInputSource, 'baselineRewards', new GreedyBaselineSource(() => this.kernel().get(Rollouts)));
     ctx.bind(InfoSection).toConstantValue({
       title: 'workflow',
       describe: () => ({
-        orchestra: (ctx.config.orchestra as OrchestraSettings).name,
+        orchestra: ctx.config.orchestra.name,
         agents: Object.keys(this.workflow().orchestra().agents),
         environment: ctx.config.env.name,
-        promptsPerStep: (ctx.config.rollout as RolloutSettings).promptsPerStep,
-        samplesPerPrompt: (ctx.config.rollout as RolloutSettings).samplesPerPrompt,
-        rewardAllocator: (ctx.config.reward as { allocator: string }).allocator,
+        promptsPerStep: ctx.config.rollout.promptsPerStep,
+        samplesPerPrompt: ctx.config.rollout.samplesPerPrompt,
+        rewardAllocator: ctx.config.reward.allocator,
       }),
     });
     ctx.bind(Checkpointable).toConstantValue({
@@ -135,23 +124,24 @@ export class OrchestraPlugin implements Plugin {
       getState: () => this.getState(),
       setState: (state) => this.setState(state as OrchestraState),
     });
-    this.rewards.register(ctx);
+    for (const builtin of this.builtins) builtin.register?.(ctx);
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext<OrchestraConfig>): void {
     this.kernelRef = kernel;
-    kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
+    kernel.hooks.validate.tap(PLUGIN_NAME, () => {
+      const { config } = kernel;
       const workflow = this.workflow();
       const environment = workflow.environment();
       const orchestra = workflow.orchestra();
       checkAgentRoles(config, orchestra, (key) => kernel.originOf(key));
       if (this.runners.has(orchestra)) checkRunnerRoles(config, orchestra);
       if (this.comparingAnswers.has(orchestra)) workflow.answerFormat();
-      checkExecutor(config.rollout as RolloutSettings, config.reward as RewardSettings, orchestra);
-      checkRolloutWorkers(config.rollout as RolloutSettings, otherRolloutTaps(kernel));
+      checkExecutor(config.rollout, config.reward, orchestra);
+      checkRolloutWorkers(config.rollout, otherRolloutTaps(kernel));
       const limits = agentLimits(config, workflow.agents(), kernel);
       checkPositions(limits);
-      const turns = turnsPerEpisode(limits.length, config.orchestra as OrchestraSettings, environment.maxSteps);
+      const turns = turnsPerEpisode(limits.length, config.orchestra, environment.maxSteps);
       checkMemory(config, limits, turns, resolveMemoryBudget(config, kernel));
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.ENVIRONMENT }, async () => {
@@ -160,15 +150,15 @@ export class OrchestraPlugin implements Plugin {
       // The held-out split's size is known once it is loaded: before training, not at the evaluation after it.
       const { eval: evaluation, env } = kernel.config;
       if (evaluation.atStart || evaluation.atEnd || evaluation.every > 0) {
-        checkEvalTasks(evaluation as unknown as EvalSettings, environment.test().length, env.name ?? '(unnamed)');
+        checkEvalTasks(evaluation, environment.test().length, env.name ?? '(unnamed)');
       }
     });
     kernel.hooks.beforeStep.tap(PLUGIN_NAME, () => {
       this.stepTasks.clear();
     });
     kernel.hooks.rollout.tapPromise(PLUGIN_NAME, (step) => this.rollout(step));
-    this.rewards.apply(kernel);
-    this.evaluation.apply(kernel);
+    kernel.hooks.rerun.tapPromise(PLUGIN_NAME, (request, step) => this.rerun(request, step));
+    for (const builtin of this.builtins) builtin.apply?.(kernel);
   }
 
   /** One rollout: the next tasks of the training source, n episodes each, as a RolloutBatch. */
@@ -178,9 +168,33 @@ export class OrchestraPlugin implements Plugin {
       .run(await this.draw(step));
     // The async executor's traces go to traces.jsonl, its queue figures and failures to the metrics.
     if (run.traces) appendTraces(step.run.runDir, step.step, run.traces);
-    if (run.executor)
-      Object.assign(step.metrics, executorMetrics(run.executor, (this.kernel().config.rollout as RolloutSettings).executor.maxBatchSize));
+    if (run.executor) Object.assign(step.metrics, executorMetrics(run.executor, this.kernel().config.rollout.executor.maxBatchSize));
     return this.batch(step, run.trajectories);
+  }
+
+  /** Episodes of tasks this step's rollouts drew, run again as `request` says (ReMax's greedy baselines). */
+  async rerun(request: RerunRequest, step: StepContext): Promise<RolloutBatch> {
+    const tasks = request.taskIds.map((id) => {
+      const task = this.stepTasks.get(id);
+      if (task) return task;
+      throw new DrmasError(
+        'PLUGIN_INVALID',
+        `a plugin asked to run task ${id} again at step ${step.step}, which this step's rollouts did not draw`,
+        {
+          hint: "ask Rollouts.rerun for the ids of the step's own trajectories (Trajectory.taskId)",
+        },
+      );
+    });
+    const run = await this.workflow()
+      .runner()
+      .run({
+        tasks,
+        samplesPerTask: request.samplesPerTask,
+        seed: request.seed,
+        idPrefix: `s${step.step}${request.label}`,
+        ...(request.sampling && { sampling: request.sampling }),
+      });
+    return { trajectories: run.trajectories, metrics: {} };
   }
 
   /**
@@ -190,7 +204,7 @@ export class OrchestraPlugin implements Plugin {
   async draw(step: StepContext): Promise<StepRolloutRequest> {
     const environment = this.workflow().environment();
     await environment.init();
-    const settings = this.kernel().config.rollout as RolloutSettings;
+    const settings = this.kernel().config.rollout;
     await environment.prepare?.(this.cursor, settings.promptsPerStep);
     const { tasks, nextCursor } = environment.batch(this.cursor, settings.promptsPerStep);
     this.cursor = nextCursor;
@@ -233,7 +247,7 @@ export class OrchestraPlugin implements Plugin {
     return this.rng;
   }
 
-  private kernel(): Kernel {
+  private kernel(): ApplyContext<OrchestraConfig> {
     if (!this.kernelRef) throw new Error(`plugin "${PLUGIN_NAME}" used before the kernel applied it`);
     return this.kernelRef;
   }

@@ -16,7 +16,7 @@ import { PromptedAgent } from '../agents/PromptedAgent.js';
 import { Orchestra } from '../orchestras/Orchestra.js';
 import { OrchestraRunner, type AgentEngine, type EpisodeRunner } from '../rollout/OrchestraRunner.js';
 import { GraphExecutor } from '../executor/GraphExecutor.js';
-import type { OrchestraSettings, RolloutSettings } from './orchestraConfig.js';
+import type { OrchestraConfig } from './orchestraSchema.js';
 
 /** The engine an agent samples from: its worker group's rollout engine and the model's tokenizer. */
 function engineOf(group: WorkerGroup, agentId: string): AgentEngine {
@@ -43,7 +43,7 @@ export class Workflow {
   private answerFormatRef?: AnswerFormat;
 
   constructor(
-    @inject(ResolvedConfig) private readonly config: ResolvedConfig,
+    @inject(ResolvedConfig) private readonly config: OrchestraConfig,
     @inject(Roles) private readonly roles: Roles,
     @inject(AgentRegistry) private readonly registry: AgentRegistry,
   ) {}
@@ -53,7 +53,7 @@ export class Workflow {
   }
 
   orchestra(): Orchestra {
-    return this.roles.getNamed(Orchestra, (this.config.orchestra as OrchestraSettings).name, 'orchestra.name');
+    return this.roles.getNamed(Orchestra, this.config.orchestra.name, 'orchestra.name');
   }
 
   agents(): ReadonlyMap<string, Agent> {
@@ -71,11 +71,7 @@ export class Workflow {
 
   /** How answers compare where a runner votes over them (`majority_vote`, `debate`): `orchestra.answerFormat`. */
   answerFormat(): AnswerFormat {
-    this.answerFormatRef ??= this.roles.getNamed(
-      AnswerFormat,
-      (this.config.orchestra as OrchestraSettings).answerFormat,
-      'orchestra.answerFormat',
-    );
+    this.answerFormatRef ??= this.roles.getNamed(AnswerFormat, this.config.orchestra.answerFormat, 'orchestra.answerFormat');
     return this.answerFormatRef;
   }
 
@@ -94,7 +90,7 @@ export class Workflow {
         environment: this.environment(),
         orchestra: this.orchestra(),
         agents: this.agents(),
-        settings: this.config.orchestra as OrchestraSettings,
+        settings: this.config.orchestra,
         // Looked up on every call, cached per worker group: the trainer's role swap (CORY) moves a role to another model.
         engineFor: (agentId: string) => {
           const group = groups.forAgent(agentId);
@@ -106,7 +102,7 @@ export class Workflow {
           return engine;
         },
       };
-      const { executor } = this.config.rollout as RolloutSettings;
+      const { executor } = this.config.rollout;
       this.runnerRef = executor.kind === 'async' ? new GraphExecutor({ ...options, executor }) : new OrchestraRunner(options);
     }
     return this.runnerRef;

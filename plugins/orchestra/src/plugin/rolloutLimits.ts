@@ -12,7 +12,8 @@ import { keyValueBytesPerToken, readModelShape, type ModelShape } from '@drmas/m
 import type { Agent } from '../agents/Agent.js';
 import type { EvalSettings } from '../evaluation/EvaluationTaps.js';
 import type { Orchestra } from '../orchestras/Orchestra.js';
-import type { OrchestraSettings, RolloutSettings } from './orchestraConfig.js';
+import type { OrchestraSettings } from './orchestraConfig.js';
+import type { OrchestraConfig } from './orchestraSchema.js';
 
 /**
  * Bytes a step keeps per sampled token at the least: in its turn (id, log-prob, text) and in the packed batch's
@@ -169,10 +170,9 @@ export function turnsPerEpisode(agentCount: number, orchestra: OrchestraSettings
 }
 
 /** Training steps and evaluations must fit the memory budget: LIMIT_EXCEEDED with the estimate otherwise. */
-export function checkMemory(config: ResolvedConfig, limits: readonly AgentLimits[], turns: number, budget: MemoryBudget): void {
+export function checkMemory(config: OrchestraConfig, limits: readonly AgentLimits[], turns: number, budget: MemoryBudget): void {
   if (limits.length === 0) return;
-  const rollout = config.rollout as RolloutSettings;
-  const evaluation = config.eval as unknown as EvalSettings;
+  const { rollout, eval: evaluation } = config;
   const longestKey = `agents.${limits.reduce((a, b) => (b.maxNewTokens > a.maxNewTokens ? b : a), limits[0]!).role}.sampling.maxNewTokens`;
   const training = estimateEpisodeMemory(
     limits,

@@ -1,4 +1,4 @@
-import { DrmasError, type Kernel } from '@drmas/core';
+import { DrmasError, type ApplyContext } from '@drmas/core';
 import type { RolloutSettings } from './orchestraConfig.js';
 
 /** The sampling streams a rollout uses: `rollout.sampleStreams`, else `row` on workers and the async executor, `position` in lock-step in-process. */
@@ -7,8 +7,11 @@ export function sampleStreamsOf(settings: RolloutSettings): 'position' | 'row' {
 }
 
 /** The names of the `rollout` taps of plugins other than the orchestra (those that run rollouts elsewhere). */
-export function otherRolloutTaps(kernel: Kernel): string[] {
-  return (kernel.hooks.rollout as unknown as { taps: Array<{ name: string }> }).taps.map((t) => t.name).filter((n) => n !== 'orchestra');
+export function otherRolloutTaps(kernel: ApplyContext): string[] {
+  return kernel
+    .tapsOf('rollout')
+    .map((t) => t.name)
+    .filter((n) => n !== 'orchestra');
 }
 
 /**

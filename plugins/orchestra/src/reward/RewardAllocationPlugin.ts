@@ -1,5 +1,5 @@
-import type { Kernel, Plugin, RegisterContext } from '@drmas/core';
-import { rewardSection, type RewardSettings } from '../plugin/orchestraConfig.js';
+import type { ApplyContext, Plugin, PluginConfig, RegisterContext } from '@drmas/core';
+import { rewardSection } from '../plugin/orchestraConfig.js';
 import { RewardAllocator } from './RewardAllocator.js';
 import { drmasAllocator, perTurnAllocator } from './RewardAllocators.js';
 import { fromTraceAllocator, TRACE_ALLOCATORS } from './traceAllocators.js';
@@ -28,15 +28,15 @@ export class RewardAllocationPlugin implements Plugin {
     for (const allocator of REWARD_ALLOCATORS) ctx.provide(RewardAllocator, allocator.name, allocator);
   }
 
-  apply(kernel: Kernel): void {
-    const allocator = () => kernel.getNamed(RewardAllocator, (kernel.config.reward as RewardSettings).allocator, KEY);
+  apply(kernel: ApplyContext<PluginConfig<{ reward: typeof rewardSection }>>): void {
+    const allocator = () => kernel.getNamed(RewardAllocator, kernel.config.reward.allocator, KEY);
     kernel.hooks.validate.tap(PLUGIN_NAME, () => {
       allocator();
     });
     kernel.hooks.reward.tapPromise(PLUGIN_NAME, async (batch) =>
       allocator().allocate(batch, {
         invalidPenalty: this.penaltyOf,
-        absoluteAgents: (kernel.config.reward as RewardSettings).absoluteAgents,
+        absoluteAgents: kernel.config.reward.absoluteAgents,
       }),
     );
   }

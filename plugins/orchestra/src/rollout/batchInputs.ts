@@ -1,5 +1,4 @@
-import type { BatchInputSource, EnvTask, StepContext, TrainingBatch } from '@drmas/core';
-import type { EpisodeRunner } from './OrchestraRunner.js';
+import type { BatchInputSource, Rollouts, StepContext, TrainingBatch } from '@drmas/core';
 
 /** GiGPO's anchor states: the observation each turn acted on, as the orchestra recorded it. */
 export const observationSource: BatchInputSource = {
@@ -9,32 +8,18 @@ export const observationSource: BatchInputSource = {
 };
 
 /**
- * ReMax's baselines (veRL's `reward_baselines`): one greedy episode (temperature 0) of each task in the batch, run
- * with the policy that sampled the batch (no update has happened yet in the step); each row's baseline is the
- * outcome of its task's greedy episode.
+ * ReMax's baselines (veRL's `reward_baselines`): one greedy episode (temperature 0) of each task in the batch, asked
+ * of the kernel's `Rollouts` (`rerun`, which whichever plugin produces the step's rollouts runs) with the policy that
+ * sampled the batch (no update has happened yet in the step); each row's baseline is the outcome of its task's greedy
+ * episode.
  */
 export class GreedyBaselineSource implements BatchInputSource {
-  constructor(
-    private readonly runner: () => EpisodeRunner,
-    /** The tasks drawn in this step's rollouts, by id. */
-    private readonly taskById: (id: string) => EnvTask | undefined,
-  ) {}
+  constructor(private readonly rollouts: () => Rollouts) {}
 
   async fill(batch: TrainingBatch, step: StepContext): Promise<void> {
     const taskOfGroup = new Map(batch.trajectories.map((t) => [t.groupId, t.taskId]));
     const taskIds = [...new Set(taskOfGroup.values())];
-    const tasks = taskIds.map((id) => {
-      const task = this.taskById(id);
-      if (!task) throw new Error(`greedy baseline: task ${id} was not drawn by this step's rollout`);
-      return task;
-    });
-    const run = await this.runner().run({
-      tasks,
-      samplesPerTask: 1,
-      seed: 0,
-      idPrefix: `s${step.step}greedy`,
-      sampling: { temperature: 0 },
-    });
+    const run = await this.rollouts().rerun({ taskIds, samplesPerTask: 1, seed: 0, label: 'greedy', sampling: { temperature: 0 } }, step);
     const outcomeOf = new Map(taskIds.map((id, i) => [id, run.trajectories[i]?.outcome ?? 0]));
     const { codes, names } = batch.ids.group;
     batch.baselineRewards = Float64Array.from(codes, (code) => outcomeOf.get(taskOfGroup.get(names[code]!)!) ?? 0);

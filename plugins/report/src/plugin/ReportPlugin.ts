@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { RunFile, Stage, type Kernel, type Metrics, type Plugin, type RegisterContext, type RunContext } from '@drmas/core';
+import { RunFile, Stage, type ApplyContext, type Metrics, type Plugin, type RegisterContext, type RunContext } from '@drmas/core';
 import { ProgressReporter, type ProgressStream } from '../progress/ProgressReporter.js';
 import { formatSummaryTable, summarizeMetrics } from '../progress/summaryTable.js';
 import { renderReport } from '../report/renderReport.js';
@@ -35,7 +35,7 @@ export class ReportPlugin implements Plugin<ReportPluginOptions> {
     ctx.bind(RunFile).toConstantValue({ path: 'report.html', kind: 'artifact' });
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     const settings = () => kernel.config.report as ReportSettings;
     const stream = () => this.options.stream ?? process.stderr;
 

@@ -4,7 +4,7 @@ import {
   RunFile,
   Stage,
   WorkerGroups,
-  type Kernel,
+  type ApplyContext,
   type Plugin,
   type RegisterContext,
   type RolloutBatch,
@@ -35,7 +35,7 @@ export class RolloutWorkersPlugin implements Plugin {
     ctx.bind(RunFile).toConstantValue({ path: WEIGHTS_FOLDER, kind: 'artifact' });
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     // With `rollout.workers: local` the plugin stays out of the way: the orchestra runs the episodes in-process.
     if ((kernel.config.rollout as RolloutSettings | undefined)?.workers !== 'bullmq') return;
     const settings = () => kernel.config.bullmq as BullmqSettings;
@@ -66,7 +66,7 @@ export class RolloutWorkersPlugin implements Plugin {
     });
   }
 
-  private async rollout(kernel: Kernel, step: StepContext): Promise<RolloutBatch> {
+  private async rollout(kernel: ApplyContext, step: StepContext): Promise<RolloutBatch> {
     const queue = this.queue;
     const publisher = this.publisher;
     if (!queue || !publisher) throw new Error(`plugin "${PLUGIN_NAME}": rollout before setup opened the queue`);

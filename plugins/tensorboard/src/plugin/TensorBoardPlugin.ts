@@ -1,5 +1,14 @@
 import path from 'node:path';
-import { MetricsSink, rowTrains, RunFile, Stage, type Kernel, type Plugin, type RegisterContext, type TrainingBatch } from '@drmas/core';
+import {
+  MetricsSink,
+  rowTrains,
+  RunFile,
+  Stage,
+  type ApplyContext,
+  type Plugin,
+  type RegisterContext,
+  type TrainingBatch,
+} from '@drmas/core';
 import { EventFileWriter } from '../events/EventFileWriter.js';
 import type { SummaryValue } from '../events/eventSchema.js';
 import { histogramValue, scalarValue, textValue } from '../events/summaries.js';
@@ -65,7 +74,7 @@ export class TensorBoardPlugin implements Plugin {
     });
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     const settings = () => kernel.config.tensorboard as TensorBoardSettings;
 
     kernel.hooks.setup.tap({ name: PLUGIN_NAME, stage: Stage.REPORT }, (run) => {

@@ -1,11 +1,11 @@
-import { AUTO_BACKEND, BackendFactory, DrmasError, Engines, rolesReadingValues, type Kernel, type ResolvedConfig } from '@drmas/core';
+import { AUTO_BACKEND, BackendFactory, DrmasError, Engines, rolesReadingValues, type ApplyContext, type ResolvedConfig } from '@drmas/core';
 import { criticSettings } from '../config/criticConfig.js';
 import type { Critics } from './Critics.js';
 import { CriticLearner } from './CriticLearner.js';
 import { planCritics } from './criticPlan.js';
 
 /** Refuses a critic no estimator reads, and one on an engine that has none; plans the critics. */
-export function checkCritics(kernel: Kernel, config: ResolvedConfig, critics: Critics): void {
+export function checkCritics(kernel: ApplyContext, config: ResolvedConfig, critics: Critics): void {
   const learner = criticSettings(config).learner;
   if (learner === undefined) return;
   const plans = planCritics(config, rolesReadingValues(kernel, config), kernel.getNamed(CriticLearner, learner, 'critic.learner'));

@@ -2,12 +2,13 @@ import { randomInt } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
+  Secrets,
   DrmasError,
   MetricsSink,
   redactUrl,
   RunFile,
   Stage,
-  type Kernel,
+  type ApplyContext,
   type Plugin,
   type RegisterContext,
   type RunContext,
@@ -132,7 +133,7 @@ export class WandbPlugin implements Plugin {
     });
   }
 
-  apply(kernel: Kernel): void {
+  apply(kernel: ApplyContext): void {
     const settings = () => resolveWandb(kernel.config.wandb as WandbSettings, this.env);
 
     kernel.hooks.validate.tap(PLUGIN_NAME, () => {
@@ -176,7 +177,7 @@ export class WandbPlugin implements Plugin {
         displayName: resolved.name ?? path.basename(run.runDir),
         group: resolved.group,
         tags: resolved.tags,
-        config: logConfig ? wandbConfigJson(kernel.secrets.config()) : undefined,
+        config: logConfig ? wandbConfigJson(kernel.get(Secrets).config()) : undefined,
       });
       const status = resuming ? await client.resumeStatus(where) : undefined;
       writeFileSync(file, `${JSON.stringify({ baseUrl: shownUrl, ...pick(where) } satisfies RunRecord, null, 2)}\n`);

@@ -1,0 +1,65 @@
+import type { StepContext } from '../data/StepContext.js';
+import type { RolloutBatch } from '../data/Turn.js';
+import { DrmasError } from '../errors/DrmasError.js';
+import type { RerunRequest, Rollouts } from '../roles/Rollouts.js';
+import type { HookName, KernelHooks } from './KernelHooks.js';
+import type { TapRecord } from './TapLedger.js';
+
+/** The kernel's `Rollouts`: every rollout of a step, the step's own included, goes through here. */
+export class RolloutService implements Rollouts {
+  /** The step whose rollout the `rollout` hook is producing now. */
+  private producing: number | undefined;
+
+  constructor(
+    private readonly hooks: KernelHooks,
+    private readonly tapsOf: (hook: HookName) => TapRecord[],
+    private readonly configFile: () => string | undefined,
+  ) {}
+
+  async next(step: StepContext): Promise<RolloutBatch> {
+    if (this.producing !== undefined) {
+      throw new DrmasError(
+        'PLUGIN_INVALID',
+        `a rollout tap asked for a rollout of step ${step.step} while producing one (Rollouts.next inside the rollout hook would never end)`,
+        { hint: 'a rollout tap returns its batch; a plugin that needs more episodes asks Rollouts.next from afterRollout or later' },
+      );
+    }
+    this.producing = step.step;
+    let batch: RolloutBatch | undefined;
+    try {
+      batch = await this.hooks.rollout.promise(step);
+    } finally {
+      this.producing = undefined;
+    }
+    if (batch) return batch;
+    const taps = this.tapsOf('rollout').map((t) => t.name);
+    throw new DrmasError(
+      'NO_ROLLOUT',
+      `no plugin produced a rollout batch at step ${step.step}: ${taps.length ? `the rollout hook's taps (${taps.join(', ')}) returned nothing` : 'the rollout hook has no tap'}`,
+      {
+        key: 'presets',
+        file: this.configFile(),
+        hint: 'add a preset with an orchestra (e.g. "math") or a plugin whose rollout tap returns a batch',
+      },
+    );
+  }
+
+  async rerun(request: RerunRequest, step: StepContext): Promise<RolloutBatch> {
+    const batch = await this.hooks.rerun.promise(request, step);
+    if (batch) return batch;
+    const taps = this.tapsOf('rerun').map((t) => t.name);
+    throw new DrmasError(
+      'NO_ROLLOUT',
+      `nothing ran the ${request.label} episodes of step ${step.step}: ${taps.length ? `the rerun hook's taps (${taps.join(', ')}) returned nothing` : 'no plugin re-runs the episodes of a step (the rerun hook has no tap)'}`,
+      {
+        key: 'presets',
+        file: this.configFile(),
+        hint: 'list a plugin that runs episodes of given tasks (the orchestra does), or choose an estimator that needs no further episodes',
+      },
+    );
+  }
+
+  reruns(): boolean {
+    return this.tapsOf('rerun').length > 0;
+  }
+}
