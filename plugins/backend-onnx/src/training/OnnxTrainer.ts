@@ -75,6 +75,8 @@ export interface OnnxTrainerOptions {
   provider?: ProviderName;
   /** Sessions shared with other trainers (a run's models of one architecture); default this trainer's own. */
   sessions?: SharedSessions<TrainingSession>;
+  /** Vocabulary columns per chunk of the output head (default `HEAD_VOCAB_CHUNK`). */
+  vocabChunk?: number;
 }
 /** A training graph's session and what it outputs. */
 export type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
@@ -108,6 +110,7 @@ export class OnnxTrainer {
   private readonly invFreq: Float64Array;
   private readonly weightFeeds: Feeds = {};
   private readonly provider: ProviderName;
+  private readonly vocabChunk: number | undefined;
 
   /** The settings of the latest update, saved with the optimizer state. */
   settings: OptimizerSettings | undefined;
@@ -117,11 +120,12 @@ export class OnnxTrainer {
     readonly config: DecoderConfig,
     hf: Map<string, WeightTensor>,
     private readonly options: OrtModule.InferenceSession.SessionOptions,
-    { adopt = false, lora, provider = 'cpu', sessions = trainingSessionPool() }: OnnxTrainerOptions,
+    { adopt = false, lora, provider = 'cpu', sessions = trainingSessionPool(), vocabChunk }: OnnxTrainerOptions,
   ) {
     this.provider = provider;
+    this.vocabChunk = vocabChunk;
     this.sessions = sessions;
-    this.sessionKey = JSON.stringify([config, lora?.settings ?? null, provider, options]);
+    this.sessionKey = JSON.stringify([config, lora?.settings ?? null, provider, options, vocabChunk ?? null]);
     // Updates write into these buffers and the session reads them in place on every run: the caller's own (`adopt`,
     // shared with a rollout engine's graphs) or copies.
     const own = (tensors: Map<string, WeightTensor>) =>
@@ -159,7 +163,12 @@ export class OnnxTrainer {
     const withReference = loss.needsReference ?? false;
     const key = JSON.stringify([withEntropy, withReference, this.sessionKey]);
     return this.sessions.get(loss, key, async () => {
-      const { model, ...outputs } = buildTrainingGraph(this.config, this.base, loss, { withEntropy, withReference, lora: this.lora });
+      const { model, ...outputs } = buildTrainingGraph(this.config, this.base, loss, {
+        withEntropy,
+        withReference,
+        lora: this.lora,
+        vocabChunk: this.vocabChunk,
+      });
       const session = await this.ort.InferenceSession.create(model, sessionOptions(this.provider, this.options));
       return { session, ...outputs };
     });

@@ -34,6 +34,8 @@ export interface TrainingGraphOptions {
    * Hugging Face weights are frozen inputs with none.
    */
   lora?: LoraSettings;
+  /** Vocabulary columns per chunk of the output head (default `HEAD_VOCAB_CHUNK`; tests set it small). */
+  vocabChunk?: number;
 }
 
 export interface TrainingGraph {
@@ -64,7 +66,7 @@ export function buildTrainingGraph(
   const { inputs, w } = writeHuggingFaceWeights(g, config, weights);
   const adapter = options.lora && writeLoraInputs(g, config, options.lora, { dropoutMasks: options.lora.dropout > 0 });
   const forward = writeDecoderForward(g, config, 'score', w, adapter?.graph);
-  const head = writeScoreHead(g, config, forward, w);
+  const head = writeScoreHead(g, config, forward, w, options.vocabChunk);
   const column = (name: string) => g.input(name, 'float', ['batch', 'responses']);
   const n = TrainingNames;
   const responseMask = column(n.responseMask);
