@@ -295,6 +295,13 @@ export interface ScoreHead {
   entropy: () => string;
 }
 
+export interface ScoreHeadOptions {
+  /** Vocabulary columns per chunk of a wide head (`HEAD_VOCAB_CHUNK`). */
+  vocabChunk?: number;
+  /** The output projection as `[vocab, hidden]` rows (the Hugging Face tensor), which a chunked head then uses. */
+  headRows?: string;
+}
+
 /**
  * Writes the score head over `forward`'s hidden states: the inputs `targets`, `predict_start`, `predict_end` and
  * `inverse_temperature`, the tempered log-softmax of the predicting columns, the targets' log-probs and entropies.
@@ -306,7 +313,7 @@ export function writeScoreHead(
   config: DecoderConfig,
   forward: DecoderForward,
   w: (name: string) => string,
-  vocabChunk: number = HEAD_VOCAB_CHUNK,
+  { vocabChunk = HEAD_VOCAB_CHUNK, headRows }: ScoreHeadOptions = {},
 ): ScoreHead {
   const c = config;
   const n = GraphNames;
@@ -322,7 +329,14 @@ export function writeScoreHead(
   if (c.vocabSize > vocabChunk) {
     const head = writeChunkedScoreHead(
       g,
-      { hidden: rmsNorm(predicting, 'norm'), head: w('lm_head'), targets, inverseTemperature, hiddenSize: h, vocabSize: c.vocabSize },
+      {
+        hidden: rmsNorm(predicting, 'norm'),
+        head: headRows ? { value: headRows, layout: 'rows' } : { value: w('lm_head'), layout: 'columns' },
+        targets,
+        inverseTemperature,
+        hiddenSize: h,
+        vocabSize: c.vocabSize,
+      },
       vocabChunk,
     );
     return { logProbs: head.logProbs, entropy: () => head.entropy };

@@ -17,8 +17,11 @@ export function vocabChunks(vocab: number, chunk: number = HEAD_VOCAB_CHUNK): Ar
 export interface ChunkedHeadInputs {
   /** The final-normed hidden states of the predicting columns, `[batch, responses, hidden]`. */
   hidden: string;
-  /** The output projection `[hidden, vocab]` (the graph weight `lm_head`). */
-  head: string;
+  /**
+   * The output projection: `[hidden, vocab]` columns (the graph weight `lm_head`), or `[vocab, hidden]` rows (the
+   * Hugging Face tensor, as the training graph has it: sliced and differentiated in that layout, no transposed copy).
+   */
+  head: { value: string; layout: 'columns' | 'rows' };
   /** The predicted ids `[batch, responses]` (int64). */
   targets: string;
   /** Each row's `1 / temperature`, `[batch, 1, 1]`. */
@@ -42,7 +45,7 @@ export interface ChunkedHeadInputs {
  */
 export function writeChunkedScoreHead(
   g: GraphWriter,
-  { hidden, head, targets, inverseTemperature, hiddenSize, vocabSize }: ChunkedHeadInputs,
+  { hidden, head: { value: head, layout }, targets, inverseTemperature, hiddenSize, vocabSize }: ChunkedHeadInputs,
   chunk: number = HEAD_VOCAB_CHUNK,
 ): { logProbs: string; entropy: string } {
   const chunks = vocabChunks(vocabSize, chunk);
@@ -56,8 +59,15 @@ export function writeChunkedScoreHead(
     const totals = values.map((v) => g.op('ReduceSum', [v], { keepdims: 0 }));
     return g.op('Mul', [totals.length === 1 ? totals[0]! : g.op('Sum', totals), zero]);
   };
-  const logitsOf = (x: string, slice: string) => g.op('Mul', [g.op('MatMul', [x, slice]), inverseTemperature]);
   const targetShape = g.op('Shape', [targets]);
+  const rows = layout === 'rows';
+  const logitShape = g.op('Concat', [targetShape, g.ints([-1])], { axis: 0 });
+  const logitsOf = (x: string, slice: string) => {
+    const product = rows
+      ? g.op('Reshape', [g.op('Gemm', [g.op('Reshape', [x, g.ints([-1, hiddenSize])]), slice], { transB: 1 }), logitShape])
+      : g.op('MatMul', [x, slice]);
+    return g.op('Mul', [product, inverseTemperature]);
+  };
   const perToken = (x: string) => g.op('Reshape', [x, targetShape]);
 
   const slices: string[] = [];
@@ -68,7 +78,7 @@ export function writeChunkedScoreHead(
     () => {
       const stats: string[] = [];
       for (const [start, end] of chunks) {
-        const slice = g.op('Slice', [head, g.ints([start]), g.ints([end]), g.ints([1])]);
+        const slice = g.op('Slice', [head, g.ints([start]), g.ints([end]), g.ints([rows ? 0 : 1])]);
         slices.push(slice);
         const x = stats.length === 0 ? hidden : g.op('Add', [hidden, after(stats.slice(-1))]);
         const z = logitsOf(x, slice);
@@ -131,17 +141,21 @@ export function writeChunkedScoreHead(
         const flat = g.op('Reshape', [g.op('Mul', [dz, inverseTemperature]), g.ints([-1, end - start])]);
         const done: string[] = [];
         if (wantHidden) {
-          const part = g.op('Gemm', [flat, slices[j]!], { transB: 1 });
+          const part = g.op('Gemm', [flat, slices[j]!], rows ? {} : { transB: 1 });
           dHidden = dHidden ? g.op('Add', [dHidden, part]) : part;
           done.push(dHidden);
         }
         if (wantHead) {
-          dHead.push(g.op('Gemm', [g.op('Reshape', [x, g.ints([-1, hiddenSize])]), flat], { transA: 1 }));
+          const x2 = g.op('Reshape', [x, g.ints([-1, hiddenSize])]);
+          dHead.push(rows ? g.op('Gemm', [flat, x2], { transA: 1 }) : g.op('Gemm', [x2, flat], { transA: 1 }));
           done.push(dHead[dHead.length - 1]!);
         }
         order = after(done);
       });
-      return [dHidden && g.op('Reshape', [dHidden, g.op('Shape', [hidden])]), wantHead ? g.op('Concat', dHead, { axis: 1 }) : undefined];
+      return [
+        dHidden && g.op('Reshape', [dHidden, g.op('Shape', [hidden])]),
+        wantHead ? g.op('Concat', dHead, { axis: rows ? 0 : 1 }) : undefined,
+      ];
     },
   ) as [string, string];
   return { logProbs, entropy };
