@@ -204,11 +204,16 @@ export class OnnxTrainer {
       const feeds = this.feeds(view, microRows, loss.needsReference ?? false);
       if (this.lora && this.lora.dropout > 0) this.addDropoutMasks(feeds, start);
       start += microRows.length;
-      const out = await session.run({ ...this.weightFeeds, ...totalFeeds, ...feeds });
+      // The first run into empty buffers writes its gradients into them (outputs bound to the buffers): no copy of
+      // every weight's gradient returned beside them, left to the garbage collector.
+      const empty = m === 0 || (agents !== undefined && microBatches[m - 1]!.part !== agent);
+      const direct = empty ? this.boundOutputs(session, gradients, part) : undefined;
+      const all = { ...this.weightFeeds, ...totalFeeds, ...feeds };
+      const out = direct ? await session.run(all, direct) : await session.run(all);
       lossSum += scalar(out[TrainingNames.loss]);
       for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
       if (withEntropy) entropySum += scalar(out[TrainingNames.entropySum]);
-      accumulateGradients(part, out, { gradients, rowGradients });
+      accumulateGradients(part, out, { gradients: direct ? [] : gradients, rowGradients });
       for (const t of Object.values(out)) t.dispose();
       if (agentGradNorms && microBatches[m + 1]?.part !== agent) {
         agentGradNorms[agent] = globalNorm(part.values());
@@ -224,6 +229,14 @@ export class OnnxTrainer {
       metrics['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
     }
     return { loss: lossSum, metrics, gradients: this.gradientBuffers, ...(agentGradNorms && { agentGradNorms }) };
+  }
+
+  /** The session's outputs with each weight's gradient bound to its buffer in `into` (the rest allocated by the run). */
+  private boundOutputs(session: Session, gradients: string[], into: Map<string, Float32Array>): Record<string, OrtModule.Tensor | null> {
+    const fetches: Record<string, OrtModule.Tensor | null> = Object.fromEntries(session.outputNames.map((name) => [name, null]));
+    for (const name of gradients)
+      fetches[TrainingNames.gradient(name)] = ortTensor(this.ort, into.get(name)!, this.weights.get(name)!.shape);
+    return fetches;
   }
 
   /** Buffers like `gradientBuffers` for one agent's share of a gradient, made on first use. */
