@@ -26,6 +26,10 @@ test('a built-in model: tiny has 2,048 positions and 4 layers of 2 key/value hea
   expect(keyValueBytesPerToken(shape)).toBe(4096);
   // (4 layers x (4 x 256 + 2 x 2 x 64 + 3 x 704) + 2 x 512) floats x 4 bytes
   expect(activationBytesPerToken(shape)).toBe(58_368);
+  // A head in chunks of 100 columns: (4 x (4 x 256 + 2 x 2 x 64 + 3 x 704) + 2 x 100) x 4; a chunk wider than the
+  // vocabulary counts the vocabulary.
+  expect(activationBytesPerToken(shape, 100)).toBe(55_072);
+  expect(activationBytesPerToken(shape, 16_384)).toBe(58_368);
 });
 
 test('a checkpoint folder is read from its config.json alone, head_dim derived as transformers does', () => {

@@ -38,12 +38,13 @@ export function matrixWeightCount(shape: ModelShape): number {
 /**
  * Float32 bytes per token a training pass that keeps every layer's activations for its backward pass holds at the
  * least: per layer the two normed inputs, the query and output projections, keys and values, and the MLP's gate, up
- * and activated products; then the logits and their log-softmax.
+ * and activated products; then the logits and their log-softmax over `headWidth` columns: the vocabulary, or the
+ * chunk of an engine that goes over a wide vocabulary in chunks (onnx's `HEAD_VOCAB_CHUNK`).
  */
-export function activationBytesPerToken(shape: ModelShape): number {
+export function activationBytesPerToken(shape: ModelShape, headWidth: number = shape.vocabSize): number {
   const kv = 2 * shape.numKvHeads * shape.headDim;
   const perLayer = 4 * shape.hiddenSize + kv + 3 * shape.intermediateSize;
-  return (shape.numLayers * perLayer + 2 * shape.vocabSize) * 4;
+  return (shape.numLayers * perLayer + 2 * Math.min(headWidth, shape.vocabSize)) * 4;
 }
 
 /**

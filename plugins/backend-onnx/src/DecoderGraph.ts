@@ -2,6 +2,7 @@ import type { LoraSettings, LoraTargetModule } from '@drmas/core';
 import type { WeightTensor } from '@drmas/core';
 import { loraModuleShape, loraScaling, loraTensorNames, loraTensorShapes, type DecoderConfig } from '@drmas/models';
 import { GraphBuilder, type GraphWriter } from './onnx/GraphBuilder.js';
+import { HEAD_VOCAB_CHUNK, writeChunkedScoreHead } from './VocabChunkedHead.js';
 
 /**
  * How the weights enter the graphs: as graph inputs (fed on every run from host buffers the backend owns, so a
@@ -294,11 +295,26 @@ export interface ScoreHead {
   entropy: () => string;
 }
 
+export interface ScoreHeadOptions {
+  /** Vocabulary columns per chunk of a wide head (`HEAD_VOCAB_CHUNK`). */
+  vocabChunk?: number;
+  /** The output projection as `[vocab, hidden]` rows (the Hugging Face tensor), which a chunked head then uses. */
+  headRows?: string;
+}
+
 /**
  * Writes the score head over `forward`'s hidden states: the inputs `targets`, `predict_start`, `predict_end` and
  * `inverse_temperature`, the tempered log-softmax of the predicting columns, the targets' log-probs and entropies.
+ * A vocabulary wider than `vocabChunk` is scored in chunks of it (`writeChunkedScoreHead`), never as a
+ * `[rows, tokens, vocab]` tensor.
  */
-export function writeScoreHead(g: GraphWriter, config: DecoderConfig, forward: DecoderForward, w: (name: string) => string): ScoreHead {
+export function writeScoreHead(
+  g: GraphWriter,
+  config: DecoderConfig,
+  forward: DecoderForward,
+  w: (name: string) => string,
+  { vocabChunk = HEAD_VOCAB_CHUNK, headRows }: ScoreHeadOptions = {},
+): ScoreHead {
   const c = config;
   const n = GraphNames;
   const h = c.hiddenSize;
@@ -310,6 +326,21 @@ export function writeScoreHead(g: GraphWriter, config: DecoderConfig, forward: D
   const inverseTemperature = g.input(n.inverseTemperature, 'float', ['batch', 1, 1]);
   const byRow = g.op('Reshape', [x, shapeWith([h])]);
   const predicting = g.op('Slice', [byRow, start, end, g.ints([1])]);
+  if (c.vocabSize > vocabChunk) {
+    const head = writeChunkedScoreHead(
+      g,
+      {
+        hidden: rmsNorm(predicting, 'norm'),
+        head: headRows ? { value: headRows, layout: 'rows' } : { value: w('lm_head'), layout: 'columns' },
+        targets,
+        inverseTemperature,
+        hiddenSize: h,
+        vocabSize: c.vocabSize,
+      },
+      vocabChunk,
+    );
+    return { logProbs: head.logProbs, entropy: () => head.entropy };
+  }
   const logits = g.op('Mul', [g.op('MatMul', [rmsNorm(predicting, 'norm'), w('lm_head')]), inverseTemperature]);
   const logp = g.op('Reshape', [g.op('LogSoftmax', [logits], { axis: -1 }), g.ints([-1, c.vocabSize])]);
   const targetShape = g.op('Shape', [targets]);

@@ -1,8 +1,10 @@
 import type { BatchView } from '@drmas/core';
 import type { DecoderConfig } from '@drmas/models';
+import { HEAD_VOCAB_CHUNK } from './VocabChunkedHead.js';
 
 /**
- * How large one scoring run may be, in float32 elements: its logits (rows x response columns x vocabulary) and one
+ * How large one scoring run may be, in float32 elements: its logits (rows x response columns x the head's width: the
+ * vocabulary, or `HEAD_VOCAB_CHUNK` where the head goes over it in chunks) and one
  * layer's attention scores (rows x heads x width^2, width = the chunk's longest prompt plus its longest response).
  * 2^24 elements is 64 MiB; the graph holds a few such tensors at once.
  */
@@ -20,6 +22,7 @@ export function scoreChunks(
   limits: { logits: number; attention: number } = SCORE_CHUNK_LIMITS,
 ): Array<[start: number, end: number]> {
   const { promptIds, responseLengths } = view.batch;
+  const headWidth = Math.min(config.vocabSize, HEAD_VOCAB_CHUNK);
   const chunks: Array<[number, number]> = [];
   let start = 0;
   while (start < view.rows.length) {
@@ -32,7 +35,7 @@ export function scoreChunks(
       const nextResponse = Math.max(response, responseLengths[row]!);
       const count = end + 1 - start;
       const width = nextPrompt + nextResponse;
-      if (count * nextResponse * config.vocabSize > limits.logits || count * config.numHeads * width * width > limits.attention) break;
+      if (count * nextResponse * headWidth > limits.logits || count * config.numHeads * width * width > limits.attention) break;
       prompt = nextPrompt;
       response = nextResponse;
     }

@@ -180,21 +180,28 @@ function compareGradients({ architecture, extra, losses }: (typeof quick)[number
   let config: DecoderConfig;
   let weights: Map<string, HostTensor>;
   let model: DecoderModel;
-  let trainer: OnnxTrainer;
+  const trainers: OnnxTrainer[] = [];
   let view: BatchView;
   beforeAll(async () => {
     await selectRuntime('cpu');
     ({ config, weights } = randomWeights(tinyConfigJson(architecture, extra), 5));
     model = DecoderModel.fromTensors(config, weights);
-    trainer = await OnnxTrainer.create(config, weights);
+    trainers.push(await OnnxTrainer.create(config, weights));
+    // The tiny vocabulary of 48 in chunks of 20, 20 and 8 (`writeChunkedScoreHead`).
+    trainers.push(await OnnxTrainer.create(config, weights, {}, { vocabChunk: 20 }));
     view = makeView(model, 17);
   });
   afterAll(async () => {
     model.dispose();
-    await trainer.release();
+    for (const trainer of trainers) await trainer.release();
   });
 
-  it.each(losses)('$label: loss, metrics and every gradient within 1e-4 relative', async ({ loss }) => {
+  const cases = losses.flatMap((c) => [
+    { ...c, head: 'one LogSoftmax', trainer: 0 },
+    { ...c, head: 'vocabulary in chunks', trainer: 1 },
+  ]);
+  it.each(cases)('$label, $head: loss, metrics and every gradient within 1e-4 relative', async ({ loss, trainer: which }) => {
+    const trainer = trainers[which]!;
     const totals = lossTotals(view, { responseLength: 7, microBatchSize: MICRO_BATCH });
     const expected = tfjsGradients(model, view, totals, loss);
     const got = await trainer.gradients({ batch: view, totals, loss, microBatchSize: MICRO_BATCH });

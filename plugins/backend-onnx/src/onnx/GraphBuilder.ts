@@ -50,7 +50,18 @@ export interface GraphWriter {
   scalar(value: number): string;
   op(opType: string, inputs: string[], attributes?: Record<string, AttributeValue>, options?: OpOptions): string;
   opMulti(opType: string, inputs: string[], attributes?: Record<string, AttributeValue>, options?: OpOptions): string[];
+  /**
+   * Writes a group of nodes (`write`, returning its outputs) whose derivative with respect to `inputs` is written by
+   * `vjp` instead of through its nodes. A writer that does not differentiate just writes the group.
+   */
+  customGradient(inputs: string[], write: () => string[], vjp: CustomVjp): string[];
 }
+
+/**
+ * The hand-written derivative of a node group: from the gradients of its outputs (`undefined` where an output does not
+ * reach the loss), the gradients of the inputs flagged in `wanted` (`undefined` for none).
+ */
+export type CustomVjp = (dy: (string | undefined)[], wanted: boolean[]) => (string | undefined)[];
 
 /**
  * Collects the nodes, inputs, outputs and initializers of one ONNX graph and writes it as a ModelProto.
@@ -111,6 +122,10 @@ export class GraphBuilder implements GraphWriter {
       this.constants.set(key, name);
     }
     return name;
+  }
+
+  customGradient(_inputs: string[], write: () => string[]): string[] {
+    return write();
   }
 
   /** Adds a node and returns its first output. */

@@ -24,6 +24,7 @@ import { OnnxValueModel, valueSessionPool, type ValueSession } from '../critic/O
 import type { SharedSessions } from '../SharedSessions.js';
 import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 import { trainingSessionPool, type TrainingSession } from '../training/OnnxTrainer.js';
+import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 /** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
@@ -47,9 +48,11 @@ export const onnxBackendFactory: BackendFactory = {
     const shape = readModelShape((settings as ModelSettings).model);
     if (!shape) return undefined;
     const criticShape = critic && readModelShape(critic.model);
-    if (!criticShape) return { bytes: activationBytesPerToken(shape), reason: 'activations kept for the backward pass on onnx' };
+    // The output head goes over a wide vocabulary in chunks (`writeChunkedScoreHead`): logits one chunk wide.
+    const policy = activationBytesPerToken(shape, HEAD_VOCAB_CHUNK);
+    if (!criticShape) return { bytes: policy, reason: 'activations kept for the backward pass on onnx' };
     return {
-      bytes: activationBytesPerToken(shape) + activationBytesPerToken(criticShape),
+      bytes: policy + activationBytesPerToken(criticShape),
       reason: "activations kept for the backward pass on onnx, its critic's included",
     };
   },

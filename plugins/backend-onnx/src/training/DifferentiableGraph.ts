@@ -1,4 +1,12 @@
-import { GraphBuilder, type AttributeValue, type Dim, type ElementType, type GraphWriter, type OpOptions } from '../onnx/GraphBuilder.js';
+import {
+  GraphBuilder,
+  type AttributeValue,
+  type CustomVjp,
+  type Dim,
+  type ElementType,
+  type GraphWriter,
+  type OpOptions,
+} from '../onnx/GraphBuilder.js';
 import { canonicalDim, sameShape, UnknownDims } from './SymbolicShape.js';
 import { OP_RULES } from './OpRules.js';
 
@@ -18,13 +26,17 @@ export interface ValueInfo {
   values?: Dim[];
 }
 
-/** One recorded node. `stop` marks `stopGradient`'s Identity: no gradient flows through it. */
+/**
+ * One recorded node. `stop` marks `stopGradient`'s Identity and the nodes of a `customGradient` group: no gradient
+ * flows through them. `vjp` marks a group's record (not a node of the graph): its derivative is written by hand.
+ */
 export interface NodeRecord {
   opType: string;
   inputs: string[];
   outputs: string[];
   attributes: Record<string, AttributeValue>;
   stop?: boolean;
+  vjp?: CustomVjp;
 }
 
 /**
@@ -110,6 +122,18 @@ export class DifferentiableGraph implements GraphWriter {
   /** `a` as a constant for differentiation (an Identity that gradients do not pass). */
   stopGradient(a: string): string {
     return this.record({ opType: 'Identity', inputs: [a], outputs: [], attributes: {}, stop: true }, {})[0]!;
+  }
+
+  /**
+   * Writes the group's nodes as constants for differentiation and records one entry from `inputs` to its outputs whose
+   * derivative `vjp` writes (as a recomputation of what the group freed, rather than keeping it for the backward).
+   */
+  customGradient(inputs: string[], write: () => string[], vjp: CustomVjp): string[] {
+    const first = this.records.length;
+    const outputs = write();
+    for (let k = first; k < this.records.length; k++) this.records[k] = { ...this.records[k]!, stop: true };
+    this.records.push({ opType: 'CustomGradient', inputs, outputs, attributes: {}, vjp });
+    return outputs;
   }
 
   private record(node: NodeRecord, options: OpOptions): string[] {
@@ -199,12 +223,12 @@ export class DifferentiableGraph implements GraphWriter {
 
     for (let k = forward.length - 1; k >= 0; k--) {
       const n = forward[k]!;
-      if (!n.outputs.some((o) => needed.has(o) && requires.has(o))) continue;
+      if (n.stop || !n.outputs.some((o) => needed.has(o) && requires.has(o))) continue;
       const dy = n.outputs.map(total);
       if (dy.every((d) => d === undefined)) continue;
       const wanted = n.inputs.map((i) => i !== '' && requires.has(i));
       if (!wanted.some(Boolean)) continue;
-      const vjp = OP_RULES[n.opType]!.vjp;
+      const vjp = n.vjp ? (_n: NodeRecord, d: (string | undefined)[], w: boolean[]) => n.vjp!(d, w) : OP_RULES[n.opType]!.vjp;
       if (!vjp) throw new Error(`DifferentiableGraph: ${n.opType} has no gradient rule (producing '${n.outputs[0]}')`);
       const dx = vjp(n, dy, wanted, this);
       wanted.forEach((w, i) => {

@@ -76,6 +76,8 @@ export interface OnnxTrainerOptions {
   provider?: ProviderName;
   /** Sessions shared with other trainers (a run's models of one architecture); default this trainer's own. */
   sessions?: SharedSessions<TrainingSession>;
+  /** Vocabulary columns per chunk of the output head (default `HEAD_VOCAB_CHUNK`). */
+  vocabChunk?: number;
 }
 /** A training graph's session and what it outputs. */
 export type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
@@ -109,6 +111,7 @@ export class OnnxTrainer {
   private readonly invFreq: Float64Array;
   private readonly weightFeeds: Feeds = {};
   private readonly provider: ProviderName;
+  private readonly vocabChunk: number | undefined;
 
   /** The settings of the latest update, saved with the optimizer state. */
   settings: OptimizerSettings | undefined;
@@ -118,11 +121,12 @@ export class OnnxTrainer {
     readonly config: DecoderConfig,
     hf: Map<string, WeightTensor>,
     private readonly options: OrtModule.InferenceSession.SessionOptions,
-    { adopt = false, lora, provider = 'cpu', sessions = trainingSessionPool() }: OnnxTrainerOptions,
+    { adopt = false, lora, provider = 'cpu', sessions = trainingSessionPool(), vocabChunk }: OnnxTrainerOptions,
   ) {
     this.provider = provider;
+    this.vocabChunk = vocabChunk;
     this.sessions = sessions;
-    this.sessionKey = JSON.stringify([config, lora?.settings ?? null, provider, options]);
+    this.sessionKey = JSON.stringify([config, lora?.settings ?? null, provider, options, vocabChunk ?? null]);
     // Updates write into these buffers and the session reads them in place on every run: the caller's own (`adopt`,
     // shared with a rollout engine's graphs) or copies.
     const own = (tensors: Map<string, WeightTensor>) =>
@@ -160,7 +164,12 @@ export class OnnxTrainer {
     const withReference = loss.needsReference ?? false;
     const key = JSON.stringify([withEntropy, withReference, this.sessionKey]);
     return this.sessions.get(loss, key, async () => {
-      const { model, ...outputs } = buildTrainingGraph(this.config, this.base, loss, { withEntropy, withReference, lora: this.lora });
+      const { model, ...outputs } = buildTrainingGraph(this.config, this.base, loss, {
+        withEntropy,
+        withReference,
+        lora: this.lora,
+        vocabChunk: this.vocabChunk,
+      });
       const session = await this.ort.InferenceSession.create(model, sessionOptions(this.provider, this.options));
       return { session, ...outputs };
     });
@@ -196,11 +205,16 @@ export class OnnxTrainer {
       const feeds = this.feeds(view, microRows, loss);
       if (this.lora && this.lora.dropout > 0) this.addDropoutMasks(feeds, start);
       start += microRows.length;
-      const out = await session.run({ ...this.weightFeeds, ...totalFeeds, ...feeds });
+      // The first run into empty buffers writes its gradients into them (outputs bound to the buffers): no copy of
+      // every weight's gradient returned beside them, left to the garbage collector.
+      const empty = m === 0 || (agents !== undefined && microBatches[m - 1]!.part !== agent);
+      const direct = empty ? this.boundOutputs(session, gradients, part) : undefined;
+      const all = { ...this.weightFeeds, ...totalFeeds, ...feeds };
+      const out = direct ? await session.run(all, direct) : await session.run(all);
       lossSum += scalar(out[TrainingNames.loss]);
       for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
       if (withEntropy) entropySum += scalar(out[TrainingNames.entropySum]);
-      accumulateGradients(part, out, { gradients, rowGradients });
+      accumulateGradients(part, out, { gradients: direct ? [] : gradients, rowGradients });
       for (const t of Object.values(out)) t.dispose();
       if (agentGradNorms && microBatches[m + 1]?.part !== agent) {
         agentGradNorms[agent] = globalNorm(part.values());
@@ -216,6 +230,14 @@ export class OnnxTrainer {
       metrics['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
     }
     return { loss: lossSum, metrics, gradients: this.gradientBuffers, ...(agentGradNorms && { agentGradNorms }) };
+  }
+
+  /** The session's outputs with each weight's gradient bound to its buffer in `into` (the rest allocated by the run). */
+  private boundOutputs(session: Session, gradients: string[], into: Map<string, Float32Array>): Record<string, OrtModule.Tensor | null> {
+    const fetches: Record<string, OrtModule.Tensor | null> = Object.fromEntries(session.outputNames.map((name) => [name, null]));
+    for (const name of gradients)
+      fetches[TrainingNames.gradient(name)] = ortTensor(this.ort, into.get(name)!, this.weights.get(name)!.shape);
+    return fetches;
   }
 
   /** Buffers like `gradientBuffers` for one agent's share of a gradient, made on first use. */

@@ -446,6 +446,15 @@ export const OP_RULES: Record<string, OpRule> = {
       return [g.op('Concat', parts, { axis: attr(n, 'axis', 0) }), undefined];
     },
   },
+  /** Written by hand-written derivatives only (`customGradient`): no VJP of its own. */
+  Gemm: {
+    infer: (n, g) => {
+      const [a, b] = n.inputs.map((i) => g.shape(i)) as [Dim[], Dim[]];
+      const rows = attr(n, 'transA', 0) ? a[1]! : a[0]!;
+      const cols = attr(n, 'transB', 0) ? b[0]! : b[1]!;
+      return [{ type: 'float', shape: [rows, cols] }];
+    },
+  },
   Gather: {
     infer: (n, g) => {
       const data = g.shape(n.inputs[0]!);

@@ -35,6 +35,8 @@ export interface TrainingGraphOptions {
    * Hugging Face weights are frozen inputs with none.
    */
   lora?: LoraSettings;
+  /** Vocabulary columns per chunk of the output head (default `HEAD_VOCAB_CHUNK`; tests set it small). */
+  vocabChunk?: number;
 }
 
 export interface TrainingGraph {
@@ -66,7 +68,13 @@ export function buildTrainingGraph(
   const { inputs, w } = writeHuggingFaceWeights(g, config, weights);
   const adapter = options.lora && writeLoraInputs(g, config, options.lora, { dropoutMasks: options.lora.dropout > 0 });
   const forward = writeDecoderForward(g, config, 'score', w, adapter?.graph);
-  const head = writeScoreHead(g, config, forward, w);
+  // A chunked head slices and differentiates the Hugging Face tensor itself: no transposed copy of it, and its
+  // gradient comes out in the tensor's layout.
+  const headSource = graphWeightSources(config).get('lm_head')!;
+  const head = writeScoreHead(g, config, forward, w, {
+    vocabChunk: options.vocabChunk,
+    headRows: headSource.transpose && headSource.parts.length === 1 ? inputs.get(headSource.parts[0]!) : undefined,
+  });
   const column = (name: string) => g.input(name, 'float', ['batch', 'responses']);
   const n = TrainingNames;
   const responseMask = column(n.responseMask);

@@ -1,0 +1,72 @@
+// One training step of the onnx trainer on a model folder, on fixed pseudo-random tokens: the resident set's
+// high-water mark and the time of each phase (load, first forward/backward with the session build, a full update
+// with AdamW, a second update). Prints one JSON line per phase.
+//
+//   node bench/sizes/trainStep.mjs MODEL_DIR ROWS PROMPT_TOKENS RESPONSE_TOKENS MICRO_BATCH [VOCAB_CHUNK]
+//
+// VOCAB_CHUNK sets the output head's chunk width (default HEAD_VOCAB_CHUNK; 1e9 gives the one-LogSoftmax head).
+// UPDATES=0 stops after the first forward/backward, UPDATES=1 after one update. Run it under
+// `/usr/bin/time -f %M` for the peak including what follows the last line.
+import { readFileSync } from 'node:fs';
+import { loadModelWeights } from '@drmas/models';
+import { OnnxTrainer } from '@drmas/plugin-backend-onnx';
+import { TrainingBatch, lossTotals } from '@drmas/core';
+
+const [model, rowsArg, promptArg, responseArg, microArg, chunkArg] = process.argv.slice(2);
+if (!model || !microArg) {
+  console.error('usage: node bench/sizes/trainStep.mjs MODEL_DIR ROWS PROMPT_TOKENS RESPONSE_TOKENS MICRO_BATCH [VOCAB_CHUNK]');
+  process.exit(2);
+}
+const [rows, promptTokens, responseTokens, microBatch] = [rowsArg, promptArg, responseArg, microArg].map(Number);
+const vocabChunk = chunkArg ? Number(chunkArg) : undefined;
+const gib = (bytes) => +(bytes / 2 ** 30).toFixed(2);
+function memory() {
+  const status = readFileSync('/proc/self/status', 'utf8');
+  const kib = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)[1]) * 1024;
+  return { rss: gib(kib('VmRSS')), hwm: gib(kib('VmHWM')), arrayBuffers: gib(process.memoryUsage().arrayBuffers) };
+}
+let last = performance.now();
+function mark(phase, extra = {}) {
+  const now = performance.now();
+  console.log(JSON.stringify({ phase, seconds: +((now - last) / 1000).toFixed(1), ...memory(), ...extra }));
+  last = now;
+}
+
+mark('start');
+const { config, weights } = await loadModelWeights({ model });
+mark('loaded');
+const trainer = await OnnxTrainer.create(config, weights, {}, { adopt: true, vocabChunk });
+const V = config.vocabSize;
+const prompts = Array.from({ length: rows }, (_, r) => Int32Array.from({ length: promptTokens }, (_, j) => (r * 31 + j * 17 + 1) % V));
+const responses = Array.from({ length: rows }, (_, r) =>
+  Int32Array.from({ length: responseTokens }, (_, j) => (r * 7919 + j * 104729) % V),
+);
+const batch = TrainingBatch.fromSequences(prompts, responses);
+batch.advantages.forEach((_, i) => (batch.advantages[i] = ((i % 7) - 3) / 3));
+batch.oldLogProbs = new Float32Array(batch.rows * batch.responseLength).fill(-12);
+const view = batch.all();
+const loss = {
+  compute(ops, input) {
+    const weighted = ops.mul(ops.mul(input.logProbs, input.advantages), input.responseMask);
+    return { loss: ops.div(ops.neg(ops.sum(weighted)), input.totals.tokens), metrics: {} };
+  },
+};
+const request = {
+  batch: view,
+  totals: lossTotals(view, { responseLength: responseTokens, microBatchSize: microBatch }),
+  loss,
+  microBatchSize: microBatch,
+  lrScale: 1,
+  optimizer: { lr: 1e-5, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, paramGroups: [] },
+};
+const first = await trainer.gradients(request);
+mark('forward/backward (with the session build)', { loss: first.loss });
+if (process.env.UPDATES !== '0') {
+  const one = await trainer.update(request);
+  mark('update 1 (forward/backward, AdamW)', { loss: one.loss, gradNorm: one.gradNorm });
+  if (process.env.UPDATES !== '1') {
+    const two = await trainer.update(request);
+    mark('update 2', { loss: two.loss });
+  }
+}
+await trainer.release();

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { lossColumn, lossTotals, TrainingBatch, type BatchView, type LossFunction } from '@drmas/core';
+import type { HostTensor } from '@drmas/models';
+import { OnnxTrainer } from '../src/training/OnnxTrainer.js';
+import { vocabChunks } from '../src/VocabChunkedHead.js';
+import { randomWeights, tinyConfigJson } from './parityFixtures.js';
+
+/**
+ * The chunked output head's hand-written derivative against central finite differences of the loss the same graph
+ * computes: a weighted log-likelihood plus an entropy term (so both upstream gradients reach the head), on a tiny
+ * Qwen3 with tied embeddings whose vocabulary of 48 goes in chunks of 20, 20 and 8.
+ */
+const loss: LossFunction = {
+  needsEntropy: true,
+  compute(ops, input) {
+    const weighted = ops.mul(ops.mul(input.logProbs, lossColumn(input, 'advantages')), input.responseMask);
+    const entropy = ops.mul(input.entropy!, input.responseMask);
+    const total = ops.add(ops.neg(ops.sum(weighted)), ops.mul(ops.sum(entropy), 0.3));
+    return { loss: ops.div(total, input.totals.tokens), metrics: {} };
+  },
+};
+
+describe('vocabulary-chunked output head', () => {
+  it('splits a vocabulary into chunks of the given width, the last one shorter', () => {
+    expect(vocabChunks(48, 20)).toEqual([
+      [0, 20],
+      [20, 40],
+      [40, 48],
+    ]);
+    expect(vocabChunks(151_936)).toHaveLength(10);
+  });
+
+  let weights: Map<string, HostTensor>;
+  let trainer: OnnxTrainer;
+  let view: BatchView;
+  beforeAll(async () => {
+    const made = randomWeights(tinyConfigJson('Qwen3ForCausalLM', { tie_word_embeddings: true }), 11);
+    weights = made.weights;
+    trainer = await OnnxTrainer.create(made.config, weights, {}, { adopt: true, vocabChunk: 20 });
+    // Targets in every chunk, the last (short) one included.
+    const batch = TrainingBatch.fromSequences(
+      [
+        [3, 7, 1],
+        [8, 30],
+      ],
+      [
+        [12, 25, 47, 2],
+        [44, 19, 20],
+      ],
+      { temperatures: [1, 0.7] },
+    );
+    batch.advantages.forEach((_, i) => (batch.advantages[i] = ((i % 5) - 2) / 2));
+    view = batch.all();
+  });
+  afterAll(() => trainer.release());
+
+  it('gradients of the embedding (head and input rows), the final norm and a projection match finite differences', async () => {
+    const totals = lossTotals(view, { responseLength: 4, microBatchSize: 0 });
+    const request = { batch: view, totals, loss };
+    const { gradients } = await trainer.gradients(request);
+    const analytic = new Map([...gradients].map(([name, g]) => [name, Float32Array.from(g)]));
+    const probes: [string, number][] = [
+      ['model.embed_tokens.weight', 25 * 32 + 3], // a target's row: the head and the input embedding
+      ['model.embed_tokens.weight', 45 * 32 + 10], // a row no target names, in the last chunk
+      ['model.embed_tokens.weight', 5 * 32 + 30],
+      ['model.norm.weight', 7],
+      ['model.layers.1.mlp.down_proj.weight', 123],
+    ];
+    const eps = 1e-2;
+    for (const [name, index] of probes) {
+      const data = weights.get(name)!.data;
+      const original = data[index]!;
+      data[index] = original + eps;
+      const plus = (await trainer.gradients(request)).loss;
+      data[index] = original - eps;
+      const minus = (await trainer.gradients(request)).loss;
+      data[index] = original;
+      const numeric = (plus - minus) / (2 * eps);
+      const got = analytic.get(name)![index]!;
+      expect(Math.abs(got)).toBeGreaterThan(1e-5);
+      expect(Math.abs(got - numeric)).toBeLessThan(2e-2 * Math.abs(numeric) + 2e-5);
+    }
+  });
+});
