@@ -568,10 +568,11 @@ describe('input validation', () => {
   it('bad options', () => {
     const e = thrown(() => computeAdvantage(ADVANTAGE_ESTIMATORS.grpo, ok, { normaliseByStd: false } as never));
     expect(e.key).toBe('options.normaliseByStd');
-    expect(e.message).toContain("Did you mean 'normalizeByStd'?");
+    expect(e.message).toContain('Did you mean "normalizeByStd"?');
     expect(thrown(() => computeAdvantage(ADVANTAGE_ESTIMATORS.grpo, ok, { epsilon: -1 })).key).toBe('options.epsilon');
     expect(thrown(() => computeAdvantage(ADVANTAGE_ESTIMATORS.grpo, ok, { groupKey: 'prompt_agnt' as never })).message).toContain(
-      "Did you mean 'prompt_agent'?",
+      // The closest first; core also suggests a name the input contains ("prompt").
+      'Did you mean "prompt_agent" or "prompt"?',
     );
     expect(
       thrown(() =>

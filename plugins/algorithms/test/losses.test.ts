@@ -78,7 +78,7 @@ describe('policyLoss (hand-worked)', () => {
     })();
     expect(e).toBeInstanceOf(AlgorithmInputError);
     expect(e.key).toBe('options.clipRatioC');
-    expect(() => policyLoss(input, { variant: 'gspoo' as never })).toThrow("Did you mean 'gspo'?");
+    expect(() => policyLoss(input, { variant: 'gspoo' as never })).toThrow('Did you mean "gspo"?');
     expect(() => policyLoss({ ...input, advantages: [[1, 2]] })).toThrow(/advantages/);
   });
 });
@@ -104,7 +104,7 @@ describe('aggregateLoss (hand-worked)', () => {
   });
   it('fractional mask entries weight the tokens', () => expectClose(aggregateLoss([[2, 4]], [[0.5, 1]], 'token-mean'), 5 / 1.5, 1e-15));
   it('rejects unknown modes and bad scale factors', () => {
-    expect(() => aggregateLoss(loss, mask, 'token_mean' as never)).toThrow("Did you mean 'token-mean'?");
+    expect(() => aggregateLoss(loss, mask, 'token_mean' as never)).toThrow('Did you mean "token-mean"?');
     expect(() => aggregateLoss(loss, mask, 'seq-mean-token-sum-norm', { lossScaleFactor: 0 })).toThrow(AlgorithmInputError);
   });
 });

@@ -31,7 +31,7 @@ describe("the README's computeAdvantage example", () => {
 
   test('a misspelt name lists the estimators and suggests the closest; a definition without compute is refused', () => {
     const input = { tokenRewards: [[1]], responseMask: [[1]], groupIds: ['q'] };
-    expect(() => computeAdvantage('grop', input)).toThrow(/Did you mean 'grpo'/);
+    expect(() => computeAdvantage('grop', input)).toThrow(/Did you mean "grpo"/);
     expect(() => computeAdvantage({ name: 'x' } as never, input)).toThrow(/estimator: expected an estimator name/);
   });
 });

@@ -70,7 +70,7 @@ describe('statisticsUnit: the averaging unit, independent of the group key', () 
       "options.statisticsUnit: does not apply to estimator 'rloo'",
     );
     expect(() => computeAdvantage(ADVANTAGE_ESTIMATORS.grpo, batch, { statisticsUnit: 'trajectories' as StatisticsUnit })).toThrow(
-      "Did you mean 'trajectory'?",
+      'Did you mean "trajectory"?',
     );
     const { trajectoryIds: _ids, ...withoutTrajectories } = batch;
     expect(() => computeAdvantage(ADVANTAGE_ESTIMATORS.drmas, withoutTrajectories, { statisticsUnit: 'trajectory' })).toThrow(
