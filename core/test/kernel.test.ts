@@ -534,4 +534,34 @@ describe("apply gets the kernel's hooks, config and lookups, not the kernel", ()
     kernel.configure(kernelConfig(2), [loaded(recorder([])), loaded(reader)]);
     expect(seen).toEqual([2, 'function', ['recorder'], true]);
   });
+
+  test('agents registered in register(ctx) are created in apply, as third-party plugins do; registering in apply is refused', () => {
+    class Planner {
+      constructor(readonly options: Record<string, unknown>) {}
+    }
+    const made: unknown[] = [];
+    const planner: Plugin = {
+      name: 'planner',
+      register(ctx) {
+        ctx.agents.register('planner', Planner);
+      },
+      apply(k) {
+        made.push(k.agents.create<Planner>('planner', { depth: 2 }), k.agents.has('planner'));
+      },
+    };
+    new Kernel().configure(kernelConfig(1), [loaded(planner)]);
+    expect(made[0]).toBeInstanceOf(Planner);
+    expect((made[0] as Planner).options).toEqual({ depth: 2 });
+    expect(made[1]).toBe(true);
+
+    const late: Plugin = {
+      name: 'late',
+      apply(k) {
+        (k.agents as unknown as { register(name: string, c: unknown): void }).register('planner', Planner);
+      },
+    };
+    expect(() => new Kernel().configure(kernelConfig(1), [loaded(late)])).toThrow(
+      expect.objectContaining({ code: 'PLUGIN_INVALID', hint: 'register agent classes in register(ctx) with ctx.agents.register' }),
+    );
+  });
 });

@@ -1,3 +1,4 @@
+import type { AgentRegistry } from '../agents/AgentRegistry.js';
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
 import type { Roles } from '../roles/Roles.js';
 import type { HookName, KernelHooks } from './KernelHooks.js';
@@ -6,13 +7,16 @@ import type { TapRecord } from './TapLedger.js';
 /**
  * What a plugin's `apply` gets of the kernel: its hooks to tap, the resolved config (typed by the plugin's schema:
  * `ApplyContext<PluginConfig<typeof schema>>`), the lookups of roles (`get`, `getAll`, `getNamed`, `namesOf`,
- * `absentProviders`), the taps recorded so far, and where the config came from. Driving the kernel (`run`, `setup`,
+ * `absentProviders`), the agent classes to create agents from, the taps recorded so far, and where the config came
+ * from. Driving the kernel (`run`, `setup`,
  * `step`), its container and its ledger stay with the code that made it; reading one of those in `apply` is a
  * PLUGIN_INVALID error saying what to use instead.
  */
 export interface ApplyContext<C extends ResolvedConfig = ResolvedConfig> extends Roles {
   readonly hooks: KernelHooks;
   readonly config: C;
+  /** The agent classes plugins registered: `agents.create('planner')` makes one (register them in `register(ctx)`). */
+  readonly agents: Pick<AgentRegistry, 'create' | 'has' | 'names' | 'origin' | 'resolve'>;
   /** The taps of `hook` in the order it calls them (name, type, stage), as the kernel recorded them. */
   tapsOf(hook: HookName): TapRecord[];
   /** The config layer that set a key: a file path, `preset <name>`, `--set <text>`; undefined when none did. */

@@ -83,7 +83,6 @@ const KERNEL_ONLY: Readonly<Record<string, string>> = Object.freeze({
   container: 'bind in register(ctx), then resolve with kernel.get(token) (or inject it into a class of yours)',
   ledger: 'kernel.namesOf(token) lists the names registered for a role, kernel.tapsOf(hook) the taps of a hook',
   modules: 'kernel.namesOf(token) lists the names registered for a role',
-  agents: 'register agent classes in register(ctx) with ctx.agents.register',
   plugins: 'kernel.config.plugins names the plugins the config lists',
   locate: 'kernel.originOf(key) says which file, preset or --set set a key',
   secrets: 'resolve the Secrets role: kernel.get(Secrets)',
@@ -546,6 +545,7 @@ export class Kernel implements Roles {
       absentProviders: (token, name) => this.absentProviders(token, name),
       tapsOf: (hook) => this.tapsOf(hook),
       originOf: (key) => this.originOf(key),
+      agents: this.applyAgents(loaded),
     };
     for (const [member, instead] of Object.entries(KERNEL_ONLY)) {
       Object.defineProperty(context, member, {
@@ -559,6 +559,28 @@ export class Kernel implements Roles {
       });
     }
     return Object.freeze(context);
+  }
+
+  /** The agent registry as `apply` sees it: agents are created from it; classes are registered in `register(ctx)`. */
+  private applyAgents(loaded: LoadedPlugin): ApplyContext['agents'] {
+    const { agents } = this;
+    const view = {
+      create: agents.create.bind(agents),
+      has: agents.has.bind(agents),
+      names: agents.names.bind(agents),
+      origin: agents.origin.bind(agents),
+      resolve: agents.resolve.bind(agents),
+    };
+    Object.defineProperty(view, 'register', {
+      get: () => {
+        throw new DrmasError('PLUGIN_INVALID', 'apply() registers an agent class: agent classes are registered before apply', {
+          key: loaded.key,
+          file: loaded.listedIn,
+          hint: 'register agent classes in register(ctx) with ctx.agents.register',
+        });
+      },
+    });
+    return Object.freeze(view);
   }
 
   private registerContext(plugin: string, options: ContainerModuleLoadOptions): RegisterContext {
