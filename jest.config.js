@@ -20,8 +20,17 @@ export default {
     '<rootDir>/test/**/*.test.ts',
   ],
   // test/interop needs the Python systems: `npm run test:interop` runs it (jest.interop.config.js); test/reliability
-  // runs whole CLI runs by the hundred: `npm run test:reliability` (jest.reliability.config.js). .ci/run runs both.
-  testPathIgnorePatterns: ['/node_modules/', '/dist/', '<rootDir>/test/interop/', '<rootDir>/test/reliability/'],
+  // runs whole CLI runs by the hundred: `npm run test:reliability` (jest.reliability.config.js); the end-to-end tests
+  // (a user's project, the example configs): `npm run test:e2e` (jest.e2e.config.js). .ci/run runs all three.
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    '/dist/',
+    '<rootDir>/test/interop/',
+    '<rootDir>/test/reliability/',
+    '<rootDir>/test/.*\\.e2e\\.test\\.ts$',
+    '<rootDir>/test/marl-examples\\.test\\.ts$',
+    '<rootDir>/test/experiment-grid\\.test\\.ts$',
+  ],
   testTimeout: 60000,
   // One long-lived worker runs ~550 files: restarting it past this heap keeps the last files as fast as the first.
   workerIdleMemoryLimit: '1GB',
