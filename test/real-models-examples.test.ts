@@ -9,7 +9,7 @@ import { copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createKernel } from '@drmas/core';
 import { parseModelConfig, randomInitWeights, saveCheckpoint, type WritableDtype } from '@drmas/models';
-import { runCli } from './support/cliRunner.js';
+import { runBin, runCli } from './support/cliRunner.js';
 import { describeSlow } from './support/describeSlow.js';
 import { cutDown, PUBLISHED_MODELS, type PublishedModel } from './support/publishedConfigs.js';
 import { REPO_ROOT, TempProject } from './support/tempProject.js';
@@ -85,6 +85,20 @@ async function validateExample(
   return policy!;
 }
 
+/** The smallest step: 2 prompts x 2 samples, 16 new tokens per turn, no evaluation, no checkpoint or report. */
+const ONE_SMALL_STEP = [
+  'rollout.promptsPerStep=2',
+  'rollout.samplesPerPrompt=2',
+  'agents.solver.sampling.maxNewTokens=16',
+  'agents.verifier.sampling.maxNewTokens=16',
+  'eval.atStart=false',
+  'eval.atEnd=false',
+  'trainer.steps=1',
+  'trainer.saveEvery=0',
+  'report.html=false',
+  'report.progress=off',
+].flatMap((set) => ['--set', set]);
+
 describe('examples/real-models', () => {
   test('there is one example per published model', () => {
     expect(CONFIGS.map((file) => modelOf(file).folder).sort()).toEqual(
@@ -111,6 +125,27 @@ describe('examples/real-models', () => {
       if (!lora) expect(optimizer.lr).toBe(1e-6);
     });
   });
+
+  test('the Llama-3.2-1B example trains a step with LoRA (llama3 rope scaling, three stop ids, no pad token)', () => {
+    const file = 'llama-3.2-1b-instruct-lora.yaml';
+    const dir = scratch.path(file.replace('.yaml', ''));
+    // The folder written by the validate test above.
+    const result = runBin(['train', '--config', file, '--run-dir', 'run', ...ONE_SMALL_STEP], dir, 300_000);
+    expect(result.stderr).not.toContain('error');
+    expect(result.code).toBe(0);
+    const line = JSON.parse(
+      readFileSync(path.join(dir, 'run', 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .at(-1)!,
+    ) as Record<string, number>;
+    expect(line['episode/count']).toBe(4);
+    expect(
+      readdirSync(path.join(dir, 'run', 'checkpoints', 'step-000001'))
+        .filter((f) => f.includes('@'))
+        .sort(),
+    ).toEqual(['policy@solver', 'policy@verifier']);
+  }, 300_000);
 });
 
 describeSlow('examples/real-models at full size', () => {
