@@ -3,6 +3,7 @@ import 'reflect-metadata';
 export * as inversify from 'inversify';
 export { Container, ContainerModule, injectable, named, optional } from 'inversify';
 export { inject, multiInject } from './di/injection.js';
+export { allOf, chosenBy, type AllOf, type ChosenBy, type Dependencies, type Injected } from './di/Dependencies.js';
 export * as tapable from 'tapable';
 export {
   AsyncParallelHook,

@@ -9,6 +9,7 @@ import { configSchemaOf } from '../config/resolveConfig.js';
 import type { Metrics, RunContext, StepContext, StepResult } from '../data/StepContext.js';
 import { TrainingBatch } from '../data/TrainingBatch.js';
 import { BindingLedger } from '../di/BindingLedger.js';
+import { injected, type Dependencies, type Injected } from '../di/Dependencies.js';
 import { translateContainerError } from '../di/containerErrors.js';
 import type { RegisterContext } from '../di/RegisterContext.js';
 import { describeKey } from '../di/BindingLedger.js';
@@ -210,6 +211,15 @@ export class Kernel implements Roles {
     }
   }
 
+  /** The services `dependencies` names, each resolved on first use, once (`ApplyContext.inject`); `requester` names who needs them. */
+  inject<D extends Dependencies>(dependencies: D, requester?: string): Injected<D> {
+    return injected(
+      dependencies,
+      (key, configKey) => this.get(key, { key: configKey, requester }),
+      (key) => this.getAll(key),
+    );
+  }
+
   /** Every binding of an open role, in registration order. */
   getAll<T>(key: ServiceKey<T>): T[] {
     const id = serviceIdentifier(key);
@@ -287,15 +297,16 @@ export class Kernel implements Roles {
 
   /**
    * Claims the run directory (RUN_DIR_IN_USE while another drmas process writes it), runs the `setup` hook and returns
-   * the run context, for commands that drive the kernel themselves; `shutdown` ends the claim.
+   * the run context, for commands that drive the kernel themselves; `shutdown` ends the claim. A failed setup calls
+   * `failed` with `'setup'` (the run-directory plugin lets the folder go then) and throws.
    */
   async setup(options: SetupOptions): Promise<RunContext> {
     const run = this.runContext(options);
-    const claimedHere = this.claimRunDir(options.runDir, options.runDirKey ?? 'runDir', (message) => run.log(message));
+    this.claimRunDir(options.runDir, options.runDirKey ?? 'runDir', (message) => run.log(message));
     try {
       await this.hooks.setup.promise(run);
     } catch (error) {
-      if (claimedHere) this.releaseRunDir();
+      this.hooks.failed.call(error as Error, 'setup');
       throw this.secrets.redactError(error);
     }
     return run;
@@ -377,7 +388,7 @@ export class Kernel implements Roles {
         await this.step(run, step, step === last);
       }
     } catch (error) {
-      this.hooks.failed.call(error as Error);
+      this.hooks.failed.call(error as Error, 'run');
       throw error;
     } finally {
       await this.hooks.shutdown.promise();
@@ -425,7 +436,7 @@ export class Kernel implements Roles {
     try {
       return await this.evaluateAt(run, options.step ?? 0);
     } catch (error) {
-      this.hooks.failed.call(error as Error);
+      this.hooks.failed.call(error as Error, 'run');
       throw this.secrets.redactError(error);
     } finally {
       await this.shutdown();
@@ -433,15 +444,14 @@ export class Kernel implements Roles {
   }
 
   /**
-   * Claims the run directory through the run-directory plugin's `RunDirectoryLock` (none bound: nothing to claim).
-   * Returns whether this call claimed it: not when the kernel holds it already (`run` claims before it moves an earlier
-   * run aside, then calls `setup`).
+   * Claims the run directory through the run-directory plugin's `RunDirectoryLock` (none bound: nothing to claim); a
+   * claim of the folder held already (`run` claims before it moves an earlier run aside, then calls `setup`) is none.
    */
-  private claimRunDir(runDir: string, key: string, log: (message: string) => void): boolean {
+  private claimRunDir(runDir: string, key: string, log: (message: string) => void): void {
     const lock = this.getAll(RunDirectoryLock)[0];
-    if (!lock) return false;
+    if (!lock) return;
     try {
-      return lock.claim(path.resolve(this.cwd, runDir), key, log);
+      lock.claim(path.resolve(this.cwd, runDir), key, log);
     } catch (error) {
       throw DrmasError.is(error) ? error.locatedIn(this.locate(key)) : error;
     }
@@ -538,6 +548,7 @@ export class Kernel implements Roles {
       },
       cwd: this.cwd,
       configFile: this.configFile,
+      inject: (dependencies) => this.inject(dependencies, `plugin ${loaded.plugin.name}`),
       get: (key, request) => this.get(key, request),
       getAll: (key) => this.getAll(key),
       getNamed: (token, name, key) => this.getNamed(token, name, key),
