@@ -6,12 +6,12 @@ import { Stage } from '../kernel/stages.js';
 import type { Plugin } from '../plugins/Plugin.js';
 import type { RegisterContext } from '../di/RegisterContext.js';
 import { allOf } from '../di/Dependencies.js';
-import { MetricsSink } from '../roles/MetricsSink.js';
+import { MetricsSink } from '../services/MetricsSink.js';
 import { readTrainerState } from '../checkpoint/checkpointLayout.js';
 import { createOutputDirectory } from '../run/outputDirectory.js';
-import { RunFile } from '../roles/RunFile.js';
+import { RunFile } from '../services/RunFile.js';
 import { CORE_RUN_FILES, cutStepLines } from '../run/runFiles.js';
-import { RunDirectoryLock } from '../roles/RunDirectoryLock.js';
+import { RunDirectoryLock } from '../services/RunDirectoryLock.js';
 import { acquireRunLock, RUN_LOCK_FILE, type RunLock } from '../run/runLock.js';
 
 const PLUGIN_NAME = 'drmas:run-directory';

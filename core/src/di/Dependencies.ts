@@ -1,11 +1,11 @@
 import type { ServiceKey } from './Token.js';
 
-/** Every binding of an open role, as a dependency: `{ sinks: allOf(MetricsSink) }` gives `sinks: MetricsSink[]`. */
+/** Every binding of an open service, as a dependency: `{ sinks: allOf(MetricsSink) }` gives `sinks: MetricsSink[]`. */
 export interface AllOf<T> {
   readonly allOf: ServiceKey<T>;
 }
 
-/** A single role whose absence is the config's fault: the MISSING_BINDING error names `configKey`. */
+/** A single service whose absence is the config's fault: the MISSING_BINDING error names `configKey`. */
 export interface ChosenBy<T> {
   readonly service: ServiceKey<T>;
   readonly configKey: string;

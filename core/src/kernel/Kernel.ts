@@ -18,23 +18,23 @@ import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
 import type { LoadedPlugin } from '../plugins/PluginLoader.js';
 import { absentPluginError, type AbsentPlugin } from '../plugins/absentPlugins.js';
-import { coreRoles } from '../roles/coreRoles.js';
-import { MetricsSink } from '../roles/MetricsSink.js';
-import { RunFile } from '../roles/RunFile.js';
-import { Roles } from '../roles/Roles.js';
+import { coreServices } from '../services/coreServices.js';
+import { MetricsSink } from '../services/MetricsSink.js';
+import { RunFile } from '../services/RunFile.js';
+import { Contributions } from '../services/Contributions.js';
 import { createKernelHooks, type HookName, type KernelHooks } from './KernelHooks.js';
 import { PluginErrorInterceptor } from './PluginErrorInterceptor.js';
 import { TimingInterceptor } from './TimingInterceptor.js';
 import { TapLedger, type TapRecord } from './TapLedger.js';
 import { RolloutService } from './RolloutService.js';
 import type { ApplyContext } from './ApplyContext.js';
-import { Rollouts } from '../roles/Rollouts.js';
+import { Rollouts } from '../services/Rollouts.js';
 import { processMemory } from './processMemory.js';
 import { ADVANTAGE_PLUGIN_NAME } from '../builtins/AdvantagePlugin.js';
 import { planEvaluation, planRun, type RunPlan } from '../run/runDirectory.js';
-import { RunDirectoryLock } from '../roles/RunDirectoryLock.js';
+import { RunDirectoryLock } from '../services/RunDirectoryLock.js';
 import { setAsideEarlierRun, setAsideLaterCheckpoints } from '../run/runFiles.js';
-import { WorkerGroups } from '../roles/WorkerGroups.js';
+import { WorkerGroups } from '../services/WorkerGroups.js';
 import { ConfigSecrets, Secrets, type SecretEnv } from '../secrets/Secrets.js';
 
 export interface RunOptions {
@@ -82,11 +82,11 @@ const DRIVEN_BY_CALLER = 'apply taps hooks; the code that made the kernel (creat
 /** The kernel's members that `apply` does not get, and what a plugin uses instead. */
 const KERNEL_ONLY: Readonly<Record<string, string>> = Object.freeze({
   container: 'bind in register(ctx), then resolve with kernel.get(token) (or inject it into a class of yours)',
-  ledger: 'kernel.namesOf(token) lists the names registered for a role, kernel.tapsOf(hook) the taps of a hook',
-  modules: 'kernel.namesOf(token) lists the names registered for a role',
+  ledger: 'kernel.namesOf(token) lists the names registered for a service, kernel.tapsOf(hook) the taps of a hook',
+  modules: 'kernel.namesOf(token) lists the names registered for a service',
   plugins: 'kernel.config.plugins names the plugins the config lists',
   locate: 'kernel.originOf(key) says which file, preset or --set set a key',
-  secrets: 'resolve the Secrets role: kernel.get(Secrets)',
+  secrets: 'resolve the Secrets service: kernel.get(Secrets)',
   hasTaps: 'kernel.tapsOf(hook).length',
   configure: DRIVEN_BY_CALLER,
   setup: DRIVEN_BY_CALLER,
@@ -103,13 +103,13 @@ function logToStderr(message: string): void {
 
 /**
  * The kernel: a frozen set of hooks, a DI container and the step loop. It knows nothing of models or maths;
- * plugins give it behaviour by binding roles (`register`, loaded as one inversify `ContainerModule` per plugin) and
+ * plugins give it behaviour by binding services (`register`, loaded as one inversify `ContainerModule` per plugin) and
  * tapping hooks (`apply`).
  */
-export class Kernel implements Roles {
+export class Kernel implements Contributions {
   readonly hooks: KernelHooks = createKernelHooks();
   readonly container = new Container({ defaultScope: 'Singleton' });
-  readonly ledger = new BindingLedger(coreRoles());
+  readonly ledger = new BindingLedger(coreServices());
   /** Each plugin's bindings, as the container module they were loaded in. */
   readonly modules = new Map<string, ContainerModule>();
   readonly agents = new AgentRegistry(this.ledger);
@@ -154,7 +154,7 @@ export class Kernel implements Roles {
       (tap) => this.plugins.find((p) => p.key !== '(built-in)' && (p.plugin.name === tap || p.plugin.name === tap.split(':')[0])),
     ).install(this.hooks);
     this.container.bind(AgentRegistry).toConstantValue(this.agents);
-    this.container.bind(Roles.id).toConstantValue(this);
+    this.container.bind(Contributions.id).toConstantValue(this);
     this.container.bind(Rollouts.id).toConstantValue(this.rollouts);
   }
 
@@ -201,7 +201,7 @@ export class Kernel implements Roles {
     return this.resolvedConfig;
   }
 
-  /** Resolves a single role (or a class bound to itself); inversify's errors come back as DrmasErrors naming the plugins and config key. */
+  /** Resolves a single service (or a class bound to itself); inversify's errors come back as DrmasErrors naming the plugins and config key. */
   get<T>(key: ServiceKey<T>, request: { key?: string; requester?: string } = {}): T {
     this.ledger.remember(key);
     try {
@@ -220,14 +220,14 @@ export class Kernel implements Roles {
     );
   }
 
-  /** Every binding of an open role, in registration order. */
+  /** Every binding of an open service, in registration order. */
   getAll<T>(key: ServiceKey<T>): T[] {
     const id = serviceIdentifier(key);
     return this.container.isBound(id) ? this.container.getAll<T>(id) : [];
   }
 
   /**
-   * Resolves the contribution called `name` of a named role; `key` is the config key that chose the name. An
+   * Resolves the contribution called `name` of a named service; `key` is the config key that chose the name. An
    * undefined name (the key is not set) is an error listing what is registered.
    */
   getNamed<T>(token: Token<T>, name: string | undefined, key?: string): T {

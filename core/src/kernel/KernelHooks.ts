@@ -4,7 +4,7 @@ import type { EvalContext, RunContext, StepContext, StepResult } from '../data/S
 import type { RolloutBatch } from '../data/Turn.js';
 import type { WorkerGroupBatch } from '../data/BatchView.js';
 import type { TrainingBatch } from '../data/TrainingBatch.js';
-import type { RerunRequest } from '../roles/Rollouts.js';
+import type { RerunRequest } from '../services/Rollouts.js';
 
 /** Where a run failed: in `setup`, or in a step or an evaluation after it. */
 export type FailedIn = 'setup' | 'run';
