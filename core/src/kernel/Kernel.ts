@@ -81,12 +81,12 @@ const CONFIG_KEY = /^[A-Za-z_$][\w$-]*(?:[.[]|$)/;
 const DRIVEN_BY_CALLER = 'apply taps hooks; the code that made the kernel (createKernel) drives it';
 /** The kernel's members that `apply` does not get, and what a plugin uses instead. */
 const KERNEL_ONLY: Readonly<Record<string, string>> = Object.freeze({
-  container: 'bind in register(ctx), then resolve with kernel.get(token) (or inject it into a class of yours)',
+  container: 'bind in register(ctx), then declare what your taps use: kernel.inject({ name: token }) (or @inject it into a class of yours)',
   ledger: 'kernel.namesOf(token) lists the names registered for a service, kernel.tapsOf(hook) the taps of a hook',
   modules: 'kernel.namesOf(token) lists the names registered for a service',
   plugins: 'kernel.config.plugins names the plugins the config lists',
   locate: 'kernel.originOf(key) says which file, preset or --set set a key',
-  secrets: 'resolve the Secrets service: kernel.get(Secrets)',
+  secrets: 'declare the Secrets service: const { secrets } = kernel.inject({ secrets: Secrets })',
   hasTaps: 'kernel.tapsOf(hook).length',
   configure: DRIVEN_BY_CALLER,
   setup: DRIVEN_BY_CALLER,
