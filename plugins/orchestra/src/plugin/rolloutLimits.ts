@@ -5,7 +5,7 @@ import {
   formatBytes,
   type MemoryBudget,
   type ResolvedConfig,
-  type Roles,
+  type Contributions,
   rolesReadingValues,
 } from '@drmas/core';
 import { keyValueBytesPerToken, readModelShape, type ModelShape } from '@drmas/models';
@@ -82,19 +82,20 @@ interface AgentLimits {
 export function agentLimits(
   config: ResolvedConfig,
   agents: ReadonlyMap<string, Agent>,
-  roles?: Pick<Roles, 'getNamed' | 'namesOf'>,
+  contributions?: Pick<Contributions, 'getNamed' | 'namesOf'>,
 ): AgentLimits[] {
   // A critic of its own trunk (`critic.model`, else the policy's) trains beside each model whose agents' estimator
   // reads values; one on the policy's trunk (`shareTrunk`) trains its head alone.
   const critic = config.critic as CriticSection | undefined;
   const ownCritic = critic?.learner !== undefined && !critic.shareTrunk;
-  const valueRoles = roles && ownCritic ? rolesReadingValues(roles, config) : new Set<string>();
+  const valueRoles = contributions && ownCritic ? rolesReadingValues(contributions, config) : new Set<string>();
   return [...agents.values()].map((agent) => {
     const modelId = modelOf(config, agent.role);
     const settings = modelId === undefined ? undefined : config.models[modelId]!;
     const shape = settings && readModelShape(settings.model);
     const criticTrunk = settings && valueRoles.has(agent.role) ? { model: critic?.model ?? settings.model } : undefined;
-    const training = settings && roles && expectedTrainingFactory(roles, settings)?.trainingBytesPerToken?.(settings, criticTrunk);
+    const training =
+      settings && contributions && expectedTrainingFactory(contributions, settings)?.trainingBytesPerToken?.(settings, criticTrunk);
     return { role: agent.role, maxNewTokens: agent.sampling.maxNewTokens, modelId, shape, ...(training ? { training } : {}) };
   });
 }
