@@ -119,6 +119,7 @@ export {
   longestResponse,
   lossTotals,
   partMicroBatches,
+  type MicroBatchTokens,
   responseValues,
   rowsWithAdvantage,
   rowTrains,
