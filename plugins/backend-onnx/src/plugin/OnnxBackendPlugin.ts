@@ -2,6 +2,7 @@ import {
   AUTO_BACKEND,
   BackendFactory,
   DrmasError,
+  formatBytes,
   z,
   type Kernel,
   type LoraEngineSettings,
@@ -12,6 +13,7 @@ import {
 import {
   activationBytesPerToken,
   loadCriticTrunk,
+  matrixWeightCount,
   loadModelWeights,
   readModelShape,
   type ArchitectureName,
@@ -25,6 +27,7 @@ import type { SharedSessions } from '../SharedSessions.js';
 import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 import { trainingSessionPool, type TrainingSession } from '../training/OnnxTrainer.js';
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
+import { SHARED_LAYOUT_BYTES } from '../GraphWeights.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 /** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
@@ -55,6 +58,19 @@ export const onnxBackendFactory: BackendFactory = {
       bytes: policy + activationBytesPerToken(criticShape),
       reason: "activations kept for the backward pass on onnx, its critic's included",
     };
+  },
+  // Float32 weights, their gradients and AdamW's two moments, and under the fused layout the graphs' derived copy
+  // (`defaultWeightLayout`): what a full fine-tune holds before any activation.
+  trainingStateBytes(settings) {
+    const shape = readModelShape((settings as ModelSettings).model);
+    if (!shape) return undefined;
+    const weights = 4 * matrixWeightCount(shape);
+    const copies = weights >= SHARED_LAYOUT_BYTES ? 4 : 5;
+    const what =
+      copies === 4
+        ? "weights (read in place by every graph), gradients and AdamW's two moments"
+        : "weights, the graphs' fused copy, gradients and AdamW's two moments";
+    return { bytes: copies * weights, reason: `float32 ${what}: ${copies} x ${formatBytes(weights)}` };
   },
   describe: () =>
     `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,
