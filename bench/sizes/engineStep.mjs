@@ -6,7 +6,7 @@
 //   node bench/sizes/engineStep.mjs MODEL_DIR ROWS PROMPT_TOKENS NEW_TOKENS MICRO_BATCH [MICRO_BATCH_TOKENS]
 //
 // Run it under `/usr/bin/time -v` for the peak including what follows the last line.
-import { readFileSync } from 'node:fs';
+import { mark } from './phases.mjs';
 import { createOnnxPolicyBackend } from '@drmas/plugin-backend-onnx';
 import { TrainingBatch, lossTotals } from '@drmas/core';
 import { PolicyLossFunction } from '@drmas/plugin-algorithms';
@@ -18,18 +18,6 @@ if (!model || !microArg) {
 }
 const [rows, promptTokens, newTokens, microBatch] = [rowsArg, promptArg, newArg, microArg].map(Number);
 const microBatchTokens = tokensArg ? Number(tokensArg) : undefined;
-const gib = (bytes) => +(bytes / 2 ** 30).toFixed(2);
-function memory() {
-  const status = readFileSync('/proc/self/status', 'utf8');
-  const kib = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)[1]) * 1024;
-  return { rss: gib(kib('VmRSS')), hwm: gib(kib('VmHWM')), arrayBuffers: gib(process.memoryUsage().arrayBuffers) };
-}
-let last = performance.now();
-function mark(phase, extra = {}) {
-  const now = performance.now();
-  console.log(JSON.stringify({ phase, seconds: +((now - last) / 1000).toFixed(1), ...memory(), ...extra }));
-  last = now;
-}
 
 mark('start');
 const engine = await createOnnxPolicyBackend({ model, provider: 'cpu' });
