@@ -8,7 +8,8 @@ import type { GraphWriter } from './onnx/GraphBuilder.js';
  * tensors themselves, each projection a `Gemm` with `transB` on its `[out, in]` rows, so sampling, scoring and
  * training read one float32 copy and no graph derives another per run (`SHARED_LAYOUT_BYTES`).
  */
-export type WeightLayout = 'fused' | 'shared';
+export const WEIGHT_LAYOUTS = ['fused', 'shared'] as const;
+export type WeightLayout = (typeof WEIGHT_LAYOUTS)[number];
 
 /**
  * Float32 weights from which `shared` is the default layout: a model this large (Qwen2.5-0.5B: 1.84 GiB) cannot

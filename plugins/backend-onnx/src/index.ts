@@ -37,6 +37,7 @@ export {
   graphWeights,
   graphWeightSources,
   SHARED_LAYOUT_BYTES,
+  WEIGHT_LAYOUTS,
   type GraphWeightSource,
   type WeightLayout,
 } from './GraphWeights.js';

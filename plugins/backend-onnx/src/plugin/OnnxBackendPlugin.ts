@@ -27,7 +27,7 @@ import type { SharedSessions } from '../SharedSessions.js';
 import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 import { trainingSessionPool, type TrainingSession } from '../training/OnnxTrainer.js';
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
-import { SHARED_LAYOUT_BYTES } from '../GraphWeights.js';
+import { SHARED_LAYOUT_BYTES, WEIGHT_LAYOUTS, type WeightLayout } from '../GraphWeights.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 /** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
@@ -65,7 +65,8 @@ export const onnxBackendFactory: BackendFactory = {
     const shape = readModelShape((settings as ModelSettings).model);
     if (!shape) return undefined;
     const weights = 4 * matrixWeightCount(shape);
-    const copies = weights >= SHARED_LAYOUT_BYTES ? 4 : 5;
+    const layout = (settings as { weightLayout?: WeightLayout }).weightLayout ?? (weights >= SHARED_LAYOUT_BYTES ? 'shared' : 'fused');
+    const copies = layout === 'shared' ? 4 : 5;
     const what =
       copies === 4
         ? "weights (read in place by every graph), gradients and AdamW's two moments"
@@ -90,6 +91,7 @@ export const onnxBackendFactory: BackendFactory = {
         name: lora ? `onnx:${modelId}@${lora.agent}` : `onnx:${modelId}`,
         provider,
         sessionOptions: modelSessionOptions(model),
+        weightLayout: (model as { weightLayout?: WeightLayout }).weightLayout,
         rolloutSessions: sessions.rollout,
         trainingSessions: sessions.training,
         warn: (message: string) => run.log(`warning: ${message}`),
@@ -212,6 +214,7 @@ export class OnnxBackendPlugin implements Plugin {
       provider: z.enum(PROVIDER_REQUESTS).optional(),
       threads: z.number().int().min(1).max(MAX_THREADS).optional(),
       memoryPattern: z.boolean().optional(),
+      weightLayout: z.enum(WEIGHT_LAYOUTS).optional(),
     }),
   };
 
@@ -248,5 +251,10 @@ declare module '@drmas/core' {
      * kept per input shape (default false: the shapes change at nearly every call, and the kept plans only held memory).
      */
     memoryPattern?: boolean;
+    /**
+     * How this model's onnx graphs hold its weights: `shared` (one float32 copy every graph reads) or `fused` (a
+     * derived transposed, fused copy beside it); default `shared` from 512 MiB of float32 weights, else `fused`.
+     */
+    weightLayout?: WeightLayout;
   }
 }
