@@ -5,7 +5,8 @@
 //
 //   node bench/sizes/engineStep.mjs MODEL_DIR ROWS PROMPT_TOKENS NEW_TOKENS MICRO_BATCH [MICRO_BATCH_TOKENS]
 //
-// Run it under `/usr/bin/time -v` for the peak including what follows the last line.
+// WEIGHT_LAYOUT=fused|shared names the engine's weight layout. Run it under `/usr/bin/time -v` for the peak including
+// what follows the last line.
 import { mark } from './phases.mjs';
 import { createOnnxPolicyBackend } from '@drmas/plugin-backend-onnx';
 import { TrainingBatch, lossTotals } from '@drmas/core';
@@ -20,7 +21,8 @@ const [rows, promptTokens, newTokens, microBatch] = [rowsArg, promptArg, newArg,
 const microBatchTokens = tokensArg ? Number(tokensArg) : undefined;
 
 mark('start');
-const engine = await createOnnxPolicyBackend({ model, provider: 'cpu' });
+const weightLayout = process.env.WEIGHT_LAYOUT; // fused | shared; default by size (defaultWeightLayout)
+const engine = await createOnnxPolicyBackend({ model, provider: 'cpu', ...(weightLayout && { weightLayout }) });
 mark('engine loaded', { weightLayout: engine.weightLayout });
 const V = engine.vocabSize;
 const prompts = Array.from({ length: rows }, (_, r) => Array.from({ length: promptTokens }, (_, j) => (r * 31 + j * 17 + 1) % V));
