@@ -120,6 +120,7 @@ export {
   longestResponse,
   lossTotals,
   partMicroBatches,
+  type MicroBatchTokens,
   responseValues,
   rowsWithAdvantage,
   rowTrains,

@@ -37,7 +37,7 @@ import {
 import type * as OrtModule from 'onnxruntime-node';
 import { buildDecoderGraph, GraphNames, type DecoderGraphKind, type WeightMode } from './DecoderGraph.js';
 import { forwardFeeds, MASKED, scoreFeeds, type Feeds } from './DecoderFeeds.js';
-import { graphWeights, refreshGraphWeights } from './GraphWeights.js';
+import { defaultWeightLayout, graphWeights, refreshGraphWeights, type WeightLayout } from './GraphWeights.js';
 import {
   describeProvider,
   loadOnnxRuntime,
@@ -67,6 +67,11 @@ export interface OnnxEngineOptions {
   provider?: ProviderRequest;
   /** How weights enter the graphs (default `inputs`; see the README for the measurement behind it). */
   weightMode?: WeightMode;
+  /**
+   * How the graphs hold the weights (default `defaultWeightLayout`: `shared`, one float32 copy read by every graph,
+   * from 512 MiB of weights; `fused`, a derived transposed and fused copy beside it, below).
+   */
+  weightLayout?: WeightLayout;
   /** Where the fallback warning of a named provider that cannot run here goes (default `console.warn`). */
   warn?: (message: string) => void;
   /** Replaces a provider's detection where it answers (tests). */
@@ -110,8 +115,9 @@ export class OnnxPolicyBackend implements PolicyBackend {
   private configRef: DecoderConfig;
   /** Hugging Face tensors (what `exportWeights` and `save` give). */
   private weights: Map<string, WeightTensor>;
-  /** The graphs' weights, derived from `weights` (`graphWeights`). */
+  /** The graphs' weights: derived from `weights` (`graphWeights`) under the `fused` layout, `weights` itself under `shared`. */
   private graphWeightsRef: Map<string, WeightTensor>;
+  private layout: WeightLayout;
   private weightFeeds: Feeds = {};
   private tokenizerRef: Tokenizer | undefined;
   private invFreq: Float64Array;
@@ -139,7 +145,8 @@ export class OnnxPolicyBackend implements PolicyBackend {
     this.runtime = describeProvider(ort, provider, options.sessionOptions?.intraOpNumThreads);
     this.configRef = config;
     this.weights = checkedWeights(config, weights);
-    this.graphWeightsRef = graphWeights(config, this.weights);
+    this.layout = options.weightLayout ?? defaultWeightLayout(config);
+    this.graphWeightsRef = this.graphWeightsOf(this.weights);
     this.tokenizerRef = tokenizer;
     this.invFreq = rotaryInverseFrequencies(config);
     const lora = options.lora;
@@ -149,12 +156,18 @@ export class OnnxPolicyBackend implements PolicyBackend {
     this.sessionKey = this.sessionKeyOf(config);
   }
 
+  /** What the graphs read: `weights` themselves, or their derived copy under the `fused` layout. */
+  private graphWeightsOf(weights: Map<string, WeightTensor>): Map<string, WeightTensor> {
+    return this.layout === 'fused' ? graphWeights(this.configRef, weights) : weights;
+  }
+
   /** The graphs' inputs and options: everything a session depends on but the graph's kind and the weights' values. */
   private sessionKeyOf(config: DecoderConfig): string {
-    const { weightMode, provider, options } = this;
+    const { weightMode, provider, options, layout } = this;
     return JSON.stringify([
       graphShape(config),
       weightMode,
+      layout,
       options.lora?.settings ?? null,
       provider.provider,
       options.sessionOptions ?? null,
@@ -199,6 +212,10 @@ export class OnnxPolicyBackend implements PolicyBackend {
     return this.options.weightMode ?? 'inputs';
   }
 
+  get weightLayout(): WeightLayout {
+    return this.layout;
+  }
+
   /** Stop ids used when a request gives none: config.json's eos ids and the tokenizer's eos. */
   get defaultStopTokenIds(): number[] {
     const ids = new Set(this.configRef.eosTokenIds);
@@ -214,7 +231,14 @@ export class OnnxPolicyBackend implements PolicyBackend {
       this.usesSessions = true;
     }
     return this.sessions.get(kind, this.sessionKey, () => {
-      const model = buildDecoderGraph(this.configRef, kind, this.graphWeightsRef, this.weightMode, this.options.lora?.settings);
+      const model = buildDecoderGraph(
+        this.configRef,
+        kind,
+        this.graphWeightsRef,
+        this.weightMode,
+        this.options.lora?.settings,
+        this.layout,
+      );
       return this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, this.options.sessionOptions));
     });
   }
@@ -444,6 +468,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       lora,
       provider: trainingProvider(this.provider.provider),
       sessions: this.options.trainingSessions,
+      layout: this.layout,
     });
     return this.trainerRef;
   }
@@ -452,7 +477,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
   private async weightsChanged(): Promise<void> {
     // An adapter's buffers are fed in place; the frozen base did not change.
     if (this.adapter) return;
-    refreshGraphWeights(this.configRef, this.weights, this.graphWeightsRef);
+    if (this.layout === 'fused') refreshGraphWeights(this.configRef, this.weights, this.graphWeightsRef);
     if (this.weightMode === 'initializers') await this.releaseSessions();
   }
 
@@ -499,6 +524,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       await this.releaseSessions();
       await this.releaseTrainer();
       this.configRef = loaded.config;
+      this.layout = this.options.weightLayout ?? defaultWeightLayout(loaded.config);
       this.sessionKey = this.sessionKeyOf(loaded.config);
       this.invFreq = rotaryInverseFrequencies(loaded.config);
     }
@@ -587,7 +613,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       return;
     }
     this.weights = checked;
-    this.graphWeightsRef = graphWeights(this.configRef, this.weights);
+    this.graphWeightsRef = this.graphWeightsOf(this.weights);
     this.weightFeeds = this.makeWeightFeeds();
     if (this.weightMode === 'initializers') await this.releaseSessions();
   }

@@ -250,6 +250,37 @@ describe('plugin', () => {
     expect(schema.safeParse({ memoryPattern: false }).success).toBe(true);
   });
 
+  it('models.<id>.weightLayout: the shared layout (the Hugging Face tensors in place) samples, trains and scores as the fused one', async () => {
+    const run = { log: () => {} };
+    const make = (weightLayout?: string) =>
+      onnxBackendFactory.create({
+        modelId: `layout-${weightLayout}`,
+        settings: { model: 'tiny', seed: 5, provider: 'cpu', threads: 1, ...(weightLayout && { weightLayout }) },
+        run: run as never,
+      }) as Promise<OnnxPolicyBackend>;
+    const [fused, shared, byDefault] = [await make('fused'), await make('shared'), await make()];
+    // tiny's 12.3 MiB of float32 weights are below SHARED_LAYOUT_BYTES: fused by default.
+    expect([fused.weightLayout, shared.weightLayout, byDefault.weightLayout]).toEqual(['fused', 'shared', 'fused']);
+    const request: GenerateRequest = { prompts: PROMPTS, maxNewTokens: 8, temperature: 0, stopTokenIds: [] };
+    const update = updateRequest(makeBatch([[PROMPTS[1]!, [7, 2, 9]]], [0.5]), weightedCrossEntropy, 1, { optimizer: { lr: 1e-2 } });
+    const behaviour = async (engine: PolicyBackend) => ({
+      sampled: (await engine.generate(request)).tokenIds,
+      gradNorm: (await engine.update(update)).gradNorm,
+      scores: (await scoreSequences(engine, PROMPTS, PROMPTS)).logProbs,
+    });
+    const [a, b] = [await behaviour(fused), await behaviour(shared)];
+    expect(b.sampled).toEqual(a.sampled);
+    expect(Math.abs(b.gradNorm - a.gradNorm)).toBeLessThan(1e-4 * a.gradNorm);
+    expect(maxAbsDiff(b.scores, a.scores)).toBeLessThan(1e-4);
+    for (const engine of [fused, shared, byDefault]) engine.dispose();
+    const schema = onnxBackendPlugin().configSchema.models;
+    expect(schema.safeParse({ weightLayout: 'transposed' }).success).toBe(false);
+    expect(schema.safeParse({ weightLayout: 'shared' }).success).toBe(true);
+    const state = (weightLayout: string) => onnxBackendFactory.trainingStateBytes!({ model: 'tiny', weightLayout })!.bytes;
+    // 3,211,264 float32 weights: 4 copies (weights, gradients, two moments) shared, one more fused.
+    expect([state('shared'), state('fused')]).toEqual([4 * 12_845_056, 5 * 12_845_056]);
+  });
+
   it("a LoRA agent's engine: made on onnx, refused on tfjs at the agent's lora key", async () => {
     const run = { log: () => {} } as never;
     const lora = { rank: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'v_proj'], agent: 'solver' };
