@@ -75,12 +75,12 @@ export function sampleToken(logProbs: Float32Array, settings: SamplingSettings, 
     for (let i = 0, j = 0; i < v; i++) if (logProbs[i]! >= kth) candidates[j++] = i;
   }
   if (settings.topP < 1) {
-    const ids = candidates ?? Int32Array.from({ length: v }, (_, i) => i);
-    const sorted = Array.from(ids).sort((a, b) => logProbs[b]! - logProbs[a]!);
+    const sorted = mostLikelyFirst(logProbs, candidates);
     // sorted is non-empty: v > 0 and top-k keeps at least the k-th value.
     const best = logProbs[sorted[0]!]!;
-    const weights = sorted.map((i) => exp((logProbs[i]! - best) * invT));
-    const total = weights.reduce((a, b) => a + b, 0);
+    const weights = new Float64Array(sorted.length);
+    let total = 0;
+    for (let j = 0; j < sorted.length; j++) total += weights[j] = exp((logProbs[sorted[j]!]! - best) * invT);
     let cumulative = 0;
     let keep = 0;
     // HF removes tokens whose ascending cumulative probability is <= 1 - top_p: keep until the rest falls there.
@@ -89,9 +89,46 @@ export function sampleToken(logProbs: Float32Array, settings: SamplingSettings, 
       keep++;
       if (cumulative >= settings.topP) break;
     }
-    candidates = Int32Array.from(sorted.slice(0, keep));
+    candidates = sorted.subarray(0, keep);
   }
   return drawFrom(logProbs, candidates, invT, rng);
+}
+
+/** Bits of the index within a sort key: vocabularies up to 2^21 ids keep a 32-bit value and the index exact in a double. */
+const INDEX_BITS = 21;
+/** A float32's bits, read through one shared word. */
+const orderValue = new Float32Array(1);
+const orderWord = new Uint32Array(orderValue.buffer);
+
+/**
+ * The ids of `candidates` (all of the row when absent, ascending either way) by log-prob, highest first, equal
+ * log-probs in id order: the order a stable sort by `b - a` gives. Each is sorted as one number, the float's bits
+ * made monotonic above its position, by the typed array's native sort (a comparator sort of a 512-id row took
+ * most of a sampled token's time).
+ */
+export function mostLikelyFirst(logProbs: Float32Array, candidates?: Int32Array): Int32Array {
+  const n = candidates ? candidates.length : logProbs.length;
+  if (n > 2 ** INDEX_BITS) {
+    const ids = candidates ?? Int32Array.from({ length: n }, (_, i) => i);
+    return Int32Array.from(Array.from(ids).sort((a, b) => logProbs[b]! - logProbs[a]!));
+  }
+  const keys = new Float64Array(n);
+  const last = 2 ** INDEX_BITS - 1;
+  for (let j = 0; j < n; j++) {
+    // +0 folds -0 into 0, which the comparator treats as equal.
+    orderValue[0] = logProbs[candidates ? candidates[j]! : j]! + 0;
+    const bits = orderWord[0]!;
+    // Negative floats order by their bits reversed, positive ones above every negative one.
+    const monotonic = bits >= 0x80000000 ? 0xffffffff - bits : bits + 0x80000000;
+    keys[j] = monotonic * 2 ** INDEX_BITS + (last - j);
+  }
+  keys.sort();
+  const sorted = new Int32Array(n);
+  for (let j = 0; j < n; j++) {
+    const position = last - (keys[n - 1 - j]! % 2 ** INDEX_BITS);
+    sorted[j] = candidates ? candidates[position]! : position;
+  }
+  return sorted;
 }
 
 function drawFrom(logProbs: Float32Array, candidates: Int32Array | undefined, invT: number, rng: SeededRandom): number {
