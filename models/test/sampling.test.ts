@@ -9,9 +9,15 @@ function comparatorOrder(logProbs: Float32Array, ids: number[]): number[] {
 
 /** Top-p sampling written as transformers' TopPLogitsWarper reads (sort, cumulate, keep), with the comparator sort. */
 function referenceTopP(logProbs: Float32Array, temperature: number, topP: number, rng: SeededRandom): number {
+  return referenceTopK(logProbs, temperature, 0, topP, rng);
+}
+
+/** Top-k (ties with the k-th kept), then top-p, as transformers' TopKLogitsWarper and TopPLogitsWarper read. */
+function referenceTopK(logProbs: Float32Array, temperature: number, topK: number, topP: number, rng: SeededRandom): number {
+  const kth = topK > 0 ? [...logProbs].sort((x, y) => y - x)[topK - 1]! : -Infinity;
   const sorted = comparatorOrder(
     logProbs,
-    Array.from(logProbs, (_, i) => i),
+    Array.from(logProbs, (_, i) => i).filter((i) => logProbs[i]! >= kth),
   );
   const best = logProbs[sorted[0]!]!;
   const weights = sorted.map((i) => Math.exp((logProbs[i]! - best) / temperature));
@@ -31,8 +37,8 @@ function referenceTopP(logProbs: Float32Array, temperature: number, topP: number
   return kept[kept.length - 1]!;
 }
 
-function randomRow(rng: SeededRandom, v: number): Float32Array {
-  const logits = Array.from({ length: v }, () => 6 * rng.uniform());
+function randomRow(rng: SeededRandom, v: number, spread = 6): Float32Array {
+  const logits = Array.from({ length: v }, () => spread * rng.uniform() ** 2);
   const logZ = Math.log(logits.reduce((a, x) => a + Math.exp(x), 0));
   return Float32Array.from(logits, (x) => x - logZ);
 }
@@ -64,11 +70,15 @@ describe('sampleToken with top-p', () => {
   test('samples the token the sort-and-cumulate reference samples, from the same stream', () => {
     const rows = new SeededRandom(7);
     const [a, b] = [new SeededRandom(11), new SeededRandom(11)];
-    for (let trial = 0; trial < 300; trial++) {
-      const row = randomRow(rows, 512);
+    // Spreads of 6 to 120 nats: the wide rows have tokens too unlikely to change the total, which the filter does not
+    // sort; top-p just under 1 keeps them all (the filter then sorts the whole row).
+    for (let trial = 0; trial < 400; trial++) {
+      const row = randomRow(rows, 512, [6, 30, 60, 120][trial % 4]);
       const temperature = [0.6, 1, 1.3][trial % 3]!;
-      const topP = [0.95, 0.5, 0.999][trial % 3]!;
+      const topP = [0.95, 0.5, 0.999, 1 - 2 ** -53][trial % 4 === 3 ? 3 : trial % 3]!;
       expect(sampleToken(row, { temperature, topK: 0, topP }, a)).toBe(referenceTopP(row, temperature, topP, b));
+      const topK = { temperature, topK: 40, topP };
+      expect(sampleToken(row, topK, a)).toBe(referenceTopK(row, temperature, 40, topP, b));
     }
   });
 });

@@ -382,7 +382,10 @@ export class OnnxPolicyBackend implements PolicyBackend {
         const kc = keyCache[l]!;
         const vc = valueCache[l]!;
         for (let i = 0; i < m * kv * d; i++) kc[i * slots + filled] = key[i]!;
-        for (let i = 0; i < m * kv; i++) vc.set(value.subarray(i * d, (i + 1) * d), (i * slots + filled) * d);
+        for (let i = 0; i < m * kv; i++) {
+          const at = (i * slots + filled) * d;
+          for (let e = 0; e < d; e++) vc[at + e] = value[i * d + e]!;
+        }
       }
       for (let j = 0; j < m; j++) valid[j * slots + filled] = 1;
       filled++;
