@@ -13,6 +13,7 @@ import type {
 import { DrmasError } from '@drmas/core';
 import {
   configJsonFor,
+  distinctSequences,
   expectedWeightShapes,
   leftPad,
   loadModelWeights,
@@ -302,7 +303,11 @@ export class OnnxPolicyBackend implements PolicyBackend {
     const d = c.headDim;
     const kv = c.numKvHeads;
     const layers = c.numLayers;
-    const batch = leftPad(request.prompts);
+    // The samples of one prompt share its prefill: each distinct prompt runs once, its rows get copies of its keys,
+    // values and first log-probs. The distinct prompts are as long as the longest of all, so the columns (and the
+    // cache slots every later step attends over) are those of the whole batch.
+    const { distinct, of } = distinctSequences(request.prompts);
+    const batch = leftPad(distinct);
     const columns = batch.columns;
     // Cache slots: the prompt columns plus every generated token but the last.
     const slots = columns + maxNew - 1;
@@ -311,18 +316,33 @@ export class OnnxPolicyBackend implements PolicyBackend {
     const valueCache = Array.from({ length: layers }, () => new Float32Array(rows * keyBlock));
     const valid = new Uint8Array(rows * slots);
 
-    // Prefill: every prompt column at once.
-    const prefill = await this.run('prefill', forwardFeeds(this.ort, this.configRef, this.invFreq, { ...batch, rows, columns }));
+    // Prefill: every column of the distinct prompts at once.
+    const prefill = await this.run('prefill', forwardFeeds(this.ort, this.configRef, this.invFreq, { ...batch, columns }));
     for (let l = 0; l < layers; l++) {
       const keys = prefill[GraphNames.key(l)]!.data as Float32Array;
       const values = prefill[GraphNames.value(l)]!.data as Float32Array;
       const kc = keyCache[l]!;
       const vc = valueCache[l]!;
-      for (let i = 0; i < rows * kv * d; i++) kc.set(keys.subarray(i * columns, (i + 1) * columns), i * slots);
-      for (let i = 0; i < rows * kv; i++) vc.set(values.subarray(i * columns * d, (i + 1) * columns * d), i * slots * d);
+      for (let r = 0; r < rows; r++) {
+        const u = of[r]!;
+        for (let i = 0; i < kv * d; i++) {
+          const from = (u * kv * d + i) * columns;
+          kc.set(keys.subarray(from, from + columns), (r * kv * d + i) * slots);
+        }
+        for (let i = 0; i < kv; i++) {
+          const from = (u * kv + i) * columns * d;
+          vc.set(values.subarray(from, from + columns * d), (r * kv + i) * slots * d);
+        }
+      }
     }
-    for (let r = 0; r < rows; r++) valid.set(batch.valid.subarray(r * columns, (r + 1) * columns), r * slots);
-    let logp = prefill[GraphNames.logProbs]!.data as Float32Array;
+    const lengths = Array.from(of, (u) => batch.lengths[u]!);
+    for (let r = 0; r < rows; r++) valid.set(batch.valid.subarray(of[r]! * columns, (of[r]! + 1) * columns), r * slots);
+    const distinctLogp = prefill[GraphNames.logProbs]!.data as Float32Array;
+    let logp = distinctLogp;
+    if (distinct.length < rows) {
+      logp = new Float32Array(rows * v);
+      for (let r = 0; r < rows; r++) logp.set(distinctLogp.subarray(of[r]! * v, (of[r]! + 1) * v), r * v);
+    }
     let filled = columns;
     let active = Array.from({ length: rows }, (_, r) => r);
 
@@ -365,7 +385,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
         // Every active row has sampled at least one token.
         const generated = tokenIds[r]!;
         ids[j] = BigInt(generated[generated.length - 1]!);
-        positions[j] = batch.lengths[r]! + generated.length - 1;
+        positions[j] = lengths[r]! + generated.length - 1;
         for (let t = 0; t < slots; t++) if (valid[j * slots + t] === 0) bias[j * (slots + 1) + t] = MASKED;
       }
       const { cos, sinSigned } = rotaryTables(this.invFreq, positions);
@@ -386,7 +406,10 @@ export class OnnxPolicyBackend implements PolicyBackend {
         const kc = keyCache[l]!;
         const vc = valueCache[l]!;
         for (let i = 0; i < m * kv * d; i++) kc[i * slots + filled] = key[i]!;
-        for (let i = 0; i < m * kv; i++) vc.set(value.subarray(i * d, (i + 1) * d), (i * slots + filled) * d);
+        for (let i = 0; i < m * kv; i++) {
+          const at = (i * slots + filled) * d;
+          for (let e = 0; e < d; e++) vc[at + e] = value[i * d + e]!;
+        }
       }
       for (let j = 0; j < m; j++) valid[j * slots + filled] = 1;
       filled++;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { readFileSync } from 'node:fs';
@@ -108,6 +108,27 @@ describe('built-in models', () => {
     const [a, b] = await Promise.all([onnx.generate(request), tfjs.generate(request)]);
     expect(a.tokenIds).toEqual(alone.map((one) => one.tokenIds[0]));
     expect(b.tokenIds).toEqual(a.tokenIds);
+  });
+
+  it("the samples of one prompt share its prefill (run once per distinct prompt) and sample what tfjs's per-row prefill samples", async () => {
+    const prompts = [PROMPTS[0]!, PROMPTS[2]!, PROMPTS[0]!, PROMPTS[0]!, PROMPTS[3]!, PROMPTS[2]!];
+    const request: GenerateRequest = { prompts, maxNewTokens: 8, temperature: 0.8, topP: 0.9, seed: 21, stopTokenIds: [] };
+    const prefill = jest.spyOn(await onnx.session('prefill'), 'run');
+    let a;
+    let shapes: (readonly number[])[];
+    try {
+      a = await onnx.generate(request);
+      shapes = prefill.mock.calls.map(([feeds]) => feeds.input_ids!.dims);
+    } finally {
+      prefill.mockRestore();
+    }
+    // Three distinct prompts, as wide as the longest of all six.
+    expect(shapes).toEqual([[3, 7]]);
+    const b = await tfjs.generate(request);
+    expect(a.tokenIds).toEqual(b.tokenIds);
+    expect(maxAbsDiff(a.logProbs, b.logProbs)).toBeLessThan(1e-4);
+    // Rows of one prompt draw their own streams.
+    expect(new Set([0, 2, 3].map((r) => a.tokenIds[r]!.join())).size).toBeGreaterThan(1);
   });
 
   it('streams tokens through onToken and stops at the default eos ids', async () => {
