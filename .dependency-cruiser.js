@@ -32,7 +32,7 @@ export const ARROWS = {
   '@drmas/plugin-rollout-bullmq': [ORCHESTRA, CORE],
   '@drmas/plugin-rollout-remote': [MODELS, CORE],
   // Environments stand alone: what they share (seeded generators, task pools, answer extraction, the Tool,
-  // AnswerFormat and QuestionSet roles) is core's; env-tools reads tool calls in the formats chat templates teach
+  // AnswerFormat and QuestionSet services) is core's; env-tools reads tool calls in the formats chat templates teach
   // (`@drmas/models`' parseToolCallText, shared with the gateway).
   '@drmas/plugin-env-code': [CORE],
   '@drmas/plugin-env-debate': [CORE],

@@ -4,10 +4,9 @@
  * its own plugin, environment and typed config, and the shipped example configs (`marl-examples`,
  * `experiment-grid`). `.ci/run` runs it as a block of its own; the default suite (jest.config.js) leaves it out.
  */
-import base from './jest.config.js';
+import base, { suiteMatch } from './jest.config.js';
 
 export default {
   ...base,
-  testMatch: ['<rootDir>/test/*.e2e.test.ts', '<rootDir>/test/marl-examples.test.ts', '<rootDir>/test/experiment-grid.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  testMatch: suiteMatch('e2e'),
 };

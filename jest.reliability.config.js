@@ -4,10 +4,9 @@
  * default suite (jest.config.js) leaves it out: whole runs of the CLI, it would take a minute of `npm test` even in
  * its quick form.
  */
-import base from './jest.config.js';
+import base, { suiteMatch } from './jest.config.js';
 
 export default {
   ...base,
-  testMatch: ['<rootDir>/test/reliability/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  testMatch: suiteMatch('reliability'),
 };

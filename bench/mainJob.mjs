@@ -1,9 +1,12 @@
 // The main job's step time and wall time, trained on tfjs (before issue 19) and on onnx (the default since):
 // `drmas train --config examples/math/drmas.config.json`, the runs alternating the backends.
-// usage: node bench/mainJob.mjs [--runs N] [--steps N] [--no-eval] [--records FILE]
+// usage: node bench/mainJob.mjs [--runs N] [--steps N] [--no-eval] [--records FILE] [--before DIR]
 //   (npm run bench:main-job; run `npx tsc -b` first). `--steps` and `--no-eval` shorten the job (a loaded machine).
 // Prints one JSON line per run and writes the section "Main job: tfjs vs onnx trainer" of bench/RESULTS.md;
 // `--records FILE` writes it from the JSON lines of an earlier (perhaps interrupted) run instead of training.
+// `--before DIR`: instead, the whole job (onnx) in DIR, a built checkout of an earlier commit, against this checkout,
+// alternating; wall time, evaluation and step time, avg@16 before and after training; section "Main job: before and
+// after" (`mainJobSpeed.mjs`).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +15,7 @@ import { BENCH_DIR } from './lib/benchOptions.mjs';
 import { trainRun } from './lib/trainRun.mjs';
 import { median } from './lib/workloads.mjs';
 import { MAIN_JOB_SECTION, replaceSection } from './lib/resultsSections.mjs';
+import { compareCheckouts } from './lib/mainJobSpeed.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -19,10 +23,15 @@ const { values } = parseArgs({
     steps: { type: 'string' },
     'no-eval': { type: 'boolean' },
     records: { type: 'string' },
+    before: { type: 'string' },
   },
   strict: true,
 });
 const runs = Number(values.runs);
+if (values.before) {
+  await compareCheckouts(values.before, { runs, records: values.records });
+  process.exit(0);
+}
 const BACKENDS = ['tfjs', 'onnx'];
 const CONFIG = 'examples/math/drmas.config.json';
 

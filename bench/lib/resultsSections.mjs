@@ -5,6 +5,7 @@
 
 export const ONNX_TRAINING_SECTION = 'onnx-training';
 export const MAIN_JOB_SECTION = 'main-job';
+export const MAIN_JOB_SPEED_SECTION = 'main-job-speed';
 export const MEMORY_PATTERN_SECTION = 'memory-pattern';
 
 const open = (name) => `<!-- section: ${name} -->`;

@@ -7,7 +7,7 @@
 // VOCAB_CHUNK sets the output head's chunk width (default HEAD_VOCAB_CHUNK; 1e9 gives the one-LogSoftmax head).
 // UPDATES=0 stops after the first forward/backward, UPDATES=1 after one update. Run it under
 // `/usr/bin/time -f %M` for the peak including what follows the last line.
-import { readFileSync } from 'node:fs';
+import { mark } from './phases.mjs';
 import { loadModelWeights } from '@drmas/models';
 import { OnnxTrainer } from '@drmas/plugin-backend-onnx';
 import { TrainingBatch, lossTotals } from '@drmas/core';
@@ -19,18 +19,6 @@ if (!model || !microArg) {
 }
 const [rows, promptTokens, responseTokens, microBatch] = [rowsArg, promptArg, responseArg, microArg].map(Number);
 const vocabChunk = chunkArg ? Number(chunkArg) : undefined;
-const gib = (bytes) => +(bytes / 2 ** 30).toFixed(2);
-function memory() {
-  const status = readFileSync('/proc/self/status', 'utf8');
-  const kib = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)[1]) * 1024;
-  return { rss: gib(kib('VmRSS')), hwm: gib(kib('VmHWM')), arrayBuffers: gib(process.memoryUsage().arrayBuffers) };
-}
-let last = performance.now();
-function mark(phase, extra = {}) {
-  const now = performance.now();
-  console.log(JSON.stringify({ phase, seconds: +((now - last) / 1000).toFixed(1), ...memory(), ...extra }));
-  last = now;
-}
 
 mark('start');
 const { config, weights } = await loadModelWeights({ model });

@@ -3,6 +3,7 @@ import 'reflect-metadata';
 export * as inversify from 'inversify';
 export { Container, ContainerModule, injectable, named, optional } from 'inversify';
 export { inject, multiInject } from './di/injection.js';
+export { allOf, chosenBy, type AllOf, type ChosenBy, type Dependencies, type Injected } from './di/Dependencies.js';
 export * as tapable from 'tapable';
 export {
   AsyncParallelHook,
@@ -32,25 +33,25 @@ export { createToken, isToken, serviceIdentifier, type ServiceKey, type Token } 
 export { BindingLedger, describeKey, type BindingRecord } from './di/BindingLedger.js';
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
-export { AdvantageEstimator, rolesReadingValues, type AdvantageScope } from './roles/AdvantageEstimator.js';
+export { AdvantageEstimator, rolesReadingValues, type AdvantageScope } from './services/AdvantageEstimator.js';
 export { AUTO_BACKEND, BackendFactory, CAPABILITY_TEXT, ENGINE_CAPABILITIES, type EngineCapability } from './engines/BackendFactory.js';
 export { Engines, type EngineChoice, type EngineRequest, type EngineSkip } from './engines/Engines.js';
 export { EngineService, expectedTrainingFactory, rankEngines } from './engines/EngineService.js';
 export { EnginesPlugin } from './engines/EnginesPlugin.js';
-export { MetricsSink } from './roles/MetricsSink.js';
-export { RunFile } from './roles/RunFile.js';
-export { RunDirectoryLock } from './roles/RunDirectoryLock.js';
-export { Roles } from './roles/Roles.js';
-export { Rollouts, type RerunRequest } from './roles/Rollouts.js';
-export { coreRoles } from './roles/coreRoles.js';
-export { BATCH_INPUTS, BatchInputSource, type BatchInput } from './roles/BatchInputSource.js';
-export { Checkpointable } from './roles/Checkpointable.js';
-export { Environment, type EnvAction, type EnvTask, type EnvTaskBatch, type Episode } from './roles/Environment.js';
-export { AnswerFormat } from './roles/AnswerFormat.js';
-export { QuestionSet, type Question, type QuestionRequest } from './roles/QuestionSet.js';
-export { defineTool, Tool, type ToolContext, type ToolTaskContent, type ToolTaskKind } from './roles/Tool.js';
-export { InfoSection } from './roles/InfoSection.js';
-export { WorkerGroups, type PlannedWorkerGroup, type WorkerGroup } from './roles/WorkerGroups.js';
+export { MetricsSink } from './services/MetricsSink.js';
+export { RunFile } from './services/RunFile.js';
+export { RunDirectoryLock } from './services/RunDirectoryLock.js';
+export { Contributions, Roles } from './services/Contributions.js';
+export { Rollouts, type RerunRequest } from './services/Rollouts.js';
+export { coreRoles, coreServices } from './services/coreServices.js';
+export { BATCH_INPUTS, BatchInputSource, type BatchInput } from './services/BatchInputSource.js';
+export { Checkpointable } from './services/Checkpointable.js';
+export { Environment, type EnvAction, type EnvTask, type EnvTaskBatch, type Episode } from './services/Environment.js';
+export { AnswerFormat } from './services/AnswerFormat.js';
+export { QuestionSet, type Question, type QuestionRequest } from './services/QuestionSet.js';
+export { defineTool, Tool, type ToolContext, type ToolTaskContent, type ToolTaskKind } from './services/Tool.js';
+export { InfoSection } from './services/InfoSection.js';
+export { WorkerGroups, type PlannedWorkerGroup, type WorkerGroup } from './services/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
 
 export {
@@ -119,6 +120,7 @@ export {
   longestResponse,
   lossTotals,
   partMicroBatches,
+  type MicroBatchTokens,
   responseValues,
   rowsWithAdvantage,
   rowTrains,

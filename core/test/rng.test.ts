@@ -10,6 +10,12 @@ describe('SeededRng', () => {
     expect(new SeededRng(42).fork('orchestra').getState()).toEqual([4051890333, 1612129824, 1092956520, 2597290299]);
   });
 
+  test('from the state (1, 2, 3, 4) it draws the reference xoshiro128** sequence (Blackman and Vigna reference C code)', () => {
+    const rng = new SeededRng([1, 2, 3, 4]);
+    const reference = [11520, 0, 5927040, 70819200, 2031721883, 1637235492, 1287239034, 3734860849, 3729100597, 4258142804];
+    expect(Array.from({ length: 10 }, () => rng.nextUint32())).toEqual(reference);
+  });
+
   test('setState resumes the sequence exactly', () => {
     const a = new SeededRng(7);
     a.next();

@@ -202,6 +202,36 @@ describe('Kernel.run and the run lock', () => {
     expect(readdirSync(dir)).not.toContain(RUN_LOCK_FILE);
   });
 
+  test("a failed setup's claim is let go by the plugin that holds the lock, told by the failed hook; the kernel releases none itself", async () => {
+    const events: string[] = [];
+    const failing: Plugin = {
+      name: 'failing-setup',
+      register: (ctx) => {
+        ctx.bind(RunDirectoryLock).toConstantValue({
+          claim: (dir) => {
+            events.push(`claim ${path.relative(project.dir, dir)}`);
+            return true;
+          },
+          release: () => {
+            events.push('release');
+          },
+        });
+      },
+      apply(k) {
+        k.hooks.setup.tapPromise('failing-setup', async () => {
+          throw new Error('no model');
+        });
+        k.hooks.failed.tap('failing-setup', (error, phase) => {
+          events.push(`failed in ${phase}: ${error.message}`);
+        });
+      },
+    };
+    const k = new Kernel();
+    k.configure(kernelConfig(1), [loaded(new AdvantagePlugin()), loaded(failing)]);
+    await expect(k.setup({ runDir: project.path('kernel-setup-fails-held'), log: () => {} })).rejects.toThrow('no model');
+    expect(events).toEqual(['claim kernel-setup-fails-held', 'failed in setup: plugin failing-setup failed in hook setup: no model']);
+  });
+
   test("the lock is the run-directory plugin's: without it nothing is claimed; with it the kernel claims through it", async () => {
     const writesFiles: Plugin = {
       name: 'writes-files',

@@ -133,7 +133,7 @@ export {
 
 export { rowKeyForSeed, rowStreams, SeededRandom, seedForRowKey } from './decoding/SeededRandom.js';
 export { rotaryInverseFrequencies, rotaryTables } from './decoding/rotaryEmbedding.js';
-export { leftPad, type LeftPaddedBatch } from './decoding/batchLayout.js';
+export { distinctSequences, leftPad, type DistinctSequences, type LeftPaddedBatch } from './decoding/batchLayout.js';
 export { promptResponseLayout, type PromptResponseLayout } from './decoding/promptResponseLayout.js';
 export { argmax, logProbAtTemperature, sampleToken, topLogProbs, type SamplingSettings } from './decoding/sampling.js';
 export {

@@ -3,8 +3,8 @@ import type { TrainingBatch } from '../data/TrainingBatch.js';
 import { DrmasError } from '../errors/DrmasError.js';
 import type { ApplyContext } from '../kernel/ApplyContext.js';
 import type { Plugin } from '../plugins/Plugin.js';
-import { BATCH_INPUT_HINTS, BATCH_INPUTS, BatchInputSource, type BatchInput } from '../roles/BatchInputSource.js';
-import { AdvantageEstimator, type AdvantageScope } from '../roles/AdvantageEstimator.js';
+import { BATCH_INPUT_HINTS, BATCH_INPUTS, BatchInputSource, type BatchInput } from '../services/BatchInputSource.js';
+import { AdvantageEstimator, type AdvantageScope } from '../services/AdvantageEstimator.js';
 
 /** The tap name of the built-in advantage plugin. */
 export const ADVANTAGE_PLUGIN_NAME = 'drmas:advantage';

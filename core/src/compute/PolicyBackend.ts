@@ -99,6 +99,11 @@ export interface UpdateRequest {
   loss: LossFunction;
   /** Rows per micro-batch (gradient accumulation across micro-batches). */
   microBatchSize: number;
+  /**
+   * At most this many padded tokens per micro-batch besides `microBatchSize` (`partMicroBatches`' `MicroBatchTokens`:
+   * veRL's dynamic batch size); unset, micro-batches are cut by rows alone.
+   */
+  microBatchTokens?: number;
   optimizer: OptimizerSettings;
   /** The learning-rate schedule's factor at this step, applied to `optimizer.lr` and every param group's lr. */
   lrScale: number;

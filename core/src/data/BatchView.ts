@@ -161,16 +161,48 @@ export function trainedColumns(batch: TrainingBatch, rows: ArrayLike<number>): T
 }
 
 /**
- * `rows` split into consecutive micro-batches of `size` rows (all of them in one when `size` is 0); with `partOf`
- * (a part index per batch row, e.g. its agent), each part's rows are split on their own, parts in increasing order,
- * so that no micro-batch mixes two parts and each part's gradient can be read off before the next one's is added.
+ * A micro-batch's token budget (veRL's `use_dynamic_bsz` with `ppo_max_token_len_per_gpu`): at most `tokens` padded
+ * tokens, the micro-batch's rows times its longest prompt plus its longest response (what an engine that pads its
+ * rows computes on), rows packed greedily in order. A row longer than the budget goes alone.
  */
-export function partMicroBatches(rows: Int32Array, size: number, partOf?: Int32Array): Array<{ rows: Int32Array; part: number }> {
+export interface MicroBatchTokens {
+  tokens: number;
+  batch: TrainingBatch;
+}
+
+/**
+ * `rows` split into consecutive micro-batches of `size` rows (all of them in one when `size` is 0) and, with `budget`,
+ * of at most its padded tokens each; with `partOf` (a part index per batch row, e.g. its agent), each part's rows are
+ * split on their own, parts in increasing order, so that no micro-batch mixes two parts and each part's gradient can
+ * be read off before the next one's is added.
+ */
+export function partMicroBatches(
+  rows: Int32Array,
+  size: number,
+  partOf?: Int32Array,
+  budget?: MicroBatchTokens,
+): Array<{ rows: Int32Array; part: number }> {
   const step = Math.max(1, Math.floor(size || rows.length));
   const out: Array<{ rows: Int32Array; part: number }> = [];
   const split = (part: number, picked: Int32Array) => {
-    for (let start = 0; start < picked.length; start += step)
-      out.push({ rows: picked.subarray(start, Math.min(picked.length, start + step)), part });
+    let start = 0;
+    while (start < picked.length) {
+      let end = start + 1;
+      if (budget) {
+        const { batch, tokens } = budget;
+        let prompt = batch.promptIds[picked[start]!]!.length;
+        let response = batch.responseLengths[picked[start]!]!;
+        for (; end < picked.length && end - start < step; end++) {
+          const row = picked[end]!;
+          const widest = Math.max(prompt, batch.promptIds[row]!.length) + Math.max(response, batch.responseLengths[row]!);
+          if ((end - start + 1) * widest > tokens) break;
+          prompt = Math.max(prompt, batch.promptIds[row]!.length);
+          response = Math.max(response, batch.responseLengths[row]!);
+        }
+      } else end = Math.min(picked.length, start + step);
+      out.push({ rows: picked.subarray(start, end), part });
+      start = end;
+    }
   };
   if (!partOf) {
     split(0, rows);

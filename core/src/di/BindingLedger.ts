@@ -24,7 +24,7 @@ function sameKey(a: ServiceKey<unknown>, b: ServiceKey<unknown>): boolean {
 
 /**
  * Remembers which plugin bound what, so errors can name plugins and `drmas info` can list contributions; and the
- * tokens this kernel has met, so inversify's messages (which only name a symbol) can be turned into the role's.
+ * tokens this kernel has met, so inversify's messages (which only name a symbol) can be turned into the service's.
  */
 export class BindingLedger {
   private readonly records: BindingRecord[] = [];
@@ -72,7 +72,7 @@ export class BindingLedger {
     return undefined;
   }
 
-  /** Every named role this kernel knows (for `drmas info`), in the order they were met. */
+  /** Every named service this kernel knows (for `drmas info`), in the order they were met. */
   namedTokens(): Token<unknown>[] {
     return [...this.tokens.values()].filter((token) => token.named);
   }

@@ -13,11 +13,11 @@ export interface RegisterContext<C extends ResolvedConfig = ResolvedConfig> {
   /** The run's config (as the `configure` hook leaves it, when read after it), typed by the plugin's schema. */
   readonly config: C;
   /**
-   * Binds a single role (one binding expected), adds to an open role (read with `getAll` / `@multiInject`), or binds a
+   * Binds a single service (one binding expected), adds to an open service (read with `getAll` / `@multiInject`), or binds a
    * class of the plugin's own (`ctx.bind(WorkerGroupsService).toSelf().inSingletonScope()`).
    */
   bind<T>(key: ServiceKey<T>): BindToFluentSyntax<T>;
-  /** Adds a named contribution to a role (`provide(AdvantageEstimator, 'drmas', estimator)`); names are unique. */
+  /** Adds a named contribution to a service (`provide(AdvantageEstimator, 'drmas', estimator)`); names are unique. */
   provide<T>(token: Token<T>, name: string, value: T): void;
   isBound(key: ServiceKey<unknown>): boolean;
   readonly agents: {

@@ -1,7 +1,7 @@
 import type { Newable, ServiceIdentifier } from 'inversify';
 
 /**
- * A DI token: the identifier a role is bound under, with what messages need to name it. Declared once as a constant
+ * A DI token: the identifier a service is bound under, with what messages need to name it. Declared once as a constant
  * beside its interface, under the same name (`export const AdvantageEstimator = createToken<AdvantageEstimator>(...)`).
  */
 export interface Token<T> {
@@ -13,7 +13,7 @@ export interface Token<T> {
   readonly label: string;
   /** The config key that picks among named bindings, e.g. `algorithm.advantage`. */
   readonly configKey?: string;
-  /** Named roles are chosen by name from config and listed by `drmas info`. */
+  /** Named services are chosen by name from config and listed by `drmas info`. */
   readonly named: boolean;
   /** Carries `T` for type inference only. */
   readonly __type?: T;

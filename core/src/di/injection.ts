@@ -6,7 +6,7 @@ export function inject<T>(key: ServiceKey<T> | ServiceIdentifier<T>) {
   return inversifyInject(serviceIdentifier(key));
 }
 
-/** inversify's `@multiInject` for an open role: `@multiInject(MetricsSink) sinks: MetricsSink[]`. */
+/** inversify's `@multiInject` for an open service: `@multiInject(MetricsSink) sinks: MetricsSink[]`. */
 export function multiInject<T>(key: ServiceKey<T> | ServiceIdentifier<T>) {
   return inversifyMultiInject(serviceIdentifier(key));
 }

@@ -63,6 +63,12 @@ export interface BackendFactory {
    * model) trains beside the policy on this engine, and its pass counts too. Undefined: not counted.
    */
   trainingBytesPerToken?(settings: Record<string, unknown>, critic?: { model: string }): { bytes: number; reason: string } | undefined;
+  /**
+   * Bytes this engine holds to train a model with these settings whatever the batch: its weights, their gradients and
+   * the optimizer's state (and any copy of the weights the engine derives), which the memory check adds once per
+   * model. Undefined: not counted.
+   */
+  trainingStateBytes?(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined;
   create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext }): Promise<PolicyBackend>;
   /**
    * Creates a critic (`critic` section): a decoder from `settings.model` with a zero-initialized scalar head, or, with

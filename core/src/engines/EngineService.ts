@@ -1,23 +1,23 @@
 import { injectable } from 'inversify';
 import { inject } from '../di/injection.js';
 import { DrmasError } from '../errors/DrmasError.js';
-import { Roles } from '../roles/Roles.js';
+import { Contributions } from '../services/Contributions.js';
 import { AUTO_BACKEND, BackendFactory, CAPABILITY_TEXT } from './BackendFactory.js';
 import type { EngineChoice, EngineRequest, Engines, EngineSkip } from './Engines.js';
 
-type EngineLookup = Pick<Roles, 'getNamed' | 'namesOf'>;
+type EngineLookup = Pick<Contributions, 'getNamed' | 'namesOf'>;
 interface Candidate {
   name: string;
   factory: BackendFactory;
 }
 
-function registered(roles: EngineLookup): Candidate[] {
-  return roles.namesOf(BackendFactory).map((name) => ({ name, factory: roles.getNamed(BackendFactory, name) }));
+function registered(contributions: EngineLookup): Candidate[] {
+  return contributions.namesOf(BackendFactory).map((name) => ({ name, factory: contributions.getNamed(BackendFactory, name) }));
 }
 
 /** The engines `auto` tries for `settings`: those with a priority, highest first, in registration order among equals. */
-function byPriority(roles: EngineLookup, settings: Record<string, unknown>): Candidate[] {
-  return registered(roles)
+function byPriority(contributions: EngineLookup, settings: Record<string, unknown>): Candidate[] {
+  return registered(contributions)
     .map((candidate) => ({ ...candidate, rank: candidate.factory.priority?.(settings) }))
     .filter((c): c is Candidate & { rank: number } => c.rank !== undefined)
     .sort((a, b) => b.rank - a.rank);
@@ -44,8 +44,8 @@ function errorCode(key: string): 'INVALID_ARGUMENT' | 'CONFIG_INVALID' {
  * The engines `auto` would try for `request`, best first, without loading anything: those with a priority that do
  * everything it needs and accept its settings.
  */
-export function rankEngines(roles: EngineLookup, request: Pick<EngineRequest, 'needs' | 'settings'>): string[] {
-  return byPriority(roles, request.settings)
+export function rankEngines(contributions: EngineLookup, request: Pick<EngineRequest, 'needs' | 'settings'>): string[] {
+  return byPriority(contributions, request.settings)
     .filter(({ factory }) => unfitness(factory, request) === undefined)
     .map((c) => c.name);
 }
@@ -54,27 +54,29 @@ export function rankEngines(roles: EngineLookup, request: Pick<EngineRequest, 'n
  * The engine that will train a model with `settings` as far as load time can tell: its `backend`, or for `auto` the
  * engine ranked first (which one loads is known only at setup); undefined when none is registered.
  */
-export function expectedTrainingFactory(roles: EngineLookup, settings: Record<string, unknown>): BackendFactory | undefined {
+export function expectedTrainingFactory(contributions: EngineLookup, settings: Record<string, unknown>): BackendFactory | undefined {
   const backend = settings.backend as string;
-  const name = backend === AUTO_BACKEND ? rankEngines(roles, { needs: ['train'], settings })[0] : backend;
-  return name !== undefined && roles.namesOf(BackendFactory).includes(name) ? roles.getNamed(BackendFactory, name) : undefined;
+  const name = backend === AUTO_BACKEND ? rankEngines(contributions, { needs: ['train'], settings })[0] : backend;
+  return name !== undefined && contributions.namesOf(BackendFactory).includes(name)
+    ? contributions.getNamed(BackendFactory, name)
+    : undefined;
 }
 
 /** The engine service over the kernel's `BackendFactory` contributions (see `Engines`). */
 @injectable()
 export class EngineService implements Engines {
-  constructor(@inject(Roles) private readonly roles: Roles) {}
+  constructor(@inject(Contributions) private readonly contributions: Contributions) {}
 
   names(): string[] {
-    return this.roles.namesOf(BackendFactory);
+    return this.contributions.namesOf(BackendFactory);
   }
 
   get(name: string, key: string): BackendFactory {
-    return this.roles.getNamed(BackendFactory, name, key);
+    return this.contributions.getNamed(BackendFactory, name, key);
   }
 
   ranked(request: Pick<EngineRequest, 'needs' | 'settings'>): string[] {
-    return rankEngines(this.roles, request);
+    return rankEngines(this.contributions, request);
   }
 
   describe(name: string, settings: Record<string, unknown>): string {
@@ -111,7 +113,7 @@ export class EngineService implements Engines {
       if (factory.remoteWeights) return { name: loaded, factory, skipped: [] };
     }
     const skipped: EngineSkip[] = [];
-    for (const { name, factory } of byPriority(this.roles, request.settings)) {
+    for (const { name, factory } of byPriority(this.contributions, request.settings)) {
       if (name === loaded) return { name, factory, skipped };
       const reason = unfitness(factory, request) ?? (await factory.probe?.());
       if (reason === undefined) return { name, factory, skipped };
@@ -125,13 +127,13 @@ export class EngineService implements Engines {
   private noneFits(request: EngineRequest, tried: readonly EngineSkip[]): DrmasError {
     const byNameOnly: string[] = [];
     const reasons = [...tried];
-    for (const { name, factory } of registered(this.roles)) {
+    for (const { name, factory } of registered(this.contributions)) {
       if (tried.some((skip) => skip.name === name)) continue;
       const unfit = unfitness(factory, request);
       if (unfit === undefined) byNameOnly.push(name);
       reasons.push({ name, reason: unfit ?? `chosen only by name (${assignment(request.key, name)})` });
     }
-    const absent = this.roles.absentProviders(BackendFactory);
+    const absent = this.contributions.absentProviders(BackendFactory);
     for (const plugin of absent) {
       for (const name of Object.values(plugin.provides).flat()) {
         reasons.push({ name, reason: `not installed (${plugin.packageName}, which ${plugin.listedIn} loads where it is)` });

@@ -9,6 +9,7 @@ import { configSchemaOf } from '../config/resolveConfig.js';
 import type { Metrics, RunContext, StepContext, StepResult } from '../data/StepContext.js';
 import { TrainingBatch } from '../data/TrainingBatch.js';
 import { BindingLedger } from '../di/BindingLedger.js';
+import { injected, type Dependencies, type Injected } from '../di/Dependencies.js';
 import { translateContainerError } from '../di/containerErrors.js';
 import type { RegisterContext } from '../di/RegisterContext.js';
 import { describeKey } from '../di/BindingLedger.js';
@@ -17,23 +18,23 @@ import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
 import type { LoadedPlugin } from '../plugins/PluginLoader.js';
 import { absentPluginError, type AbsentPlugin } from '../plugins/absentPlugins.js';
-import { coreRoles } from '../roles/coreRoles.js';
-import { MetricsSink } from '../roles/MetricsSink.js';
-import { RunFile } from '../roles/RunFile.js';
-import { Roles } from '../roles/Roles.js';
+import { coreServices } from '../services/coreServices.js';
+import { MetricsSink } from '../services/MetricsSink.js';
+import { RunFile } from '../services/RunFile.js';
+import { Contributions } from '../services/Contributions.js';
 import { createKernelHooks, type HookName, type KernelHooks } from './KernelHooks.js';
 import { PluginErrorInterceptor } from './PluginErrorInterceptor.js';
 import { TimingInterceptor } from './TimingInterceptor.js';
 import { TapLedger, type TapRecord } from './TapLedger.js';
 import { RolloutService } from './RolloutService.js';
 import type { ApplyContext } from './ApplyContext.js';
-import { Rollouts } from '../roles/Rollouts.js';
+import { Rollouts } from '../services/Rollouts.js';
 import { processMemory } from './processMemory.js';
 import { ADVANTAGE_PLUGIN_NAME } from '../builtins/AdvantagePlugin.js';
 import { planEvaluation, planRun, type RunPlan } from '../run/runDirectory.js';
-import { RunDirectoryLock } from '../roles/RunDirectoryLock.js';
+import { RunDirectoryLock } from '../services/RunDirectoryLock.js';
 import { setAsideEarlierRun, setAsideLaterCheckpoints } from '../run/runFiles.js';
-import { WorkerGroups } from '../roles/WorkerGroups.js';
+import { WorkerGroups } from '../services/WorkerGroups.js';
 import { ConfigSecrets, Secrets, type SecretEnv } from '../secrets/Secrets.js';
 
 export interface RunOptions {
@@ -80,12 +81,12 @@ const CONFIG_KEY = /^[A-Za-z_$][\w$-]*(?:[.[]|$)/;
 const DRIVEN_BY_CALLER = 'apply taps hooks; the code that made the kernel (createKernel) drives it';
 /** The kernel's members that `apply` does not get, and what a plugin uses instead. */
 const KERNEL_ONLY: Readonly<Record<string, string>> = Object.freeze({
-  container: 'bind in register(ctx), then resolve with kernel.get(token) (or inject it into a class of yours)',
-  ledger: 'kernel.namesOf(token) lists the names registered for a role, kernel.tapsOf(hook) the taps of a hook',
-  modules: 'kernel.namesOf(token) lists the names registered for a role',
+  container: 'bind in register(ctx), then declare what your taps use: kernel.inject({ name: token }) (or @inject it into a class of yours)',
+  ledger: 'kernel.namesOf(token) lists the names registered for a service, kernel.tapsOf(hook) the taps of a hook',
+  modules: 'kernel.namesOf(token) lists the names registered for a service',
   plugins: 'kernel.config.plugins names the plugins the config lists',
   locate: 'kernel.originOf(key) says which file, preset or --set set a key',
-  secrets: 'resolve the Secrets role: kernel.get(Secrets)',
+  secrets: 'declare the Secrets service: const { secrets } = kernel.inject({ secrets: Secrets })',
   hasTaps: 'kernel.tapsOf(hook).length',
   configure: DRIVEN_BY_CALLER,
   setup: DRIVEN_BY_CALLER,
@@ -102,13 +103,13 @@ function logToStderr(message: string): void {
 
 /**
  * The kernel: a frozen set of hooks, a DI container and the step loop. It knows nothing of models or maths;
- * plugins give it behaviour by binding roles (`register`, loaded as one inversify `ContainerModule` per plugin) and
+ * plugins give it behaviour by binding services (`register`, loaded as one inversify `ContainerModule` per plugin) and
  * tapping hooks (`apply`).
  */
-export class Kernel implements Roles {
+export class Kernel implements Contributions {
   readonly hooks: KernelHooks = createKernelHooks();
   readonly container = new Container({ defaultScope: 'Singleton' });
-  readonly ledger = new BindingLedger(coreRoles());
+  readonly ledger = new BindingLedger(coreServices());
   /** Each plugin's bindings, as the container module they were loaded in. */
   readonly modules = new Map<string, ContainerModule>();
   readonly agents = new AgentRegistry(this.ledger);
@@ -153,7 +154,7 @@ export class Kernel implements Roles {
       (tap) => this.plugins.find((p) => p.key !== '(built-in)' && (p.plugin.name === tap || p.plugin.name === tap.split(':')[0])),
     ).install(this.hooks);
     this.container.bind(AgentRegistry).toConstantValue(this.agents);
-    this.container.bind(Roles.id).toConstantValue(this);
+    this.container.bind(Contributions.id).toConstantValue(this);
     this.container.bind(Rollouts.id).toConstantValue(this.rollouts);
   }
 
@@ -200,7 +201,7 @@ export class Kernel implements Roles {
     return this.resolvedConfig;
   }
 
-  /** Resolves a single role (or a class bound to itself); inversify's errors come back as DrmasErrors naming the plugins and config key. */
+  /** Resolves a single service (or a class bound to itself); inversify's errors come back as DrmasErrors naming the plugins and config key. */
   get<T>(key: ServiceKey<T>, request: { key?: string; requester?: string } = {}): T {
     this.ledger.remember(key);
     try {
@@ -210,14 +211,23 @@ export class Kernel implements Roles {
     }
   }
 
-  /** Every binding of an open role, in registration order. */
+  /** The services `dependencies` names, each resolved on first use, once (`ApplyContext.inject`); `requester` names who needs them. */
+  inject<D extends Dependencies>(dependencies: D, requester?: string): Injected<D> {
+    return injected(
+      dependencies,
+      (key, configKey) => this.get(key, { key: configKey, requester }),
+      (key) => this.getAll(key),
+    );
+  }
+
+  /** Every binding of an open service, in registration order. */
   getAll<T>(key: ServiceKey<T>): T[] {
     const id = serviceIdentifier(key);
     return this.container.isBound(id) ? this.container.getAll<T>(id) : [];
   }
 
   /**
-   * Resolves the contribution called `name` of a named role; `key` is the config key that chose the name. An
+   * Resolves the contribution called `name` of a named service; `key` is the config key that chose the name. An
    * undefined name (the key is not set) is an error listing what is registered.
    */
   getNamed<T>(token: Token<T>, name: string | undefined, key?: string): T {
@@ -287,15 +297,16 @@ export class Kernel implements Roles {
 
   /**
    * Claims the run directory (RUN_DIR_IN_USE while another drmas process writes it), runs the `setup` hook and returns
-   * the run context, for commands that drive the kernel themselves; `shutdown` ends the claim.
+   * the run context, for commands that drive the kernel themselves; `shutdown` ends the claim. A failed setup calls
+   * `failed` with `'setup'` (the run-directory plugin lets the folder go then) and throws.
    */
   async setup(options: SetupOptions): Promise<RunContext> {
     const run = this.runContext(options);
-    const claimedHere = this.claimRunDir(options.runDir, options.runDirKey ?? 'runDir', (message) => run.log(message));
+    this.claimRunDir(options.runDir, options.runDirKey ?? 'runDir', (message) => run.log(message));
     try {
       await this.hooks.setup.promise(run);
     } catch (error) {
-      if (claimedHere) this.releaseRunDir();
+      this.hooks.failed.call(error as Error, 'setup');
       throw this.secrets.redactError(error);
     }
     return run;
@@ -377,7 +388,7 @@ export class Kernel implements Roles {
         await this.step(run, step, step === last);
       }
     } catch (error) {
-      this.hooks.failed.call(error as Error);
+      this.hooks.failed.call(error as Error, 'run');
       throw error;
     } finally {
       await this.hooks.shutdown.promise();
@@ -425,7 +436,7 @@ export class Kernel implements Roles {
     try {
       return await this.evaluateAt(run, options.step ?? 0);
     } catch (error) {
-      this.hooks.failed.call(error as Error);
+      this.hooks.failed.call(error as Error, 'run');
       throw this.secrets.redactError(error);
     } finally {
       await this.shutdown();
@@ -433,15 +444,14 @@ export class Kernel implements Roles {
   }
 
   /**
-   * Claims the run directory through the run-directory plugin's `RunDirectoryLock` (none bound: nothing to claim).
-   * Returns whether this call claimed it: not when the kernel holds it already (`run` claims before it moves an earlier
-   * run aside, then calls `setup`).
+   * Claims the run directory through the run-directory plugin's `RunDirectoryLock` (none bound: nothing to claim); a
+   * claim of the folder held already (`run` claims before it moves an earlier run aside, then calls `setup`) is none.
    */
-  private claimRunDir(runDir: string, key: string, log: (message: string) => void): boolean {
+  private claimRunDir(runDir: string, key: string, log: (message: string) => void): void {
     const lock = this.getAll(RunDirectoryLock)[0];
-    if (!lock) return false;
+    if (!lock) return;
     try {
-      return lock.claim(path.resolve(this.cwd, runDir), key, log);
+      lock.claim(path.resolve(this.cwd, runDir), key, log);
     } catch (error) {
       throw DrmasError.is(error) ? error.locatedIn(this.locate(key)) : error;
     }
@@ -538,6 +548,7 @@ export class Kernel implements Roles {
       },
       cwd: this.cwd,
       configFile: this.configFile,
+      inject: (dependencies) => this.inject(dependencies, `plugin ${loaded.plugin.name}`),
       get: (key, request) => this.get(key, request),
       getAll: (key) => this.getAll(key),
       getNamed: (token, name, key) => this.getNamed(token, name, key),

@@ -4,7 +4,10 @@ import type { EvalContext, RunContext, StepContext, StepResult } from '../data/S
 import type { RolloutBatch } from '../data/Turn.js';
 import type { WorkerGroupBatch } from '../data/BatchView.js';
 import type { TrainingBatch } from '../data/TrainingBatch.js';
-import type { RerunRequest } from '../roles/Rollouts.js';
+import type { RerunRequest } from '../services/Rollouts.js';
+
+/** Where a run failed: in `setup`, or in a step or an evaluation after it. */
+export type FailedIn = 'setup' | 'run';
 
 /** Every hook of the kernel, in the order a run calls them (`rerun` when asked for); the argument names are those tapable reports. */
 export function createKernelHooks() {
@@ -44,8 +47,11 @@ export function createKernelHooks() {
     afterStep: new AsyncSeriesHook<[StepResult]>(['result']),
     /** Validation runs (avg@k, pass@k). */
     evaluate: new AsyncSeriesHook<[EvalContext]>(['evaluation']),
-    /** A run failed; synchronous so it runs even while the process is going down. */
-    failed: new SyncHook<[Error]>(['error']),
+    /**
+     * A run failed: in `setup` (nothing is shut down then: the run-directory plugin lets its folder go) or after it
+     * (`shutdown` follows); synchronous so it runs even while the process is going down.
+     */
+    failed: new SyncHook<[Error, FailedIn]>(['error', 'phase']),
     /** Release resources; always called at the end of a run. */
     shutdown: new AsyncSeriesHook<[]>([]),
   });

@@ -1,7 +1,7 @@
 import type { StepContext } from '../data/StepContext.js';
 import type { RolloutBatch } from '../data/Turn.js';
 import { DrmasError } from '../errors/DrmasError.js';
-import type { RerunRequest, Rollouts } from '../roles/Rollouts.js';
+import type { RerunRequest, Rollouts } from '../services/Rollouts.js';
 import type { HookName, KernelHooks } from './KernelHooks.js';
 import type { TapRecord } from './TapLedger.js';
 

@@ -9,7 +9,7 @@ export interface OptionalPluginSpec {
   /** Its name as in `plugins` (`backend-tfjs`), resolved from the preset's folder. */
   name: string;
   /**
-   * The names it registers, by the config key of their role (`BackendFactory`'s `models.<id>.backend`):
+   * The names it registers, by the config key of their service (`BackendFactory`'s `models.<id>.backend`):
    * `{ 'models.<id>.backend': ['tfjs'] }`.
    */
   provides: Record<string, string[]>;

@@ -21,14 +21,15 @@ export interface Rng {
 }
 
 export class SeededRng implements Rng {
-  private s: Uint32Array;
+  /** The state words as int32, so V8 keeps them unboxed; `getState` gives them unsigned. */
+  private s: Int32Array;
 
   constructor(seed: number | RngState) {
     if (Array.isArray(seed)) {
       this.s = stateWords(seed);
     } else {
       const seeder = new SplitMix32(seed);
-      this.s = Uint32Array.from([seeder.nextUint32(), seeder.nextUint32(), seeder.nextUint32(), seeder.nextUint32()]);
+      this.s = Int32Array.from([seeder.nextUint32(), seeder.nextUint32(), seeder.nextUint32(), seeder.nextUint32()]);
     }
     if (this.s.every((x) => x === 0)) this.s[0] = 1;
   }
@@ -40,11 +41,12 @@ export class SeededRng implements Rng {
     const s1 = s[1]!;
     const s2 = s[2]! ^ s0;
     const s3 = s[3]! ^ s1;
-    const result = Math.imul(rotl(Math.imul(s1, 5), 7), 9) >>> 0;
+    const r = Math.imul(s1, 5);
+    const result = Math.imul((r << 7) | (r >>> 25), 9) >>> 0;
     s[0] = s0 ^ s3;
     s[1] = s1 ^ s2;
     s[2] = s2 ^ (s1 << 9);
-    s[3] = rotl(s3, 11);
+    s[3] = (s3 << 11) | (s3 >>> 21);
     return result;
   }
 
@@ -85,7 +87,7 @@ export class SeededRng implements Rng {
   }
 
   getState(): RngState {
-    return Array.from(this.s) as RngState;
+    return Array.from(this.s, (word) => word >>> 0) as RngState;
   }
 
   setState(state: RngState): void {
@@ -94,15 +96,11 @@ export class SeededRng implements Rng {
 }
 
 /** The four state words; `nextUint32` reads them unchecked, so a state of another length (a damaged checkpoint) is refused here. */
-function stateWords(state: readonly number[]): Uint32Array {
+function stateWords(state: readonly number[]): Int32Array {
   if (!Array.isArray(state) || state.length !== 4) {
     throw new Error(`an Rng state is 4 numbers; got ${Array.isArray(state) ? `${state.length} entries` : typeof state}`);
   }
-  return Uint32Array.from(state);
-}
-
-function rotl(x: number, k: number): number {
-  return ((x << k) | (x >>> (32 - k))) >>> 0;
+  return Int32Array.from(state);
 }
 
 export const Rng = createToken<Rng>('Rng', { label: 'random generator' });

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
 import { expectedTrainingFactory } from '../engines/EngineService.js';
-import type { Roles } from '../roles/Roles.js';
+import type { Contributions } from '../services/Contributions.js';
 
 /** `8GiB`, `512 MiB`, `4GB`, `1.5TiB`, `1000000`: binary units (KiB, MiB, GiB, TiB) count 1024s, decimal ones 1000s. */
 export const BYTE_SIZE = /^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?$/;
@@ -53,14 +53,14 @@ export interface MemoryBudget {
  * `trainer.memoryBudget` when set; otherwise 75% of the machine's memory, lowered to the smallest limit a model's
  * backend reports for its settings (tfjs on wasm: the 4 GiB its heap cannot grow past).
  */
-export function resolveMemoryBudget(config: ResolvedConfig, roles: Pick<Roles, 'getNamed' | 'namesOf'>): MemoryBudget {
+export function resolveMemoryBudget(config: ResolvedConfig, contributions: Pick<Contributions, 'getNamed' | 'namesOf'>): MemoryBudget {
   const setting = config.trainer.memoryBudget;
   if (setting !== undefined) return { bytes: parseByteSize(setting), description: `trainer.memoryBudget ${String(setting)}` };
   const machine = os.totalmem();
   let bytes = DEFAULT_MEMORY_SHARE * machine;
   let description = `trainer.memoryBudget's default: ${DEFAULT_MEMORY_SHARE * 100}% of this machine's ${formatBytes(machine)}`;
   for (const [id, model] of Object.entries(config.models)) {
-    const limit = expectedTrainingFactory(roles, model)?.memoryLimit?.(model);
+    const limit = expectedTrainingFactory(contributions, model)?.memoryLimit?.(model);
     if (limit && limit.bytes < bytes) {
       bytes = limit.bytes;
       description = `trainer.memoryBudget's default for model ${id}: ${limit.reason}`;

@@ -3,7 +3,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { DrmasError } from '../errors/DrmasError.js';
-import type { RunFile } from '../roles/RunFile.js';
+import type { RunFile } from '../services/RunFile.js';
 import { CHECKPOINTS_DIR, listCheckpoints } from '../checkpoint/checkpointLayout.js';
 
 /** What the kernel itself writes into a run directory; plugins add theirs as `RunFile` contributions. */

@@ -1,4 +1,4 @@
-import type { EnvTask, EnvTaskBatch } from '../roles/Environment.js';
+import type { EnvTask, EnvTaskBatch } from '../services/Environment.js';
 import { EpochSchedule } from './EpochSchedule.js';
 
 /**

@@ -1,57 +1,32 @@
+import { SeededRng } from '@drmas/core';
+
 /**
- * Deterministic random numbers for weight initialisation and sampling: xoshiro128** seeded through splitmix32,
- * normals by Box-Muller. The same seed gives the same stream on every platform.
+ * Deterministic random numbers for weight initialisation and sampling: core's xoshiro128** (`SeededRng`), its state
+ * drawn by splitmix32 from `seed ^ 0x9e3779b9` (the seeding every saved sampling stream and initialisation was made
+ * with), normals by Box-Muller using both values of a pair. The same seed gives the same stream on every platform.
  */
 // Module-level bindings: a global lookup of `Math` per call is slow inside vm contexts (jest).
-const { imul, log, sqrt, cos, sin, PI, trunc } = Math;
+const { log, sqrt, cos, sin, PI, trunc } = Math;
+
+const SEED_MIX = 0x9e3779b9;
 
 export class SeededRandom {
-  /** xoshiro128 state, kept as int32 so V8 stores it unboxed. */
-  private readonly state = new Int32Array(4);
+  private readonly bits: SeededRng;
   /** The second value of the last Box-Muller pair, NaN when used. */
   private spareNormal = Number.NaN;
 
   constructor(seed: number) {
-    let x = (trunc(seed) ^ 0x9e3779b9) | 0;
-    for (let i = 0; i < 4; i++) {
-      x = (x + 0x9e3779b9) | 0;
-      let z = x;
-      z = imul(z ^ (z >>> 16), 0x85ebca6b);
-      z = imul(z ^ (z >>> 13), 0xc2b2ae35);
-      this.state[i] = z ^ (z >>> 16);
-    }
-    const [s0, s1, s2, s3] = this.state;
-    if ((s0! | s1! | s2! | s3!) === 0) this.state[0] = 1;
+    this.bits = new SeededRng((trunc(seed) ^ SEED_MIX) >>> 0);
   }
 
   /** Next 32 random bits as an unsigned integer. */
   nextUint32(): number {
-    const s = this.state;
-    let s0 = s[0]!;
-    let s1 = s[1]!;
-    let s2 = s[2]!;
-    let s3 = s[3]!;
-    const r = imul(s1, 5);
-    const result = imul((r << 7) | (r >>> 25), 9) >>> 0;
-    const t = s1 << 9;
-    s2 ^= s0;
-    s3 ^= s1;
-    s1 ^= s2;
-    s0 ^= s3;
-    s2 ^= t;
-    s3 = (s3 << 11) | (s3 >>> 21);
-    s[0] = s0;
-    s[1] = s1;
-    s[2] = s2;
-    s[3] = s3;
-    return result;
+    return this.bits.nextUint32();
   }
 
   /** Uniform in [0, 1) with 53 random bits. */
   uniform(): number {
-    const hi = this.nextUint32() >>> 5;
-    const lo = this.nextUint32() >>> 6;
-    return (hi * 67108864 + lo) / 9007199254740992;
+    return this.bits.next();
   }
 
   normal(): number {

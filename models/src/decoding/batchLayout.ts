@@ -41,3 +41,31 @@ export function leftPad(sequences: ArrayLike<number>[], columns?: number): LeftP
   }
   return { rows, columns: width, ids, valid, positions, padding, lengths };
 }
+
+/** The distinct sequences of a batch, in first-seen order, and which of them each row is. */
+export interface DistinctSequences<T extends ArrayLike<number>> {
+  distinct: T[];
+  /** `[rows]`: the index in `distinct` of each row's sequence. */
+  of: Int32Array;
+}
+
+/**
+ * Groups equal sequences (the samples of one prompt): a generate call prefills each distinct prompt once and gives
+ * its rows copies of the keys and values. Equal means the same ids in the same order.
+ */
+export function distinctSequences<T extends ArrayLike<number>>(sequences: readonly T[]): DistinctSequences<T> {
+  const index = new Map<string, number>();
+  const distinct: T[] = [];
+  const of = new Int32Array(sequences.length);
+  sequences.forEach((sequence, r) => {
+    const key = Array.prototype.join.call(sequence, ',');
+    let at = index.get(key);
+    if (at === undefined) {
+      at = distinct.length;
+      index.set(key, at);
+      distinct.push(sequence);
+    }
+    of[r] = at;
+  });
+  return { distinct, of };
+}

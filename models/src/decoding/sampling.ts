@@ -75,23 +75,105 @@ export function sampleToken(logProbs: Float32Array, settings: SamplingSettings, 
     for (let i = 0, j = 0; i < v; i++) if (logProbs[i]! >= kth) candidates[j++] = i;
   }
   if (settings.topP < 1) {
-    const ids = candidates ?? Int32Array.from({ length: v }, (_, i) => i);
-    const sorted = Array.from(ids).sort((a, b) => logProbs[b]! - logProbs[a]!);
-    // sorted is non-empty: v > 0 and top-k keeps at least the k-th value.
-    const best = logProbs[sorted[0]!]!;
-    const weights = sorted.map((i) => exp((logProbs[i]! - best) * invT));
-    const total = weights.reduce((a, b) => a + b, 0);
-    let cumulative = 0;
-    let keep = 0;
-    // HF removes tokens whose ascending cumulative probability is <= 1 - top_p: keep until the rest falls there.
-    while (keep < sorted.length) {
-      cumulative += weights[keep]! / total;
-      keep++;
-      if (cumulative >= settings.topP) break;
-    }
-    candidates = Int32Array.from(sorted.slice(0, keep));
+    candidates =
+      nucleus(logProbs, candidates, invT, settings.topP, NEGLIGIBLE_EXPONENT) ??
+      nucleus(logProbs, candidates, invT, settings.topP, -Infinity)!;
   }
   return drawFrom(logProbs, candidates, invT, rng);
+}
+
+/**
+ * Below this exponent a token's weight `exp((l - best) / T)` is under 2^-53 (e^-37.5 is 5.2e-17): added to a total
+ * that is at least the best token's weight, 1, it leaves the total unchanged, so the top-p filter need not sort it.
+ */
+const NEGLIGIBLE_EXPONENT = -37.5;
+
+/**
+ * The top-p filter: the most likely of `candidates` (all ids when absent) whose probability at temperature `1 / invT`
+ * reaches `topP`, at least one, most likely first. Only tokens whose exponent `(l - best) * invT` is at least `floor`
+ * are sorted: the total over them is the total over all (summed most likely first, as the sort gives them), so the
+ * kept set is the same when it ends among them; undefined when it does not (the caller sorts them all).
+ */
+function nucleus(
+  logProbs: Float32Array,
+  candidates: Int32Array | undefined,
+  invT: number,
+  topP: number,
+  floor: number,
+): Int32Array | undefined {
+  let pool = candidates;
+  if (floor > -Infinity) {
+    const n = candidates ? candidates.length : logProbs.length;
+    let best = -Infinity;
+    for (let j = 0; j < n; j++) best = Math.max(best, logProbs[candidates ? candidates[j]! : j]!);
+    if (!(best > -Infinity)) return undefined;
+    const kept = new Int32Array(n);
+    let m = 0;
+    for (let j = 0; j < n; j++) {
+      const id = candidates ? candidates[j]! : j;
+      if ((logProbs[id]! - best) * invT >= floor) kept[m++] = id;
+    }
+    pool = kept.subarray(0, m);
+  }
+  const sorted = mostLikelyFirst(logProbs, pool);
+  // sorted is non-empty: v > 0 and top-k keeps at least the k-th value.
+  const best = logProbs[sorted[0]!]!;
+  const weights = new Float64Array(sorted.length);
+  let total = 0;
+  for (let j = 0; j < sorted.length; j++) total += weights[j] = exp((logProbs[sorted[j]!]! - best) * invT);
+  let cumulative = 0;
+  // HF removes tokens whose ascending cumulative probability is <= 1 - top_p: keep until the rest falls there.
+  for (let keep = 0; keep < sorted.length;) {
+    cumulative += weights[keep]! / total;
+    keep++;
+    if (cumulative >= topP) return sorted.subarray(0, keep);
+  }
+  return floor > -Infinity ? undefined : sorted;
+}
+
+/** A float32's bits, read through one shared word. */
+const orderValue = new Float32Array(1);
+const orderWord = new Uint32Array(orderValue.buffer);
+
+/**
+ * The ids of `candidates` (all of the row when absent, ascending either way) by log-prob, highest first, equal
+ * log-probs in id order: the order a stable sort by `b - a` gives. A least-significant-digit radix sort of the
+ * floats' bits, made to order as the values do (stable, so ties keep id order): a comparator sort of a 512-id row
+ * took most of a sampled token's time.
+ */
+export function mostLikelyFirst(logProbs: Float32Array, candidates?: Int32Array): Int32Array {
+  const n = candidates ? candidates.length : logProbs.length;
+  let keys = new Uint32Array(n);
+  let ids = new Int32Array(n);
+  for (let j = 0; j < n; j++) {
+    const id = candidates ? candidates[j]! : j;
+    // +0 folds -0 into 0, which the comparator treats as equal.
+    orderValue[0] = logProbs[id]! + 0;
+    const bits = orderWord[0]!;
+    // Ascending keys for descending values: a negative float's bits grow as it falls; positive ones go below every
+    // negative one, reversed.
+    keys[j] = bits >= 0x80000000 ? bits : 0x7fffffff - bits;
+    ids[j] = id;
+  }
+  let nextKeys = new Uint32Array(n);
+  let nextIds = new Int32Array(n);
+  const counts = new Uint32Array(256);
+  for (let shift = 0; shift < 32; shift += 8) {
+    counts.fill(0);
+    for (let j = 0; j < n; j++) counts[(keys[j]! >>> shift) & 255]!++;
+    for (let b = 0, at = 0; b < 256; b++) {
+      const c = counts[b]!;
+      counts[b] = at;
+      at += c;
+    }
+    for (let j = 0; j < n; j++) {
+      const at = counts[(keys[j]! >>> shift) & 255]!++;
+      nextKeys[at] = keys[j]!;
+      nextIds[at] = ids[j]!;
+    }
+    [keys, nextKeys, ids, nextIds] = [nextKeys, keys, nextIds, ids];
+  }
+  return ids;
 }
 
 function drawFrom(logProbs: Float32Array, candidates: Int32Array | undefined, invT: number, rng: SeededRandom): number {

@@ -3,6 +3,7 @@ import type { WeightTensor } from '@drmas/core';
 import { loraModuleShape, loraScaling, loraTensorNames, loraTensorShapes, type DecoderConfig } from '@drmas/models';
 import { GraphBuilder, type GraphWriter } from './onnx/GraphBuilder.js';
 import { HEAD_VOCAB_CHUNK, writeChunkedScoreHead } from './VocabChunkedHead.js';
+import { fusedWeights, sharedWeights, type WeightLayout, type WeightReader } from './GraphWeights.js';
 
 /**
  * How the weights enter the graphs: as graph inputs (fed on every run from host buffers the backend owns, so a
@@ -54,21 +55,24 @@ export function buildDecoderGraph(
   weights: Map<string, WeightTensor>,
   weightMode: WeightMode = 'inputs',
   lora?: LoraSettings,
+  layout: WeightLayout = 'fused',
 ): Uint8Array {
   const g = new GraphBuilder(`drmas-${config.modelType}-${kind}`);
-  // `weights` are the graph weights (`graphWeights`); their shapes define the inputs, their values the initializers.
+  // `weights` are the graph weights (`graphWeights`) under `fused`, the Hugging Face tensors under `shared`; their
+  // shapes define the inputs, their values the initializers.
   const weight = new Map<string, string>();
   for (const [name, t] of weights) {
     weight.set(name, weightMode === 'inputs' ? g.input(name, 'float', t.shape) : g.initializer(name, 'float', t.shape, t.data));
   }
   const w = (name: string): string => {
     const value = weight.get(name);
-    if (!value) throw new Error(`buildDecoderGraph: graph weight '${name}' is missing`);
+    if (!value) throw new Error(`buildDecoderGraph: weight '${name}' is missing`);
     return value;
   };
-  const forward = writeDecoderForward(g, config, kind, w, lora && writeLoraInputs(g, config, lora).graph);
+  const reader = layout === 'shared' ? sharedWeights(g, config, w) : fusedWeights(g, config, w);
+  const forward = writeDecoderForward(g, config, kind, reader, lora && writeLoraInputs(g, config, lora).graph);
   if (kind === 'score') {
-    const head = writeScoreHead(g, config, forward, w);
+    const head = writeScoreHead(g, config, forward, reader);
     g.output(head.logProbs, GraphNames.logProbs, 'float', ['batch', 'responses']);
     g.output(head.entropy(), GraphNames.entropy, 'float', ['batch', 'responses']);
   } else {
@@ -152,13 +156,13 @@ export interface DecoderForward {
 
 /**
  * Writes the inputs (ids, rope tables, attention bias; the decode graph's caches) and the decoder body into `g`,
- * with weights looked up by graph-weight name through `w`. Shared by the inference graphs and the training graph.
+ * reading the weights through `weights` (either layout). Shared by the inference graphs and the training graph.
  */
 export function writeDecoderForward(
   g: GraphWriter,
   config: DecoderConfig,
   kind: DecoderGraphKind,
-  w: (name: string) => string,
+  weights: WeightReader,
   lora?: LoraGraph,
 ): DecoderForward {
   const c = config;
@@ -177,18 +181,13 @@ export function writeDecoderForward(
   const rmsNorm = (x: string, weightName: string): string => {
     const variance = g.op('ReduceMean', [g.op('Pow', [x, g.scalar(2)])], { axes: [-1], keepdims: 1 });
     const denominator = g.op('Sqrt', [g.op('Add', [variance, g.scalar(c.rmsNormEps)])]);
-    return g.op('Mul', [g.op('Div', [x, denominator]), w(weightName)]);
+    return g.op('Mul', [g.op('Div', [x, denominator]), weights.tensor(weightName)]);
   };
-  const linear = (x: string, name: string, biasName?: string): string => {
-    const y = g.op('MatMul', [x, w(name)]);
-    return biasName ? g.op('Add', [y, w(biasName)]) : y;
-  };
+  const linear = (x: string, name: string, biasName?: string): string => weights.project(x, name, biasName)[0]!;
   const adapted = (y: string, x: string, layer: number, module: LoraTargetModule): string => {
     const adapter = lora?.adapter(layer, module);
     return adapter ? g.op('Add', [y, writeLoraProduct(g, x, adapter.a, adapter.b, lora!.scaling, adapter.dropoutMask)]) : y;
   };
-  const qSize = c.numHeads * d;
-  const kvSize = kvHeads * d;
   const half = d / 2;
   const rotary = (x: string): string => {
     const first = g.op('Slice', [x, g.ints([0]), g.ints([half]), g.ints([-1])]);
@@ -197,12 +196,7 @@ export function writeDecoderForward(
     return g.op('Add', [g.op('Mul', [x, cos]), g.op('Mul', [swapped, sin])]);
   };
   const mlp = (x: string, i: number): string => {
-    const [gateBase, upBase] = g.opMulti(
-      'Split',
-      [linear(x, `gate_up.${i}`, c.mlpBias ? `gate_up_bias.${i}` : undefined), g.ints([c.intermediateSize, c.intermediateSize])],
-      { axis: -1 },
-      { outputs: 2 },
-    ) as [string, string];
+    const [gateBase, upBase] = weights.project(x, `gate_up.${i}`, c.mlpBias ? `gate_up_bias.${i}` : undefined) as [string, string];
     const gate = adapted(gateBase, x, i, 'gate_proj');
     const up = adapted(upBase, x, i, 'up_proj');
     const act = g.op('Mul', [g.op('Mul', [gate, g.op('Sigmoid', [gate])]), up]);
@@ -216,15 +210,10 @@ export function writeDecoderForward(
   const qShape = decode ? g.ints([-1, kvHeads, group, d]) : shapeWith([kvHeads, group, d]);
   const kvShape = decode ? g.ints([-1, kvHeads, 1, d]) : shapeWith([kvHeads, 1, d]);
 
-  let x = g.op('Gather', [w('embed'), g.op('Reshape', [ids, g.ints([-1])])], { axis: 0 });
+  let x = g.op('Gather', [weights.tensor('embed'), g.op('Reshape', [ids, g.ints([-1])])], { axis: 0 });
   for (let i = 0; i < c.numLayers; i++) {
     const normed = rmsNorm(x, `input_norm.${i}`);
-    const qkv = linear(normed, `qkv.${i}`, c.qkvBias ? `qkv_bias.${i}` : undefined);
-    const [qFlat, kFlat, vFlat] = g.opMulti('Split', [qkv, g.ints([qSize, kvSize, kvSize])], { axis: -1 }, { outputs: 3 }) as [
-      string,
-      string,
-      string,
-    ];
+    const [qFlat, kFlat, vFlat] = weights.project(normed, `qkv.${i}`, c.qkvBias ? `qkv_bias.${i}` : undefined) as [string, string, string];
     let q = g.op('Reshape', [adapted(qFlat, normed, i, 'q_proj'), qShape]);
     let k = g.op('Reshape', [adapted(kFlat, normed, i, 'k_proj'), kvShape]);
     const v = g.op('Reshape', [adapted(vFlat, normed, i, 'v_proj'), kvShape]);
@@ -269,8 +258,7 @@ export function writeDecoderForward(
   }
 
   const h = c.hiddenSize;
-  const logSoftmax = (hidden: string): string =>
-    g.op('LogSoftmax', [g.op('MatMul', [rmsNorm(hidden, 'norm'), w('lm_head')])], { axis: -1 });
+  const logSoftmax = (hidden: string): string => g.op('LogSoftmax', [linear(rmsNorm(hidden, 'norm'), 'lm_head')], { axis: -1 });
 
   return {
     hidden: x,
@@ -298,8 +286,6 @@ export interface ScoreHead {
 export interface ScoreHeadOptions {
   /** Vocabulary columns per chunk of a wide head (`HEAD_VOCAB_CHUNK`). */
   vocabChunk?: number;
-  /** The output projection as `[vocab, hidden]` rows (the Hugging Face tensor), which a chunked head then uses. */
-  headRows?: string;
 }
 
 /**
@@ -312,8 +298,8 @@ export function writeScoreHead(
   g: GraphWriter,
   config: DecoderConfig,
   forward: DecoderForward,
-  w: (name: string) => string,
-  { vocabChunk = HEAD_VOCAB_CHUNK, headRows }: ScoreHeadOptions = {},
+  weights: WeightReader,
+  { vocabChunk = HEAD_VOCAB_CHUNK }: ScoreHeadOptions = {},
 ): ScoreHead {
   const c = config;
   const n = GraphNames;
@@ -331,7 +317,8 @@ export function writeScoreHead(
       g,
       {
         hidden: rmsNorm(predicting, 'norm'),
-        head: headRows ? { value: headRows, layout: 'rows' } : { value: w('lm_head'), layout: 'columns' },
+        // The Hugging Face rows where the graph has them: no transposed copy, and the gradient in their layout.
+        head: weights.headRows ? { value: weights.headRows, layout: 'rows' } : { value: weights.tensor('lm_head'), layout: 'columns' },
         targets,
         inverseTemperature,
         hiddenSize: h,
@@ -341,7 +328,15 @@ export function writeScoreHead(
     );
     return { logProbs: head.logProbs, entropy: () => head.entropy };
   }
-  const logits = g.op('Mul', [g.op('MatMul', [rmsNorm(predicting, 'norm'), w('lm_head')]), inverseTemperature]);
+  const normed = rmsNorm(predicting, 'norm');
+  const product =
+    weights.layout === 'fused'
+      ? g.op('MatMul', [normed, weights.tensor('lm_head')])
+      : g.op('Reshape', [
+          weights.project(g.op('Reshape', [normed, g.ints([-1, h])]), 'lm_head')[0]!,
+          g.op('Concat', [g.op('Shape', [targets]), g.ints([c.vocabSize])], { axis: 0 }),
+        ]);
+  const logits = g.op('Mul', [product, inverseTemperature]);
   const logp = g.op('Reshape', [g.op('LogSoftmax', [logits], { axis: -1 }), g.ints([-1, c.vocabSize])]);
   const targetShape = g.op('Shape', [targets]);
   const picked = g.op('GatherElements', [logp, g.op('Reshape', [targets, g.ints([-1, 1])])], { axis: 1 });

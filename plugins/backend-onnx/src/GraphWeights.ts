@@ -1,5 +1,93 @@
 import type { WeightTensor } from '@drmas/core';
-import type { DecoderConfig } from '@drmas/models';
+import { expectedWeightShapes, type DecoderConfig } from '@drmas/models';
+import type { GraphWriter } from './onnx/GraphBuilder.js';
+
+/**
+ * How the graphs hold a decoder's weights. `fused`: a derived copy of every projection, transposed to `[in, out]` and
+ * fused per layer (`graphWeights`), beside the Hugging Face tensors the trainer updates. `shared`: the Hugging Face
+ * tensors themselves, each projection a `Gemm` with `transB` on its `[out, in]` rows, so sampling, scoring and
+ * training read one float32 copy and no graph derives another per run (`SHARED_LAYOUT_BYTES`).
+ */
+export const WEIGHT_LAYOUTS = ['fused', 'shared'] as const;
+export type WeightLayout = (typeof WEIGHT_LAYOUTS)[number];
+
+/**
+ * Float32 weights from which `shared` is the default layout: a model this large (Qwen2.5-0.5B: 1.84 GiB) cannot
+ * afford a second copy; below it (the built-in `tiny` and `small`, 0.01 and 0.1 GiB) the fused products are kept, as
+ * every earlier run computed them (bitwise).
+ */
+export const SHARED_LAYOUT_BYTES = 2 ** 29;
+
+/** The layout a model gets unless one is named: `shared` from `SHARED_LAYOUT_BYTES` of float32 weights. */
+export function defaultWeightLayout(config: DecoderConfig): WeightLayout {
+  let values = 0;
+  for (const shape of expectedWeightShapes(config).values()) values += shape.reduce((a, b) => a * b, 1);
+  return values * 4 >= SHARED_LAYOUT_BYTES ? 'shared' : 'fused';
+}
+
+/** How a graph reads the weights of one layout (`fusedWeights`, `sharedWeights`). */
+export interface WeightReader {
+  readonly layout: WeightLayout;
+  /** A weight used as it is, by graph-weight name (`embed`, `norm`, `input_norm.3`; under `fused` any graph weight). */
+  tensor(name: string): string;
+  /**
+   * `x [tokens, in]` through graph projection `name` (`qkv.3`, `o.3`, `gate_up.3`, `down.3`, `lm_head`) and its
+   * bias: the output of each Hugging Face part (q, k and v; gate and up), in order.
+   */
+  project(x: string, name: string, bias?: string): string[];
+  /** The output head as `[vocab, hidden]` rows (the Hugging Face tensor) where the graph has it. */
+  readonly headRows?: string;
+}
+
+/** Output widths of a graph weight's Hugging Face parts. */
+function partWidths(config: DecoderConfig, source: GraphWeightSource): number[] {
+  const shapes = expectedWeightShapes(config);
+  return source.parts.map((p) => shapes.get(p)![0]!);
+}
+
+/**
+ * The `fused` layout over graph weights looked up by `w` (inputs or initializers of `graphWeights`, or derived in the
+ * graph from the Hugging Face tensors): one MatMul per fused projection, then split into its parts.
+ */
+export function fusedWeights(g: GraphWriter, config: DecoderConfig, w: (name: string) => string, headRows?: string): WeightReader {
+  const sources = graphWeightSources(config);
+  return {
+    layout: 'fused',
+    tensor: w,
+    headRows,
+    project(x, name, bias) {
+      const product = g.op('MatMul', [x, w(name)]);
+      const y = bias ? g.op('Add', [product, w(bias)]) : product;
+      const widths = partWidths(config, sources.get(name)!);
+      return widths.length === 1 ? [y] : g.opMulti('Split', [y, g.ints(widths)], { axis: -1 }, { outputs: widths.length });
+    },
+  };
+}
+
+/**
+ * The `shared` layout over the Hugging Face tensors looked up by `hf`: each part a `Gemm(x, W, transB = 1)` on its
+ * `[out, in]` rows (x `[tokens, in]`), its bias added; the embedding, norms and head read in place.
+ */
+export function sharedWeights(g: GraphWriter, config: DecoderConfig, hf: (name: string) => string): WeightReader {
+  const sources = graphWeightSources(config);
+  const source = (name: string): GraphWeightSource => {
+    const found = sources.get(name);
+    if (!found) throw new Error(`no graph weight '${name}'`);
+    return found;
+  };
+  return {
+    layout: 'shared',
+    tensor: (name) => hf(source(name).parts[0]!),
+    headRows: hf(source('lm_head').parts[0]!),
+    project(x, name, bias) {
+      const biases = bias ? source(bias).parts : [];
+      return source(name).parts.map((part, k) => {
+        const y = g.op('Gemm', [x, hf(part)], { transB: 1 });
+        return biases[k] ? g.op('Add', [y, hf(biases[k])]) : y;
+      });
+    },
+  };
+}
 
 /**
  * How one graph weight derives from Hugging Face tensors: `parts` side by side, each transposed from `[out, in]` to

@@ -13,6 +13,7 @@ import type {
 import { DrmasError } from '@drmas/core';
 import {
   configJsonFor,
+  distinctSequences,
   expectedWeightShapes,
   leftPad,
   loadModelWeights,
@@ -37,7 +38,7 @@ import {
 import type * as OrtModule from 'onnxruntime-node';
 import { buildDecoderGraph, GraphNames, type DecoderGraphKind, type WeightMode } from './DecoderGraph.js';
 import { forwardFeeds, MASKED, scoreFeeds, type Feeds } from './DecoderFeeds.js';
-import { graphWeights, refreshGraphWeights } from './GraphWeights.js';
+import { defaultWeightLayout, graphWeights, refreshGraphWeights, type WeightLayout } from './GraphWeights.js';
 import {
   describeProvider,
   loadOnnxRuntime,
@@ -67,6 +68,11 @@ export interface OnnxEngineOptions {
   provider?: ProviderRequest;
   /** How weights enter the graphs (default `inputs`; see the README for the measurement behind it). */
   weightMode?: WeightMode;
+  /**
+   * How the graphs hold the weights (default `defaultWeightLayout`: `shared`, one float32 copy read by every graph,
+   * from 512 MiB of weights; `fused`, a derived transposed and fused copy beside it, below).
+   */
+  weightLayout?: WeightLayout;
   /** Where the fallback warning of a named provider that cannot run here goes (default `console.warn`). */
   warn?: (message: string) => void;
   /** Replaces a provider's detection where it answers (tests). */
@@ -110,8 +116,9 @@ export class OnnxPolicyBackend implements PolicyBackend {
   private configRef: DecoderConfig;
   /** Hugging Face tensors (what `exportWeights` and `save` give). */
   private weights: Map<string, WeightTensor>;
-  /** The graphs' weights, derived from `weights` (`graphWeights`). */
+  /** The graphs' weights: derived from `weights` (`graphWeights`) under the `fused` layout, `weights` itself under `shared`. */
   private graphWeightsRef: Map<string, WeightTensor>;
+  private layout: WeightLayout;
   private weightFeeds: Feeds = {};
   private tokenizerRef: Tokenizer | undefined;
   private invFreq: Float64Array;
@@ -139,7 +146,8 @@ export class OnnxPolicyBackend implements PolicyBackend {
     this.runtime = describeProvider(ort, provider, options.sessionOptions?.intraOpNumThreads);
     this.configRef = config;
     this.weights = checkedWeights(config, weights);
-    this.graphWeightsRef = graphWeights(config, this.weights);
+    this.layout = options.weightLayout ?? defaultWeightLayout(config);
+    this.graphWeightsRef = this.graphWeightsOf(this.weights);
     this.tokenizerRef = tokenizer;
     this.invFreq = rotaryInverseFrequencies(config);
     const lora = options.lora;
@@ -149,12 +157,18 @@ export class OnnxPolicyBackend implements PolicyBackend {
     this.sessionKey = this.sessionKeyOf(config);
   }
 
+  /** What the graphs read: `weights` themselves, or their derived copy under the `fused` layout. */
+  private graphWeightsOf(weights: Map<string, WeightTensor>): Map<string, WeightTensor> {
+    return this.layout === 'fused' ? graphWeights(this.configRef, weights) : weights;
+  }
+
   /** The graphs' inputs and options: everything a session depends on but the graph's kind and the weights' values. */
   private sessionKeyOf(config: DecoderConfig): string {
-    const { weightMode, provider, options } = this;
+    const { weightMode, provider, options, layout } = this;
     return JSON.stringify([
       graphShape(config),
       weightMode,
+      layout,
       options.lora?.settings ?? null,
       provider.provider,
       options.sessionOptions ?? null,
@@ -199,6 +213,10 @@ export class OnnxPolicyBackend implements PolicyBackend {
     return this.options.weightMode ?? 'inputs';
   }
 
+  get weightLayout(): WeightLayout {
+    return this.layout;
+  }
+
   /** Stop ids used when a request gives none: config.json's eos ids and the tokenizer's eos. */
   get defaultStopTokenIds(): number[] {
     const ids = new Set(this.configRef.eosTokenIds);
@@ -214,7 +232,14 @@ export class OnnxPolicyBackend implements PolicyBackend {
       this.usesSessions = true;
     }
     return this.sessions.get(kind, this.sessionKey, () => {
-      const model = buildDecoderGraph(this.configRef, kind, this.graphWeightsRef, this.weightMode, this.options.lora?.settings);
+      const model = buildDecoderGraph(
+        this.configRef,
+        kind,
+        this.graphWeightsRef,
+        this.weightMode,
+        this.options.lora?.settings,
+        this.layout,
+      );
       return this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, this.options.sessionOptions));
     });
   }
@@ -278,7 +303,11 @@ export class OnnxPolicyBackend implements PolicyBackend {
     const d = c.headDim;
     const kv = c.numKvHeads;
     const layers = c.numLayers;
-    const batch = leftPad(request.prompts);
+    // The samples of one prompt share its prefill: each distinct prompt runs once, its rows get copies of its keys,
+    // values and first log-probs. The distinct prompts are as long as the longest of all, so the columns (and the
+    // cache slots every later step attends over) are those of the whole batch.
+    const { distinct, of } = distinctSequences(request.prompts);
+    const batch = leftPad(distinct);
     const columns = batch.columns;
     // Cache slots: the prompt columns plus every generated token but the last.
     const slots = columns + maxNew - 1;
@@ -287,18 +316,33 @@ export class OnnxPolicyBackend implements PolicyBackend {
     const valueCache = Array.from({ length: layers }, () => new Float32Array(rows * keyBlock));
     const valid = new Uint8Array(rows * slots);
 
-    // Prefill: every prompt column at once.
-    const prefill = await this.run('prefill', forwardFeeds(this.ort, this.configRef, this.invFreq, { ...batch, rows, columns }));
+    // Prefill: every column of the distinct prompts at once.
+    const prefill = await this.run('prefill', forwardFeeds(this.ort, this.configRef, this.invFreq, { ...batch, columns }));
     for (let l = 0; l < layers; l++) {
       const keys = prefill[GraphNames.key(l)]!.data as Float32Array;
       const values = prefill[GraphNames.value(l)]!.data as Float32Array;
       const kc = keyCache[l]!;
       const vc = valueCache[l]!;
-      for (let i = 0; i < rows * kv * d; i++) kc.set(keys.subarray(i * columns, (i + 1) * columns), i * slots);
-      for (let i = 0; i < rows * kv; i++) vc.set(values.subarray(i * columns * d, (i + 1) * columns * d), i * slots * d);
+      for (let r = 0; r < rows; r++) {
+        const u = of[r]!;
+        for (let i = 0; i < kv * d; i++) {
+          const from = (u * kv * d + i) * columns;
+          kc.set(keys.subarray(from, from + columns), (r * kv * d + i) * slots);
+        }
+        for (let i = 0; i < kv; i++) {
+          const from = (u * kv + i) * columns * d;
+          vc.set(values.subarray(from, from + columns * d), (r * kv + i) * slots * d);
+        }
+      }
     }
-    for (let r = 0; r < rows; r++) valid.set(batch.valid.subarray(r * columns, (r + 1) * columns), r * slots);
-    let logp = prefill[GraphNames.logProbs]!.data as Float32Array;
+    const lengths = Array.from(of, (u) => batch.lengths[u]!);
+    for (let r = 0; r < rows; r++) valid.set(batch.valid.subarray(of[r]! * columns, (of[r]! + 1) * columns), r * slots);
+    const distinctLogp = prefill[GraphNames.logProbs]!.data as Float32Array;
+    let logp = distinctLogp;
+    if (distinct.length < rows) {
+      logp = new Float32Array(rows * v);
+      for (let r = 0; r < rows; r++) logp.set(distinctLogp.subarray(of[r]! * v, (of[r]! + 1) * v), r * v);
+    }
     let filled = columns;
     let active = Array.from({ length: rows }, (_, r) => r);
 
@@ -341,7 +385,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
         // Every active row has sampled at least one token.
         const generated = tokenIds[r]!;
         ids[j] = BigInt(generated[generated.length - 1]!);
-        positions[j] = batch.lengths[r]! + generated.length - 1;
+        positions[j] = lengths[r]! + generated.length - 1;
         for (let t = 0; t < slots; t++) if (valid[j * slots + t] === 0) bias[j * (slots + 1) + t] = MASKED;
       }
       const { cos, sinSigned } = rotaryTables(this.invFreq, positions);
@@ -362,7 +406,10 @@ export class OnnxPolicyBackend implements PolicyBackend {
         const kc = keyCache[l]!;
         const vc = valueCache[l]!;
         for (let i = 0; i < m * kv * d; i++) kc[i * slots + filled] = key[i]!;
-        for (let i = 0; i < m * kv; i++) vc.set(value.subarray(i * d, (i + 1) * d), (i * slots + filled) * d);
+        for (let i = 0; i < m * kv; i++) {
+          const at = (i * slots + filled) * d;
+          for (let e = 0; e < d; e++) vc[at + e] = value[i * d + e]!;
+        }
       }
       for (let j = 0; j < m; j++) valid[j * slots + filled] = 1;
       filled++;
@@ -444,6 +491,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       lora,
       provider: trainingProvider(this.provider.provider),
       sessions: this.options.trainingSessions,
+      layout: this.layout,
     });
     return this.trainerRef;
   }
@@ -452,7 +500,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
   private async weightsChanged(): Promise<void> {
     // An adapter's buffers are fed in place; the frozen base did not change.
     if (this.adapter) return;
-    refreshGraphWeights(this.configRef, this.weights, this.graphWeightsRef);
+    if (this.layout === 'fused') refreshGraphWeights(this.configRef, this.weights, this.graphWeightsRef);
     if (this.weightMode === 'initializers') await this.releaseSessions();
   }
 
@@ -499,6 +547,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       await this.releaseSessions();
       await this.releaseTrainer();
       this.configRef = loaded.config;
+      this.layout = this.options.weightLayout ?? defaultWeightLayout(loaded.config);
       this.sessionKey = this.sessionKeyOf(loaded.config);
       this.invFreq = rotaryInverseFrequencies(loaded.config);
     }
@@ -587,7 +636,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       return;
     }
     this.weights = checked;
-    this.graphWeightsRef = graphWeights(this.configRef, this.weights);
+    this.graphWeightsRef = this.graphWeightsOf(this.weights);
     this.weightFeeds = this.makeWeightFeeds();
     if (this.weightMode === 'initializers') await this.releaseSessions();
   }

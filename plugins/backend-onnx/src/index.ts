@@ -32,7 +32,15 @@ export { onnxTensorOps } from './training/OnnxTensorOps.js';
 export { buildTrainingGraph, TrainingNames, type TrainingGraph, type TrainingGraphOptions } from './training/TrainingGraph.js';
 export { OnnxTrainer, type GradientRequest, type GradientResult } from './training/OnnxTrainer.js';
 export { HostAdamW } from './training/HostAdamW.js';
-export { graphWeights, graphWeightSources, type GraphWeightSource } from './GraphWeights.js';
+export {
+  defaultWeightLayout,
+  graphWeights,
+  graphWeightSources,
+  SHARED_LAYOUT_BYTES,
+  WEIGHT_LAYOUTS,
+  type GraphWeightSource,
+  type WeightLayout,
+} from './GraphWeights.js';
 export { OnnxValueModel, VALUE_HEAD_FILE, type CriticDecoder, type OnnxCriticTrunk } from './critic/OnnxValueModel.js';
 export { buildValueGraph, ValueNames, type ValueGraph } from './critic/ValueGraph.js';
 export { accumulateGradients, clippedAdamWStep, type ClippedStep } from './training/ClippedStep.js';

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { readFileSync } from 'node:fs';
@@ -108,6 +108,27 @@ describe('built-in models', () => {
     const [a, b] = await Promise.all([onnx.generate(request), tfjs.generate(request)]);
     expect(a.tokenIds).toEqual(alone.map((one) => one.tokenIds[0]));
     expect(b.tokenIds).toEqual(a.tokenIds);
+  });
+
+  it("the samples of one prompt share its prefill (run once per distinct prompt) and sample what tfjs's per-row prefill samples", async () => {
+    const prompts = [PROMPTS[0]!, PROMPTS[2]!, PROMPTS[0]!, PROMPTS[0]!, PROMPTS[3]!, PROMPTS[2]!];
+    const request: GenerateRequest = { prompts, maxNewTokens: 8, temperature: 0.8, topP: 0.9, seed: 21, stopTokenIds: [] };
+    const prefill = jest.spyOn(await onnx.session('prefill'), 'run');
+    let a;
+    let shapes: (readonly number[])[];
+    try {
+      a = await onnx.generate(request);
+      shapes = prefill.mock.calls.map(([feeds]) => feeds.input_ids!.dims);
+    } finally {
+      prefill.mockRestore();
+    }
+    // Three distinct prompts, as wide as the longest of all six.
+    expect(shapes).toEqual([[3, 7]]);
+    const b = await tfjs.generate(request);
+    expect(a.tokenIds).toEqual(b.tokenIds);
+    expect(maxAbsDiff(a.logProbs, b.logProbs)).toBeLessThan(1e-4);
+    // Rows of one prompt draw their own streams.
+    expect(new Set([0, 2, 3].map((r) => a.tokenIds[r]!.join())).size).toBeGreaterThan(1);
   });
 
   it('streams tokens through onToken and stops at the default eos ids', async () => {
@@ -248,6 +269,37 @@ describe('plugin', () => {
     const schema = onnxBackendPlugin().configSchema.models;
     expect(schema.safeParse({ memoryPattern: 'off' }).success).toBe(false);
     expect(schema.safeParse({ memoryPattern: false }).success).toBe(true);
+  });
+
+  it('models.<id>.weightLayout: the shared layout (the Hugging Face tensors in place) samples, trains and scores as the fused one', async () => {
+    const run = { log: () => {} };
+    const make = (weightLayout?: string) =>
+      onnxBackendFactory.create({
+        modelId: `layout-${weightLayout}`,
+        settings: { model: 'tiny', seed: 5, provider: 'cpu', threads: 1, ...(weightLayout && { weightLayout }) },
+        run: run as never,
+      }) as Promise<OnnxPolicyBackend>;
+    const [fused, shared, byDefault] = [await make('fused'), await make('shared'), await make()];
+    // tiny's 12.3 MiB of float32 weights are below SHARED_LAYOUT_BYTES: fused by default.
+    expect([fused.weightLayout, shared.weightLayout, byDefault.weightLayout]).toEqual(['fused', 'shared', 'fused']);
+    const request: GenerateRequest = { prompts: PROMPTS, maxNewTokens: 8, temperature: 0, stopTokenIds: [] };
+    const update = updateRequest(makeBatch([[PROMPTS[1]!, [7, 2, 9]]], [0.5]), weightedCrossEntropy, 1, { optimizer: { lr: 1e-2 } });
+    const behaviour = async (engine: PolicyBackend) => ({
+      sampled: (await engine.generate(request)).tokenIds,
+      gradNorm: (await engine.update(update)).gradNorm,
+      scores: (await scoreSequences(engine, PROMPTS, PROMPTS)).logProbs,
+    });
+    const [a, b] = [await behaviour(fused), await behaviour(shared)];
+    expect(b.sampled).toEqual(a.sampled);
+    expect(Math.abs(b.gradNorm - a.gradNorm)).toBeLessThan(1e-4 * a.gradNorm);
+    expect(maxAbsDiff(b.scores, a.scores)).toBeLessThan(1e-4);
+    for (const engine of [fused, shared, byDefault]) engine.dispose();
+    const schema = onnxBackendPlugin().configSchema.models;
+    expect(schema.safeParse({ weightLayout: 'transposed' }).success).toBe(false);
+    expect(schema.safeParse({ weightLayout: 'shared' }).success).toBe(true);
+    const state = (weightLayout: string) => onnxBackendFactory.trainingStateBytes!({ model: 'tiny', weightLayout })!.bytes;
+    // 3,211,264 float32 weights: 4 copies (weights, gradients, two moments) shared, one more fused.
+    expect([state('shared'), state('fused')]).toEqual([4 * 12_845_056, 5 * 12_845_056]);
   });
 
   it("a LoRA agent's engine: made on onnx, refused on tfjs at the agent's lora key", async () => {

@@ -14,14 +14,16 @@ import {
 const PROMPTS = [[3, 7, 1, 9, 4, 22], [8], [30, 4, 11, 2]];
 const RESPONSES = [[12, 5, 20, 2], [30, 4, 11, 7, 7, 1, 40], [6]];
 
-describe.each(ARCHITECTURE_CASES)('onnx vs tfjs: $label', ({ architecture, extra }) => {
+const CASES = ARCHITECTURE_CASES.flatMap((c) => (['fused', 'shared'] as const).map((weightLayout) => ({ ...c, weightLayout })));
+
+describe.each(CASES)('onnx vs tfjs: $label, $weightLayout weights', ({ architecture, extra, weightLayout }) => {
   let tfjs: TfjsPolicyBackend;
   let onnx: OnnxPolicyBackend;
   beforeAll(async () => {
     await selectRuntime('cpu');
     const { config, weights } = randomWeights(tinyConfigJson(architecture, extra), 3);
     tfjs = new TfjsPolicyBackend('tfjs', 'test', DecoderModel.fromTensors(config, weights), undefined);
-    onnx = await OnnxPolicyBackend.create(config, weights, undefined, { provider: 'cpu' });
+    onnx = await OnnxPolicyBackend.create(config, weights, undefined, { provider: 'cpu', weightLayout });
   });
   afterAll(() => {
     tfjs.dispose();

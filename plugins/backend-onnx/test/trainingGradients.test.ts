@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as tf from '@tensorflow/tfjs-core';
 import {
   lossTotals,
+  partMicroBatches,
   lossTotalsInput,
   TrainingBatch,
   type BatchView,
@@ -189,6 +190,9 @@ function compareGradients({ architecture, extra, losses }: (typeof quick)[number
     trainers.push(await OnnxTrainer.create(config, weights));
     // The tiny vocabulary of 48 in chunks of 20, 20 and 8 (`writeChunkedScoreHead`).
     trainers.push(await OnnxTrainer.create(config, weights, {}, { vocabChunk: 20 }));
+    // The Hugging Face tensors read in place (`Gemm` with transB, no derived copy), as at real model sizes.
+    trainers.push(await OnnxTrainer.create(config, weights, {}, { layout: 'shared' }));
+    trainers.push(await OnnxTrainer.create(config, weights, {}, { layout: 'shared', vocabChunk: 20 }));
     view = makeView(model, 17);
   });
   afterAll(async () => {
@@ -199,6 +203,8 @@ function compareGradients({ architecture, extra, losses }: (typeof quick)[number
   const cases = losses.flatMap((c) => [
     { ...c, head: 'one LogSoftmax', trainer: 0 },
     { ...c, head: 'vocabulary in chunks', trainer: 1 },
+    { ...c, head: 'shared weights, one LogSoftmax', trainer: 2 },
+    { ...c, head: 'shared weights, vocabulary in chunks', trainer: 3 },
   ]);
   it.each(cases)('$label, $head: loss, metrics and every gradient within 1e-4 relative', async ({ loss, trainer: which }) => {
     const trainer = trainers[which]!;
@@ -219,6 +225,18 @@ function compareGradients({ architecture, extra, losses }: (typeof quick)[number
     const errors = [...expected.hf].map(([name, t]) => [name, relativeError(got.gradients.get(name)!, t.data)] as const);
     const worst = errors.reduce((a, b) => (b[1] > a[1] ? b : a));
     expect(worst[1]).toBeLessThan(1e-4);
+  });
+
+  it.each([0, 3])('micro-batches by a token budget (trainer %i): loss and every gradient as tfjs over the whole batch', async (which) => {
+    const { loss } = losses[0]!;
+    const totals = lossTotals(view, { responseLength: 7, microBatchSize: MICRO_BATCH });
+    // Rows of 6 + 4, 1 + 7 and 4 + 2 tokens: 22 padded tokens cut them [0], [1, 2] (2 x (6 + 7) = 26 would not fit).
+    const budget = { tokens: 22, batch: view.batch };
+    expect(partMicroBatches(view.rows, 0, undefined, budget).map((m) => Array.from(m.rows))).toEqual([[0], [1, 2]]);
+    const expected = tfjsGradients(model, view, totals, loss);
+    const got = await trainers[which]!.gradients({ batch: view, totals, loss, microBatchTokens: budget.tokens });
+    expect(Math.abs(got.loss - expected.loss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(expected.loss)));
+    for (const [name, t] of expected.hf) expect(relativeError(got.gradients.get(name)!, t.data)).toBeLessThan(1e-4);
   });
 }
 

@@ -249,6 +249,19 @@ const CASES: Case[] = [
     build: (g, [a, b]) => g.op('MatMul', [a!, g.op('Transpose', [b!], { perm: [0, 2, 1] })]),
     reference: ([a, b]) => R.matmul(a!, R.transpose(b!, [0, 2, 1])),
   },
+  ...(
+    [
+      [0, 0],
+      [0, 1],
+      [1, 0],
+      [1, 1],
+    ] as const
+  ).map(([transA, transB]): Case => ({
+    name: `Gemm transA ${transA} transB ${transB}`,
+    inputs: [f(transA ? [4, 3] : [3, 4]), f(transB ? [5, 4] : [4, 5])],
+    build: (g, [a, b]) => g.op('Gemm', [a!, b!], { transA, transB }),
+    reference: ([a, b]) => R.matmul(transA ? R.transpose(a!, [1, 0]) : a!, transB ? R.transpose(b!, [1, 0]) : b!),
+  })),
   {
     name: 'a value used three times (contributions summed)',
     inputs: [f([3, 4])],

@@ -136,29 +136,17 @@ export function latexToMathjs(latex: string): string | undefined {
  * pi/e/i, of at most MAX_NODES nodes; undefined for any other tree.
  */
 function safeSize(node: MathNode): number | undefined {
+  const m = math();
   let count = 0;
   const visit = (n: MathNode): boolean => {
     if (++count > MAX_NODES) return false;
-    switch (n.type) {
-      case 'ConstantNode':
-        return typeof (n as unknown as { value: unknown }).value === 'number';
-      case 'SymbolNode': {
-        const name = (n as unknown as { name: string }).name;
-        return /^[a-zA-Z]$/.test(name) || CONSTANTS.has(name);
-      }
-      case 'ParenthesisNode':
-        return visit((n as unknown as { content: MathNode }).content);
-      case 'OperatorNode': {
-        const op = n as unknown as { fn: string; args: MathNode[] };
-        return OPERATORS.has(op.fn) && op.args.every(visit);
-      }
-      case 'FunctionNode': {
-        const fn = n as unknown as { fn: { name?: string }; args: MathNode[] };
-        return fn.fn.name !== undefined && FUNCTIONS.has(fn.fn.name) && fn.args.every(visit);
-      }
-      default:
-        return false;
-    }
+    if (m.isConstantNode(n)) return typeof n.value === 'number';
+    if (m.isSymbolNode(n)) return /^[a-zA-Z]$/.test(n.name) || CONSTANTS.has(n.name);
+    if (m.isParenthesisNode(n)) return visit(n.content);
+    if (m.isOperatorNode(n)) return OPERATORS.has(n.fn) && n.args.every(visit);
+    // A FunctionNode's `fn` is typed as a SymbolNode, but `a.b(x)` parses to one whose `fn` has no name.
+    if (m.isFunctionNode(n)) return typeof n.fn.name === 'string' && FUNCTIONS.has(n.fn.name) && n.args.every(visit);
+    return false;
   };
   return visit(node) ? count : undefined;
 }
@@ -173,13 +161,13 @@ function parseLatex(latex: string): { node: MathNode; size: number } | undefined
 }
 
 function freeVariables(node: MathNode): Set<string> {
+  const m = math();
   const names = new Set<string>();
   const visit = (n: MathNode): void => {
-    if (n.type === 'SymbolNode') {
-      const name = (n as unknown as { name: string }).name;
-      if (!CONSTANTS.has(name)) names.add(name);
-    } else if (n.type === 'FunctionNode') {
-      (n as unknown as { args: MathNode[] }).args.forEach(visit);
+    if (m.isSymbolNode(n)) {
+      if (!CONSTANTS.has(n.name)) names.add(n.name);
+    } else if (m.isFunctionNode(n)) {
+      n.args.forEach(visit);
     } else {
       n.forEach((child) => visit(child));
     }
@@ -224,7 +212,7 @@ export function symbolicallyEqual(a: string, b: string): boolean {
     }
     if (left.size + right.size <= MAX_SIMPLIFY_NODES) {
       const difference = math().simplify(new (math().OperatorNode)('-', 'subtract', [left.node, right.node]));
-      if (difference.type === 'ConstantNode' && (difference as unknown as { value: unknown }).value === 0) return true;
+      if (math().isConstantNode(difference) && difference.value === 0) return true;
     }
     const random = new SplitMix32(0x5eed);
     let agreeing = 0;

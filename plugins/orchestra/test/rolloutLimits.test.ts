@@ -82,14 +82,33 @@ describe('what a step can hold', () => {
       // tiny (hidden 256, 4 layers, 2 kv heads of 64, MLP 704, vocab 512), per token per layer 4 x 256 + 2 x 2 x 64
       // + 3 x 704 = 3,392 floats, x 4 layers + 2 x 512 logits = 14,592 floats = 58,368 bytes; cache 4,096; 1 turn x 64.
       // 8 rows x 100 x (4,096 + 58,368 + 64) = 50,022,400 bytes; evaluating 8 rows x 100 x (4,096 + 64) = 3,328,000.
+      // The training state besides: 4 layers x (256 x 64 x 2 x (4 + 2) + 3 x 256 x 704) + 2 x 512 x 256 = 3,211,264
+      // float32 weights (12.25 MiB), 5 copies under the fused layout (weights, fused copy, gradients, two moments):
+      // 64,225,280 bytes, so 114,247,680 in all.
       expect(estimateEpisodeMemory(limits, { count: 8, why: 'p x s' }, 1).arithmetic).toBe(
-        "8 rows (p x s) x 100 tokens (agents.answerer.sampling.maxNewTokens) x 62,528 bytes per token (4,096 of model policy's key/value cache + 58,368 of model policy's activations kept for the backward pass on onnx + 1 turns x 64 of step records) = 47.7 MiB",
+        "8 rows (p x s) x 100 tokens (agents.answerer.sampling.maxNewTokens) x 62,528 bytes per token (4,096 of model policy's key/value cache + 58,368 of model policy's activations kept for the backward pass on onnx + 1 turns x 64 of step records) + 61.3 MiB of model policy's float32 weights, the graphs' fused copy, gradients and AdamW's two moments: 5 x 12.3 MiB = 109 MiB",
       );
-      expect(() => checkMemory(cfg, limits, 1, { bytes: 50_022_400, description: 'enough' })).not.toThrow();
-      expect(() => checkMemory(cfg, limits, 1, { bytes: 50_022_399, description: 'short' })).toThrow(
+      expect(() => checkMemory(cfg, limits, 1, { bytes: 114_247_680, description: 'enough' })).not.toThrow();
+      expect(() => checkMemory(cfg, limits, 1, { bytes: 114_247_679, description: 'short' })).toThrow(
         expect.objectContaining({ code: 'LIMIT_EXCEEDED', key: 'rollout.samplesPerPrompt' }),
       );
     }
+  });
+
+  test('on onnx a Qwen2.5-0.5B-sized model counts its training state once: four float32 copies under the shared layout', () => {
+    const roles = { namesOf: () => ['onnx'], getNamed: () => onnxBackendFactory } as never;
+    const cfg = config({ models: { policy: { backend: 'onnx', model: qwenDir, runtime: 'auto' } } });
+    const limits = agentLimits(cfg, agents({ solver: 128, verifier: 128 }), roles);
+    // 24 x (896 x 64 x 2 x (14 + 2) + 3 x 896 x 4,864) + 151,936 x 896 (tied) = 493,961,216 weights, 1.84 GiB in
+    // float32; weights, gradients and two moments: 7,903,379,456 bytes, counted once for the two agents.
+    const withState = estimateEpisodeMemory(limits, { count: 16, why: 'p x s' }, 2);
+    const { state, ...rest } = limits[0]!;
+    const without = estimateEpisodeMemory([{ ...rest }, { ...rest, role: 'verifier' }], { count: 16, why: 'p x s' }, 2);
+    expect(state!.bytes).toBe(7_903_379_456);
+    expect(withState.bytes - without.bytes).toBe(7_903_379_456);
+    expect(withState.arithmetic).toContain(
+      "+ 7.36 GiB of model policy's float32 weights (read in place by every graph), gradients and AdamW's two moments: 4 x 1.84 GiB",
+    );
   });
 
   test("on onnx a critic of its own trunk adds that trunk's activations; one on the policy's trunk adds none", () => {

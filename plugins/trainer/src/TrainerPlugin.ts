@@ -1,4 +1,5 @@
 import {
+  allOf,
   AUTO_BACKEND,
   DrmasError,
   didYouMean,
@@ -10,6 +11,7 @@ import {
   Stage,
   WorkerGroups,
   type ApplyContext,
+  type Injected,
   type Plugin,
   type RegisterContext,
 } from '@drmas/core';
@@ -24,6 +26,10 @@ import { BUILTIN_CRITIC_LEARNERS, CriticLearner } from './critic/CriticLearner.j
 import { trainerBuiltins, type TrainerBuiltins } from './builtins/trainerBuiltins.js';
 
 const PLUGIN_NAME = 'trainer';
+
+/** What the trainer's own taps use: its worker groups, the engine service, and the loss (absent without the algorithms plugin). */
+const TRAINER_SERVICES = { groups: WorkerGroupsService, engines: Engines, losses: allOf(LossFunction) };
+type TrainerServices = Injected<typeof TRAINER_SERVICES>;
 
 /** `drmas info`'s note on a worker group whose role takes part in `trainer.roleSwap`. */
 function describeRoleSwap(config: TrainerConfig, agents: readonly string[]): { roleSwap?: string } {
@@ -52,7 +58,8 @@ export class TrainerPlugin implements Plugin<unknown, typeof trainerSchema> {
   readonly configSchema = trainerSchema;
   readonly configPaths = ['critic.model', 'agents.*.lora.adapter'];
   private readonly critics = new Critics();
-  private kernel: ApplyContext<TrainerConfig> | undefined;
+  /** The services the trainer's taps use, injected at `apply`. */
+  private services: TrainerServices | undefined;
   /** The built-ins the config chose, at `register`. */
   private builtins: TrainerBuiltins | undefined;
 
@@ -77,7 +84,7 @@ export class TrainerPlugin implements Plugin<unknown, typeof trainerSchema> {
     ctx.bind(InfoSection).toConstantValue({
       title: 'workerGroups',
       describe: (kernel) => {
-        const engines = kernel.get(Engines);
+        const engines = this.injected().engines;
         return planWorkerGroups(kernel.config).map((plan) => ({
           id: plan.id,
           agents: plan.agents,
@@ -102,11 +109,12 @@ export class TrainerPlugin implements Plugin<unknown, typeof trainerSchema> {
   }
 
   apply(kernel: ApplyContext<TrainerConfig>): void {
-    this.kernel = kernel;
+    const services = kernel.inject(TRAINER_SERVICES);
+    this.services = services;
     // Agents on undefined models, or sharing a model with different training settings, are config errors: found
     // here rather than when setup loads the models.
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
-      const engines = kernel.get(Engines);
+      const { engines } = services;
       for (const plan of planWorkerGroups(config)) {
         if (plan.settings.backend !== AUTO_BACKEND) engines.get(plan.settings.backend, `models.${plan.model}.backend`);
         const rollout = rolloutEngineName(plan.settings.rollout);
@@ -120,7 +128,7 @@ export class TrainerPlugin implements Plugin<unknown, typeof trainerSchema> {
       }
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
-      const loss = kernel.getAll(LossFunction)[0];
+      const loss = services.losses[0];
       await this.groups().create(run, {
         reference: (loss?.needsReference ?? false) && loss?.referencePolicy !== 'current',
         criticGroups: new Set(this.critics.plans.map((plan) => plan.policyGroup)),
@@ -140,8 +148,12 @@ export class TrainerPlugin implements Plugin<unknown, typeof trainerSchema> {
   }
 
   private groups(): WorkerGroupsService {
-    if (!this.kernel) throw new Error(`plugin "${PLUGIN_NAME}" used before the kernel applied it`);
-    return this.kernel.get(WorkerGroupsService);
+    return this.injected().groups;
+  }
+
+  private injected(): TrainerServices {
+    if (!this.services) throw new Error(`plugin "${PLUGIN_NAME}" used before the kernel applied it`);
+    return this.services;
   }
 }
 

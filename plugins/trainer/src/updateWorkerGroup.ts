@@ -203,6 +203,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
         totals: lossTotals(miniBatch, { responseLength, microBatchSize }),
         loss,
         microBatchSize,
+        microBatchTokens: group.training.microBatchTokens,
         optimizer,
         lrScale,
         entropyMetric: source === 'rollout',

@@ -8,6 +8,8 @@ export interface WorkerGroupTraining {
   schedule: { kind: ScheduleKind; warmupSteps: number };
   /** Rows per micro-batch (gradient accumulation). */
   microBatchSize: number;
+  /** Padded tokens per micro-batch at most (`agents.<role>.train.microBatchTokens`); unset: rows alone. */
+  microBatchTokens?: number;
   /** Optimizer steps per training step: the group's rows are split into this many mini-batches. */
   miniBatches: number;
   /** Passes over the group's rows per training step (PPO epochs). */
@@ -104,6 +106,7 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
       },
       schedule: { kind: model.schedule, warmupSteps: model.warmupSteps },
       microBatchSize: shared.microBatchSize ?? DEFAULTS.microBatchSize,
+      ...(shared.microBatchTokens !== undefined && { microBatchTokens: shared.microBatchTokens }),
       miniBatches: shared.miniBatches ?? DEFAULTS.miniBatches,
       epochs: shared.epochs ?? DEFAULTS.epochs,
     };

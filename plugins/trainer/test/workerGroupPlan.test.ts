@@ -75,6 +75,22 @@ describe('worker groups from models and agents', () => {
     expect(error.key).toBe('agents.verifier.train.lr');
   });
 
+  test('agents.<role>.train.microBatchTokens reaches the group (unset by default); shared agents must agree on it', async () => {
+    const groups = await plan({
+      models: { policy: { model: 'tiny' } },
+      agents: { solver: { train: { microBatchTokens: 4096 } }, verifier: { train: { microBatchTokens: 4096 } } },
+    });
+    expect(groups[0]!.training.microBatchTokens).toBe(4096);
+    expect((await plan({ models: { policy: { model: 'tiny' } }, agents: { solver: {} } }))[0]!.training).not.toHaveProperty(
+      'microBatchTokens',
+    );
+    const error = await failure({
+      models: { policy: { model: 'tiny' } },
+      agents: { solver: { train: { microBatchTokens: 4096 } }, verifier: { train: { microBatchTokens: 2048 } } },
+    });
+    expect(error.key).toBe('agents.verifier.train.microBatchTokens');
+  });
+
   test('an agent naming an undefined model gets a suggestion', async () => {
     const error = await failure({ models: { policy: { model: 'tiny' } }, agents: { solver: { model: 'polcy' } } });
     expect(error.key).toBe('agents.solver.model');

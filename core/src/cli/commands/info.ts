@@ -1,8 +1,8 @@
 import { createKernel } from '../../kernel/createKernel.js';
 import type { Kernel } from '../../kernel/Kernel.js';
 import { HOOK_NAMES } from '../../kernel/KernelHooks.js';
-import '../../roles/Environment.js';
-import { InfoSection } from '../../roles/InfoSection.js';
+import '../../services/Environment.js';
+import { InfoSection } from '../../services/InfoSection.js';
 import type { ModuleOrigin } from '../../plugins/PluginLoader.js';
 import { CONFIG_HELP, CONFIG_OPTIONS, type CliCommand } from '../CliCommand.js';
 

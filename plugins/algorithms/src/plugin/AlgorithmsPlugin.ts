@@ -3,8 +3,6 @@ import {
   Checkpointable,
   DrmasError,
   InfoSection,
-  z,
-  type ResolvedConfig,
   LossFunction,
   Stage,
   type ApplyContext,
@@ -18,17 +16,13 @@ import { ADVANTAGE_ESTIMATORS } from '../estimators/builtinEstimators.js';
 import { GROUPING_OPTIONS, NUMERIC_OPTIONS } from '../estimators/advantageOptions.js';
 import type { EstimatorDefinition } from '../estimators/types.js';
 import { DynamicSamplingAccumulator } from '../sampling/dynamicSampling.js';
-import { advantageOptionsSection, algorithmSection, type AdvantageOptionsSettings, type AlgorithmSettings } from './algorithmConfig.js';
+import { algorithmsSchema, type AdvantageOptionsSettings, type AlgorithmsConfig, type AlgorithmSettings } from './algorithmConfig.js';
 import type { BatchAdvantageOptions } from '../computeAdvantage.js';
 import { PolicyLossFunction } from '../losses/ppoClipLoss.js';
 import { DpoLossFunction } from '../losses/dpoLoss.js';
 import { BatchEstimator, reportAdvantages } from './BatchEstimator.js';
 
 const PLUGIN_NAME = 'algorithms';
-
-function settingsOf(kernel: ApplyContext): AlgorithmSettings {
-  return kernel.config.algorithm as AlgorithmSettings;
-}
 
 /**
  * Reads `algorithm.loss` into the loss settings: each clip bound defaults to `clipRatio`, the aggregation to
@@ -53,8 +47,12 @@ export function lossSettings(settings: AlgorithmSettings): PolicyLossFunction['s
  * Drops groups whose episode outcomes are all equal and asks the kernel's `Rollouts` for more rounds until the batch
  * has as many groups as the first round had (DAPO dynamic sampling), for at most `dynamicSampling.maxRounds` rounds.
  */
-async function dynamicSampling(kernel: ApplyContext, first: RolloutBatch, step: StepContext): Promise<RolloutBatch> {
-  const settings = settingsOf(kernel);
+async function dynamicSampling(
+  settings: AlgorithmSettings,
+  rollouts: Rollouts,
+  first: RolloutBatch,
+  step: StepContext,
+): Promise<RolloutBatch> {
   const targetGroups = new Set(first.trajectories.map((t) => t.groupId)).size;
   if (targetGroups === 0) return first;
   const accumulator = new DynamicSamplingAccumulator({
@@ -63,7 +61,6 @@ async function dynamicSampling(kernel: ApplyContext, first: RolloutBatch, step: 
     keepSingletonGroups: true,
   });
   const rounds: RolloutBatch[] = [];
-  const rollouts = kernel.get(Rollouts);
   let batch = first;
   for (;;) {
     rounds.push(batch);
@@ -124,20 +121,20 @@ function definedOnly(options: object | undefined): Record<string, unknown> {
  * `advantageOptions`. A role whose `advantage` names an estimator of its own does not inherit `algorithm`'s grouping
  * options, which belong to `algorithm.advantage`.
  */
-export function roleOptions(config: ResolvedConfig, role: string | undefined): BatchAdvantageOptions {
-  const s = config.algorithm as AlgorithmSettings;
+export function roleOptions(config: AlgorithmsConfig, role: string | undefined): BatchAdvantageOptions {
+  const s: AlgorithmSettings = config.algorithm;
   const pick = (keys: readonly string[]) => Object.fromEntries(keys.map((key) => [key, s[key as keyof AlgorithmSettings]]));
   const entry = role === undefined ? undefined : config.agents[role];
   const ownEstimator = entry?.advantage !== undefined && entry.advantage !== s.advantage;
   return {
     ...pick(NUMERIC_OPTIONS),
     ...(ownEstimator ? {} : pick(GROUPING_OPTIONS)),
-    ...definedOnly(entry?.advantageOptions as AdvantageOptionsSettings | undefined),
+    ...definedOnly(entry?.advantageOptions),
   };
 }
 
 /** Every estimator name the config chooses: `algorithm.advantage` and the roles' `advantage`. */
-function chosenEstimators(config: ResolvedConfig): Set<string> {
+function chosenEstimators(config: AlgorithmsConfig): Set<string> {
   const names = Object.values(config.agents).map((agent) => agent.advantage);
   return new Set([config.algorithm.advantage, ...names].filter((name): name is string => name !== undefined));
 }
@@ -155,7 +152,7 @@ function estimatorStates(estimators: BatchEstimator[]): Checkpointable {
 }
 
 /** What `drmas info` shows: the estimator of each role's rows and the options it runs with. */
-function advantagePlan(config: ResolvedConfig): Array<Record<string, unknown>> {
+function advantagePlan(config: AlgorithmsConfig): Array<Record<string, unknown>> {
   const fallback = config.algorithm.advantage;
   const rows = [{ rows: 'default', estimator: fallback ?? '(none)', ...definedOnly(roleOptions(config, undefined)) }];
   for (const [role, entry] of Object.entries(config.agents)) {
@@ -182,39 +179,40 @@ function trainingLoss(settings: AlgorithmSettings): LossFunction {
  * estimators (which mark the rows of zero-variance groups in `excludedRows` when configured to leave them out of the
  * loss), the step's advantage statistics are taken.
  */
-export class AlgorithmsPlugin implements Plugin {
+export class AlgorithmsPlugin implements Plugin<unknown, typeof algorithmsSchema> {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = { algorithm: algorithmSection, agents: z.strictObject({ advantageOptions: advantageOptionsSection.optional() }) };
+  readonly configSchema = algorithmsSchema;
   private readonly estimators: BatchEstimator[] = [];
 
-  register(ctx: RegisterContext): void {
+  register(ctx: RegisterContext<AlgorithmsConfig>): void {
     for (const definition of Object.values(ADVANTAGE_ESTIMATORS)) {
       const estimator = new BatchEstimator(definition, (role) => roleOptions(ctx.config, role));
       this.estimators.push(estimator);
       ctx.provide(AdvantageEstimator, definition.name, estimator);
     }
-    ctx.bind(LossFunction).toDynamicValue(() => trainingLoss(ctx.config.algorithm as AlgorithmSettings));
+    ctx.bind(LossFunction).toDynamicValue(() => trainingLoss(ctx.config.algorithm));
     const stateful = this.estimators.filter(
       (estimator) => estimator.state !== undefined && chosenEstimators(ctx.config).has(estimator.name),
     );
     if (stateful.length) ctx.bind(Checkpointable).toConstantValue(estimatorStates(stateful));
     ctx.bind(InfoSection).toConstantValue({
       title: 'advantage',
-      describe: (kernel) => advantagePlan(kernel.config),
+      describe: () => advantagePlan(ctx.config),
     });
   }
 
-  apply(kernel: ApplyContext): void {
-    kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
-      const s = config.algorithm as AlgorithmSettings;
+  apply(kernel: ApplyContext<AlgorithmsConfig>): void {
+    const services = kernel.inject({ rollouts: Rollouts });
+    kernel.hooks.validate.tap(PLUGIN_NAME, () => {
+      const { config } = kernel;
+      const s: AlgorithmSettings = config.algorithm;
       const estimator = s.advantage ? kernel.getNamed(AdvantageEstimator, s.advantage, 'algorithm.advantage') : undefined;
       if (estimator instanceof BatchEstimator) checkOptionsApply(estimator.definition, s, 'algorithm');
       for (const [role, entry] of Object.entries(config.agents)) {
         const name = entry.advantage ?? s.advantage;
         if (name === undefined || entry.advantageOptions === undefined) continue;
         const own = kernel.getNamed(AdvantageEstimator, name, entry.advantage ? `agents.${role}.advantage` : 'algorithm.advantage');
-        const options = entry.advantageOptions as AdvantageOptionsSettings;
-        if (own instanceof BatchEstimator) checkOptionsApply(own.definition, options, `agents.${role}.advantageOptions`);
+        if (own instanceof BatchEstimator) checkOptionsApply(own.definition, entry.advantageOptions, `agents.${role}.advantageOptions`);
       }
     });
     const configured = kernel.config.algorithm.advantage !== undefined || Object.values(kernel.config.agents).some((a) => a.advantage);
@@ -225,7 +223,7 @@ export class AlgorithmsPlugin implements Plugin {
       });
     }
     kernel.hooks.afterRollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, async (batch, step) =>
-      settingsOf(kernel).dynamicSampling.enabled ? dynamicSampling(kernel, batch, step) : batch,
+      kernel.config.algorithm.dynamicSampling.enabled ? dynamicSampling(kernel.config.algorithm, services.rollouts, batch, step) : batch,
     );
   }
 }

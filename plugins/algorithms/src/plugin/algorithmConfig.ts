@@ -1,4 +1,4 @@
-import { z } from '@drmas/core';
+import { z, type PluginConfig } from '@drmas/core';
 import { GROUP_KEY_NAMES, type GroupKeyName } from '../grouping/groupKeys.js';
 import { KL_PENALTY_KINDS } from '../losses/klPenalty.js';
 import { LOSS_AGGREGATIONS } from '../losses/aggregation.js';
@@ -99,6 +99,15 @@ export const algorithmSection = z.strictObject({
 export type AlgorithmSettings = z.infer<typeof algorithmSection> & { advantage?: string };
 
 export type AdvantageOptionsSettings = z.infer<typeof advantageOptionsSection>;
+
+/** The config sections the algorithms plugin declares (its `configSchema`). */
+export const algorithmsSchema = {
+  algorithm: algorithmSection,
+  agents: z.strictObject({ advantageOptions: advantageOptionsSection.optional() }),
+};
+
+/** The run's config as the algorithms plugin reads it: `algorithm` and `agents.<role>.advantageOptions` typed from its schema. */
+export type AlgorithmsConfig = PluginConfig<typeof algorithmsSchema>;
 
 declare module '@drmas/core' {
   interface AlgorithmConfig extends z.input<typeof algorithmSection> {}

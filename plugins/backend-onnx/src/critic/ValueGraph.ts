@@ -35,11 +35,11 @@ export function buildValueGraph(
   options: { loss?: ValueLossFunction; trainTrunk: boolean },
 ): ValueGraph {
   const g = new DifferentiableGraph(`drmas-${config.modelType}-${options.loss ? 'critic-train' : 'critic'}`);
-  const { inputs, w } = writeHuggingFaceWeights(g, config, trunk);
+  const { inputs, reader } = writeHuggingFaceWeights(g, config, trunk);
   const h = config.hiddenSize;
   const headWeight = g.input(HEAD_WEIGHT, 'float', [1, h]);
   const headBias = g.input(HEAD_BIAS, 'float', [1]);
-  const forward = writeDecoderForward(g, config, 'score', w);
+  const forward = writeDecoderForward(g, config, 'score', reader);
   const start = g.input(GraphNames.predictStart, 'int64', [1]);
   const end = g.input(GraphNames.predictEnd, 'int64', [1]);
   const predicting = g.op('Slice', [g.op('Reshape', [forward.hidden, forward.shapeWith([h])]), start, end, g.ints([1])]);

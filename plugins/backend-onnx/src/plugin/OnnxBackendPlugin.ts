@@ -2,6 +2,7 @@ import {
   AUTO_BACKEND,
   BackendFactory,
   DrmasError,
+  formatBytes,
   z,
   type Kernel,
   type LoraEngineSettings,
@@ -12,6 +13,7 @@ import {
 import {
   activationBytesPerToken,
   loadCriticTrunk,
+  matrixWeightCount,
   loadModelWeights,
   readModelShape,
   type ArchitectureName,
@@ -25,6 +27,7 @@ import type { SharedSessions } from '../SharedSessions.js';
 import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 import { trainingSessionPool, type TrainingSession } from '../training/OnnxTrainer.js';
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
+import { SHARED_LAYOUT_BYTES, WEIGHT_LAYOUTS, type WeightLayout } from '../GraphWeights.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 /** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
@@ -56,6 +59,20 @@ export const onnxBackendFactory: BackendFactory = {
       reason: "activations kept for the backward pass on onnx, its critic's included",
     };
   },
+  // Float32 weights, their gradients and AdamW's two moments, and under the fused layout the graphs' derived copy
+  // (`defaultWeightLayout`): what a full fine-tune holds before any activation.
+  trainingStateBytes(settings) {
+    const shape = readModelShape((settings as ModelSettings).model);
+    if (!shape) return undefined;
+    const weights = 4 * matrixWeightCount(shape);
+    const layout = (settings as { weightLayout?: WeightLayout }).weightLayout ?? (weights >= SHARED_LAYOUT_BYTES ? 'shared' : 'fused');
+    const copies = layout === 'shared' ? 4 : 5;
+    const what =
+      copies === 4
+        ? "weights (read in place by every graph), gradients and AdamW's two moments"
+        : "weights, the graphs' fused copy, gradients and AdamW's two moments";
+    return { bytes: copies * weights, reason: `float32 ${what}: ${copies} x ${formatBytes(weights)}` };
+  },
   describe: () =>
     `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,
   probe: () =>
@@ -74,6 +91,7 @@ export const onnxBackendFactory: BackendFactory = {
         name: lora ? `onnx:${modelId}@${lora.agent}` : `onnx:${modelId}`,
         provider,
         sessionOptions: modelSessionOptions(model),
+        weightLayout: (model as { weightLayout?: WeightLayout }).weightLayout,
         rolloutSessions: sessions.rollout,
         trainingSessions: sessions.training,
         warn: (message: string) => run.log(`warning: ${message}`),
@@ -196,6 +214,7 @@ export class OnnxBackendPlugin implements Plugin {
       provider: z.enum(PROVIDER_REQUESTS).optional(),
       threads: z.number().int().min(1).max(MAX_THREADS).optional(),
       memoryPattern: z.boolean().optional(),
+      weightLayout: z.enum(WEIGHT_LAYOUTS).optional(),
     }),
   };
 
@@ -232,5 +251,10 @@ declare module '@drmas/core' {
      * kept per input shape (default false: the shapes change at nearly every call, and the kept plans only held memory).
      */
     memoryPattern?: boolean;
+    /**
+     * How this model's onnx graphs hold its weights: `shared` (one float32 copy every graph reads) or `fused` (a
+     * derived transposed, fused copy beside it); default `shared` from 512 MiB of float32 weights, else `fused`.
+     */
+    weightLayout?: WeightLayout;
   }
 }

@@ -20,6 +20,7 @@ import { loadOnnxRuntime, sessionOptions, type Ort, type ProviderName } from '..
 import { accumulateGradients, clippedAdamWStep } from './ClippedStep.js';
 import { HostAdamW } from './HostAdamW.js';
 import { SharedSessions } from '../SharedSessions.js';
+import { defaultWeightLayout, type WeightLayout } from '../GraphWeights.js';
 import { buildTrainingGraph, TrainingNames, type TrainingGraph } from './TrainingGraph.js';
 
 export interface GradientRequest {
@@ -30,6 +31,8 @@ export interface GradientRequest {
   loss: LossFunction;
   /** Rows per forward/backward run (default: all rows in one). */
   microBatchSize?: number;
+  /** Padded tokens per forward/backward run at most (`UpdateRequest.microBatchTokens`; default: no bound). */
+  microBatchTokens?: number;
   /** Report `actor/entropy` (token-mean entropy of the view's trained tokens). */
   entropyMetric?: boolean;
   /** Each batch row's agent: each agent's share of the gradient is summed on its own and its norm reported. */
@@ -78,6 +81,8 @@ export interface OnnxTrainerOptions {
   sessions?: SharedSessions<TrainingSession>;
   /** Vocabulary columns per chunk of the output head (default `HEAD_VOCAB_CHUNK`). */
   vocabChunk?: number;
+  /** How the training graph reads the weights (default `defaultWeightLayout` of the config). */
+  layout?: WeightLayout;
 }
 /** A training graph's session and what it outputs. */
 export type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
@@ -112,6 +117,7 @@ export class OnnxTrainer {
   private readonly weightFeeds: Feeds = {};
   private readonly provider: ProviderName;
   private readonly vocabChunk: number | undefined;
+  readonly layout: WeightLayout;
 
   /** The settings of the latest update, saved with the optimizer state. */
   settings: OptimizerSettings | undefined;
@@ -121,12 +127,13 @@ export class OnnxTrainer {
     readonly config: DecoderConfig,
     hf: Map<string, WeightTensor>,
     private readonly options: OrtModule.InferenceSession.SessionOptions,
-    { adopt = false, lora, provider = 'cpu', sessions = trainingSessionPool(), vocabChunk }: OnnxTrainerOptions,
+    { adopt = false, lora, provider = 'cpu', sessions = trainingSessionPool(), vocabChunk, layout }: OnnxTrainerOptions,
   ) {
     this.provider = provider;
     this.vocabChunk = vocabChunk;
+    this.layout = layout ?? defaultWeightLayout(config);
     this.sessions = sessions;
-    this.sessionKey = JSON.stringify([config, lora?.settings ?? null, provider, options, vocabChunk ?? null]);
+    this.sessionKey = JSON.stringify([config, lora?.settings ?? null, provider, options, vocabChunk ?? null, this.layout]);
     // Updates write into these buffers and the session reads them in place on every run: the caller's own (`adopt`,
     // shared with a rollout engine's graphs) or copies.
     const own = (tensors: Map<string, WeightTensor>) =>
@@ -169,6 +176,7 @@ export class OnnxTrainer {
         withReference,
         lora: this.lora,
         vocabChunk: this.vocabChunk,
+        layout: this.layout,
       });
       const session = await this.ort.InferenceSession.create(model, sessionOptions(this.provider, this.options));
       return { session, ...outputs };
@@ -191,7 +199,8 @@ export class OnnxTrainer {
       totalFeeds[TrainingNames.totals[key]] = ortTensor(this.ort, Float32Array.of(totals[key]), []);
     for (const g of this.gradientBuffers.values()) g.fill(0);
     const agents = request.rowAgents;
-    const microBatches = partMicroBatches(view.rows, request.microBatchSize ?? 0, agents?.codes);
+    const budget = request.microBatchTokens ? { tokens: request.microBatchTokens, batch: view.batch } : undefined;
+    const microBatches = partMicroBatches(view.rows, request.microBatchSize ?? 0, agents?.codes, budget);
     const agentGradNorms = agents ? new Array<number>(agents.agentCount).fill(0) : undefined;
     // With agents, micro-batches accumulate into `part` until their agent's last one, whose norm is then taken.
     const part = agents ? this.partBuffers() : this.gradientBuffers;
@@ -205,16 +214,16 @@ export class OnnxTrainer {
       const feeds = this.feeds(view, microRows, loss);
       if (this.lora && this.lora.dropout > 0) this.addDropoutMasks(feeds, start);
       start += microRows.length;
-      // The first run into empty buffers writes its gradients into them (outputs bound to the buffers): no copy of
-      // every weight's gradient returned beside them, left to the garbage collector.
-      const empty = m === 0 || (agents !== undefined && microBatches[m - 1]!.part !== agent);
-      const direct = empty ? this.boundOutputs(session, gradients, part) : undefined;
-      const all = { ...this.weightFeeds, ...totalFeeds, ...feeds };
-      const out = direct ? await session.run(all, direct) : await session.run(all);
+      // Every run adds its gradients into `part` in place: the buffers are both the `grad_in/*` inputs and the bound
+      // `grad/*` outputs, so no run returns a copy of every weight's gradient.
+      const out = await session.run(
+        { ...this.weightFeeds, ...totalFeeds, ...feeds, ...this.gradientFeeds(gradients, part) },
+        this.boundOutputs(session, gradients, part),
+      );
       lossSum += scalar(out[TrainingNames.loss]);
       for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
       if (withEntropy) entropySum += scalar(out[TrainingNames.entropySum]);
-      accumulateGradients(part, out, { gradients: direct ? [] : gradients, rowGradients });
+      accumulateGradients(part, out, { gradients: [], rowGradients });
       for (const t of Object.values(out)) t.dispose();
       if (agentGradNorms && microBatches[m + 1]?.part !== agent) {
         agentGradNorms[agent] = globalNorm(part.values());
@@ -230,6 +239,14 @@ export class OnnxTrainer {
       metrics['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
     }
     return { loss: lossSum, metrics, gradients: this.gradientBuffers, ...(agentGradNorms && { agentGradNorms }) };
+  }
+
+  /** The `grad_in/*` inputs: the gradients accumulated so far in `from`. */
+  private gradientFeeds(gradients: string[], from: Map<string, Float32Array>): Feeds {
+    const feeds: Feeds = {};
+    for (const name of gradients)
+      feeds[TrainingNames.gradientIn(name)] = ortTensor(this.ort, from.get(name)!, this.weights.get(name)!.shape);
+    return feeds;
   }
 
   /** The session's outputs with each weight's gradient bound to its buffer in `into` (the rest allocated by the run). */

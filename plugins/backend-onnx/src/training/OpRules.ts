@@ -446,13 +446,31 @@ export const OP_RULES: Record<string, OpRule> = {
       return [g.op('Concat', parts, { axis: attr(n, 'axis', 0) }), undefined];
     },
   },
-  /** Written by hand-written derivatives only (`customGradient`): no VJP of its own. */
+  /**
+   * `Y = op(A) op(B)` of 2-D operands (no C, alpha and beta 1), op a transposition where `transA` / `transB` say:
+   * the `shared` weight layout's projection `Gemm(x, W, transB = 1)` gives `dx = dY W` and `dW = dY^T x`, already in
+   * W's `[out, in]` layout.
+   */
   Gemm: {
     infer: (n, g) => {
       const [a, b] = n.inputs.map((i) => g.shape(i)) as [Dim[], Dim[]];
       const rows = attr(n, 'transA', 0) ? a[1]! : a[0]!;
       const cols = attr(n, 'transB', 0) ? b[0]! : b[1]!;
       return [{ type: 'float', shape: [rows, cols] }];
+    },
+    vjp: (n, dy, w, g) => {
+      if (n.inputs.length > 2 || attr<number>(n, 'alpha', 1) !== 1)
+        throw new Error('Gemm: only C-less products with alpha 1 are differentiable here');
+      const [a, b] = n.inputs as [string, string];
+      const d = one(dy);
+      const ta = attr<number>(n, 'transA', 0) === 1;
+      const tb = attr<number>(n, 'transB', 0) === 1;
+      const gemm = (x: string, y: string, transA: boolean, transB: boolean) =>
+        g.op('Gemm', [x, y], { ...(transA && { transA: 1 }), ...(transB && { transB: 1 }) });
+      // d op(A) = dY op(B)^T and d op(B) = op(A)^T dY, transposed back where the operand was.
+      const da = () => (ta ? gemm(b, d, tb, true) : gemm(d, b, false, !tb));
+      const db = () => (tb ? gemm(d, a, true, ta) : gemm(a, d, !ta, false));
+      return [w[0] ? da() : undefined, w[1] ? db() : undefined];
     },
   },
   Gather: {

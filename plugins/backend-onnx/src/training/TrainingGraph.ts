@@ -2,7 +2,7 @@ import type { LoraSettings } from '@drmas/core';
 import { lossColumnsOf, type LossColumn, type LossFunction, type LossTotalsInput, type WeightTensor } from '@drmas/core';
 import { loraTensorShapes, type DecoderConfig } from '@drmas/models';
 import { writeDecoderForward, writeLoraInputs, writeScoreHead } from '../DecoderGraph.js';
-import { graphWeightSources } from '../GraphWeights.js';
+import { fusedWeights, graphWeightSources, sharedWeights, type WeightLayout, type WeightReader } from '../GraphWeights.js';
 import { DifferentiableGraph } from './DifferentiableGraph.js';
 import { onnxTensorOps } from './OnnxTensorOps.js';
 
@@ -20,6 +20,8 @@ export const TrainingNames = {
   entropySum: 'entropy_sum',
   metric: (name: string) => `metric/${name}`,
   gradient: (weight: string) => `grad/${weight}`,
+  /** The gradient accumulated so far, which the policy's training graph adds its own to (`grad/<weight>`). */
+  gradientIn: (weight: string) => `grad_in/${weight}`,
   /** The k-th row gradient of a gathered weight (an embedding): the rows and the ids they add to. */
   gradientRows: (weight: string, k: number) => `grad_rows/${k}/${weight}`,
   gradientIds: (weight: string, k: number) => `grad_ids/${k}/${weight}`,
@@ -37,6 +39,8 @@ export interface TrainingGraphOptions {
   lora?: LoraSettings;
   /** Vocabulary columns per chunk of the output head (default `HEAD_VOCAB_CHUNK`; tests set it small). */
   vocabChunk?: number;
+  /** How the graph reads the Hugging Face tensors (default `fused`: transposed and fused in the graph). */
+  layout?: WeightLayout;
 }
 
 export interface TrainingGraph {
@@ -65,16 +69,10 @@ export function buildTrainingGraph(
   options: TrainingGraphOptions,
 ): TrainingGraph {
   const g = new DifferentiableGraph(`drmas-${config.modelType}-train`);
-  const { inputs, w } = writeHuggingFaceWeights(g, config, weights);
+  const { inputs, reader } = writeHuggingFaceWeights(g, config, weights, options.layout);
   const adapter = options.lora && writeLoraInputs(g, config, options.lora, { dropoutMasks: options.lora.dropout > 0 });
-  const forward = writeDecoderForward(g, config, 'score', w, adapter?.graph);
-  // A chunked head slices and differentiates the Hugging Face tensor itself: no transposed copy of it, and its
-  // gradient comes out in the tensor's layout.
-  const headSource = graphWeightSources(config).get('lm_head')!;
-  const head = writeScoreHead(g, config, forward, w, {
-    vocabChunk: options.vocabChunk,
-    headRows: headSource.transpose && headSource.parts.length === 1 ? inputs.get(headSource.parts[0]!) : undefined,
-  });
+  const forward = writeDecoderForward(g, config, 'score', reader, adapter?.graph);
+  const head = writeScoreHead(g, config, forward, reader, { vocabChunk: options.vocabChunk });
   const column = (name: string) => g.input(name, 'float', ['batch', 'responses']);
   const n = TrainingNames;
   const responseMask = column(n.responseMask);
@@ -102,20 +100,22 @@ export function buildTrainingGraph(
   // The trained tensors: the adapter's, or every Hugging Face weight.
   const trained = adapter?.inputs ?? inputs;
   const shapes = options.lora ? loraTensorShapes(config, options.lora) : new Map([...weights].map(([name, t]) => [name, t.shape]));
-  const { gradients, rowGradients } = writeGradientOutputs(g, out.loss, trained, shapes);
+  const { gradients, rowGradients } = writeGradientOutputs(g, out.loss, trained, shapes, { accumulate: true });
   return { model: g.builder.toModelProto(), metrics, gradients, rowGradients };
 }
 
 /**
- * Declares the Hugging Face tensors as graph inputs and derives the graph weights from them in the graph (transposed,
- * fused), so gradients come out per Hugging Face tensor; a tied embedding's one gradient sums its two uses. `w` looks
- * up a graph weight by name (`graphWeightSources`), writing its derivation on first use.
+ * Declares the Hugging Face tensors as graph inputs and reads them in `layout`: under `fused` the graph weights are
+ * derived from them in the graph (transposed, fused; each derivation written on first use), under `shared` they are
+ * read as they are. Gradients come out per Hugging Face tensor either way; a tied embedding's one gradient sums its
+ * two uses, and the output head (a chunked one) is read as the tensor's rows, its gradient in their layout.
  */
 export function writeHuggingFaceWeights(
   g: DifferentiableGraph,
   config: DecoderConfig,
   weights: Map<string, WeightTensor>,
-): { inputs: Map<string, string>; w: (name: string) => string } {
+  layout: WeightLayout = 'fused',
+): { inputs: Map<string, string>; reader: WeightReader } {
   const inputs = new Map<string, string>();
   for (const [name, t] of weights) inputs.set(name, g.input(name, 'float', t.shape));
   const hf = (name: string): string => {
@@ -136,19 +136,24 @@ export function writeHuggingFaceWeights(
     }
     return value;
   };
-  return { inputs, w };
+  const head = sources.get('lm_head')!.parts[0]!;
+  const reader = layout === 'shared' ? sharedWeights(g, config, hf) : fusedWeights(g, config, w, hf(head));
+  return { inputs, reader };
 }
 
 /**
  * Writes the gradients of `loss` with respect to the `trained` inputs (name -> graph value) as outputs: `grad/<name>`
  * per tensor the loss depends on, except that an embedding's gathered rows come out as rows with their ids for the
  * trainer to add in a fixed order (`DifferentiableGraph.gradientsAndRows`). `shapes` are the trained tensors' shapes.
+ * With `accumulate`, each `grad/<name>` is `grad_in/<name>` (an input: the micro-batches' sum so far) plus this run's
+ * gradient, so a trainer binding both to one buffer accumulates in place, with no gradient copied out of a run.
  */
 export function writeGradientOutputs(
   g: DifferentiableGraph,
   loss: string,
   trained: Map<string, string>,
   shapes: Map<string, number[]>,
+  { accumulate = false }: { accumulate?: boolean } = {},
 ): Pick<TrainingGraph, 'gradients' | 'rowGradients'> {
   const n = TrainingNames;
   const shapeOf = (name: string): number[] => shapes.get(name)!;
@@ -162,7 +167,9 @@ export function writeGradientOutputs(
   const gradients: string[] = [];
   backward.gradients.forEach((grad, i) => {
     if (grad === undefined) return;
-    g.output(grad, n.gradient(names[i]!), 'float', shapeOf(names[i]!));
+    const shape = shapeOf(names[i]!);
+    const total = accumulate ? g.op('Add', [g.input(n.gradientIn(names[i]!), 'float', shape), grad]) : grad;
+    g.output(total, n.gradient(names[i]!), 'float', shape);
     gradients.push(names[i]!);
   });
   const rowGradients = backward.rows.map(({ value, indices, rows }, k) => {

@@ -52,7 +52,8 @@ export class PolicyTrainer {
     const { batch } = view;
     const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
     const agents = request.rowAgents;
-    const cut = partMicroBatches(view.rows, request.microBatchSize, agents?.codes);
+    const budget = request.microBatchTokens ? { tokens: request.microBatchTokens, batch } : undefined;
+    const cut = partMicroBatches(view.rows, request.microBatchSize, agents?.codes, budget);
     const microBatches = cut.map((micro) => micro.rows);
     const split = loss.pairedRows ? microBatches.find((micro) => micro.length % 2 !== 0) : undefined;
     if (split) throw new TrainingInputError('microBatchSize', `a micro-batch of ${split.length} rows would split a preference pair`);

@@ -10,7 +10,7 @@ import {
   type EnvTaskBatch,
   type Environment,
   type Episode,
-  type Roles,
+  type Contributions,
 } from '@drmas/core';
 import { parseVerdict } from '../judge/parseVerdict.js';
 import { judgeByRules, type AgentJudgement, type JudgeWeights } from '../judge/ruleJudge.js';
@@ -148,7 +148,7 @@ export class DebateEpisode implements Episode {
 }
 
 /** Where a debate environment finds the contributions its settings name: a kernel, or anything with `getNamed`. */
-export type NamedContributions = Pick<Roles, 'getNamed'>;
+export type NamedContributions = Pick<Contributions, 'getNamed'>;
 
 /**
  * Debates (env-debate): the questions of a QuestionSet (`env.debate.tasks`: env-math's `math`, `motions`), or a

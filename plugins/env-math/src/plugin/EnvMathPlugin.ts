@@ -1,8 +1,10 @@
-import { AnswerFormat, Environment, QuestionSet, type Plugin, type RegisterContext } from '@drmas/core';
+import { AnswerFormat, Environment, QuestionSet, type Plugin, type PluginConfig, type RegisterContext } from '@drmas/core';
 import { mathAnswerFormat } from '../answerEquivalence.js';
 import { arithmeticQuestionSet } from '../ArithmeticTaskSource.js';
-import { mathEnvKeys, type MathEnvSettingsInput } from '../environment/mathEnvConfig.js';
+import { mathEnvKeys } from '../environment/mathEnvConfig.js';
 import { MathEnvironment } from '../environment/MathEnvironment.js';
+
+const envMathSchema = { env: mathEnvKeys };
 
 export const PLUGIN_NAME = 'env-math';
 
@@ -12,13 +14,13 @@ export const PLUGIN_NAME = 'env-math';
  * answers), for whoever judges, votes over or debates math answers. Adds its keys to the `env` section; the orchestra
  * that runs it initializes it in `setup`.
  */
-export class EnvMathPlugin implements Plugin {
+export class EnvMathPlugin implements Plugin<unknown, typeof envMathSchema> {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = { env: mathEnvKeys };
+  readonly configSchema = envMathSchema;
   readonly configPaths = ['env.file', 'env.testFile'];
 
-  register(ctx: RegisterContext): void {
-    ctx.provide(Environment, 'math', new MathEnvironment(() => ctx.config.env as MathEnvSettingsInput));
+  register(ctx: RegisterContext<PluginConfig<typeof envMathSchema>>): void {
+    ctx.provide(Environment, 'math', new MathEnvironment(() => ctx.config.env));
     ctx.provide(AnswerFormat, 'math', mathAnswerFormat);
     ctx.provide(QuestionSet, 'math', arithmeticQuestionSet);
   }

@@ -1,6 +1,8 @@
-import { DrmasError, Environment, InfoSection, type ApplyContext, type Plugin, type RegisterContext } from '@drmas/core';
+import { DrmasError, Environment, InfoSection, type ApplyContext, type Plugin, type PluginConfig, type RegisterContext } from '@drmas/core';
 import { RemoteEnvironment } from '../environment/RemoteEnvironment.js';
-import { remoteEnvKeys, type RemoteEnvSettingsInput } from '../environment/remoteEnvConfig.js';
+import { remoteEnvKeys } from '../environment/remoteEnvConfig.js';
+
+const envRemoteSchema = { env: remoteEnvKeys };
 
 export const PLUGIN_NAME = 'env-remote';
 
@@ -9,13 +11,13 @@ export const PLUGIN_NAME = 'env-remote';
  * processes host (`env.remote.urls`), over gRPC. Adds `env.remote` to the `env` section; the `drmas serve` command
  * comes with the package.
  */
-export class EnvRemotePlugin implements Plugin {
+export class EnvRemotePlugin implements Plugin<unknown, typeof envRemoteSchema> {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = { env: remoteEnvKeys };
+  readonly configSchema = envRemoteSchema;
   private environment?: RemoteEnvironment;
 
-  register(ctx: RegisterContext): void {
-    const settings = () => ctx.config.env as RemoteEnvSettingsInput;
+  register(ctx: RegisterContext<PluginConfig<typeof envRemoteSchema>>): void {
+    const settings = () => ctx.config.env;
     this.environment = new RemoteEnvironment(settings);
     ctx.provide(Environment, 'remote', this.environment);
     ctx.bind(InfoSection).toConstantValue({
@@ -35,9 +37,9 @@ export class EnvRemotePlugin implements Plugin {
     });
   }
 
-  apply(kernel: ApplyContext): void {
+  apply(kernel: ApplyContext<PluginConfig<typeof envRemoteSchema>>): void {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
-      if (config.env.name === 'remote' && (config.env as RemoteEnvSettingsInput).remote === undefined) {
+      if (config.env.name === 'remote' && kernel.config.env.remote === undefined) {
         throw new DrmasError('CONFIG_INVALID', 'env.name is remote but env.remote is not set', {
           key: 'env.remote',
           hint: "start a server (drmas serve --environments math --port 50051) and set env.remote: { urls: ['127.0.0.1:50051'] }",

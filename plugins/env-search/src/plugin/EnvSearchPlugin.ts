@@ -1,7 +1,9 @@
-import { Environment, Tool, type Plugin, type RegisterContext } from '@drmas/core';
-import { searchEnvKeys, searchEnvSettings, type SearchEnvSettingsInput } from '../environment/searchEnvConfig.js';
+import { Environment, Tool, type Plugin, type PluginConfig, type RegisterContext } from '@drmas/core';
+import { searchEnvKeys, searchEnvSettings } from '../environment/searchEnvConfig.js';
 import { SearchEnvironment } from '../environment/SearchEnvironment.js';
 import { searchTool, type SearchToolSettings } from '../tool/searchTool.js';
+
+const envSearchSchema = { env: searchEnvKeys };
 
 export const PLUGIN_NAME = 'env-search';
 
@@ -11,13 +13,13 @@ export const PLUGIN_NAME = 'env-search';
  * for tool-use environments (env-tools' `env.tools.enabled`). Adds its keys to the `env` section; the orchestra that
  * runs it initializes it in `setup`.
  */
-export class EnvSearchPlugin implements Plugin {
+export class EnvSearchPlugin implements Plugin<unknown, typeof envSearchSchema> {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = { env: searchEnvKeys };
+  readonly configSchema = envSearchSchema;
   readonly configPaths = ['env.questionsFile', 'env.corpusFile'];
 
-  register(ctx: RegisterContext): void {
-    ctx.provide(Environment, 'search', new SearchEnvironment(() => ctx.config.env as SearchEnvSettingsInput));
+  register(ctx: RegisterContext<PluginConfig<typeof envSearchSchema>>): void {
+    ctx.provide(Environment, 'search', new SearchEnvironment(() => ctx.config.env));
     let settings: SearchToolSettings | undefined;
     ctx.provide(
       Tool,

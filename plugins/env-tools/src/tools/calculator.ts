@@ -52,31 +52,21 @@ export function evaluateExactly(expression: string): string {
 }
 
 function checkTree(root: MathNode): void {
+  const m = exactMath();
   root.traverse((node) => {
-    switch (node.type) {
-      case 'ConstantNode':
-      case 'ParenthesisNode':
-        return;
-      case 'OperatorNode': {
-        const op = node as unknown as { fn: string; args: MathNode[]; op: string };
-        if (!OPERATORS.has(op.fn)) throw new Error(`the operator "${op.op}" is not supported`);
-        if (op.fn === 'pow') checkPower(op.args[0]!, op.args[1]!);
-        return;
-      }
-      case 'FunctionNode': {
-        const name = (node as unknown as { fn: { name?: string } }).fn.name ?? '';
-        if (!FUNCTIONS.has(name)) throw new Error(`the function "${name}" is not supported (supported: ${[...FUNCTIONS].join(', ')})`);
-        return;
-      }
-      case 'SymbolNode': {
-        // A FunctionNode's name is a SymbolNode child; those were checked above.
-        return;
-      }
-      default:
-        throw new Error(
-          `"${node.toString()}" is not arithmetic (numbers, + - * / ^ mod, parentheses and ${[...FUNCTIONS].join(', ')} only)`,
-        );
+    // A FunctionNode's name is a SymbolNode child, checked with the function; a symbol elsewhere is refused below.
+    if (m.isConstantNode(node) || m.isParenthesisNode(node) || m.isSymbolNode(node)) return;
+    if (m.isOperatorNode(node)) {
+      if (!OPERATORS.has(node.fn)) throw new Error(`the operator "${node.op}" is not supported`);
+      if (node.fn === 'pow') checkPower(node.args[0]!, node.args[1]!);
+      return;
     }
+    if (m.isFunctionNode(node)) {
+      const name = node.fn.name ?? '';
+      if (!FUNCTIONS.has(name)) throw new Error(`the function "${name}" is not supported (supported: ${[...FUNCTIONS].join(', ')})`);
+      return;
+    }
+    throw new Error(`"${node.toString()}" is not arithmetic (numbers, + - * / ^ mod, parentheses and ${[...FUNCTIONS].join(', ')} only)`);
   });
   root.traverse((node, path, parent) => {
     if (node.type === 'SymbolNode' && !(parent?.type === 'FunctionNode' && path === 'fn'))
@@ -86,18 +76,20 @@ function checkTree(root: MathNode): void {
 
 /** The exponent must be a whole number written out (bounded), and the base hold no power itself. */
 function checkPower(base: MathNode, exponent: MathNode): void {
+  const m = exactMath();
   let inner = exponent;
-  while (inner.type === 'ParenthesisNode' || (inner.type === 'OperatorNode' && /^unary/.test((inner as unknown as { fn: string }).fn)))
-    inner =
-      inner.type === 'ParenthesisNode'
-        ? (inner as unknown as { content: MathNode }).content
-        : (inner as unknown as { args: MathNode[] }).args[0]!;
-  const value = inner.type === 'ConstantNode' ? (inner as unknown as { value: { n: bigint; d: bigint } }).value : undefined;
-  if (!value || value.d !== 1n || value.n > BigInt(MAX_EXPONENT))
+  for (;;) {
+    if (m.isParenthesisNode(inner)) inner = inner.content;
+    else if (m.isOperatorNode(inner) && /^unary/.test(inner.fn)) inner = inner.args[0]!;
+    else break;
+  }
+  // Constants are Fractions in the calculator's mathjs (`number: 'Fraction'`).
+  const value = m.isConstantNode(inner) ? (inner.value as unknown) : undefined;
+  if (!m.isFraction(value) || value.d !== 1n || value.n > BigInt(MAX_EXPONENT))
     throw new Error(`exponents must be whole numbers written out, at most ${MAX_EXPONENT}`);
   let nested = false;
   base.traverse((node) => {
-    if (node.type === 'OperatorNode' && (node as unknown as { fn: string }).fn === 'pow') nested = true;
+    if (m.isOperatorNode(node) && node.fn === 'pow') nested = true;
   });
   if (nested) throw new Error('a power of a power is not supported: write the exponent out');
 }

@@ -8,6 +8,7 @@ import {
   type EnvAction,
   type Episode,
   type ApplyContext,
+  type Injected,
   type Plugin,
   type RolloutBatch,
   type RunContext,
@@ -23,6 +24,9 @@ import { gatewaySection, type GatewaySettings } from './gatewayConfig.js';
 import { sessionTrajectory } from './sessionTrajectory.js';
 
 export const PLUGIN_NAME = 'gateway';
+/** What the agentic rollout's taps use: the trainer's worker groups (their rollout engines) and the orchestra's task draw. */
+const SERVICES = { groups: WorkerGroups, rollouts: StepRollouts };
+type Services = Injected<typeof SERVICES>;
 
 interface EpisodeSlot {
   task: StepRolloutRequest['tasks'][number];
@@ -48,6 +52,7 @@ export class AgenticRolloutPlugin implements Plugin {
   private agent?: AgentFunction;
 
   apply(kernel: ApplyContext): void {
+    const services = kernel.inject(SERVICES);
     const settings = () => gatewaySection.parse(kernel.config.gateway ?? {});
     kernel.hooks.validate.tap(PLUGIN_NAME, () => {
       if (settings().agent === undefined) {
@@ -58,17 +63,19 @@ export class AgenticRolloutPlugin implements Plugin {
       }
     });
     // After the trainer's worker groups (MODEL) and the environment (ENVIRONMENT).
-    kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.DEFAULT }, async (run) => this.start(kernel, settings(), run));
-    kernel.hooks.rollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, (step) => this.rollout(kernel, settings(), step));
+    kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.DEFAULT }, async (run) =>
+      this.start(kernel, services, settings(), run),
+    );
+    kernel.hooks.rollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, (step) => this.rollout(kernel, services, settings(), step));
     kernel.hooks.shutdown.tapPromise(PLUGIN_NAME, async () => {
       await this.server?.stop();
       this.server = undefined;
     });
   }
 
-  private async start(kernel: ApplyContext, settings: GatewaySettings, run: RunContext): Promise<void> {
+  private async start(kernel: ApplyContext, services: Services, settings: GatewaySettings, run: RunContext): Promise<void> {
     this.agent = await loadAgentFunction(settings.agent!, kernel.cwd);
-    const models = new ServedModels(kernel.get(WorkerGroups).all(), { windowMs: settings.batchWindowMs, maxBatch: settings.maxBatch });
+    const models = new ServedModels(services.groups.all(), { windowMs: settings.batchWindowMs, maxBatch: settings.maxBatch });
     this.server = new GatewayServer(models, { host: '127.0.0.1', port: 0, sessionIdleMs: settings.sessionIdleS * 1000 });
     this.url = await this.server.start();
     run.log(
@@ -76,12 +83,11 @@ export class AgenticRolloutPlugin implements Plugin {
     );
   }
 
-  private async rollout(kernel: ApplyContext, settings: GatewaySettings, step: StepContext): Promise<RolloutBatch> {
+  private async rollout(kernel: ApplyContext, services: Services, settings: GatewaySettings, step: StepContext): Promise<RolloutBatch> {
     const server = this.server;
     const agent = this.agent;
     if (!server || !agent || !this.url) throw new Error('the agentic rollout ran before its setup');
-    const rollouts = kernel.get(StepRollouts);
-    const request = await rollouts.draw(step);
+    const request = await services.rollouts.draw(step);
     const environment = kernel.getNamed(Environment, kernel.config.env.name, 'env.name');
     const seeds = new SeededRng(request.seed);
     const slots: EpisodeSlot[] = request.tasks.flatMap((task, t) => {
@@ -143,7 +149,7 @@ export class AgenticRolloutPlugin implements Plugin {
       trajectory.outcome = slot.episode.outcome;
       trajectory.info = { metrics: slot.episode.metrics(), answer: answers[i] };
     });
-    const batch = rollouts.batch(step, trajectories);
+    const batch = services.rollouts.batch(step, trajectories);
     step.metrics['rollout/agent_errors'] = errors.length;
     return batch;
   }

@@ -8,14 +8,18 @@ import {
   RunFile,
   Stage,
   type ApplyContext,
+  type PluginConfig,
   type Plugin,
   type RegisterContext,
   type RunContext,
   type SecretEnv,
 } from '@drmas/core';
 import { authorizationFromEnv, MlflowClient, type KeyValue, type RunStatus } from '../client/MlflowClient.js';
-import { mlflowSection, type MlflowSettings } from './mlflowConfig.js';
+import { mlflowSection } from './mlflowConfig.js';
 import { configParams, mlflowName, mlflowValue } from './mlflowNames.js';
+
+const mlflowSchema = { mlflow: mlflowSection };
+type MlflowConfig = PluginConfig<typeof mlflowSchema>;
 
 export const PLUGIN_NAME = 'mlflow';
 
@@ -36,9 +40,9 @@ interface RunRecord {
  * reached at `setup` stops the run before training; one that fails later costs a warning, not the run (the metrics
  * stay in metrics.jsonl).
  */
-export class MlflowPlugin implements Plugin {
+export class MlflowPlugin implements Plugin<unknown, typeof mlflowSchema> {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = { mlflow: mlflowSection };
+  readonly configSchema = mlflowSchema;
   /** MLflow's own variables (mlflow/environment_variables.py) that hold credentials; the username is not one. */
   readonly secretEnv: SecretEnv = { MLFLOW_TRACKING_URI: 'url', MLFLOW_TRACKING_TOKEN: 'value', MLFLOW_TRACKING_PASSWORD: 'value' };
   private client: MlflowClient | undefined;
@@ -49,7 +53,7 @@ export class MlflowPlugin implements Plugin {
 
   constructor(private readonly env: NodeJS.ProcessEnv = process.env) {}
 
-  register(ctx: RegisterContext): void {
+  register(ctx: RegisterContext<MlflowConfig>): void {
     ctx.bind(RunFile).toConstantValue({ path: MLFLOW_RUN_FILE, kind: 'artifact' });
     ctx.bind(MetricsSink).toConstantValue({
       write: async ({ step, metrics }) => {
@@ -65,8 +69,9 @@ export class MlflowPlugin implements Plugin {
     });
   }
 
-  apply(kernel: ApplyContext): void {
-    const settings = () => kernel.config.mlflow as MlflowSettings;
+  apply(kernel: ApplyContext<MlflowConfig>): void {
+    const { secrets } = kernel.inject({ secrets: Secrets });
+    const settings = () => kernel.config.mlflow;
     const trackingUri = () => settings().trackingUri ?? this.env.MLFLOW_TRACKING_URI;
 
     kernel.hooks.validate.tap(PLUGIN_NAME, () => {
@@ -127,7 +132,7 @@ export class MlflowPlugin implements Plugin {
         ...Object.entries(tags).map(([key, value]) => ({ key, value })),
       ]);
       writeFileSync(file, `${JSON.stringify({ trackingUri: shownUri, experimentId, runId: this.runId } satisfies RunRecord, null, 2)}\n`);
-      if (logParams) await this.logParams(configParams(kernel.get(Secrets).config()));
+      if (logParams) await this.logParams(configParams(secrets.config()));
       run.log(`mlflow: run ${this.runId} in experiment ${chosen.name} (${experimentId}) at ${shownUri}`);
     });
 

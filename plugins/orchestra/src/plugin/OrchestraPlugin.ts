@@ -11,6 +11,7 @@ import {
   Stage,
   type EnvTask,
   type ApplyContext,
+  type Injected,
   type Plugin,
   type RegisterContext,
   type RngState,
@@ -48,6 +49,7 @@ import { appendTraces, TRACES_FILE } from '../trace/traceFile.js';
 import { StepRollouts, type StepRolloutRequest } from './StepRollouts.js';
 
 const PLUGIN_NAME = 'orchestra';
+const ORCHESTRA_SERVICES = { workflow: Workflow, rollouts: Rollouts };
 
 /** What a checkpoint needs to continue the task stream and the sampling seeds exactly. */
 export interface OrchestraState {
@@ -77,6 +79,8 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
     this.evaluation,
   ];
   private kernelRef?: ApplyContext<OrchestraConfig>;
+  /** What the orchestra's taps use, injected at `apply`: the run's workflow and the kernel's rollouts. */
+  private services?: Injected<typeof ORCHESTRA_SERVICES>;
   private cursor = 0;
   private rollouts = 0;
   private rng?: SeededRng;
@@ -107,7 +111,7 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
       .bind(StepRollouts)
       .toConstantValue({ draw: (step) => this.draw(step), batch: (step, trajectories) => this.batch(step, trajectories) });
     ctx.provide(BatchInputSource, 'observations', observationSource);
-    ctx.provide(BatchInputSource, 'baselineRewards', new GreedyBaselineSource(() => this.kernel().get(Rollouts)));
+    ctx.provide(BatchInputSource, 'baselineRewards', new GreedyBaselineSource(() => this.injected().rollouts));
     ctx.bind(InfoSection).toConstantValue({
       title: 'workflow',
       describe: () => ({
@@ -129,6 +133,7 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
 
   apply(kernel: ApplyContext<OrchestraConfig>): void {
     this.kernelRef = kernel;
+    this.services = kernel.inject(ORCHESTRA_SERVICES);
     kernel.hooks.validate.tap(PLUGIN_NAME, () => {
       const { config } = kernel;
       const workflow = this.workflow();
@@ -239,12 +244,17 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
 
   /** The run's workflow: environment, orchestra, agents and runner. */
   workflow(): Workflow {
-    return this.kernel().get(Workflow);
+    return this.injected().workflow;
   }
 
   private random(): SeededRng {
     this.rng ??= new SeededRng(this.kernel().config.trainer.seed).fork('orchestra');
     return this.rng;
+  }
+
+  private injected(): Injected<typeof ORCHESTRA_SERVICES> {
+    if (!this.services) throw new Error(`plugin "${PLUGIN_NAME}" used before the kernel applied it`);
+    return this.services;
   }
 
   private kernel(): ApplyContext<OrchestraConfig> {

@@ -6,7 +6,7 @@ import {
   inject,
   injectable,
   ResolvedConfig,
-  Roles,
+  Contributions,
   WorkerGroups,
   type WorkerGroup,
 } from '@drmas/core';
@@ -44,16 +44,16 @@ export class Workflow {
 
   constructor(
     @inject(ResolvedConfig) private readonly config: OrchestraConfig,
-    @inject(Roles) private readonly roles: Roles,
+    @inject(Contributions) private readonly contributions: Contributions,
     @inject(AgentRegistry) private readonly registry: AgentRegistry,
   ) {}
 
   environment(): Environment {
-    return this.roles.getNamed(Environment, this.config.env.name, 'env.name');
+    return this.contributions.getNamed(Environment, this.config.env.name, 'env.name');
   }
 
   orchestra(): Orchestra {
-    return this.roles.getNamed(Orchestra, this.config.orchestra.name, 'orchestra.name');
+    return this.contributions.getNamed(Orchestra, this.config.orchestra.name, 'orchestra.name');
   }
 
   agents(): ReadonlyMap<string, Agent> {
@@ -71,7 +71,7 @@ export class Workflow {
 
   /** How answers compare where a runner votes over them (`majority_vote`, `debate`): `orchestra.answerFormat`. */
   answerFormat(): AnswerFormat {
-    this.answerFormatRef ??= this.roles.getNamed(AnswerFormat, this.config.orchestra.answerFormat, 'orchestra.answerFormat');
+    this.answerFormatRef ??= this.contributions.getNamed(AnswerFormat, this.config.orchestra.answerFormat, 'orchestra.answerFormat');
     return this.answerFormatRef;
   }
 
@@ -84,7 +84,7 @@ export class Workflow {
   runner(): EpisodeRunner {
     if (!this.runnerRef) {
       // Worker groups exist once the trainer's setup ran; they are looked up then, not when the workflow is built.
-      const groups = this.roles.get(WorkerGroups, { requester: 'orchestra' });
+      const groups = this.contributions.get(WorkerGroups, { requester: 'orchestra' });
       const engines = new Map<string, AgentEngine>();
       const options = {
         environment: this.environment(),

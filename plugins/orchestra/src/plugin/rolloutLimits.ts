@@ -5,7 +5,7 @@ import {
   formatBytes,
   type MemoryBudget,
   type ResolvedConfig,
-  type Roles,
+  type Contributions,
   rolesReadingValues,
 } from '@drmas/core';
 import { keyValueBytesPerToken, readModelShape, type ModelShape } from '@drmas/models';
@@ -76,26 +76,37 @@ interface AgentLimits {
   shape?: ModelShape;
   /** What its model's training engine holds per sampled token beyond the key/value cache (`trainingBytesPerToken`). */
   training?: { bytes: number; reason: string };
+  /** What its model's training engine holds whatever the batch: weights, gradients, optimizer state (`trainingStateBytes`). */
+  state?: { bytes: number; reason: string };
 }
 
 /** Each agent's response bound and its model's shape (when its config.json can be read without the weights). */
 export function agentLimits(
   config: ResolvedConfig,
   agents: ReadonlyMap<string, Agent>,
-  roles?: Pick<Roles, 'getNamed' | 'namesOf'>,
+  contributions?: Pick<Contributions, 'getNamed' | 'namesOf'>,
 ): AgentLimits[] {
   // A critic of its own trunk (`critic.model`, else the policy's) trains beside each model whose agents' estimator
   // reads values; one on the policy's trunk (`shareTrunk`) trains its head alone.
   const critic = config.critic as CriticSection | undefined;
   const ownCritic = critic?.learner !== undefined && !critic.shareTrunk;
-  const valueRoles = roles && ownCritic ? rolesReadingValues(roles, config) : new Set<string>();
+  const valueRoles = contributions && ownCritic ? rolesReadingValues(contributions, config) : new Set<string>();
   return [...agents.values()].map((agent) => {
     const modelId = modelOf(config, agent.role);
     const settings = modelId === undefined ? undefined : config.models[modelId]!;
     const shape = settings && readModelShape(settings.model);
     const criticTrunk = settings && valueRoles.has(agent.role) ? { model: critic?.model ?? settings.model } : undefined;
-    const training = settings && roles && expectedTrainingFactory(roles, settings)?.trainingBytesPerToken?.(settings, criticTrunk);
-    return { role: agent.role, maxNewTokens: agent.sampling.maxNewTokens, modelId, shape, ...(training ? { training } : {}) };
+    const factory = settings && contributions && expectedTrainingFactory(contributions, settings);
+    const training = settings && factory?.trainingBytesPerToken?.(settings, criticTrunk);
+    const state = settings && factory?.trainingStateBytes?.(settings);
+    return {
+      role: agent.role,
+      maxNewTokens: agent.sampling.maxNewTokens,
+      modelId,
+      shape,
+      ...(training ? { training } : {}),
+      ...(state ? { state } : {}),
+    };
   });
 }
 
@@ -129,7 +140,8 @@ export interface MemoryEstimate {
  * The least a batch of `rows` episodes sampled together holds: rows x tokens (the longest response bound; prompts
  * add more) x bytes per token, which are the sampling engine's key/value cache of the largest model (held while an
  * agent's call samples every row at once), what the training engine keeps per token for its backward pass (`trains`),
- * plus the step's records of each of the episode's turns.
+ * plus the step's records of each of the episode's turns; and, once per model, what its training engine holds
+ * whatever the batch (weights, gradients, optimizer state: held through evaluations too).
  */
 export function estimateEpisodeMemory(
   limits: readonly AgentLimits[],
@@ -150,7 +162,9 @@ export function estimateEpisodeMemory(
     : undefined;
   const records = turnsPerEpisode * STEP_RECORD_BYTES_PER_TOKEN;
   const perToken = cache + (training?.training?.bytes ?? 0) + records;
-  const bytes = rows.count * tokens * perToken;
+  const states = new Map(limits.flatMap((l) => (l.state ? [[l.modelId, l.state] as const] : [])));
+  const fixed = [...states.values()].reduce((s, state) => s + state.bytes, 0);
+  const bytes = rows.count * tokens * perToken + fixed;
   const parts = [
     cache ? `${count(cache)} of model ${largest!.modelId}'s key/value cache` : undefined,
     training?.training ? `${count(training.training.bytes)} of model ${training.modelId}'s ${training.training.reason}` : undefined,
@@ -160,7 +174,9 @@ export function estimateEpisodeMemory(
     bytes,
     arithmetic:
       `${count(rows.count)} rows (${rows.why}) x ${count(tokens)} tokens (agents.${longest?.role}.sampling.maxNewTokens) ` +
-      `x ${count(perToken)} bytes per token (${parts.join(' + ')}) = ${formatBytes(bytes)}`,
+      `x ${count(perToken)} bytes per token (${parts.join(' + ')})` +
+      [...states].map(([id, state]) => ` + ${formatBytes(state.bytes)} of model ${id}'s ${state.reason}`).join('') +
+      ` = ${formatBytes(bytes)}`,
   };
 }
 

@@ -1,9 +1,21 @@
 import { existsSync } from 'node:fs';
-import { RunFile, Stage, type ApplyContext, type Metrics, type Plugin, type RegisterContext, type RunContext } from '@drmas/core';
+import {
+  RunFile,
+  Stage,
+  type ApplyContext,
+  type Metrics,
+  type Plugin,
+  type PluginConfig,
+  type RegisterContext,
+  type RunContext,
+} from '@drmas/core';
 import { ProgressReporter, type ProgressStream } from '../progress/ProgressReporter.js';
 import { formatSummaryTable, summarizeMetrics } from '../progress/summaryTable.js';
 import { renderReport } from '../report/renderReport.js';
-import { reportSection, type ReportSettings } from './reportConfig.js';
+import { reportSection } from './reportConfig.js';
+
+const reportSchema = { report: reportSection };
+type ReportConfig = PluginConfig<typeof reportSchema>;
 
 export const PLUGIN_NAME = 'report';
 
@@ -18,9 +30,9 @@ export interface ReportPluginOptions {
  * Progress while training (`afterStep`), then at `shutdown` the run's `report.html` and a summary table.
  * Settings: `report.html`, `report.progress`.
  */
-export class ReportPlugin implements Plugin<ReportPluginOptions> {
+export class ReportPlugin implements Plugin<ReportPluginOptions, typeof reportSchema> {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = { report: reportSection };
+  readonly configSchema = reportSchema;
   private run: RunContext | undefined;
   private progress: ProgressReporter | undefined;
   /**
@@ -31,12 +43,12 @@ export class ReportPlugin implements Plugin<ReportPluginOptions> {
 
   constructor(readonly options: ReportPluginOptions = {}) {}
 
-  register(ctx: RegisterContext): void {
+  register(ctx: RegisterContext<ReportConfig>): void {
     ctx.bind(RunFile).toConstantValue({ path: 'report.html', kind: 'artifact' });
   }
 
-  apply(kernel: ApplyContext): void {
-    const settings = () => kernel.config.report as ReportSettings;
+  apply(kernel: ApplyContext<ReportConfig>): void {
+    const settings = () => kernel.config.report;
     const stream = () => this.options.stream ?? process.stderr;
 
     kernel.hooks.setup.tap({ name: PLUGIN_NAME, stage: Stage.LAST }, (run) => {

@@ -5,7 +5,9 @@ import {
   Stage,
   WorkerGroups,
   type ApplyContext,
+  type Injected,
   type Plugin,
+  type PluginConfig,
   type RegisterContext,
   type RolloutBatch,
   type StepContext,
@@ -18,6 +20,10 @@ import { RolloutQueue } from './RolloutQueue.js';
 import { WEIGHTS_FOLDER, WeightsPublisher } from '../weights/WeightsPublisher.js';
 
 export const PLUGIN_NAME = 'rollout-bullmq';
+const bullmqSchema = { bullmq: bullmqSection };
+type BullmqConfig = PluginConfig<typeof bullmqSchema>;
+/** What the rollout tap uses: the orchestra's task draw and the worker groups whose weights the workers load. */
+const SERVICES = { rollouts: StepRollouts, groups: WorkerGroups };
 
 /**
  * Runs a step's episodes on rollout worker processes (`drmas worker`) when `rollout.workers` is `bullmq`: a `rollout`
@@ -25,20 +31,21 @@ export const PLUGIN_NAME = 'rollout-bullmq';
  * publishes the current weights with a version, enqueues one job per prompt group, waits for all of them and returns
  * the trajectories in group order. Greedy baselines (`remax`) still run in the trainer's process.
  */
-export class RolloutWorkersPlugin implements Plugin {
+export class RolloutWorkersPlugin implements Plugin<unknown, typeof bullmqSchema> {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = { bullmq: bullmqSection };
+  readonly configSchema = bullmqSchema;
   private queue?: RolloutQueue;
   private publisher?: WeightsPublisher;
 
-  register(ctx: RegisterContext): void {
+  register(ctx: RegisterContext<BullmqConfig>): void {
     ctx.bind(RunFile).toConstantValue({ path: WEIGHTS_FOLDER, kind: 'artifact' });
   }
 
-  apply(kernel: ApplyContext): void {
+  apply(kernel: ApplyContext<BullmqConfig>): void {
     // With `rollout.workers: local` the plugin stays out of the way: the orchestra runs the episodes in-process.
     if ((kernel.config.rollout as RolloutSettings | undefined)?.workers !== 'bullmq') return;
-    const settings = () => kernel.config.bullmq as BullmqSettings;
+    const settings = (): BullmqSettings => kernel.config.bullmq;
+    const services = kernel.inject(SERVICES);
 
     // Last in setup: the worker groups exist and a resumed run's weights are restored before version 0 is published.
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.LAST }, async (run) => {
@@ -57,7 +64,7 @@ export class RolloutWorkersPlugin implements Plugin {
       run.log(`rollout workers: queue ${name} at ${redis}; start workers with: ${startHint()}`);
     });
 
-    kernel.hooks.rollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, (step) => this.rollout(kernel, step));
+    kernel.hooks.rollout.tapPromise({ name: PLUGIN_NAME, stage: Stage.FIRST }, (step) => this.rollout(services, step));
 
     kernel.hooks.shutdown.tapPromise(PLUGIN_NAME, async () => {
       const queue = this.queue;
@@ -66,14 +73,14 @@ export class RolloutWorkersPlugin implements Plugin {
     });
   }
 
-  private async rollout(kernel: ApplyContext, step: StepContext): Promise<RolloutBatch> {
+  private async rollout(services: Injected<typeof SERVICES>, step: StepContext): Promise<RolloutBatch> {
     const queue = this.queue;
     const publisher = this.publisher;
     if (!queue || !publisher) throw new Error(`plugin "${PLUGIN_NAME}": rollout before setup opened the queue`);
-    const rollouts = kernel.get(StepRollouts);
+    const { rollouts, groups: workerGroups } = services;
     const request = await rollouts.draw(step);
     // The weights the step samples with: those after the previous step's update (version 0 at the start of the run).
-    const weights = await publisher.publish(step.step - 1, kernel.get(WorkerGroups).all());
+    const weights = await publisher.publish(step.step - 1, workerGroups.all());
     const groups: EpisodeJobData[] = request.tasks.map((task, group) => ({
       step: step.step,
       round: request.round,

@@ -34,19 +34,23 @@ export class RolloutWorker {
   private loaded?: string;
   private loading: Promise<void> = Promise.resolve();
   private jobs = 0;
+  /** The worker groups (their rollout engines) and the episode runner of the run's config. */
+  private readonly services;
 
   constructor(
     private readonly kernel: Kernel,
     private readonly options: RolloutWorkerOptions,
-  ) {}
+  ) {
+    this.services = kernel.inject({ groups: WorkerGroups, runner: EpisodeRunner }, 'drmas worker');
+  }
 
   /** Checks Redis, loads the engines and the environment, then starts taking jobs. */
   async start(): Promise<void> {
     const { settings, log } = this.options;
     await checkRedis(settings.redisUrl, this.options.redisKey);
     const run = this.kernel.runContext({ runDir: this.kernel.cwd, log });
-    await this.kernel.get(WorkerGroups).createForSampling(run);
-    await this.kernel.get(EpisodeRunner).environment.init();
+    await this.services.groups.createForSampling(run);
+    await this.services.runner.environment.init();
     this.connection = bullmqConnection(settings.redisUrl);
     const lockDuration = settings.lockDuration * 1000;
     this.worker = new Worker<EpisodeJobData, EpisodeJobResult>(this.options.queue, (job) => this.process(job), {
@@ -67,7 +71,7 @@ export class RolloutWorker {
   async stop(): Promise<void> {
     await this.worker?.close();
     this.connection?.disconnect();
-    this.kernel.get(WorkerGroups).dispose();
+    this.services.groups.dispose();
     this.options.log(`worker ${this.name} stopped after ${this.jobs} job(s)`);
   }
 
@@ -105,7 +109,7 @@ export class RolloutWorker {
 
   private async episodes(data: EpisodeJobData): Promise<EpisodeJobResult> {
     await this.useWeights(data.weights);
-    const run = await this.kernel.get(EpisodeRunner).run({
+    const run = await this.services.runner.run({
       tasks: [data.task],
       samplesPerTask: data.samplesPerTask,
       seed: data.seed,
@@ -120,7 +124,7 @@ export class RolloutWorker {
   private useWeights(release: WeightsRelease): Promise<void> {
     const next = this.loading.then(async () => {
       if (this.loaded === release.tag) return;
-      const groups = this.kernel.get(WorkerGroups).all();
+      const groups = this.services.groups.all();
       for (const group of groups) {
         const dir = release.paths[group.id];
         if (!dir)

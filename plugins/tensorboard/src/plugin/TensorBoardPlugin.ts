@@ -5,6 +5,7 @@ import {
   RunFile,
   Stage,
   type ApplyContext,
+  type PluginConfig,
   type Plugin,
   type RegisterContext,
   type TrainingBatch,
@@ -13,7 +14,10 @@ import { EventFileWriter } from '../events/EventFileWriter.js';
 import type { SummaryValue } from '../events/eventSchema.js';
 import { histogramValue, scalarValue, textValue } from '../events/summaries.js';
 import { rolloutMarkdown } from './rolloutText.js';
-import { tensorboardSection, type TensorBoardSettings } from './tensorboardConfig.js';
+import { tensorboardSection } from './tensorboardConfig.js';
+
+const tensorboardSchema = { tensorboard: tensorboardSection };
+type TensorboardConfig = PluginConfig<typeof tensorboardSchema>;
 
 export const PLUGIN_NAME = 'tensorboard';
 
@@ -47,20 +51,20 @@ function batchDistributions(batch: TrainingBatch): Record<string, number[]> {
  * at a step is a session start, so a resumed run's steps replace those an interrupted process wrote after its
  * checkpoint.
  */
-export class TensorBoardPlugin implements Plugin {
+export class TensorBoardPlugin implements Plugin<unknown, typeof tensorboardSchema> {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = { tensorboard: tensorboardSection };
+  readonly configSchema = tensorboardSchema;
   private writer: EventFileWriter | undefined;
   private started = false;
   /** Histogram tags that met a metric of the same name: they keep the suffix for the rest of the run. */
   private readonly suffixed = new Set<string>();
 
-  register(ctx: RegisterContext): void {
+  register(ctx: RegisterContext<TensorboardConfig>): void {
     // The folder is read when the kernel asks for the run's files, after `configure` (a getter, not a copy).
     ctx.bind(RunFile).toConstantValue({
       kind: 'artifact',
       get path() {
-        return (ctx.config.tensorboard as TensorBoardSettings).logDir;
+        return ctx.config.tensorboard.logDir;
       },
     });
     ctx.bind(MetricsSink).toConstantValue({
@@ -74,8 +78,8 @@ export class TensorBoardPlugin implements Plugin {
     });
   }
 
-  apply(kernel: ApplyContext): void {
-    const settings = () => kernel.config.tensorboard as TensorBoardSettings;
+  apply(kernel: ApplyContext<TensorboardConfig>): void {
+    const settings = () => kernel.config.tensorboard;
 
     kernel.hooks.setup.tap({ name: PLUGIN_NAME, stage: Stage.REPORT }, (run) => {
       this.writer = new EventFileWriter(path.resolve(run.runDir, settings().logDir));

@@ -1,4 +1,4 @@
-import { Checkpointable, Stage, type ApplyContext, type RunContext } from '@drmas/core';
+import { allOf, Checkpointable, Stage, type ApplyContext, type Injected, type RunContext } from '@drmas/core';
 import { restoreCheckpoint, saveCheckpoint } from '../Checkpoints.js';
 import type { TrainerConfig } from '../config/trainerSchema.js';
 import type { Critics } from '../critic/Critics.js';
@@ -6,6 +6,7 @@ import type { WorkerGroupsService } from '../WorkerGroupsService.js';
 import type { TrainerBuiltin } from './TrainerBuiltin.js';
 
 const PLUGIN_NAME = 'trainer:checkpoints';
+const SERVICES = { checkpointables: allOf(Checkpointable) };
 
 /**
  * Atomic checkpoints every `trainer.saveEvery` steps, at the end and on SIGINT, and exact resume from `--resume`. A
@@ -18,7 +19,7 @@ export class CheckpointsPlugin implements TrainerBuiltin {
   /** The step whose checkpoint is due; written once that step's metrics line is out (next beforeStep or shutdown). */
   private pending: { step: number; run: RunContext } | undefined;
   private failed = false;
-  private kernel: ApplyContext<TrainerConfig> | undefined;
+  private applied: { config: () => TrainerConfig; services: Injected<typeof SERVICES> } | undefined;
 
   constructor(
     private readonly groups: () => WorkerGroupsService,
@@ -26,10 +27,11 @@ export class CheckpointsPlugin implements TrainerBuiltin {
   ) {}
 
   apply(kernel: ApplyContext<TrainerConfig>): void {
-    this.kernel = kernel;
+    const services = kernel.inject(SERVICES);
+    this.applied = { config: () => kernel.config, services };
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.OBSERVE }, async (run) => {
       if (!run.resumeFrom) return;
-      const state = await restoreCheckpoint(run.resumeFrom, this.groups().all(), kernel.getAll(Checkpointable));
+      const state = await restoreCheckpoint(run.resumeFrom, this.groups().all(), services.checkpointables);
       await this.critics.load(run.resumeFrom);
       run.log(`restored step ${state.step} from ${run.resumeFrom}`);
     });
@@ -50,14 +52,14 @@ export class CheckpointsPlugin implements TrainerBuiltin {
     const pending = this.pending;
     this.pending = undefined;
     const groups = this.groups();
-    if (!pending || this.failed || !this.kernel || groups.all().length === 0) return;
-    const { keepLast, seed } = this.kernel.config.trainer;
+    if (!pending || this.failed || !this.applied || groups.all().length === 0) return;
+    const { keepLast, seed } = this.applied.config().trainer;
     const dir = await saveCheckpoint(
       pending.run.runDir,
       pending.step,
       seed,
       groups.all(),
-      this.kernel.getAll(Checkpointable),
+      this.applied.services.checkpointables,
       keepLast,
       (partial) => this.critics.save(partial),
     );

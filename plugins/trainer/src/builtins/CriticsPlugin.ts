@@ -60,11 +60,12 @@ export class CriticsPlugin implements TrainerBuiltin {
   }
 
   apply(kernel: ApplyContext<TrainerConfig>): void {
-    kernel.hooks.validate.tap(PLUGIN_NAME, (config) => checkCritics(kernel, config, this.critics));
+    const services = kernel.inject({ engines: Engines });
+    kernel.hooks.validate.tap(PLUGIN_NAME, (config) => checkCritics(kernel, services.engines, config, this.critics));
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.MODEL }, async (run) => {
       await this.critics.create(
         run,
-        kernel.get(Engines),
+        services.engines,
         this.groups(),
         kernel.config.trainer.seed,
         (id) => this.groups().get(id).engine,

@@ -1,4 +1,14 @@
-import { LossFunction, SeededRng, type ApplyContext, type Metrics, type StepContext, type TrainingBatch } from '@drmas/core';
+import {
+  chosenBy,
+  LossFunction,
+  SeededRng,
+  type ApplyContext,
+  type ChosenBy,
+  type Injected,
+  type Metrics,
+  type StepContext,
+  type TrainingBatch,
+} from '@drmas/core';
 import type { TrainerConfig } from '../config/trainerSchema.js';
 import { agentDiagnosticsSettings, measuresInflationAt } from '../config/trainingConfig.js';
 import { agentRewardMetrics, diagnoseAgentRewards, type AgentRewardDiagnosis } from '../agentDiagnostics/agentRewardStatistics.js';
@@ -14,16 +24,19 @@ import type { TrainedWorkerGroup } from '../WorkerGroupsService.js';
 export class WorkerGroupUpdates {
   /** `trainer.agentDiagnostics`' statistics of the step's batch, shared by its worker groups' updates. */
   private readonly diagnoses = new WeakMap<TrainingBatch, AgentRewardDiagnosis>();
+  private readonly services: Injected<{ loss: ChosenBy<LossFunction> }>;
 
   constructor(
     private readonly kernel: ApplyContext<TrainerConfig>,
     /** The worker groups' gradient-norm spike guards, by model id (none unless a model sets `spikeGuard`). */
     private readonly spikeGuards: SpikeGuards | undefined,
-  ) {}
+  ) {
+    this.services = kernel.inject({ loss: chosenBy(LossFunction, 'algorithm.loss') });
+  }
 
   /** The loss every policy update of the run trains with (`algorithm.loss`, or online DPO's). */
   loss(): LossFunction {
-    return this.kernel.get(LossFunction, { key: 'algorithm.loss' });
+    return this.services.loss;
   }
 
   /** The update of `group` at `step`; `rngLabel` names its random stream (the group's id, or HAPPO's role). */

@@ -20,7 +20,7 @@ import {
 import { LearningRateSchedule } from '../optimizer/LearningRateSchedule.js';
 import { TRAINER_LIMITS } from '../config/trainingConfig.js';
 import { planWorkerGroups } from '../workerGroupPlan.js';
-import type { TrainedWorkerGroup } from '../WorkerGroupsService.js';
+import { WorkerGroupsService, type TrainedWorkerGroup } from '../WorkerGroupsService.js';
 
 /**
  * What `drmas sft` and `drmas dpo` share: training each worker group on a file of examples outside the rollout loop,
@@ -150,7 +150,7 @@ export async function openOfflineKernel(
   );
   const log = (message: string) => io.stderr.write(`drmas: ${message}\n`);
   const run = await kernel.setup({ runDir: outDir, runDirKey: values.out === undefined ? 'trainer.outputDir' : '--out', log });
-  const groups = kernel.get(WorkerGroups).all() as TrainedWorkerGroup[];
+  const groups = kernel.get(WorkerGroupsService).all();
   const untokenized = groups.find((group) => !group.codec);
   if (untokenized) {
     await kernel.shutdown();

@@ -60,24 +60,29 @@ export function readDemonstrations(file: string): Demonstration[] {
         hint: 'each line is one JSON object: {"agent": "solver", "prompt": "...", "response": "..."}',
       });
     }
-    for (const field of ['agent', 'prompt', 'response'] as const) {
-      if (typeof value[field] !== 'string') {
-        throw new DrmasError('INVALID_ARGUMENT', `line ${i + 1} has no string "${field}"`, {
-          file,
-          key: `line ${i + 1}.${field}`,
-          hint: 'each line is {"agent": "solver", "prompt": "...", "response": "..."}',
-        });
-      }
-    }
+    const stringField = (field: keyof Demonstration): string => {
+      const read = value[field];
+      if (typeof read === 'string') return read;
+      throw new DrmasError('INVALID_ARGUMENT', `line ${i + 1} has no string "${field}"`, {
+        file,
+        key: `line ${i + 1}.${field}`,
+        hint: 'each line is {"agent": "solver", "prompt": "...", "response": "..."}',
+      });
+    };
+    const demonstration: Demonstration = {
+      agent: stringField('agent'),
+      prompt: stringField('prompt'),
+      response: stringField('response'),
+    };
     // The first response token is predicted from the prompt, so a demonstration needs one.
-    if (value.prompt === '') {
+    if (demonstration.prompt === '') {
       throw new DrmasError('INVALID_ARGUMENT', `line ${i + 1} has an empty "prompt"`, {
         file,
         key: `line ${i + 1}.prompt`,
         hint: 'give the prompt as the agent sends it (chat template applied)',
       });
     }
-    demos.push(value as unknown as Demonstration);
+    demos.push(demonstration);
   });
   if (demos.length === 0) {
     throw new DrmasError('INVALID_ARGUMENT', `${file} holds no demonstrations`, {

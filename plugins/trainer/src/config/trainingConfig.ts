@@ -42,6 +42,11 @@ export const trainOverridesSection = z.strictObject({
   maxGradNorm: z.number().min(0).optional(),
   /** Rows per micro-batch (gradient accumulation). */
   microBatchSize: z.number().int().positive().max(TRAINER_LIMITS.rows).optional(),
+  /**
+   * Padded tokens per micro-batch at most (rows times the longest prompt plus the longest response), besides
+   * `microBatchSize`: veRL's `use_dynamic_bsz` / `ppo_max_token_len_per_gpu`. Unset: micro-batches by rows alone.
+   */
+  microBatchTokens: z.number().int().positive().optional(),
   /** Optimizer steps per training step: a worker group's rows are split into this many mini-batches. */
   miniBatches: z.number().int().positive().max(TRAINER_LIMITS.rows).optional(),
   /** Passes over a worker group's rows per training step (PPO epochs). */

@@ -1,11 +1,19 @@
-import { AUTO_BACKEND, BackendFactory, DrmasError, Engines, rolesReadingValues, type ApplyContext, type ResolvedConfig } from '@drmas/core';
+import {
+  AUTO_BACKEND,
+  BackendFactory,
+  DrmasError,
+  rolesReadingValues,
+  type Engines,
+  type ApplyContext,
+  type ResolvedConfig,
+} from '@drmas/core';
 import { criticSettings } from '../config/criticConfig.js';
 import type { Critics } from './Critics.js';
 import { CriticLearner } from './CriticLearner.js';
 import { planCritics } from './criticPlan.js';
 
 /** Refuses a critic no estimator reads, and one on an engine that has none; plans the critics. */
-export function checkCritics(kernel: ApplyContext, config: ResolvedConfig, critics: Critics): void {
+export function checkCritics(kernel: ApplyContext, engines: Engines, config: ResolvedConfig, critics: Critics): void {
   const learner = criticSettings(config).learner;
   if (learner === undefined) return;
   const plans = planCritics(config, rolesReadingValues(kernel, config), kernel.getNamed(CriticLearner, learner, 'critic.learner'));
@@ -15,7 +23,6 @@ export function checkCritics(kernel: ApplyContext, config: ResolvedConfig, criti
       hint: 'set algorithm.advantage (or agents.<role>.advantage) to gae, or remove critic.learner',
     });
   }
-  const engines = kernel.get(Engines);
   const trainsCritics = (name: string) => engines.get(name, 'models.<id>.backend').capabilities.includes('critic');
   for (const plan of plans) {
     const backend = plan.settings.backend;

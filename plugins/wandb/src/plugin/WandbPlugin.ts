@@ -9,6 +9,7 @@ import {
   RunFile,
   Stage,
   type ApplyContext,
+  type PluginConfig,
   type Plugin,
   type RegisterContext,
   type RunContext,
@@ -17,6 +18,9 @@ import {
 import { HistoryStream } from '../client/HistoryStream.js';
 import { DEFAULT_BASE_URL, WandbClient, type RunPath } from '../client/WandbClient.js';
 import { WANDB_MODES, wandbSection, type WandbMode, type WandbSettings } from './wandbConfig.js';
+
+const wandbSchema = { wandb: wandbSection };
+type WandbConfig = PluginConfig<typeof wandbSchema>;
 
 export const PLUGIN_NAME = 'wandb';
 
@@ -104,9 +108,9 @@ export function resolveWandb(settings: WandbSettings, env: NodeJS.ProcessEnv): R
  * A server that cannot be reached at `setup` stops the run before training; one that fails later costs a warning, not
  * the run: the lines stay pending and go again with the next step (and they are all in metrics.jsonl).
  */
-export class WandbPlugin implements Plugin {
+export class WandbPlugin implements Plugin<unknown, typeof wandbSchema> {
   readonly name = PLUGIN_NAME;
-  readonly configSchema = { wandb: wandbSection };
+  readonly configSchema = wandbSchema;
   readonly secretEnv: SecretEnv = { WANDB_API_KEY: 'value', WANDB_BASE_URL: 'url' };
   private stream: HistoryStream | undefined;
   private run: RunContext | undefined;
@@ -119,7 +123,7 @@ export class WandbPlugin implements Plugin {
     private readonly timing: WandbTiming = WANDB_TIMING,
   ) {}
 
-  register(ctx: RegisterContext): void {
+  register(ctx: RegisterContext<WandbConfig>): void {
     ctx.bind(RunFile).toConstantValue({ path: WANDB_RUN_FILE, kind: 'artifact' });
     ctx.bind(MetricsSink).toConstantValue({
       write: ({ step, metrics }) => {
@@ -133,8 +137,9 @@ export class WandbPlugin implements Plugin {
     });
   }
 
-  apply(kernel: ApplyContext): void {
-    const settings = () => resolveWandb(kernel.config.wandb as WandbSettings, this.env);
+  apply(kernel: ApplyContext<WandbConfig>): void {
+    const { secrets } = kernel.inject({ secrets: Secrets });
+    const settings = () => resolveWandb(kernel.config.wandb, this.env);
 
     kernel.hooks.validate.tap(PLUGIN_NAME, () => {
       const { mode } = settings();
@@ -162,7 +167,7 @@ export class WandbPlugin implements Plugin {
         run.log('wandb: disabled (wandb.mode)');
         return;
       }
-      const { timeoutMs, retries, logConfig, finishTimeoutMs } = kernel.config.wandb as WandbSettings;
+      const { timeoutMs, retries, logConfig, finishTimeoutMs } = kernel.config.wandb;
       const { retryDelayMs, heartbeatMs, finishDelayMs, finishMaxDelayMs } = this.timing;
       const client = new WandbClient({ baseUrl: resolved.baseUrl, apiKey: this.env.WANDB_API_KEY!, timeoutMs, retries, retryDelayMs });
       const file = path.join(run.runDir, WANDB_RUN_FILE);
@@ -177,7 +182,7 @@ export class WandbPlugin implements Plugin {
         displayName: resolved.name ?? path.basename(run.runDir),
         group: resolved.group,
         tags: resolved.tags,
-        config: logConfig ? wandbConfigJson(kernel.get(Secrets).config()) : undefined,
+        config: logConfig ? wandbConfigJson(secrets.config()) : undefined,
       });
       const status = resuming ? await client.resumeStatus(where) : undefined;
       writeFileSync(file, `${JSON.stringify({ baseUrl: shownUrl, ...pick(where) } satisfies RunRecord, null, 2)}\n`);

@@ -2,7 +2,7 @@ import type { StepContext } from '../data/StepContext.js';
 import type { TrainingBatch } from '../data/TrainingBatch.js';
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
 import { createToken } from '../di/Token.js';
-import type { Roles } from './Roles.js';
+import type { Contributions } from './Contributions.js';
 import type { BatchInput } from './BatchInputSource.js';
 
 /**
@@ -35,13 +35,13 @@ export const AdvantageEstimator = createToken<AdvantageEstimator>('AdvantageEsti
 });
 
 /** The roles whose estimator (`agents.<role>.advantage`, else `algorithm.advantage`) reads critic values. */
-export function rolesReadingValues(roles: Pick<Roles, 'getNamed'>, config: ResolvedConfig): Set<string> {
+export function rolesReadingValues(contributions: Pick<Contributions, 'getNamed'>, config: ResolvedConfig): Set<string> {
   const out = new Set<string>();
   for (const [role, entry] of Object.entries(config.agents)) {
     const name = entry.advantage ?? config.algorithm.advantage;
     if (name === undefined) continue;
     const key = entry.advantage ? `agents.${role}.advantage` : 'algorithm.advantage';
-    if (roles.getNamed(AdvantageEstimator, name, key).inputs?.includes('values')) out.add(role);
+    if (contributions.getNamed(AdvantageEstimator, name, key).inputs?.includes('values')) out.add(role);
   }
   return out;
 }

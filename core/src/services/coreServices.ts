@@ -13,7 +13,7 @@ import { Environment } from './Environment.js';
 import { InfoSection } from './InfoSection.js';
 import { MetricsSink } from './MetricsSink.js';
 import { QuestionSet } from './QuestionSet.js';
-import { Roles } from './Roles.js';
+import { Contributions } from './Contributions.js';
 import { RunFile } from './RunFile.js';
 import { RunDirectoryLock } from './RunDirectoryLock.js';
 import { Rollouts } from './Rollouts.js';
@@ -21,12 +21,12 @@ import { Tool } from './Tool.js';
 import { WorkerGroups } from './WorkerGroups.js';
 import { Secrets } from '../secrets/Secrets.js';
 
-/** The roles core declares: every kernel can name them in messages, and `drmas info` lists the named ones. */
-export function coreRoles(): Token<unknown>[] {
+/** The services core declares: every kernel can name them in messages, and `drmas info` lists the named ones. */
+export function coreServices(): Token<unknown>[] {
   return [
     ResolvedConfig,
     Secrets,
-    Roles,
+    Contributions,
     Rollouts,
     RunDirectoryLock,
     Agent,
@@ -47,3 +47,6 @@ export function coreRoles(): Token<unknown>[] {
     Rng,
   ];
 }
+
+/** @deprecated since 0.2.0: `coreServices`. */
+export const coreRoles = coreServices;

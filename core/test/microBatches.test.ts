@@ -1,0 +1,37 @@
+import { describe, expect, it } from '@jest/globals';
+import { partMicroBatches, TrainingBatch } from '@drmas/core';
+
+/** Rows with prompt lengths `prompts` and response lengths `responses`. */
+function batchOf(prompts: number[], responses: number[]): TrainingBatch {
+  return TrainingBatch.fromSequences(
+    prompts.map((n) => new Int32Array(n).fill(1)),
+    responses.map((n) => new Int32Array(n).fill(2)),
+  );
+}
+const rowsOf = (cut: Array<{ rows: Int32Array }>) => cut.map((m) => Array.from(m.rows));
+
+describe('partMicroBatches', () => {
+  it('cuts by rows alone without a token budget', () => {
+    expect(rowsOf(partMicroBatches(Int32Array.of(0, 1, 2, 3, 4), 2))).toEqual([[0, 1], [2, 3], [4]]);
+    expect(rowsOf(partMicroBatches(Int32Array.of(0, 1, 2), 0))).toEqual([[0, 1, 2]]);
+  });
+
+  it('packs rows greedily under a budget of padded tokens (rows x (longest prompt + longest response))', () => {
+    // Rows (prompt + response): 0: 3+5, 1: 2+6, 2: 4+1, 3: 1+1, 4: 10+10.
+    const batch = batchOf([3, 2, 4, 1, 10], [5, 6, 1, 1, 10]);
+    const rows = Int32Array.of(0, 1, 2, 3, 4);
+    // Budget 20: {0} 8; {0,1} 2 x (3+6) = 18; {0,1,2} 3 x (4+6) = 30 > 20, cut. {2,3} 2 x 5 = 10; {2,3,4} 3 x 20 = 60,
+    // cut; row 4 alone is 20.
+    expect(rowsOf(partMicroBatches(rows, 0, undefined, { tokens: 20, batch }))).toEqual([[0, 1], [2, 3], [4]]);
+    // A row over the budget goes alone; rows still bound the size: {0,1} by 2 rows, then {2,3}, then {4}.
+    expect(rowsOf(partMicroBatches(rows, 0, undefined, { tokens: 5, batch }))).toEqual([[0], [1], [2], [3], [4]]);
+    expect(rowsOf(partMicroBatches(rows, 2, undefined, { tokens: 1000, batch }))).toEqual([[0, 1], [2, 3], [4]]);
+    // Each part on its own: agent 0 has rows 0, 2, 4; agent 1 has rows 1, 3.
+    const parts = Int32Array.of(0, 1, 0, 1, 0);
+    expect(partMicroBatches(rows, 0, parts, { tokens: 20, batch }).map((m) => [m.part, Array.from(m.rows)])).toEqual([
+      [0, [0, 2]],
+      [0, [4]],
+      [1, [1, 3]],
+    ]);
+  });
+});
