@@ -239,6 +239,22 @@ describe('paths in the config', () => {
     expect(config.models.c?.model).toBe(p.path('from-cli'));
   });
 
+  test('a bare relative path resolves from the config file where it names something there; otherwise it stays a name', async () => {
+    const p = project({
+      'configs/drmas.config.json': JSON.stringify({
+        models: { a: { model: 'Qwen2.5-0.5B-Instruct' }, b: { model: 'tiny' }, c: { model: 'models/Qwen3-0.6B' } },
+      }),
+      'configs/Qwen2.5-0.5B-Instruct/config.json': '{}',
+      'configs/models/Qwen3-0.6B/config.json': '{}',
+      'tiny/config.json': '{}',
+    });
+    // Run from another folder (the project root, where a `tiny` folder exists): the config file's folder decides.
+    const { config } = await resolveConfig({ cwd: p.dir, configPath: 'configs/drmas.config.json' });
+    expect(config.models.a?.model).toBe(p.path('configs', 'Qwen2.5-0.5B-Instruct'));
+    expect(config.models.b?.model).toBe('tiny');
+    expect(config.models.c?.model).toBe(p.path('configs', 'models', 'Qwen3-0.6B'));
+  });
+
   test('plugins declare their own path keys', async () => {
     const plugin = { name: 'files', configSchema: { data: z.object({ file: z.string() }) }, configPaths: ['data.file'], apply() {} };
     const p = project({ 'sub/drmas.config.json': '{}' });

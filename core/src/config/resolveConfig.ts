@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { ZodError, ZodObject } from 'zod';
 import { builtinPlugins } from '../builtins/builtinPlugins.js';
@@ -50,8 +51,9 @@ const MODULE_KEYS = new Set(['presets', 'plugins']);
 const CORE_PATH_KEYS = ['models.*.model'];
 
 /**
- * Resolves relative paths (`./x`, `../x`) under the keys matching `patterns` against the folder `baseOf` gives for
- * that key (the folder of the config file that set it); names such as `tiny` are left alone.
+ * Resolves relative paths under the keys matching `patterns` against the folder `baseOf` gives for that key (the
+ * folder of the config file that set it): `./x` and `../x` always, a bare `x` or `models/x` when it names something
+ * in that folder (a model folder written as `Qwen2.5-0.5B-Instruct`); other names such as `tiny` are left alone.
  */
 function resolveRelativePaths(config: ConfigObject, patterns: string[], baseOf: (key: string[]) => string | undefined): void {
   const visit = (node: unknown, pattern: string[], at: string[]) => {
@@ -64,9 +66,9 @@ function resolveRelativePaths(config: ConfigObject, patterns: string[], baseOf: 
         continue;
       }
       const value = node[key];
-      if (typeof value !== 'string' || !/^\.\.?[\\/]/.test(value)) continue;
+      if (typeof value !== 'string' || value === '' || path.isAbsolute(value)) continue;
       const base = baseOf([...at, key]);
-      if (base) node[key] = path.resolve(base, value);
+      if (base && (/^\.\.?[\\/]/.test(value) || existsSync(path.resolve(base, value)))) node[key] = path.resolve(base, value);
     }
   };
   for (const pattern of patterns) visit(config, pattern.split('.'), []);

@@ -6,12 +6,15 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { SafetensorsError } from './errors.js';
 import {
+  readSafetensorsHeader,
   SafetensorsReader,
   tensorByteSize,
   tensorEntries,
   writeSafetensors,
   type CheckpointTensor,
   type ReadSafetensorsOptions,
+  type SafetensorsEntry,
+  type SafetensorsHeader,
   type TensorInput,
   type TensorMapInput,
   type WriteSafetensorsOptions,
@@ -89,6 +92,24 @@ export async function readShardedSafetensors(
     }
   }
   return tensors;
+}
+
+/** The header entry of every tensor named in a `model.safetensors.index.json` (shape and dtype, no data read). */
+export async function readShardedSafetensorsHeaders(indexFile: string): Promise<Map<string, SafetensorsEntry>> {
+  const index = await readSafetensorsIndex(indexFile);
+  const dir = dirname(indexFile);
+  const headers = new Map<string, SafetensorsHeader>();
+  const entries = new Map<string, SafetensorsEntry>();
+  for (const [name, shard] of Object.entries(index.weight_map)) {
+    let header = headers.get(shard);
+    if (header === undefined) headers.set(shard, (header = await readSafetensorsHeader(join(dir, shard))));
+    const entry = header.tensors.get(name);
+    if (entry === undefined) {
+      throw new SafetensorsError(header.file, `${basename(indexFile)} maps this tensor to the shard, but the shard does not hold it`, name);
+    }
+    entries.set(name, entry);
+  }
+  return entries;
 }
 
 export interface ShardedWriteOptions extends WriteSafetensorsOptions {

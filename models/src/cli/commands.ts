@@ -1,6 +1,16 @@
-import { DrmasError, integerOption, numberOption, type CliCommand, type CliIO, type DrmasErrorCode } from '@drmas/core';
+import {
+  CONFIG_HELP,
+  CONFIG_OPTIONS,
+  DrmasError,
+  integerOption,
+  numberOption,
+  type CliCommand,
+  type CliIO,
+  type DrmasErrorCode,
+} from '@drmas/core';
 import { generateCommand } from './generateCommand.js';
 import { scoreCommand } from './scoreCommand.js';
+import { formatValidateReport, validateConfig } from './validateCommand.js';
 import type { ArchitectureName } from '../config/ModelConfig.js';
 
 /** Upper bound of a generated length from the command line: far above what a CPU model writes in one call. */
@@ -156,6 +166,23 @@ export const score: CliCommand = {
         io.stdout as NodeJS.WritableStream & import('node:stream').Writable,
       ),
     );
+    return 0;
+  },
+};
+
+export const validate: CliCommand = {
+  name: 'validate',
+  summary: 'check a config and its model folders (config.json, weight shapes, tokenizer, chat template) without loading weights',
+  usage: 'drmas validate [--config PATH] [--set KEY=VALUE ...] [--json]',
+  help: [...CONFIG_HELP, ['--json', 'print the report as JSON']],
+  options: { ...CONFIG_OPTIONS, json: { type: 'boolean' } },
+  async run({ values }, io) {
+    const report = await validateConfig({
+      cwd: io.cwd,
+      configPath: values.config as string | undefined,
+      overrides: values.set as string[] | undefined,
+    });
+    io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatValidateReport(report));
     return 0;
   },
 };

@@ -184,6 +184,16 @@ export function parseModelConfig(raw: Record<string, unknown>, file = 'config.js
     });
   }
 
+  // transformers 5 writes each layer's attention; a "sliding_attention" layer can come without use_sliding_window.
+  const layerTypes = Array.isArray(raw.layer_types) ? (raw.layer_types as unknown[]) : [];
+  const windowed = layerTypes.findIndex((type) => type !== 'full_attention');
+  if (windowed >= 0) {
+    throw new ModelConfigError(`layer ${windowed} has ${JSON.stringify(layerTypes[windowed])}; only "full_attention" is implemented`, {
+      file,
+      key: `layer_types[${windowed}]`,
+      hint: 'set every entry of layer_types to "full_attention" (and use_sliding_window to false)',
+    });
+  }
   const hiddenSize = num('hidden_size');
   const numHeads = num('num_attention_heads');
   const numKvHeads = raw.num_key_value_heads == null ? (d.num_key_value_heads ?? numHeads) : num('num_key_value_heads');

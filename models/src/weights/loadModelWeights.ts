@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { didYouMean, DrmasError } from '@drmas/core';
 import { loadCheckpoint } from '../checkpoint/checkpointDirectory.js';
 import { CheckpointError } from '../checkpoint/errors.js';
 import { BUILTIN_MODELS, builtinModel, isBuiltinModelName } from '../builtin/builtinModels.js';
-import { expectedWeightShapes, parseModelConfig, type ArchitectureName, type DecoderConfig } from '../config/ModelConfig.js';
+import { expectedWeightShapes, type ArchitectureName, type DecoderConfig } from '../config/ModelConfig.js';
 import { Tokenizer } from '../tokenizer/Tokenizer.js';
 import type { HostTensor } from './HostTensor.js';
+import { inspectModelFolder } from './inspectModelFolder.js';
 
 export interface ModelSource {
   /** `tiny` / `small` (built-in, initialised from `seed`) or a checkpoint folder. */
@@ -32,18 +32,15 @@ export interface ModelFolder {
   generationConfig?: Record<string, unknown>;
 }
 
-/** Reads a Hugging Face checkpoint folder (config.json + safetensors); only the tensors the decoder uses are read. */
+/**
+ * Reads a Hugging Face checkpoint folder (config.json + safetensors), checked by `inspectModelFolder` before any weight
+ * is read; only the tensors the decoder uses are read.
+ */
 export async function readModelFolder(dir: string): Promise<ModelFolder> {
-  const probe = await loadCheckpoint(dir, { filter: () => false });
-  const config = parseModelConfig(probe.config, join(probe.dir, 'config.json'));
+  const { config, tokenizerDir, generationConfig } = await inspectModelFolder(dir);
   const wanted = expectedWeightShapes(config);
   const checkpoint = await loadCheckpoint(dir, { filter: (name) => wanted.has(name) });
-  return {
-    config,
-    weights: checkpoint.tensors,
-    tokenizerDir: checkpoint.tokenizerDir,
-    generationConfig: checkpoint.generationConfig,
-  };
+  return { config, weights: checkpoint.tensors, tokenizerDir, generationConfig };
 }
 
 /** A decoder's config, host weights and tokenizer: a built-in model initialised from its seed, or a checkpoint folder. */
