@@ -18,7 +18,7 @@ import { valueLoss } from '../../algorithms/test/reference/valueLoss.js';
 import { DecoderModel, selectRuntime } from '@drmas/plugin-backend-tfjs';
 import { TfjsValueModel } from '../../backend-tfjs/src/critic/TfjsValueModel.js';
 import { OnnxValueModel, valueSessionPool, type ValueSession } from '../src/critic/OnnxValueModel.js';
-import { onnxBackendFactory } from '../src/plugin/OnnxBackendPlugin.js';
+import { createOnnxBackendFactory } from '../src/plugin/OnnxBackendPlugin.js';
 import type { SharedSessions } from '../src/SharedSessions.js';
 import { buildValueGraph, HEAD_BIAS, HEAD_WEIGHT, ValueNames } from '../src/critic/ValueGraph.js';
 import { forwardFeeds, ortTensor, type Feeds } from '../src/DecoderFeeds.js';
@@ -27,6 +27,8 @@ import { loadOnnxRuntime, type Ort } from '../src/ExecutionProvider.js';
 import { accumulateGradients } from '../src/training/ClippedStep.js';
 import { TrainingNames } from '../src/training/TrainingGraph.js';
 import { randomWeights, tinyConfigJson } from './parityFixtures.js';
+
+const onnxBackendFactory = createOnnxBackendFactory();
 
 /**
  * The onnx critic (issue 19): its value-loss gradient against central finite differences of the float64 reference

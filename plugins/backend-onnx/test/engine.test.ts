@@ -13,11 +13,13 @@ import {
   ONNXRUNTIME_VERSION,
   OnnxPolicyBackend,
   OnnxRuntimeUnavailableError,
-  onnxBackendFactory,
+  createOnnxBackendFactory,
 } from '../src/index.js';
 import onnxBackendPlugin from '../src/index.js';
 import { maxAbsDiff } from './parityFixtures.js';
 import { makeBatch, updateRequest, weightedCrossEntropy } from '../../backend-tfjs/test/trainingFixtures.js';
+
+const onnxBackendFactory = createOnnxBackendFactory();
 
 const PROMPTS = [[5, 60, 7, 81, 9, 3, 44], [12], [30, 4, 11, 2, 19], [100, 101]];
 
@@ -216,7 +218,13 @@ describe('plugin', () => {
     const provided: [unknown, string, unknown][] = [];
     const ctx = { provide: (token: unknown, name: string, value: unknown) => provided.push([token, name, value]) };
     onnxBackendPlugin().register(ctx as never);
-    expect(provided).toEqual([[BackendFactory, 'onnx', onnxBackendFactory]]);
+    onnxBackendPlugin().register(ctx as never);
+    expect(provided.map(([token, name]) => [token, name])).toEqual([
+      [BackendFactory, 'onnx'],
+      [BackendFactory, 'onnx'],
+    ]);
+    // One factory per kernel: its runs' sessions and LoRA bases go with that kernel's container.
+    expect(provided[0]![2]).not.toBe(provided[1]![2]);
 
     const logs: string[] = [];
     const backend: PolicyBackend = await onnxBackendFactory.create({

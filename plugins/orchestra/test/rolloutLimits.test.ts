@@ -13,7 +13,9 @@ import {
 } from '@drmas/plugin-orchestra';
 import { TempProject } from '../../../test/support/tempProject.js';
 import { kernelConfig } from '../../../core/test/kernelConfig.js';
-import { onnxBackendFactory } from '../../backend-onnx/src/plugin/OnnxBackendPlugin.js';
+import { createOnnxBackendFactory } from '../../backend-onnx/src/plugin/OnnxBackendPlugin.js';
+
+const onnxBackendFactory = createOnnxBackendFactory();
 
 const project = new TempProject('rollout-limits');
 afterAll(() => project.dispose());

@@ -9,10 +9,12 @@ import {
   type PolicyBackend,
   type UserConfig,
 } from '@drmas/core';
-import { ONNXRUNTIME_INSTALL, onnxBackendFactory, OnnxBackendPlugin, OnnxRuntimeUnavailableError } from '@drmas/plugin-backend-onnx';
+import { createOnnxBackendFactory, ONNXRUNTIME_INSTALL, OnnxBackendPlugin, OnnxRuntimeUnavailableError } from '@drmas/plugin-backend-onnx';
 import { tfjsBackendFactory, TfjsBackendPlugin } from '@drmas/plugin-backend-tfjs';
 import { TrainerPlugin, type TrainedWorkerGroup } from '../src/index.js';
 import { TempProject } from '../../../test/support/tempProject.js';
+
+const onnxBackendFactory = createOnnxBackendFactory();
 
 const project = new TempProject('rollout-engine');
 afterAll(() => project.dispose());

@@ -34,129 +34,146 @@ const PLUGIN_NAME = 'backend-onnx';
 const MAX_THREADS = 4096;
 
 /**
- * The `onnx` backend factory: a policy on onnxruntime-node, as the rollout engine (`models.<id>.rollout: onnx`) or
+ * An `onnx` backend factory: a policy on onnxruntime-node, as the rollout engine (`models.<id>.rollout: onnx`) or
  * as the trainer too (`backend: onnx`). `models.<id>.provider` picks the execution provider: cpu, cuda or auto. Ranked
- * above tfjs on a CPU, so `auto` takes it wherever onnxruntime-node (an optional peer dependency) loads.
+ * above tfjs on a CPU, so `auto` takes it wherever onnxruntime-node (an optional peer dependency) loads. Each factory
+ * owns the sessions and LoRA bases of the runs it serves (`OnnxRunResources`); the plugin registers one per kernel, so
+ * that state lives and goes with the kernel's container, and nothing is held at module level.
  */
-export const onnxBackendFactory: BackendFactory = {
-  name: 'onnx',
-  capabilities: ['sample', 'score', 'train', 'lora', 'critic'],
-  // Trains 2x tfjs-wasm's speed on a CPU (the math job's steps), critics included, so `auto` takes it there.
-  priority: () => 20,
-  // The training graph runs a whole micro-batch (by default the step's rows) at once and keeps its activations for
-  // the backward pass, so they grow with the batch as the key/value cache does (math job, tiny: ~60 KB per sampled
-  // token measured as max RSS between 128 and 1,024 rows), and nothing caps the heap short of the machine.
-  // A critic's training session keeps its own arena beside the policy's, so its trunk's activations add up.
-  trainingBytesPerToken(settings, critic) {
-    const shape = readModelShape((settings as ModelSettings).model);
-    if (!shape) return undefined;
-    const criticShape = critic && readModelShape(critic.model);
-    // The output head goes over a wide vocabulary in chunks (`writeChunkedScoreHead`): logits one chunk wide.
-    const policy = activationBytesPerToken(shape, HEAD_VOCAB_CHUNK);
-    if (!criticShape) return { bytes: policy, reason: 'activations kept for the backward pass on onnx' };
-    return {
-      bytes: policy + activationBytesPerToken(criticShape),
-      reason: "activations kept for the backward pass on onnx, its critic's included",
-    };
-  },
-  // Float32 weights, their gradients and AdamW's two moments, and under the fused layout the graphs' derived copy
-  // (`defaultWeightLayout`): what a full fine-tune holds before any activation.
-  trainingStateBytes(settings) {
-    const shape = readModelShape((settings as ModelSettings).model);
-    if (!shape) return undefined;
-    const weights = 4 * matrixWeightCount(shape);
-    const layout = (settings as { weightLayout?: WeightLayout }).weightLayout ?? (weights >= SHARED_LAYOUT_BYTES ? 'shared' : 'fused');
-    const copies = layout === 'shared' ? 4 : 5;
-    const what =
-      copies === 4
-        ? "weights (read in place by every graph), gradients and AdamW's two moments"
-        : "weights, the graphs' fused copy, gradients and AdamW's two moments";
-    return { bytes: copies * weights, reason: `float32 ${what}: ${copies} x ${formatBytes(weights)}` };
-  },
-  describe: () =>
-    `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,
-  probe: () =>
-    loadOnnxRuntime().then(
-      () => undefined,
-      (error: Error) => error.message,
-    ),
-  async create({ modelId, settings, run }) {
-    const model = settings as ModelSettings;
-    const provider = parseProviderRequest(model.provider, `models.${modelId}.provider`);
-    const lora = settings.lora as LoraEngineSettings | undefined;
-    const sessions = runSessions(run);
-    try {
-      const source = { model: model.model, architecture: model.architecture as ArchitectureName | undefined, seed: model.seed };
-      const options = {
-        name: lora ? `onnx:${modelId}@${lora.agent}` : `onnx:${modelId}`,
-        provider,
-        sessionOptions: modelSessionOptions(model),
-        weightLayout: (model as { weightLayout?: WeightLayout }).weightLayout,
-        rolloutSessions: sessions.rollout,
-        trainingSessions: sessions.training,
-        warn: (message: string) => run.log(`warning: ${message}`),
+export function createOnnxBackendFactory(): BackendFactory {
+  const resources = new OnnxRunResources();
+  const runSessions = (run: object) => resources.sessions(run);
+  const sharedBase = (run: object, source: ModelSource) => resources.base(run, source);
+  return {
+    name: 'onnx',
+    capabilities: ['sample', 'score', 'train', 'lora', 'critic'],
+    // Trains 2x tfjs-wasm's speed on a CPU (the math job's steps), critics included, so `auto` takes it there.
+    priority: () => 20,
+    // The training graph runs a whole micro-batch (by default the step's rows) at once and keeps its activations for
+    // the backward pass, so they grow with the batch as the key/value cache does (math job, tiny: ~60 KB per sampled
+    // token measured as max RSS between 128 and 1,024 rows), and nothing caps the heap short of the machine.
+    // A critic's training session keeps its own arena beside the policy's, so its trunk's activations add up.
+    trainingBytesPerToken(settings, critic) {
+      const shape = readModelShape((settings as ModelSettings).model);
+      if (!shape) return undefined;
+      const criticShape = critic && readModelShape(critic.model);
+      // The output head goes over a wide vocabulary in chunks (`writeChunkedScoreHead`): logits one chunk wide.
+      const policy = activationBytesPerToken(shape, HEAD_VOCAB_CHUNK);
+      if (!criticShape) return { bytes: policy, reason: 'activations kept for the backward pass on onnx' };
+      return {
+        bytes: policy + activationBytesPerToken(criticShape),
+        reason: "activations kept for the backward pass on onnx, its critic's included",
       };
-      if (lora) {
-        const { agent, seed, ...loraSettings } = lora;
-        const { config, weights, tokenizer } = await sharedBase(run, source);
-        const backend = await OnnxPolicyBackend.create(config, weights, tokenizer, {
-          ...options,
-          lora: { settings: loraSettings, seed },
-        });
-        run.log(
-          `model ${modelId}, agent ${agent}: LoRA r=${lora.rank} alpha=${lora.alpha} on ${lora.targetModules.join(', ')} over ${model.model} on ${backend.runtime}`,
-        );
+    },
+    // Float32 weights, their gradients and AdamW's two moments, and under the fused layout the graphs' derived copy
+    // (`defaultWeightLayout`): what a full fine-tune holds before any activation.
+    trainingStateBytes(settings) {
+      const shape = readModelShape((settings as ModelSettings).model);
+      if (!shape) return undefined;
+      const weights = 4 * matrixWeightCount(shape);
+      const layout = (settings as { weightLayout?: WeightLayout }).weightLayout ?? (weights >= SHARED_LAYOUT_BYTES ? 'shared' : 'fused');
+      const copies = layout === 'shared' ? 4 : 5;
+      const what =
+        copies === 4
+          ? "weights (read in place by every graph), gradients and AdamW's two moments"
+          : "weights, the graphs' fused copy, gradients and AdamW's two moments";
+      return { bytes: copies * weights, reason: `float32 ${what}: ${copies} x ${formatBytes(weights)}` };
+    },
+    describe: () =>
+      `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,
+    probe: () =>
+      loadOnnxRuntime().then(
+        () => undefined,
+        (error: Error) => error.message,
+      ),
+    async create({ modelId, settings, run }) {
+      const model = settings as ModelSettings;
+      const provider = parseProviderRequest(model.provider, `models.${modelId}.provider`);
+      const lora = settings.lora as LoraEngineSettings | undefined;
+      const sessions = runSessions(run);
+      try {
+        const source = { model: model.model, architecture: model.architecture as ArchitectureName | undefined, seed: model.seed };
+        const options = {
+          name: lora ? `onnx:${modelId}@${lora.agent}` : `onnx:${modelId}`,
+          provider,
+          sessionOptions: modelSessionOptions(model),
+          weightLayout: (model as { weightLayout?: WeightLayout }).weightLayout,
+          rolloutSessions: sessions.rollout,
+          trainingSessions: sessions.training,
+          warn: (message: string) => run.log(`warning: ${message}`),
+        };
+        if (lora) {
+          const { agent, seed, ...loraSettings } = lora;
+          const { config, weights, tokenizer } = await sharedBase(run, source);
+          const backend = await OnnxPolicyBackend.create(config, weights, tokenizer, {
+            ...options,
+            lora: { settings: loraSettings, seed },
+          });
+          run.log(
+            `model ${modelId}, agent ${agent}: LoRA r=${lora.rank} alpha=${lora.alpha} on ${lora.targetModules.join(', ')} over ${model.model} on ${backend.runtime}`,
+          );
+          return backend;
+        }
+        const backend = await createOnnxPolicyBackend({ ...source, ...options });
+        run.log(`model ${modelId}: ${model.model} on ${backend.runtime}`);
         return backend;
+      } catch (cause) {
+        if (!DrmasError.is(cause)) throw cause;
+        throw cause.at(`models.${modelId}.model`, `model ${modelId}${cause.file ? '' : ` (${model.model})`} failed to load on onnx`);
       }
-      const backend = await createOnnxPolicyBackend({ ...source, ...options });
-      run.log(`model ${modelId}: ${model.model} on ${backend.runtime}`);
-      return backend;
-    } catch (cause) {
-      if (!DrmasError.is(cause)) throw cause;
-      throw cause.at(`models.${modelId}.model`, `model ${modelId}${cause.file ? '' : ` (${model.model})`} failed to load on onnx`);
-    }
-  },
-  async createCritic({ criticId, settings, run, shareTrunk }) {
-    const model = settings as ModelSettings;
-    const name = `onnx:critic:${criticId}`;
-    const options = modelSessionOptions(model) ?? {};
-    if (shareTrunk) {
-      if (!(shareTrunk instanceof OnnxPolicyBackend)) {
-        throw new DrmasError('CONFIG_INVALID', `critic ${criticId} shares the trunk of a ${shareTrunk.name} policy, which is not on onnx`, {
-          key: 'critic.shareTrunk',
-          hint: 'train the policy on onnx, or give the critic a trunk of its own (shareTrunk: false)',
-        });
-      }
-      if (!shareTrunk.sharedTrunk()) {
-        throw new DrmasError(
-          'CONFIG_INVALID',
-          `critic ${criticId} cannot share the trunk of ${shareTrunk.name}, which trains a LoRA adapter`,
-          {
-            key: 'critic.shareTrunk',
-            hint: 'give the critic a trunk of its own (shareTrunk: false)',
-          },
+    },
+    async createCritic({ criticId, settings, run, shareTrunk }) {
+      const model = settings as ModelSettings;
+      const name = `onnx:critic:${criticId}`;
+      const options = modelSessionOptions(model) ?? {};
+      if (shareTrunk) {
+        if (!(shareTrunk instanceof OnnxPolicyBackend)) {
+          throw new DrmasError(
+            'CONFIG_INVALID',
+            `critic ${criticId} shares the trunk of a ${shareTrunk.name} policy, which is not on onnx`,
+            {
+              key: 'critic.shareTrunk',
+              hint: 'train the policy on onnx, or give the critic a trunk of its own (shareTrunk: false)',
+            },
+          );
+        }
+        if (!shareTrunk.sharedTrunk()) {
+          throw new DrmasError(
+            'CONFIG_INVALID',
+            `critic ${criticId} cannot share the trunk of ${shareTrunk.name}, which trains a LoRA adapter`,
+            {
+              key: 'critic.shareTrunk',
+              hint: 'give the critic a trunk of its own (shareTrunk: false)',
+            },
+          );
+        }
+        run.log(`critic ${criticId}: a value head on the trunk of ${shareTrunk.name}`);
+        return OnnxValueModel.create(
+          name,
+          shareTrunk.runtime,
+          { shared: () => shareTrunk.sharedTrunk()! },
+          options,
+          runSessions(run).critic,
         );
       }
-      run.log(`critic ${criticId}: a value head on the trunk of ${shareTrunk.name}`);
-      return OnnxValueModel.create(name, shareTrunk.runtime, { shared: () => shareTrunk.sharedTrunk()! }, options, runSessions(run).critic);
-    }
-    const loaded = await loadCriticTrunk(
-      criticId,
-      { model: model.model, architecture: model.architecture as ArchitectureName | undefined, seed: model.seed },
-      'onnx',
-    );
-    const ort = await loadOnnxRuntime();
-    const runtime = describeProvider(ort, { provider: 'cpu', requested: 'cpu' }, options.intraOpNumThreads);
-    run.log(`critic ${criticId}: ${model.model} with a zero-initialized value head on ${runtime}`);
-    return OnnxValueModel.create(
-      name,
-      runtime,
-      { own: { config: loaded.config, weights: loaded.weights } },
-      options,
-      runSessions(run).critic,
-    );
-  },
-};
+      const loaded = await loadCriticTrunk(
+        criticId,
+        { model: model.model, architecture: model.architecture as ArchitectureName | undefined, seed: model.seed },
+        'onnx',
+      );
+      const ort = await loadOnnxRuntime();
+      const runtime = describeProvider(ort, { provider: 'cpu', requested: 'cpu' }, options.intraOpNumThreads);
+      run.log(`critic ${criticId}: ${model.model} with a zero-initialized value head on ${runtime}`);
+      return OnnxValueModel.create(
+        name,
+        runtime,
+        { own: { config: loaded.config, weights: loaded.weights } },
+        options,
+        runSessions(run).critic,
+      );
+    },
+  };
+}
 
 /** The session options a model's settings ask for, beside `sessionOptions`' defaults (undefined: none). */
 function modelSessionOptions(model: ModelSettings): OrtModule.InferenceSession.SessionOptions | undefined {
@@ -168,25 +185,9 @@ function modelSessionOptions(model: ModelSettings): OrtModule.InferenceSession.S
 }
 
 /**
- * The frozen bases of a run's LoRA engines, by model source: every adapter on one model reads the same weight
- * buffers (MAVERL / PettingLLMs: one base, an adapter per agent), which no engine ever writes. Keyed by the run, so
- * runs in one process never share.
- */
-const basesByRun = new WeakMap<object, Map<string, Promise<ModelWeights>>>();
-
-function sharedBase(run: object, source: ModelSource): Promise<ModelWeights> {
-  let bases = basesByRun.get(run);
-  if (!bases) basesByRun.set(run, (bases = new Map<string, Promise<ModelWeights>>()));
-  const key = JSON.stringify([source.model, source.architecture ?? null, source.seed ?? null]);
-  let base = bases.get(key);
-  if (!base) bases.set(key, (base = loadModelWeights(source)));
-  return base;
-}
-
-/**
  * The sessions of a run's onnx engines and critics: those of one architecture (models per agent from one checkpoint,
  * a critic per agent) share their sessions and memory arenas, their weights being the graphs' inputs
- * (`SharedSessions`). Keyed by the run, as the bases are.
+ * (`SharedSessions`).
  */
 interface RunSessions {
   rollout: SharedSessions<OrtModule.InferenceSession>;
@@ -194,15 +195,37 @@ interface RunSessions {
   critic: SharedSessions<ValueSession>;
 }
 
-const sessionsByRun = new WeakMap<object, RunSessions>();
+/**
+ * What one factory keeps per run: its engines' shared sessions, and the frozen bases of its LoRA engines by model
+ * source (every adapter on one model reads the same weight buffers, MAVERL / PettingLLMs: one base, an adapter per
+ * agent, which no engine writes). Keyed by the run, so runs through one factory never share.
+ */
+class OnnxRunResources {
+  private readonly byRun = new WeakMap<object, { sessions: RunSessions; bases: Map<string, Promise<ModelWeights>> }>();
 
-function runSessions(run: object): RunSessions {
-  let sessions = sessionsByRun.get(run);
-  if (!sessions) {
-    sessions = { rollout: rolloutSessionPool(), training: trainingSessionPool(), critic: valueSessionPool() };
-    sessionsByRun.set(run, sessions);
+  sessions(run: object): RunSessions {
+    return this.of(run).sessions;
   }
-  return sessions;
+
+  base(run: object, source: ModelSource): Promise<ModelWeights> {
+    const { bases } = this.of(run);
+    const key = JSON.stringify([source.model, source.architecture ?? null, source.seed ?? null]);
+    let base = bases.get(key);
+    if (!base) bases.set(key, (base = loadModelWeights(source)));
+    return base;
+  }
+
+  private of(run: object) {
+    let resources = this.byRun.get(run);
+    if (!resources) {
+      resources = {
+        sessions: { rollout: rolloutSessionPool(), training: trainingSessionPool(), critic: valueSessionPool() },
+        bases: new Map(),
+      };
+      this.byRun.set(run, resources);
+    }
+    return resources;
+  }
 }
 
 /** Registers the `onnx` backend and checks `models.<id>.provider` at validation. */
@@ -219,7 +242,7 @@ export class OnnxBackendPlugin implements Plugin {
   };
 
   register(ctx: RegisterContext): void {
-    ctx.provide(BackendFactory, 'onnx', onnxBackendFactory);
+    ctx.provide(BackendFactory, 'onnx', createOnnxBackendFactory());
   }
 
   apply(kernel: Kernel): void {
