@@ -224,9 +224,13 @@ describeSlow('a state past 4 GiB (slow: 4.8 GB on disk, about 10 GB of memory)',
       expAvg[i] = i;
       expAvgSq[i] = -i / 3;
     }
-    await write(serializeAdamWState(5, [['w', { expAvg, expAvgSq }]], () => [n], undefined));
+    await saveCheckpoint(dir, {
+      config: {},
+      tensors: {},
+      extraFiles: serializeAdamWState(5, [['w', { expAvg, expAvgSq }]], () => [n], undefined),
+    });
     const shards = ['optimizer-00001-of-00002.safetensors', 'optimizer-00002-of-00002.safetensors'];
-    expect((await readdir(dir)).sort()).toEqual([...shards, OPTIMIZER_META_FILE, OPTIMIZER_STATE_INDEX_FILE]);
+    expect((await readdir(dir)).sort()).toEqual(['config.json', ...shards, OPTIMIZER_META_FILE, OPTIMIZER_STATE_INDEX_FILE]);
     const sizes = await Promise.all(shards.map(async (file) => (await stat(join(dir, file))).size));
     expect(sizes[0]! + sizes[1]!).toBeGreaterThan(2 ** 32);
     const state = await readAdamWState(dir, [['w', [n]]]);
