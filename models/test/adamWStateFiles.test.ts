@@ -1,14 +1,20 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { freemem, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DrmasError } from '@drmas/core';
+import { DrmasError, verifyCheckpoint, writeCheckpointManifest } from '@drmas/core';
+import { describeSlow } from '../../test/support/describeSlow.js';
 import {
   hasAdamWState,
   OPTIMIZER_META_FILE,
   OPTIMIZER_STATE_FILE,
+  OPTIMIZER_STATE_INDEX_FILE,
   readAdamWState,
   serializeAdamWState,
+  type AdamWMoments,
 } from '../src/checkpoint/adamWStateFiles.js';
+import { saveCheckpoint, type CheckpointFileContents } from '../src/checkpoint/checkpointDirectory.js';
 
 /**
  * The optimizer-state files both backends write and read: the bytes laid out as the format says (read back here by
@@ -30,9 +36,12 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function write(files: Record<string, string | Uint8Array>): Promise<void> {
+async function write(files: Record<string, CheckpointFileContents>): Promise<void> {
   for (const [name, contents] of Object.entries(files)) await writeFile(join(dir, name), contents);
 }
+
+const OLD_STATE_SHA256 = 'd19ca504dcb95987e632e58daebc4411bc2b0e500273cd86a23af5b5b5c9411c';
+const OLD_META_SHA256 = 'f6c07a4940bc8e035cd24775674c56a68ac98bcf748744b040071fbc73d2ce9a';
 
 const embedding = { expAvg: Float32Array.of(1, 2, 3, 4, 5, 6), expAvgSq: Float32Array.of(0.5, 0.25, 0.125, 1, 2, 4) };
 
@@ -93,4 +102,143 @@ test.each([
   expect(error).toBeInstanceOf(DrmasError);
   expect(error).toMatchObject({ code: 'CHECKPOINT_INVALID', file: join(dir, file) });
   expect((error as Error).message).toContain(message);
+});
+
+describe('a state past one shard', () => {
+  // Sorted tensors and their float32 sizes: a.exp_avg 24, a.exp_avg_sq 24, b.exp_avg 8, b.exp_avg_sq 8, c.exp_avg 16,
+  // c.exp_avg_sq 16. Packed greedily into shards of at most 32 bytes: [24] [24+8] [8+16] [16].
+  const shapes = new Map<string, number[]>([
+    ['a', [2, 3]],
+    ['b', [2]],
+    ['c', [4]],
+  ]);
+  const moments = new Map<string, AdamWMoments>([
+    ['a', { expAvg: Float32Array.of(0.5, -1.25, 3, 0.125, 7, -2), expAvgSq: Float32Array.of(1, 2, 3, 4, 5, 6) }],
+    ['b', { expAvg: Float32Array.of(0.25, -0.75), expAvgSq: Float32Array.of(9, 0.0625) }],
+    ['c', { expAvg: Float32Array.of(-1, 1e-7, 3.5, 2 ** -20), expAvgSq: Float32Array.of(1e-12, 4, 0, 8) }],
+  ]);
+  const shard = (i: number) => `optimizer-0000${i}-of-00004.safetensors`;
+  const sharded = () => serializeAdamWState(11, moments, (name) => shapes.get(name)!, SETTINGS, 32);
+
+  test('shards named as transformers names them, an index with every tensor, each shard at most the shard size', async () => {
+    const files = sharded();
+    expect(Object.keys(files).sort()).toEqual([OPTIMIZER_META_FILE, ...[1, 2, 3, 4].map(shard), OPTIMIZER_STATE_INDEX_FILE].sort());
+    expect(JSON.parse(files[OPTIMIZER_STATE_INDEX_FILE] as string)).toEqual({
+      metadata: { total_size: 96 },
+      weight_map: {
+        'a.exp_avg': shard(1),
+        'a.exp_avg_sq': shard(2),
+        'b.exp_avg': shard(2),
+        'b.exp_avg_sq': shard(3),
+        'c.exp_avg': shard(3),
+        'c.exp_avg_sq': shard(4),
+      },
+    });
+    await write(files);
+    const bytes = await readFile(join(dir, shard(3)));
+    const headerLength = Number(bytes.readBigUInt64LE(0));
+    const data = bytes.subarray(8 + headerLength);
+    expect(data.length).toBe(24);
+    expect(Array.from(new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + 24)))).toEqual([
+      9,
+      0.0625,
+      -1,
+      Math.fround(1e-7),
+      3.5,
+      2 ** -20,
+    ]);
+  });
+
+  test('reads back every moment exactly', async () => {
+    await write(sharded());
+    const state = await readAdamWState(dir, shapes);
+    expect(state.step).toBe(11);
+    expect(state.settings).toEqual(SETTINGS);
+    for (const [name, m] of moments) {
+      expect(state.moments.get(name)!.expAvg).toEqual(m.expAvg);
+      expect(state.moments.get(name)!.expAvgSq).toEqual(m.expAvgSq);
+    }
+  });
+
+  test('a checkpoint manifest lists every shard and verification finds one missing; reading names the shard', async () => {
+    await saveCheckpoint(join(dir, 'policy'), { config: {}, tensors: {}, extraFiles: sharded() });
+    await writeFile(
+      join(dir, 'trainer_state.json'),
+      JSON.stringify({ format: 2, step: 11, seed: 0, workerGroups: ['policy'], states: {} }),
+    );
+    const manifest = await writeCheckpointManifest(dir);
+    expect(manifest.files.map((f) => f.path)).toEqual(expect.arrayContaining([1, 2, 3, 4].map((i) => `policy/${shard(i)}`)));
+    await expect(verifyCheckpoint(dir)).resolves.toMatchObject({ legacy: false });
+
+    await rm(join(dir, 'policy', shard(3)));
+    const verified = await verifyCheckpoint(dir).catch((e: unknown) => e);
+    expect(verified).toMatchObject({ code: 'CHECKPOINT_INVALID' });
+    expect((verified as Error).message).toContain(`policy/${shard(3)} is missing`);
+
+    const read = await readAdamWState(join(dir, 'policy'), shapes).catch((e: unknown) => e);
+    expect(read).toMatchObject({ name: 'OptimizerStateError', code: 'CHECKPOINT_INVALID', file: join(dir, 'policy', shard(3)) });
+    expect((read as Error).message).toContain(`optimizer state file ${shard(3)} is missing or damaged`);
+  });
+
+  test('a truncated shard: OptimizerStateError naming it', async () => {
+    await write(sharded());
+    await truncate(join(dir, shard(2)), 40);
+    const error = await readAdamWState(dir, shapes).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'OptimizerStateError', file: join(dir, shard(2)) });
+  });
+
+  test('a state within the shard size stays one optimizer.safetensors, bytes as written before sharding existed', () => {
+    // sha256 of the files serializeAdamWState wrote for this state at 3a8e16c, before shards.
+    const files = serializeAdamWState(
+      3,
+      [
+        ['a.weight', moments.get('a')!],
+        ['b.bias', moments.get('b')!],
+      ],
+      (name) => (name === 'a.weight' ? [2, 3] : [2]),
+      undefined,
+    );
+    expect(Object.keys(files).sort()).toEqual([OPTIMIZER_META_FILE, OPTIMIZER_STATE_FILE]);
+    const sha = (contents: CheckpointFileContents) =>
+      createHash('sha256')
+        .update(contents as string | Uint8Array)
+        .digest('hex');
+    expect(sha(files[OPTIMIZER_STATE_FILE]!)).toBe(OLD_STATE_SHA256);
+    expect(sha(files[OPTIMIZER_META_FILE]!)).toBe(OLD_META_SHA256);
+  });
+});
+
+describeSlow('a state past 4 GiB (slow: 4.8 GB on disk, about 10 GB of memory)', () => {
+  const freeGiB = () =>
+    Number(/^Mem:\s+\d+\s+\d+\s+(\d+)/m.exec(execFileSync('free', ['-g'], { encoding: 'utf8' }))?.[1] ?? freemem() / 2 ** 30);
+
+  test('one parameter of 600M floats: both moments written as shards and read back', async () => {
+    if (freeGiB() < 12) {
+      console.warn(`skipped: ${freeGiB()} GiB free, 12 needed`);
+      return;
+    }
+    const n = 600_000_000;
+    const expAvg = new Float32Array(n);
+    const expAvgSq = new Float32Array(n);
+    for (let i = 0; i < n; i += 999_983) {
+      expAvg[i] = i;
+      expAvgSq[i] = -i / 3;
+    }
+    await saveCheckpoint(dir, {
+      config: {},
+      tensors: {},
+      extraFiles: serializeAdamWState(5, [['w', { expAvg, expAvgSq }]], () => [n], undefined),
+    });
+    const shards = ['optimizer-00001-of-00002.safetensors', 'optimizer-00002-of-00002.safetensors'];
+    expect((await readdir(dir)).sort()).toEqual(['config.json', ...shards, OPTIMIZER_META_FILE, OPTIMIZER_STATE_INDEX_FILE]);
+    const sizes = await Promise.all(shards.map(async (file) => (await stat(join(dir, file))).size));
+    expect(sizes[0]! + sizes[1]!).toBeGreaterThan(2 ** 32);
+    const state = await readAdamWState(dir, [['w', [n]]]);
+    const back = state.moments.get('w')!;
+    for (let i = 0; i < n; i += 999_983) {
+      expect(back.expAvg[i]).toBe(Math.fround(i));
+      expect(back.expAvgSq[i]).toBe(Math.fround(-i / 3));
+    }
+    expect(Buffer.compare(Buffer.from(back.expAvg.buffer), Buffer.from(expAvg.buffer))).toBe(0);
+  }, 600_000);
 });

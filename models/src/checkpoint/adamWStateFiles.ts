@@ -1,17 +1,24 @@
 import { access, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { OptimizerSettings } from '@drmas/core';
-import { OptimizerStateError } from './errors.js';
-import { readSafetensors, serializeSafetensors } from './safetensors.js';
+import { OptimizerStateError, SafetensorsError } from './errors.js';
+import type { CheckpointFileContents } from './checkpointDirectory.js';
+import { readSafetensors, safetensorsChunks, serializeSafetensors, type CheckpointTensor } from './safetensors.js';
+import { planShards, readShardedSafetensors, shardFileName, type SafetensorsIndex } from './shardedSafetensors.js';
 
 /**
  * AdamW's state in a checkpoint folder, one format for every backend so that a run resumes on another:
  * `optimizer.safetensors` holds `<param>.exp_avg` and `<param>.exp_avg_sq` (float32, the parameter's shape) and
  * `optimizer.json` is `{ type: 'adamw', step, settings }` (torch's `state['step']` and the settings of the latest
- * update).
+ * update). A state of more than `maxShardSize` bytes (default 2 GiB: one Node buffer holds at most 4 GiB) is
+ * sharded as transformers shards weights: `optimizer-00001-of-00003.safetensors` ... and
+ * `optimizer.safetensors.index.json` (`{ metadata: { total_size }, weight_map: { tensor: shard file } }`).
  */
 export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';
+export const OPTIMIZER_STATE_INDEX_FILE = 'optimizer.safetensors.index.json';
 export const OPTIMIZER_META_FILE = 'optimizer.json';
+/** Default largest optimizer shard, in bytes of tensor data. */
+export const OPTIMIZER_MAX_SHARD_SIZE = 2 ** 31;
 
 /** One parameter's first and second moments, flat float32 in the parameter's layout. */
 export interface AdamWMoments {
@@ -27,25 +34,58 @@ export interface AdamWState {
 }
 
 /**
- * The contents of `optimizer.safetensors` and `optimizer.json` (for `saveCheckpoint`'s extra files): the moments of
- * each parameter of `moments` with the shape `shapeOf` gives it.
+ * The contents of `optimizer.safetensors` (or its shards and index) and `optimizer.json` (for `saveCheckpoint`'s
+ * extra files): the moments of each parameter of `moments` with the shape `shapeOf` gives it. A single file is bytes,
+ * as before; shards are `safetensorsChunks`, views of the moments written piece by piece, never one buffer.
  */
 export function serializeAdamWState(
   step: number,
   moments: Iterable<[string, AdamWMoments]>,
   shapeOf: (name: string) => readonly number[],
   settings: OptimizerSettings | undefined,
-): Record<string, string | Uint8Array> {
+  maxShardSize = OPTIMIZER_MAX_SHARD_SIZE,
+): Record<string, CheckpointFileContents> {
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
   for (const [name, m] of moments) {
     const shape = [...shapeOf(name)];
     tensors.set(`${name}.exp_avg`, { shape, data: m.expAvg });
     tensors.set(`${name}.exp_avg_sq`, { shape, data: m.expAvgSq });
   }
-  return {
-    [OPTIMIZER_STATE_FILE]: serializeSafetensors(tensors, { dtype: 'F32' }),
-    [OPTIMIZER_META_FILE]: JSON.stringify({ type: 'adamw', step, settings: settings ?? null }, null, 2) + '\n',
-  };
+  const files: Record<string, CheckpointFileContents> = {};
+  const { shards, totalSize } = planShards(OPTIMIZER_STATE_FILE, tensors, 'F32', maxShardSize);
+  if (shards.length === 1) {
+    files[OPTIMIZER_STATE_FILE] = serializeSafetensors(tensors, { dtype: 'F32' });
+  } else {
+    const index: SafetensorsIndex = { metadata: { total_size: totalSize }, weight_map: {} };
+    for (const [i, shard] of shards.entries()) {
+      const file = shardFileName(i, shards.length, 'optimizer');
+      files[file] = safetensorsChunks(new Map(shard), { dtype: 'F32' });
+      for (const [name] of shard) index.weight_map[name] = file;
+    }
+    files[OPTIMIZER_STATE_INDEX_FILE] = JSON.stringify(index, null, 2) + '\n';
+  }
+  files[OPTIMIZER_META_FILE] = JSON.stringify({ type: 'adamw', step, settings: settings ?? null }, null, 2) + '\n';
+  return files;
+}
+
+/** The moment tensors saved in `dir`: from the shards its index names when there is one, else `optimizer.safetensors`. */
+async function readMomentTensors(dir: string): Promise<{ file: string; tensors: Map<string, CheckpointTensor> }> {
+  const indexFile = join(dir, OPTIMIZER_STATE_INDEX_FILE);
+  const sharded = await access(indexFile).then(
+    () => true,
+    () => false,
+  );
+  const file = sharded ? indexFile : join(dir, OPTIMIZER_STATE_FILE);
+  try {
+    return { file, tensors: sharded ? await readShardedSafetensors(indexFile) : (await readSafetensors(file)).tensors };
+  } catch (err) {
+    if (!(err instanceof SafetensorsError)) throw err;
+    throw new OptimizerStateError(
+      err.file,
+      `optimizer state file ${basename(err.file)} is missing or damaged: ${err.message}`,
+      'save the checkpoint again with its optimizer state, or resume without it',
+    );
+  }
 }
 
 /** Whether `dir` holds an optimizer state (its `optimizer.json`). */
@@ -69,8 +109,7 @@ export async function readAdamWState(dir: string, params: Iterable<[string, read
     throw new OptimizerStateError(metaFile, `cannot read optimizer state: ${(err as Error).message}`);
   }
   if (typeof meta.step !== 'number') throw new OptimizerStateError(metaFile, "missing numeric 'step'");
-  const stateFile = join(dir, OPTIMIZER_STATE_FILE);
-  const { tensors } = await readSafetensors(stateFile);
+  const { file: stateFile, tensors } = await readMomentTensors(dir);
   const moments = new Map<string, AdamWMoments>();
   for (const [name, shape] of params) {
     const size = shape.reduce((a, b) => a * b, 1);
@@ -80,7 +119,7 @@ export async function readAdamWState(dir: string, params: Iterable<[string, read
     if (!a || !b || a.data.length !== size || b.data.length !== size) {
       throw new OptimizerStateError(stateFile, `moments of '${name}' are missing or do not match shape [${shape.join(', ')}]`);
     }
-    moments.set(name, { expAvg: Float32Array.from(a.data), expAvgSq: Float32Array.from(b.data) });
+    moments.set(name, { expAvg: a.data, expAvgSq: b.data });
   }
   return { step: meta.step, moments, settings: meta.settings ?? undefined };
 }

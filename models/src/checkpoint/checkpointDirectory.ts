@@ -50,6 +50,12 @@ export interface CheckpointTokenizer {
   save(dir: string): Promise<void>;
 }
 
+/**
+ * A file to write into a checkpoint: text, bytes, or bytes in pieces (written one piece after another, for files
+ * past one buffer's 4 GiB, e.g. `safetensorsChunks`).
+ */
+export type CheckpointFileContents = string | Uint8Array | Iterable<Uint8Array>;
+
 export interface CheckpointContents {
   config: object;
   tensors: TensorMapInput;
@@ -58,7 +64,7 @@ export interface CheckpointContents {
   /** A folder whose tokenizer files (see TOKENIZER_FILES) are copied, when `tokenizer` is not given. */
   tokenizerDir?: string;
   /** More files to write, by name relative to the checkpoint folder. */
-  extraFiles?: Record<string, string | Uint8Array>;
+  extraFiles?: Record<string, CheckpointFileContents>;
   /** Dtype of the weights on disk; default F32. */
   dtype?: WritableDtype;
   /** Split the weights into shards of at most this many bytes (transformers' `max_shard_size`). */

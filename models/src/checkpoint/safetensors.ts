@@ -439,21 +439,32 @@ export function tensorByteSize(t: TensorInput, defaultDtype: WritableDtype = 'F3
   return elementCount(t.shape) * DTYPE_BYTES[t.dtype ?? defaultDtype];
 }
 
-/** Serializes tensors (sorted by name) to safetensors bytes in memory. */
-export function serializeSafetensors(tensors: TensorMapInput, options: WriteSafetensorsOptions = {}): Uint8Array {
+/**
+ * The bytes of a safetensors file of these tensors (sorted by name) in pieces: the length prefix, the header, then each
+ * tensor's data (a float32 tensor as a view of its own array, no copy). Checked when called; iterable any number of
+ * times, so `fs.writeFile` streams it to a file without one buffer holding the whole file.
+ */
+export function safetensorsChunks(tensors: TensorMapInput, options: WriteSafetensorsOptions = {}): Iterable<Uint8Array> {
   assertLittleEndianHost('<memory>');
   const planned = planTensors('<memory>', tensorEntries(tensors), options.dtype ?? 'F32');
   const header = headerBytes('<memory>', planned, options.metadata);
-  const dataLength = planned.at(-1)?.end ?? 0;
-  const out = new Uint8Array(8 + header.length + dataLength);
-  out.set(lengthPrefix(header.length), 0);
-  out.set(header, 8);
-  let offset = 8 + header.length;
-  for (const p of planned) {
-    for (const chunk of tensorBytes(p)) {
-      out.set(chunk, offset);
-      offset += chunk.length;
-    }
+  return {
+    *[Symbol.iterator]() {
+      yield lengthPrefix(header.length);
+      yield header;
+      for (const p of planned) yield* tensorBytes(p);
+    },
+  };
+}
+
+/** Serializes tensors (sorted by name) to safetensors bytes in memory. */
+export function serializeSafetensors(tensors: TensorMapInput, options: WriteSafetensorsOptions = {}): Uint8Array {
+  const chunks = [...safetensorsChunks(tensors, options)];
+  const out = new Uint8Array(chunks.reduce((n, chunk) => n + chunk.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
   }
   return out;
 }

@@ -17,6 +17,7 @@ import {
   type SafetensorsHeader,
   type TensorInput,
   type TensorMapInput,
+  type WritableDtype,
   type WriteSafetensorsOptions,
 } from './safetensors.js';
 
@@ -28,9 +29,47 @@ export interface SafetensorsIndex {
   weight_map: Record<string, string>;
 }
 
-export function shardFileName(index: number, count: number): string {
+/** The name transformers gives shard `index` (from 0) of `count`: `model-00001-of-00003.safetensors`. */
+export function shardFileName(index: number, count: number, prefix = 'model'): string {
   const pad = (n: number) => String(n).padStart(5, '0');
-  return `model-${pad(index + 1)}-of-${pad(count)}.safetensors`;
+  return `${prefix}-${pad(index + 1)}-of-${pad(count)}.safetensors`;
+}
+
+/**
+ * Tensors (sorted by name) packed greedily into shards of at most `maxShardSize` bytes of data, as transformers'
+ * `save_pretrained` does; a single tensor larger than that gets a shard of its own. Always at least one shard.
+ */
+export function planShards(
+  file: string,
+  tensors: TensorMapInput,
+  dtype: WritableDtype,
+  maxShardSize: number,
+): { shards: [string, TensorInput][][]; totalSize: number } {
+  if (!(maxShardSize > 0)) {
+    throw new SafetensorsError(
+      file,
+      `maxShardSize must be a positive number of bytes, got ${maxShardSize}`,
+      undefined,
+      'e.g. maxShardSize: 5e9 for 5 GB shards',
+    );
+  }
+  const shards: [string, TensorInput][][] = [];
+  let current: [string, TensorInput][] = [];
+  let currentSize = 0;
+  let totalSize = 0;
+  for (const entry of tensorEntries(tensors)) {
+    const size = tensorByteSize(entry[1], dtype);
+    if (current.length > 0 && currentSize + size > maxShardSize) {
+      shards.push(current);
+      current = [];
+      currentSize = 0;
+    }
+    current.push(entry);
+    currentSize += size;
+    totalSize += size;
+  }
+  if (current.length > 0 || shards.length === 0) shards.push(current);
+  return { shards, totalSize };
 }
 
 export async function readSafetensorsIndex(indexFile: string): Promise<SafetensorsIndex> {
@@ -132,32 +171,7 @@ export async function writeShardedSafetensors(
   tensors: TensorMapInput,
   options: ShardedWriteOptions,
 ): Promise<ShardedWriteResult> {
-  if (!(options.maxShardSize > 0)) {
-    throw new SafetensorsError(
-      dir,
-      `maxShardSize must be a positive number of bytes, got ${options.maxShardSize}`,
-      undefined,
-      'e.g. maxShardSize: 5e9 for 5 GB shards',
-    );
-  }
-  const dtype = options.dtype ?? 'F32';
-  const shards: [string, TensorInput][][] = [];
-  let current: [string, TensorInput][] = [];
-  let currentSize = 0;
-  let totalSize = 0;
-  for (const entry of tensorEntries(tensors)) {
-    const size = tensorByteSize(entry[1], dtype);
-    if (current.length > 0 && currentSize + size > options.maxShardSize) {
-      shards.push(current);
-      current = [];
-      currentSize = 0;
-    }
-    current.push(entry);
-    currentSize += size;
-    totalSize += size;
-  }
-  if (current.length > 0 || shards.length === 0) shards.push(current);
-
+  const { shards, totalSize } = planShards(dir, tensors, options.dtype ?? 'F32', options.maxShardSize);
   if (shards.length === 1) {
     await writeSafetensors(join(dir, SAFETENSORS_FILE), new Map(shards[0]), options);
     return { files: [SAFETENSORS_FILE], totalSize };

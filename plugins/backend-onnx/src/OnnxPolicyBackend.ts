@@ -30,6 +30,7 @@ import {
   topLogProbs,
   rowStreams,
   SeededRandom,
+  type CheckpointFileContents,
   type DecoderConfig,
   type ModelSource,
   type SamplingSettings,
@@ -508,7 +509,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
   async save(dir: string, options: { optimizer?: boolean; dtype?: 'float32' | 'bfloat16' } = {}): Promise<void> {
     this.ensureLive();
     const bf16 = options.dtype === 'bfloat16';
-    let extraFiles: Record<string, string | Uint8Array> | undefined;
+    let extraFiles: Record<string, CheckpointFileContents> | undefined;
     if (options.optimizer ?? true) {
       const trainer = this.trainerRef && (await this.trainerRef);
       extraFiles = (trainer?.optimizer ?? new HostAdamW()).serialize(this.trained, trainer?.settings);

@@ -1,5 +1,5 @@
 import { assignParamGroups, type OptimizerSettings, type ParamGroupSettings, type WeightTensor } from '@drmas/core';
-import { readAdamWState, serializeAdamWState, type AdamWMoments } from '@drmas/models';
+import { readAdamWState, serializeAdamWState, type AdamWMoments, type CheckpointFileContents } from '@drmas/models';
 
 /** AdamW's moments and step count, copied (`snapshot`) or to put back (`restore`). */
 export interface HostAdamWState {
@@ -84,7 +84,7 @@ export class HostAdamW {
   }
 
   /** The contents of `optimizer.safetensors` and `optimizer.json` (the format every backend reads). */
-  serialize(weights: Map<string, WeightTensor>, settings: OptimizerSettings | undefined): Record<string, string | Uint8Array> {
+  serialize(weights: Map<string, WeightTensor>, settings: OptimizerSettings | undefined): Record<string, CheckpointFileContents> {
     return serializeAdamWState(
       this.step,
       this.moments,

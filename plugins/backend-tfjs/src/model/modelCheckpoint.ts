@@ -1,4 +1,4 @@
-import { configJsonFor, readModelFolder, saveCheckpoint, type CheckpointTokenizer } from '@drmas/models';
+import { configJsonFor, readModelFolder, saveCheckpoint, type CheckpointFileContents, type CheckpointTokenizer } from '@drmas/models';
 import { DecoderModel } from './DecoderModel.js';
 
 export interface LoadedModel {
@@ -18,7 +18,7 @@ export interface SaveModelOptions {
   tokenizer?: CheckpointTokenizer;
   /** Copy tokenizer files from this folder when `tokenizer` is not given. */
   tokenizerDir?: string;
-  extraFiles?: Record<string, string | Uint8Array>;
+  extraFiles?: Record<string, CheckpointFileContents>;
   /** Storage dtype of the weights (default float32); bfloat16 halves the size for distribution. */
   dtype?: 'float32' | 'bfloat16';
 }

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { assignParamGroups, type OptimizerSettings, type ParamGroupSettings } from '@drmas/core';
-import { readAdamWState, serializeAdamWState, type AdamWMoments } from '@drmas/models';
+import { readAdamWState, serializeAdamWState, type AdamWMoments, type CheckpointFileContents } from '@drmas/models';
 
 /** AdamW's state copied out of its tensors. */
 export interface AdamWSnapshot {
@@ -106,7 +106,7 @@ export class AdamW {
   }
 
   /** The contents of `optimizer.safetensors` and `optimizer.json` (written with the checkpoint, atomically). */
-  async serialize(settings: OptimizerSettings | undefined): Promise<Record<string, string | Uint8Array>> {
+  async serialize(settings: OptimizerSettings | undefined): Promise<Record<string, CheckpointFileContents>> {
     const moments: [string, AdamWMoments][] = [];
     for (const [name, m] of this.moments)
       moments.push([name, { expAvg: (await m.expAvg.data()) as Float32Array, expAvgSq: (await m.expAvgSq.data()) as Float32Array }]);
