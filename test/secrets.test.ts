@@ -199,6 +199,7 @@ const CHECKED_NOT_SECRET: Record<string, string> = {
   'algorithm.groupKey': 'the name of a row grouping (an enum)',
   'agents.<name>.advantageOptions.groupKey': 'the name of a row grouping (an enum)',
   'agents.<name>.sampling.maxNewTokens': 'a count of tokens',
+  'agents.<name>.train.microBatchTokens': 'a count of tokens per micro-batch',
   'orchestra.graph.agents.<name>.sampling.maxNewTokens': 'a count of tokens',
 };
 
