@@ -88,7 +88,7 @@ describe('what a step can hold', () => {
       // float32 weights (12.25 MiB), 5 copies under the fused layout (weights, fused copy, gradients, two moments):
       // 64,225,280 bytes, so 114,247,680 in all.
       expect(estimateEpisodeMemory(limits, { count: 8, why: 'p x s' }, 1).arithmetic).toBe(
-        "8 rows (p x s) x 100 tokens (agents.answerer.sampling.maxNewTokens) x 62,528 bytes per token (4,096 of model policy's key/value cache + 58,368 of model policy's activations kept for the backward pass on onnx + 1 turns x 64 of step records) + 61.3 MiB of model policy's float32 weights, the graphs' fused copy, gradients and AdamW's two moments: 5 x 12.3 MiB = 109 MiB",
+        "8 rows (p x s) x 100 tokens (agents.answerer.sampling.maxNewTokens) x 62,528 bytes per token (4,096 of model policy's key/value cache + 58,368 of model policy's activations kept for the backward pass on onnx + 1 turns x 64 of step records) + 61.3 MiB of model policy's training state (float32 weights, the graphs' fused copy, gradients and AdamW's two moments: 5 x 12.3 MiB) = 109 MiB",
       );
       expect(() => checkMemory(cfg, limits, 1, { bytes: 114_247_680, description: 'enough' })).not.toThrow();
       expect(() => checkMemory(cfg, limits, 1, { bytes: 114_247_679, description: 'short' })).toThrow(
@@ -109,7 +109,7 @@ describe('what a step can hold', () => {
     expect(state!.bytes).toBe(7_903_379_456);
     expect(withState.bytes - without.bytes).toBe(7_903_379_456);
     expect(withState.arithmetic).toContain(
-      "+ 7.36 GiB of model policy's float32 weights (read in place by every graph), gradients and AdamW's two moments: 4 x 1.84 GiB",
+      "+ 7.36 GiB of model policy's training state (float32 weights read in place by every graph, gradients and AdamW's two moments: 4 x 1.84 GiB)",
     );
   });
 

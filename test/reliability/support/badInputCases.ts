@@ -493,7 +493,7 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
     { trainer: { memoryBudget: '1MiB' } },
     'LIMIT_EXCEEDED',
     'rollout.promptsPerStep',
-    /= 138 MiB > 1 MiB \(trainer\.memoryBudget 1MiB\)/,
+    /= 199 MiB > 1 MiB \(trainer\.memoryBudget 1MiB\)/,
   ),
   config('eval.k 1e9', { eval: { k: 1e9 } }, 'CONFIG_INVALID', 'eval.k'),
   config(

@@ -75,7 +75,7 @@ export function createOnnxBackendFactory(): BackendFactory {
       const copies = layout === 'shared' ? 4 : 5;
       const what =
         copies === 4
-          ? "weights (read in place by every graph), gradients and AdamW's two moments"
+          ? "weights read in place by every graph, gradients and AdamW's two moments"
           : "weights, the graphs' fused copy, gradients and AdamW's two moments";
       return { bytes: copies * weights, reason: `float32 ${what}: ${copies} x ${formatBytes(weights)}` };
     },

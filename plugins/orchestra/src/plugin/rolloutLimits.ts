@@ -175,7 +175,7 @@ export function estimateEpisodeMemory(
     arithmetic:
       `${count(rows.count)} rows (${rows.why}) x ${count(tokens)} tokens (agents.${longest?.role}.sampling.maxNewTokens) ` +
       `x ${count(perToken)} bytes per token (${parts.join(' + ')})` +
-      [...states].map(([id, state]) => ` + ${formatBytes(state.bytes)} of model ${id}'s ${state.reason}`).join('') +
+      [...states].map(([id, state]) => ` + ${formatBytes(state.bytes)} of model ${id}'s training state (${state.reason})`).join('') +
       ` = ${formatBytes(bytes)}`,
   };
 }
