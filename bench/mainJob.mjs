@@ -7,14 +7,12 @@
 // `--before DIR`: instead, the whole job (onnx) in DIR, a built checkout of an earlier commit, against this checkout,
 // alternating; wall time, evaluation and step time, avg@16 before and after training; section "Main job: before and
 // after" (`mainJobSpeed.mjs`).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { BENCH_DIR } from './lib/benchOptions.mjs';
 import { trainRun } from './lib/trainRun.mjs';
 import { median } from './lib/workloads.mjs';
-import { MAIN_JOB_SECTION, replaceSection } from './lib/resultsSections.mjs';
+import { MAIN_JOB_SECTION, writeMeasuredSection } from './lib/resultsSections.mjs';
 import { compareCheckouts } from './lib/mainJobSpeed.mjs';
 
 const { values } = parseArgs({
@@ -117,7 +115,5 @@ const lines = [
   '',
   speedups,
 ];
-const file = join(BENCH_DIR, 'RESULTS.md');
 const heading = '## Main job: tfjs trainer (before) vs onnx trainer (after)';
-writeFileSync(file, replaceSection(readFileSync(file, 'utf8'), MAIN_JOB_SECTION, 'measured', lines.join('\n'), heading));
-console.error('bench: wrote the main job figures into bench/RESULTS.md');
+writeMeasuredSection(MAIN_JOB_SECTION, heading, lines, 'the main job figures');

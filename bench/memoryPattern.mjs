@@ -9,14 +9,13 @@
 //   JSON lines of earlier runs.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { BENCH_DIR, REPO_ROOT } from './lib/benchOptions.mjs';
+import { REPO_ROOT } from './lib/benchOptions.mjs';
 import { trainRun } from './lib/trainRun.mjs';
 import { median } from './lib/workloads.mjs';
-import { MEMORY_PATTERN_SECTION, replaceSection } from './lib/resultsSections.mjs';
+import { MEMORY_PATTERN_SECTION, writeMeasuredSection } from './lib/resultsSections.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -140,7 +139,5 @@ const lines = [
   '',
   ...verdicts,
 ];
-const file = join(BENCH_DIR, 'RESULTS.md');
 const heading = "## onnxruntime's memory pattern: on and off";
-writeFileSync(file, replaceSection(readFileSync(file, 'utf8'), MEMORY_PATTERN_SECTION, 'measured', lines.join('\n'), heading));
-console.error('bench: wrote the memory pattern figures into bench/RESULTS.md');
+writeMeasuredSection(MEMORY_PATTERN_SECTION, heading, lines, 'the memory pattern figures');

@@ -5,14 +5,11 @@
 // own child process (its peak RSS is its own). Prints JSON lines and a table, and writes the section
 // "Training on onnxruntime (phase 1: forward and backward)" of bench/RESULTS.md.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import { join } from 'node:path';
-import { BENCH_DIR, benchOptions, REPO_ROOT } from './lib/benchOptions.mjs';
+import { benchOptions, REPO_ROOT } from './lib/benchOptions.mjs';
 import { median, TRAINING, trainingFlops } from './lib/workloads.mjs';
-import { replaceSection, ONNX_TRAINING_SECTION } from './lib/resultsSections.mjs';
+import { ONNX_TRAINING_SECTION, writeMeasuredSection } from './lib/resultsSections.mjs';
 
-const here = BENCH_DIR;
 const root = REPO_ROOT;
 const options = benchOptions({ 'onnx-micro-batch': { type: 'string', default: '8' }, profile: { type: 'string' } });
 const { rounds, models } = options;
@@ -89,7 +86,6 @@ const table = [
 ];
 console.log(table.join('\n'));
 
-const file = join(here, 'RESULTS.md');
 const measured = [
   `Measured by \`npm run bench:onnx-training\` (${rounds} alternating rounds, ${availableParallelism()} cores, load average`,
   `${loadAtStart.join(' / ')} at start, ${loadAtEnd.join(' / ')} at end): forward + backward of batch ${TRAINING.rows} x`,
@@ -100,5 +96,4 @@ const measured = [
   ...table,
 ];
 const heading = '## Training on onnxruntime (phase 1: forward and backward)';
-writeFileSync(file, replaceSection(readFileSync(file, 'utf8'), ONNX_TRAINING_SECTION, 'measured', measured.join('\n'), heading));
-console.error('bench: wrote the onnx training figures into bench/RESULTS.md');
+writeMeasuredSection(ONNX_TRAINING_SECTION, heading, measured, 'the onnx training figures');

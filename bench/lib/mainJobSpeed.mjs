@@ -1,13 +1,13 @@
 // The main job in two checkouts, alternating (`node bench/mainJob.mjs --before DIR`): wall time, the evaluations'
 // and the steps' time, and avg@16 before and after training, written to the "main-job-speed" section of
 // bench/RESULTS.md.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
-import { BENCH_DIR, REPO_ROOT } from './benchOptions.mjs';
+import { resolve } from 'node:path';
+import { REPO_ROOT } from './benchOptions.mjs';
 import { trainRun } from './trainRun.mjs';
 import { median } from './workloads.mjs';
-import { MAIN_JOB_SPEED_SECTION, replaceSection } from './resultsSections.mjs';
+import { MAIN_JOB_SPEED_SECTION, writeMeasuredSection } from './resultsSections.mjs';
 
 const CONFIG = 'examples/math/drmas.config.json';
 const load = () => loadavg().map((x) => +x.toFixed(2));
@@ -101,8 +101,6 @@ export async function compareCheckouts(beforeDir, { runs, records: recordsFile }
     '',
     ratio,
   ];
-  const file = join(BENCH_DIR, 'RESULTS.md');
   const heading = '## Main job: before and after (issue 44, item 4)';
-  writeFileSync(file, replaceSection(readFileSync(file, 'utf8'), MAIN_JOB_SPEED_SECTION, 'measured', lines.join('\n'), heading));
-  console.error('bench: wrote the main job before/after figures into bench/RESULTS.md');
+  writeMeasuredSection(MAIN_JOB_SPEED_SECTION, heading, lines, 'the main job before/after figures');
 }

@@ -3,6 +3,10 @@
 // a part of it that a script rewrites between `<!-- section: name/part -->` and `<!-- end section: name/part -->`,
 // the rest written by hand.
 
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BENCH_DIR } from './benchOptions.mjs';
+
 export const ONNX_TRAINING_SECTION = 'onnx-training';
 export const MAIN_JOB_SECTION = 'main-job';
 export const MAIN_JOB_SPEED_SECTION = 'main-job-speed';
@@ -41,4 +45,14 @@ export function replaceWholeSection(text, name, content) {
 /** The sections other scripts wrote into `text`, whole, in order: bench/run.mjs keeps them when it rewrites the file. */
 export function keptSections(text) {
   return text.match(/<!-- section: ([\w-]+) -->[\s\S]*?<!-- end section: \1 -->/g) ?? [];
+}
+
+/**
+ * Writes `lines` as the `measured` part of section `name` of bench/RESULTS.md (appended under `heading` when the
+ * section is absent) and says so on stderr, naming `what`.
+ */
+export function writeMeasuredSection(name, heading, lines, what) {
+  const file = join(BENCH_DIR, 'RESULTS.md');
+  writeFileSync(file, replaceSection(readFileSync(file, 'utf8'), name, 'measured', lines.join('\n'), heading));
+  console.error(`bench: wrote ${what} into bench/RESULTS.md`);
 }

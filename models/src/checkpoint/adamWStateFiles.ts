@@ -4,7 +4,7 @@ import type { OptimizerSettings } from '@drmas/core';
 import { OptimizerStateError, SafetensorsError } from './errors.js';
 import type { CheckpointFileContents } from './checkpointDirectory.js';
 import { readSafetensors, safetensorsChunks, serializeSafetensors, type CheckpointTensor } from './safetensors.js';
-import { planShards, readShardedSafetensors, shardFileName, type SafetensorsIndex } from './shardedSafetensors.js';
+import { planShards, readShardedSafetensors } from './shardedSafetensors.js';
 
 /**
  * AdamW's state in a checkpoint folder, one format for every backend so that a run resumes on another:
@@ -52,16 +52,11 @@ export function serializeAdamWState(
     tensors.set(`${name}.exp_avg_sq`, { shape, data: m.expAvgSq });
   }
   const files: Record<string, CheckpointFileContents> = {};
-  const { shards, totalSize } = planShards(OPTIMIZER_STATE_FILE, tensors, 'F32', maxShardSize);
+  const { shards, index } = planShards(OPTIMIZER_STATE_FILE, tensors, 'F32', maxShardSize, 'optimizer');
   if (shards.length === 1) {
     files[OPTIMIZER_STATE_FILE] = serializeSafetensors(tensors, { dtype: 'F32' });
   } else {
-    const index: SafetensorsIndex = { metadata: { total_size: totalSize }, weight_map: {} };
-    for (const [i, shard] of shards.entries()) {
-      const file = shardFileName(i, shards.length, 'optimizer');
-      files[file] = safetensorsChunks(new Map(shard), { dtype: 'F32' });
-      for (const [name] of shard) index.weight_map[name] = file;
-    }
+    for (const shard of shards) files[shard.file] = safetensorsChunks(new Map(shard.tensors), { dtype: 'F32' });
     files[OPTIMIZER_STATE_INDEX_FILE] = JSON.stringify(index, null, 2) + '\n';
   }
   files[OPTIMIZER_META_FILE] = JSON.stringify({ type: 'adamw', step, settings: settings ?? null }, null, 2) + '\n';

@@ -35,16 +35,25 @@ export function shardFileName(index: number, count: number, prefix = 'model'): s
   return `${prefix}-${pad(index + 1)}-of-${pad(count)}.safetensors`;
 }
 
+/** One shard of a plan: its file name and its tensors. */
+export interface PlannedShard {
+  file: string;
+  tensors: [string, TensorInput][];
+}
+
 /**
  * Tensors (sorted by name) packed greedily into shards of at most `maxShardSize` bytes of data, as transformers'
- * `save_pretrained` does; a single tensor larger than that gets a shard of its own. Always at least one shard.
+ * `save_pretrained` does; a single tensor larger than that gets a shard of its own. Always at least one shard. Shards
+ * are named `<prefix>-0000i-of-0000N.safetensors`, and `index` maps every tensor to its shard (the index file's
+ * contents when there is more than one).
  */
 export function planShards(
   file: string,
   tensors: TensorMapInput,
   dtype: WritableDtype,
   maxShardSize: number,
-): { shards: [string, TensorInput][][]; totalSize: number } {
+  prefix = 'model',
+): { shards: PlannedShard[]; index: SafetensorsIndex } {
   if (!(maxShardSize > 0)) {
     throw new SafetensorsError(
       file,
@@ -53,14 +62,14 @@ export function planShards(
       'e.g. maxShardSize: 5e9 for 5 GB shards',
     );
   }
-  const shards: [string, TensorInput][][] = [];
+  const groups: [string, TensorInput][][] = [];
   let current: [string, TensorInput][] = [];
   let currentSize = 0;
   let totalSize = 0;
   for (const entry of tensorEntries(tensors)) {
     const size = tensorByteSize(entry[1], dtype);
     if (current.length > 0 && currentSize + size > maxShardSize) {
-      shards.push(current);
+      groups.push(current);
       current = [];
       currentSize = 0;
     }
@@ -68,8 +77,11 @@ export function planShards(
     currentSize += size;
     totalSize += size;
   }
-  if (current.length > 0 || shards.length === 0) shards.push(current);
-  return { shards, totalSize };
+  if (current.length > 0 || groups.length === 0) groups.push(current);
+  const shards = groups.map((group, i) => ({ file: shardFileName(i, groups.length, prefix), tensors: group }));
+  const index: SafetensorsIndex = { metadata: { total_size: totalSize }, weight_map: {} };
+  for (const shard of shards) for (const [name] of shard.tensors) index.weight_map[name] = shard.file;
+  return { shards, index };
 }
 
 export async function readSafetensorsIndex(indexFile: string): Promise<SafetensorsIndex> {
@@ -171,21 +183,13 @@ export async function writeShardedSafetensors(
   tensors: TensorMapInput,
   options: ShardedWriteOptions,
 ): Promise<ShardedWriteResult> {
-  const { shards, totalSize } = planShards(dir, tensors, options.dtype ?? 'F32', options.maxShardSize);
+  const { shards, index } = planShards(dir, tensors, options.dtype ?? 'F32', options.maxShardSize);
+  const totalSize = index.metadata.total_size;
   if (shards.length === 1) {
-    await writeSafetensors(join(dir, SAFETENSORS_FILE), new Map(shards[0]), options);
+    await writeSafetensors(join(dir, SAFETENSORS_FILE), new Map(shards[0]!.tensors), options);
     return { files: [SAFETENSORS_FILE], totalSize };
   }
-  const weightMap: Record<string, string> = {};
-  const files: string[] = [];
-  for (const [i, shard] of shards.entries()) {
-    const file = shardFileName(i, shards.length);
-    await writeSafetensors(join(dir, file), new Map(shard), options);
-    for (const [name] of shard) weightMap[name] = file;
-    files.push(file);
-  }
-  const index: SafetensorsIndex = { metadata: { total_size: totalSize }, weight_map: weightMap };
+  for (const shard of shards) await writeSafetensors(join(dir, shard.file), new Map(shard.tensors), options);
   await writeFile(join(dir, SAFETENSORS_INDEX_FILE), JSON.stringify(index, null, 2) + '\n');
-  files.push(SAFETENSORS_INDEX_FILE);
-  return { files, totalSize };
+  return { files: [...shards.map((shard) => shard.file), SAFETENSORS_INDEX_FILE], totalSize };
 }

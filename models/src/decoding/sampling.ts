@@ -105,7 +105,10 @@ function nucleus(
   if (floor > -Infinity) {
     const n = candidates ? candidates.length : logProbs.length;
     let best = -Infinity;
-    for (let j = 0; j < n; j++) best = Math.max(best, logProbs[candidates ? candidates[j]! : j]!);
+    for (let j = 0; j < n; j++) {
+      const l = logProbs[candidates ? candidates[j]! : j]!;
+      if (l > best || l !== l) best = l; // Math.max's answer (NaN wins) without a global Math lookup per token
+    }
     if (!(best > -Infinity)) return undefined;
     const kept = new Int32Array(n);
     let m = 0;
