@@ -8,8 +8,13 @@ import type { TinkerServer } from '../src/server/TinkerServer.js';
 import type { TinkerClientOptions } from '../src/client/TinkerClient.js';
 import { client as fixtureClient, relativeError, startServer, stepView, tinkerBackend, updateRequest } from './tinkerFixtures.js';
 
-/** Sessions here time out after 2 s without a heartbeat: clients beat every 200 ms. */
+/**
+ * The heartbeat test's server unloads a session after 2 s without a heartbeat (its clients beat every 50 ms). The
+ * others share a server whose sessions outlive a loaded machine's pauses: the server runs in this process, so an
+ * engine loading in it holds back the heartbeats it would read.
+ */
 const SESSION_TIMEOUT_MS = 2_000;
+const SHARED_SESSION_TIMEOUT_MS = 120_000;
 const client = (baseUrl: string, options: Partial<TinkerClientOptions> = {}) => fixtureClient(baseUrl, { heartbeatMs: 200, ...options });
 
 /**
@@ -22,7 +27,7 @@ const client = (baseUrl: string, options: Partial<TinkerClientOptions> = {}) => 
 let server: TinkerServer;
 let url: string;
 beforeAll(async () => {
-  ({ server, url } = await startServer({ pending: '408', holdMs: 20 }, SESSION_TIMEOUT_MS));
+  ({ server, url } = await startServer({ pending: '408', holdMs: 20 }, SHARED_SESSION_TIMEOUT_MS));
 });
 afterAll(async () => {
   await server.stop();
@@ -44,15 +49,20 @@ describe('sessions and heartbeats (SkyRL: create_model needs a session; a sessio
   });
 
   it('keeps a model whose session heartbeats past the timeout; unloads one whose heartbeats stopped', async () => {
-    const alive = await tinkerBackend(client(url, { heartbeatMs: 50 }));
-    const stopped = client(url, { heartbeatMs: 50 });
-    const silent = await tinkerBackend(stopped);
-    stopped.close();
-    await new Promise((resolve) => setTimeout(resolve, SESSION_TIMEOUT_MS * 1.8)); // swept every second
-    await expect(alive.score({ batch: stepView(0) })).resolves.toBeDefined();
-    const error = (await silent.score({ batch: stepView(0) }).catch((e: unknown) => e)) as DrmasError;
-    expect(error.message).toContain(`HTTP 404: Model "${silent.modelId}" not found`);
-    alive.dispose();
+    const sweeping = await startServer({ pending: '408', holdMs: 20 }, SESSION_TIMEOUT_MS);
+    try {
+      const alive = await tinkerBackend(client(sweeping.url, { heartbeatMs: 50 }));
+      const stopped = client(sweeping.url, { heartbeatMs: 50 });
+      const silent = await tinkerBackend(stopped);
+      stopped.close();
+      await new Promise((resolve) => setTimeout(resolve, SESSION_TIMEOUT_MS * 1.8)); // swept every second
+      await expect(alive.score({ batch: stepView(0) })).resolves.toBeDefined();
+      const error = (await silent.score({ batch: stepView(0) }).catch((e: unknown) => e)) as DrmasError;
+      expect(error.message).toContain(`HTTP 404: Model "${silent.modelId}" not found`);
+      alive.dispose();
+    } finally {
+      await sweeping.server.stop();
+    }
   });
 });
 
