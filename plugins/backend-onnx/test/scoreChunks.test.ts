@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { scoreSequences, TrainingBatch } from '@drmas/core';
 import { createOnnxPolicyBackend, type OnnxPolicyBackend } from '../src/index.js';
-import { scoreChunks } from '../src/ScoreChunks.js';
+import { scoreChunks } from '../src/scoring/ScoreChunks.js';
 import { maxAbsDiff } from './parityFixtures.js';
 
 /** Rows of the given prompt and response lengths (ids do not matter to the chunking). */

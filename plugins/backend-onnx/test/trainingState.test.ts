@@ -5,13 +5,15 @@ import { join } from 'node:path';
 import { scoreSequences, type PolicyBackend, type WeightTensor } from '@drmas/core';
 import { DecoderModel, selectRuntime, TfjsPolicyBackend } from '@drmas/plugin-backend-tfjs';
 import { OnnxPolicyBackend } from '../src/index.js';
+import { rolloutSessionPool } from '../src/DecoderSessions.js';
 import { makeBatch, randomWeights, tinyConfigJson, updateRequest, weightedLogLikelihood } from './parityFixtures.js';
 
 /**
  * `OnnxPolicyBackend.update` and its training state: the engine samples with the updated weights (its scores equal
  * those of a tfjs model given the exported weights), a training snapshot restored puts back weights and AdamW state
  * (the next update repeats bit for bit), and a checkpoint saved on onnx resumes on tfjs with the optimizer state (the
- * next update on both engines agrees within float32 noise). Two intra-op threads: the update repeats bit for bit on several.
+ * next update on both engines agrees within float32 noise); a snapshot from another engine is refused, and a checkpoint
+ * of another model shape loads as into an engine of that shape. Two intra-op threads: the update repeats bit for bit on several.
  */
 
 const PAIRS: [number[], number[]][] = [
@@ -117,5 +119,47 @@ describe('onnx training state', () => {
     onnx.dispose();
     tfjs.dispose();
     fresh.dispose();
+  });
+
+  it('refuses a training snapshot another engine made, leaving its weights as they were', async () => {
+    const [onnx, other] = [await onnxTiny(), await onnxTiny()];
+    const tfjs = tfjsTiny();
+    await other.update(first);
+    const before = await onnx.exportWeights();
+    for (const foreign of [await other.snapshotTraining(), await tfjs.snapshotTraining()]) {
+      await expect(onnx.restoreTraining(foreign)).rejects.toThrow("policy backend 'onnx' was handed a training snapshot it did not make");
+    }
+    expect(weightError(await onnx.exportWeights(), before)).toBe(0);
+    for (const engine of [onnx, other, tfjs]) engine.dispose();
+  });
+
+  it("loads a checkpoint of another model shape: it then scores and trains as an engine made from that checkpoint's model", async () => {
+    const llama = () => randomWeights(tinyConfigJson('LlamaForCausalLM', { hidden_size: 48, intermediate_size: 56 }), 4);
+    const options = { provider: 'cpu', sessionOptions: { intraOpNumThreads: 2 } } as const;
+    const saved = await OnnxPolicyBackend.create(llama().config, llama().weights, undefined, options);
+    await saved.update(first);
+    const checkpoint = join(dir, 'other-shape');
+    await saved.save(checkpoint);
+    saved.dispose();
+
+    // A run's engines share their sampling sessions: the one that loads another shape must leave the other's.
+    const rolloutSessions = rolloutSessionPool();
+    const shared = () => {
+      const { config, weights } = model();
+      return OnnxPolicyBackend.create(config, weights, undefined, { ...options, rolloutSessions });
+    };
+    const [onnx, stays] = [await shared(), await shared()];
+    const staysScores = await score(stays);
+    await onnx.update(first);
+    await onnx.load(checkpoint);
+    const reference = await OnnxPolicyBackend.create(llama().config, llama().weights, undefined, options);
+    await reference.load(checkpoint);
+    expect([onnx.config.architecture, onnx.config.hiddenSize]).toEqual(['LlamaForCausalLM', 48]);
+    expect(await score(onnx)).toEqual(await score(reference));
+    expect(await score(stays)).toEqual(staysScores);
+    const [a, b] = [await onnx.update(second), await reference.update(second)];
+    expect([a.loss, a.gradNorm]).toEqual([b.loss, b.gradNorm]);
+    expect(weightError(await onnx.exportWeights(), await reference.exportWeights())).toBe(0);
+    for (const engine of [onnx, stays, reference]) engine.dispose();
   });
 });

@@ -21,7 +21,8 @@ import {
   type ModelWeights,
 } from '@drmas/models';
 import type * as OrtModule from 'onnxruntime-node';
-import { createOnnxPolicyBackend, OnnxPolicyBackend, rolloutSessionPool } from '../OnnxPolicyBackend.js';
+import { rolloutSessionPool } from '../DecoderSessions.js';
+import { createOnnxPolicyBackend, OnnxPolicyBackend } from '../OnnxPolicyBackend.js';
 import { OnnxValueModel, valueSessionPool, type ValueSession } from '../critic/OnnxValueModel.js';
 import type { SharedSessions } from '../SharedSessions.js';
 import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';

@@ -1,6 +1,6 @@
 import type { BatchView } from '@drmas/core';
 import type { DecoderConfig } from '@drmas/models';
-import { HEAD_VOCAB_CHUNK } from './VocabChunkedHead.js';
+import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
 
 /**
  * How large one scoring run may be, in float32 elements: its logits (rows x response columns x the head's width: the

@@ -1,0 +1,192 @@
+import type { GenerateRequest, GenerateResult } from '@drmas/core';
+import {
+  distinctSequences,
+  leftPad,
+  logProbAtTemperature,
+  rotaryTables,
+  rowStreams,
+  sampleToken,
+  topLogProbs,
+  type SamplingSettings,
+} from '@drmas/models';
+import { GraphNames } from '../DecoderGraph.js';
+import { forwardFeeds, MASKED, ortTensor, type Feeds } from '../DecoderFeeds.js';
+import type { DecoderSessions } from '../DecoderSessions.js';
+import { OnnxRequestError } from '../OnnxBackendErrors.js';
+import type { WeightState } from '../weights/WeightState.js';
+
+/**
+ * The onnx sampler: `generate` on the prefill and decode graphs. Equal prompts are prefilled once, the KV caches are
+ * host buffers the decode graph reads in place, finished rows leave the batch, and tokens are drawn by `@drmas/models`'
+ * `sampleToken` on per-row `SeededRandom` streams, as the tfjs backend draws them.
+ */
+export class OnnxSampler {
+  constructor(
+    private readonly state: WeightState,
+    private readonly sessions: DecoderSessions,
+  ) {}
+
+  /** Stop ids used when a request gives none: config.json's eos ids and the tokenizer's eos. */
+  defaultStopTokenIds(): number[] {
+    const ids = new Set(this.state.config.eosTokenIds);
+    if (this.state.tokenizer?.eosTokenId !== undefined) ids.add(this.state.tokenizer.eosTokenId);
+    return [...ids];
+  }
+
+  async generate(request: GenerateRequest): Promise<GenerateResult> {
+    const c = this.state.config;
+    const { ort } = this.sessions;
+    const rows = request.prompts.length;
+    const settings: SamplingSettings = { temperature: request.temperature ?? 1, topK: request.topK ?? 0, topP: request.topP ?? 1 };
+    const stopStrings = request.stopStrings ?? [];
+    const tokenizer = this.state.tokenizer;
+    if (stopStrings.length > 0 && !tokenizer) {
+      throw new OnnxRequestError(
+        'stop strings need a tokenizer to decode the output; this model has none',
+        'stop on token ids instead, or give the checkpoint folder a tokenizer.json',
+      );
+    }
+    request.prompts.forEach((p, r) => {
+      if (p.length === 0) throw new OnnxRequestError(`prompt ${r} is empty; generation needs at least one prompt token`);
+    });
+    const seed = request.seed ?? Math.floor(Math.random() * 2 ** 31);
+    if (request.rowKeys && request.rowKeys.length !== rows) {
+      throw new OnnxRequestError(`rowKeys has ${request.rowKeys.length} keys for ${rows} prompts`, 'give one key per prompt, or none');
+    }
+    if (request.rowSeeds && request.rowSeeds.length !== rows) {
+      throw new OnnxRequestError(`rowSeeds has ${request.rowSeeds.length} seeds for ${rows} prompts`, 'give one seed per prompt, or none');
+    }
+    const rngs = rowStreams(seed, rows, request.rowKeys, request.rowSeeds);
+    const stopIds = new Set(request.stopTokenIds ?? this.defaultStopTokenIds());
+    const tokenIds: number[][] = Array.from({ length: rows }, () => []);
+    const logProbs: number[][] = Array.from({ length: rows }, () => []);
+    const finishReasons: Array<'stop' | 'length'> = new Array<'stop' | 'length'>(rows).fill('length');
+    const maxNew = request.maxNewTokens;
+    if (rows === 0 || maxNew <= 0) return { tokenIds, logProbs, finishReasons };
+    const longestStop = Math.max(0, ...stopStrings.map((s) => s.length));
+    const hitsStopString = (ids: number[]): boolean => {
+      if (longestStop === 0 || !tokenizer) return false;
+      // A stop string not present before this token can only span the last few tokens (at most 4 bytes per char).
+      const text = tokenizer.decode(ids.slice(-(4 * longestStop + 4)));
+      return stopStrings.some((s) => s.length > 0 && text.includes(s));
+    };
+
+    const v = c.vocabSize;
+    const d = c.headDim;
+    const kv = c.numKvHeads;
+    const layers = c.numLayers;
+    // The samples of one prompt share its prefill: each distinct prompt runs once, its rows get copies of its keys,
+    // values and first log-probs. The distinct prompts are as long as the longest of all, so the columns (and the
+    // cache slots every later step attends over) are those of the whole batch.
+    const { distinct, of } = distinctSequences(request.prompts);
+    const batch = leftPad(distinct);
+    const columns = batch.columns;
+    // Cache slots: the prompt columns plus every generated token but the last.
+    const slots = columns + maxNew - 1;
+    const keyBlock = kv * d * slots;
+    const keyCache = Array.from({ length: layers }, () => new Float32Array(rows * keyBlock));
+    const valueCache = Array.from({ length: layers }, () => new Float32Array(rows * keyBlock));
+    const valid = new Uint8Array(rows * slots);
+
+    // Prefill: every column of the distinct prompts at once.
+    const prefill = await this.sessions.run('prefill', forwardFeeds(ort, c, this.state.invFreq, { ...batch, columns }));
+    for (let l = 0; l < layers; l++) {
+      const keys = prefill[GraphNames.key(l)]!.data as Float32Array;
+      const values = prefill[GraphNames.value(l)]!.data as Float32Array;
+      const kc = keyCache[l]!;
+      const vc = valueCache[l]!;
+      for (let r = 0; r < rows; r++) {
+        const u = of[r]!;
+        for (let i = 0; i < kv * d; i++) {
+          const from = (u * kv * d + i) * columns;
+          kc.set(keys.subarray(from, from + columns), (r * kv * d + i) * slots);
+        }
+        for (let i = 0; i < kv; i++) {
+          const from = (u * kv + i) * columns * d;
+          vc.set(values.subarray(from, from + columns * d), (r * kv + i) * slots * d);
+        }
+      }
+    }
+    const lengths = Array.from(of, (u) => batch.lengths[u]!);
+    for (let r = 0; r < rows; r++) valid.set(batch.valid.subarray(of[r]! * columns, (of[r]! + 1) * columns), r * slots);
+    const distinctLogp = prefill[GraphNames.logProbs]!.data as Float32Array;
+    let logp = distinctLogp;
+    if (distinct.length < rows) {
+      logp = new Float32Array(rows * v);
+      for (let r = 0; r < rows; r++) logp.set(distinctLogp.subarray(of[r]! * v, (of[r]! + 1) * v), r * v);
+    }
+    let filled = columns;
+    let active = Array.from({ length: rows }, (_, r) => r);
+
+    for (let step = 0; ; step++) {
+      const n = active.length;
+      const still: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const r = active[i]!;
+        const row = logp.subarray(i * v, (i + 1) * v);
+        const token = sampleToken(row, settings, rngs[r]!);
+        const ids = tokenIds[r]!;
+        ids.push(token);
+        const logProb = logProbAtTemperature(row, token, settings.temperature);
+        logProbs[r]!.push(logProb);
+        const top = request.topLogProbs ? topLogProbs(row, request.topLogProbs, settings.temperature) : undefined;
+        request.onToken?.(r, token, logProb, top);
+        if (stopIds.has(token) || hitsStopString(ids)) finishReasons[r] = 'stop';
+        else still.push(i);
+      }
+      if (step + 1 >= maxNew || still.length === 0) break;
+
+      // Finished rows leave the batch: the caches of the rows still running move up (rows are the outer axis,
+      // so the first `m` rows of each cache are one contiguous block the next run reads in place).
+      const m = still.length;
+      still.forEach((i, j) => {
+        if (i === j) return;
+        for (let l = 0; l < layers; l++) {
+          keyCache[l]!.copyWithin(j * keyBlock, i * keyBlock, (i + 1) * keyBlock);
+          valueCache[l]!.copyWithin(j * keyBlock, i * keyBlock, (i + 1) * keyBlock);
+        }
+        valid.copyWithin(j * slots, i * slots, (i + 1) * slots);
+      });
+      active = still.map((i) => active[i]!);
+
+      const ids = new BigInt64Array(m);
+      const positions = new Int32Array(m);
+      const bias = new Float32Array(m * (slots + 1));
+      for (let j = 0; j < m; j++) {
+        const r = active[j]!;
+        // Every active row has sampled at least one token.
+        const generated = tokenIds[r]!;
+        ids[j] = BigInt(generated[generated.length - 1]!);
+        positions[j] = lengths[r]! + generated.length - 1;
+        for (let t = 0; t < slots; t++) if (valid[j * slots + t] === 0) bias[j * (slots + 1) + t] = MASKED;
+      }
+      const { cos, sinSigned } = rotaryTables(this.state.invFreq, positions);
+      const feeds: Feeds = {
+        [GraphNames.inputIds]: ortTensor(ort, ids, [m, 1]),
+        [GraphNames.ropeCos]: ortTensor(ort, cos, [m, 1, 1, d]),
+        [GraphNames.ropeSin]: ortTensor(ort, sinSigned, [m, 1, 1, d]),
+        [GraphNames.attentionBias]: ortTensor(ort, bias, [m, 1, 1, slots + 1]),
+      };
+      for (let l = 0; l < layers; l++) {
+        feeds[GraphNames.pastKey(l)] = ortTensor(ort, keyCache[l]!.subarray(0, m * keyBlock), [m, kv, d, slots]);
+        feeds[GraphNames.pastValue(l)] = ortTensor(ort, valueCache[l]!.subarray(0, m * keyBlock), [m, kv, slots, d]);
+      }
+      const out = await this.sessions.run('decode', feeds);
+      for (let l = 0; l < layers; l++) {
+        const key = out[GraphNames.key(l)]!.data as Float32Array;
+        const value = out[GraphNames.value(l)]!.data as Float32Array;
+        const kc = keyCache[l]!;
+        const vc = valueCache[l]!;
+        for (let i = 0; i < m * kv * d; i++) kc[i * slots + filled] = key[i]!;
+        for (let i = 0; i < m * kv; i++) {
+          const at = (i * slots + filled) * d;
+          for (let e = 0; e < d; e++) vc[at + e] = value[i * d + e]!;
+        }
+      }
+      for (let j = 0; j < m; j++) valid[j * slots + filled] = 1;
+      filled++;
+      logp = out[GraphNames.logProbs]!.data as Float32Array;
+    }
+    return { tokenIds, logProbs, finishReasons };
+  }
+}
