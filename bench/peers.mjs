@@ -11,7 +11,7 @@
 // medians, the reward curves per seed and every record. A round started while the 1-minute load average is at or
 // above --quiet-load is marked and left out of the figures while quiet rounds exist.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -232,8 +232,15 @@ let trlSetting = values['trl-setting'];
 let loads = { start: startLoad };
 if (values.records) {
   // Several runs' output files, comma-separated: one section from all of their records.
-  for (const file of values.records.split(','))
+  for (const file of values.records.split(',')) {
+    if (!existsSync(file)) {
+      console.error(
+        `--records ${file}: no such file. --records reads the output of earlier runs (their printed logs) to write one section from them; to measure, leave it out.`,
+      );
+      process.exit(2);
+    }
     for (const line of readFileSync(file, 'utf8').split('\n')) if (line.startsWith('{"framework"')) records.push(JSON.parse(line));
+  }
   const measured = records.filter((r) => r.loadAverage && !r.probe);
   trlSetting ??= [...new Set(records.filter((r) => r.framework === 'trl' && !r.probe && r.setting).map((r) => r.setting))].join(', ');
   loads = { start: measured[0]?.loadAverage ?? startLoad, end: measured.at(-1)?.loadAverage };
