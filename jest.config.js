@@ -3,6 +3,7 @@
  * the `drmas-source` export condition, so a test and the plugins it loads share one copy of @drmas/core.
  * Tests that need more than a few seconds are marked with `describeSlow` and run only with DRMAS_SLOW_TESTS=1.
  */
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -46,6 +47,9 @@ export default {
   ],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   testTimeout: 60000,
+  // Jest's default leaves a core to itself (one worker on 2 cores); most files wait on child processes, servers and
+  // onnxruntime's own threads, so two workers on 2 cores finish the suite sooner.
+  maxWorkers: Math.max(2, availableParallelism() - 1),
   // One long-lived worker runs ~550 files: restarting it past this heap keeps the last files as fast as the first.
   workerIdleMemoryLimit: '1GB',
 };
