@@ -1,6 +1,7 @@
 // onnx engine measurements: node ... onnxEngine.mjs generate <model> [inputs|initializers] | sync <model> <mode> | matmul
 //   | train <model> <repeats> <microBatchSize> [intraOpThreads]
-import { createOnnxPolicyBackend, GraphBuilder, loadOnnxRuntime } from '../../plugins/backend-onnx/src/index.ts';
+import { createOnnxPolicyBackend, loadOnnxRuntime } from '../../plugins/backend-onnx/src/index.ts';
+import { matmulCeiling } from '../lib/matmulCeiling.mjs';
 import { emit, generationPrompts, GENERATION, measureUpdates, median } from '../lib/workloads.mjs';
 import { availableParallelism } from 'node:os';
 
@@ -12,32 +13,13 @@ const provider = process.env.DRMAS_BENCH_ONNX_PROVIDER ?? 'cpu';
 if (bench === 'matmul') {
   const ort = await loadOnnxRuntime();
   const n = 2048;
-  const g = new GraphBuilder('matmul');
-  g.output(g.op('MatMul', [g.input('a', 'float', [n, n]), g.input('b', 'float', [n, n])]), 'c', 'float', [n, n]);
-  const session = await ort.InferenceSession.create(g.toModelProto(), {
-    intraOpNumThreads: availableParallelism(),
-    graphOptimizationLevel: 'all',
-  });
-  const feeds = {
-    a: new ort.Tensor('float32', new Float32Array(n * n).fill(0.5), [n, n]),
-    b: new ort.Tensor('float32', new Float32Array(n * n).fill(0.25), [n, n]),
-  };
-  await session.run(feeds);
-  const times = [];
-  for (let i = 0; i < 5; i++) {
-    const t = performance.now();
-    await session.run(feeds);
-    times.push((performance.now() - t) / 1000);
-  }
-  const seconds = median(times);
   emit({
     engine: 'onnx',
     bench: 'matmul',
     runtime: `onnxruntime-node ${ort.env.versions.node} (CPU, ${availableParallelism()} threads)`,
     size: n,
     repeats: 5,
-    seconds,
-    gflops: (2 * n ** 3) / seconds / 1e9,
+    gflops: await matmulCeiling(5, { intraOpNumThreads: availableParallelism() }),
   });
 } else if (bench === 'train') {
   // The backend's own update (OnnxTrainer.update: forward, loss, backward per micro-batch, gradient accumulation,

@@ -100,9 +100,22 @@ export function emit(record) {
   console.log(JSON.stringify({ ...record, peakRssMiB: +(process.resourceUsage().maxRSS / 1024).toFixed(1) }));
 }
 
+/** A model's shape as MODEL_SHAPES gives it, from a DecoderConfig (config.json as @drmas/models reads it). */
+export function shapeOf(config) {
+  return {
+    hidden: config.hiddenSize,
+    layers: config.numLayers,
+    heads: config.numHeads,
+    kvHeads: config.numKvHeads,
+    headDim: config.headDim,
+    intermediate: config.intermediateSize,
+    vocab: config.vocabSize,
+  };
+}
+
 /** Nominal matmul FLOPs of the model (projections, lm head, attention products). */
 function perToken(s) {
-  const d = s.hidden / s.heads;
+  const d = s.headDim ?? s.hidden / s.heads;
   const layer = s.hidden * s.heads * d + 2 * s.hidden * s.kvHeads * d + s.heads * d * s.hidden + 3 * s.hidden * s.intermediate;
   return { body: 2 * s.layers * layer, head: 2 * s.hidden * s.vocab, attentionPerKey: 4 * s.layers * s.heads * d };
 }
@@ -118,8 +131,14 @@ export function generationFlops(model) {
 
 /** FLOPs of one training step: 3x the forward pass (forward + backward) over 256 tokens per row. */
 export function trainingFlops(model) {
-  const s = MODEL_SHAPES[model];
-  const f = perToken(s);
-  const columns = TRAINING.promptTokens + TRAINING.responseTokens;
-  return 3 * TRAINING.rows * (columns * (f.body + f.head) + ((columns * (columns + 1)) / 2) * f.attentionPerKey);
+  return decoderTrainingFlops(MODEL_SHAPES[model], TRAINING.rows, TRAINING.promptTokens + TRAINING.responseTokens);
+}
+
+/**
+ * FLOPs of a forward and backward pass (3x the forward) of `rows` rows of `columns` tokens on a model of `shape`
+ * (MODEL_SHAPES' fields, `headDim` where it is not hidden / heads), the head counted on every token.
+ */
+export function decoderTrainingFlops(shape, rows, columns) {
+  const f = perToken(shape);
+  return 3 * rows * (columns * (f.body + f.head) + ((columns * (columns + 1)) / 2) * f.attentionPerKey);
 }
