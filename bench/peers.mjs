@@ -239,7 +239,13 @@ if (values.records) {
       );
       process.exit(2);
     }
-    for (const line of readFileSync(file, 'utf8').split('\n')) if (line.startsWith('{"framework"')) records.push(JSON.parse(line));
+    // A run's log holds each record twice (as it was measured, and in the section it printed at the end).
+    const seen = new Set();
+    for (const line of readFileSync(file, 'utf8').split('\n'))
+      if (line.startsWith('{"framework"') && !seen.has(line)) {
+        seen.add(line);
+        records.push(JSON.parse(line));
+      }
   }
   const measured = records.filter((r) => r.loadAverage && !r.probe);
   trlSetting ??= [...new Set(records.filter((r) => r.framework === 'trl' && !r.probe && r.setting).map((r) => r.setting))].join(', ');
@@ -249,14 +255,22 @@ if (values.records) {
 }
 loads.end ??= load();
 
+// The report's shape: what was asked for, or with --records what the records hold.
+const recorded = records.filter((r) => !r.probe && r.model !== undefined);
+const distinct = (key) => [...new Set(recorded.map((r) => r[key]))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+const shape = values.records
+  ? {
+      models: distinct('model'),
+      steps: Math.max(0, ...recorded.map((r) => r.step ?? 0)),
+      seeds: distinct('seed'),
+      rounds: distinct('round').length,
+    }
+  : { models, steps, seeds, rounds };
 const text = renderPeers({
   records,
   notices,
   jobs,
-  models,
-  steps,
-  seeds,
-  rounds,
+  ...shape,
   trlSetting,
   quietLoad,
   load: loads,
