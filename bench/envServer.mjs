@@ -39,7 +39,7 @@ async function rollout(environment, round) {
   await environment.prepare?.(round * prompts, prompts);
   const { tasks } = environment.batch(round * prompts, prompts);
   const episodes = tasks.flatMap((task) => Array.from({ length: samples }, () => environment.reset(task)));
-  await environment.step(
+  await environment.advance(
     episodes,
     episodes.map((e, i) => ({
       type: 'answer',

@@ -82,11 +82,11 @@ describe('examples/custom-environment: the lists environment', () => {
     for (const [action, outcome, answered] of cases) {
       const episode = env.reset(task);
       expect(episode.judge(action)).toBe(outcome);
-      await env.step([episode], [action]);
-      expect({ done: episode.done, outcome: episode.outcome, stepScore: episode.stepScore, metrics: episode.metrics() }).toEqual({
+      await env.advance([episode], [action]);
+      expect({ done: episode.done, outcome: episode.outcome, roundScore: episode.roundScore, metrics: episode.metrics() }).toEqual({
         done: true,
         outcome,
-        stepScore: outcome,
+        roundScore: outcome,
         metrics: { answered },
       });
     }

@@ -12,7 +12,7 @@ export type SearchAction = { type: 'search'; query: string } | { type: 'answer';
 
 export interface SearchEpisodeOptions {
   /** Searches, answers and invalid actions allowed before the episode ends unanswered; default 4. */
-  maxSteps?: number;
+  maxRounds?: number;
 }
 
 /** Search-R1's reply to an output with neither a search nor an answer. */
@@ -67,20 +67,20 @@ export function parseVerifierDecision(text: string): boolean | undefined {
  */
 export class SearchEpisode {
   readonly question: SearchQuestion;
-  readonly maxSteps: number;
+  readonly maxRounds: number;
   private readonly entries: SearchHistoryEntry[] = [];
   private finalAnswer: string | undefined;
   private finished = false;
 
   constructor(question: SearchQuestion, options: SearchEpisodeOptions = {}) {
-    const { maxSteps = 4 } = options;
-    if (!Number.isInteger(maxSteps) || maxSteps < 1)
-      throw new SearchInputError('options.maxSteps', `must be an integer >= 1, got ${maxSteps}`);
+    const { maxRounds = 4 } = options;
+    if (!Number.isInteger(maxRounds) || maxRounds < 1)
+      throw new SearchInputError('options.maxRounds', `must be an integer >= 1, got ${maxRounds}`);
     this.question = question;
-    this.maxSteps = maxSteps;
+    this.maxRounds = maxRounds;
   }
 
-  get steps(): number {
+  get rounds(): number {
     return this.entries.length;
   }
 
@@ -143,14 +143,14 @@ export class SearchEpisode {
 
   private record(entry: SearchHistoryEntry): void {
     this.entries.push(entry);
-    if (this.entries.length >= this.maxSteps) this.finished = true;
+    if (this.entries.length >= this.maxRounds) this.finished = true;
   }
 
   private assertOpen(action: string): void {
     if (this.finished) {
       throw new SearchEnvError(
         'INVALID_ARGUMENT',
-        `${action}: the episode of question ${this.question.id} is finished (${this.steps} steps${this.finalAnswer === undefined ? '' : ', answered'}); check episode.done before acting`,
+        `${action}: the episode of question ${this.question.id} is finished (${this.rounds} round${this.rounds === 1 ? '' : 's'}${this.finalAnswer === undefined ? '' : ', answered'}); check episode.done before acting`,
       );
     }
   }

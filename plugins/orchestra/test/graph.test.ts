@@ -86,7 +86,7 @@ describe('built-in blocks as graphs', () => {
 
   test('math: solver, then the verifier unless last loop; back to the solver (limited) unless approved', () => {
     // [from, to, guarded, limited], worked out from loopUntil(approve, sequential(call(solver), when(notLastLoop, call(verifier)))).
-    expect(shape(blockGraph(createMathOrchestra().step!))).toEqual([
+    expect(shape(blockGraph(createMathOrchestra().round!))).toEqual([
       ['verifier', 'solver', true, true],
       ['verifier', END, false, false],
       ['solver', 'verifier', true, false],
@@ -116,7 +116,7 @@ describe('built-in blocks as graphs', () => {
 
   test('the compiled graphs pass validation; a hand-written block has no graph', () => {
     const math = createMathOrchestra();
-    expect(() => validateGraph(blockGraph(math.step!), { agents: Object.keys(math.agents), key: 'orchestra.name' })).not.toThrow();
+    expect(() => validateGraph(blockGraph(math.round!), { agents: Object.keys(math.agents), key: 'orchestra.name' })).not.toThrow();
     expect(() =>
       validateGraph(blockGraph(searchStep), { agents: ['verifier', 'answerer', 'searcher'], key: 'orchestra.name' }),
     ).not.toThrow();

@@ -27,17 +27,29 @@ describe('configuration mistakes stop before anything runs', () => {
   });
 
   test('a worker that is not told which run to serve names --run-dir', async () => {
-    const result = await runCli(['worker', '--config', WORKERS]);
+    const result = await runCli(['rollout-worker', '--config', WORKERS]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('error INVALID_ARGUMENT');
     expect(result.stderr).toContain('--run-dir');
   });
 
+  test('drmas worker, the old name, says the new one on one line and runs drmas rollout-worker', async () => {
+    const result = await runCli(['worker', '--config', WORKERS]);
+    expect(result.code).toBe(1);
+    const [notice, ...rest] = result.stderr.split('\n');
+    expect(notice).toBe('drmas: `drmas worker` is deprecated since 0.2.0 and runs `drmas rollout-worker`; use that name');
+    expect(rest.join('\n')).not.toContain('deprecated');
+    // What rollout-worker itself says without --run-dir.
+    expect(result.stderr).toContain('error INVALID_ARGUMENT (--run-dir)');
+    const help = await runCli(['worker', '--help']);
+    expect(help.stdout).toContain('usage: drmas rollout-worker --config PATH');
+  });
+
   test('a worker with a bad --concurrency or --redis names the option', async () => {
-    const concurrency = await runCli(['worker', '--config', WORKERS, '--run-dir', 'runs/x', '--concurrency', '0']);
+    const concurrency = await runCli(['rollout-worker', '--config', WORKERS, '--run-dir', 'runs/x', '--concurrency', '0']);
     expect(concurrency.code).toBe(1);
     expect(concurrency.stderr).toContain('--concurrency');
-    const redis = await runCli(['worker', '--config', WORKERS, '--run-dir', 'runs/x', '--redis', 'http://:s3cret-pw@127.0.0.1:1']);
+    const redis = await runCli(['rollout-worker', '--config', WORKERS, '--run-dir', 'runs/x', '--redis', 'http://:s3cret-pw@127.0.0.1:1']);
     expect(redis.code).toBe(1);
     expect(redis.stderr).toContain('--redis expects a redis:// URL, got "http://***@127.0.0.1:1"');
   });
@@ -46,7 +58,7 @@ describe('configuration mistakes stop before anything runs', () => {
     const port = await freePort();
     const url = `redis://:s3cret-pw@127.0.0.1:${port}`;
     const shown = `redis://***@127.0.0.1:${port}`;
-    const worker = await runCli(['worker', '--config', WORKERS, '--run-dir', 'runs/x', '--redis', url]);
+    const worker = await runCli(['rollout-worker', '--config', WORKERS, '--run-dir', 'runs/x', '--redis', url]);
     expect(worker.code).toBe(1);
     expect(worker.stderr).toContain(`error SERVICE_FAILED (--redis): Redis at ${shown} is unreachable`);
     expect(worker.stderr).toContain(`redis-server --port ${port}`);
@@ -113,7 +125,7 @@ describeRedis('the trainer end of the queue, on a real redis-server', () => {
     const queue = await RolloutQueue.open(
       'no-worker',
       settings({ workerWait: 1.5 }),
-      () => 'drmas worker --run-dir R',
+      () => 'drmas rollout-worker --run-dir R',
       (m) => logged.push(m),
     );
     try {
@@ -123,8 +135,8 @@ describeRedis('the trainer end of the queue, on a real redis-server', () => {
       );
       expect(DrmasError.is(error) && error.code).toBe('SERVICE_FAILED');
       expect((error as DrmasError).message).toContain('no rollout worker connected to queue no-worker');
-      expect((error as DrmasError).hint).toContain('drmas worker --run-dir R');
-      expect(logged.join('\n')).toContain('Start one: drmas worker --run-dir R');
+      expect((error as DrmasError).hint).toContain('drmas rollout-worker --run-dir R');
+      expect(logged.join('\n')).toContain('Start one: drmas rollout-worker --run-dir R');
     } finally {
       await queue.close();
     }

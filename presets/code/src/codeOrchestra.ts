@@ -17,6 +17,6 @@ export const codeOrchestra = defineOrchestra({
   agents: {
     coder: { prompt: CODER_PROMPT, tag: 'code', stop: ['</code>'], invalidPenalty: 0.1, sampling: { maxNewTokens: 64 } },
   },
-  step: call('coder'),
+  round: call('coder'),
   action: (row) => actionFrom(row, 'coder', 'answer', 'text') ?? NO_ACTION,
 });

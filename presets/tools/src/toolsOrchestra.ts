@@ -39,7 +39,7 @@ export const toolsOrchestra = defineOrchestra({
       sampling: { maxNewTokens: 80 },
     },
   },
-  step: call('assistant'),
+  round: call('assistant'),
   action: (row) => actionFrom(row, 'assistant', 'answer', 'text') ?? NO_ACTION,
 });
 

@@ -25,7 +25,7 @@ export interface EpisodeSearch {
  * with `search(queries)`.
  */
 export class SearchEnvEpisode implements Episode {
-  stepScore?: number;
+  roundScore?: number;
   private searches = 0;
 
   constructor(
@@ -35,7 +35,7 @@ export class SearchEnvEpisode implements Episode {
 
   /** Whether a search still leaves the episode a step for its answer. */
   get canSearch(): boolean {
-    return !this.inner.done && this.inner.steps < this.inner.maxSteps - 1;
+    return !this.inner.done && this.inner.rounds < this.inner.maxRounds - 1;
   }
 
   /**
@@ -87,7 +87,7 @@ export class SearchEnvEpisode implements Episode {
 
   /** Applies an answer or an invalid action; returns the query of a search (run batched by the environment). */
   apply(action: EnvAction): string | undefined {
-    this.stepScore = 0;
+    this.roundScore = 0;
     if (action.type === 'search') {
       this.searches++;
       return action.content;
@@ -95,7 +95,7 @@ export class SearchEnvEpisode implements Episode {
     if (action.type === 'answer') {
       this.inner.applyAnswer(action.content);
       // The F1 gain of the answer: before it the episode had no answer, i.e. F1 0.
-      this.stepScore = this.inner.score().f1;
+      this.roundScore = this.inner.score().f1;
     } else {
       this.inner.applyInvalid(action.content);
     }
@@ -119,8 +119,8 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
     this.settingsOf = typeof settings === 'function' ? settings : () => settings;
   }
 
-  get maxSteps(): number {
-    return this.settings?.maxSteps ?? 4;
+  get maxRounds(): number {
+    return this.settings?.maxRounds ?? 4;
   }
 
   async init(): Promise<void> {
@@ -159,13 +159,13 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
   }
 
   reset(task: SearchQuestion): SearchEnvEpisode {
-    return new SearchEnvEpisode(new SearchEpisode(task, { maxSteps: this.maxSteps }), {
+    return new SearchEnvEpisode(new SearchEpisode(task, { maxRounds: this.maxRounds }), {
       retriever: this.retriever!,
       topk: this.settings!.topk,
     });
   }
 
-  async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+  async advance(episodes: Episode[], actions: EnvAction[]): Promise<void> {
     if (actions.length !== episodes.length) throw new Error(`step got ${actions.length} actions for ${episodes.length} episodes`);
     const searches: { episode: SearchEpisode; query: string }[] = [];
     episodes.forEach((episode, i) => {

@@ -33,7 +33,7 @@ export interface LoopState {
 export interface BlockContext {
   /** 0-based environment step. */
   readonly step: number;
-  readonly maxSteps: number;
+  readonly maxRounds: number;
   readonly isLastStep: boolean;
   /** The `orchestra` config section (`maxLoops`, ...). */
   readonly settings: Readonly<Record<string, unknown>>;

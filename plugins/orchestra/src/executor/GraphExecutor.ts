@@ -212,10 +212,10 @@ export class GraphExecutor implements EpisodeRunner {
     );
     const executions: NodeExecution[] = [];
     let state: unknown = this.graph.state.parse({});
-    const maxSteps = this.environment.maxSteps;
+    const maxRounds = this.environment.maxRounds;
     let current: string | undefined;
     try {
-      for (let step = 0; step < maxSteps && !row.episode.done; step++) {
+      for (let step = 0; step < maxRounds && !row.episode.done; step++) {
         row.teamContext.length = 0;
         row.outputs.clear();
         const visits = new Map<string, number>();
@@ -227,8 +227,8 @@ export class GraphExecutor implements EpisodeRunner {
           episode: row.episode,
           environment: this.environment,
           step,
-          maxSteps,
-          isLastStep: step === maxSteps - 1,
+          maxRounds,
+          isLastStep: step === maxRounds - 1,
           settings: this.settings,
           visits: (node) => visits.get(node) ?? 0,
           traversals: (counter) => traversals.get(counter) ?? 0,
@@ -283,13 +283,13 @@ export class GraphExecutor implements EpisodeRunner {
           () => new EpisodeFailure('tool_timeout', `the environment's step ran past ${timeouts.toolMs} ms`, 'env.step'),
         );
         try {
-          await untilAborted(this.environment.step([row.episode], [action]), tool.signal);
+          await untilAborted(this.environment.advance([row.episode], [action]), tool.signal);
         } finally {
           tool.dispose();
         }
         if (row.episode.failure !== undefined) throw new EpisodeFailure('environment_failed', row.episode.failure, 'env.step');
         recordTurnScores(this.orchestra, row, step, action.turnIndex);
-        envExecution.output = { done: row.episode.done, stepScore: row.episode.stepScore, observation: row.episode.observation() };
+        envExecution.output = { done: row.episode.done, roundScore: row.episode.roundScore, observation: row.episode.observation() };
         envExecution.metrics = row.episode.metrics();
         envExecution.endedMs = clock();
       }

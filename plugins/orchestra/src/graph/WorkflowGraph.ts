@@ -17,7 +17,7 @@ export interface GraphContext<S> {
   readonly environment: Environment;
   /** 0-based environment step. */
   readonly step: number;
-  readonly maxSteps: number;
+  readonly maxRounds: number;
   readonly isLastStep: boolean;
   /** The `orchestra` config section (`maxLoops`, ...). */
   readonly settings: Readonly<Record<string, unknown>>;

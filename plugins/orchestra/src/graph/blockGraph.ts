@@ -25,7 +25,7 @@ interface Target {
 function blockContextOf(ctx: GraphContext<unknown>): BlockContext {
   return {
     step: ctx.step,
-    maxSteps: ctx.maxSteps,
+    maxRounds: ctx.maxRounds,
     isLastStep: ctx.isLastStep,
     settings: ctx.settings,
     loop: ctx.loop,

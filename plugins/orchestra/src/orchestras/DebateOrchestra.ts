@@ -123,7 +123,7 @@ export function createDebateOrchestra(options: DebateOptions): Orchestra {
   return defineOrchestra({
     name: 'debate',
     agents,
-    step: judged ? sequential(rounds, call(JUDGE_ROLE)) : rounds,
+    round: judged ? sequential(rounds, call(JUDGE_ROLE)) : rounds,
     action: (row) => {
       const step = row.outputs.get(debaters[0]!)?.turn.step;
       const turns = row.trajectory.turns.filter((turn) => turn.step === step);

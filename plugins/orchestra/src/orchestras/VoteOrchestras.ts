@@ -50,7 +50,7 @@ export function createMajorityVoteOrchestra(answers: () => AnswerFormat): Orches
   return defineOrchestra({
     name: 'majority_vote',
     agents: { solver: { prompt: VOTE_SOLVER_PROMPT, tag: 'boxed', invalidPenalty: 0.1, sampling: { maxNewTokens: 1024 } } },
-    step: kSolvers,
+    round: kSolvers,
     action: (row) => {
       const turns = stepTurns(row, 'solver');
       const format = answers();
@@ -76,7 +76,7 @@ export function createSummaryOrchestra(): Orchestra {
       solver: { prompt: VOTE_SOLVER_PROMPT, tag: 'boxed', invalidPenalty: 0.1, sampling: { maxNewTokens: 1024 } },
       summarizer: { prompt: SUMMARIZER_PROMPT, tag: 'boxed', invalidPenalty: 0.1, sampling: { maxNewTokens: 1024 } },
     },
-    step: sequential(kSolvers, call('summarizer')),
+    round: sequential(kSolvers, call('summarizer')),
     action: (row) => actionFrom(row, 'summarizer', 'answer', 'text') ?? NO_ACTION,
     turnScores: ownAnswerScores,
   });

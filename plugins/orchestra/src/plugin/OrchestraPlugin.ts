@@ -146,7 +146,7 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
       checkRolloutWorkers(config.rollout, otherRolloutTaps(kernel));
       const limits = agentLimits(config, workflow.agents(), kernel);
       checkPositions(limits);
-      const turns = turnsPerEpisode(limits.length, config.orchestra, environment.maxSteps);
+      const turns = turnsPerEpisode(limits.length, config.orchestra, environment.maxRounds);
       checkMemory(config, limits, turns, resolveMemoryBudget(config, kernel));
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.ENVIRONMENT }, async () => {

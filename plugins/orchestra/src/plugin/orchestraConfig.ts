@@ -65,7 +65,7 @@ export const rolloutSection = z.strictObject({
   samplesPerPrompt: z.number().int().positive().max(ORCHESTRA_LIMITS.samplesPerPrompt).default(4),
   /**
    * Where a step's episodes run: `local` (in this process, on the worker groups' rollout engines) or `bullmq`
-   * (rollout worker processes, `drmas worker`, fed through Redis by the `rollout-bullmq` plugin).
+   * (rollout worker processes, `drmas rollout-worker`, fed through Redis by the `rollout-bullmq` plugin).
    */
   workers: z.enum(['local', 'bullmq']).default('local'),
   /**

@@ -99,11 +99,11 @@ export class OrchestraRunner implements EpisodeRunner {
   async run(request: RunEpisodesRequest): Promise<EpisodeRun> {
     const rows = createRows(this.environment, request);
     const blocks = blocksOf(this.orchestra);
-    const maxSteps = this.environment.maxSteps;
+    const maxRounds = this.environment.maxRounds;
     const seeds = new SeededRng(request.seed);
     const calls = new Map<string, number>();
     const generateCalls: Record<string, number> = {};
-    for (let step = 0; step < maxSteps; step++) {
+    for (let step = 0; step < maxRounds; step++) {
       const active = rows.filter((row) => !row.episode.done);
       if (active.length === 0) break;
       for (const row of active) {
@@ -112,8 +112,8 @@ export class OrchestraRunner implements EpisodeRunner {
       }
       const context: BlockContext = {
         step,
-        maxSteps,
-        isLastStep: step === maxSteps - 1,
+        maxRounds,
+        isLastStep: step === maxRounds - 1,
         settings: this.settings,
         callAgent: async (agentId, callRows) => {
           const index = calls.get(`${step}/${agentId}`) ?? 0;
@@ -125,7 +125,7 @@ export class OrchestraRunner implements EpisodeRunner {
       };
       await blocks(active, context);
       const actions = active.map((row) => this.orchestra.action(row));
-      await this.environment.step(
+      await this.environment.advance(
         active.map((row) => row.episode),
         actions,
       );

@@ -20,7 +20,7 @@ export interface AgentPrompt {
 export interface CallPlace {
   /** 0-based environment step. */
   step: number;
-  maxSteps: number;
+  maxRounds: number;
 }
 
 /** The row's prompt for `agent`: the task's variables, the observation, the step's team context, and `extra`. */
@@ -38,7 +38,7 @@ export function agentPrompt(
     observation,
     team_context: row.teamContext.join('\n\n'),
     step: String(place.step + 1),
-    max_steps: String(place.maxSteps),
+    max_steps: String(place.maxRounds),
   };
   const { text, templated } = agent.format(agent.prompt(variables), engine.codec);
   return { observation, text, ids: engine.codec.encode(text, { addSpecialTokens: !templated }) };

@@ -41,7 +41,7 @@ export class RolloutWorker {
     private readonly kernel: Kernel,
     private readonly options: RolloutWorkerOptions,
   ) {
-    this.services = kernel.inject({ groups: WorkerGroups, runner: EpisodeRunner }, 'drmas worker');
+    this.services = kernel.inject({ groups: WorkerGroups, runner: EpisodeRunner }, 'drmas rollout-worker');
   }
 
   /** Checks Redis, loads the engines and the environment, then starts taking jobs. */

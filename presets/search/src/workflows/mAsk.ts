@@ -127,7 +127,7 @@ export function createMaskOrchestra(): Orchestra {
       updater: { prompt: MASK_UPDATER_PROMPT, tag: 'notes', stop: ['</notes>'], invalidPenalty: 0.01, sampling: { maxNewTokens: 32 } },
       answerer: { prompt: 'Answer: {observation}', tag: 'answer', stop: ['</answer>'], invalidPenalty: 0.01 },
     },
-    step: maskBlocks(),
+    round: maskBlocks(),
     graph: maskGraph(),
     action: (row) => actionFrom(row, 'answerer', 'answer', 'text') ?? actionFrom(row, 'planner', 'answer', 'text') ?? NO_ACTION,
   });

@@ -20,7 +20,7 @@ export function createSearchOrchestra(): Orchestra {
       searcher: { prompt: SEARCH_ORCHESTRA_PROMPTS.searcher, tag: 'search', stop: ['</search>'], invalidPenalty: 0.01 },
       answerer: { prompt: SEARCH_ORCHESTRA_PROMPTS.answerer, tag: 'answer', stop: ['</answer>'], invalidPenalty: 0.01 },
     },
-    step: route(
+    round: route(
       'verifier',
       { yes: call('answerer'), no: call('searcher') },
       {

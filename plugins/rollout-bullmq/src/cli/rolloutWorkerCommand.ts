@@ -33,10 +33,10 @@ function queueOf(
   });
 }
 
-export const workerCommand: CliCommand = {
-  name: 'worker',
+export const rolloutWorkerCommand: CliCommand = {
+  name: 'rollout-worker',
   summary: 'a rollout worker: runs prompt groups of a `rollout.workers: bullmq` run from Redis',
-  usage: 'drmas worker --config PATH (--run-dir DIR | --queue NAME) [--redis URL] [--concurrency 1] [--set KEY=VALUE ...]',
+  usage: 'drmas rollout-worker --config PATH (--run-dir DIR | --queue NAME) [--redis URL] [--concurrency 1] [--set KEY=VALUE ...]',
   help: [
     ...CONFIG_HELP,
     [
@@ -101,3 +101,5 @@ export const workerCommand: CliCommand = {
     return 0;
   },
 };
+
+export default rolloutWorkerCommand;
