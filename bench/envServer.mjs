@@ -1,4 +1,4 @@
-// drmas serve: what an environment step costs over gRPC. One rollout's environment work of the math preset
+// drmas serve: what a round costs over gRPC. One rollout's environment work of the math preset
 // (8 prompts x 4 samples: fetch the tasks, reset 32 episodes, step them with answers) on the local environment, and
 // through the remote environment against one and two in-process servers on loopback (the same gRPC stack a
 // separate process uses, without a second process's scheduling noise).

@@ -11,8 +11,10 @@ export type SearchHistoryEntry =
 export type SearchAction = { type: 'search'; query: string } | { type: 'answer'; answer: string } | { type: 'invalid' };
 
 export interface SearchEpisodeOptions {
-  /** Searches, answers and invalid actions allowed before the episode ends unanswered; default 4. */
+  /** Rounds (searches, answers and invalid actions) allowed before the episode ends unanswered; default 4. */
   maxRounds?: number;
+  /** @deprecated since 0.2.0: `maxRounds`. */
+  maxSteps?: number;
 }
 
 /** Search-R1's reply to an output with neither a search nor an answer. */
@@ -62,7 +64,7 @@ export function parseVerifierDecision(text: string): boolean | undefined {
 }
 
 /**
- * The state of one question's episode: the searches made and the information they returned, the step count and
+ * The state of one question's episode: the searches made and the information they returned, the round count and
  * the final answer. Reward is the normalised exact match of the answer with any golden answer.
  */
 export class SearchEpisode {
@@ -73,9 +75,11 @@ export class SearchEpisode {
   private finished = false;
 
   constructor(question: SearchQuestion, options: SearchEpisodeOptions = {}) {
-    const { maxRounds = 4 } = options;
-    if (!Number.isInteger(maxRounds) || maxRounds < 1)
-      throw new SearchInputError('options.maxRounds', `must be an integer >= 1, got ${maxRounds}`);
+    if (options.maxRounds !== undefined && options.maxSteps !== undefined)
+      throw new SearchInputError('options.maxSteps', 'is the old name of options.maxRounds, which is set too: remove it');
+    const { maxRounds = options.maxSteps ?? 4 } = options;
+    const key = options.maxRounds === undefined && options.maxSteps !== undefined ? 'options.maxSteps' : 'options.maxRounds';
+    if (!Number.isInteger(maxRounds) || maxRounds < 1) throw new SearchInputError(key, `must be an integer >= 1, got ${maxRounds}`);
     this.question = question;
     this.maxRounds = maxRounds;
   }
@@ -114,7 +118,7 @@ export class SearchEpisode {
     this.finished = true;
   }
 
-  /** Records an output that was neither a search nor an answer; it uses up a step. Returns Search-R1's feedback. */
+  /** Records an output that was neither a search nor an answer; it uses up a round. Returns Search-R1's feedback. */
   applyInvalid(text: string): string {
     this.assertOpen('applyInvalid');
     this.record({ kind: 'invalid', text, feedback: INVALID_ACTION_FEEDBACK });

@@ -66,6 +66,18 @@ describe('SearchEpisode', () => {
     expect(() => new SearchEpisode(question, { maxRounds: 0 })).toThrow(/maxRounds/);
   });
 
+  it('reads maxSteps, the old name of maxRounds; both given is an error', () => {
+    const old = new SearchEpisode(question, { maxSteps: 2 });
+    old.applySearch('x', []);
+    expect(old.done).toBe(false);
+    old.applySearch('y', []);
+    expect([old.done, old.rounds, old.maxRounds]).toEqual([true, 2, 2]);
+    expect(() => new SearchEpisode(question, { maxSteps: 0 })).toThrow('options.maxSteps: must be an integer >= 1, got 0');
+    expect(() => new SearchEpisode(question, { maxSteps: 2, maxRounds: 2 })).toThrow(
+      'options.maxSteps: is the old name of options.maxRounds, which is set too: remove it',
+    );
+  });
+
   it('scores a wrong answer 0 with partial F1', () => {
     const episode = new SearchEpisode({ ...question, answers: ['Varnok Telli'] });
     episode.applyAnswer('Telli');

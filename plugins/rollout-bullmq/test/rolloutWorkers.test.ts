@@ -158,7 +158,7 @@ describeRedis('the trainer end of the queue, on a real redis-server', () => {
         // Later groups finish first.
         await new Promise((resolve) => setTimeout(resolve, 40 * (3 - job.data.group)));
         return {
-          worker: `w${job.data.group % 2}`,
+          rolloutWorker: `w${job.data.group % 2}`,
           trajectories: [{ groupId: `g${job.data.group}`, trajectoryId: `g${job.data.group}-n0`, turns: [] }],
         };
       },
@@ -167,7 +167,7 @@ describeRedis('the trainer end of the queue, on a real redis-server', () => {
     try {
       const done = await queue.run([group(0), group(1), group(2)]);
       expect(done.trajectories.map((t) => t.groupId)).toEqual(['g0', 'g1', 'g2']);
-      expect([...done.workers].sort()).toEqual(['w0', 'w1']);
+      expect([...done.rolloutWorkers].sort()).toEqual(['w0', 'w1']);
       const error = await queue.run([group(0), { ...group(1), task: { ...task, id: 'bad' } }]).then(
         () => undefined,
         (e: unknown) => e,

@@ -9,7 +9,7 @@ export class CoderAgent extends PromptedAgent {}
 agent('coder')(CoderAgent);
 
 /**
- * One environment step, one Coder turn: the environment runs the code of the Coder's whole answer (a ``` fence or
+ * One round, one Coder turn: the environment runs the code of the Coder's whole answer (a ``` fence or
  * `<code>` tag, see env-code's `extractCode`) against the task's tests.
  */
 export const codeOrchestra = defineOrchestra({

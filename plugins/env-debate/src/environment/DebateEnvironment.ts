@@ -76,7 +76,7 @@ export function judgeDebate(transcript: DebateTranscript, reference: string | un
   return { rules, winners, verdict, rewards, outcome };
 }
 
-/** One debate: a single environment step that judges the submitted transcript. */
+/** One debate: a single round that judges the submitted transcript. */
 export class DebateEpisode implements Episode {
   done = false;
   outcome = 0;

@@ -8,7 +8,7 @@ import { scoreMathResponse, type MathScore } from '../scoreMathResponse.js';
 import { mathEnvSettings, type MathEnvSettings, type MathEnvSettingsInput } from './mathEnvConfig.js';
 
 /**
- * One math problem: a single environment step that scores the submitted solution's last `\boxed{}`. With
+ * One math problem: a single round that scores the submitted solution's last `\boxed{}`. With
  * `checkSteps`, a training problem's right answer counts only when no `a+b=c` claim of the solution is false.
  */
 export class MathEpisode implements Episode {

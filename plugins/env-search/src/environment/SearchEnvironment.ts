@@ -21,7 +21,7 @@ export interface EpisodeSearch {
 
 /**
  * One question: searches append `<information>` to the observation; an answer ends it (exact match outcome). Besides
- * `search` actions (run by the environment's `step`, batched over rows), a workflow's tool node can search mid-step
+ * `search` actions (run by the environment's `advance`, batched over rows), a workflow's tool node can search mid-round
  * with `search(queries)`.
  */
 export class SearchEnvEpisode implements Episode {
@@ -33,7 +33,7 @@ export class SearchEnvEpisode implements Episode {
     private readonly searcher?: EpisodeSearch,
   ) {}
 
-  /** Whether a search still leaves the episode a step for its answer. */
+  /** Whether a search still leaves the episode a round for its answer. */
   get canSearch(): boolean {
     return !this.inner.done && this.inner.rounds < this.inner.maxRounds - 1;
   }
@@ -189,7 +189,7 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
 
 /**
  * The searches of several episodes (each one or more queries) in one retriever call per retriever, as the
- * environment's `step` batches its rows' searches: what a lock-step workflow's retrieval block runs. Returns each
+ * environment's `advance` batches its rows' searches: what a lock-step workflow's retrieval block runs. Returns each
  * request's `<information>` block.
  */
 export async function searchTogether(

@@ -17,7 +17,7 @@ const kSolvers = loopUntil(never, call('solver'), {
   maxLoops: (context) => (context.settings.solvers as number | undefined) ?? DEFAULT_SOLVERS,
 });
 
-/** This environment step's turns of `agentId` on the row, in call order. */
+/** This round's turns of `agentId` on the row, in call order. */
 export function stepTurns(row: OrchestraRow, agentId: string): Turn[] {
   const step = row.outputs.get(agentId)?.turn.step;
   return step === undefined ? [] : row.trajectory.turns.filter((turn) => turn.step === step && turn.agentId === agentId);

@@ -86,17 +86,17 @@ export const rolloutWorkerCommand: CliCommand = {
     }
     const queue = queueOf(values, settings, config.trainer.outputDir, config.trainer.runName, io.cwd);
     const log = (message: string) => io.stderr.write(`drmas: ${message}\n`);
-    const worker = new RolloutWorker(kernel, { queue, settings, concurrency, log, redisKey });
+    const rolloutWorker = new RolloutWorker(kernel, { queue, settings, concurrency, log, redisKey });
     const stopped = new Promise<string>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));
       process.once('SIGTERM', () => resolve('SIGTERM'));
     });
     try {
-      await worker.start();
+      await rolloutWorker.start();
       const signal = await stopped;
       log(`${signal}: finishing the current job, then stopping`);
     } finally {
-      await worker.stop();
+      await rolloutWorker.stop();
     }
     return 0;
   },

@@ -92,8 +92,8 @@ export class RolloutWorkersPlugin implements Plugin<unknown, typeof bullmqSchema
       sampleStreams: request.sampleStreams ?? 'row',
       weights,
     }));
-    const { trajectories, workers } = await queue.run(groups);
-    step.metrics['perf/rollout_workers'] = workers.size;
+    const { trajectories, rolloutWorkers } = await queue.run(groups);
+    step.metrics['perf/rollout_workers'] = rolloutWorkers.size;
     return rollouts.batch(step, trajectories);
   }
 }

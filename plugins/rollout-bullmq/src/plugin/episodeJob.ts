@@ -29,7 +29,7 @@ export interface EpisodeJobData {
 }
 
 export interface EpisodeJobResult {
-  /** The worker's name (host:pid). */
-  worker: string;
+  /** The rollout worker's name (host:pid). */
+  rolloutWorker: string;
   trajectories: Trajectory[];
 }

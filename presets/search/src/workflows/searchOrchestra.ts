@@ -2,7 +2,7 @@ import { actionFrom, call, defineOrchestra, NO_ACTION, route, routeKey, type Orc
 import { SEARCH_ORCHESTRA_PROMPTS } from './searchPrompts.js';
 
 /**
- * `orchestra.name: search`, Dr. MAS search (env-search's `search` actions), per environment step: the Verifier says whether the information is enough; `yes` (or the last
+ * `orchestra.name: search`, Dr. MAS search (env-search's `search` actions), per round: the Verifier says whether the information is enough; `yes` (or the last
  * step) sends the row to the Answerer, `no` (or an unparseable verdict) to the Searcher, whose query the
  * environment runs.
  */
@@ -24,7 +24,7 @@ export function createSearchOrchestra(): Orchestra {
       'verifier',
       { yes: call('answerer'), no: call('searcher') },
       {
-        select: (_row, context, output) => (context.isLastStep ? 'yes' : (routeKey(output) ?? 'no')),
+        select: (_row, context, output) => (context.isLastRound ? 'yes' : (routeKey(output) ?? 'no')),
       },
     ),
     action: (row) => actionFrom(row, 'answerer', 'answer') ?? actionFrom(row, 'searcher', 'search') ?? NO_ACTION,
