@@ -63,7 +63,7 @@ describe('examples/custom-environment: the lists environment', () => {
     expect(held.every((t) => t.split === 'test')).toBe(true);
   });
 
-  test('scores the last \\boxed{} of an answer, separators aside; judge agrees with step', async () => {
+  test('scores the last \\boxed{} of an answer, separators aside; judge agrees with advance', async () => {
     const env = await environment({ lists: { operation: 'sort' } });
     const task: ListTask = {
       id: 'x',

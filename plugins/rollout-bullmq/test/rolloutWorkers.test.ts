@@ -109,7 +109,7 @@ describeRedis('the trainer end of the queue, on a real redis-server', () => {
   const task: EnvTask = { id: 't0', dataSource: 'test', question: 'q', answer: 'a' } as unknown as EnvTask;
   const group = (index: number): EpisodeJobData => ({
     step: 1,
-    round: 0,
+    rolloutIndex: 0,
     seed: 7,
     task: { ...task, id: `t${index}` },
     group: index,

@@ -214,13 +214,13 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
     const { tasks, nextCursor } = environment.batch(this.cursor, settings.promptsPerStep);
     this.cursor = nextCursor;
     for (const task of tasks) this.stepTasks.set(task.id, task);
-    const round = this.rollouts++;
+    const rolloutIndex = this.rollouts++;
     return {
       tasks,
       samplesPerTask: settings.samplesPerPrompt,
       seed: this.random().nextUint32(),
-      idPrefix: `s${step.step}r${round}`,
-      round,
+      idPrefix: `s${step.step}r${rolloutIndex}`,
+      rolloutIndex,
       sampleStreams: sampleStreamsOf(settings),
     };
   }

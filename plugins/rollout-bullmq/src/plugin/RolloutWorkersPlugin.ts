@@ -83,7 +83,7 @@ export class RolloutWorkersPlugin implements Plugin<unknown, typeof bullmqSchema
     const weights = await publisher.publish(step.step - 1, workerGroups.all());
     const groups: EpisodeJobData[] = request.tasks.map((task, group) => ({
       step: step.step,
-      round: request.round,
+      rolloutIndex: request.rolloutIndex,
       seed: request.seed,
       task,
       group,
