@@ -1,4 +1,4 @@
-// drmas serve: what an environment step costs over gRPC. One rollout's environment work of the math preset
+// drmas serve: what a round costs over gRPC. One rollout's environment work of the math preset
 // (8 prompts x 4 samples: fetch the tasks, reset 32 episodes, step them with answers) on the local environment, and
 // through the remote environment against one and two in-process servers on loopback (the same gRPC stack a
 // separate process uses, without a second process's scheduling noise).
@@ -39,7 +39,7 @@ async function rollout(environment, round) {
   await environment.prepare?.(round * prompts, prompts);
   const { tasks } = environment.batch(round * prompts, prompts);
   const episodes = tasks.flatMap((task) => Array.from({ length: samples }, () => environment.reset(task)));
-  await environment.step(
+  await environment.advance(
     episodes,
     episodes.map((e, i) => ({
       type: 'answer',

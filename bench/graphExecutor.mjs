@@ -258,7 +258,7 @@ const section = [
   }.`,
   `The HTTP settings serve the knowledge base with \`drmas retriever serve --latency-ms ${latencyMs}\` (a child process): each`,
   `request waits ${latencyMs} ms before BM25 answers, the low end of a remote search API (web-search APIs answer in some`,
-  '300 to 1000 ms); lock-step sends one request per environment step (or M-ASK round) for all its rows, the executor one',
+  '300 to 1000 ms); lock-step sends one request per round (or M-ASK search round) for all its rows, the executor one',
   "per episode's search, in flight together. The executor's figures are summed over its models' queues. Turns per episode:",
   `${turnsLine}.`,
   '',

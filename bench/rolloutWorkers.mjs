@@ -1,4 +1,4 @@
-// Rollout workers on BullMQ: episodes per second with 1, 2 and 4 `drmas worker` processes on a fixed workload (the
+// Rollout workers on BullMQ: episodes per second with 1, 2 and 4 `drmas rollout-worker` processes on a fixed workload (the
 // math preset's tiny model, prompt groups drawn from its environment), against the same episodes in one process.
 // usage: npm run build && node bench/rolloutWorkers.mjs [--rounds 3] [--groups 16] [--samples 4] [--workers 1,2,4]
 // Needs redis-server (apt-get install redis-server); starts its own on a free loopback port. Each worker count has
@@ -135,7 +135,7 @@ try {
         process.execPath,
         [
           path.join(root, 'core/bin/drmas.js'),
-          'worker',
+          'rollout-worker',
           '--config',
           config,
           '--queue',

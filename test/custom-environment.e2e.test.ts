@@ -63,7 +63,7 @@ describe('examples/custom-environment: the lists environment', () => {
     expect(held.every((t) => t.split === 'test')).toBe(true);
   });
 
-  test('scores the last \\boxed{} of an answer, separators aside; judge agrees with step', async () => {
+  test('scores the last \\boxed{} of an answer, separators aside; judge agrees with advance', async () => {
     const env = await environment({ lists: { operation: 'sort' } });
     const task: ListTask = {
       id: 'x',
@@ -82,11 +82,11 @@ describe('examples/custom-environment: the lists environment', () => {
     for (const [action, outcome, answered] of cases) {
       const episode = env.reset(task);
       expect(episode.judge(action)).toBe(outcome);
-      await env.step([episode], [action]);
-      expect({ done: episode.done, outcome: episode.outcome, stepScore: episode.stepScore, metrics: episode.metrics() }).toEqual({
+      await env.advance([episode], [action]);
+      expect({ done: episode.done, outcome: episode.outcome, roundScore: episode.roundScore, metrics: episode.metrics() }).toEqual({
         done: true,
         outcome,
-        stepScore: outcome,
+        roundScore: outcome,
         metrics: { answered },
       });
     }

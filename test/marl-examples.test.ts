@@ -88,7 +88,7 @@ const SLOW_CHECKS: Record<string, (line: Record<string, number>, runDir: string)
   'vdn.config.json': (line) => {
     criticsTrained(line, ['solver', 'verifier']);
     expect(line['critic/mixer/joint_steps']).toBe(line['episode/count']);
-    // VDN's dQ_tot/dV_k is 1 for each role; an episode of the math preset is one joint step (its turns share environment step 0).
+    // VDN's dQ_tot/dV_k is 1 for each role; an episode of the math preset is one joint step (its turns share round 0).
     expect(line['critic/mixer/weight/solver']).toBe(1);
     expect(line['critic/mixer/weight/verifier']).toBe(1);
   },

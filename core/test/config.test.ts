@@ -174,12 +174,56 @@ describe('schema validation', () => {
   });
 
   test('the kernel owns the env keys every environment shares; an environment plugin may not declare them again', async () => {
-    const { config } = await resolveConfig({ cwd: '/', inline: { env: { name: 'math', maxSteps: 2, testFraction: 0.25 } } });
-    expect(config.env).toEqual({ name: 'math', seed: 0, maxSteps: 2, testFraction: 0.25 });
+    const { config } = await resolveConfig({ cwd: '/', inline: { env: { name: 'math', maxRounds: 2, testFraction: 0.25 } } });
+    expect(config.env).toEqual({ name: 'math', seed: 0, maxRounds: 2, testFraction: 0.25 });
     const error = await failure(() => resolveConfig({ cwd: '/', inline: { env: { testFractoin: 0.1 } } }));
     expect(error.message).toContain('env.testFractoin: unknown key. Did you mean "testFraction"?');
     const claimsSeed = { plugin: 'env-x', sections: { env: z.object({ seed: z.number() }) } };
     expect(() => buildConfigSchema([claimsSeed])).toThrow('config key env.seed is declared by both the kernel and plugin "env-x"');
+  });
+
+  describe('a renamed key (env.maxSteps, now env.maxRounds)', () => {
+    const warning = (source: string) =>
+      `${source}: env.maxSteps is deprecated since 0.2.0 and read as env.maxRounds; write env.maxRounds instead`;
+
+    test('in a config file: read as the new key, with one warning naming the file and both keys', async () => {
+      const p = project({ 'drmas.config.json': JSON.stringify({ env: { maxSteps: 3 } }) });
+      const warnings: string[] = [];
+      const { config } = await resolveConfig({ cwd: p.dir, warn: (m) => warnings.push(m) });
+      expect(config.env).toEqual({ seed: 0, maxRounds: 3 });
+      expect(warnings).toEqual([warning(p.path('drmas.config.json'))]);
+    });
+
+    test('in --set: read as the new key, the warning names the --set text', async () => {
+      const p = project({ 'drmas.config.json': JSON.stringify({ env: { maxRounds: 2 } }) });
+      const warnings: string[] = [];
+      const { config } = await resolveConfig({ cwd: p.dir, overrides: ['env.maxSteps=4'], warn: (m) => warnings.push(m) });
+      expect(config.env.maxRounds).toBe(4);
+      expect(warnings).toEqual([warning('--set env.maxSteps=4')]);
+    });
+
+    test("in a preset: its value, under the new name, is the default the user's file overrides", async () => {
+      const p = project({
+        'old-preset.mjs': "export default { name: 'old-preset', config: { env: { maxSteps: 5, testFraction: 0.5 } } };\n",
+        'drmas.config.json': JSON.stringify({ presets: ['./old-preset.mjs'], env: { maxRounds: 2 } }),
+      });
+      const warnings: string[] = [];
+      const { config } = await resolveConfig({ cwd: p.dir, warn: (m) => warnings.push(m) });
+      expect(config.env).toEqual({ seed: 0, maxRounds: 2, testFraction: 0.5 });
+      expect(warnings).toEqual([warning('preset old-preset')]);
+    });
+
+    test('both names in one file, or both in --set: an error naming the file (or --set) and the keys', async () => {
+      const p = project({ 'drmas.config.json': JSON.stringify({ env: { maxSteps: 3, maxRounds: 3 } }) });
+      const error = await failure(() => resolveConfig({ cwd: p.dir, warn: () => {} }));
+      expect(error).toMatchObject({ code: 'CONFIG_INVALID', key: 'env.maxSteps', file: p.path('drmas.config.json') });
+      expect(error.message).toBe('env.maxSteps and env.maxRounds are both set; env.maxSteps is the old name of env.maxRounds');
+      expect(error.hint).toBe('keep env.maxRounds and remove env.maxSteps');
+      const both = await failure(() =>
+        resolveConfig({ cwd: '/', inline: {}, overrides: ['env.maxRounds=2', 'env.maxSteps=3'], warn: () => {} }),
+      );
+      expect(both).toMatchObject({ code: 'CONFIG_OVERRIDE_INVALID', key: 'env.maxSteps', file: '--set env.maxSteps=3' });
+    });
   });
 
   test("plugins declare their own sections and extend the kernel's", async () => {

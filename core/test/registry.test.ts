@@ -182,14 +182,14 @@ describe('DI errors reach the user as config-level messages', () => {
   test('a named role whose config key is not set: the key, and every registered name with its plugin', async () => {
     const environment = (name: string): Environment => ({
       name,
-      maxSteps: 1,
+      maxRounds: 1,
       init: async () => {},
       batch: () => ({ tasks: [], nextCursor: 0 }),
       test: () => [],
       reset: () => {
         throw new Error('unused');
       },
-      step: async () => {},
+      advance: async () => {},
     });
     const provide = (plugin: string, name: string): Plugin => ({
       name: plugin,

@@ -24,7 +24,7 @@ const OPERATIONS = {
 };
 
 /**
- * The keys this plugin adds to `env`. Core owns `name`, `seed`, `maxSteps` and `testFraction`, and two plugins may
+ * The keys this plugin adds to `env`. Core owns `name`, `seed`, `maxRounds` and `testFraction`, and two plugins may
  * not declare one key, so this environment's own keys sit under one key named after it.
  */
 export const listsKeys = z.object({
@@ -58,7 +58,7 @@ class ListsEpisode {
     this.done = false;
     this.outcome = 0;
     /** @type {number | undefined} */
-    this.stepScore = undefined;
+    this.roundScore = undefined;
     this.answered = 0;
   }
 
@@ -80,7 +80,7 @@ class ListsEpisode {
   submit(action) {
     this.answered = action.type === 'answer' && extractBoxedAnswer(action.content) !== undefined ? 1 : 0;
     this.outcome = grade(this.task, action);
-    this.stepScore = this.outcome;
+    this.roundScore = this.outcome;
     this.done = true;
   }
 }
@@ -102,8 +102,8 @@ export class ListsEnvironment {
     this.heldOut = [];
   }
 
-  get maxSteps() {
-    return this.settings?.maxSteps ?? 1;
+  get maxRounds() {
+    return this.settings?.maxRounds ?? 1;
   }
 
   async init() {
@@ -155,7 +155,7 @@ export class ListsEnvironment {
   }
 
   /** @param {Episode[]} episodes @param {EnvAction[]} actions one per episode */
-  async step(episodes, actions) {
+  async advance(episodes, actions) {
     episodes.forEach((episode, i) => {
       const action = actions[i];
       if (action === undefined) throw new Error(`${ENVIRONMENT_NAME}: no action for episode ${i}`);

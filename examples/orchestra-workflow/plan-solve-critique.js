@@ -37,7 +37,7 @@ const planSolveCritique = defineOrchestra({
       sampling: { maxNewTokens: 40 },
     },
   },
-  step: sequential(
+  round: sequential(
     call('planner'),
     loopUntil(verdictIs('critic', 'approve'), sequential(call('solver'), when(notLastLoop, call('critic'))), { maxLoops: 3 }),
   ),

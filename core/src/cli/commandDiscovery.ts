@@ -11,18 +11,32 @@ import { ancestorDirs } from '../plugins/ancestorDirs.js';
  *
  *   "drmas": { "commands": { "generate": { "module": "./dist/cli/commands.js", "summary": "sample from a model" } } }
  *
- * The module exports the `CliCommand` as a named export equal to the command name (or as `default`).
+ * The module exports the `CliCommand` as a named export equal to the command name (or as `default`). A command renamed
+ * in a release keeps its old name for one more as an alias that says the new one when it runs:
+ *
+ *   "worker": { "module": "./dist/cli/rolloutWorkerCommand.js", "renamedTo": "rollout-worker", "since": "0.2.0" }
  */
 export interface DiscoveredCommand {
   name: string;
   summary: string;
   packageName: string;
   module: string;
+  /** The command's new name, when `name` is its deprecated alias. */
+  renamedTo?: string;
+  /** The release that renamed it. */
+  since?: string;
+}
+
+interface CommandSpec {
+  module: string;
+  summary?: string;
+  renamedTo?: string;
+  since?: string;
 }
 
 interface Manifest {
   name?: string;
-  drmas?: { commands?: Record<string, { module: string; summary?: string }> };
+  drmas?: { commands?: Record<string, CommandSpec> };
 }
 
 function nodeModulesDirs(from: string): string[] {
@@ -64,9 +78,12 @@ export function discoverCommands(cwd: string): DiscoveredCommand[] {
         if (found.has(name)) continue;
         found.set(name, {
           name,
-          summary: spec.summary ?? `(from ${manifest.name})`,
+          summary: spec.renamedTo
+            ? `deprecated${spec.since ? ` since ${spec.since}` : ''}: the old name of ${spec.renamedTo}`
+            : (spec.summary ?? `(from ${manifest.name})`),
           packageName: manifest.name ?? path.basename(dir),
           module: path.resolve(dir, spec.module),
+          ...(spec.renamedTo ? { renamedTo: spec.renamedTo, since: spec.since } : {}),
         });
       }
     }
@@ -90,12 +107,20 @@ export async function loadDiscoveredCommand(discovered: DiscoveredCommand): Prom
       },
     );
   }
-  const command = (mod[discovered.name] ?? mod[`${discovered.name}Command`] ?? mod.default) as CliCommand | undefined;
+  const name = discovered.renamedTo ?? discovered.name;
+  const command = (mod[name] ?? mod[`${name}Command`] ?? mod.default) as CliCommand | undefined;
   if (!command || typeof command.run !== 'function') {
-    throw new DrmasError('PLUGIN_INVALID', `${discovered.module} does not export the command "${discovered.name}"`, {
+    throw new DrmasError('PLUGIN_INVALID', `${discovered.module} does not export the command "${name}"`, {
       file: discovered.module,
-      hint: `export const ${discovered.name}Command: CliCommand = { name: '${discovered.name}', ... }`,
+      hint: `export const ${name}Command: CliCommand = { name: '${name}', ... }`,
     });
   }
   return command;
+}
+
+/** The line a deprecated alias prints before it runs: its new name. */
+export function renamedCommandNotice(discovered: DiscoveredCommand): string | undefined {
+  if (!discovered.renamedTo) return undefined;
+  const since = discovered.since ? ` since ${discovered.since}` : '';
+  return `drmas: \`drmas ${discovered.name}\` is deprecated${since} and runs \`drmas ${discovered.renamedTo}\`; use that name`;
 }

@@ -3,7 +3,7 @@ import { DrmasError } from '../errors/DrmasError.js';
 import { didYouMean } from '../errors/didYouMean.js';
 import { redactUrlsInText } from '../secrets/redactUrl.js';
 import type { CliCommand, CliIO } from './CliCommand.js';
-import { discoverCommands, loadDiscoveredCommand } from './commandDiscovery.js';
+import { discoverCommands, loadDiscoveredCommand, renamedCommandNotice } from './commandDiscovery.js';
 import { evalCommand } from './commands/eval.js';
 import { infoCommand } from './commands/info.js';
 import { trainCommand } from './commands/train.js';
@@ -120,6 +120,8 @@ export async function main(
   let command = commands.find((c) => c.name === name);
   const discovered = contributed.find((d) => d.name === name);
   if (!command && discovered) {
+    const notice = renamedCommandNotice(discovered);
+    if (notice) io.stderr.write(`${notice}\n`);
     try {
       command = await loadDiscoveredCommand(discovered);
     } catch (error) {

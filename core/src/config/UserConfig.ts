@@ -48,7 +48,9 @@ export interface EnvConfig {
   name?: string;
   /** Seed of task generation, splits and epoch shuffles. */
   seed?: number;
-  /** Environment steps per episode. */
+  /** Rounds per episode: in a round the agents act, then the environment takes the action. */
+  maxRounds?: number;
+  /** @deprecated since 0.2.0: `maxRounds` (read as it, with a warning). */
   maxSteps?: number;
   /** Held-out share of a task set without its own test split. */
   testFraction?: number;

@@ -11,8 +11,8 @@ export const LIMITS = Object.freeze({
   steps: 10_000_000,
   /** Checkpoints kept. */
   keepLast: 10_000,
-  /** Environment steps (turns) per episode. */
-  envSteps: 1_000,
+  /** Rounds per episode. */
+  envRounds: 1_000,
 });
 
 /** Sections whose value is a map of named entries; a plugin's schema for them describes one entry. */
@@ -29,8 +29,8 @@ export const envSection = z.object({
   name: z.string().min(1).optional(),
   /** Seeds task generation, splits and epoch shuffles. */
   seed: z.number().int().default(0),
-  /** Environment steps per episode; each environment has its default. */
-  maxSteps: z.number().int().positive().max(LIMITS.envSteps).optional(),
+  /** Rounds per episode (a round: the agents act, then the environment takes the action); each environment has its default. */
+  maxRounds: z.number().int().positive().max(LIMITS.envRounds).optional(),
   /** Held-out share of a dataset or question set without its own test file. */
   testFraction: z.number().min(0).lt(1).optional(),
 });

@@ -12,6 +12,7 @@ import { loadConfigFile } from './ConfigFile.js';
 import { buildConfigSchema, knownKeysAt, moduleListsSchema } from './configSchema.js';
 import { coerceOverride, overrideSource, parseOverride, redactedOverride } from './overrides.js';
 import { redactValue } from '../secrets/secretLeaves.js';
+import { renameKeysInLayer, renameKeysInOverrides } from './renamedKeys.js';
 import type { ResolvedConfig } from './ResolvedConfig.js';
 import type { UserConfig } from './UserConfig.js';
 
@@ -25,6 +26,8 @@ export interface ResolveConfigOptions {
   overrides?: string[];
   /** Whether finding no config file is an error. */
   required?: boolean;
+  /** Where deprecation warnings go (a renamed key read under its old name); default: standard error. */
+  warn?: (message: string) => void;
 }
 
 export interface ConfigResolution {
@@ -193,7 +196,8 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
     ? { file: undefined, dir: options.cwd, config: options.inline as ConfigObject }
     : await loadConfigFile({ cwd: options.cwd, configPath: options.configPath, required: options.required ?? true });
   const fileLabel = loaded.file ?? (options.inline ? 'inline config' : undefined);
-  const overrides = (options.overrides ?? []).map(parseOverride);
+  const warn = options.warn ?? ((message: string) => process.stderr.write(`drmas: ${message}\n`));
+  const overrides = renameKeysInOverrides((options.overrides ?? []).map(parseOverride), overrideSource, warn);
 
   const lists: ConfigObject = { presets: loaded.config.presets, plugins: loaded.config.plugins };
   const listSources: { presets?: string; plugins?: string } = {};
@@ -229,8 +233,8 @@ export async function resolveConfig(options: ResolveConfigOptions): Promise<Conf
   const plugins = [...builtins, ...expanded.plugins];
 
   const layers = new ConfigLayers();
-  for (const layer of expanded.layers) layers.add(layer.source, layer.config, MODULE_KEYS);
-  layers.add(fileLabel ?? 'config', loaded.config, MODULE_KEYS);
+  for (const layer of expanded.layers) layers.add(layer.source, renameKeysInLayer(layer.config, layer.source, warn), MODULE_KEYS);
+  layers.add(fileLabel ?? 'config', renameKeysInLayer(loaded.config, fileLabel ?? 'config', warn), MODULE_KEYS);
 
   const schema = configSchemaOf(plugins);
   for (const override of overrides.filter((o) => !MODULE_KEYS.has(o.path[0]))) {

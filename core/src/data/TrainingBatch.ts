@@ -18,7 +18,7 @@ export interface PreferencePairs {
   readonly rejected: Int32Array;
 }
 
-/** The turn's key as ids: `step` is the environment step, as text. */
+/** The turn's key as ids: `step` is the round, as text. */
 function keyOf(turn: Turn, name: IdName): string {
   switch (name) {
     case 'group':

@@ -9,7 +9,7 @@ export interface TurnKey {
   trajectoryId: string;
   /** The role that produced the turn (`solver`, `verifier`, ...). */
   agentId: string;
-  /** Environment step the turn belongs to (0-based). */
+  /** Round the turn belongs to (0-based). */
   step: number;
   /** Worker group (model id) that trains on this turn. */
   workerGroupId: string;

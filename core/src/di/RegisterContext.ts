@@ -17,8 +17,11 @@ export interface RegisterContext<C extends ResolvedConfig = ResolvedConfig> {
    * class of the plugin's own (`ctx.bind(WorkerGroupsService).toSelf().inSingletonScope()`).
    */
   bind<T>(key: ServiceKey<T>): BindToFluentSyntax<T>;
-  /** Adds a named contribution to a service (`provide(AdvantageEstimator, 'drmas', estimator)`); names are unique. */
-  provide<T>(token: Token<T>, name: string, value: T): void;
+  /**
+   * Adds a named contribution to a service (`provide(AdvantageEstimator, 'drmas', estimator)`); names are unique. A
+   * token with `adapt` also takes the older form it adapts.
+   */
+  provide<T, Provided = T>(token: Token<T, Provided>, name: string, value: T | Provided): void;
   isBound(key: ServiceKey<unknown>): boolean;
   readonly agents: {
     /** Registers an `@agent('name')`-decorated class, or a class under an explicit name. */

@@ -4,7 +4,7 @@ import type { Newable, ServiceIdentifier } from 'inversify';
  * A DI token: the identifier a service is bound under, with what messages need to name it. Declared once as a constant
  * beside its interface, under the same name (`export const AdvantageEstimator = createToken<AdvantageEstimator>(...)`).
  */
-export interface Token<T> {
+export interface Token<T, Provided = T> {
   /** The identifier inversify binds. `Symbol.for`, so two copies of core loaded in one process share their tokens. */
   readonly id: symbol;
   /** The interface name, e.g. `AdvantageEstimator`. */
@@ -15,12 +15,32 @@ export interface Token<T> {
   readonly configKey?: string;
   /** Named services are chosen by name from config and listed by `drmas info`. */
   readonly named: boolean;
+  /**
+   * Turns what a plugin provides into the service, once, when the contribution `name` is first resolved (an older
+   * interface still accepted for a release); `warn` tells the user what to change.
+   */
+  adapt?(this: void, value: Provided, name: string, warn: (message: string) => void): T;
   /** Carries `T` for type inference only. */
   readonly __type?: T;
 }
 
-export function createToken<T>(name: string, info: { label: string; configKey?: string; named?: boolean }): Token<T> {
-  return Object.freeze({ id: Symbol.for(`drmas:${name}`), name, label: info.label, configKey: info.configKey, named: info.named ?? false });
+export function createToken<T, Provided = T>(
+  name: string,
+  info: {
+    label: string;
+    configKey?: string;
+    named?: boolean;
+    adapt?: (value: Provided, name: string, warn: (message: string) => void) => T;
+  },
+): Token<T, Provided> {
+  return Object.freeze({
+    id: Symbol.for(`drmas:${name}`),
+    name,
+    label: info.label,
+    configKey: info.configKey,
+    named: info.named ?? false,
+    adapt: info.adapt,
+  });
 }
 
 /** What can be asked of the container: a token, or a class bound to itself. */

@@ -74,6 +74,8 @@ export interface KernelOptions {
   absentPlugins?: AbsentPlugin[];
   /** The config's schema, whose secret keys `Secrets` hides (`resolveConfig`'s); default: built from the plugins' sections. */
   schema?: ZodType;
+  /** Where deprecation warnings go (a contribution in an older form, adapted); default: standard error. */
+  warn?: (message: string) => void;
 }
 
 const CONFIG_KEY = /^[A-Za-z_$][\w$-]*(?:[.[]|$)/;
@@ -135,6 +137,7 @@ export class Kernel implements Contributions {
   readonly originOf: (key: string) => string | undefined;
   /** Presets' optional plugins that are not installed. */
   readonly absentPlugins: readonly AbsentPlugin[];
+  private readonly warn: (message: string) => void;
 
   constructor(options: KernelOptions = {}) {
     this.cwd = options.cwd ?? process.cwd();
@@ -145,6 +148,7 @@ export class Kernel implements Contributions {
     this.originOf = options.originOf ?? (() => undefined);
     this.absentPlugins = options.absentPlugins ?? [];
     this.schema = options.schema;
+    this.warn = options.warn ?? logToStderr;
     this.timing.install(this.hooks);
     this.tapLedger.install(this.hooks);
     new PluginErrorInterceptor(
@@ -230,7 +234,7 @@ export class Kernel implements Contributions {
    * Resolves the contribution called `name` of a named service; `key` is the config key that chose the name. An
    * undefined name (the key is not set) is an error listing what is registered.
    */
-  getNamed<T>(token: Token<T>, name: string | undefined, key?: string): T {
+  getNamed<T, Provided = T>(token: Token<T, Provided>, name: string | undefined, key?: string): T {
     this.ledger.remember(token);
     const names = this.ledger.namesOf(token);
     const info = describeKey(token);
@@ -606,9 +610,21 @@ export class Kernel implements Contributions {
         ledger.record({ key, plugin });
         return options.bind<T>(serviceIdentifier(key));
       },
-      provide: <T>(token: Token<T>, name: string, value: T) => {
+      provide: <T, Provided = T>(token: Token<T, Provided>, name: string, value: T | Provided) => {
         ledger.record({ key: token, name, plugin });
-        options.bind<T>(token.id).toConstantValue(value).whenNamed(name);
+        const { adapt } = token;
+        if (adapt) {
+          const warn = this.warn;
+          options
+            .bind<T>(token.id)
+            .toDynamicValue(() => adapt(value as Provided, name, warn))
+            .inSingletonScope()
+            .whenNamed(name);
+        } else
+          options
+            .bind<T>(token.id)
+            .toConstantValue(value as T)
+            .whenNamed(name);
       },
       isBound: (key) => options.isBound(serviceIdentifier(key)),
       agents: {

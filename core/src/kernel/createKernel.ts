@@ -19,6 +19,7 @@ export async function createKernel(options: ResolveConfigOptions): Promise<Kerne
     originOf: resolution.originOf,
     absentPlugins: resolution.absentPlugins,
     schema: resolution.schema,
+    warn: options.warn,
   });
   let config;
   try {

@@ -11,7 +11,7 @@ export interface Contributions {
   /** Every binding of an open service (its contributions), in registration order. */
   getAll<T>(key: ServiceKey<T>): T[];
   /** The contribution `name` of a named service; `key` is the config key that chose it. */
-  getNamed<T>(token: Token<T>, name: string | undefined, key?: string): T;
+  getNamed<T, Provided = T>(token: Token<T, Provided>, name: string | undefined, key?: string): T;
   namesOf(token: Token<unknown>): string[];
   /** The presets' optional plugins, not installed, that would provide a contribution of `token` (called `name`, when given). */
   absentProviders(token: Token<unknown>, name?: string): AbsentPlugin[];

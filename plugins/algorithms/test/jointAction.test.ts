@@ -4,7 +4,7 @@ import { ADVANTAGE_ESTIMATORS, computeAdvantage, estimateView, type AdvantageInp
 import { expectMatrixClose } from './closeTo.js';
 
 /**
- * Prompt g: three rollouts of agents A and B over two environment steps (t2 ends after step 0); prompt h: one
+ * Prompt g: three rollouts of agents A and B over two rounds (t2 ends after round 0); prompt h: one
  * rollout. One token per turn. Joint rewards (mean of the step's rows): t0 0.5 then 1, t1 0 then 0.5, t2 1, h0 2.
  * Returns with gamma 0.5: t0 0.5 + 0.5 x 1 = 1 then 1; t1 0 + 0.5 x 0.5 = 0.25 then 0.5; t2 1; h0 2.
  * Nodes: (g, step 0) holds returns 1, 0.25, 1 (mean 0.75, max 1); (g, step 1) holds 1, 0.5 (mean 0.75, max 1);
@@ -71,7 +71,7 @@ describe('joint-action baselines (CoMLRL MAGRPO / MARLOO / MAREMAX)', () => {
     );
   });
 
-  test('without environment steps a whole trajectory is one joint action; gamma does not enter', () => {
+  test('without rounds a whole trajectory is one joint action; gamma does not enter', () => {
     const { turnIds: _steps, ...flat } = input;
     // Trajectory means: t0 (1 + 0 + 1 + 1) / 4 = 0.75, t1 1/4, t2 1; mean 2/3.
     const out = computeAdvantage(ADVANTAGE_ESTIMATORS.magrpo, flat, { gamma: 0.5 });

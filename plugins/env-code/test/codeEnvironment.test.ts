@@ -27,7 +27,7 @@ async function stepOnce(environment: CodeEnvironment, answers: string[]): Promis
   await environment.init();
   const task = environment.batch(0, 1).tasks[0]!;
   const episodes = answers.map(() => environment.reset(task));
-  await environment.step(
+  await environment.advance(
     episodes,
     answers.map((content) => ({ type: 'answer', content })),
   );

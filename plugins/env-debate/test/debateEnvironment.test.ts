@@ -124,7 +124,7 @@ describe('DebateEnvironment episodes', () => {
     const action = { type: TRANSCRIPT_SUBMISSION.actionType, content };
     // PRO right: (0 + 0.5 + 1 + 3)/6 beats CON (0 + 0.5 + 1 + 0)/6: PRO wins, the outcome is 1.
     expect([episode.judge({ ...action, agentId: 'pro' }), episode.judge({ ...action, agentId: 'con' })]).toEqual([1, 0]);
-    await environment.step([episode], [action]);
+    await environment.advance([episode], [action]);
     expect({ done: episode.done, outcome: episode.outcome }).toEqual({ done: true, outcome: 1 });
     // Each agent's reward also as a metric, which crosses an environment server (the debate orchestra reads it).
     expect(episode.metrics()).toEqual({ correct: 1, tie: 0, consistency: 1, evidence: 0.5, structure: 0, reward_pro: 1, reward_con: 0 });
@@ -134,10 +134,10 @@ describe('DebateEnvironment episodes', () => {
     const environment = await debateEnvironment(SUM_DEBATES);
     const task = environment.batch(0, 1).tasks[0]!;
     const bad = environment.reset(task);
-    await environment.step([bad], [{ type: TRANSCRIPT_SUBMISSION.actionType, content: '{not json' }]);
+    await environment.advance([bad], [{ type: TRANSCRIPT_SUBMISSION.actionType, content: '{not json' }]);
     expect(bad.outcome).toBe(0);
     const answer = environment.reset(task);
-    await environment.step([answer], [{ type: 'answer', content: `so \\boxed{${task.answer}}` }]);
+    await environment.advance([answer], [{ type: 'answer', content: `so \\boxed{${task.answer}}` }]);
     expect(answer.outcome).toBe(1);
   });
 });

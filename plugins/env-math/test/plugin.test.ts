@@ -50,7 +50,7 @@ describe("plugins: ['env-math']", () => {
     const source = new ArithmeticTaskSource({ seed: 5, levels: [3], testSize: 3, trainSize: 10 });
     expect(environment.batch(4, 8)).toEqual(source.batch(4, 8));
     expect(environment.test()).toEqual(source.test());
-    expect(environment.maxSteps).toBe(1);
+    expect(environment.maxRounds).toBe(1);
   });
 
   test('env.file and env.testFile are resolved from the folder of the config file that set them', async () => {

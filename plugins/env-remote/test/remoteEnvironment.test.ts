@@ -51,7 +51,7 @@ describe('the remote environment over a real gRPC server', () => {
     await local.init();
     const env = remote([server.address]);
     await env.init();
-    expect(env.maxSteps).toBe(1);
+    expect(env.maxRounds).toBe(1);
     expect(env.test().map((t) => t.id)).toEqual(local.test().map((t) => t.id));
 
     await env.prepare(5, 4);
@@ -63,7 +63,7 @@ describe('the remote environment over a real gRPC server', () => {
 
     // Tasks 0 and 2 get their reference answer, 1 and 3 a wrong one: outcomes 1, 0, 1, 0 by construction.
     const actions = localTasks.map((t: MathTask, i) => answer(i % 2 === 0 ? `so \\boxed{${t.answer}}` : 'so \\boxed{x}'));
-    await env.step(episodes, actions);
+    await env.advance(episodes, actions);
     expect(episodes.map((e) => [e.done, e.outcome, e.failure])).toEqual([
       [true, 1, undefined],
       [true, 0, undefined],
@@ -71,7 +71,7 @@ describe('the remote environment over a real gRPC server', () => {
       [true, 0, undefined],
     ]);
     const localEpisodes = localTasks.map((t) => local.reset(t));
-    await local.step(localEpisodes, actions);
+    await local.advance(localEpisodes, actions);
     expect(episodes.map((e) => e.metrics())).toEqual(localEpisodes.map((e) => ({ ...e.metrics(), remote_failed: 0 })));
     // Every finished episode's session was closed.
     expect(server.stats()).toMatchObject({ openSessions: 0, sessionsCreated: 4, calls: { CreateSessions: 1, Step: 1, CloseSessions: 1 } });
@@ -84,23 +84,23 @@ describe('the remote environment over a real gRPC server', () => {
     await env.prepare(0, 6);
     const episodes = env.batch(0, 6).tasks.map((t) => env.reset(t));
     // Step 1: every guess wrong; step 2: right for the even tasks; step 3: the odd ones, still open, guess right.
-    await env.step(
+    await env.advance(
       episodes,
       episodes.map(() => answer('-1')),
     );
-    await env.step(
+    await env.advance(
       episodes,
       episodes.map((e, i) => answer(i % 2 === 0 ? String(i) : '-1')),
     );
     const open = episodes.filter((e) => !e.done);
     expect(open).toHaveLength(3);
-    await env.step(
+    await env.advance(
       open,
       open.map((e) => answer(e.variables().target!)),
     );
     expect(episodes.map((e) => e.outcome)).toEqual([1, 1, 1, 1, 1, 1]);
     expect(episodes.map((e) => e.metrics().guesses)).toEqual([2, 3, 2, 3, 2, 3]);
-    // Episodes 0, 2, 4 went to a; 1, 3, 5 to b: three sessions each. Each step reached only the server of its
+    // Episodes 0, 2, 4 went to a; 1, 3, 5 to b: three sessions each. Each round reached only the server of its
     // episodes: a's finished at step 2 (two Step calls), b's at step 3 (three).
     expect([a.stats().sessionsCreated, b.stats().sessionsCreated]).toEqual([3, 3]);
     expect(episodes.map((e) => e.server)).toEqual([0, 1, 0, 1, 0, 1]);
@@ -114,13 +114,13 @@ describe('the remote environment over a real gRPC server', () => {
     await env.init();
     await env.prepare(0, 4);
     const episodes = env.batch(0, 4).tasks.map((t) => env.reset(t));
-    await env.step(
+    await env.advance(
       episodes,
       episodes.map(() => answer('-1')),
     );
     await b.close(0);
     const before = env.stats();
-    await env.step(
+    await env.advance(
       episodes,
       episodes.map((e) => answer(e.variables().target!)),
     );
@@ -149,10 +149,10 @@ describe('the remote environment over a real gRPC server', () => {
     await env.prepare(0, 1);
     const [episode] = env.batch(0, 1).tasks.map((t) => env.reset(t));
     const started = Date.now();
-    await env.step([episode!], [answer('0')]);
+    await env.advance([episode!], [answer('0')]);
     expect(episode!.failure).toMatch(new RegExp(`^server ${server.address}: Step failed with DEADLINE_EXCEEDED after 2 attempts`));
     expect(env.stats().retries).toBe(1);
-    // Two attempts of 100 ms and a 5 ms backoff, not the environment's 400 ms step.
+    // Two attempts of 100 ms and a 5 ms backoff, not the environment's 400 ms round.
     expect(Date.now() - started).toBeLessThan(400);
     // The retry found the first attempt still running and waited for it: the environment stepped once, not twice.
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -160,20 +160,20 @@ describe('the remote environment over a real gRPC server', () => {
     expect(server.stats().calls.Step).toBe(2);
   });
 
-  it('closes a session its client left idle, and a later step of it fails as expired', async () => {
-    // The idle limit leaves room for a loaded machine between the step and the first check.
+  it('closes a session its client left idle, and a later round of it fails as expired', async () => {
+    // The idle limit leaves room for a loaded machine between the round and the first check.
     const server = await serve('countdown', new CountdownEnvironment(3), 400);
     const env = remote([server.address]);
     await env.init();
     await env.prepare(0, 1);
     const [episode] = env.batch(0, 1).tasks.map((t) => env.reset(t));
-    await env.step([episode!], [answer('-1')]);
+    await env.advance([episode!], [answer('-1')]);
     expect(server.stats().openSessions).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 1200));
     expect(server.stats()).toMatchObject({ openSessions: 0, sessionsExpired: 1 });
-    await env.step([episode!], [answer('0')]);
+    await env.advance([episode!], [answer('0')]);
     expect(episode!.failure).toBe(
-      `server ${server.address}: the step failed with NOT_FOUND: session ${episode!.sessionId} is not open (closed, or idle past 400 ms)`,
+      `server ${server.address}: the round failed with NOT_FOUND: session ${episode!.sessionId} is not open (closed, or idle past 400 ms)`,
     );
   });
 

@@ -40,7 +40,7 @@ export class DemonstrationBuilder {
         `question ${question.id} has no solution steps; demonstrations need questions from generateKnowledgeBase`,
       );
     }
-    const episode = new SearchEpisode(question, { maxSteps: steps.length + 1 });
+    const episode = new SearchEpisode(question, { maxRounds: steps.length + 1 });
     const turns: DemonstrationTurn[] = [];
     for (const step of steps) {
       const document = this.documents.get(step.docId);

@@ -11,7 +11,9 @@ export type SearchHistoryEntry =
 export type SearchAction = { type: 'search'; query: string } | { type: 'answer'; answer: string } | { type: 'invalid' };
 
 export interface SearchEpisodeOptions {
-  /** Searches, answers and invalid actions allowed before the episode ends unanswered; default 4. */
+  /** Rounds (searches, answers and invalid actions) allowed before the episode ends unanswered; default 4. */
+  maxRounds?: number;
+  /** @deprecated since 0.2.0: `maxRounds`. */
   maxSteps?: number;
 }
 
@@ -62,25 +64,27 @@ export function parseVerifierDecision(text: string): boolean | undefined {
 }
 
 /**
- * The state of one question's episode: the searches made and the information they returned, the step count and
+ * The state of one question's episode: the searches made and the information they returned, the round count and
  * the final answer. Reward is the normalised exact match of the answer with any golden answer.
  */
 export class SearchEpisode {
   readonly question: SearchQuestion;
-  readonly maxSteps: number;
+  readonly maxRounds: number;
   private readonly entries: SearchHistoryEntry[] = [];
   private finalAnswer: string | undefined;
   private finished = false;
 
   constructor(question: SearchQuestion, options: SearchEpisodeOptions = {}) {
-    const { maxSteps = 4 } = options;
-    if (!Number.isInteger(maxSteps) || maxSteps < 1)
-      throw new SearchInputError('options.maxSteps', `must be an integer >= 1, got ${maxSteps}`);
+    if (options.maxRounds !== undefined && options.maxSteps !== undefined)
+      throw new SearchInputError('options.maxSteps', 'is the old name of options.maxRounds, which is set too: remove it');
+    const { maxRounds = options.maxSteps ?? 4 } = options;
+    const key = options.maxRounds === undefined && options.maxSteps !== undefined ? 'options.maxSteps' : 'options.maxRounds';
+    if (!Number.isInteger(maxRounds) || maxRounds < 1) throw new SearchInputError(key, `must be an integer >= 1, got ${maxRounds}`);
     this.question = question;
-    this.maxSteps = maxSteps;
+    this.maxRounds = maxRounds;
   }
 
-  get steps(): number {
+  get rounds(): number {
     return this.entries.length;
   }
 
@@ -114,7 +118,7 @@ export class SearchEpisode {
     this.finished = true;
   }
 
-  /** Records an output that was neither a search nor an answer; it uses up a step. Returns Search-R1's feedback. */
+  /** Records an output that was neither a search nor an answer; it uses up a round. Returns Search-R1's feedback. */
   applyInvalid(text: string): string {
     this.assertOpen('applyInvalid');
     this.record({ kind: 'invalid', text, feedback: INVALID_ACTION_FEEDBACK });
@@ -143,14 +147,14 @@ export class SearchEpisode {
 
   private record(entry: SearchHistoryEntry): void {
     this.entries.push(entry);
-    if (this.entries.length >= this.maxSteps) this.finished = true;
+    if (this.entries.length >= this.maxRounds) this.finished = true;
   }
 
   private assertOpen(action: string): void {
     if (this.finished) {
       throw new SearchEnvError(
         'INVALID_ARGUMENT',
-        `${action}: the episode of question ${this.question.id} is finished (${this.steps} steps${this.finalAnswer === undefined ? '' : ', answered'}); check episode.done before acting`,
+        `${action}: the episode of question ${this.question.id} is finished (${this.rounds} round${this.rounds === 1 ? '' : 's'}${this.finalAnswer === undefined ? '' : ', answered'}); check episode.done before acting`,
       );
     }
   }

@@ -36,11 +36,11 @@ async function searchEnvironment(env: Record<string, unknown> = {}): Promise<Env
 describe("plugins: ['env-search']", () => {
   test('a search appends the top document; an answer scores exact match, its step score its F1', async () => {
     const environment = await searchEnvironment();
-    expect(environment.maxSteps).toBe(4);
+    expect(environment.maxRounds).toBe(4);
     const tasks = environment.batch(0, 2).tasks;
     const task = tasks.find((t) => t.id === 'q1')!;
     const [partial, exact] = [environment.reset(task), environment.reset(task)];
-    await environment.step(
+    await environment.advance(
       [partial, exact],
       [
         { type: 'search', content: 'Varnok Telli born' },
@@ -51,19 +51,19 @@ describe("plugins: ['env-search']", () => {
       'Question: Where was Varnok Telli born?\n<search>Varnok Telli born</search>\n' +
         '<information>Doc 1(Title: "Varnok Telli") Varnok Telli is a chemist born in Osmara.</information>',
     );
-    expect([partial.done, partial.stepScore]).toEqual([false, 0]);
-    expect([exact.done, exact.outcome, exact.stepScore]).toEqual([true, 1, 1]);
-    await environment.step([partial], [{ type: 'answer', content: '<answer>the city of Osmara</answer>' }]);
+    expect([partial.done, partial.roundScore]).toEqual([false, 0]);
+    expect([exact.done, exact.outcome, exact.roundScore]).toEqual([true, 1, 1]);
+    await environment.advance([partial], [{ type: 'answer', content: '<answer>the city of Osmara</answer>' }]);
     // "the" is dropped by normalization: tokens [city, of, osmara] against [osmara]: precision 1/3, recall 1, F1 1/2.
     expect(partial.outcome).toBe(0);
-    expect(partial.stepScore).toBeCloseTo(0.5, 12);
-    expect(partial.metrics()).toEqual({ f1: partial.stepScore, searches: 1, answered: 1 });
+    expect(partial.roundScore).toBeCloseTo(0.5, 12);
+    expect(partial.metrics()).toEqual({ f1: partial.roundScore, searches: 1, answered: 1 });
   });
 
-  test('env.maxSteps cuts an episode; testFraction holds questions out', async () => {
-    const short = await searchEnvironment({ maxSteps: 1 });
+  test('env.maxRounds cuts an episode; testFraction holds questions out', async () => {
+    const short = await searchEnvironment({ maxRounds: 1 });
     const episode = short.reset(short.batch(0, 1).tasks[0]!);
-    await short.step([episode], [{ type: 'invalid', content: 'hmm' }]);
+    await short.advance([episode], [{ type: 'invalid', content: 'hmm' }]);
     expect([episode.done, episode.outcome]).toEqual([false, 0]);
     const split = await searchEnvironment({ testFraction: 0.5 });
     const held = split.test().map((t) => t.id);
@@ -83,7 +83,7 @@ describe("plugins: ['env-search']", () => {
     });
     const remote = await searchEnvironment({ retriever: { urls: ['http://127.0.0.1:9/retrieve'], timeoutMs: 500, maxRetries: 0 } });
     const episode = remote.reset(remote.batch(0, 1).tasks[0]!);
-    await expect(remote.step([episode], [{ type: 'search', content: 'Osmara' }])).rejects.toMatchObject({
+    await expect(remote.advance([episode], [{ type: 'search', content: 'Osmara' }])).rejects.toMatchObject({
       code: 'SERVICE_FAILED',
       key: 'env.retriever.urls',
       message: expect.stringMatching(/^search environment: retriever request failed after 1 attempt/),

@@ -39,7 +39,7 @@ describe('SearchEpisode', () => {
   it('records searches, renders the observation and rewards a correct answer', () => {
     const episode = new SearchEpisode(question);
     const information = episode.applySearch('Varnok Telli born', hits.slice(0, 1));
-    expect(episode.steps).toBe(1);
+    expect(episode.rounds).toBe(1);
     expect(episode.done).toBe(false);
     expect(episode.observation()).toBe(`Question: Where was Varnok Telli born?\n<search>Varnok Telli born</search>\n${information}`);
     episode.applyAnswer('<think>it says Osmara</think><answer>draft</answer><answer>the Osmara.</answer>');
@@ -50,20 +50,32 @@ describe('SearchEpisode', () => {
     expect(() => episode.applySearch('more', [])).toThrow(SearchEnvError);
   });
 
-  it('ends unanswered after maxSteps (default 4), with reward 0', () => {
+  it('ends unanswered after maxRounds (default 4), with reward 0', () => {
     const episode = new SearchEpisode(question);
     for (let i = 0; i < 3; i++) episode.applySearch(`query ${i}`, hits);
     expect(episode.done).toBe(false);
     expect(episode.applyInvalid('I am thinking')).toBe(INVALID_ACTION_FEEDBACK);
-    expect(episode.steps).toBe(4);
+    expect(episode.rounds).toBe(4);
     expect(episode.done).toBe(true);
     expect(episode.answer).toBeUndefined();
     expect(episode.reward()).toBe(0);
-    expect(() => episode.applyAnswer('<answer>Osmara</answer>')).toThrow(/q-1 is finished \(4 steps\)/);
-    const short = new SearchEpisode(question, { maxSteps: 1 });
+    expect(() => episode.applyAnswer('<answer>Osmara</answer>')).toThrow(/q-1 is finished \(4 rounds\)/);
+    const short = new SearchEpisode(question, { maxRounds: 1 });
     short.applySearch('x', []);
     expect(short.done).toBe(true);
-    expect(() => new SearchEpisode(question, { maxSteps: 0 })).toThrow(/maxSteps/);
+    expect(() => new SearchEpisode(question, { maxRounds: 0 })).toThrow(/maxRounds/);
+  });
+
+  it('reads maxSteps, the old name of maxRounds; both given is an error', () => {
+    const old = new SearchEpisode(question, { maxSteps: 2 });
+    old.applySearch('x', []);
+    expect(old.done).toBe(false);
+    old.applySearch('y', []);
+    expect([old.done, old.rounds, old.maxRounds]).toEqual([true, 2, 2]);
+    expect(() => new SearchEpisode(question, { maxSteps: 0 })).toThrow('options.maxSteps: must be an integer >= 1, got 0');
+    expect(() => new SearchEpisode(question, { maxSteps: 2, maxRounds: 2 })).toThrow(
+      'options.maxSteps: is the old name of options.maxRounds, which is set too: remove it',
+    );
   });
 
   it('scores a wrong answer 0 with partial F1', () => {
@@ -97,7 +109,7 @@ describe('SearchEpisode', () => {
     );
     expect(calls).toBe(1);
     expect(blocks).toHaveLength(5);
-    expect(episodes.every((e) => e.steps === 1)).toBe(true);
+    expect(episodes.every((e) => e.rounds === 1)).toBe(true);
     expect(blocks[0]).toMatch(/^<information>Doc 1\(Title: /);
   });
 });

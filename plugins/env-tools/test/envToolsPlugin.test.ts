@@ -49,7 +49,10 @@ describe('env-tools in a kernel', () => {
     await env.init();
     expect(env.tools.names).toEqual(['fs', 'reverse']);
     const episode = env.reset(env.batch(0, 1).tasks[0]!);
-    await env.step([episode], [{ type: 'answer', content: '<tool_call>{"name": "reverse", "arguments": {"text": "drawer"}}</tool_call>' }]);
+    await env.advance(
+      [episode],
+      [{ type: 'answer', content: '<tool_call>{"name": "reverse", "arguments": {"text": "drawer"}}</tool_call>' }],
+    );
     expect(episode.observation()).toContain('<tool_response>reward</tool_response>');
   });
 
@@ -61,7 +64,7 @@ describe('env-tools in a kernel', () => {
     expect(new Set(tasks.map((t) => t.dataSource))).toEqual(new Set(['tools-arithmetic', 'tools-reversal']));
     for (const task of tasks.filter((t) => t.dataSource === 'tools-reversal')) {
       const episode = env.reset(task);
-      await env.step([episode], [{ type: 'answer', content: `<tool_call>${JSON.stringify(task.solution)}</tool_call>` }]);
+      await env.advance([episode], [{ type: 'answer', content: `<tool_call>${JSON.stringify(task.solution)}</tool_call>` }]);
       expect(episode.observation()).toContain(`<tool_response>${task.answer}</tool_response>`);
     }
   });

@@ -54,7 +54,7 @@ describe('answers', () => {
 describe('the tools environment', () => {
   test('a call, its result in the observation, then the answer; a bad turn gets feedback, never an exception', async () => {
     const env = new ToolEnvironment({
-      maxSteps: 4,
+      maxRounds: 4,
       tools: { kinds: ['file'], trainSize: 8, testSize: 4, formatReward: 0.1, callPenalty: 0.02 },
     });
     await env.init();
@@ -62,9 +62,9 @@ describe('the tools environment', () => {
     const episode = env.reset(task);
     expect(episode.variables()).toMatchObject({ question: task.question, tool_names: 'calculator, fs' });
     const file = /^What is in (\S+)\?$/.exec(task.question)![1]!;
-    await env.step([episode], [say('no idea')]);
+    await env.advance([episode], [say('no idea')]);
     expect(episode.observation()).toBe(`<tool_response>${NO_CALL_FEEDBACK}</tool_response>`);
-    await env.step(
+    await env.advance(
       [episode],
       [say(`<tool_call>{"name": "fs", "arguments": {"op": "read", "path": "${file}"}}</tool_call><tool_call>{"name": "calc"}</tool_call>`)],
     );
@@ -75,9 +75,9 @@ describe('the tools environment', () => {
       '<tool_response>error: no tool is called "calc". Did you mean "calculator"? Tools: calculator, fs</tool_response>',
     ]);
     expect(episode.done).toBe(false);
-    await env.step([episode], [say(`<answer>${task.answer}</answer>`)]);
+    await env.advance([episode], [say(`<answer>${task.answer}</answer>`)]);
     expect(episode.done).toBe(true);
-    expect(episode.stepScore).toBe(1);
+    expect(episode.roundScore).toBe(1);
     // Right (1), two of three turns well-formed (0.1 x 2/3), two calls (-0.02 x 2).
     expect(episode.outcome).toBeCloseTo(1 + 0.1 * (2 / 3) - 0.04, 12);
     expect(episode.metrics()).toEqual({ success: 1, calls: 2, tool_errors: 1, answered: 1, format: 2 / 3 });
@@ -90,7 +90,7 @@ describe('the tools environment', () => {
     const [a, b] = env.batch(0, 2).tasks;
     const right = env.reset(a!);
     const wrong = env.reset(b!);
-    await env.step([right, wrong], [say(`<answer>${a!.answer}</answer>`), say('<answer>12345678</answer>')]);
+    await env.advance([right, wrong], [say(`<answer>${a!.answer}</answer>`), say('<answer>12345678</answer>')]);
     expect([right.outcome, wrong.outcome, right.done, wrong.done]).toEqual([1, 0, true, true]);
   });
 
@@ -132,7 +132,7 @@ describe('loadToolTasks', () => {
     await env.init();
     expect(env.test().map((t) => t.question)).toEqual(['Capital of Ruritania?']);
     const episode = env.reset(env.batch(0, 1).tasks[0]!);
-    await env.step([episode], [say('<tool_call>{"name": "fs", "arguments": {"op": "read", "path": "/x.txt"}}</tool_call>')]);
+    await env.advance([episode], [say('<tool_call>{"name": "fs", "arguments": {"op": "read", "path": "/x.txt"}}</tool_call>')]);
     expect(episode.observation()).toContain('<tool_response>7</tool_response>');
   });
 

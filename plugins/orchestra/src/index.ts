@@ -17,7 +17,7 @@ export { sequential } from './blocks/sequential.js';
 export { when } from './blocks/when.js';
 export { loopUntil, type LoopOptions } from './blocks/loopUntil.js';
 export { route, routeKey, type RouteOptions } from './blocks/route.js';
-export { isLastStep, notLastLoop, verdictIs } from './blocks/predicates.js';
+export { isLastRound, isLastStep, notLastLoop, verdictIs } from './blocks/predicates.js';
 
 export { Orchestra, actionFrom, blocksOf, defineOrchestra, NO_ACTION } from './orchestras/Orchestra.js';
 

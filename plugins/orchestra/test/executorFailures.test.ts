@@ -245,13 +245,13 @@ describe('cancellation frees the episode’s resources', () => {
 function failingTasks(inner: Environment, failing: ReadonlySet<string>): Environment {
   return {
     name: inner.name,
-    maxSteps: inner.maxSteps,
+    maxRounds: inner.maxRounds,
     init: () => inner.init(),
     batch: (cursor, count) => inner.batch(cursor, count),
     test: () => inner.test(),
     reset: (task) => inner.reset(task),
-    step: async (episodes: Episode[], actions: EnvAction[]) => {
-      await inner.step(episodes, actions);
+    advance: async (episodes: Episode[], actions: EnvAction[]) => {
+      await inner.advance(episodes, actions);
       for (const episode of episodes) {
         if (failing.has(episode.task.id)) Object.assign(episode, { failure: 'server 127.0.0.1:9: down', done: true, outcome: 0 });
       }

@@ -14,8 +14,10 @@ import orchestraPlugin, {
   routeKey,
   validateGraph,
   workflowGraph,
+  type GraphContext,
   type WorkflowGraph,
 } from '../src/index.js';
+import { graphConfigSchema, graphFromConfig } from '../src/graph/graphConfig.js';
 
 const agents = ['solver', 'verifier'];
 
@@ -86,7 +88,7 @@ describe('built-in blocks as graphs', () => {
 
   test('math: solver, then the verifier unless last loop; back to the solver (limited) unless approved', () => {
     // [from, to, guarded, limited], worked out from loopUntil(approve, sequential(call(solver), when(notLastLoop, call(verifier)))).
-    expect(shape(blockGraph(createMathOrchestra().step!))).toEqual([
+    expect(shape(blockGraph(createMathOrchestra().round!))).toEqual([
       ['verifier', 'solver', true, true],
       ['verifier', END, false, false],
       ['solver', 'verifier', true, false],
@@ -100,7 +102,7 @@ describe('built-in blocks as graphs', () => {
   const searchStep = route(
     'verifier',
     { yes: call('answerer'), no: call('searcher') },
-    { select: (_row, context, output) => (context.isLastStep ? 'yes' : (routeKey(output) ?? 'no')) },
+    { select: (_row, context, output) => (context.isLastRound ? 'yes' : (routeKey(output) ?? 'no')) },
   );
 
   test('route: the verifier routes to the answerer or the searcher; both end the step', () => {
@@ -116,7 +118,7 @@ describe('built-in blocks as graphs', () => {
 
   test('the compiled graphs pass validation; a hand-written block has no graph', () => {
     const math = createMathOrchestra();
-    expect(() => validateGraph(blockGraph(math.step!), { agents: Object.keys(math.agents), key: 'orchestra.name' })).not.toThrow();
+    expect(() => validateGraph(blockGraph(math.round!), { agents: Object.keys(math.agents), key: 'orchestra.name' })).not.toThrow();
     expect(() =>
       validateGraph(blockGraph(searchStep), { agents: ['verifier', 'answerer', 'searcher'], key: 'orchestra.name' }),
     ).not.toThrow();
@@ -167,6 +169,16 @@ describe('the config form', () => {
     });
     const unlimited = { ...graph, edges: graph.edges.map(({ limit: _limit, ...edge }) => edge) };
     await expect(kernelWith({ graph: unlimited })).rejects.toThrow('graph loop solve -> check -> solve has no edge with a limit');
+  });
+
+  test("{ lastRound } holds on the episode's last round; { lastStep }, its old name, the same", () => {
+    for (const when of [{ lastRound: true }, { lastStep: true }]) {
+      const config = graphConfigSchema.parse({ ...graph, edges: [{ from: 'solve', to: 'end', when }, ...graph.edges] });
+      const edge = graphFromConfig(config).edges.find((e) => e.from === 'solve' && e.to === END)!;
+      const at = (round: number, maxRounds: number) =>
+        edge.when!({ round, maxRounds, isLastRound: round === maxRounds - 1 } as GraphContext<unknown>);
+      expect([at(0, 2), at(1, 2), at(0, 1)]).toEqual([false, true, true]);
+    }
   });
 
   test('rollout workers run lock-step, so the async executor refuses them', async () => {

@@ -63,7 +63,7 @@ describe('what a step can hold', () => {
   test('the estimate is rows x the longest response x (the key/value cache + the turns of step records)', () => {
     const cfg = config({ models: { policy: { backend: 'tfjs', model: qwenDir, runtime: 'auto' } } });
     const limits = agentLimits(cfg, agents({ searcher: 64, answerer: 512, verifier: 32 }));
-    // 3 agents x 2 loops x 4 environment steps = 24 turns; cache 2 x 24 layers x 2 heads x 64 x 4 bytes = 24,576;
+    // 3 agents x 2 loops x 4 rounds = 24 turns; cache 2 x 24 layers x 2 heads x 64 x 4 bytes = 24,576;
     // 128 rows x 512 tokens x (24,576 + 24 x 64) = 1,711,276,032 bytes = 1.59375 GiB.
     const estimate = estimateEpisodeMemory(limits, { count: 16 * 8, why: 'p x s' }, 24);
     expect(estimate.bytes).toBe(1_711_276_032);

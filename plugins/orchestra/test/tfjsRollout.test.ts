@@ -60,7 +60,7 @@ describe('a batch run in parts (rollout workers) samples as the whole batch', ()
     // The verifier sees two rows of every three: a subset call, where a row's position and its batch index differ.
     const orchestra = {
       ...createMathOrchestra(),
-      step: sequential(
+      round: sequential(
         call('solver'),
         when((row) => row.index % 3 !== 0, call('verifier')),
       ),

@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import type { RolloutBatch, Trajectory, Turn } from '@drmas/core';
 import { fromTraceAllocator, REWARD_ALLOCATORS, type EpisodeTrace, type NodeExecution } from '../src/index.js';
 
-// A search episode of three environment steps, written out by hand:
+// A search episode of three rounds, written out by hand:
 //   step 0: verifier (turn 0, valid), searcher (turn 1, valid)    env: f1 0
 //   step 1: verifier (turn 2, valid), answerer (turn 3, valid)    env: f1 0.5
 //   step 2: verifier (turn 4, INVALID), answerer (turn 5, valid)  env: f1 0.8, outcome 1
@@ -92,7 +92,7 @@ describe('reward allocators over a trace, against hand-worked rewards', () => {
     [0, 0, 0.5, 0.5, 0.29, 0.8].forEach((expected, i) => expect(absolute[i]).toBeCloseTo(expected, 12));
   });
 
-  test('pass_rate_delta: from a state field a verifier tool sets, within one environment step', () => {
+  test('pass_rate_delta: from a state field a verifier tool sets, within one round', () => {
     // coder (turn 0) -> verify tool: pass_rate 0.25 -> reflector (turn 1) -> coder (turn 2) -> verify tool: 0.75.
     const trace: EpisodeTrace = {
       ...searchTrace,

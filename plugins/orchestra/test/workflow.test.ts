@@ -25,7 +25,7 @@ const planSolveCritique = defineOrchestra({
     solver: { prompt: 'SOLVER {question}\n{team_context}', tag: 'boxed' },
     critic: { prompt: 'CRITIC {question}\n{team_context}', tag: 'verify', values: ['approve', 'reject'] },
   },
-  step: sequential(
+  round: sequential(
     call('planner'),
     loopUntil(verdictIs('critic', 'approve'), sequential(call('solver'), when(notLastLoop, call('critic'))), { maxLoops: 3 }),
   ),

@@ -6,4 +6,4 @@ export { checkRedis, KEY_PREFIX } from './plugin/redisConnection.js';
 export { RolloutQueue, type StepEpisodes } from './plugin/RolloutQueue.js';
 export { RolloutWorker, type RolloutWorkerOptions } from './worker/RolloutWorker.js';
 export { WEIGHTS_FOLDER, WeightsPublisher } from './weights/WeightsPublisher.js';
-export { workerCommand } from './cli/workerCommand.js';
+export { rolloutWorkerCommand } from './cli/rolloutWorkerCommand.js';

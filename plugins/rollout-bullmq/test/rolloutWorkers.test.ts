@@ -27,17 +27,29 @@ describe('configuration mistakes stop before anything runs', () => {
   });
 
   test('a worker that is not told which run to serve names --run-dir', async () => {
-    const result = await runCli(['worker', '--config', WORKERS]);
+    const result = await runCli(['rollout-worker', '--config', WORKERS]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('error INVALID_ARGUMENT');
     expect(result.stderr).toContain('--run-dir');
   });
 
+  test('drmas worker, the old name, says the new one on one line and runs drmas rollout-worker', async () => {
+    const result = await runCli(['worker', '--config', WORKERS]);
+    expect(result.code).toBe(1);
+    const [notice, ...rest] = result.stderr.split('\n');
+    expect(notice).toBe('drmas: `drmas worker` is deprecated since 0.2.0 and runs `drmas rollout-worker`; use that name');
+    expect(rest.join('\n')).not.toContain('deprecated');
+    // What rollout-worker itself says without --run-dir.
+    expect(result.stderr).toContain('error INVALID_ARGUMENT (--run-dir)');
+    const help = await runCli(['worker', '--help']);
+    expect(help.stdout).toContain('usage: drmas rollout-worker --config PATH');
+  });
+
   test('a worker with a bad --concurrency or --redis names the option', async () => {
-    const concurrency = await runCli(['worker', '--config', WORKERS, '--run-dir', 'runs/x', '--concurrency', '0']);
+    const concurrency = await runCli(['rollout-worker', '--config', WORKERS, '--run-dir', 'runs/x', '--concurrency', '0']);
     expect(concurrency.code).toBe(1);
     expect(concurrency.stderr).toContain('--concurrency');
-    const redis = await runCli(['worker', '--config', WORKERS, '--run-dir', 'runs/x', '--redis', 'http://:s3cret-pw@127.0.0.1:1']);
+    const redis = await runCli(['rollout-worker', '--config', WORKERS, '--run-dir', 'runs/x', '--redis', 'http://:s3cret-pw@127.0.0.1:1']);
     expect(redis.code).toBe(1);
     expect(redis.stderr).toContain('--redis expects a redis:// URL, got "http://***@127.0.0.1:1"');
   });
@@ -46,7 +58,7 @@ describe('configuration mistakes stop before anything runs', () => {
     const port = await freePort();
     const url = `redis://:s3cret-pw@127.0.0.1:${port}`;
     const shown = `redis://***@127.0.0.1:${port}`;
-    const worker = await runCli(['worker', '--config', WORKERS, '--run-dir', 'runs/x', '--redis', url]);
+    const worker = await runCli(['rollout-worker', '--config', WORKERS, '--run-dir', 'runs/x', '--redis', url]);
     expect(worker.code).toBe(1);
     expect(worker.stderr).toContain(`error SERVICE_FAILED (--redis): Redis at ${shown} is unreachable`);
     expect(worker.stderr).toContain(`redis-server --port ${port}`);
@@ -97,7 +109,7 @@ describeRedis('the trainer end of the queue, on a real redis-server', () => {
   const task: EnvTask = { id: 't0', dataSource: 'test', question: 'q', answer: 'a' } as unknown as EnvTask;
   const group = (index: number): EpisodeJobData => ({
     step: 1,
-    round: 0,
+    rolloutIndex: 0,
     seed: 7,
     task: { ...task, id: `t${index}` },
     group: index,
@@ -113,7 +125,7 @@ describeRedis('the trainer end of the queue, on a real redis-server', () => {
     const queue = await RolloutQueue.open(
       'no-worker',
       settings({ workerWait: 1.5 }),
-      () => 'drmas worker --run-dir R',
+      () => 'drmas rollout-worker --run-dir R',
       (m) => logged.push(m),
     );
     try {
@@ -123,8 +135,8 @@ describeRedis('the trainer end of the queue, on a real redis-server', () => {
       );
       expect(DrmasError.is(error) && error.code).toBe('SERVICE_FAILED');
       expect((error as DrmasError).message).toContain('no rollout worker connected to queue no-worker');
-      expect((error as DrmasError).hint).toContain('drmas worker --run-dir R');
-      expect(logged.join('\n')).toContain('Start one: drmas worker --run-dir R');
+      expect((error as DrmasError).hint).toContain('drmas rollout-worker --run-dir R');
+      expect(logged.join('\n')).toContain('Start one: drmas rollout-worker --run-dir R');
     } finally {
       await queue.close();
     }
@@ -146,7 +158,7 @@ describeRedis('the trainer end of the queue, on a real redis-server', () => {
         // Later groups finish first.
         await new Promise((resolve) => setTimeout(resolve, 40 * (3 - job.data.group)));
         return {
-          worker: `w${job.data.group % 2}`,
+          rolloutWorker: `w${job.data.group % 2}`,
           trajectories: [{ groupId: `g${job.data.group}`, trajectoryId: `g${job.data.group}-n0`, turns: [] }],
         };
       },
@@ -155,7 +167,7 @@ describeRedis('the trainer end of the queue, on a real redis-server', () => {
     try {
       const done = await queue.run([group(0), group(1), group(2)]);
       expect(done.trajectories.map((t) => t.groupId)).toEqual(['g0', 'g1', 'g2']);
-      expect([...done.workers].sort()).toEqual(['w0', 'w1']);
+      expect([...done.rolloutWorkers].sort()).toEqual(['w0', 'w1']);
       const error = await queue.run([group(0), { ...group(1), task: { ...task, id: 'bad' } }]).then(
         () => undefined,
         (e: unknown) => e,

@@ -6,7 +6,7 @@ import { runBin, startBin, type BinProcess } from '../../../test/support/cliRunn
 import { describeSlow } from '../../../test/support/describeSlow.js';
 import { REDIS_MISSING, redisAvailable, startRedis, type RedisServer } from '../../../test/support/redisServer.js';
 
-// Real processes, as a user runs them: redis-server, `drmas worker` children and `drmas train`, on the math preset's
+// Real processes, as a user runs them: redis-server, `drmas rollout-worker` children and `drmas train`, on the math preset's
 // tiny model (4 prompts x 2 samples, 3 steps, no evaluation).
 const hasRedis = redisAvailable();
 if (!hasRedis) console.warn(REDIS_MISSING);
@@ -50,7 +50,7 @@ function expectSameMetrics(actual: MetricsLine[], expected: MetricsLine[]): void
   const workers: BinProcess[] = [];
 
   const workerArgs = (runDir: string, extra: string[] = []) => [
-    'worker',
+    'rollout-worker',
     '--config',
     'examples/math/workers.json',
     '--run-dir',

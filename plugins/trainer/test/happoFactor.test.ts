@@ -5,7 +5,7 @@ import { checkHappoOrder, happoOrderAt } from '../src/happo/happoOrder.js';
 import type { HappoSettings } from '../src/config/criticConfig.js';
 
 /**
- * Three roles a, b, c updated in that order over two trajectories. Each row: its trajectory, env step, role, response
+ * Three roles a, b, c updated in that order over two trajectories. Each row: its trajectory, round, role, response
  * length, old and new log-probs per token (new = after its role's sub-step) and its advantage.
  *
  * Hand-worked log-ratios (new - old), per turn:

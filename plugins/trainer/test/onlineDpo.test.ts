@@ -23,7 +23,7 @@ function turn(groupId: string, n: number, agentId: string, step: number, reward:
 }
 
 describe('online pairs: best against worst', () => {
-  test('per rollout group, agent and environment step; the first of equal rewards; ties and lone turns skipped', () => {
+  test('per rollout group, agent and round; the first of equal rewards; ties and lone turns skipped', () => {
     const turns = [
       // g0, solver, step 0: rewards 0.2, 0.9, 0.5, 0.9 -> t1 (first 0.9) over t0
       turn('g0', 0, 'solver', 0, 0.2),

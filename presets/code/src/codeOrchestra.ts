@@ -9,7 +9,7 @@ export class CoderAgent extends PromptedAgent {}
 agent('coder')(CoderAgent);
 
 /**
- * One environment step, one Coder turn: the environment runs the code of the Coder's whole answer (a ``` fence or
+ * One round, one Coder turn: the environment runs the code of the Coder's whole answer (a ``` fence or
  * `<code>` tag, see env-code's `extractCode`) against the task's tests.
  */
 export const codeOrchestra = defineOrchestra({
@@ -17,6 +17,6 @@ export const codeOrchestra = defineOrchestra({
   agents: {
     coder: { prompt: CODER_PROMPT, tag: 'code', stop: ['</code>'], invalidPenalty: 0.1, sampling: { maxNewTokens: 64 } },
   },
-  step: call('coder'),
+  round: call('coder'),
   action: (row) => actionFrom(row, 'coder', 'answer', 'text') ?? NO_ACTION,
 });

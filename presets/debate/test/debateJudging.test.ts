@@ -54,7 +54,7 @@ describe("debates on env-math's questions, judged by its answer format", () => {
     const orchestra = createDebateOrchestra({ answers: () => mathAnswerFormat });
     const episode = environment.reset(task);
     expect(episode.variables()[TRANSCRIPT_SUBMISSION.variable]).toBe(TRANSCRIPT_SUBMISSION.value);
-    await environment.step(
+    await environment.advance(
       [episode],
       [{ type: TRANSCRIPT_SUBMISSION.actionType, content: JSON.stringify(debateTranscript(turns, ['pro', 'con'])) }],
     );

@@ -58,7 +58,7 @@ export const SEARCH_DEFAULTS: Partial<UserConfig> = {
     },
   },
   orchestra: { name: 'search' },
-  env: { name: 'search', maxSteps: 4, entities: 300, topk: 2, seed: 0 },
+  env: { name: 'search', maxRounds: 4, entities: 300, topk: 2, seed: 0 },
   rollout: { promptsPerStep: 8, samplesPerPrompt: 5 },
   reward: { allocator: 'drmas' },
   algorithm: { advantage: 'drmas' },

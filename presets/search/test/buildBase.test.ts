@@ -15,7 +15,7 @@ mkdirSync(scratchRoot, { recursive: true });
 const scratch = mkdtempSync(path.join(scratchRoot, 'preset-search-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const env = SEARCH_DEFAULTS.env as { seed: number; entities: number; topk: number; maxSteps: number };
+const env = SEARCH_DEFAULTS.env as { seed: number; entities: number; topk: number; maxRounds: number };
 const templates: Record<string, string> = { verifier: VERIFIER_PROMPT, searcher: SEARCHER_PROMPT, answerer: ANSWERER_PROMPT };
 
 function readLines(file: string): DemonstrationLine[] {
@@ -42,7 +42,7 @@ describe('search base checkpoint', () => {
     for (const demo of demos) {
       if (demo.agent === 'verifier' && !demo.prompt.includes('<search>')) {
         const text = /Question: ([^\n<]*)/.exec(demo.prompt)![1]!;
-        episode = new SearchEpisode(byText.get(text) as SearchQuestion, { maxSteps: env.maxSteps });
+        episode = new SearchEpisode(byText.get(text) as SearchQuestion, { maxRounds: env.maxRounds });
         episodes++;
       }
       const template = templates[demo.agent];

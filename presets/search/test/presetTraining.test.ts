@@ -17,7 +17,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 // At most 2 search steps keep prompts short, so the three runs fit in well under a minute.
 const TINY_RUN = {
-  env: { maxSteps: 2 },
+  env: { maxRounds: 2 },
   rollout: { promptsPerStep: 2, samplesPerPrompt: 2 },
   eval: { atEnd: false, atStart: false },
   report: { html: false, progress: 'off' },

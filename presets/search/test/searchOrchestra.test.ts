@@ -9,8 +9,8 @@ import { createSearchOrchestra, SEARCH_ORCHESTRA_PROMPTS, searchWorkflowsPlugin 
 
 const agentsOf = (turns: { agentId: string }[]) => turns.map((t) => t.agentId);
 
-async function searchSetup(scripts: Scripts, maxSteps = 4) {
-  const environment = new SearchEnvironment({ seed: 1, entities: 40, maxSteps });
+async function searchSetup(scripts: Scripts, maxRounds = 4) {
+  const environment = new SearchEnvironment({ seed: 1, entities: 40, maxRounds });
   await environment.init();
   const { tasks } = environment.batch(0, 2);
   return { tasks, ...scriptedRunner(createSearchOrchestra(), environment, scripts) };
@@ -105,9 +105,12 @@ describe('the search orchestra on the tiny tfjs model', () => {
   const roles = ['verifier', 'searcher', 'answerer'];
 
   test('one rollout step: the verifier routes each step; the episode ends by an answer or the step limit', async () => {
-    const batch = await rolloutStep(backend, roles, { orchestra: { name: 'search' }, env: { name: 'search', entities: 40, maxSteps: 2 } }, [
-      searchWorkflowsPlugin,
-    ]);
+    const batch = await rolloutStep(
+      backend,
+      roles,
+      { orchestra: { name: 'search' }, env: { name: 'search', entities: 40, maxRounds: 2 } },
+      [searchWorkflowsPlugin],
+    );
     expect(batch.trajectories).toHaveLength(4);
     checkTurns(batch, backend.tokenizer as TextCodec);
     for (const t of batch.trajectories) {
@@ -119,7 +122,7 @@ describe('the search orchestra on the tiny tfjs model', () => {
   describeSlow('on the async executor (slow)', () => {
     test('2 tasks x 2, three steps: what lock-step samples, in no more generate calls', async () => {
       const workflow = await workflowOf(backend, 'search', roles, 6, {
-        env: { name: 'search', entities: 40, maxSteps: 3 },
+        env: { name: 'search', entities: 40, maxRounds: 3 },
         plugins: [searchWorkflowsPlugin],
       });
       await compareRunners(backend, workflow, 2);

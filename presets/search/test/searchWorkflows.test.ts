@@ -43,7 +43,7 @@ beforeAll(async () => {
       .map((doc) => JSON.stringify(doc))
       .join('\n'),
   );
-  environment = new SearchEnvironment({ questionsFile: questions, corpusFile: corpus, testFraction: 0, maxSteps: 4, topk: 1 });
+  environment = new SearchEnvironment({ questionsFile: questions, corpusFile: corpus, testFraction: 0, maxRounds: 4, topk: 1 });
   await environment.init();
 });
 

@@ -27,7 +27,7 @@ export class AssistantAgent extends PromptedAgent {
 }
 agent('assistant')(AssistantAgent);
 
-/** One Assistant turn per environment step; the environment runs its calls or checks its answer. */
+/** One Assistant turn per round; the environment runs its calls or checks its answer. */
 export const toolsOrchestra = defineOrchestra({
   name: 'tools',
   agents: {
@@ -39,7 +39,7 @@ export const toolsOrchestra = defineOrchestra({
       sampling: { maxNewTokens: 80 },
     },
   },
-  step: call('assistant'),
+  round: call('assistant'),
   action: (row) => actionFrom(row, 'assistant', 'answer', 'text') ?? NO_ACTION,
 });
 

@@ -22,7 +22,7 @@ export const TOOLS_DEFAULTS: Partial<UserConfig> = {
   env: {
     name: 'tools',
     seed: 0,
-    maxSteps: 3,
+    maxRounds: 3,
     topk: 1,
     tools: { enabled: ['calculator', 'search', 'fs'], kinds: ['arithmetic', 'lookup', 'file'], testSize: 64 },
   },

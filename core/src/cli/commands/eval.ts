@@ -30,7 +30,8 @@ async function checkpointOverrides(dir: string, cwd: string, configPath: string 
       { key: '--checkpoint' },
     );
   }
-  const { config } = await resolveConfig({ cwd, configPath, overrides });
+  // Only the model ids are read here; createKernel resolves the config again and warns about what it finds.
+  const { config } = await resolveConfig({ cwd, configPath, overrides, warn: () => {} });
   return Object.keys(config.models).map((id) => `models.${id}.model=${dir}`);
 }
 
@@ -102,7 +103,8 @@ export const evalCommand: CliCommand = {
     if (values.checkpoint) {
       overrides.push(...(await checkpointOverrides(path.resolve(io.cwd, values.checkpoint as string), io.cwd, configPath, overrides)));
     }
-    const { kernel, file } = await createKernel({ cwd: io.cwd, configPath, overrides }).catch((error: unknown) => {
+    const warn = (message: string) => io.stderr.write(`drmas: ${message}\n`);
+    const { kernel, file } = await createKernel({ cwd: io.cwd, configPath, overrides, warn }).catch((error: unknown) => {
       throw asOption(error, translated);
     });
     if (!kernel.hasTaps('evaluate')) {

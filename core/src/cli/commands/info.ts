@@ -108,6 +108,7 @@ export const infoCommand: CliCommand = {
       configPath: values.config as string | undefined,
       overrides: values.set as string[] | undefined,
       required: false,
+      warn: (message) => io.stderr.write(`drmas: ${message}\n`),
     });
     const report = infoReport(kernel, file, presets);
     // Sections quote the config (a remote environment's urls, an engine's server): its credentials stay here.

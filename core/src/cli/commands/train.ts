@@ -15,12 +15,13 @@ export const trainCommand: CliCommand = {
   ],
   options: { ...CONFIG_OPTIONS, 'run-dir': { type: 'string' }, resume: { type: 'string' } },
   async run({ values }, io) {
+    const log = (message: string) => io.stderr.write(`drmas: ${message}\n`);
     const { kernel } = await createKernel({
       cwd: io.cwd,
       configPath: values.config as string | undefined,
       overrides: values.set as string[] | undefined,
+      warn: log,
     });
-    const log = (message: string) => io.stderr.write(`drmas: ${message}\n`);
     const controller = new AbortController();
     const onSignal = () => controller.abort('SIGINT');
     process.once('SIGINT', onSignal);

@@ -10,7 +10,7 @@ export type JointBaseline = 'mean' | 'leave_one_out' | 'max';
 
 /**
  * Joint-action advantages as CoMLRL's MAGRPO trainer computes them (`comlrl/trainers/reinforce/magrpo.py`,
- * `_compute_advantages`). A joint action is what all agents of one trajectory did at one environment step (its rows
+ * `_compute_advantages`). A joint action is what all agents of one trajectory did at one round (its rows
  * at that step); its reward is the mean of those rows' scores, its return G = r + gamma G_next along the trajectory's
  * joint actions in row order. Joint actions of one group (the prompt) at one step are the K samples of a node:
  * `mean` A = G - mean, `leave_one_out` A = G - mean of the others = K/(K-1) (G - mean), `max` A = G - max; a group of

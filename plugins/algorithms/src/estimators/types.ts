@@ -120,7 +120,7 @@ export interface EstimatorView {
   readonly groups: Coding;
   /** (group, trajectory) pairs, when trajectory ids were given. */
   readonly trajectories?: Coding;
-  /** Environment step of each row (`turnIds`), when given. */
+  /** Round of each row (`turnIds`), when given. */
   readonly steps?: Coding;
   /** Agent of each row, when given, with the role behind each code (`agentNames[agents.codes[i]]`). */
   readonly agents?: Coding;

@@ -11,7 +11,7 @@ import { codeEnvSettings, type CodeEnvSettings, type CodeEnvSettingsInput } from
 export class CodeEpisode implements Episode {
   done = false;
   outcome = 0;
-  stepScore?: number;
+  roundScore?: number;
   verdict?: CodeVerdict;
 
   constructor(
@@ -44,7 +44,7 @@ export class CodeEpisode implements Episode {
     this.verdict = verdict;
     const fraction = verdict.total > 0 ? verdict.passed / verdict.total : 0;
     this.outcome = this.reward === 'all' ? (verdict.allPassed ? 1 : 0) : fraction;
-    this.stepScore = this.outcome;
+    this.roundScore = this.outcome;
     this.done = true;
   }
 }
@@ -65,8 +65,8 @@ export class CodeEnvironment implements Environment<CodeTask> {
     this.settingsOf = typeof settings === 'function' ? settings : () => settings;
   }
 
-  get maxSteps(): number {
-    return this.settings?.maxSteps ?? 1;
+  get maxRounds(): number {
+    return this.settings?.maxRounds ?? 1;
   }
 
   async init(): Promise<void> {
@@ -119,7 +119,7 @@ export class CodeEnvironment implements Environment<CodeTask> {
     return new CodeEpisode(task, this.settings?.code.reward ?? 'fraction');
   }
 
-  async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+  async advance(episodes: Episode[], actions: EnvAction[]): Promise<void> {
     if (actions.length !== episodes.length) throw new Error(`step got ${actions.length} actions for ${episodes.length} episodes`);
     const verdicts = await Promise.all(
       episodes.map((episode, i) => {

@@ -76,11 +76,11 @@ export function judgeDebate(transcript: DebateTranscript, reference: string | un
   return { rules, winners, verdict, rewards, outcome };
 }
 
-/** One debate: a single environment step that judges the submitted transcript. */
+/** One debate: a single round that judges the submitted transcript. */
 export class DebateEpisode implements Episode {
   done = false;
   outcome = 0;
-  stepScore?: number;
+  roundScore?: number;
   judgement?: DebateJudgement;
 
   constructor(
@@ -142,7 +142,7 @@ export class DebateEpisode implements Episode {
       // A single answer (another orchestra): judged on correctness alone.
       this.outcome = this.judge(action);
     }
-    this.stepScore = this.outcome;
+    this.roundScore = this.outcome;
     this.done = true;
   }
 }
@@ -175,8 +175,8 @@ export class DebateEnvironment implements Environment<DebateTask> {
     this.contributions = contributions;
   }
 
-  get maxSteps(): number {
-    return this.settings?.maxSteps ?? 1;
+  get maxRounds(): number {
+    return this.settings?.maxRounds ?? 1;
   }
 
   async init(): Promise<void> {
@@ -223,7 +223,7 @@ export class DebateEnvironment implements Environment<DebateTask> {
     return new DebateEpisode(task, { reward: settings.debate.reward, weights: settings.debate.weights, answers });
   }
 
-  async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+  async advance(episodes: Episode[], actions: EnvAction[]): Promise<void> {
     if (actions.length !== episodes.length) throw new Error(`step got ${actions.length} actions for ${episodes.length} episodes`);
     episodes.forEach((episode, i) => (episode as DebateEpisode).submit(actions[i]!));
   }

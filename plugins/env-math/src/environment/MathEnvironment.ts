@@ -8,13 +8,13 @@ import { scoreMathResponse, type MathScore } from '../scoreMathResponse.js';
 import { mathEnvSettings, type MathEnvSettings, type MathEnvSettingsInput } from './mathEnvConfig.js';
 
 /**
- * One math problem: a single environment step that scores the submitted solution's last `\boxed{}`. With
+ * One math problem: a single round that scores the submitted solution's last `\boxed{}`. With
  * `checkSteps`, a training problem's right answer counts only when no `a+b=c` claim of the solution is false.
  */
 export class MathEpisode implements Episode {
   done = false;
   outcome = 0;
-  stepScore?: number;
+  roundScore?: number;
   score?: MathScore;
   private falseClaims = 0;
 
@@ -50,7 +50,7 @@ export class MathEpisode implements Episode {
     this.score = graded.score;
     this.falseClaims = graded.falseClaims;
     this.outcome = graded.outcome;
-    this.stepScore = this.outcome;
+    this.roundScore = this.outcome;
     this.done = true;
   }
 
@@ -76,8 +76,8 @@ export class MathEnvironment implements Environment<MathTask> {
     this.settingsOf = typeof settings === 'function' ? settings : () => settings;
   }
 
-  get maxSteps(): number {
-    return this.settings?.maxSteps ?? 1;
+  get maxRounds(): number {
+    return this.settings?.maxRounds ?? 1;
   }
 
   async init(): Promise<void> {
@@ -115,7 +115,7 @@ export class MathEnvironment implements Environment<MathTask> {
     return new MathEpisode(task, this.settings?.checkSteps ?? false);
   }
 
-  async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+  async advance(episodes: Episode[], actions: EnvAction[]): Promise<void> {
     if (actions.length !== episodes.length) throw new Error(`step got ${actions.length} actions for ${episodes.length} episodes`);
     episodes.forEach((episode, i) => (episode as MathEpisode).submit(actions[i]!));
   }

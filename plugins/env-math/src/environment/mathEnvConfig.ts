@@ -1,6 +1,6 @@
 import { envSection, z } from '@drmas/core';
 
-/** The keys env-math adds to the `env` section (core owns `name`, `seed`, `maxSteps` and `testFraction`). */
+/** The keys env-math adds to the `env` section (core owns `name`, `seed`, `maxRounds` and `testFraction`). */
 export const mathEnvKeys = z.strictObject({
   /** Synthetic arithmetic levels (1-5), when no `file` is given. */
   levels: z.array(z.number().int().min(1).max(5)).min(1).default([1, 2]),

@@ -99,7 +99,7 @@ export const serve: CliCommand = {
     const server = await EnvironmentServer.start({ environments, host, port, idleTimeoutMs, maxSessions });
     const served = [...environments].map(
       ([name, e]) =>
-        `${name} (${e.environment.test().length} held-out tasks, at most ${e.environment.maxSteps} step${e.environment.maxSteps === 1 ? '' : 's'} per episode)`,
+        `${name} (${e.environment.test().length} held-out tasks, at most ${e.environment.maxRounds} round${e.environment.maxRounds === 1 ? '' : 's'} per episode)`,
     );
     log(`serving ${served.join(', ')}; idle sessions close after ${idleTimeoutMs} ms (Ctrl-C stops)`);
     io.stdout.write(`environment server listening at ${server.address}\n`);

@@ -22,18 +22,19 @@ function remoteTask(message: TaskMessage): RemoteTask {
 
 /**
  * An episode run on a server: the state the server last answered. `judge` is not offered (it is synchronous and
- * the task's checker lives on the server), so an orchestra's own turn scores fall back to the acting turn's step score.
+ * the task's checker lives on the server), so an orchestra's own turn scores fall back to the acting turn's round score.
  */
 export class RemoteEpisode implements Episode {
   done = false;
   outcome = 0;
-  stepScore?: number;
+  roundScore?: number;
   failure?: string;
-  /** Set when the episode is first stepped: its server (index into the urls) and session id. */
+  /** Set at the episode's first round: its server (index into the urls) and session id. */
   server?: number;
   sessionId?: string;
   opened = false;
-  steps = 0;
+  /** Rounds the server applied (the protocol's `stepsTaken`). */
+  rounds = 0;
   private current: { observation: string; variables: Record<string, string> };
   private serverMetrics: Record<string, number> = {};
 
@@ -58,9 +59,9 @@ export class RemoteEpisode implements Episode {
     this.current = { observation: state.observation, variables: { ...state.variables } };
     this.done = state.done;
     this.outcome = state.outcome;
-    this.stepScore = state.stepScore;
+    this.roundScore = state.stepScore;
     this.serverMetrics = { ...state.metrics };
-    this.steps = state.stepsTaken;
+    this.rounds = state.stepsTaken;
   }
 
   /** Ends the episode as failed: no reward is known, so the orchestra trains none of its turns. */
@@ -68,7 +69,7 @@ export class RemoteEpisode implements Episode {
     this.failure ??= reason;
     this.done = true;
     this.outcome = 0;
-    this.stepScore = undefined;
+    this.roundScore = undefined;
   }
 }
 
@@ -81,15 +82,15 @@ export interface RemoteStats extends CallCounts {
 /**
  * The `remote` environment: episodes of an environment hosted by `drmas serve` processes (`env.remote.urls`). Tasks
  * come from the servers (`prepare` fetches what `batch` hands out), each episode opens a session on the next server
- * round-robin and stays there, and one environment step is one CreateSessions (first step) and one Step call per
- * server. An episode whose server fails (after the bounded retries) is ended with `failure` set, never thrown: the
+ * round-robin and stays there, and one round is one CreateSessions (first round) and one Step call per server (the
+ * protocol keeps its name for a round, `Step`). An episode whose server fails (after the bounded retries) is ended with `failure` set, never thrown: the
  * run goes on and records it.
  */
 export class RemoteEnvironment implements Environment<RemoteTask> {
   readonly name = 'remote';
   private readonly settingsOf: () => RemoteEnvSettingsInput;
   private settings?: RemoteSettings;
-  private configuredMaxSteps?: number;
+  private configuredMaxRounds?: number;
   private connections: ServerConnection[] = [];
   private spec?: EnvironmentSpecMessage;
   private heldOut: RemoteTask[] = [];
@@ -101,9 +102,9 @@ export class RemoteEnvironment implements Environment<RemoteTask> {
     this.settingsOf = typeof settings === 'function' ? settings : () => settings;
   }
 
-  /** The served environment's, once init fetched it; before that `env.maxSteps`, else 1. */
-  get maxSteps(): number {
-    return this.spec?.maxSteps ?? this.configuredMaxSteps ?? this.settingsOf().maxSteps ?? 1;
+  /** The served environment's (its `maxSteps` field), once init fetched it; before that `env.maxRounds`, else 1. */
+  get maxRounds(): number {
+    return this.spec?.maxSteps ?? this.configuredMaxRounds ?? this.settingsOf().maxRounds ?? 1;
   }
 
   /** The served environment's name, once init chose it. */
@@ -132,7 +133,7 @@ export class RemoteEnvironment implements Environment<RemoteTask> {
       });
     }
     const settings = parsed.data;
-    this.configuredMaxSteps = env.maxSteps;
+    this.configuredMaxRounds = env.maxRounds;
     const policy = {
       deadlineMs: settings.deadlineMs,
       retries: settings.retries,
@@ -210,8 +211,8 @@ export class RemoteEnvironment implements Environment<RemoteTask> {
     return new RemoteEpisode(task);
   }
 
-  async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
-    if (actions.length !== episodes.length) throw new Error(`step got ${actions.length} actions for ${episodes.length} episodes`);
+  async advance(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+    if (actions.length !== episodes.length) throw new Error(`advance got ${actions.length} actions for ${episodes.length} episodes`);
     this.ready();
     const byServer = new Map<number, Array<{ episode: RemoteEpisode; action: EnvAction }>>();
     episodes.forEach((e, i) => {
@@ -223,7 +224,7 @@ export class RemoteEnvironment implements Environment<RemoteTask> {
       }
       byServer.set(episode.server, [...(byServer.get(episode.server) ?? []), { episode, action: actions[i]! }]);
     });
-    await Promise.all([...byServer].map(([server, items]) => this.stepOn(server, items)));
+    await Promise.all([...byServer].map(([server, items]) => this.advanceOn(server, items)));
     const failed = episodes.filter((e) => (e as RemoteEpisode).failure !== undefined).length;
     this.counts.failedEpisodes += failed;
   }
@@ -235,7 +236,7 @@ export class RemoteEnvironment implements Environment<RemoteTask> {
     this.spec = undefined;
   }
 
-  private async stepOn(server: number, items: Array<{ episode: RemoteEpisode; action: EnvAction }>): Promise<void> {
+  private async advanceOn(server: number, items: Array<{ episode: RemoteEpisode; action: EnvAction }>): Promise<void> {
     const connection = this.connections[server]!;
     const environment = this.spec!.name;
     try {
@@ -260,7 +261,7 @@ export class RemoteEnvironment implements Environment<RemoteTask> {
           environment,
           actions: live.map(({ episode, action }) => ({
             sessionId: episode.sessionId!,
-            stepIndex: episode.steps,
+            stepIndex: episode.rounds,
             action: {
               type: action.type,
               content: action.content,
@@ -271,7 +272,7 @@ export class RemoteEnvironment implements Environment<RemoteTask> {
         });
         reply.states.forEach((state, k) => {
           const { episode } = live[k]!;
-          if (state.error) episode.fail(`server ${connection.url}: the step failed with ${state.errorCode}: ${state.error}`);
+          if (state.error) episode.fail(`server ${connection.url}: the round failed with ${state.errorCode}: ${state.error}`);
           else episode.apply(state);
         });
       }
@@ -279,7 +280,7 @@ export class RemoteEnvironment implements Environment<RemoteTask> {
       if (!(error instanceof RemoteCallError)) throw error;
       for (const { episode } of items) if (!episode.done) episode.fail(error.message);
     }
-    const over = items.filter((i) => i.episode.opened && (i.episode.done || i.episode.steps >= this.maxSteps));
+    const over = items.filter((i) => i.episode.opened && (i.episode.done || i.episode.rounds >= this.maxRounds));
     if (over.length > 0) {
       // Best effort, one attempt: a session not closed here expires on the server.
       await connection.call('CloseSessions', { sessionIds: over.map((i) => i.episode.sessionId!) }, { retries: 0 }).catch(() => undefined);
@@ -320,7 +321,7 @@ export class RemoteEnvironment implements Environment<RemoteTask> {
       if (spec && (found.maxSteps !== spec.maxSteps || found.testSize !== spec.testSize)) {
         throw new DrmasError(
           'CONFIG_INVALID',
-          `the servers of env.remote.urls serve "${name}" differently: ${servers[0]!.url} with ${spec.maxSteps} steps and ${spec.testSize} held-out tasks, ${server.url} with ${found.maxSteps} and ${found.testSize}`,
+          `the servers of env.remote.urls serve "${name}" differently: ${servers[0]!.url} with ${spec.maxSteps} rounds and ${spec.testSize} held-out tasks, ${server.url} with ${found.maxSteps} and ${found.testSize}`,
           { key: 'env.remote.urls', hint: 'start every server with the same --config and --set options' },
         );
       }

@@ -204,7 +204,7 @@ export class EnvironmentServer {
       environments: [...this.options.environments].map(([name, { environment, plugin }]) => ({
         name,
         plugin,
-        maxSteps: environment.maxSteps,
+        maxSteps: environment.maxRounds,
         testSize: environment.test().length,
       })),
     };
@@ -303,11 +303,11 @@ export class EnvironmentServer {
           `session ${entry.sessionId} is not open (closed, or idle past ${this.options.idleTimeoutMs} ms)`,
         );
       }
-      if (entry.stepIndex === session.steps - 1) return (states[at] = session.last);
-      if (entry.stepIndex !== session.steps) {
+      if (entry.stepIndex === session.rounds - 1) return (states[at] = session.last);
+      if (entry.stepIndex !== session.rounds) {
         return fail(
           grpc.status.FAILED_PRECONDITION,
-          `step ${entry.stepIndex} of session ${entry.sessionId}, which has taken ${session.steps}`,
+          `round ${entry.stepIndex} of session ${entry.sessionId}, which has taken ${session.rounds}`,
         );
       }
       if (session.episode.done) return fail(grpc.status.FAILED_PRECONDITION, `session ${entry.sessionId}'s episode is over`);
@@ -319,7 +319,7 @@ export class EnvironmentServer {
       toApply.push({ at, session, action });
     });
     if (toApply.length > 0) {
-      const applied = environment.step(
+      const applied = environment.advance(
         toApply.map((a) => a.session.episode),
         toApply.map((a) => a.action),
       );
@@ -331,7 +331,7 @@ export class EnvironmentServer {
       try {
         await applied;
         for (const { at, session } of toApply) {
-          session.steps++;
+          session.rounds++;
           session.last = episodeState(session);
           states[at] = session.last;
         }

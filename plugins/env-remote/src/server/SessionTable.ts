@@ -9,8 +9,8 @@ export interface Session {
   readonly episode: Episode;
   /** The task's JSON, to tell a retried create (same task) from a clashing id. */
   readonly taskJson: string;
-  steps: number;
-  /** The state after the last step, answered again to a retry of that step. */
+  rounds: number;
+  /** The state after the last round, answered again to a retry of that round. */
   last: EpisodeStateMessage;
   lastUsed: number;
   /** The step being applied, which a retry of it waits for rather than applying it a second time. */
@@ -18,7 +18,7 @@ export interface Session {
 }
 
 /** What an episode looks like now, as the wire carries it. */
-export function episodeState(session: Pick<Session, 'id' | 'episode' | 'steps'>): EpisodeStateMessage {
+export function episodeState(session: Pick<Session, 'id' | 'episode' | 'rounds'>): EpisodeStateMessage {
   const { episode } = session;
   return {
     sessionId: session.id,
@@ -28,9 +28,9 @@ export function episodeState(session: Pick<Session, 'id' | 'episode' | 'steps'>)
     variables: episode.variables(),
     done: episode.done,
     outcome: episode.outcome,
-    ...(episode.stepScore === undefined ? {} : { stepScore: episode.stepScore }),
+    ...(episode.roundScore === undefined ? {} : { stepScore: episode.roundScore }),
     metrics: episode.metrics(),
-    stepsTaken: session.steps,
+    stepsTaken: session.rounds,
   };
 }
 
@@ -63,8 +63,8 @@ export class SessionTable {
     return session;
   }
 
-  add(session: Omit<Session, 'lastUsed' | 'steps' | 'last'>): Session {
-    const entry: Session = { ...session, steps: 0, last: episodeState({ ...session, steps: 0 }), lastUsed: this.now() };
+  add(session: Omit<Session, 'lastUsed' | 'rounds' | 'last'>): Session {
+    const entry: Session = { ...session, rounds: 0, last: episodeState({ ...session, rounds: 0 }), lastUsed: this.now() };
     this.sessions.set(session.id, entry);
     this.created++;
     return entry;

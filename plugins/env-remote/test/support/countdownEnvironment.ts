@@ -8,7 +8,7 @@ interface CountdownTask extends EnvTask {
 class CountdownEpisode implements Episode {
   done = false;
   outcome = 0;
-  stepScore?: number;
+  roundScore?: number;
   guesses = 0;
 
   constructor(readonly task: CountdownTask) {}
@@ -27,15 +27,15 @@ class CountdownEpisode implements Episode {
 }
 
 /**
- * A small multi-step environment for the server tests: task i asks for the number i; an episode ends when the
- * answer is right (outcome 1) and lasts up to `maxSteps` guesses. `stepDelayMs` makes a step slow, for deadlines.
+ * A small multi-round environment for the server tests: task i asks for the number i; an episode ends when the
+ * answer is right (outcome 1) and lasts up to `maxRounds` guesses. `stepDelayMs` makes a round slow, for deadlines.
  */
 export class CountdownEnvironment implements Environment<CountdownTask> {
   readonly name = 'countdown';
   stepCalls = 0;
 
   constructor(
-    readonly maxSteps = 3,
+    readonly maxRounds = 3,
     private readonly stepDelayMs = 0,
   ) {}
 
@@ -54,14 +54,14 @@ export class CountdownEnvironment implements Environment<CountdownTask> {
     return new CountdownEpisode(task);
   }
 
-  async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+  async advance(episodes: Episode[], actions: EnvAction[]): Promise<void> {
     this.stepCalls++;
     if (this.stepDelayMs > 0) await sleep(this.stepDelayMs);
     episodes.forEach((e, i) => {
       const episode = e as CountdownEpisode;
       episode.guesses++;
-      episode.stepScore = actions[i]!.content === String(episode.task.target) ? 1 : 0;
-      if (episode.stepScore === 1) {
+      episode.roundScore = actions[i]!.content === String(episode.task.target) ? 1 : 0;
+      if (episode.roundScore === 1) {
         episode.done = true;
         episode.outcome = 1;
       }

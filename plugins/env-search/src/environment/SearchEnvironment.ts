@@ -21,11 +21,11 @@ export interface EpisodeSearch {
 
 /**
  * One question: searches append `<information>` to the observation; an answer ends it (exact match outcome). Besides
- * `search` actions (run by the environment's `step`, batched over rows), a workflow's tool node can search mid-step
+ * `search` actions (run by the environment's `advance`, batched over rows), a workflow's tool node can search mid-round
  * with `search(queries)`.
  */
 export class SearchEnvEpisode implements Episode {
-  stepScore?: number;
+  roundScore?: number;
   private searches = 0;
 
   constructor(
@@ -33,9 +33,9 @@ export class SearchEnvEpisode implements Episode {
     private readonly searcher?: EpisodeSearch,
   ) {}
 
-  /** Whether a search still leaves the episode a step for its answer. */
+  /** Whether a search still leaves the episode a round for its answer. */
   get canSearch(): boolean {
-    return !this.inner.done && this.inner.steps < this.inner.maxSteps - 1;
+    return !this.inner.done && this.inner.rounds < this.inner.maxRounds - 1;
   }
 
   /**
@@ -87,7 +87,7 @@ export class SearchEnvEpisode implements Episode {
 
   /** Applies an answer or an invalid action; returns the query of a search (run batched by the environment). */
   apply(action: EnvAction): string | undefined {
-    this.stepScore = 0;
+    this.roundScore = 0;
     if (action.type === 'search') {
       this.searches++;
       return action.content;
@@ -95,7 +95,7 @@ export class SearchEnvEpisode implements Episode {
     if (action.type === 'answer') {
       this.inner.applyAnswer(action.content);
       // The F1 gain of the answer: before it the episode had no answer, i.e. F1 0.
-      this.stepScore = this.inner.score().f1;
+      this.roundScore = this.inner.score().f1;
     } else {
       this.inner.applyInvalid(action.content);
     }
@@ -119,8 +119,8 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
     this.settingsOf = typeof settings === 'function' ? settings : () => settings;
   }
 
-  get maxSteps(): number {
-    return this.settings?.maxSteps ?? 4;
+  get maxRounds(): number {
+    return this.settings?.maxRounds ?? 4;
   }
 
   async init(): Promise<void> {
@@ -159,13 +159,13 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
   }
 
   reset(task: SearchQuestion): SearchEnvEpisode {
-    return new SearchEnvEpisode(new SearchEpisode(task, { maxSteps: this.maxSteps }), {
+    return new SearchEnvEpisode(new SearchEpisode(task, { maxRounds: this.maxRounds }), {
       retriever: this.retriever!,
       topk: this.settings!.topk,
     });
   }
 
-  async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+  async advance(episodes: Episode[], actions: EnvAction[]): Promise<void> {
     if (actions.length !== episodes.length) throw new Error(`step got ${actions.length} actions for ${episodes.length} episodes`);
     const searches: { episode: SearchEpisode; query: string }[] = [];
     episodes.forEach((episode, i) => {
@@ -189,7 +189,7 @@ export class SearchEnvironment implements Environment<SearchQuestion> {
 
 /**
  * The searches of several episodes (each one or more queries) in one retriever call per retriever, as the
- * environment's `step` batches its rows' searches: what a lock-step workflow's retrieval block runs. Returns each
+ * environment's `advance` batches its rows' searches: what a lock-step workflow's retrieval block runs. Returns each
  * request's `<information>` block.
  */
 export async function searchTogether(

@@ -1,6 +1,6 @@
 import { envSection, z } from '@drmas/core';
 
-/** The keys env-search adds to the `env` section (core owns `name`, `seed`, `maxSteps` and `testFraction`). */
+/** The keys env-search adds to the `env` section (core owns `name`, `seed`, `maxRounds` and `testFraction`). */
 export const searchEnvKeys = z.strictObject({
   /** Entities of the synthetic knowledge base (one document each), when no questions file is given. */
   entities: z.number().int().min(12).max(1_000_000).default(120),

@@ -96,8 +96,8 @@ export class ToolEnvironment implements Environment<ToolTask> {
     this.settingsOf = typeof settings === 'function' ? settings : () => settings;
   }
 
-  get maxSteps(): number {
-    return this.settings?.maxSteps ?? 3;
+  get maxRounds(): number {
+    return this.settings?.maxRounds ?? 3;
   }
 
   /** Where `env.tools.enabled` and `env.tools.kinds` are looked up (in a kernel: every plugin's `Tool` contributions). */
@@ -151,7 +151,7 @@ export class ToolEnvironment implements Environment<ToolTask> {
     });
   }
 
-  async step(episodes: Episode[], actions: EnvAction[]): Promise<void> {
+  async advance(episodes: Episode[], actions: EnvAction[]): Promise<void> {
     if (actions.length !== episodes.length) throw new Error(`step got ${actions.length} actions for ${episodes.length} episodes`);
     await Promise.all(episodes.map((episode, i) => (episode as ToolEpisode).apply(actions[i]!)));
   }

@@ -21,7 +21,7 @@ export const NO_CALL_FEEDBACK = 'error: write a <tool_call>{"name": ..., "argume
  */
 export class ToolEpisode implements Episode {
   done = false;
-  stepScore?: number;
+  roundScore?: number;
   readonly session: ToolSession;
   private readonly transcript: string[] = [];
   private success = false;
@@ -70,7 +70,7 @@ export class ToolEpisode implements Episode {
   /** Runs the turn's calls (in order) or takes its answer. */
   async apply(action: EnvAction): Promise<void> {
     this.turns++;
-    this.stepScore = 0;
+    this.roundScore = 0;
     const text = action.content;
     const { blocks } = parseToolCallText(text, this.options.format);
     if (blocks.length > 0) {
@@ -99,7 +99,7 @@ export class ToolEpisode implements Episode {
     }
     this.wellFormed++;
     this.success = answerMatches(answer, this.task.answer);
-    this.stepScore = this.success ? 1 : 0;
+    this.roundScore = this.success ? 1 : 0;
     this.done = true;
   }
 }

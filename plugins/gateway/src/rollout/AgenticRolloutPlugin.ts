@@ -139,7 +139,7 @@ export class AgenticRolloutPlugin implements Plugin {
     if (errors.length)
       step.run.log(`agentic rollout: ${errors.length} of ${slots.length} episodes threw (outcome 0); the first: ${errors[0]!.message}`);
     const actions: EnvAction[] = answers.map((content) => ({ type: 'answer', content }));
-    await environment.step(
+    await environment.advance(
       slots.map((slot) => slot.episode),
       actions,
     );

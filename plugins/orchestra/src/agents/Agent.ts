@@ -9,7 +9,7 @@ export interface AgentSampling {
   maxNewTokens: number;
 }
 
-/** Values substituted into a prompt template: `{observation}`, `{team_context}`, `{step}`, and the task's own. */
+/** Values substituted into a prompt template: `{observation}`, `{team_context}`, `{round}`, and the task's own. */
 export type PromptVariables = Record<string, string>;
 
 /**

@@ -17,7 +17,7 @@ export const samplingSchema = z.strictObject({
  */
 export const agentEntrySchema = z.strictObject({
   sampling: samplingSchema.optional(),
-  /** Prompt template: `{observation}`, `{team_context}`, `{step}`, `{max_steps}` and the task's variables (`{question}`). */
+  /** Prompt template: `{observation}`, `{team_context}`, `{round}`, `{max_rounds}` and the task's variables (`{question}`). */
   prompt: z.string().min(1).optional(),
   /** System message, used when the model's tokenizer has a chat template. */
   system: z.string().optional(),

@@ -10,15 +10,15 @@ export interface AgentOutput {
   turn: Turn;
 }
 
-/** One episode as the orchestra sees it during an environment step. */
+/** One episode as the orchestra sees it during a round. */
 export interface OrchestraRow {
   /** Position of the row in the rollout batch. */
   readonly index: number;
   readonly episode: Episode;
   readonly trajectory: Trajectory;
-  /** `The output of "<agent>": <text>` lines of this environment step, in call order. */
+  /** `The output of "<agent>": <text>` lines of this round, in call order. */
   readonly teamContext: string[];
-  /** The latest output of each agent in this environment step. */
+  /** The latest output of each agent in this round. */
   readonly outputs: Map<string, AgentOutput>;
 }
 
@@ -29,11 +29,15 @@ export interface LoopState {
   isLast: boolean;
 }
 
-/** What blocks see while an environment step runs. */
+/** What blocks see while a round runs. */
 export interface BlockContext {
-  /** 0-based environment step. */
+  /** 0-based round of the episode. */
+  readonly round: number;
+  readonly maxRounds: number;
+  readonly isLastRound: boolean;
+  /** @deprecated since 0.2.0: `round`. */
   readonly step: number;
-  readonly maxSteps: number;
+  /** @deprecated since 0.2.0: `isLastRound`. */
   readonly isLastStep: boolean;
   /** The `orchestra` config section (`maxLoops`, ...). */
   readonly settings: Readonly<Record<string, unknown>>;

@@ -86,15 +86,15 @@ function scopedSignal(
 /**
  * Runs each episode as its own async task through the orchestra's graph: agent calls go to per-model request
  * queues that micro-batch them onto the model's rollout engine (`maxBatchSize`, `maxWaitMs`, `modelConcurrency`), at
- * most `maxInflightEpisodes` episodes run at once, and LLM calls, tool calls (and environment steps), episodes and
+ * most `maxInflightEpisodes` episodes run at once, and LLM calls, tool calls (and rounds), episodes and
  * the batch have timeouts. An episode that times out, whose tool fails, or whose agent request fails (its prompt does
  * not fit the model, or the engine throws for it: a failed micro-batch is re-run row by row, so only the rows that
  * fail alone fail) is kept, with its reason and partial trace (`trajectory.info.failure`, `trajectory.info.trace`);
  * `failedEpisodes: skip` leaves its turns out of training. A step where every episode's request failed throws the
  * first error: that is the setup's fault, not an episode's.
  *
- * Sampling: each agent call's seed derives from (rollout seed, environment step, agent, the episode's call index
- * for that agent in the step) and each row's stream is keyed by its row index, as the lock-step runner does with
+ * Sampling: each agent call's seed derives from (rollout seed, round, agent, the episode's call index
+ * for that agent in the round) and each row's stream is keyed by its row index, as the lock-step runner does with
  * `rollout.sampleStreams: row`; for workflows where every row reaching a call site has made the same number of
  * calls to that agent before (the math and search orchestras), the two sample the same tokens.
  */
@@ -190,7 +190,7 @@ export class GraphExecutor implements EpisodeRunner {
     };
   }
 
-  /** One episode through the graph, step by step; its trace (failed or not). */
+  /** One episode through the graph, round by round; its trace (failed or not). */
   private async episode(
     row: OrchestraRow,
     request: RunEpisodesRequest,
@@ -212,10 +212,10 @@ export class GraphExecutor implements EpisodeRunner {
     );
     const executions: NodeExecution[] = [];
     let state: unknown = this.graph.state.parse({});
-    const maxSteps = this.environment.maxSteps;
+    const maxRounds = this.environment.maxRounds;
     let current: string | undefined;
     try {
-      for (let step = 0; step < maxSteps && !row.episode.done; step++) {
+      for (let round = 0; round < maxRounds && !row.episode.done; round++) {
         row.teamContext.length = 0;
         row.outputs.clear();
         const visits = new Map<string, number>();
@@ -226,9 +226,11 @@ export class GraphExecutor implements EpisodeRunner {
           row,
           episode: row.episode,
           environment: this.environment,
-          step,
-          maxSteps,
-          isLastStep: step === maxSteps - 1,
+          round,
+          maxRounds,
+          isLastRound: round === maxRounds - 1,
+          step: round,
+          isLastStep: round === maxRounds - 1,
           settings: this.settings,
           visits: (node) => visits.get(node) ?? 0,
           traversals: (counter) => traversals.get(counter) ?? 0,
@@ -245,7 +247,7 @@ export class GraphExecutor implements EpisodeRunner {
           const execution: NodeExecution = {
             node: at,
             kind: node.kind,
-            step,
+            step: round,
             stateBefore: before,
             stateAfter: before,
             startedMs: clock(),
@@ -269,7 +271,7 @@ export class GraphExecutor implements EpisodeRunner {
         const envExecution: NodeExecution = {
           node: 'env.step',
           kind: 'env',
-          step,
+          step: round,
           input: action,
           stateBefore: state,
           stateAfter: state,
@@ -280,16 +282,17 @@ export class GraphExecutor implements EpisodeRunner {
         const tool = scopedSignal(
           scope.signal,
           timeouts.toolMs,
-          () => new EpisodeFailure('tool_timeout', `the environment's step ran past ${timeouts.toolMs} ms`, 'env.step'),
+          () => new EpisodeFailure('tool_timeout', `the environment's round ran past ${timeouts.toolMs} ms`, 'env.step'),
         );
         try {
-          await untilAborted(this.environment.step([row.episode], [action]), tool.signal);
+          await untilAborted(this.environment.advance([row.episode], [action]), tool.signal);
         } finally {
           tool.dispose();
         }
         if (row.episode.failure !== undefined) throw new EpisodeFailure('environment_failed', row.episode.failure, 'env.step');
-        recordTurnScores(this.orchestra, row, step, action.turnIndex);
-        envExecution.output = { done: row.episode.done, stepScore: row.episode.stepScore, observation: row.episode.observation() };
+        recordTurnScores(this.orchestra, row, round, action.turnIndex);
+        // traces.jsonl keeps its names (the node env.step, its step and stepScore) for the tools that read it.
+        envExecution.output = { done: row.episode.done, stepScore: row.episode.roundScore, observation: row.episode.observation() };
         envExecution.metrics = row.episode.metrics();
         envExecution.endedMs = clock();
       }
@@ -431,7 +434,7 @@ export class GraphExecutor implements EpisodeRunner {
     const index = run.calls.get(agentId) ?? 0;
     run.calls.set(agentId, index + 1);
     run.generateCalls[agentId] = (run.generateCalls[agentId] ?? 0) + 1;
-    const seed = run.seedRoot.fork(`${ctx.step}/${agentId}/${index}`).nextUint32();
+    const seed = run.seedRoot.fork(`${ctx.round}/${agentId}/${index}`).nextUint32();
     Object.assign(execution, { agent: agentId, modelId: engine.workerGroupId, input: prompt.text });
     const call = scopedSignal(
       run.signal,
@@ -445,7 +448,7 @@ export class GraphExecutor implements EpisodeRunner {
         .catch((error: unknown) => {
           throw error instanceof EpisodeFailure || call.signal.aborted ? error : llmFailure(error);
         });
-      const output = recordAgentTurn(ctx.row, { agentId, agent, engine, prompt, sampling, step: ctx.step }, sample);
+      const output = recordAgentTurn(ctx.row, { agentId, agent, engine, prompt, sampling, round: ctx.round }, sample);
       Object.assign(execution, {
         turn: output.turn.index,
         output: output.text,

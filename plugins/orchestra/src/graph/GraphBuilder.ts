@@ -65,7 +65,7 @@ export class GraphBuilder<S, N extends string = never> {
     return this.add(id, { kind: 'function', run });
   }
 
-  /** Where each environment step begins (several calls: tried in order, as edges). */
+  /** Where each round begins (several calls: tried in order, as edges). */
   start(to: N, options: Omit<EdgeOptions<S>, 'limit'> = {}): this {
     this.edges.push({ from: START, to, ...options });
     return this;

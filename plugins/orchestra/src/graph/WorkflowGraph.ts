@@ -2,28 +2,32 @@ import type { Environment, Episode } from '@drmas/core';
 import type { z } from '@drmas/core';
 import type { AgentOutput, LoopState, OrchestraRow } from '../blocks/Block.js';
 
-/** The edge target that ends the graph's run for this environment step. */
+/** The edge target that ends the graph's run for this round. */
 export const END = '$end';
 /** The name edges from the graph's start leave from. */
 export const START = '$start';
 
-/** What nodes and edge conditions see of one episode while the graph runs one environment step. */
+/** What nodes and edge conditions see of one episode while the graph runs one round. */
 export interface GraphContext<S> {
-  /** The episode's state, typed by the graph's `state` schema; it carries over between environment steps. */
+  /** The episode's state, typed by the graph's `state` schema; it carries over between rounds. */
   readonly state: S;
   readonly row: OrchestraRow;
   readonly episode: Episode;
   /** The run's environment (`env.name`): what a tool node calls for the environment's own tools (env-code's `verify`). */
   readonly environment: Environment;
-  /** 0-based environment step. */
+  /** 0-based round of the episode. */
+  readonly round: number;
+  readonly maxRounds: number;
+  readonly isLastRound: boolean;
+  /** @deprecated since 0.2.0: `round`. */
   readonly step: number;
-  readonly maxSteps: number;
+  /** @deprecated since 0.2.0: `isLastRound`. */
   readonly isLastStep: boolean;
   /** The `orchestra` config section (`maxLoops`, ...). */
   readonly settings: Readonly<Record<string, unknown>>;
   /** The innermost `loopUntil` iteration, in conditions compiled from blocks (`blockGraph`). */
   readonly loop?: LoopState;
-  /** Times `node` ran in this environment step. */
+  /** Times `node` ran in this round. */
   visits(node: string): number;
   /** Traversals of the limited edges counting on `counter` since their target was last entered from outside. */
   traversals(counter: string): number;
@@ -84,7 +88,7 @@ export interface GraphEdge<S> {
  */
 export interface WorkflowGraph<S = unknown> {
   readonly nodes: ReadonlyMap<string, GraphNode<S>>;
-  /** Every edge; those from `START` say where each environment step begins. */
+  /** Every edge; those from `START` say where each round begins. */
   readonly edges: readonly GraphEdge<S>[];
   /** The per-episode state's schema; its defaults give the initial state. */
   readonly state: z.ZodType<S>;

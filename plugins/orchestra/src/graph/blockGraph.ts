@@ -24,9 +24,11 @@ interface Target {
 /** The lock-step context a block's predicate sees, from an episode's graph context. */
 function blockContextOf(ctx: GraphContext<unknown>): BlockContext {
   return {
-    step: ctx.step,
-    maxSteps: ctx.maxSteps,
-    isLastStep: ctx.isLastStep,
+    round: ctx.round,
+    maxRounds: ctx.maxRounds,
+    isLastRound: ctx.isLastRound,
+    step: ctx.round,
+    isLastStep: ctx.isLastRound,
     settings: ctx.settings,
     loop: ctx.loop,
     callAgent: () => Promise.reject(new Error('a graph edge condition cannot call an agent')),

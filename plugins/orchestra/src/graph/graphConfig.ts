@@ -8,13 +8,15 @@ import { END, START, type GraphContext, type GraphEdge, type GraphNode, type Wor
 /** The name edges of the config form end the step with. */
 export const CONFIG_END = 'end';
 
-/** An edge's condition in the config form: an agent's latest verdict, an invalid output, or the last step. */
+/** An edge's condition in the config form: an agent's latest verdict, an invalid output, or the last round. */
 const conditionSchema = z.union([
-  /** The agent's latest output in this step is valid and its action content is `is` (`approve`, `yes`). */
+  /** The agent's latest output in this round is valid and its action content is `is` (`approve`, `yes`). */
   z.strictObject({ agent: z.string().min(1), is: z.string() }),
-  /** The agent's latest output in this step is invalid. */
+  /** The agent's latest output in this round is invalid. */
   z.strictObject({ agent: z.string().min(1), invalid: z.literal(true) }),
-  /** The environment step is (or is not) the episode's last. */
+  /** The round is (or is not) the episode's last. */
+  z.strictObject({ lastRound: z.boolean() }),
+  /** @deprecated since 0.2.0: `lastRound`. */
   z.strictObject({ lastStep: z.boolean() }),
 ]);
 
@@ -29,7 +31,7 @@ const graphAgentSchema = agentEntrySchema.extend({
 
 /**
  * `orchestra.graph`: a simple workflow graph written in the config. Its nodes call agents; edges are tried in order
- * from each node (`end` ends the environment step), a `limit` bounds a loop's back edge; `action` lists where the
+ * from each node (`end` ends the round), a `limit` bounds a loop's back edge; `action` lists where the
  * step's action comes from (the first agent that ran in the step).
  */
 export const graphConfigSchema = z.strictObject({
@@ -37,7 +39,7 @@ export const graphConfigSchema = z.strictObject({
   agents: z.record(z.string().min(1), graphAgentSchema),
   /** Node name -> the agent it calls. */
   nodes: z.record(z.string().min(1), z.strictObject({ agent: z.string().min(1) })),
-  /** The node each environment step starts at. */
+  /** The node each round starts at. */
   start: z.string().min(1),
   edges: z.array(
     z.strictObject({
@@ -63,7 +65,8 @@ export const graphConfigSchema = z.strictObject({
 export type GraphConfig = z.output<typeof graphConfigSchema>;
 
 function condition(when: z.output<typeof conditionSchema>): (ctx: GraphContext<unknown>) => boolean {
-  if ('lastStep' in when) return (ctx) => ctx.isLastStep === when.lastStep;
+  if ('lastRound' in when) return (ctx) => ctx.isLastRound === when.lastRound;
+  if ('lastStep' in when) return (ctx) => ctx.isLastRound === when.lastStep;
   if ('invalid' in when) return (ctx) => ctx.row.outputs.get(when.agent)?.valid === false;
   return (ctx) => {
     const output = ctx.row.outputs.get(when.agent);

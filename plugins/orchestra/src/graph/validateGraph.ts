@@ -11,7 +11,7 @@ export interface GraphCheckOptions {
 }
 
 /**
- * Checks a graph before it runs: every edge joins existing nodes, each environment step has a start, every agent
+ * Checks a graph before it runs: every edge joins existing nodes, each round has a start, every agent
  * node calls a declared agent, every node can be reached from the start, and every loop has an edge with a limit
  * (so an episode cannot cycle for ever). Throws CONFIG_INVALID naming the node or edge.
  */

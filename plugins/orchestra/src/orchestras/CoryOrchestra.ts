@@ -40,7 +40,7 @@ export function createCoryOrchestra(): Orchestra {
       pioneer: { prompt: CORY_PIONEER_PROMPT, ...answer },
       observer: { prompt: CORY_OBSERVER_PROMPT, ...answer },
     },
-    step: sequential(call('pioneer'), call('observer')),
+    round: sequential(call('pioneer'), call('observer')),
     action: (row) => actionFrom(row, 'pioneer', 'answer', 'text') ?? NO_ACTION,
     turnScores: cooperativeScores,
   });

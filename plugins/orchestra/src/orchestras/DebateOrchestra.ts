@@ -22,7 +22,7 @@ export interface DebateOptions {
 }
 
 /**
- * The transcript of an environment step's turns (debaters' and the judge's, in call order), core's
+ * The transcript of a round's turns (debaters' and the judge's, in call order), core's
  * `DebateTranscript`: what an environment that asks for it (`TRANSCRIPT_SUBMISSION`, env-debate) judges.
  */
 export function debateTranscript(turns: readonly Turn[], debaters: readonly string[]): DebateTranscript {
@@ -112,7 +112,7 @@ export function createDebateOrchestra(options: DebateOptions): Orchestra {
       sampling: { maxNewTokens: 256 },
     };
   const never = () => false;
-  const rounds = loopUntil(never, sequential(...debaters.map((d) => call(d))), {
+  const debateRounds = loopUntil(never, sequential(...debaters.map((d) => call(d))), {
     maxLoops: (context) => (context.settings.rounds as number | undefined) ?? DEFAULT_ROUNDS,
   });
   const wantsTranscript = (episode: Episode) => episode.variables()[TRANSCRIPT_SUBMISSION.variable] === TRANSCRIPT_SUBMISSION.value;
@@ -123,10 +123,10 @@ export function createDebateOrchestra(options: DebateOptions): Orchestra {
   return defineOrchestra({
     name: 'debate',
     agents,
-    step: judged ? sequential(rounds, call(JUDGE_ROLE)) : rounds,
+    round: judged ? sequential(debateRounds, call(JUDGE_ROLE)) : debateRounds,
     action: (row) => {
-      const step = row.outputs.get(debaters[0]!)?.turn.step;
-      const turns = row.trajectory.turns.filter((turn) => turn.step === step);
+      const round = row.outputs.get(debaters[0]!)?.turn.step;
+      const turns = row.trajectory.turns.filter((turn) => turn.step === round);
       if (wantsTranscript(row.episode))
         return { type: TRANSCRIPT_SUBMISSION.actionType, content: JSON.stringify(debateTranscript(turns, debaters)) };
       const final = finalAnswer(turns);

@@ -49,7 +49,7 @@ export function createMathOrchestra(): Orchestra {
         sampling: { maxNewTokens: 1024 },
       },
     },
-    step: loopUntil(verdictIs('verifier', 'approve'), sequential(call('solver'), when(notLastLoop, call('verifier'))), {
+    round: loopUntil(verdictIs('verifier', 'approve'), sequential(call('solver'), when(notLastLoop, call('verifier'))), {
       maxLoops: (context) => (context.settings.maxLoops as number | undefined) ?? DEFAULT_MAX_LOOPS,
     }),
     // The solver's whole text: the environment scores its last \boxed{} after any </think>.

@@ -17,7 +17,7 @@ const kSolvers = loopUntil(never, call('solver'), {
   maxLoops: (context) => (context.settings.solvers as number | undefined) ?? DEFAULT_SOLVERS,
 });
 
-/** This environment step's turns of `agentId` on the row, in call order. */
+/** This round's turns of `agentId` on the row, in call order. */
 export function stepTurns(row: OrchestraRow, agentId: string): Turn[] {
   const step = row.outputs.get(agentId)?.turn.step;
   return step === undefined ? [] : row.trajectory.turns.filter((turn) => turn.step === step && turn.agentId === agentId);
@@ -50,7 +50,7 @@ export function createMajorityVoteOrchestra(answers: () => AnswerFormat): Orches
   return defineOrchestra({
     name: 'majority_vote',
     agents: { solver: { prompt: VOTE_SOLVER_PROMPT, tag: 'boxed', invalidPenalty: 0.1, sampling: { maxNewTokens: 1024 } } },
-    step: kSolvers,
+    round: kSolvers,
     action: (row) => {
       const turns = stepTurns(row, 'solver');
       const format = answers();
@@ -76,7 +76,7 @@ export function createSummaryOrchestra(): Orchestra {
       solver: { prompt: VOTE_SOLVER_PROMPT, tag: 'boxed', invalidPenalty: 0.1, sampling: { maxNewTokens: 1024 } },
       summarizer: { prompt: SUMMARIZER_PROMPT, tag: 'boxed', invalidPenalty: 0.1, sampling: { maxNewTokens: 1024 } },
     },
-    step: sequential(kSolvers, call('summarizer')),
+    round: sequential(kSolvers, call('summarizer')),
     action: (row) => actionFrom(row, 'summarizer', 'answer', 'text') ?? NO_ACTION,
     turnScores: ownAnswerScores,
   });

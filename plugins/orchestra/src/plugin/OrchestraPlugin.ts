@@ -146,7 +146,7 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
       checkRolloutWorkers(config.rollout, otherRolloutTaps(kernel));
       const limits = agentLimits(config, workflow.agents(), kernel);
       checkPositions(limits);
-      const turns = turnsPerEpisode(limits.length, config.orchestra, environment.maxSteps);
+      const turns = turnsPerEpisode(limits.length, config.orchestra, environment.maxRounds);
       checkMemory(config, limits, turns, resolveMemoryBudget(config, kernel));
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.ENVIRONMENT }, async () => {
@@ -214,13 +214,13 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
     const { tasks, nextCursor } = environment.batch(this.cursor, settings.promptsPerStep);
     this.cursor = nextCursor;
     for (const task of tasks) this.stepTasks.set(task.id, task);
-    const round = this.rollouts++;
+    const rolloutIndex = this.rollouts++;
     return {
       tasks,
       samplesPerTask: settings.samplesPerPrompt,
       seed: this.random().nextUint32(),
-      idPrefix: `s${step.step}r${round}`,
-      round,
+      idPrefix: `s${step.step}r${rolloutIndex}`,
+      rolloutIndex,
       sampleStreams: sampleStreamsOf(settings),
     };
   }

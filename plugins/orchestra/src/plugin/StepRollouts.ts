@@ -1,10 +1,10 @@
 import { createToken, type RolloutBatch, type StepContext, type Trajectory } from '@drmas/core';
 import type { RunEpisodesRequest } from '../rollout/OrchestraRunner.js';
 
-/** A step's episodes to run: the drawn tasks, the sampling seed and id prefix, and the step's round number. */
+/** A step's episodes to run: the drawn tasks, the sampling seed and id prefix, and the rollout's index in the run. */
 export interface StepRolloutRequest extends RunEpisodesRequest {
-  /** How many rollouts ran before this one in the run (the `r` of the id prefix `s<step>r<round>`). */
-  round: number;
+  /** How many rollouts ran before this one in the run (the `r` of the id prefix `s<step>r<rolloutIndex>`). */
+  rolloutIndex: number;
 }
 
 /**

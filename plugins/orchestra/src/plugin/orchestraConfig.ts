@@ -21,7 +21,7 @@ export const executorSection = z.strictObject({
   maxInflightEpisodes: z.number().int().positive().max(ORCHESTRA_LIMITS.maxInflightEpisodes).default(1024),
   /** Generate calls in flight at once per model (async). */
   modelConcurrency: z.number().int().positive().max(ORCHESTRA_LIMITS.modelConcurrency).default(1),
-  /** Timeouts in ms (0: none): one agent call, one tool call (and environment step), one episode, the whole batch. */
+  /** Timeouts in ms (0: none): one agent call, one tool call (and round), one episode, the whole batch. */
   timeouts: z.strictObject({ llmMs: timeoutMs, toolMs: timeoutMs, episodeMs: timeoutMs, batchMs: timeoutMs }).prefault({}),
   /** Whether the turns of a timed-out or failed episode train (`train`, with its outcome 0) or not (`skip`). */
   failedEpisodes: z.enum(['train', 'skip']).default('skip'),
@@ -65,7 +65,7 @@ export const rolloutSection = z.strictObject({
   samplesPerPrompt: z.number().int().positive().max(ORCHESTRA_LIMITS.samplesPerPrompt).default(4),
   /**
    * Where a step's episodes run: `local` (in this process, on the worker groups' rollout engines) or `bullmq`
-   * (rollout worker processes, `drmas worker`, fed through Redis by the `rollout-bullmq` plugin).
+   * (rollout worker processes, `drmas rollout-worker`, fed through Redis by the `rollout-bullmq` plugin).
    */
   workers: z.enum(['local', 'bullmq']).default('local'),
   /**

@@ -180,7 +180,7 @@ export function estimateEpisodeMemory(
   };
 }
 
-/** The most turns an episode can have: every agent called in each loop of each environment step. */
+/** The most turns an episode can have: every agent called in each loop of each round. */
 export function turnsPerEpisode(agentCount: number, orchestra: OrchestraSettings, envMaxSteps: number): number {
   return agentCount * orchestra.maxLoops * envMaxSteps;
 }

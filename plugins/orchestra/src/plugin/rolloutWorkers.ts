@@ -23,7 +23,7 @@ export function checkRolloutWorkers(settings: RolloutSettings, otherTaps: readon
   if (otherTaps.length === 0) {
     throw new DrmasError('CONFIG_INVALID', `rollout.workers is "${settings.workers}", but no plugin listed sends rollouts to workers`, {
       key: 'rollout.workers',
-      hint: `add "rollout-${settings.workers}" to plugins (it provides the workers: drmas worker --config <this file>), or set rollout.workers to local`,
+      hint: `add "rollout-${settings.workers}" to plugins (it provides the workers: drmas rollout-worker --config <this file>), or set rollout.workers to local`,
     });
   }
   if (settings.sampleStreams === 'position') {

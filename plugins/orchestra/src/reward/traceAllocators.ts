@@ -52,27 +52,28 @@ export const formatAllocator: TraceAllocator = {
 };
 
 /**
- * Where a metric-delta allocator measures a turn's effect: `step`, at the end of the turn's environment step; `next`,
- * at the first execution after the turn that sets the metric (the next verification of a reflective loop).
+ * Where a metric-delta allocator measures a turn's effect: `round`, at the end of the turn's round; `next`,
+ * at the first execution after the turn that sets the metric (the next verification of a reflective loop). `step` is
+ * `round`'s name before 0.2.0 (deprecated).
  */
-export type DeltaSpan = 'step' | 'next';
+export type DeltaSpan = 'round' | 'next' | 'step';
 
 /**
- * Turn-level deltas of an episode metric (`f1`, `pass_rate`). With span `step` a turn of environment step s gets the
- * metric's value at the end of step s less its value before the turn (M-ASK: one search round per step). With span
+ * Turn-level deltas of an episode metric (`f1`, `pass_rate`). With span `round` a turn of round s gets the
+ * metric's value at the end of round s less its value before the turn (M-ASK: one search round per round). With span
  * `next` it gets the value the next measurement after the turn (a tool, function or environment execution that gives
  * the metric) gives less the last value measured before the turn
  * (UnityMAS-O's reflective code: the planner and coder of code turn t get p(t) - p(t-1), p(-1) = 0, and the reflector
  * after turn t gets p(t+1) - p(t), the change its reflection led to); a turn no measurement follows gets 0. The
  * agents in `reward.absoluteAgents` get the value itself instead of the change (M-ASK: planning and answer take
- * absolute F1). The value is the environment's metric after each step (`episode.metrics()`), or a state field of that
- * name set by a node; 0 before anything sets it. `segmentOf` cuts span `step` finer than environment steps (M-ASK's
- * search rounds within one step): "the end of step s" is then the end of the turn's segment.
+ * absolute F1). The value is the environment's metric after each round (`episode.metrics()`), or a state field of that
+ * name set by a node; 0 before anything sets it. `segmentOf` cuts span `round` finer than rounds (M-ASK's
+ * search rounds within one round): "the end of round s" is then the end of the turn's segment.
  */
 export function metricDeltaAllocator(
   name: string,
   metric: string,
-  span: DeltaSpan = 'step',
+  span: DeltaSpan = 'round',
   segmentOf: (execution: NodeExecution) => string | number = (execution) => execution.step,
 ): TraceAllocator {
   return {
@@ -101,7 +102,7 @@ export function metricDeltaAllocator(
         endOfSegment.set(segmentOf(execution), value);
       }
       for (const execution of agentTurns(trace)) {
-        const end = span === 'step' ? endOfSegment.get(segmentOf(execution))! : after.get(execution);
+        const end = span !== 'next' ? endOfSegment.get(segmentOf(execution))! : after.get(execution);
         if (end === undefined) rewards.set(execution.turn!, 0);
         else rewards.set(execution.turn!, absolute.has(execution.agent!) ? end : end - before.get(execution)!);
       }

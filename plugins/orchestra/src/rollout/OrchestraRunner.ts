@@ -23,7 +23,7 @@ export interface RunEpisodesRequest {
   tasks: readonly EnvTask[];
   /** Episodes per task (one group each). */
   samplesPerTask: number;
-  /** Root of the sampling seeds: each agent call derives its own from (seed, step, agent, call). */
+  /** Root of the sampling seeds: each agent call derives its own from (seed, round, agent, call). */
   seed: number;
   /** Makes group and trajectory ids unique across calls, e.g. `s3r0`. */
   idPrefix: string;
@@ -67,8 +67,8 @@ export interface EpisodeRunner {
 export const EpisodeRunner = createToken<EpisodeRunner>('EpisodeRunner', { label: 'episode runner' });
 
 /**
- * Runs episodes of an environment through an orchestra, step by step until every episode is done or the step
- * limit. Records one Turn per row per agent call, with the ids and log-probs exactly as the backend sampled them.
+ * Runs episodes of an environment through an orchestra, round by round until every episode is done or
+ * `maxRounds`. Records one Turn per row per agent call, with the ids and log-probs exactly as the backend sampled them.
  */
 export class OrchestraRunner implements EpisodeRunner {
   readonly environment: Environment;
@@ -99,11 +99,11 @@ export class OrchestraRunner implements EpisodeRunner {
   async run(request: RunEpisodesRequest): Promise<EpisodeRun> {
     const rows = createRows(this.environment, request);
     const blocks = blocksOf(this.orchestra);
-    const maxSteps = this.environment.maxSteps;
+    const maxRounds = this.environment.maxRounds;
     const seeds = new SeededRng(request.seed);
     const calls = new Map<string, number>();
     const generateCalls: Record<string, number> = {};
-    for (let step = 0; step < maxSteps; step++) {
+    for (let round = 0; round < maxRounds; round++) {
       const active = rows.filter((row) => !row.episode.done);
       if (active.length === 0) break;
       for (const row of active) {
@@ -111,25 +111,27 @@ export class OrchestraRunner implements EpisodeRunner {
         row.outputs.clear();
       }
       const context: BlockContext = {
-        step,
-        maxSteps,
-        isLastStep: step === maxSteps - 1,
+        round,
+        maxRounds,
+        isLastRound: round === maxRounds - 1,
+        step: round,
+        isLastStep: round === maxRounds - 1,
         settings: this.settings,
         callAgent: async (agentId, callRows) => {
-          const index = calls.get(`${step}/${agentId}`) ?? 0;
-          calls.set(`${step}/${agentId}`, index + 1);
+          const index = calls.get(`${round}/${agentId}`) ?? 0;
+          calls.set(`${round}/${agentId}`, index + 1);
           generateCalls[agentId] = (generateCalls[agentId] ?? 0) + 1;
-          const seed = seeds.fork(`${step}/${agentId}/${index}`).nextUint32();
+          const seed = seeds.fork(`${round}/${agentId}/${index}`).nextUint32();
           await this.callAgent(agentId, callRows, context, { seed, byRow: request.sampleStreams === 'row' }, request.sampling);
         },
       };
       await blocks(active, context);
       const actions = active.map((row) => this.orchestra.action(row));
-      await this.environment.step(
+      await this.environment.advance(
         active.map((row) => row.episode),
         actions,
       );
-      active.forEach((row, i) => recordTurnScores(this.orchestra, row, step, actions[i]!.turnIndex));
+      active.forEach((row, i) => recordTurnScores(this.orchestra, row, round, actions[i]!.turnIndex));
     }
     for (const row of rows) {
       finishTrajectory(row);
@@ -162,7 +164,7 @@ export class OrchestraRunner implements EpisodeRunner {
     rows.forEach((row, i) =>
       recordAgentTurn(
         row,
-        { agentId, agent, engine, prompt: prompts[i]!, sampling, step: context.step },
+        { agentId, agent, engine, prompt: prompts[i]!, sampling, round: context.round },
         { tokenIds: result.tokenIds[i]!, logProbs: result.logProbs[i]!, finishReason: result.finishReasons[i]! },
       ),
     );

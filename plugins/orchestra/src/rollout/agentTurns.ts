@@ -16,14 +16,17 @@ export interface AgentPrompt {
   ids: number[];
 }
 
-/** Where in the episode an agent call happens (its prompt's `{step}` and `{max_steps}`). */
+/** Where in the episode an agent call happens (its prompt's `{round}` and `{max_rounds}`). */
 export interface CallPlace {
-  /** 0-based environment step. */
-  step: number;
-  maxSteps: number;
+  /** 0-based round of the episode. */
+  round: number;
+  maxRounds: number;
 }
 
-/** The row's prompt for `agent`: the task's variables, the observation, the step's team context, and `extra`. */
+/**
+ * The row's prompt for `agent`: the task's variables, the observation, the round's team context, `{round}` (1-based),
+ * `{max_rounds}` (and, deprecated since 0.2.0, the same as `{step}` and `{max_steps}`), and `extra`.
+ */
 export function agentPrompt(
   agent: Agent,
   engine: AgentEngine,
@@ -37,8 +40,10 @@ export function agentPrompt(
     ...extra,
     observation,
     team_context: row.teamContext.join('\n\n'),
-    step: String(place.step + 1),
-    max_steps: String(place.maxSteps),
+    round: String(place.round + 1),
+    max_rounds: String(place.maxRounds),
+    step: String(place.round + 1),
+    max_steps: String(place.maxRounds),
   };
   const { text, templated } = agent.format(agent.prompt(variables), engine.codec);
   return { observation, text, ids: engine.codec.encode(text, { addSpecialTokens: !templated }) };
@@ -82,7 +87,7 @@ export interface RowSample {
  */
 export function recordAgentTurn(
   row: OrchestraRow,
-  call: { agentId: string; agent: Agent; engine: AgentEngine; prompt: AgentPrompt; sampling: AgentSampling; step: number },
+  call: { agentId: string; agent: Agent; engine: AgentEngine; prompt: AgentPrompt; sampling: AgentSampling; round: number },
   sample: RowSample,
 ): AgentOutput {
   const { agentId, agent, engine, prompt, sampling } = call;
@@ -93,7 +98,7 @@ export function recordAgentTurn(
     groupId: trajectory.groupId,
     trajectoryId: trajectory.trajectoryId,
     agentId,
-    step: call.step,
+    step: call.round,
     workerGroupId: engine.workerGroupId,
     index: trajectory.turns.length,
     promptIds: prompt.ids,

@@ -43,7 +43,7 @@ export function createRows(environment: Environment, request: RowsRequest): Orch
 export function recordTurnScores(orchestra: Orchestra, row: OrchestraRow, step: number, actingTurn: number | undefined): void {
   const { episode, trajectory } = row;
   const scores = new Map<number, number>();
-  if (actingTurn !== undefined && episode.stepScore !== undefined) scores.set(actingTurn, episode.stepScore);
+  if (actingTurn !== undefined && episode.roundScore !== undefined) scores.set(actingTurn, episode.roundScore);
   if (orchestra.turnScores) {
     for (const [index, score] of orchestra.turnScores(
       trajectory.turns.filter((turn) => turn.step === step),

@@ -12,12 +12,12 @@ export type FailureReason =
   /** The agent's request failed: its prompt does not fit the model, or the engine's generate threw for it. */
   | 'llm_failed';
 
-/** One node execution of an episode's graph (or the environment's step after it). */
+/** One node execution of an episode's graph (or the environment's round after it). */
 export interface NodeExecution {
-  /** The graph node, or `env.step` for the environment's step. */
+  /** The graph node, or `env.step` for the environment's round. */
   node: string;
   kind: 'agent' | 'tool' | 'function' | 'env';
-  /** 0-based environment step. */
+  /** 0-based round. */
   step: number;
   agent?: string;
   /** The model (worker group) the agent sampled from. */
@@ -32,7 +32,7 @@ export interface NodeExecution {
   parsed?: { action?: unknown; valid: boolean; reason?: string };
   stateBefore: unknown;
   stateAfter: unknown;
-  /** The episode's metrics after the environment's step (`f1`, ...), for the allocators' deltas. */
+  /** The episode's metrics after the environment's round (`f1`, ...), for the allocators' deltas. */
   metrics?: Record<string, number>;
   /** ms from the episode's start. */
   startedMs: number;

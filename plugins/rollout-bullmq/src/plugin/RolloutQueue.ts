@@ -8,8 +8,8 @@ import { bullmqConnection, checkRedis, KEY_PREFIX } from './redisConnection.js';
 export interface StepEpisodes {
   /** Trajectories of every prompt group, in group order (as the in-process batch is ordered). */
   trajectories: Trajectory[];
-  /** The workers that ran the step's groups. */
-  workers: Set<string>;
+  /** The rollout workers that ran the step's groups. */
+  rolloutWorkers: Set<string>;
 }
 
 /** How the trainer tells a user to start a worker for this run. */
@@ -77,13 +77,13 @@ export class RolloutQueue {
       await Promise.all(jobs.map((job) => job.remove().catch(() => undefined)));
     }
     const trajectories: Trajectory[] = [];
-    const workers = new Set<string>();
+    const rolloutWorkers = new Set<string>();
     for (const data of groups) {
       const result = results.get(data.group)!;
       trajectories.push(...result.trajectories);
-      workers.add(result.worker);
+      rolloutWorkers.add(result.rolloutWorker);
     }
-    return { trajectories, workers };
+    return { trajectories, rolloutWorkers };
   }
 
   private async finished(job: Job<EpisodeJobData, EpisodeJobResult>): Promise<EpisodeJobResult> {

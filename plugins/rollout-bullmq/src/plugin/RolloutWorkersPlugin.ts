@@ -26,7 +26,7 @@ type BullmqConfig = PluginConfig<typeof bullmqSchema>;
 const SERVICES = { rollouts: StepRollouts, groups: WorkerGroups };
 
 /**
- * Runs a step's episodes on rollout worker processes (`drmas worker`) when `rollout.workers` is `bullmq`: a `rollout`
+ * Runs a step's episodes on rollout worker processes (`drmas rollout-worker`) when `rollout.workers` is `bullmq`: a `rollout`
  * tap ahead of the orchestra's draws the step's tasks and seed exactly as the orchestra does (`StepRollouts`),
  * publishes the current weights with a version, enqueues one job per prompt group, waits for all of them and returns
  * the trajectories in group order. Greedy baselines (`remax`) still run in the trainer's process.
@@ -58,7 +58,7 @@ export class RolloutWorkersPlugin implements Plugin<unknown, typeof bullmqSchema
         redis === settings().redisUrl
           ? ''
           : ' (with the password of bullmq.redisUrl in place of ***, or without --redis to read it from --config)';
-      const startHint = () => `drmas worker${config} ${where} --redis ${redis}${password}`;
+      const startHint = () => `drmas rollout-worker${config} ${where} --redis ${redis}${password}`;
       this.queue = await RolloutQueue.open(name, settings(), startHint, (message) => run.log(message));
       this.publisher = new WeightsPublisher(run.runDir);
       run.log(`rollout workers: queue ${name} at ${redis}; start workers with: ${startHint()}`);
@@ -83,7 +83,7 @@ export class RolloutWorkersPlugin implements Plugin<unknown, typeof bullmqSchema
     const weights = await publisher.publish(step.step - 1, workerGroups.all());
     const groups: EpisodeJobData[] = request.tasks.map((task, group) => ({
       step: step.step,
-      round: request.round,
+      rolloutIndex: request.rolloutIndex,
       seed: request.seed,
       task,
       group,
@@ -92,8 +92,8 @@ export class RolloutWorkersPlugin implements Plugin<unknown, typeof bullmqSchema
       sampleStreams: request.sampleStreams ?? 'row',
       weights,
     }));
-    const { trajectories, workers } = await queue.run(groups);
-    step.metrics['perf/rollout_workers'] = workers.size;
+    const { trajectories, rolloutWorkers } = await queue.run(groups);
+    step.metrics['perf/rollout_workers'] = rolloutWorkers.size;
     return rollouts.batch(step, trajectories);
   }
 }

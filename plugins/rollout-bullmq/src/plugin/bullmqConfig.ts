@@ -10,7 +10,7 @@ export const bullmqSection = z.strictObject({
     .default('redis://127.0.0.1:6379'),
   /**
    * The queue's name; default: derived from the run directory (`rollouts-<folder>-<hash of its path>`), so two runs
-   * never share jobs. Workers find it from the same run directory (`drmas worker --run-dir`).
+   * never share jobs. Workers find it from the same run directory (`drmas rollout-worker --run-dir`).
    */
   queue: z
     .string()

@@ -16,7 +16,8 @@ export interface WeightsRelease {
 /** One prompt group of a step: what a worker needs to run its episodes exactly as the in-process rollout would. */
 export interface EpisodeJobData {
   step: number;
-  round: number;
+  /** The rollout's index in the run (`StepRolloutRequest.rolloutIndex`). */
+  rolloutIndex: number;
   /** The rollout's seed (the whole step's: each agent call derives its own from it). */
   seed: number;
   task: EnvTask;
@@ -29,7 +30,7 @@ export interface EpisodeJobData {
 }
 
 export interface EpisodeJobResult {
-  /** The worker's name (host:pid). */
-  worker: string;
+  /** The rollout worker's name (host:pid). */
+  rolloutWorker: string;
   trajectories: Trajectory[];
 }

@@ -9,7 +9,7 @@ function startHint(url: string): string {
   const port = /:(\d+)(?:\/|$)/.exec(url.replace(/^rediss?:\/\/[^@]*@/, 'redis://'))?.[1] ?? '6379';
   return (
     `start one: redis-server --port ${port} (Debian: apt-get install redis-server), or point bullmq.redisUrl ` +
-    '(or --redis for drmas worker) at a running server'
+    '(or --redis for drmas rollout-worker) at a running server'
   );
 }
 

@@ -29,7 +29,7 @@ function permanent(error: unknown): boolean {
  */
 export class RolloutWorker {
   readonly name = `${hostname()}:${process.pid}`;
-  private worker?: Worker<EpisodeJobData, EpisodeJobResult>;
+  private bullmqWorker?: Worker<EpisodeJobData, EpisodeJobResult>;
   private connection?: Redis;
   private loaded?: string;
   private loading: Promise<void> = Promise.resolve();
@@ -41,7 +41,7 @@ export class RolloutWorker {
     private readonly kernel: Kernel,
     private readonly options: RolloutWorkerOptions,
   ) {
-    this.services = kernel.inject({ groups: WorkerGroups, runner: EpisodeRunner }, 'drmas worker');
+    this.services = kernel.inject({ groups: WorkerGroups, runner: EpisodeRunner }, 'drmas rollout-worker');
   }
 
   /** Checks Redis, loads the engines and the environment, then starts taking jobs. */
@@ -53,7 +53,7 @@ export class RolloutWorker {
     await this.services.runner.environment.init();
     this.connection = bullmqConnection(settings.redisUrl);
     const lockDuration = settings.lockDuration * 1000;
-    this.worker = new Worker<EpisodeJobData, EpisodeJobResult>(this.options.queue, (job) => this.process(job), {
+    this.bullmqWorker = new Worker<EpisodeJobData, EpisodeJobResult>(this.options.queue, (job) => this.process(job), {
       connection: this.connection,
       prefix: KEY_PREFIX,
       concurrency: this.options.concurrency,
@@ -62,17 +62,17 @@ export class RolloutWorker {
       stalledInterval: lockDuration,
       maxStalledCount: settings.attempts,
     });
-    this.worker.on('error', (error) => log(`worker ${this.name}: ${error.message}`));
-    await this.worker.waitUntilReady();
-    log(`worker ${this.name} takes jobs from queue ${this.options.queue} at ${redactUrl(settings.redisUrl)}`);
+    this.bullmqWorker.on('error', (error) => log(`rollout worker ${this.name}: ${error.message}`));
+    await this.bullmqWorker.waitUntilReady();
+    log(`rollout worker ${this.name} takes jobs from queue ${this.options.queue} at ${redactUrl(settings.redisUrl)}`);
   }
 
   /** Stops taking jobs, lets the current ones finish, and releases the engines. */
   async stop(): Promise<void> {
-    await this.worker?.close();
+    await this.bullmqWorker?.close();
     this.connection?.disconnect();
     this.services.groups.dispose();
-    this.options.log(`worker ${this.name} stopped after ${this.jobs} job(s)`);
+    this.options.log(`rollout worker ${this.name} stopped after ${this.jobs} job(s)`);
   }
 
   private async process(job: Job<EpisodeJobData, EpisodeJobResult>): Promise<EpisodeJobResult> {
@@ -94,13 +94,13 @@ export class RolloutWorker {
       this.jobs++;
       const turns = result.trajectories.reduce((n, t) => n + t.turns.length, 0);
       this.options.log(
-        `worker ${this.name}: step ${data.step} prompt group ${data.group} (${result.trajectories.length} episodes, ${turns} turns) ` +
+        `rollout worker ${this.name}: step ${data.step} prompt group ${data.group} (${result.trajectories.length} episodes, ${turns} turns) ` +
           `in ${((performance.now() - started) / 1000).toFixed(2)} s, weights v${data.weights.version}, attempt ${job.attemptsMade + 1}`,
       );
       return result;
     } catch (error) {
       const message = DrmasError.is(error) ? `${error.code}: ${error.message}` : (error as Error).message;
-      this.options.log(`worker ${this.name}: step ${data.step} prompt group ${data.group} failed: ${message}`);
+      this.options.log(`rollout worker ${this.name}: step ${data.step} prompt group ${data.group} failed: ${message}`);
       throw permanent(error) ? new UnrecoverableError(message) : new Error(message);
     } finally {
       clearTimeout(timer);
@@ -117,7 +117,7 @@ export class RolloutWorker {
       firstTask: data.group,
       sampleStreams: data.sampleStreams,
     });
-    return { worker: this.name, trajectories: run.trajectories };
+    return { rolloutWorker: this.name, trajectories: run.trajectories };
   }
 
   /** Loads the release's weights into every rollout engine unless they are the ones loaded (one load at a time). */
@@ -132,7 +132,7 @@ export class RolloutWorker {
         await group.rollout.load(dir);
       }
       this.loaded = release.tag;
-      this.options.log(`worker ${this.name}: loaded weights v${release.version}`);
+      this.options.log(`rollout worker ${this.name}: loaded weights v${release.version}`);
     });
     // A failed load fails its job (which is retried); the next job tries again.
     this.loading = next.catch(() => undefined);

@@ -17,7 +17,7 @@ const betas = z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]);
 /**
  * `critic.happo`: HAPPO's sequential policy update (Kuba et al. 2022). Each step the trainable roles are updated one
  * after another; a role's advantages are multiplied by M, the clipped product of the probability ratios new/old of the
- * roles updated before it at the same joint action (a trajectory's turns at one environment step).
+ * roles updated before it at the same joint action (a trajectory's turns at one round).
  */
 export const happoSection = z
   .strictObject({

@@ -1,7 +1,7 @@
 import type { BatchView, TrainingBatch } from '@drmas/core';
 import type { HappoSettings } from '../config/criticConfig.js';
 
-/** A row's joint action: its trajectory at its environment step (the turns all roles took there). */
+/** A row's joint action: its trajectory at its round (the turns all roles took there). */
 function jointActionCodes(batch: TrainingBatch): { codes: Int32Array; count: number } {
   const trajectory = batch.ids.trajectory.codes;
   const step = batch.ids.step.codes;

@@ -17,14 +17,14 @@ import { TokenStateEmbedding } from './tokenStateEmbedding.js';
 /** Where a checkpoint keeps QMIX's mixing network, beside the critics' folders. */
 export const MIXER_FILE = 'mixer.json';
 
-/** One joint step of a trajectory: the turns its agents took at one environment step. */
+/** One joint step of a trajectory: the turns its agents took at one round. */
 interface JointStep {
   rows: number[];
 }
 
 /**
  * VDN's or QMIX's team value over IPPO's per-role critics, and the credit it gives each turn. At a joint step (a
- * trajectory's rows at one environment step) the agents' values V_k (each role's critic before its turn's first
+ * trajectory's rows at one round) the agents' values V_k (each role's critic before its turn's first
  * token; 0 for a role with no turn there) mix into Q_tot(V; s), s the state embedding of the step's first prompt. The
  * team's reward at a joint step is the mean of its turns' rewards (a shared reward each turn carries once); TD(lambda)
  * over the trajectory's joint steps gives the target y. A turn of agent k is credited

@@ -5,13 +5,13 @@ export interface OnlinePairs {
   /** The pairs as a preference batch's worker-group view (rows [chosen 0, rejected 0, ...]); undefined when none. */
   view: WorkerGroupBatch | undefined;
   pairs: number;
-  /** Candidate sets (same rollout group, agent and environment step, two turns or more) left out because every reward was equal. */
+  /** Candidate sets (same rollout group, agent and round, two turns or more) left out because every reward was equal. */
   ties: number;
 }
 
 /**
  * Online preference pairs from a step's rollouts: the rows of one rollout group (one prompt's samples), agent and
- * environment step compete, and the turn of highest reward is preferred to the turn of lowest (the first of equals
+ * round compete, and the turn of highest reward is preferred to the turn of lowest (the first of equals
  * in row order); a set whose rewards are all equal teaches no preference and is skipped. At the first step the
  * competing turns share their prompt; at later steps each saw its own episode's history.
  */

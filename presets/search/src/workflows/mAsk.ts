@@ -108,7 +108,7 @@ export function maskBlocks(): Block {
 }
 
 /**
- * The whole workflow runs in one environment step; the environment then takes the last answer (the Answerer's
+ * The whole workflow runs in one round; the environment then takes the last answer (the Answerer's
  * latest, else the Planner's), read from the output's text as the temporary answers were scored.
  */
 export function createMaskOrchestra(): Orchestra {
@@ -127,7 +127,7 @@ export function createMaskOrchestra(): Orchestra {
       updater: { prompt: MASK_UPDATER_PROMPT, tag: 'notes', stop: ['</notes>'], invalidPenalty: 0.01, sampling: { maxNewTokens: 32 } },
       answerer: { prompt: 'Answer: {observation}', tag: 'answer', stop: ['</answer>'], invalidPenalty: 0.01 },
     },
-    step: maskBlocks(),
+    round: maskBlocks(),
     graph: maskGraph(),
     action: (row) => actionFrom(row, 'answerer', 'answer', 'text') ?? actionFrom(row, 'planner', 'answer', 'text') ?? NO_ACTION,
   });
@@ -143,4 +143,4 @@ const roundOf = (execution: NodeExecution) => `${execution.step}/${(execution.st
  * no answer, so its search gets 0. (Span `next` would measure the search at the retrieval tool node after it, whose
  * state carries the previous F1: a gain of 0.)
  */
-export const maskF1Allocator: TraceAllocator = metricDeltaAllocator('mask_f1', 'f1', 'step', roundOf);
+export const maskF1Allocator: TraceAllocator = metricDeltaAllocator('mask_f1', 'f1', 'round', roundOf);

@@ -25,7 +25,7 @@ export function subQueries(row: OrchestraRow): string[] {
 /**
  * Query-decomposition RAG as a graph (async executor only): the Decomposer splits the question into sub-queries, a
  * tool node retrieves them all in one retriever call (recorded as one search), the Evidence agent (with `evidence`)
- * picks what answers the question, and the Answerer answers; one environment step, whose action is the answer.
+ * picks what answers the question, and the Answerer answers; one round, whose action is the answer.
  */
 export function createQdRagOrchestra(options: { evidence?: boolean } = {}): Orchestra {
   const decomposed = workflowGraph()

@@ -3,7 +3,7 @@
  * short prompts (`VERIFIER_PROMPT`, ...) do so for the tiny models.
  */
 export const SEARCH_ORCHESTRA_PROMPTS = Object.freeze({
-  verifier: `You are the Verifier of a team that answers questions with a search engine (step {step} of {max_steps}).
+  verifier: `You are the Verifier of a team that answers questions with a search engine (step {round} of {max_rounds}).
 
 {observation}
 
@@ -11,7 +11,7 @@ Team discussion in this step:
 {team_context}
 
 Review the searches and the <information> gathered so far. Reason inside <think> </think>, then output <verify>yes</verify> if the information is enough to answer the question, or <verify>no</verify> if more search is needed.`,
-  searcher: `You are the Search agent of a team that answers questions with a search engine (step {step} of {max_steps}).
+  searcher: `You are the Search agent of a team that answers questions with a search engine (step {round} of {max_rounds}).
 
 {observation}
 

@@ -33,10 +33,10 @@ function queueOf(
   });
 }
 
-export const workerCommand: CliCommand = {
-  name: 'worker',
+export const rolloutWorkerCommand: CliCommand = {
+  name: 'rollout-worker',
   summary: 'a rollout worker: runs prompt groups of a `rollout.workers: bullmq` run from Redis',
-  usage: 'drmas worker --config PATH (--run-dir DIR | --queue NAME) [--redis URL] [--concurrency 1] [--set KEY=VALUE ...]',
+  usage: 'drmas rollout-worker --config PATH (--run-dir DIR | --queue NAME) [--redis URL] [--concurrency 1] [--set KEY=VALUE ...]',
   help: [
     ...CONFIG_HELP,
     [
@@ -86,18 +86,20 @@ export const workerCommand: CliCommand = {
     }
     const queue = queueOf(values, settings, config.trainer.outputDir, config.trainer.runName, io.cwd);
     const log = (message: string) => io.stderr.write(`drmas: ${message}\n`);
-    const worker = new RolloutWorker(kernel, { queue, settings, concurrency, log, redisKey });
+    const rolloutWorker = new RolloutWorker(kernel, { queue, settings, concurrency, log, redisKey });
     const stopped = new Promise<string>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));
       process.once('SIGTERM', () => resolve('SIGTERM'));
     });
     try {
-      await worker.start();
+      await rolloutWorker.start();
       const signal = await stopped;
       log(`${signal}: finishing the current job, then stopping`);
     } finally {
-      await worker.stop();
+      await rolloutWorker.stop();
     }
     return 0;
   },
 };
+
+export default rolloutWorkerCommand;
