@@ -267,7 +267,7 @@ declare module '@drmas/core' {
     provider?: ProviderRequest;
     /**
      * onnxruntime's intra-op threads for this model's onnx engine on the CPU (default: the cores). Lower it where
-     * several processes share the cores: `drmas worker` processes, or a trainer beside its workers.
+     * several processes share the cores: `drmas rollout-worker` processes, or a trainer beside its workers.
      */
     threads?: number;
     /**
