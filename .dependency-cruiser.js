@@ -31,15 +31,14 @@ export const ARROWS = {
   [GATEWAY]: [ORCHESTRA, MODELS, CORE],
   '@drmas/plugin-rollout-bullmq': [ORCHESTRA, CORE],
   '@drmas/plugin-rollout-remote': [MODELS, CORE],
-  // Environments stand alone: what they share (seeded generators, task pools, answer extraction, the Tool,
-  // AnswerFormat and QuestionSet services) is core's; env-tools reads tool calls in the formats chat templates teach
-  // (`@drmas/models`' parseToolCallText, shared with the gateway).
+  // Environments stand alone: what they share (seeded generators, task pools, answer extraction, the tool-call text
+  // formats chat templates teach, the Tool, AnswerFormat and QuestionSet services) is core's.
   '@drmas/plugin-env-code': [CORE],
   '@drmas/plugin-env-debate': [CORE],
   '@drmas/plugin-env-math': [CORE],
   '@drmas/plugin-env-remote': [CORE],
   '@drmas/plugin-env-search': [CORE],
-  '@drmas/plugin-env-tools': [MODELS, CORE],
+  '@drmas/plugin-env-tools': [CORE],
   // Sinks.
   '@drmas/plugin-report': [CORE],
   '@drmas/plugin-tensorboard': [CORE],

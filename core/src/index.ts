@@ -208,6 +208,16 @@ export {
   type TaggedAction,
 } from './answers/taggedOutput.js';
 export { exactMatch, normalizeAnswer, tokenF1 } from './answers/exactMatch.js';
+export {
+  parseToolCallText,
+  TOOL_CALL_FORMATS,
+  TOOL_CALL_OPEN,
+  toolCallFormatOf,
+  type ParsedToolCall,
+  type ToolCallBlock,
+  type ToolCallFormat,
+  type ToolCallParse,
+} from './answers/toolCalls.js';
 export { ECHO_CHARS, echoJson, echoText } from './errors/echoText.js';
 export {
   credentialsFromUrl,

@@ -96,6 +96,7 @@ export type {
 } from './tokenizer/tokenizerJson.js';
 export { StreamingDecoder } from './tokenizer/StreamingDecoder.js';
 export { DEFAULT_CHAT_TEMPLATE, type ChatMessage, type ChatTemplateOptions, type ChatTemplateSetting } from './tokenizer/ChatTemplate.js';
+// Tool-call text formats are core's (environments read them without the model layer); re-exported as before 0.2.0.
 export {
   parseToolCallText,
   TOOL_CALL_FORMATS,
@@ -105,7 +106,7 @@ export {
   type ToolCallBlock,
   type ToolCallFormat,
   type ToolCallParse,
-} from './tokenizer/toolCalls.js';
+} from '@drmas/core';
 export { DEFAULT_SPECIAL_TOKENS, END_OF_TEXT, IM_END, IM_START, PAD, reservedTokenName } from './tokenizer/specialTokens.js';
 export { trainByteLevelBpe, type TrainByteLevelBpeOptions } from './tokenizer/trainByteLevelBpe.js';
 export { buildCharacterTokenizer, type CharacterTokenizerOptions } from './tokenizer/buildCharacterTokenizer.js';

@@ -1,6 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { defineTool, z } from '@drmas/core';
-import { parseToolCallText } from '@drmas/models';
+import { defineTool, parseToolCallText, z } from '@drmas/core';
 import { calculatorTool, ToolRegistry, ToolSession } from '../src/index.js';
 
 let aborted: unknown;

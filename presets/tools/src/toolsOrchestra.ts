@@ -1,5 +1,4 @@
-import { agent, type ParsedOutput, type Plugin } from '@drmas/core';
-import { parseToolCallText } from '@drmas/models';
+import { agent, parseToolCallText, type ParsedOutput, type Plugin } from '@drmas/core';
 import { actionFrom, defineOrchestra, NO_ACTION, Orchestra, PromptedAgent, call } from '@drmas/plugin-orchestra';
 import { extractAnswer } from '@drmas/plugin-env-tools';
 

@@ -1,5 +1,4 @@
-import type { EnvAction, Episode } from '@drmas/core';
-import { parseToolCallText, type ToolCallFormat } from '@drmas/models';
+import { parseToolCallText, type EnvAction, type Episode, type ToolCallFormat } from '@drmas/core';
 import { ToolSession, type ToolOutcome, type ToolRegistry } from '../registry/ToolRegistry.js';
 import type { ToolTask } from '../tasks/ToolTask.js';
 import { answerMatches, extractAnswer } from './answerCheck.js';

@@ -1,5 +1,4 @@
-import { envSection, z } from '@drmas/core';
-import { TOOL_CALL_FORMATS } from '@drmas/models';
+import { envSection, TOOL_CALL_FORMATS, z } from '@drmas/core';
 
 /** env-tools' settings, under `env.tools`. */
 export const toolsSection = z.strictObject({

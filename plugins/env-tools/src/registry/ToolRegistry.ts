@@ -1,5 +1,4 @@
-import { closestMatches, DrmasError, z, type Tool, type ToolContext } from '@drmas/core';
-import type { ParsedToolCall, ToolCallBlock } from '@drmas/models';
+import { closestMatches, DrmasError, z, type ParsedToolCall, type Tool, type ToolCallBlock, type ToolContext } from '@drmas/core';
 
 /** Why a call gave the agent an error instead of a result. */
 export type ToolErrorKind = 'malformed' | 'unknown_tool' | 'invalid_arguments' | 'timeout' | 'failed';

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatMessage } from '@drmas/core';
-import { parseToolCallText, TOOL_CALL_OPEN } from '@drmas/models';
+import { parseToolCallText, TOOL_CALL_OPEN, type ChatMessage } from '@drmas/core';
 
 /** A tool call as OpenAI returns it: the arguments as a JSON string. */
 export interface ToolCall {
@@ -12,7 +11,7 @@ export interface ToolCall {
 export { TOOL_CALL_OPEN };
 
 /**
- * The calls in a completion written in the Hermes format the Qwen templates teach (parsed by `@drmas/models`, which
+ * The calls in a completion written in the Hermes format the Qwen templates teach (parsed by `@drmas/core`, which
  * the tool-use environment shares): `<tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>`. Answers undefined
  * when there is none, or one that does not parse (the text is then plain content, as vLLM's hermes parser leaves it);
  * else the calls and the text around them.
