@@ -58,6 +58,7 @@ import { OnnxBackendDisposedError, OnnxRequestError, OnnxRuntimeUnavailableError
 import { scoreChunks } from './ScoreChunks.js';
 import { HostAdamW, type HostAdamWState } from './training/HostAdamW.js';
 import { OnnxTrainer, type TrainingSession } from './training/OnnxTrainer.js';
+import { largeModelSessionOptions } from './training/LargeModelMemory.js';
 import { SharedSessions } from './SharedSessions.js';
 
 type Session = OrtModule.InferenceSession;
@@ -241,7 +242,8 @@ export class OnnxPolicyBackend implements PolicyBackend {
         this.options.lora?.settings,
         this.layout,
       );
-      return this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, this.options.sessionOptions));
+      const options = largeModelSessionOptions(this.configRef, this.options.sessionOptions);
+      return this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, options));
     });
   }
 
