@@ -4,6 +4,7 @@ import {
   expectedTrainingFactory,
   formatBytes,
   type MemoryBudget,
+  type MemoryEstimateReport,
   type ResolvedConfig,
   type Contributions,
   rolesReadingValues,
@@ -208,9 +209,17 @@ export function turnsPerEpisode(agentCount: number, orchestra: OrchestraSettings
   return agentCount * orchestra.maxLoops * envMaxSteps;
 }
 
-/** Training steps and evaluations must fit the memory budget: LIMIT_EXCEEDED with the estimate otherwise. */
-export function checkMemory(config: OrchestraConfig, limits: readonly AgentLimits[], turns: number, budget: MemoryBudget): void {
-  if (limits.length === 0) return;
+/**
+ * Training steps and evaluations must fit the memory budget: LIMIT_EXCEEDED with the estimate otherwise; the two
+ * estimates when they fit (none without agents).
+ */
+export function checkMemory(
+  config: OrchestraConfig,
+  limits: readonly AgentLimits[],
+  turns: number,
+  budget: MemoryBudget,
+): MemoryEstimateReport[] {
+  if (limits.length === 0) return [];
   const { rollout, eval: evaluation } = config;
   const longestKey = `agents.${limits.reduce((a, b) => (b.maxNewTokens > a.maxNewTokens ? b : a), limits[0]!).role}.sampling.maxNewTokens`;
   const training = estimateEpisodeMemory(
@@ -251,6 +260,10 @@ export function checkMemory(config: OrchestraConfig, limits: readonly AgentLimit
       },
     );
   }
+  return [
+    { what: 'a training step', ...training, budget },
+    { what: 'an evaluation batch', ...evaluating, budget },
+  ];
 }
 
 /** `eval.tasks` takes the first tasks of the held-out split, which must have that many. */
