@@ -72,9 +72,13 @@ export interface BackendFactory {
   /**
    * Bytes this engine holds to train a model with these settings whatever the batch: its weights, their gradients and
    * the optimizer's state (and any copy of the weights the engine derives), which the memory check adds once per
-   * model. Undefined: not counted.
+   * model; with `adapters`, the model is a frozen base under these LoRA adapters (one per agent), trained alone.
+   * Undefined: not counted.
    */
-  trainingStateBytes?(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined;
+  trainingStateBytes?(
+    settings: Record<string, unknown>,
+    adapters?: ReadonlyArray<{ rank: number; targetModules: readonly string[] }>,
+  ): { bytes: number; reason: string } | undefined;
   create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext }): Promise<PolicyBackend>;
   /**
    * Creates a critic (`critic` section): a decoder from `settings.model` with a zero-initialized scalar head, or, with

@@ -134,6 +134,26 @@ describe('what a step can hold', () => {
     expect(bounded.arithmetic).toContain('one micro-batch of 1,000 tokens (agents.solver.train.microBatchTokens) x 3,801,088 bytes');
   });
 
+  test("on onnx a model under LoRA adapters counts its frozen base once and every agent's adapter five times", () => {
+    const roles = { namesOf: () => ['onnx'], getNamed: () => onnxBackendFactory } as never;
+    const lora = { rank: 16, alpha: 32, targetModules: ['q_proj', 'v_proj'] };
+    const cfg = config({
+      models: { policy: { backend: 'onnx', model: qwenDir, runtime: 'auto' } },
+      agents: { solver: { lora }, verifier: { lora } },
+    });
+    const limits = agentLimits(cfg, agents({ solver: 128, verifier: 128 }), roles);
+    // Per layer q_proj 16 x (896 + 896) = 28,672 and v_proj 16 x (896 + 128) = 16,384: 45,056 x 24 layers =
+    // 1,081,344 values an adapter, 2 adapters 8,650,752 bytes, x 5 (weights, gradients, two moments, the returned
+    // copy) = 43,253,760; the base 493,961,216 x 4 = 1,975,844,864 once; Node and onnxruntime 314,572,800.
+    expect(limits.map((l) => l.state!.bytes)).toEqual([2_333_671_424, 2_333_671_424]);
+    const estimate = estimateEpisodeMemory(limits, { count: 16, why: 'p x s' }, 2);
+    expect(estimate.arithmetic).toContain(
+      "2.17 GiB of model policy's training state (float32 frozen base 1.84 GiB; 2 LoRA adapters' weights, gradients, AdamW's two moments and the gradients' returned copy 5 x 8.25 MiB; Node and onnxruntime 300 MiB)",
+    );
+    // Counted once: 50,593,792 of sampling + 1,071,906,816 of one micro-batch (the test above) + the state.
+    expect(estimate.bytes).toBe(50_593_792 + 1_071_906_816 + 2_333_671_424);
+  });
+
   test('on onnx a bound of more tokens than the step samples changes nothing; a smaller one counts one micro-batch', () => {
     const roles = { namesOf: () => ['onnx'], getNamed: () => onnxBackendFactory } as never;
     const estimate = (microBatchTokens: number) => {

@@ -27,7 +27,7 @@ import type { SharedSessions } from '../SharedSessions.js';
 import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 import { trainingSessionPool, type TrainingSession } from '../training/OnnxTrainer.js';
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
-import { microBatchTokensFor, RUN_ACTIVATION_FACTOR, runOverheadBytes } from '../training/LargeModelMemory.js';
+import { loraStateBytes, microBatchTokensFor, RUN_ACTIVATION_FACTOR, runOverheadBytes } from '../training/LargeModelMemory.js';
 import { SHARED_LAYOUT_BYTES, WEIGHT_LAYOUTS, type WeightLayout } from '../GraphWeights.js';
 
 const PLUGIN_NAME = 'backend-onnx';
@@ -78,9 +78,10 @@ export function createOnnxBackendFactory(): BackendFactory {
     // Float32 weights, their gradients and AdamW's two moments, and under the fused layout the graphs' derived copy
     // (`defaultWeightLayout`): what a full fine-tune holds before any activation; besides, what every training run
     // holds whatever its tokens (`runOverheadBytes`).
-    trainingStateBytes(settings) {
+    trainingStateBytes(settings, adapters) {
       const shape = readModelShape((settings as ModelSettings).model);
       if (!shape) return undefined;
+      if (adapters?.length) return loraStateBytes(shape, adapters);
       const weights = 4 * matrixWeightCount(shape);
       const layout = (settings as { weightLayout?: WeightLayout }).weightLayout ?? (weights >= SHARED_LAYOUT_BYTES ? 'shared' : 'fused');
       const copies = layout === 'shared' ? 4 : 5;

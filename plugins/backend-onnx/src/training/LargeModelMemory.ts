@@ -4,8 +4,8 @@
  * micro-batch: the sessions run without onnxruntime's CPU arena, and micro-batches are split by a token budget
  * unless the request sets one. Smaller models (the built-in `tiny` and `small`) run as before, bit for bit.
  */
-import { activationBytesPerToken, matrixWeightCount, type DecoderConfig, type ModelShape } from '@drmas/models';
-import { formatBytes } from '@drmas/core';
+import { activationBytesPerToken, loraModuleShape, matrixWeightCount, type DecoderConfig, type ModelShape } from '@drmas/models';
+import { formatBytes, isLoraTargetModule } from '@drmas/core';
 import type * as OrtModule from 'onnxruntime-node';
 import { defaultWeightLayout } from '../GraphWeights.js';
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
@@ -71,5 +71,31 @@ export function runOverheadBytes(shape: ModelShape): { bytes: number; reason: st
     reason:
       `onnxruntime-node's copy of the gradients a run returns ${formatBytes(gradients)}, three [vocab, hidden] ` +
       `gradients in a run ${formatBytes(embedding)}, Node and onnxruntime ${formatBytes(RUNTIME_BASELINE_BYTES)}`,
+  };
+}
+
+/**
+ * What LoRA training holds whatever the batch: the frozen base's float32 weights once (every adapter's engine reads
+ * the run's one copy), each adapter's weights, gradients, AdamW's two moments and the gradients' returned copy (5 x
+ * rank x (in + out) per targeted module and layer, float32), and Node's and onnxruntime's own memory.
+ */
+export function loraStateBytes(
+  shape: ModelShape,
+  adapters: ReadonlyArray<{ rank: number; targetModules: readonly string[] }>,
+): { bytes: number; reason: string } {
+  const base = 4 * matrixWeightCount(shape);
+  let adapterValues = 0;
+  for (const { rank, targetModules } of adapters) {
+    for (const module of targetModules.filter(isLoraTargetModule)) {
+      const [out, inputs] = loraModuleShape(shape, module);
+      adapterValues += shape.numLayers * rank * (inputs + out);
+    }
+  }
+  const adapterBytes = 5 * 4 * adapterValues;
+  return {
+    bytes: base + adapterBytes + RUNTIME_BASELINE_BYTES,
+    reason:
+      `float32 frozen base ${formatBytes(base)}; ${adapters.length} LoRA adapter${adapters.length > 1 ? 's' : ''}' weights, gradients, ` +
+      `AdamW's two moments and the gradients' returned copy 5 x ${formatBytes(adapterBytes / 5)}; Node and onnxruntime ${formatBytes(RUNTIME_BASELINE_BYTES)}`,
   };
 }

@@ -103,7 +103,15 @@ export function agentLimits(
     const criticTrunk = settings && valueRoles.has(agent.role) ? { model: critic?.model ?? settings.model } : undefined;
     const factory = settings && contributions && expectedTrainingFactory(contributions, settings);
     const perToken = settings && factory?.trainingBytesPerToken?.(settings, criticTrunk);
-    const state = settings && factory?.trainingStateBytes?.(settings);
+    // A model whose agents train LoRA adapters is their frozen base: every such agent's adapter counts with it.
+    const adapters =
+      modelId === undefined
+        ? []
+        : [...agents.values()].flatMap((other) => {
+            const lora = config.agents[other.role]?.lora as { rank: number; targetModules: string[] } | undefined;
+            return lora && modelOf(config, other.role) === modelId ? [lora] : [];
+          });
+    const state = settings && factory?.trainingStateBytes?.(settings, adapters.length > 0 ? adapters : undefined);
     const configured = (config.agents[agent.role]?.train as { microBatchTokens?: number } | undefined)?.microBatchTokens;
     const training = perToken && {
       ...perToken,
