@@ -50,6 +50,7 @@ interface ValidateJson {
     folder: { parameters: number; dtypes: string[]; files: number; config: { architecture: string; eosTokenIds: number[] } };
     tokenizer: { chatTemplate: boolean; eos?: string };
   }>;
+  memory: Array<{ what: string; bytes: number; arithmetic: string; budget: { bytes: number } }>;
 }
 
 /** Copies `file` into `dir` beside a random checkpoint of its model (`config` as given), and runs `drmas validate` on it. */
@@ -74,6 +75,10 @@ async function validateExample(
   expect(result.code).toBe(0);
   const report = JSON.parse(result.stdout) as ValidateJson;
   expect(report.models).toHaveLength(1);
+  // The memory check's two estimates, for the example's 4 x 4 episodes of 128-token turns, within the budget.
+  expect(report.memory.map((m) => m.what)).toEqual(['a training step', 'an evaluation batch']);
+  expect(report.memory[0]!.arithmetic).toMatch(/^16 rows \(rollout\.promptsPerStep 4 x rollout\.samplesPerPrompt 4\) x 128 tokens /);
+  for (const estimate of report.memory) expect(estimate.bytes).toBeLessThanOrEqual(estimate.budget.bytes);
   const [policy] = report.models;
   const published = model.config;
   expect(policy!.folder.config.architecture).toBe((published.architectures as string[])[0]);

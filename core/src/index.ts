@@ -51,6 +51,7 @@ export { AnswerFormat } from './services/AnswerFormat.js';
 export { QuestionSet, type Question, type QuestionRequest } from './services/QuestionSet.js';
 export { defineTool, Tool, type ToolContext, type ToolTaskContent, type ToolTaskKind } from './services/Tool.js';
 export { InfoSection } from './services/InfoSection.js';
+export { MemoryEstimates, type MemoryEstimateReport } from './services/MemoryEstimates.js';
 export { WorkerGroups, type PlannedWorkerGroup, type WorkerGroup } from './services/WorkerGroups.js';
 export type { ChatMessage, TextCodec } from './compute/TextCodec.js';
 

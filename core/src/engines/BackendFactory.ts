@@ -60,15 +60,25 @@ export interface BackendFactory {
   /**
    * Bytes per sampled token this engine's training pass holds beyond the key/value cache (activations kept for the
    * backward pass, logits), a lower bound the memory check adds; with `critic`, a critic of its own trunk (that
-   * model) trains beside the policy on this engine, and its pass counts too. Undefined: not counted.
+   * model) trains beside the policy on this engine, and its pass counts too. `microBatchTokens`: the padded tokens one
+   * training run takes at most when `agents.<role>.train.microBatchTokens` is unset (the engine's own bound), so
+   * that the activations count for one micro-batch of that many tokens rather than for every row. Undefined: not
+   * counted.
    */
-  trainingBytesPerToken?(settings: Record<string, unknown>, critic?: { model: string }): { bytes: number; reason: string } | undefined;
+  trainingBytesPerToken?(
+    settings: Record<string, unknown>,
+    critic?: { model: string },
+  ): { bytes: number; reason: string; microBatchTokens?: number } | undefined;
   /**
    * Bytes this engine holds to train a model with these settings whatever the batch: its weights, their gradients and
    * the optimizer's state (and any copy of the weights the engine derives), which the memory check adds once per
-   * model. Undefined: not counted.
+   * model; with `adapters`, the model is a frozen base under these LoRA adapters (one per agent), trained alone.
+   * Undefined: not counted.
    */
-  trainingStateBytes?(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined;
+  trainingStateBytes?(
+    settings: Record<string, unknown>,
+    adapters?: ReadonlyArray<{ rank: number; targetModules: readonly string[] }>,
+  ): { bytes: number; reason: string } | undefined;
   create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext }): Promise<PolicyBackend>;
   /**
    * Creates a critic (`critic` section): a decoder from `settings.model` with a zero-initialized scalar head, or, with

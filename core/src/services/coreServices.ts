@@ -11,6 +11,7 @@ import { BatchInputSource } from './BatchInputSource.js';
 import { Checkpointable } from './Checkpointable.js';
 import { Environment } from './Environment.js';
 import { InfoSection } from './InfoSection.js';
+import { MemoryEstimates } from './MemoryEstimates.js';
 import { MetricsSink } from './MetricsSink.js';
 import { QuestionSet } from './QuestionSet.js';
 import { Contributions } from './Contributions.js';
@@ -44,6 +45,7 @@ export function coreServices(): Token<unknown>[] {
     RunFile,
     Checkpointable,
     InfoSection,
+    MemoryEstimates,
     Rng,
   ];
 }

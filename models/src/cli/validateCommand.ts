@@ -1,4 +1,4 @@
-import { createKernel, DrmasError } from '@drmas/core';
+import { createKernel, DrmasError, formatBytes, MemoryEstimates, type MemoryEstimateReport } from '@drmas/core';
 import { isBuiltinModelName } from '../builtin/builtinModels.js';
 import { Tokenizer } from '../tokenizer/Tokenizer.js';
 import { inspectModelFolder, type ModelFolderSummary } from '../weights/inspectModelFolder.js';
@@ -21,6 +21,8 @@ export interface ValidatedModel {
 export interface ValidateReport {
   configFile: string | null;
   models: ValidatedModel[];
+  /** What a training step and an evaluation batch are estimated to hold (the memory check's arithmetic). */
+  memory: MemoryEstimateReport[];
 }
 
 /**
@@ -58,7 +60,8 @@ export async function validateConfig(options: ValidateOptions): Promise<Validate
       throw error.at(key, `model ${id} (${model})`).locatedIn(locate(key));
     }
   }
-  return { configFile: file ?? null, models };
+  const memory = kernel.getAll(MemoryEstimates).flatMap((source) => [...source.estimates()]);
+  return { configFile: file ?? null, models, memory };
 }
 
 /** The report as `drmas validate` prints it. */
@@ -79,6 +82,9 @@ export function formatValidateReport(report: ValidateReport): string {
       }`,
       `  tokenizer: ${tokenizer!.chatTemplate ? 'chat template' : 'no chat template (prompts go to the model as plain text)'}; eos ${tokenizer!.eos ?? '(none)'}, pad ${tokenizer!.pad ?? '(none)'}; generation stops on ids ${c.eosTokenIds.join(', ')}`,
     );
+  }
+  for (const { what, bytes, arithmetic, budget } of report.memory) {
+    lines.push(`memory: ${what} holds about ${formatBytes(bytes)} of ${formatBytes(budget.bytes)} (${budget.description}): ${arithmetic}`);
   }
   return `${lines.join('\n')}\n`;
 }

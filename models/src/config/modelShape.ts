@@ -41,7 +41,10 @@ export function matrixWeightCount(shape: ModelShape): number {
  * and activated products; then the logits and their log-softmax over `headWidth` columns: the vocabulary, or the
  * chunk of an engine that goes over a wide vocabulary in chunks (onnx's `HEAD_VOCAB_CHUNK`).
  */
-export function activationBytesPerToken(shape: ModelShape, headWidth: number = shape.vocabSize): number {
+export function activationBytesPerToken(
+  shape: Pick<ModelShape, 'numLayers' | 'numKvHeads' | 'headDim' | 'hiddenSize' | 'intermediateSize' | 'vocabSize'>,
+  headWidth: number = shape.vocabSize,
+): number {
   const kv = 2 * shape.numKvHeads * shape.headDim;
   const perLayer = 4 * shape.hiddenSize + kv + 3 * shape.intermediateSize;
   return (shape.numLayers * perLayer + 2 * Math.min(headWidth, shape.vocabSize)) * 4;

@@ -24,7 +24,10 @@ export function loraModulePath(layer: number, module: LoraTargetModule): string 
 }
 
 /** `[out, in]` of a target module's base weight. */
-export function loraModuleShape(config: DecoderConfig, module: LoraTargetModule): [number, number] {
+export function loraModuleShape(
+  config: Pick<DecoderConfig, 'numHeads' | 'numKvHeads' | 'headDim' | 'hiddenSize' | 'intermediateSize'>,
+  module: LoraTargetModule,
+): [number, number] {
   const c = config;
   const q = c.numHeads * c.headDim;
   const kv = c.numKvHeads * c.headDim;

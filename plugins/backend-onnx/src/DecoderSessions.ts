@@ -2,6 +2,7 @@ import type * as OrtModule from 'onnxruntime-node';
 import { buildDecoderGraph, type DecoderGraphKind } from './DecoderGraph.js';
 import type { Feeds } from './DecoderFeeds.js';
 import { sessionOptions, type Ort, type ResolvedProvider } from './ExecutionProvider.js';
+import { largeModelSessionOptions } from './training/LargeModelMemory.js';
 import { OnnxBackendDisposedError } from './OnnxBackendErrors.js';
 import { SharedSessions } from './SharedSessions.js';
 import { graphShape, type WeightState } from './weights/WeightState.js';
@@ -71,7 +72,8 @@ export class DecoderSessions {
     return this.pool.get(kind, this.sessionKey, () => {
       const { state } = this;
       const model = buildDecoderGraph(state.config, kind, state.graphWeights, state.weightMode, state.lora?.settings, state.layout);
-      return this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, this.options.sessionOptions));
+      const options = largeModelSessionOptions(state.config, this.options.sessionOptions);
+      return this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, options));
     });
   }
 

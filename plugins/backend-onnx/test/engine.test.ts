@@ -306,8 +306,10 @@ describe('plugin', () => {
     expect(schema.safeParse({ weightLayout: 'transposed' }).success).toBe(false);
     expect(schema.safeParse({ weightLayout: 'shared' }).success).toBe(true);
     const state = (weightLayout: string) => onnxBackendFactory.trainingStateBytes!({ model: 'tiny', weightLayout })!.bytes;
-    // 3,211,264 float32 weights: 4 copies (weights, gradients, two moments) shared, one more fused.
-    expect([state('shared'), state('fused')]).toEqual([4 * 12_845_056, 5 * 12_845_056]);
+    // 3,211,264 float32 weights: 4 copies (weights, gradients, two moments) shared, one more fused; and what each
+    // run holds: the returned copy of the gradients, three [512, 256] float32 gradients, 300 MiB of Node and onnxruntime.
+    const perRun = 12_845_056 + 3 * 512 * 256 * 4 + 300 * 2 ** 20;
+    expect([state('shared'), state('fused')]).toEqual([4 * 12_845_056 + perRun, 5 * 12_845_056 + perRun]);
   });
 
   it("a LoRA agent's engine: made on onnx, refused on tfjs at the agent's lora key", async () => {

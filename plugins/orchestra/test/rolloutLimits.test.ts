@@ -85,32 +85,88 @@ describe('what a step can hold', () => {
       // + 3 x 704 = 3,392 floats, x 4 layers + 2 x 512 logits = 14,592 floats = 58,368 bytes; cache 4,096; 1 turn x 64.
       // 8 rows x 100 x (4,096 + 58,368 + 64) = 50,022,400 bytes; evaluating 8 rows x 100 x (4,096 + 64) = 3,328,000.
       // The training state besides: 4 layers x (256 x 64 x 2 x (4 + 2) + 3 x 256 x 704) + 2 x 512 x 256 = 3,211,264
-      // float32 weights (12.25 MiB), 5 copies under the fused layout (weights, fused copy, gradients, two moments):
-      // 64,225,280 bytes, so 114,247,680 in all.
+      // float32 weights (12,845,056 bytes), 5 copies under the fused layout (weights, fused copy, gradients, two
+      // moments): 64,225,280 bytes; what each training run holds besides: onnxruntime-node's returned copy of the
+      // gradients 12,845,056, three [512, 256] gradients 3 x 524,288 = 1,572,864, Node and onnxruntime 300 MiB =
+      // 314,572,800; 393,216,000 bytes (375 MiB) of state, so 443,238,400 in all.
       expect(estimateEpisodeMemory(limits, { count: 8, why: 'p x s' }, 1).arithmetic).toBe(
-        "8 rows (p x s) x 100 tokens (agents.answerer.sampling.maxNewTokens) x 62,528 bytes per token (4,096 of model policy's key/value cache + 58,368 of model policy's activations kept for the backward pass on onnx + 1 turns x 64 of step records) + 61.3 MiB of model policy's training state (float32 weights, the graphs' fused copy, gradients and AdamW's two moments: 5 x 12.3 MiB) = 109 MiB",
+        "8 rows (p x s) x 100 tokens (agents.answerer.sampling.maxNewTokens) x 62,528 bytes per token (4,096 of model policy's key/value cache + 58,368 of model policy's activations kept for the backward pass on onnx + 1 turns x 64 of step records) + 375 MiB of model policy's training state (float32 weights, the graphs' fused copy, gradients and AdamW's two moments: 5 x 12.3 MiB; onnxruntime-node's copy of the gradients a run returns 12.3 MiB, three [vocab, hidden] gradients in a run 1.5 MiB, Node and onnxruntime 300 MiB) = 423 MiB",
       );
-      expect(() => checkMemory(cfg, limits, 1, { bytes: 114_247_680, description: 'enough' })).not.toThrow();
-      expect(() => checkMemory(cfg, limits, 1, { bytes: 114_247_679, description: 'short' })).toThrow(
+      expect(() => checkMemory(cfg, limits, 1, { bytes: 443_238_400, description: 'enough' })).not.toThrow();
+      expect(() => checkMemory(cfg, limits, 1, { bytes: 443_238_399, description: 'short' })).toThrow(
         expect.objectContaining({ code: 'LIMIT_EXCEEDED', key: 'rollout.samplesPerPrompt' }),
       );
     }
   });
 
-  test('on onnx a Qwen2.5-0.5B-sized model counts its training state once: four float32 copies under the shared layout', () => {
+  test('on onnx a Qwen2.5-0.5B-sized model counts its training state once and the activations of one micro-batch of its token bound', () => {
     const roles = { namesOf: () => ['onnx'], getNamed: () => onnxBackendFactory } as never;
     const cfg = config({ models: { policy: { backend: 'onnx', model: qwenDir, runtime: 'auto' } } });
     const limits = agentLimits(cfg, agents({ solver: 128, verifier: 128 }), roles);
-    // 24 x (896 x 64 x 2 x (14 + 2) + 3 x 896 x 4,864) + 151,936 x 896 (tied) = 493,961,216 weights, 1.84 GiB in
-    // float32; weights, gradients and two moments: 7,903,379,456 bytes, counted once for the two agents.
+    // 24 x (896 x 64 x 2 x (14 + 2) + 3 x 896 x 4,864) + 151,936 x 896 (tied) = 493,961,216 weights, 1,975,844,864
+    // bytes in float32; weights, gradients and two moments 7,903,379,456; onnxruntime-node's returned copy of the
+    // gradients 1,975,844,864; three [151,936, 896] gradients 3 x 544,538,624 = 1,633,615,872; Node and onnxruntime
+    // 314,572,800: 11,827,412,992 bytes, counted once for the two agents.
     const withState = estimateEpisodeMemory(limits, { count: 16, why: 'p x s' }, 2);
     const { state, ...rest } = limits[0]!;
     const without = estimateEpisodeMemory([{ ...rest }, { ...rest, role: 'verifier' }], { count: 16, why: 'p x s' }, 2);
-    expect(state!.bytes).toBe(7_903_379_456);
-    expect(withState.bytes - without.bytes).toBe(7_903_379_456);
-    expect(withState.arithmetic).toContain(
-      "+ 7.36 GiB of model policy's training state (float32 weights read in place by every graph, gradients and AdamW's two moments: 4 x 1.84 GiB)",
+    expect(state!.bytes).toBe(11_827_412_992);
+    expect(withState.bytes - without.bytes).toBe(11_827_412_992);
+    // Activations per token: per layer 4 x 896 + 2 x 2 x 64 + 3 x 4,864 = 18,432 floats, x 24 layers, + 2 x 16,384
+    // (the head's chunk) = 475,136 floats = 1,900,544 bytes, counted twice (3,801,088) at this size; the engine runs
+    // micro-batches of at most floor(2^29 / 1,900,544) = 282 tokens: 1,071,906,816 bytes. The sampling side: 16 rows
+    // x 128 tokens x (24,576 of cache + 2 turns x 64) = 50,593,792. In all 12,949,913,600 bytes (12.1 GiB).
+    expect(withState.bytes).toBe(12_949_913_600);
+    expect(withState.arithmetic).toBe(
+      "16 rows (p x s) x 128 tokens (agents.solver.sampling.maxNewTokens) x 24,704 bytes per token (24,576 of model policy's key/value cache + 2 turns x 64 of step records) + one micro-batch of 282 tokens (model policy's engine's bound) x 3,801,088 bytes of 2 x the activations kept for the backward pass on onnx + 11 GiB of model policy's training state (float32 weights read in place by every graph, gradients and AdamW's two moments: 4 x 1.84 GiB; onnxruntime-node's copy of the gradients a run returns 1.84 GiB, three [vocab, hidden] gradients in a run 1.52 GiB, Node and onnxruntime 300 MiB) = 12.1 GiB",
     );
+    // agents.<role>.train.microBatchTokens replaces the engine's bound: 1,000 tokens x 3,801,088 = 3,801,088,000.
+    const configured = config({
+      models: { policy: { backend: 'onnx', model: qwenDir, runtime: 'auto' } },
+      agents: { solver: { train: { microBatchTokens: 1000 } }, verifier: { train: { microBatchTokens: 1000 } } },
+    });
+    const bounded = estimateEpisodeMemory(
+      agentLimits(configured, agents({ solver: 128, verifier: 128 }), roles),
+      { count: 16, why: 'p x s' },
+      2,
+    );
+    expect(bounded.bytes).toBe(50_593_792 + 3_801_088_000 + 11_827_412_992);
+    expect(bounded.arithmetic).toContain('one micro-batch of 1,000 tokens (agents.solver.train.microBatchTokens) x 3,801,088 bytes');
+  });
+
+  test("on onnx a model under LoRA adapters counts its frozen base once and every agent's adapter five times", () => {
+    const roles = { namesOf: () => ['onnx'], getNamed: () => onnxBackendFactory } as never;
+    const lora = { rank: 16, alpha: 32, targetModules: ['q_proj', 'v_proj'] };
+    const cfg = config({
+      models: { policy: { backend: 'onnx', model: qwenDir, runtime: 'auto' } },
+      agents: { solver: { lora }, verifier: { lora } },
+    });
+    const limits = agentLimits(cfg, agents({ solver: 128, verifier: 128 }), roles);
+    // Per layer q_proj 16 x (896 + 896) = 28,672 and v_proj 16 x (896 + 128) = 16,384: 45,056 x 24 layers =
+    // 1,081,344 values an adapter, 2 adapters 8,650,752 bytes, x 5 (weights, gradients, two moments, the returned
+    // copy) = 43,253,760; the base 493,961,216 x 4 = 1,975,844,864 once; Node and onnxruntime 314,572,800.
+    expect(limits.map((l) => l.state!.bytes)).toEqual([2_333_671_424, 2_333_671_424]);
+    const estimate = estimateEpisodeMemory(limits, { count: 16, why: 'p x s' }, 2);
+    expect(estimate.arithmetic).toContain(
+      "2.17 GiB of model policy's training state (float32 frozen base 1.84 GiB; 2 LoRA adapters' weights, gradients, AdamW's two moments and the gradients' returned copy 5 x 8.25 MiB; Node and onnxruntime 300 MiB)",
+    );
+    // Counted once: 50,593,792 of sampling + 1,071,906,816 of one micro-batch (the test above) + the state.
+    expect(estimate.bytes).toBe(50_593_792 + 1_071_906_816 + 2_333_671_424);
+  });
+
+  test('on onnx a bound of more tokens than the step samples changes nothing; a smaller one counts one micro-batch', () => {
+    const roles = { namesOf: () => ['onnx'], getNamed: () => onnxBackendFactory } as never;
+    const estimate = (microBatchTokens: number) => {
+      const cfg = config({
+        models: { policy: { backend: 'onnx', model: 'tiny', runtime: 'auto' } },
+        agents: { answerer: { train: { microBatchTokens } } },
+      });
+      return estimateEpisodeMemory(agentLimits(cfg, agents({ answerer: 100 }), roles), { count: 8, why: 'p x s' }, 1).bytes;
+    };
+    // tiny, 8 rows x 100 tokens: 800 tokens of activations at 58,368 bytes (the test above) whenever the bound is
+    // 800 or more; a bound of 200 keeps 200 x 58,368 = 11,673,600 of the 46,694,400.
+    expect(estimate(800)).toBe(443_238_400);
+    expect(estimate(200)).toBe(443_238_400 - 46_694_400 + 11_673_600);
   });
 
   test("on onnx a critic of its own trunk adds that trunk's activations; one on the policy's trunk adds none", () => {

@@ -28,6 +28,7 @@ import type { SharedSessions } from '../SharedSessions.js';
 import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 import { trainingSessionPool, type TrainingSession } from '../training/OnnxTrainer.js';
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
+import { loraStateBytes, microBatchTokensFor, RUN_ACTIVATION_FACTOR, runOverheadBytes } from '../training/LargeModelMemory.js';
 import { SHARED_LAYOUT_BYTES, WEIGHT_LAYOUTS, type WeightLayout } from '../GraphWeights.js';
 
 const PLUGIN_NAME = 'backend-onnx';
@@ -60,17 +61,28 @@ export function createOnnxBackendFactory(): BackendFactory {
       const criticShape = critic && readModelShape(critic.model);
       // The output head goes over a wide vocabulary in chunks (`writeChunkedScoreHead`): logits one chunk wide.
       const policy = activationBytesPerToken(shape, HEAD_VOCAB_CHUNK);
-      if (!criticShape) return { bytes: policy, reason: 'activations kept for the backward pass on onnx' };
+      // A large model's runs take a bounded number of tokens (`defaultMicroBatchTokens`), whose activations the run
+      // holds about twice over (`RUN_ACTIVATION_FACTOR`).
+      const large = 4 * matrixWeightCount(shape) >= SHARED_LAYOUT_BYTES;
+      const bound = large ? { microBatchTokens: microBatchTokensFor(shape) } : {};
+      const factor = large ? RUN_ACTIVATION_FACTOR : 1;
+      const what = large
+        ? `${RUN_ACTIVATION_FACTOR} x the activations kept for the backward pass on onnx`
+        : 'activations kept for the backward pass on onnx';
+      if (!criticShape) return { bytes: factor * policy, reason: what, ...bound };
       return {
-        bytes: policy + activationBytesPerToken(criticShape),
-        reason: "activations kept for the backward pass on onnx, its critic's included",
+        bytes: factor * (policy + activationBytesPerToken(criticShape)),
+        reason: `${what}, its critic's included`,
+        ...bound,
       };
     },
     // Float32 weights, their gradients and AdamW's two moments, and under the fused layout the graphs' derived copy
-    // (`defaultWeightLayout`): what a full fine-tune holds before any activation.
-    trainingStateBytes(settings) {
+    // (`defaultWeightLayout`): what a full fine-tune holds before any activation; besides, what every training run
+    // holds whatever its tokens (`runOverheadBytes`).
+    trainingStateBytes(settings, adapters) {
       const shape = readModelShape((settings as ModelSettings).model);
       if (!shape) return undefined;
+      if (adapters?.length) return loraStateBytes(shape, adapters);
       const weights = 4 * matrixWeightCount(shape);
       const layout = (settings as { weightLayout?: WeightLayout }).weightLayout ?? (weights >= SHARED_LAYOUT_BYTES ? 'shared' : 'fused');
       const copies = layout === 'shared' ? 4 : 5;
@@ -78,7 +90,11 @@ export function createOnnxBackendFactory(): BackendFactory {
         copies === 4
           ? "weights read in place by every graph, gradients and AdamW's two moments"
           : "weights, the graphs' fused copy, gradients and AdamW's two moments";
-      return { bytes: copies * weights, reason: `float32 ${what}: ${copies} x ${formatBytes(weights)}` };
+      const run = runOverheadBytes(shape);
+      return {
+        bytes: copies * weights + run.bytes,
+        reason: `float32 ${what}: ${copies} x ${formatBytes(weights)}; ${run.reason}`,
+      };
     },
     describe: () =>
       `onnxruntime-node, execution provider ${PROVIDER_REQUESTS.join(' | ')} (models.<id>.provider, default auto: CUDA when installed)`,

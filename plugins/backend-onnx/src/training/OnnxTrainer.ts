@@ -22,6 +22,7 @@ import { HostAdamW } from './HostAdamW.js';
 import { SharedSessions } from '../SharedSessions.js';
 import { defaultWeightLayout, type WeightLayout } from '../GraphWeights.js';
 import { buildTrainingGraph, TrainingNames, type TrainingGraph } from './TrainingGraph.js';
+import { defaultMicroBatchTokens, largeModelSessionOptions } from './LargeModelMemory.js';
 
 export interface GradientRequest {
   /** The rows to train on. */
@@ -31,7 +32,10 @@ export interface GradientRequest {
   loss: LossFunction;
   /** Rows per forward/backward run (default: all rows in one). */
   microBatchSize?: number;
-  /** Padded tokens per forward/backward run at most (`UpdateRequest.microBatchTokens`; default: no bound). */
+  /**
+   * Padded tokens per forward/backward run at most (`UpdateRequest.microBatchTokens`; default: no bound, or at large
+   * sizes `defaultMicroBatchTokens`).
+   */
   microBatchTokens?: number;
   /** Report `actor/entropy` (token-mean entropy of the view's trained tokens). */
   entropyMetric?: boolean;
@@ -178,7 +182,8 @@ export class OnnxTrainer {
         vocabChunk: this.vocabChunk,
         layout: this.layout,
       });
-      const session = await this.ort.InferenceSession.create(model, sessionOptions(this.provider, this.options));
+      const options = largeModelSessionOptions(this.config, this.options);
+      const session = await this.ort.InferenceSession.create(model, sessionOptions(this.provider, options));
       return { session, ...outputs };
     });
   }
@@ -199,7 +204,8 @@ export class OnnxTrainer {
       totalFeeds[TrainingNames.totals[key]] = ortTensor(this.ort, Float32Array.of(totals[key]), []);
     for (const g of this.gradientBuffers.values()) g.fill(0);
     const agents = request.rowAgents;
-    const budget = request.microBatchTokens ? { tokens: request.microBatchTokens, batch: view.batch } : undefined;
+    const tokens = request.microBatchTokens ?? defaultMicroBatchTokens(this.config);
+    const budget = tokens ? { tokens, batch: view.batch } : undefined;
     const microBatches = partMicroBatches(view.rows, request.microBatchSize ?? 0, agents?.codes, budget);
     const agentGradNorms = agents ? new Array<number>(agents.agentCount).fill(0) : undefined;
     // With agents, micro-batches accumulate into `part` until their agent's last one, whose norm is then taken.

@@ -2,6 +2,8 @@ import {
   BatchInputSource,
   DrmasError,
   Checkpointable,
+  MemoryEstimates,
+  type MemoryEstimateReport,
   InfoSection,
   resolveMemoryBudget,
   RunFile,
@@ -84,6 +86,8 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
   private cursor = 0;
   private rollouts = 0;
   private rng?: SeededRng;
+  /** What the validate hook estimated a training step and an evaluation batch hold (`MemoryEstimates`). */
+  private memoryEstimates: MemoryEstimateReport[] = [];
   /** The tasks drawn by the current step's rollouts (greedy baselines run them again). */
   private readonly stepTasks = new Map<string, EnvTask>();
   /** MAVERL's runners: orchestras that call every role they declare (so each needs an `agents` entry). */
@@ -123,6 +127,7 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
         rewardAllocator: ctx.config.reward.allocator,
       }),
     });
+    ctx.bind(MemoryEstimates).toConstantValue({ estimates: () => this.memoryEstimates });
     ctx.bind(Checkpointable).toConstantValue({
       key: PLUGIN_NAME,
       getState: () => this.getState(),
@@ -147,7 +152,7 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
       const limits = agentLimits(config, workflow.agents(), kernel);
       checkPositions(limits);
       const turns = turnsPerEpisode(limits.length, config.orchestra, environment.maxRounds);
-      checkMemory(config, limits, turns, resolveMemoryBudget(config, kernel));
+      this.memoryEstimates = checkMemory(config, limits, turns, resolveMemoryBudget(config, kernel));
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.ENVIRONMENT }, async () => {
       const environment = this.workflow().environment();

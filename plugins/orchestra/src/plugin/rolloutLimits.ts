@@ -4,6 +4,7 @@ import {
   expectedTrainingFactory,
   formatBytes,
   type MemoryBudget,
+  type MemoryEstimateReport,
   type ResolvedConfig,
   type Contributions,
   rolesReadingValues,
@@ -74,8 +75,12 @@ interface AgentLimits {
   maxNewTokens: number;
   modelId?: string;
   shape?: ModelShape;
-  /** What its model's training engine holds per sampled token beyond the key/value cache (`trainingBytesPerToken`). */
-  training?: { bytes: number; reason: string };
+  /**
+   * What its model's training engine holds per sampled token beyond the key/value cache (`trainingBytesPerToken`),
+   * and the padded tokens of one micro-batch when they are bounded: `agents.<role>.train.microBatchTokens`, else the
+   * engine's own bound.
+   */
+  training?: { bytes: number; reason: string; microBatchTokens?: number; microBatchKey?: string };
   /** What its model's training engine holds whatever the batch: weights, gradients, optimizer state (`trainingStateBytes`). */
   state?: { bytes: number; reason: string };
 }
@@ -97,8 +102,21 @@ export function agentLimits(
     const shape = settings && readModelShape(settings.model);
     const criticTrunk = settings && valueRoles.has(agent.role) ? { model: critic?.model ?? settings.model } : undefined;
     const factory = settings && contributions && expectedTrainingFactory(contributions, settings);
-    const training = settings && factory?.trainingBytesPerToken?.(settings, criticTrunk);
-    const state = settings && factory?.trainingStateBytes?.(settings);
+    const perToken = settings && factory?.trainingBytesPerToken?.(settings, criticTrunk);
+    // A model whose agents train LoRA adapters is their frozen base: every such agent's adapter counts with it.
+    const adapters =
+      modelId === undefined
+        ? []
+        : [...agents.values()].flatMap((other) => {
+            const lora = config.agents[other.role]?.lora as { rank: number; targetModules: string[] } | undefined;
+            return lora && modelOf(config, other.role) === modelId ? [lora] : [];
+          });
+    const state = settings && factory?.trainingStateBytes?.(settings, adapters.length > 0 ? adapters : undefined);
+    const configured = (config.agents[agent.role]?.train as { microBatchTokens?: number } | undefined)?.microBatchTokens;
+    const training = perToken && {
+      ...perToken,
+      ...(configured !== undefined && { microBatchTokens: configured, microBatchKey: `agents.${agent.role}.train.microBatchTokens` }),
+    };
     return {
       role: agent.role,
       maxNewTokens: agent.sampling.maxNewTokens,
@@ -137,9 +155,10 @@ export interface MemoryEstimate {
 }
 
 /**
- * The least a batch of `rows` episodes sampled together holds: rows x tokens (the longest response bound; prompts
- * add more) x bytes per token, which are the sampling engine's key/value cache of the largest model (held while an
- * agent's call samples every row at once), what the training engine keeps per token for its backward pass (`trains`),
+ * What a batch of `rows` episodes sampled together holds: rows x tokens (the longest response bound; prompts add
+ * more) x bytes per token, which are the sampling engine's key/value cache of the largest model (held while an
+ * agent's call samples every row at once), what the training engine keeps per token for its backward pass (`trains`;
+ * where the engine or the config bounds a micro-batch's tokens, for one micro-batch of that many tokens instead),
  * plus the step's records of each of the episode's turns; and, once per model, what its training engine holds
  * whatever the batch (weights, gradients, optimizer state: held through evaluations too).
  */
@@ -161,20 +180,33 @@ export function estimateEpisodeMemory(
     ? limits.reduce<AgentLimits | undefined>((best, l) => ((l.training?.bytes ?? 0) > (best?.training?.bytes ?? 0) ? l : best), undefined)
     : undefined;
   const records = turnsPerEpisode * STEP_RECORD_BYTES_PER_TOKEN;
-  const perToken = cache + (training?.training?.bytes ?? 0) + records;
+  // A micro-batch bounded by tokens keeps at most that many tokens' activations, whatever the rows.
+  const bound = training?.training?.microBatchTokens;
+  const microBatch =
+    training?.training && bound !== undefined && bound < rows.count * tokens
+      ? { tokens: bound, bytes: bound * training.training.bytes, key: training.training.microBatchKey }
+      : undefined;
+  const perToken = cache + (microBatch ? 0 : (training?.training?.bytes ?? 0)) + records;
   const states = new Map(limits.flatMap((l) => (l.state ? [[l.modelId, l.state] as const] : [])));
-  const fixed = [...states.values()].reduce((s, state) => s + state.bytes, 0);
+  const fixed = [...states.values()].reduce((s, state) => s + state.bytes, 0) + (microBatch?.bytes ?? 0);
   const bytes = rows.count * tokens * perToken + fixed;
   const parts = [
     cache ? `${count(cache)} of model ${largest!.modelId}'s key/value cache` : undefined,
-    training?.training ? `${count(training.training.bytes)} of model ${training.modelId}'s ${training.training.reason}` : undefined,
+    training?.training && !microBatch
+      ? `${count(training.training.bytes)} of model ${training.modelId}'s ${training.training.reason}`
+      : undefined,
     `${turnsPerEpisode} turns x ${STEP_RECORD_BYTES_PER_TOKEN} of step records`,
   ].filter(Boolean);
+  const microBatchTerm = microBatch
+    ? ` + one micro-batch of ${count(microBatch.tokens)} tokens (${microBatch.key ?? `model ${training!.modelId}'s engine's bound`}) x ` +
+      `${count(training!.training!.bytes)} bytes of ${training!.training!.reason}`
+    : '';
   return {
     bytes,
     arithmetic:
       `${count(rows.count)} rows (${rows.why}) x ${count(tokens)} tokens (agents.${longest?.role}.sampling.maxNewTokens) ` +
       `x ${count(perToken)} bytes per token (${parts.join(' + ')})` +
+      microBatchTerm +
       [...states].map(([id, state]) => ` + ${formatBytes(state.bytes)} of model ${id}'s training state (${state.reason})`).join('') +
       ` = ${formatBytes(bytes)}`,
   };
@@ -185,9 +217,17 @@ export function turnsPerEpisode(agentCount: number, orchestra: OrchestraSettings
   return agentCount * orchestra.maxLoops * envMaxSteps;
 }
 
-/** Training steps and evaluations must fit the memory budget: LIMIT_EXCEEDED with the estimate otherwise. */
-export function checkMemory(config: OrchestraConfig, limits: readonly AgentLimits[], turns: number, budget: MemoryBudget): void {
-  if (limits.length === 0) return;
+/**
+ * Training steps and evaluations must fit the memory budget: LIMIT_EXCEEDED with the estimate otherwise; the two
+ * estimates when they fit (none without agents).
+ */
+export function checkMemory(
+  config: OrchestraConfig,
+  limits: readonly AgentLimits[],
+  turns: number,
+  budget: MemoryBudget,
+): MemoryEstimateReport[] {
+  if (limits.length === 0) return [];
   const { rollout, eval: evaluation } = config;
   const longestKey = `agents.${limits.reduce((a, b) => (b.maxNewTokens > a.maxNewTokens ? b : a), limits[0]!).role}.sampling.maxNewTokens`;
   const training = estimateEpisodeMemory(
@@ -228,6 +268,10 @@ export function checkMemory(config: OrchestraConfig, limits: readonly AgentLimit
       },
     );
   }
+  return [
+    { what: 'a training step', ...training, budget },
+    { what: 'an evaluation batch', ...evaluating, budget },
+  ];
 }
 
 /** `eval.tasks` takes the first tasks of the held-out split, which must have that many. */

@@ -1,0 +1,101 @@
+/**
+ * What the onnx engine does differently for a model that gets the `shared` weight layout (`SHARED_LAYOUT_BYTES` of
+ * float32 weights and up: Qwen2.5-0.5B and larger), so that a training step's peak is its state plus one bounded
+ * micro-batch: the sessions run without onnxruntime's CPU arena, and micro-batches are split by a token budget
+ * unless the request sets one. Smaller models (the built-in `tiny` and `small`) run as before, bit for bit.
+ */
+import { activationBytesPerToken, loraModuleShape, matrixWeightCount, type DecoderConfig, type ModelShape } from '@drmas/models';
+import { formatBytes, isLoraTargetModule } from '@drmas/core';
+import type * as OrtModule from 'onnxruntime-node';
+import { defaultWeightLayout } from '../GraphWeights.js';
+import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
+
+/**
+ * Activations one training micro-batch may keep by default, as `activationBytesPerToken` counts them (the run holds
+ * more: attention probabilities and the backward's transients; measured 3.8 MB a token at Qwen2.5-0.5B against
+ * 1.9 MB counted, bench/RESULTS.md "Real model sizes").
+ */
+export const MICRO_BATCH_ACTIVATION_BYTES = 2 ** 29;
+
+/** The shape fields the budget reads (a `DecoderConfig`, or a `ModelShape` read from config.json alone). */
+export type BudgetShape = Parameters<typeof activationBytesPerToken>[0];
+
+/**
+ * Padded tokens per micro-batch a large model's training runs take when the request sets none: as many as
+ * `MICRO_BATCH_ACTIVATION_BYTES` of activations hold (at least one row's worth is always taken); undefined below the
+ * shared layout's size, where micro-batches go by rows alone.
+ */
+export function defaultMicroBatchTokens(config: DecoderConfig): number | undefined {
+  return defaultWeightLayout(config) === 'shared' ? microBatchTokensFor(config) : undefined;
+}
+
+/** Tokens whose activations (one `HEAD_VOCAB_CHUNK`-wide head) fill `MICRO_BATCH_ACTIVATION_BYTES`. */
+export function microBatchTokensFor(shape: BudgetShape): number {
+  return Math.max(1, Math.floor(MICRO_BATCH_ACTIVATION_BYTES / activationBytesPerToken(shape, HEAD_VOCAB_CHUNK)));
+}
+
+/**
+ * Session options for `config`'s graphs: without the CPU arena at the shared layout's sizes (onnxruntime otherwise
+ * keeps the largest activations each session ever held, the sampling sessions' through training and the training
+ * session's through sampling); `options` (the model's own settings) win.
+ */
+export function largeModelSessionOptions(
+  config: DecoderConfig,
+  options: OrtModule.InferenceSession.SessionOptions | undefined,
+): OrtModule.InferenceSession.SessionOptions | undefined {
+  if (defaultWeightLayout(config) !== 'shared') return options;
+  return { enableCpuMemArena: false, ...options };
+}
+
+/**
+ * How many times over a large model's training run holds the activations `activationBytesPerToken` counts: they
+ * leave out attention probabilities and the backward's transients. Measured at Qwen2.5-0.5B (24 layers, rows of
+ * 328 tokens): 1.8x for micro-batches of 328 tokens, 2.5x for 656, 2.1x for 2,624 (bench/RESULTS.md).
+ */
+export const RUN_ACTIVATION_FACTOR = 2;
+
+/** Node's and onnxruntime-node's own resident memory, before any model (`drmas train` at its start: 0.27 GiB). */
+export const RUNTIME_BASELINE_BYTES = 300 * 2 ** 20;
+
+/**
+ * What a full fine-tune's training run holds whatever its tokens, besides the training state: the copy of every
+ * weight's gradient onnxruntime-node returns from each run (it copies even the outputs bound to the trainer's
+ * buffers; collected after the run), three `[vocab, hidden]` gradients in the run (the output head's, the embedding
+ * lookup's and, tied, their sum), and Node's and onnxruntime's own memory.
+ */
+export function runOverheadBytes(shape: ModelShape): { bytes: number; reason: string } {
+  const gradients = 4 * matrixWeightCount(shape);
+  const embedding = 3 * 4 * shape.vocabSize * shape.hiddenSize;
+  return {
+    bytes: gradients + embedding + RUNTIME_BASELINE_BYTES,
+    reason:
+      `onnxruntime-node's copy of the gradients a run returns ${formatBytes(gradients)}, three [vocab, hidden] ` +
+      `gradients in a run ${formatBytes(embedding)}, Node and onnxruntime ${formatBytes(RUNTIME_BASELINE_BYTES)}`,
+  };
+}
+
+/**
+ * What LoRA training holds whatever the batch: the frozen base's float32 weights once (every adapter's engine reads
+ * the run's one copy), each adapter's weights, gradients, AdamW's two moments and the gradients' returned copy (5 x
+ * rank x (in + out) per targeted module and layer, float32), and Node's and onnxruntime's own memory.
+ */
+export function loraStateBytes(
+  shape: ModelShape,
+  adapters: ReadonlyArray<{ rank: number; targetModules: readonly string[] }>,
+): { bytes: number; reason: string } {
+  const base = 4 * matrixWeightCount(shape);
+  let adapterValues = 0;
+  for (const { rank, targetModules } of adapters) {
+    for (const module of targetModules.filter(isLoraTargetModule)) {
+      const [out, inputs] = loraModuleShape(shape, module);
+      adapterValues += shape.numLayers * rank * (inputs + out);
+    }
+  }
+  const adapterBytes = 5 * 4 * adapterValues;
+  return {
+    bytes: base + adapterBytes + RUNTIME_BASELINE_BYTES,
+    reason:
+      `float32 frozen base ${formatBytes(base)}; ${adapters.length} LoRA adapter${adapters.length > 1 ? 's' : ''}' weights, gradients, ` +
+      `AdamW's two moments and the gradients' returned copy 5 x ${formatBytes(adapterBytes / 5)}; Node and onnxruntime ${formatBytes(RUNTIME_BASELINE_BYTES)}`,
+  };
+}
