@@ -34,7 +34,14 @@ export { BindingLedger, describeKey, type BindingRecord } from './di/BindingLedg
 export { translateContainerError } from './di/containerErrors.js';
 export type { RegisterContext } from './di/RegisterContext.js';
 export { AdvantageEstimator, rolesReadingValues, type AdvantageScope } from './services/AdvantageEstimator.js';
-export { AUTO_BACKEND, BackendFactory, CAPABILITY_TEXT, ENGINE_CAPABILITIES, type EngineCapability } from './engines/BackendFactory.js';
+export {
+  AUTO_BACKEND,
+  BackendFactory,
+  CAPABILITY_TEXT,
+  ENGINE_CAPABILITIES,
+  type EngineCapability,
+  type EnginePurpose,
+} from './engines/BackendFactory.js';
 export { Engines, type EngineChoice, type EngineRequest, type EngineSkip } from './engines/Engines.js';
 export { EngineService, expectedTrainingFactory, rankEngines } from './engines/EngineService.js';
 export { EnginesPlugin } from './engines/EnginesPlugin.js';

@@ -21,6 +21,9 @@ export const CAPABILITY_TEXT: Readonly<Record<EngineCapability, string>> = Objec
  * (`ctx.provide(BackendFactory, 'onnx', factory)`) with a priority and its capabilities, and chosen by the engine
  * service (`Engines`) for every caller: `models.<id>.backend` and `.rollout`, critics, `--engine` flags.
  */
+/** What an engine is created for: a policy (sampled, scored, trained) or a frozen reference that only scores. */
+export type EnginePurpose = 'policy' | 'reference';
+
 export interface BackendFactory {
   readonly name: string;
   /**
@@ -79,7 +82,11 @@ export interface BackendFactory {
     settings: Record<string, unknown>,
     adapters?: ReadonlyArray<{ rank: number; targetModules: readonly string[] }>,
   ): { bytes: number; reason: string } | undefined;
-  create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext }): Promise<PolicyBackend>;
+  /**
+   * Creates the engine of a model. `purpose: 'reference'`: a frozen model that only scores (a KL penalty's or DPO's
+   * reference), which the engine may hold in fewer bits (onnx: float16 weights); default a policy.
+   */
+  create(options: { modelId: string; settings: Record<string, unknown>; run: RunContext; purpose?: EnginePurpose }): Promise<PolicyBackend>;
   /**
    * Creates a critic (`critic` section): a decoder from `settings.model` with a zero-initialized scalar head, or, with
    * `shareTrunk`, a head on that policy's own trunk (which the value loss does not train). Present exactly when

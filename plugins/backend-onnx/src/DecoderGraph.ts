@@ -1,9 +1,10 @@
 import type { LoraSettings, LoraTargetModule } from '@drmas/core';
 import type { WeightTensor } from '@drmas/core';
 import { loraModuleShape, loraScaling, loraTensorNames, loraTensorShapes, type DecoderConfig } from '@drmas/models';
-import { GraphBuilder, type GraphWriter } from './onnx/GraphBuilder.js';
+import { DataType, GraphBuilder, type GraphWriter } from './onnx/GraphBuilder.js';
 import { HEAD_VOCAB_CHUNK, writeChunkedScoreHead } from './VocabChunkedHead.js';
-import { fusedWeights, sharedWeights, type WeightLayout, type WeightReader } from './GraphWeights.js';
+import { fusedWeights, sharedWeights, type StoredWeights, type WeightLayout, type WeightReader } from './GraphWeights.js';
+import type { WeightPrecision } from './weights/HalfWeights.js';
 
 /**
  * How the weights enter the graphs: as graph inputs (fed on every run from host buffers the backend owns, so a
@@ -48,28 +49,39 @@ const INT64_MAX = Number.MAX_SAFE_INTEGER;
  *   `[predict_start, predict_end)`, each row's logits multiplied by its `inverse_temperature [batch, 1, 1]`.
  *
  * Rope tables (`rope_cos`, signed `rope_sin`) and the additive `attention_bias` are computed by the caller.
+ *
+ * Under `float16` the weights are float16 inputs, each cast to float32 where it is read (a gathered embedding row, a
+ * chunk of the head's rows, a layer's projection), so that a run holds float32 copies only of what it reads now.
  */
 export function buildDecoderGraph(
   config: DecoderConfig,
   kind: DecoderGraphKind,
-  weights: Map<string, WeightTensor>,
+  weights: ReadonlyMap<string, WeightTensor | { shape: number[] }>,
   weightMode: WeightMode = 'inputs',
   lora?: LoraSettings,
   layout: WeightLayout = 'fused',
+  precision: WeightPrecision = 'float32',
 ): Uint8Array {
   const g = new GraphBuilder(`drmas-${config.modelType}-${kind}`);
   // `weights` are the graph weights (`graphWeights`) under `fused`, the Hugging Face tensors under `shared`; their
   // shapes define the inputs, their values the initializers.
+  const half = precision === 'float16';
   const weight = new Map<string, string>();
   for (const [name, t] of weights) {
-    weight.set(name, weightMode === 'inputs' ? g.input(name, 'float', t.shape) : g.initializer(name, 'float', t.shape, t.data));
+    if (weightMode === 'inputs') weight.set(name, g.input(name, half ? 'float16' : 'float', t.shape));
+    else if ('data' in t && !half) weight.set(name, g.initializer(name, 'float', t.shape, t.data));
+    else throw new Error(`buildDecoderGraph: initializer '${name}' needs float32 values`);
   }
-  const w = (name: string): string => {
+  const stored = (name: string): string => {
     const value = weight.get(name);
     if (!value) throw new Error(`buildDecoderGraph: weight '${name}' is missing`);
     return value;
   };
-  const reader = layout === 'shared' ? sharedWeights(g, config, w) : fusedWeights(g, config, w);
+  const storedWeights: StoredWeights | undefined = half
+    ? { value: stored, toFloat: (x) => g.op('Cast', [x], { to: DataType.float }) }
+    : undefined;
+  const w = storedWeights ? (name: string) => storedWeights.toFloat(stored(name)) : stored;
+  const reader = layout === 'shared' ? sharedWeights(g, config, w, storedWeights) : fusedWeights(g, config, w, undefined, storedWeights);
   const forward = writeDecoderForward(g, config, kind, reader, lora && writeLoraInputs(g, config, lora).graph);
   if (kind === 'score') {
     const head = writeScoreHead(g, config, forward, reader);
@@ -210,7 +222,7 @@ export function writeDecoderForward(
   const qShape = decode ? g.ints([-1, kvHeads, group, d]) : shapeWith([kvHeads, group, d]);
   const kvShape = decode ? g.ints([-1, kvHeads, 1, d]) : shapeWith([kvHeads, 1, d]);
 
-  let x = g.op('Gather', [weights.tensor('embed'), g.op('Reshape', [ids, g.ints([-1])])], { axis: 0 });
+  let x = weights.gather('embed', g.op('Reshape', [ids, g.ints([-1])]));
   for (let i = 0; i < c.numLayers; i++) {
     const normed = rmsNorm(x, `input_norm.${i}`);
     const [qFlat, kFlat, vFlat] = weights.project(normed, `qkv.${i}`, c.qkvBias ? `qkv_bias.${i}` : undefined) as [string, string, string];
@@ -318,7 +330,7 @@ export function writeScoreHead(
       {
         hidden: rmsNorm(predicting, 'norm'),
         // The Hugging Face rows where the graph has them: no transposed copy, and the gradient in their layout.
-        head: weights.headRows ? { value: weights.headRows, layout: 'rows' } : { value: weights.tensor('lm_head'), layout: 'columns' },
+        head: weights.chunkedHead(),
         targets,
         inverseTemperature,
         hiddenSize: h,

@@ -51,6 +51,7 @@ export class DecoderSessions {
       graphShape(state.config),
       state.weightMode,
       state.layout,
+      state.precision,
       state.lora?.settings ?? null,
       provider.provider,
       options.sessionOptions ?? null,
@@ -71,7 +72,11 @@ export class DecoderSessions {
     }
     return this.pool.get(kind, this.sessionKey, () => {
       const { state } = this;
-      const model = buildDecoderGraph(state.config, kind, state.graphWeights, state.weightMode, state.lora?.settings, state.layout);
+      const weights =
+        state.precision === 'float16'
+          ? new Map([...state.graphWeightShapes].map(([name, shape]) => [name, { shape }]))
+          : state.graphWeights;
+      const model = buildDecoderGraph(state.config, kind, weights, state.weightMode, state.lora?.settings, state.layout, state.precision);
       const options = largeModelSessionOptions(state.config, this.options.sessionOptions);
       return this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, options));
     });

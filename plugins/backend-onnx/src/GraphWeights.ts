@@ -37,6 +37,23 @@ export interface WeightReader {
   project(x: string, name: string, bias?: string): string[];
   /** The output head as `[vocab, hidden]` rows (the Hugging Face tensor) where the graph has it. */
   readonly headRows?: string;
+  /** Rows `indices` of a graph weight (the embedding), as float32. */
+  gather(name: string, indices: string): string;
+  /**
+   * The output head as a chunked head reads it (`writeChunkedScoreHead`): its value as stored, its layout, and under
+   * float16 the cast that each chunk's slice takes to float32 (so that only one chunk exists as float32 at a time).
+   */
+  chunkedHead(): { value: string; layout: 'rows' | 'columns'; toFloat?: (x: string) => string };
+}
+
+/**
+ * Weights stored in another precision than the graph computes in (float16): `value` gives a graph weight's stored
+ * value by the name the reader's lookup takes, `toFloat` casts a value (a whole weight, a gathered row, a slice) to
+ * float32 where it is read.
+ */
+export interface StoredWeights {
+  value(name: string): string;
+  toFloat(x: string): string;
 }
 
 /** Output widths of a graph weight's Hugging Face parts. */
@@ -49,12 +66,26 @@ function partWidths(config: DecoderConfig, source: GraphWeightSource): number[] 
  * The `fused` layout over graph weights looked up by `w` (inputs or initializers of `graphWeights`, or derived in the
  * graph from the Hugging Face tensors): one MatMul per fused projection, then split into its parts.
  */
-export function fusedWeights(g: GraphWriter, config: DecoderConfig, w: (name: string) => string, headRows?: string): WeightReader {
+export function fusedWeights(
+  g: GraphWriter,
+  config: DecoderConfig,
+  w: (name: string) => string,
+  headRows?: string,
+  stored?: StoredWeights,
+): WeightReader {
   const sources = graphWeightSources(config);
   return {
     layout: 'fused',
     tensor: w,
     headRows,
+    gather: (name, indices) =>
+      stored ? stored.toFloat(g.op('Gather', [stored.value(name), indices], { axis: 0 })) : g.op('Gather', [w(name), indices], { axis: 0 }),
+    chunkedHead: () =>
+      headRows
+        ? { value: headRows, layout: 'rows' }
+        : stored
+          ? { value: stored.value('lm_head'), layout: 'columns', toFloat: (x) => stored.toFloat(x) }
+          : { value: w('lm_head'), layout: 'columns' },
     project(x, name, bias) {
       const product = g.op('MatMul', [x, w(name)]);
       const y = bias ? g.op('Add', [product, w(bias)]) : product;
@@ -68,17 +99,29 @@ export function fusedWeights(g: GraphWriter, config: DecoderConfig, w: (name: st
  * The `shared` layout over the Hugging Face tensors looked up by `hf`: each part a `Gemm(x, W, transB = 1)` on its
  * `[out, in]` rows (x `[tokens, in]`), its bias added; the embedding, norms and head read in place.
  */
-export function sharedWeights(g: GraphWriter, config: DecoderConfig, hf: (name: string) => string): WeightReader {
+export function sharedWeights(g: GraphWriter, config: DecoderConfig, hf: (name: string) => string, stored?: StoredWeights): WeightReader {
   const sources = graphWeightSources(config);
   const source = (name: string): GraphWeightSource => {
     const found = sources.get(name);
     if (!found) throw new Error(`no graph weight '${name}'`);
     return found;
   };
+  const head = source('lm_head').parts[0]!;
   return {
     layout: 'shared',
     tensor: (name) => hf(source(name).parts[0]!),
-    headRows: hf(source('lm_head').parts[0]!),
+    // Under float16 a lookup writes a cast: the head's is written where it is read.
+    get headRows() {
+      return hf(head);
+    },
+    gather: (name, indices) => {
+      const table = source(name).parts[0]!;
+      return stored
+        ? stored.toFloat(g.op('Gather', [stored.value(table), indices], { axis: 0 }))
+        : g.op('Gather', [hf(table), indices], { axis: 0 });
+    },
+    chunkedHead: () =>
+      stored ? { value: stored.value(head), layout: 'rows', toFloat: (x) => stored.toFloat(x) } : { value: hf(head), layout: 'rows' },
     project(x, name, bias) {
       const biases = bias ? source(bias).parts : [];
       return source(name).parts.map((part, k) => {

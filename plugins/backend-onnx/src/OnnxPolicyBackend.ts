@@ -36,6 +36,7 @@ import { OnnxScorer } from './scoring/OnnxScorer.js';
 import type { SharedSessions } from './SharedSessions.js';
 import type { TrainingSession } from './training/OnnxTrainer.js';
 import { PolicyTraining } from './training/PolicyTraining.js';
+import type { WeightPrecision } from './weights/HalfWeights.js';
 import { WeightState } from './weights/WeightState.js';
 import { WeightSync } from './weights/WeightSync.js';
 
@@ -71,6 +72,13 @@ export interface OnnxEngineOptions {
    * and scoring apply it unmerged, `update` trains it alone, `save` / `load` write and read it in PEFT's layout.
    */
   lora?: { settings: LoraSettings; /** Seeds PEFT's init of A (default 0). */ seed?: number };
+  /**
+   * How the host holds the weights (default `float32`). `float16`: half the bytes, converted once at creation (round
+   * to nearest even; a bfloat16 checkpoint's values of magnitude 2^-14 to 65504 exactly), each weight cast to float32
+   * in the graph where it is read; the engine is frozen: it samples and scores (a reference model), and refuses
+   * `update`, `save`, `load`, snapshots, `syncWeights` and `exportWeights`. Needs weights as inputs and no LoRA.
+   */
+  weightPrecision?: WeightPrecision;
 }
 
 export interface OnnxBackendOptions extends ModelSource, OnnxEngineOptions {}
@@ -170,6 +178,25 @@ export class OnnxPolicyBackend implements PolicyBackend {
     return this.state.layout;
   }
 
+  get weightPrecision(): WeightPrecision {
+    return this.state.precision;
+  }
+
+  /** Bytes of the weight buffers this engine holds on the host (`WeightState.heldBytes`; a shared LoRA base counted). */
+  get weightBytes(): number {
+    return this.state.heldBytes;
+  }
+
+  /** Refuses a use that changes or reads out float32 weights on a `float16` engine. */
+  private ensureTrainable(what: string): void {
+    this.sessions.ensureLive();
+    if (this.state.precision === 'float32') return;
+    throw new DrmasError('INVALID_ARGUMENT', `engine ${this.name} holds its weights in float16 and is frozen: it cannot ${what}`, {
+      key: 'weightPrecision',
+      hint: "use it to sample and score only (a reference model), or create it with weightPrecision 'float32'",
+    });
+  }
+
   /** Stop ids used when a request gives none: config.json's eos ids and the tokenizer's eos. */
   get defaultStopTokenIds(): number[] {
     return this.sampler.defaultStopTokenIds();
@@ -200,7 +227,9 @@ export class OnnxPolicyBackend implements PolicyBackend {
    */
   sharedTrunk(): { config: DecoderConfig; weights: Map<string, WeightTensor> } | undefined {
     this.sessions.ensureLive();
-    return this.state.adapter ? undefined : { config: this.state.config, weights: this.state.weights };
+    return this.state.adapter || this.state.precision === 'float16'
+      ? undefined
+      : { config: this.state.config, weights: this.state.weights };
   }
 
   /** Names of the trained parameters, as in the checkpoint (the adapter's under LoRA). */
@@ -210,13 +239,13 @@ export class OnnxPolicyBackend implements PolicyBackend {
 
   /** One optimizer step on the engine's own weight buffers (`PolicyTraining.update`). */
   async update(request: UpdateRequest): Promise<UpdateResult> {
-    this.sessions.ensureLive();
+    this.ensureTrainable('train (update)');
     return this.training.update(request);
   }
 
   /** Writes a Hugging Face checkpoint of the current weights, with AdamW's state (the tfjs backend's files) unless `optimizer: false`. */
   async save(dir: string, options: SaveOptions = {}): Promise<void> {
-    this.sessions.ensureLive();
+    this.ensureTrainable('save a checkpoint');
     return this.checkpoint.save(dir, options);
   }
 
@@ -225,22 +254,22 @@ export class OnnxPolicyBackend implements PolicyBackend {
    * backend) is loaded when asked, or by default when the folder has it; otherwise the optimizer restarts.
    */
   async load(dir: string, options: LoadOptions = {}): Promise<void> {
-    this.sessions.ensureLive();
+    this.ensureTrainable('load a checkpoint');
     return this.checkpoint.load(dir, options);
   }
 
   async snapshotTraining(): Promise<TrainingSnapshot> {
-    this.sessions.ensureLive();
+    this.ensureTrainable('snapshot its training state');
     return this.training.snapshot();
   }
 
   async restoreTraining(snapshot: TrainingSnapshot): Promise<void> {
-    this.sessions.ensureLive();
+    this.ensureTrainable('restore a training snapshot');
     return this.training.restore(snapshot);
   }
 
   async exportWeights(): Promise<Map<string, WeightTensor>> {
-    this.sessions.ensureLive();
+    this.ensureTrainable('export float32 weights');
     return this.state.export();
   }
 
@@ -249,7 +278,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
    * the sessions read on their next run: no file, no session rebuild.
    */
   async syncWeights(from: PolicyBackend): Promise<void> {
-    this.sessions.ensureLive();
+    this.ensureTrainable('take weights (syncWeights)');
     if (from === this) return;
     await this.weightSync.syncFrom(from);
   }

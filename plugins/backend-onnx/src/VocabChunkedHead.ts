@@ -21,7 +21,11 @@ export interface ChunkedHeadInputs {
    * The output projection: `[hidden, vocab]` columns (the graph weight `lm_head`), or `[vocab, hidden]` rows (the
    * Hugging Face tensor, as the training graph has it: sliced and differentiated in that layout, no transposed copy).
    */
-  head: { value: string; layout: 'columns' | 'rows' };
+  head: {
+    value: string;
+    layout: 'columns' | 'rows';
+    /** Casts a chunk's slice of a head stored in another precision. */ toFloat?: (x: string) => string;
+  };
   /** The predicted ids `[batch, responses]` (int64). */
   targets: string;
   /** Each row's `1 / temperature`, `[batch, 1, 1]`. */
@@ -45,7 +49,7 @@ export interface ChunkedHeadInputs {
  */
 export function writeChunkedScoreHead(
   g: GraphWriter,
-  { hidden, head: { value: head, layout }, targets, inverseTemperature, hiddenSize, vocabSize }: ChunkedHeadInputs,
+  { hidden, head: { value: head, layout, toFloat }, targets, inverseTemperature, hiddenSize, vocabSize }: ChunkedHeadInputs,
   chunk: number = HEAD_VOCAB_CHUNK,
 ): { logProbs: string; entropy: string } {
   const chunks = vocabChunks(vocabSize, chunk);
@@ -78,7 +82,8 @@ export function writeChunkedScoreHead(
     () => {
       const stats: string[] = [];
       for (const [start, end] of chunks) {
-        const slice = g.op('Slice', [head, g.ints([start]), g.ints([end]), g.ints([rows ? 0 : 1])]);
+        const stored = g.op('Slice', [head, g.ints([start]), g.ints([end]), g.ints([rows ? 0 : 1])]);
+        const slice = toFloat ? toFloat(stored) : stored;
         slices.push(slice);
         const x = stats.length === 0 ? hidden : g.op('Add', [hidden, after(stats.slice(-1))]);
         const z = logitsOf(x, slice);

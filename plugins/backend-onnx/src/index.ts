@@ -25,7 +25,15 @@ export { buildDecoderGraph, GraphNames, type DecoderGraphKind, type WeightMode }
 export { GraphBuilder, OPSET, type Dim, type ElementType } from './onnx/GraphBuilder.js';
 export { ProtobufWriter } from './onnx/ProtobufWriter.js';
 export { OnnxBackendDisposedError, OnnxRequestError, OnnxRuntimeUnavailableError, OnnxWeightMismatchError } from './OnnxBackendErrors.js';
-export { default, OnnxBackendPlugin, createOnnxBackendFactory } from './plugin/OnnxBackendPlugin.js';
+export {
+  FLOAT16_MAX,
+  Float16OverflowError,
+  toFloat16,
+  WEIGHT_PRECISIONS,
+  type HalfTensor,
+  type WeightPrecision,
+} from './weights/HalfWeights.js';
+export { default, OnnxBackendPlugin, createOnnxBackendFactory, referencePrecision } from './plugin/OnnxBackendPlugin.js';
 export { DifferentiableGraph, type NodeRecord, type ValueInfo, type ValueType } from './training/DifferentiableGraph.js';
 export { OP_RULES, type OpRule } from './training/OpRules.js';
 export { onnxTensorOps } from './training/OnnxTensorOps.js';

@@ -15,6 +15,7 @@ import {
   type LoraEngineSettings,
   type PlannedWorkerGroup,
   type PolicyBackend,
+  type EnginePurpose,
   type RunContext,
   type WorkerGroup,
   type WorkerGroups,
@@ -153,7 +154,7 @@ export class WorkerGroupsService implements WorkerGroups {
         rolloutName = choice.name;
         factories.set(rolloutName, choice.factory);
       }
-      const make = (name: string) => factories.get(name)!.create({ modelId: plan.model, settings, run });
+      const make = (name: string, purpose?: EnginePurpose) => factories.get(name)!.create({ modelId: plan.model, settings, run, purpose });
       if (plan.lora && rolloutName && rolloutName !== trainerName) {
         throw new DrmasError(
           'CONFIG_INVALID',
@@ -197,7 +198,7 @@ export class WorkerGroupsService implements WorkerGroups {
       }
       // A group of frozen agents never computes a loss, so it needs no reference model.
       const trains = plan.frozenAgents.length < plan.agents.length;
-      const reference = options.reference && trains ? await make(trainerName) : undefined;
+      const reference = options.reference && trains ? await make(trainerName, 'reference') : undefined;
       const group: TrainedWorkerGroup = {
         id: plan.id,
         agents: plan.agents,

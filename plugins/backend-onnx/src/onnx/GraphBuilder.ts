@@ -1,7 +1,7 @@
 import { ProtobufWriter } from './ProtobufWriter.js';
 
 /** ONNX `TensorProto.DataType` values used here. */
-export const DataType = { float: 1, int32: 6, int64: 7 } as const;
+export const DataType = { float: 1, int32: 6, int64: 7, float16: 10 } as const;
 export type ElementType = keyof typeof DataType;
 
 /** A dimension: a fixed size or a symbolic name (`batch`, `columns`). */

@@ -30,6 +30,7 @@ import { trainingSessionPool, type TrainingSession } from '../training/OnnxTrain
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
 import { loraStateBytes, microBatchTokensFor, RUN_ACTIVATION_FACTOR, runOverheadBytes } from '../training/LargeModelMemory.js';
 import { SHARED_LAYOUT_BYTES, WEIGHT_LAYOUTS, type WeightLayout } from '../GraphWeights.js';
+import { WEIGHT_PRECISIONS, type WeightPrecision } from '../weights/HalfWeights.js';
 
 const PLUGIN_NAME = 'backend-onnx';
 /** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
@@ -103,11 +104,13 @@ export function createOnnxBackendFactory(): BackendFactory {
         () => undefined,
         (error: Error) => error.message,
       ),
-    async create({ modelId, settings, run }) {
+    async create({ modelId, settings, run, purpose }) {
       const model = settings as ModelSettings;
       const provider = parseProviderRequest(model.provider, `models.${modelId}.provider`);
       const lora = settings.lora as LoraEngineSettings | undefined;
       const sessions = runSessions(run);
+      // A LoRA reference reads the run's shared float32 base: no copy of its own to shrink.
+      const weightPrecision = purpose === 'reference' && !lora ? referencePrecision(model) : 'float32';
       try {
         const source = { model: model.model, architecture: model.architecture as ArchitectureName | undefined, seed: model.seed };
         const options = {
@@ -115,6 +118,7 @@ export function createOnnxBackendFactory(): BackendFactory {
           provider,
           sessionOptions: modelSessionOptions(model),
           weightLayout: (model as { weightLayout?: WeightLayout }).weightLayout,
+          weightPrecision,
           rolloutSessions: sessions.rollout,
           trainingSessions: sessions.training,
           warn: (message: string) => run.log(`warning: ${message}`),
@@ -132,7 +136,11 @@ export function createOnnxBackendFactory(): BackendFactory {
           return backend;
         }
         const backend = await createOnnxPolicyBackend({ ...source, ...options });
-        run.log(`model ${modelId}: ${model.model} on ${backend.runtime}`);
+        run.log(
+          purpose === 'reference'
+            ? `model ${modelId}: reference ${model.model} on ${backend.runtime}, ${weightPrecision} weights (${formatBytes(backend.weightBytes)})`
+            : `model ${modelId}: ${model.model} on ${backend.runtime}`,
+        );
         return backend;
       } catch (cause) {
         if (!DrmasError.is(cause)) throw cause;
@@ -190,6 +198,17 @@ export function createOnnxBackendFactory(): BackendFactory {
       );
     },
   };
+}
+
+/**
+ * How a reference model (`purpose: 'reference'`) holds its weights: `models.<id>.referencePrecision`, by default
+ * float16 from `SHARED_LAYOUT_BYTES` of float32 weights (Qwen2.5-0.5B: 1.84 GiB down to 0.92), float32 below (the
+ * built-in `tiny` and `small`, whose runs stay bitwise as before).
+ */
+export function referencePrecision(settings: { model: string; referencePrecision?: WeightPrecision }): WeightPrecision {
+  if (settings.referencePrecision) return settings.referencePrecision;
+  const shape = readModelShape(settings.model);
+  return shape && 4 * matrixWeightCount(shape) >= SHARED_LAYOUT_BYTES ? 'float16' : 'float32';
 }
 
 /** The session options a model's settings ask for, beside `sessionOptions`' defaults (undefined: none). */
@@ -255,6 +274,7 @@ export class OnnxBackendPlugin implements Plugin {
       threads: z.number().int().min(1).max(MAX_THREADS).optional(),
       memoryPattern: z.boolean().optional(),
       weightLayout: z.enum(WEIGHT_LAYOUTS).optional(),
+      referencePrecision: z.enum(WEIGHT_PRECISIONS).optional(),
     }),
   };
 
@@ -296,5 +316,11 @@ declare module '@drmas/core' {
      * derived transposed, fused copy beside it); default `shared` from 512 MiB of float32 weights, else `fused`.
      */
     weightLayout?: WeightLayout;
+    /**
+     * How this model's reference (the frozen model of a KL penalty or DPO) holds its weights on onnx: `float16` (half
+     * the bytes; log-probs within float16's rounding of the weights) or `float32`; default `float16` from 512 MiB of
+     * float32 weights, else `float32`. A LoRA reference reads the run's shared float32 base.
+     */
+    referencePrecision?: WeightPrecision;
   }
 }

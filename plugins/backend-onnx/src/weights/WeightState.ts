@@ -1,4 +1,4 @@
-import type { LoraSettings, WeightTensor } from '@drmas/core';
+import { DrmasError, type LoraSettings, type WeightTensor } from '@drmas/core';
 import {
   expectedWeightShapes,
   initLoraAdapter,
@@ -12,6 +12,7 @@ import { ortTensor, type Feeds } from '../DecoderFeeds.js';
 import type { Ort } from '../ExecutionProvider.js';
 import { defaultWeightLayout, graphWeights, refreshGraphWeights, type WeightLayout } from '../GraphWeights.js';
 import { OnnxWeightMismatchError } from '../OnnxBackendErrors.js';
+import { toFloat16, type HalfTensor, type WeightPrecision } from './HalfWeights.js';
 
 export interface WeightStateOptions {
   /** How weights enter the graphs (default `inputs`). */
@@ -20,6 +21,11 @@ export interface WeightStateOptions {
   weightLayout?: WeightLayout;
   /** A LoRA adapter on the weights, which are then a frozen base. */
   lora?: { settings: LoraSettings; /** Seeds PEFT's init of A (default 0). */ seed?: number };
+  /**
+   * How the host holds the graphs' weights (default `float32`). `float16`: converted once here, the float32 ones let
+   * go; the engine is frozen (it samples and scores; it neither trains nor saves). Needs weights as inputs, no LoRA.
+   */
+  weightPrecision?: WeightPrecision;
 }
 
 /**
@@ -30,11 +36,14 @@ export interface WeightStateOptions {
 export class WeightState {
   readonly weightMode: WeightMode;
   readonly lora: WeightStateOptions['lora'];
+  readonly precision: WeightPrecision;
   private configRef: DecoderConfig;
   /** Hugging Face tensors (what `exportWeights` and `save` give). */
   private weightsRef: Map<string, WeightTensor>;
   /** The graphs' weights: derived from `weights` (`graphWeights`) under the `fused` layout, `weights` itself under `shared`. */
   private graphWeightsRef: Map<string, WeightTensor>;
+  /** Under `float16`: the graphs' weights as float16 (`weights` and `graphWeights` are then empty). */
+  private halfRef = new Map<string, HalfTensor>();
   private layoutRef: WeightLayout;
   private feedsRef: Feeds = {};
   private invFreqRef: Float64Array;
@@ -51,10 +60,22 @@ export class WeightState {
   ) {
     this.weightMode = options.weightMode ?? 'inputs';
     this.lora = options.lora;
+    this.precision = options.weightPrecision ?? 'float32';
     this.configRef = config;
     this.weightsRef = checkedWeights(config, weights);
     this.layoutRef = options.weightLayout ?? defaultWeightLayout(config);
     this.graphWeightsRef = this.graphWeightsOf(this.weightsRef);
+    if (this.precision === 'float16') {
+      if (this.weightMode !== 'inputs' || options.lora) {
+        throw new DrmasError('INVALID_ARGUMENT', `float16 weights need weightMode 'inputs' and no LoRA adapter`, {
+          key: 'weightPrecision',
+          hint: "hold them in float32 (weightPrecision: 'float32'), or feed them as inputs without an adapter",
+        });
+      }
+      for (const [name, w] of this.graphWeightsRef) this.halfRef.set(name, toFloat16(name, w));
+      this.weightsRef = new Map();
+      this.graphWeightsRef = new Map();
+    }
     this.tokenizer = tokenizer;
     this.invFreqRef = rotaryInverseFrequencies(config);
     const lora = options.lora;
@@ -72,6 +93,21 @@ export class WeightState {
 
   get graphWeights(): Map<string, WeightTensor> {
     return this.graphWeightsRef;
+  }
+
+  /** The shapes of the graphs' weights, by graph-weight name (either precision). */
+  get graphWeightShapes(): Map<string, number[]> {
+    const source = this.precision === 'float16' ? this.halfRef : this.graphWeightsRef;
+    return new Map([...source].map(([name, w]) => [name, w.shape]));
+  }
+
+  /** Bytes of the weight buffers held on the host: the weights, their derived copy and float16 copy where held. */
+  get heldBytes(): number {
+    let bytes = 0;
+    for (const w of this.weightsRef.values()) bytes += w.data.byteLength;
+    if (this.graphWeightsRef !== this.weightsRef) for (const w of this.graphWeightsRef.values()) bytes += w.data.byteLength;
+    for (const w of this.halfRef.values()) bytes += w.data.byteLength;
+    return bytes;
   }
 
   get layout(): WeightLayout {
@@ -100,6 +136,7 @@ export class WeightState {
   private makeWeightFeeds(): Feeds {
     const feeds: Feeds = {};
     if (this.weightMode === 'inputs') for (const [name, w] of this.graphWeightsRef) feeds[name] = ortTensor(this.ort, w.data, w.shape);
+    for (const [name, w] of this.halfRef) feeds[name] = new this.ort.Tensor('float16', w.data, w.shape);
     // The adapter is always an input: its buffers are trained in place and read by the next run.
     for (const [name, w] of this.adapter ?? []) feeds[name] = ortTensor(this.ort, w.data, w.shape);
     return feeds;
@@ -145,6 +182,7 @@ export class WeightState {
   clear(): void {
     this.weightsRef = new Map();
     this.graphWeightsRef = new Map();
+    this.halfRef = new Map();
     this.feedsRef = {};
   }
 }

@@ -72,7 +72,7 @@ async function openReference(kernel: Kernel, config: ResolvedConfig, group: Trai
   const factory = kernel.get(Engines).get(group.engine, `models.${group.id}.backend`);
   const model = referenceFolder(dir, group.id);
   const settings = { ...plan.settings, seed: plan.settings.seed ?? config.trainer.seed, model } as Record<string, unknown>;
-  return factory.create({ modelId: group.id, settings, run });
+  return factory.create({ modelId: group.id, settings, run, purpose: 'reference' });
 }
 
 export const dpo: CliCommand = {
