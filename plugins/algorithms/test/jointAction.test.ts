@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { TrainingBatch } from '@drmas/core';
+import { makeTurn, TrainingBatch } from '@drmas/core';
 import { ADVANTAGE_ESTIMATORS, computeAdvantage, estimateView, type AdvantageInput } from '../src/index.js';
 import { expectMatrixClose } from './closeTo.js';
 
@@ -49,19 +49,21 @@ describe('joint-action baselines (CoMLRL MAGRPO / MARLOO / MAREMAX)', () => {
 
   test('on a view of the step batch: the same numbers, written into the batch', () => {
     const batch = TrainingBatch.fromTurns(
-      rows.map(([groupId, trajectoryId, step, agentId, reward], index) => ({
-        groupId,
-        trajectoryId,
-        agentId,
-        workerGroupId: agentId,
-        step,
-        index,
-        promptIds: [1],
-        responseIds: [4, 5],
-        logProbs: [-1, -1],
-        tokenRewards: [reward, 0],
-        valid: true,
-      })),
+      rows.map(([groupId, trajectoryId, round, agentId, reward], index) =>
+        makeTurn({
+          groupId,
+          trajectoryId,
+          agentId,
+          workerGroupId: agentId,
+          round,
+          index,
+          promptIds: [1],
+          responseIds: [4, 5],
+          logProbs: [-1, -1],
+          tokenRewards: [reward, 0],
+          valid: true,
+        }),
+      ),
     );
     estimateView(ADVANTAGE_ESTIMATORS.marloo, batch.all(), { gamma: 0.5 });
     expectMatrixClose(
@@ -83,7 +85,7 @@ describe('joint-action baselines (CoMLRL MAGRPO / MARLOO / MAREMAX)', () => {
 
   test('a group key that splits a joint action, or no trajectory ids, is refused', () => {
     expect(() => computeAdvantage(ADVANTAGE_ESTIMATORS.magrpo, input, { groupKey: 'prompt_agent' })).toThrow(
-      "options.groupKey: puts the rows of one joint action (row 1's trajectory at its step) in two groups",
+      "options.groupKey: puts the rows of one joint action (row 1's trajectory at its round) in two groups",
     );
     const { trajectoryIds: _ids, ...noTrajectories } = input;
     expect(() => computeAdvantage(ADVANTAGE_ESTIMATORS.marloo, noTrajectories)).toThrow("trajectoryIds: is required by estimator 'marloo'");

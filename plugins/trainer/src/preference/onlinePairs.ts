@@ -19,7 +19,7 @@ export function bestAgainstWorst(view: BatchView, workerGroupId: string): Online
   const { batch } = view;
   const sets = new Map<string, number[]>();
   for (const row of view.rows) {
-    const key = `${batch.ids.group.codes[row]}/${batch.ids.agent.codes[row]}/${batch.ids.step.codes[row]}`;
+    const key = `${batch.ids.group.codes[row]}/${batch.ids.agent.codes[row]}/${batch.ids.round.codes[row]}`;
     let rows = sets.get(key);
     if (!rows) sets.set(key, (rows = []));
     rows.push(row);
