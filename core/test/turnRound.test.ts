@@ -77,14 +77,17 @@ describe("a turn's round, and `step`, its name before 0.2.0", () => {
   });
 });
 
-/** Turns of one episode as a plugin written against 0.1 builds them: `step`, no `round` (`key`: `step` or neither). */
-function turns01(trajectoryId: string, key: 'step' | 'none'): Turn[] {
+/**
+ * Turns of one episode built without `makeTurn`: as a plugin written against 0.1 builds them (`step`, no `round`), as
+ * a literal with `round` (or a structuredClone of a Turn), or with neither.
+ */
+function turns01(trajectoryId: string, key: 'step' | 'round' | 'none'): Turn[] {
   const turns: unknown[] = [0, 0, 1].map((round, index) => ({
     groupId: 'g',
     trajectoryId,
     agentId: index === 1 ? 'verifier' : 'solver',
     workerGroupId: 'wg',
-    ...(key === 'step' ? { step: round } : {}),
+    ...(key === 'none' ? {} : { [key]: round }),
     index,
     promptIds: [1],
     responseIds: [2],
@@ -95,7 +98,7 @@ function turns01(trajectoryId: string, key: 'step' | 'none'): Turn[] {
 }
 
 /** A kernel with one rollout tap giving `turns01` episodes, and what the `advantage` hook saw of their rounds. */
-async function runWith(key: 'step' | 'none') {
+async function runWith(key: 'step' | 'round' | 'none') {
   const warnings: string[] = [];
   const seen: { codes: number[]; names: readonly string[]; rounds: number[]; steps: number[]; json: string } = {
     codes: [],
@@ -138,6 +141,14 @@ describe('turns built as before 0.2.0 (`step`, no `round`), from a rollout tap',
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain("the rollout hook's taps (bandit-01) build turns with `step`");
     expect(warnings[0]).toContain('makeTurn');
+  });
+
+  test('turns with `round` built without makeTurn are made Turns: `step` reads the round, no warning', async () => {
+    const { warnings, seen } = await runWith('round');
+    expect(seen.rounds).toEqual([0, 0, 1, 0, 0, 1]);
+    expect(seen.steps).toEqual([0, 0, 1, 0, 0, 1]);
+    expect(seen.json).not.toContain('"step"');
+    expect(warnings).toEqual([]);
   });
 
   test('a turn with neither is refused, naming the turn, the tap and what to do', async () => {

@@ -20,13 +20,17 @@ export class RolloutService implements Rollouts {
   ) {}
 
   /**
-   * Turns a plugin built as before 0.2.0, with `step` and no `round`, get their `step` as `round` (then read as
-   * `step` through `makeTurn`), with one warning naming the hook's taps; a turn with neither is refused.
+   * Every turn of a rollout made a Turn (`makeTurn`), so that `step` reads its round whoever built it (a literal, a
+   * structuredClone, JSON); turns a plugin built as before 0.2.0, with `step` and no `round`, get their `step` as
+   * `round`, with one warning naming the hook's taps; a turn with neither is refused.
    */
   private withRounds(batch: RolloutBatch, hook: 'rollout' | 'rerun', step: number): RolloutBatch {
     for (const trajectory of batch.trajectories) {
       for (const turn of trajectory.turns) {
-        if (typeof turn.round === 'number') continue;
+        if (typeof turn.round === 'number') {
+          if (Object.getOwnPropertyDescriptor(turn, 'step') === undefined) makeTurn(turn);
+          continue;
+        }
         const taps = this.tapsOf(hook).map((t) => t.name);
         const old: unknown = Object.getOwnPropertyDescriptor(turn, 'step')?.value;
         if (typeof old !== 'number') {
