@@ -26,7 +26,7 @@ export default defineConfig(config);
 `,
   'toy-plugin.ts': `import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { agent, definePlugin, type Kernel, type RolloutBatch, type Trajectory } from '@drmas/core';
+import { agent, definePlugin, makeTurn, type Kernel, type RolloutBatch, type Trajectory } from '@drmas/core';
 
 interface ToyOptions {
   episodes: number;
@@ -56,10 +56,10 @@ export default definePlugin<ToyOptions>((options) => ({
       const trajectories: Trajectory[] = [];
       for (let episode = 0; episode < options.episodes; episode++) {
         const trajectoryId = \`t\${episode}\`;
-        trajectories.push({ groupId: 'g0', trajectoryId, taskId: 'toy', done: true, turns: [{
-          groupId: 'g0', trajectoryId, agentId: 'planner', step: 0, workerGroupId: 'planner', index: 0,
+        trajectories.push({ groupId: 'g0', trajectoryId, taskId: 'toy', done: true, turns: [makeTurn({
+          groupId: 'g0', trajectoryId, agentId: 'planner', round: 0, workerGroupId: 'planner', index: 0,
           promptIds: [], responseIds: [planner.answer(episode)], logProbs: [0], valid: true,
-        }] });
+        })] });
       }
       return { trajectories, metrics: {} } satisfies RolloutBatch;
     });

@@ -114,12 +114,14 @@ export { ConfigSecrets, MIN_SECRET_CHARS, Secrets, type SecretEnv } from './secr
 export { agent, agentName, type AgentConstructor } from './agents/agent.js';
 export { Agent, AgentRegistry } from './agents/AgentRegistry.js';
 
-export type { Trajectory, Turn, TurnKey, RolloutBatch } from './data/Turn.js';
+export type { Trajectory, Turn, TurnFields, TurnKey, RolloutBatch } from './data/Turn.js';
+export { makeTrajectoryTurns, makeTurn } from './data/Turn.js';
 export {
   ID_NAMES,
   idColumn,
   scoringTemperature,
   TrainingBatch,
+  type BatchIds,
   type IdColumn,
   type IdName,
   type PreferencePairs,

@@ -5,6 +5,7 @@ import {
   DrmasError,
   HOOK_NAMES,
   Kernel,
+  makeTurn,
   Rollouts,
   Stage,
   type LoadedPlugin,
@@ -19,18 +20,18 @@ function loaded(plugin: Plugin): LoadedPlugin {
 }
 
 function turn(agentId: string, workerGroupId: string, trajectoryId: string, responseIds: number[]) {
-  return {
+  return makeTurn({
     groupId: 'g',
     trajectoryId,
     agentId,
     workerGroupId,
-    step: 0,
+    round: 0,
     index: 0,
     promptIds: [1],
     responseIds,
     logProbs: responseIds.map(() => -1),
     valid: true,
-  };
+  });
 }
 
 /** A plugin that records every hook it sees, producing a two-group batch. */

@@ -7,7 +7,7 @@
  * agent, Dr. MAS style) and update (policy gradient on the softmax preferences), so `drmas train` runs end to end
  * without any ML library.
  */
-import { SeededRng, Stage, z } from '@drmas/core';
+import { makeTurn, SeededRng, Stage, z } from '@drmas/core';
 
 const PLUGIN_NAME = 'bandit';
 
@@ -66,11 +66,11 @@ export default function banditPlugin(options = {}) {
               let u = /** @type {import('@drmas/core').Rng} */ (rng).next();
               let arm = 0;
               while (arm < probs.length - 1 && u >= probs[arm]) u -= probs[arm++];
-              return {
+              return makeTurn({
                 groupId,
                 trajectoryId,
                 agentId,
-                step: 0,
+                round: 0,
                 workerGroupId: agentId,
                 index,
                 promptIds: [],
@@ -78,7 +78,7 @@ export default function banditPlugin(options = {}) {
                 logProbs: [Math.log(probs[arm])],
                 valid: true,
                 action: { arm },
-              };
+              });
             });
             trajectories.push({ groupId, trajectoryId, taskId: `g${g}`, turns, done: true });
           }

@@ -1,10 +1,10 @@
 import { DrmasError } from '../errors/DrmasError.js';
 import type { BatchView, WorkerGroupBatch } from './BatchView.js';
-import type { Trajectory, Turn } from './Turn.js';
+import { makeTurn, type Trajectory, type Turn } from './Turn.js';
 
 /** The id columns of every batch, one per field of a turn's key. */
-export type IdName = 'group' | 'trajectory' | 'agent' | 'step' | 'workerGroup';
-export const ID_NAMES: readonly IdName[] = Object.freeze(['group', 'trajectory', 'agent', 'step', 'workerGroup']);
+export type IdName = 'group' | 'trajectory' | 'agent' | 'round' | 'workerGroup';
+export const ID_NAMES: readonly IdName[] = Object.freeze(['group', 'trajectory', 'agent', 'round', 'workerGroup']);
 
 /** Integer-coded ids: `codes[row]` indexes `names`, in order of first appearance. */
 export interface IdColumn {
@@ -18,7 +18,7 @@ export interface PreferencePairs {
   readonly rejected: Int32Array;
 }
 
-/** The turn's key as ids: `step` is the round, as text. */
+/** The turn's key as ids: `round` as text. */
 function keyOf(turn: Turn, name: IdName): string {
   switch (name) {
     case 'group':
@@ -27,8 +27,8 @@ function keyOf(turn: Turn, name: IdName): string {
       return turn.trajectoryId;
     case 'agent':
       return turn.agentId;
-    case 'step':
-      return String(turn.step);
+    case 'round':
+      return String(turn.round);
     case 'workerGroup':
       return turn.workerGroupId;
   }
@@ -46,6 +46,19 @@ export function idColumn(keys: Iterable<string>): IdColumn {
     return code;
   });
   return { codes, names: [...seen.keys()] };
+}
+
+/** A batch's id columns, one per `IdName`. */
+export type BatchIds = Readonly<Record<IdName, IdColumn>> & {
+  /** @deprecated since 0.2.0: `round` */
+  readonly step: IdColumn;
+};
+
+/** Freezes `columns` with `step`, the name of the `round` column before 0.2.0, as a non-enumerable getter. */
+function batchIds(columns: Record<IdName, IdColumn>): BatchIds {
+  const round = columns.round;
+  // defineProperty's type keeps its argument's type; the getter added here is what makes the columns BatchIds.
+  return Object.freeze(Object.defineProperty(columns, 'step', { get: () => round, enumerable: false })) as BatchIds;
 }
 
 function encode(turns: readonly Turn[], name: IdName): IdColumn {
@@ -73,7 +86,7 @@ export class TrainingBatch {
   readonly turns: readonly Turn[];
   /** The episodes the rows come from (outcomes, data sources); empty for batches packed from bare turns. */
   readonly trajectories: readonly Trajectory[];
-  readonly ids: Readonly<Record<IdName, IdColumn>>;
+  readonly ids: BatchIds;
   /** Prompt token ids of each row, unpadded (engines pad as their kernels prefer). */
   readonly promptIds: readonly Int32Array[];
   readonly responseLengths: Int32Array;
@@ -130,7 +143,7 @@ export class TrainingBatch {
     this.responseLength = R;
     this.turns = turns;
     this.trajectories = trajectories;
-    this.ids = Object.freeze(Object.fromEntries(ID_NAMES.map((name) => [name, encode(turns, name)])) as Record<IdName, IdColumn>);
+    this.ids = batchIds(Object.fromEntries(ID_NAMES.map((name) => [name, encode(turns, name)])) as Record<IdName, IdColumn>);
     this.promptIds = turns.map((turn) => Int32Array.from(turn.promptIds));
     this.responseLengths = Int32Array.from(turns, (turn) => turn.responseIds.length);
     this.temperatures = Float32Array.from(turns, (turn) => scoringTemperature(turn.temperature));
@@ -200,11 +213,11 @@ export class TrainingBatch {
     return TrainingBatch.fromTurns(
       prompts.map((prompt, row) => {
         const responseIds = Array.from(responses[row]!);
-        return {
+        return makeTurn({
           groupId: `row${row}`,
           trajectoryId: `row${row}`,
           agentId,
-          step: 0,
+          round: 0,
           workerGroupId,
           index: 0,
           promptIds: Array.from(prompt),
@@ -212,7 +225,7 @@ export class TrainingBatch {
           logProbs: options.logProbs ? Array.from(options.logProbs[row]!) : responseIds.map(() => 0),
           temperature: options.temperatures?.[row],
           valid: true,
-        };
+        });
       }),
     );
   }

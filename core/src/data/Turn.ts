@@ -9,13 +9,15 @@ export interface TurnKey {
   trajectoryId: string;
   /** The role that produced the turn (`solver`, `verifier`, ...). */
   agentId: string;
-  /** Round the turn belongs to (0-based). */
-  step: number;
+  /** The round of the episode the turn was taken in (0-based). */
+  round: number;
   /** Worker group (model id) that trains on this turn. */
   workerGroupId: string;
 }
 
 export interface Turn extends TurnKey {
+  /** @deprecated since 0.2.0: `round` */
+  readonly step: number;
   /** Position of this turn within its trajectory (0-based, counts every agent call). */
   index: number;
   promptIds: number[];
@@ -41,6 +43,30 @@ export interface Turn extends TurnKey {
   observation?: string;
   /** Free-form data an orchestra or reward allocator attaches (e.g. F1 gain of an answer). */
   info?: Record<string, unknown>;
+}
+
+/** A turn's own fields: all but the deprecated `step`, which `makeTurn` adds. */
+export type TurnFields = Omit<Turn, 'step'>;
+
+function roundOfTurn(this: TurnFields): number {
+  return this.round;
+}
+
+/**
+ * Makes `fields` (the object itself, not a copy) a Turn by adding `step`, the name of `round` before 0.2.0, as a
+ * non-enumerable getter: JSON, structuredClone and object spreads carry `round` alone, while code written against 0.1
+ * (custom allocators, estimators, reward taps) still reads `turn.step`. Every Turn is made here, turns that crossed a
+ * process boundary as JSON included.
+ */
+export function makeTurn(fields: TurnFields): Turn {
+  // defineProperty's type keeps its argument's type; the getter added here is what makes the fields a Turn.
+  return Object.defineProperty(fields, 'step', { get: roundOfTurn, enumerable: false, configurable: true }) as Turn;
+}
+
+/** `makeTurn` on every turn of `trajectory` (in place), for trajectories parsed from JSON. */
+export function makeTrajectoryTurns(trajectory: Trajectory): Trajectory {
+  for (const turn of trajectory.turns) makeTurn(turn);
+  return trajectory;
 }
 
 export interface Trajectory {

@@ -125,6 +125,7 @@ export class Kernel implements Contributions {
     this.hooks,
     (hook) => this.tapsOf(hook),
     () => this.configFile,
+    (message) => this.warn(message),
   );
   private resolvedConfig: ResolvedConfig | undefined;
   private readonly schema: ZodType | undefined;

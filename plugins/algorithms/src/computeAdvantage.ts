@@ -162,14 +162,17 @@ export function computeAdvantage(
       rows,
     );
   } else groups = resolveBuiltInGroupKey(key, column, (c) => c);
+  const trajectories =
+    input.trajectoryIds === undefined ? undefined : combineCodings(prompts, encodeIds(input.trajectoryIds, 'trajectoryIds', rows));
+  const rounds = column('turnIds');
   const view: EstimatorView = {
     columns,
     rows: Int32Array.from({ length: rows }, (_, r) => r),
     prompts,
     groups,
-    trajectories:
-      input.trajectoryIds === undefined ? undefined : combineCodings(prompts, encodeIds(input.trajectoryIds, 'trajectoryIds', rows)),
-    steps: column('turnIds'),
+    trajectories,
+    rounds,
+    steps: rounds,
     agents: column('agentIds'),
     agentNames: input.agentIds === undefined ? undefined : namesInOrder(input.agentIds),
   };
@@ -198,7 +201,7 @@ const BATCH_COLUMN: Readonly<Record<RequiredInput, keyof AdvantageColumns>> = {
 const BATCH_IDS: Readonly<Record<IdColumn, IdName>> = {
   groupIds: 'group',
   agentIds: 'agent',
-  turnIds: 'step',
+  turnIds: 'round',
   workerGroupIds: 'workerGroup',
 };
 
@@ -219,6 +222,7 @@ export function estimateView(
     return { codes: Int32Array.from(rows, (row) => codes[row]!), count: names.length };
   };
   const prompts = ids('group');
+  const rounds = ids('round');
   const key = options?.groupKey ?? estimator.defaultGroupKey;
   const view: EstimatorView = {
     columns: batch,
@@ -233,7 +237,8 @@ export function estimateView(
             (c) => c,
           ),
     trajectories: combineCodings(prompts, ids('trajectory')),
-    steps: ids('step'),
+    rounds,
+    steps: rounds,
     agents: ids('agent'),
     agentNames: batch.ids.agent.names,
   };

@@ -1,4 +1,4 @@
-import { createKernel, type Plugin, type RolloutBatch, type TrainingBatch, type Trajectory } from '@drmas/core';
+import { createKernel, makeTurn, type Plugin, type RolloutBatch, type TrainingBatch, type Trajectory } from '@drmas/core';
 import algorithmsPlugin from '../src/index.js';
 
 /** One episode of prompt `groupId`: one turn per agent, in the order given, each with its reward on its last of 3 tokens. */
@@ -9,19 +9,21 @@ export function trajectory(groupId: string, id: string, rewards: Record<string, 
     taskId: groupId,
     done: true,
     outcome,
-    turns: Object.entries(rewards).map(([agentId, reward], index) => ({
-      groupId,
-      trajectoryId: id,
-      agentId,
-      workerGroupId: agentId,
-      step: 0,
-      index,
-      promptIds: [1],
-      responseIds: [4, 5, 6],
-      logProbs: [-1, -1, -1],
-      valid: true,
-      reward,
-    })),
+    turns: Object.entries(rewards).map(([agentId, reward], index) =>
+      makeTurn({
+        groupId,
+        trajectoryId: id,
+        agentId,
+        workerGroupId: agentId,
+        round: 0,
+        index,
+        promptIds: [1],
+        responseIds: [4, 5, 6],
+        logProbs: [-1, -1, -1],
+        valid: true,
+        reward,
+      }),
+    ),
   };
 }
 

@@ -2,6 +2,7 @@ import {
   longestResponse,
   lossColumn,
   lossTotals,
+  makeTurn,
   TrainingBatch,
   type BatchView,
   type LossFunction,
@@ -80,19 +81,21 @@ export interface AgentTurn {
 /** A batch of turns of several agents (each turn its own trajectory), on one worker group `policy`. */
 export function makeAgentBatch(turns: readonly AgentTurn[]): TrainingBatch {
   const batch = TrainingBatch.fromTurns(
-    turns.map((turn, row) => ({
-      groupId: turn.group ?? 'g0',
-      trajectoryId: `t${row}`,
-      agentId: turn.agent,
-      step: 0,
-      workerGroupId: 'policy',
-      index: 0,
-      promptIds: turn.prompt,
-      responseIds: turn.response,
-      logProbs: turn.response.map(() => 0),
-      valid: true,
-      reward: turn.reward ?? 0,
-    })),
+    turns.map((turn, row) =>
+      makeTurn({
+        groupId: turn.group ?? 'g0',
+        trajectoryId: `t${row}`,
+        agentId: turn.agent,
+        round: 0,
+        workerGroupId: 'policy',
+        index: 0,
+        promptIds: turn.prompt,
+        responseIds: turn.response,
+        logProbs: turn.response.map(() => 0),
+        valid: true,
+        reward: turn.reward ?? 0,
+      }),
+    ),
   );
   const R = batch.responseLength;
   turns.forEach((turn, r) => turn.response.forEach((_, j) => (batch.advantages[r * R + j] = turn.advantage ?? 0)));

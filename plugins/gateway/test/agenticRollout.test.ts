@@ -91,7 +91,7 @@ describe('the agentic rollout', () => {
     const ids = { groupId: 's1r0-p0', trajectoryId: 's1r0-p0-n1' };
     const trajectory = sessionTrajectory(task, ids, [call('solver'), call('verifier', 1)], ['solver', 'verifier']);
     expect(trajectory).toMatchObject({ ...ids, taskId: 't9', dataSource: 'synthetic', done: false });
-    expect(trajectory.turns.map((t) => [t.agentId, t.index, t.step, t.workerGroupId, t.temperature])).toEqual([
+    expect(trajectory.turns.map((t) => [t.agentId, t.index, t.round, t.workerGroupId, t.temperature])).toEqual([
       ['solver', 0, 0, 'policy', 0.7],
       ['verifier', 1, 0, 'policy', 0.7],
     ]);

@@ -67,7 +67,8 @@ const executorOptions = (overrides: Partial<ReturnType<typeof executorSection.pa
   return { ...options, ...overrides };
 };
 
-const sampled = (trajectories: Trajectory[]) => trajectories.map((t) => t.turns.map((turn) => [turn.agentId, turn.step, turn.responseIds]));
+const sampled = (trajectories: Trajectory[]) =>
+  trajectories.map((t) => t.turns.map((turn) => [turn.agentId, turn.round, turn.responseIds]));
 
 /** Runs the same episodes in lock-step (row streams) and on the executor, counting each one's generate calls. */
 export async function compareRunners(backend: PolicyBackend, workflow: Workflow, tasks: number): Promise<void> {

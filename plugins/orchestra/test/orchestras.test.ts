@@ -130,7 +130,7 @@ describe('turn records', () => {
         expect(turn).toMatchObject({
           groupId: t.groupId,
           trajectoryId: t.trajectoryId,
-          step: 0,
+          round: 0,
           index,
           workerGroupId: `wg-${turn.agentId}`,
           finishReason: 'stop',

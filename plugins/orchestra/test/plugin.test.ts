@@ -1,16 +1,16 @@
 import { describe, expect, test } from '@jest/globals';
-import { createKernel, type Plugin, type RolloutBatch, type Trajectory, type Turn } from '@drmas/core';
+import { createKernel, makeTurn, type Plugin, type RolloutBatch, type Trajectory, type Turn } from '@drmas/core';
 import algorithmsPlugin from '@drmas/plugin-algorithms';
 import envMathPlugin from '@drmas/plugin-env-math';
 import orchestraPlugin, { drmasAllocator, perTurnAllocator } from '../src/index.js';
 import { roleOf, ScriptedBackend, stepCapture, testRunContext, testWorkerGroups, workerGroupsPlugin } from './fixtures.js';
 
 function turn(agentId: string, index: number, valid: boolean, info?: Record<string, unknown>): Turn {
-  return {
+  return makeTurn({
     groupId: 'g',
     trajectoryId: 't',
     agentId,
-    step: 0,
+    round: 0,
     workerGroupId: 'm',
     index,
     promptIds: [1],
@@ -18,7 +18,7 @@ function turn(agentId: string, index: number, valid: boolean, info?: Record<stri
     logProbs: [-1],
     valid,
     info,
-  };
+  });
 }
 
 describe('reward allocation', () => {

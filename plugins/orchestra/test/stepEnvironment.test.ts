@@ -119,7 +119,7 @@ describe('an environment written against the names before 0.2.0', () => {
       const right = solverTurns.map((t) => (t.responseText!.endsWith(`\\boxed{${trajectory.taskId === 'q-0' ? 2 : 3}}`) ? 1 : 0));
       expect(solverTurns.map((t) => t.reward)).toEqual(right);
       expect(trajectory.outcome).toBe(right.at(-1));
-      expect(new Set(trajectory.turns.map((t) => t.step)).size).toBe(solverTurns.length);
+      expect(new Set(trajectory.turns.map((t) => t.round)).size).toBe(solverTurns.length);
     }
   });
 });

@@ -59,6 +59,7 @@ const searchTrace: EpisodeTrace = {
 };
 
 function batchOf(trace: EpisodeTrace): RolloutBatch {
+  // Turns as 0.1 built them (`step`, no `round`, no makeTurn): the trace allocators read the executions' rounds.
   const turns = trace.executions
     .filter((e) => e.kind === 'agent')
     .map((e) => ({ index: e.turn!, agentId: e.agent!, valid: e.parsed!.valid, step: e.step }) as Turn);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Worker } from 'bullmq';
-import { DrmasError, type EnvTask } from '@drmas/core';
+import { DrmasError, makeTurn, type EnvTask } from '@drmas/core';
 import { bullmqSection, KEY_PREFIX, queueNameFor, RolloutQueue, type EpisodeJobData } from '../src/index.js';
 import { runCli } from '../../../test/support/cliRunner.js';
 import { freePort, REDIS_MISSING, redisAvailable, startRedis, type RedisServer } from '../../../test/support/redisServer.js';
@@ -175,6 +175,43 @@ describeRedis('the trainer end of the queue, on a real redis-server', () => {
       expect(DrmasError.is(error) && error.code).toBe('SERVICE_FAILED');
       expect((error as DrmasError).message).toContain('prompt group 1 of step 1 (task bad) after 2 attempt(s): engine exploded');
       expect(tries.get(1)).toBe(3); // once in the first step, twice (both attempts) in the second
+    } finally {
+      await worker.close();
+      await queue.close();
+    }
+  }, 20_000);
+
+  test("a result's turns, sent as JSON, are made again: `step`, the deprecated name of `round`, reads their round", async () => {
+    const queue = await RolloutQueue.open(
+      'turns',
+      settings({}),
+      () => '',
+      () => {},
+    );
+    const turn = (round: number, index: number) =>
+      makeTurn({
+        groupId: 'g0',
+        trajectoryId: 'g0-n0',
+        agentId: 'solver',
+        round,
+        workerGroupId: 'policy',
+        index,
+        promptIds: [1],
+        responseIds: [2],
+        logProbs: [-1],
+        valid: true,
+      });
+    const sent = { groupId: 'g0', trajectoryId: 'g0-n0', taskId: 't0', done: true, turns: [turn(0, 0), turn(1, 1), turn(2, 2)] };
+    const worker = new Worker<EpisodeJobData>('turns', async () => ({ rolloutWorker: 'w0', trajectories: [sent] }), {
+      connection: { url: redis.url },
+      prefix: KEY_PREFIX,
+    });
+    try {
+      const done = await queue.run([group(0)]);
+      const turns = done.trajectories[0]!.turns;
+      expect(turns.map((t) => t.round)).toEqual([0, 1, 2]);
+      expect(turns.map((t) => t.step)).toEqual([0, 1, 2]);
+      expect(JSON.stringify(done.trajectories)).toBe(JSON.stringify([sent]));
     } finally {
       await worker.close();
       await queue.close();

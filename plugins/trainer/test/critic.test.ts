@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { createKernel, Engines, resolveConfig, TrainingBatch, type ResolvedConfig } from '@drmas/core';
+import { createKernel, Engines, makeTurn, resolveConfig, TrainingBatch, type ResolvedConfig } from '@drmas/core';
 import { WorkerGroupsService } from '../src/WorkerGroupsService.js';
 import { planCritics } from '../src/critic/criticPlan.js';
 import { BUILTIN_CRITIC_LEARNERS, CriticLearner } from '../src/critic/CriticLearner.js';
@@ -100,18 +100,20 @@ describe("MAPPO's joint context", () => {
         trajectoryId: id,
         taskId: 't',
         done: true,
-        turns: turns.map(([prompt, response], index) => ({
-          groupId: 'g',
-          trajectoryId: id,
-          agentId: index % 2 ? 'verifier' : 'solver',
-          workerGroupId: 'a',
-          step: index,
-          index,
-          promptIds: prompt!,
-          responseIds: response!,
-          logProbs: response!.map(() => 0),
-          valid: true,
-        })),
+        turns: turns.map(([prompt, response], index) =>
+          makeTurn({
+            groupId: 'g',
+            trajectoryId: id,
+            agentId: index % 2 ? 'verifier' : 'solver',
+            workerGroupId: 'a',
+            round: index,
+            index,
+            promptIds: prompt!,
+            responseIds: response!,
+            logProbs: response!.map(() => 0),
+            valid: true,
+          }),
+        ),
       })),
     );
     const contexts = jointContexts(batch.all(), undefined);

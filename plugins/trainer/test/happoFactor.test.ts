@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { DrmasError, TrainingBatch, type BatchView, type Turn } from '@drmas/core';
+import { DrmasError, makeTurn, TrainingBatch, type BatchView, type Turn } from '@drmas/core';
 import { HappoFactor } from '../src/happo/HappoFactor.js';
 import { checkHappoOrder, happoOrderAt } from '../src/happo/happoOrder.js';
 import type { HappoSettings } from '../src/config/criticConfig.js';
@@ -9,34 +9,36 @@ import type { HappoSettings } from '../src/config/criticConfig.js';
  * length, old and new log-probs per token (new = after its role's sub-step) and its advantage.
  *
  * Hand-worked log-ratios (new - old), per turn:
- *   T1 step 0: a [0.1, 0.2] (sum 0.3, mean 0.15), b [-0.2, -0.1] (sum -0.3, mean -0.15), c 3 tokens
- *   T1 step 1: a [0.7] (sum 0.7), c 1 token           -- another joint action of T1
- *   T2 step 0: a [0.5, 0.5] (sum 1.0, mean 0.5), b [-0.2, -0.2, -0.2] (sum -0.6, mean -0.2), c 3 tokens
+ *   T1 round 0: a [0.1, 0.2] (sum 0.3, mean 0.15), b [-0.2, -0.1] (sum -0.3, mean -0.15), c 3 tokens
+ *   T1 round 1: a [0.7] (sum 0.7), c 1 token           -- another joint action of T1
+ *   T2 round 0: a [0.5, 0.5] (sum 1.0, mean 0.5), b [-0.2, -0.2, -0.2] (sum -0.6, mean -0.2), c 3 tokens
  */
 const ROWS = [
-  { traj: 'T1', step: 0, agent: 'a', old: [-1, -2], new: [-0.9, -1.8], adv: 1 },
-  { traj: 'T1', step: 0, agent: 'b', old: [-0.5, -0.5], new: [-0.7, -0.6], adv: 1 },
-  { traj: 'T1', step: 0, agent: 'c', old: [-1, -1, -1], new: [-1, -1, -1], adv: 1 },
-  { traj: 'T2', step: 0, agent: 'a', old: [-1, -1], new: [-0.5, -0.5], adv: -0.5 },
-  { traj: 'T2', step: 0, agent: 'b', old: [-1, -1, -1], new: [-1.2, -1.2, -1.2], adv: -0.5 },
-  { traj: 'T2', step: 0, agent: 'c', old: [-2, -2, -2], new: [-2, -2, -2], adv: -0.5 },
-  { traj: 'T1', step: 1, agent: 'a', old: [-3], new: [-2.3], adv: 1 },
-  { traj: 'T1', step: 1, agent: 'c', old: [-1], new: [-1], adv: 2 },
+  { traj: 'T1', round: 0, agent: 'a', old: [-1, -2], new: [-0.9, -1.8], adv: 1 },
+  { traj: 'T1', round: 0, agent: 'b', old: [-0.5, -0.5], new: [-0.7, -0.6], adv: 1 },
+  { traj: 'T1', round: 0, agent: 'c', old: [-1, -1, -1], new: [-1, -1, -1], adv: 1 },
+  { traj: 'T2', round: 0, agent: 'a', old: [-1, -1], new: [-0.5, -0.5], adv: -0.5 },
+  { traj: 'T2', round: 0, agent: 'b', old: [-1, -1, -1], new: [-1.2, -1.2, -1.2], adv: -0.5 },
+  { traj: 'T2', round: 0, agent: 'c', old: [-2, -2, -2], new: [-2, -2, -2], adv: -0.5 },
+  { traj: 'T1', round: 1, agent: 'a', old: [-3], new: [-2.3], adv: 1 },
+  { traj: 'T1', round: 1, agent: 'c', old: [-1], new: [-1], adv: 2 },
 ];
 
 function makeBatch(): { batch: TrainingBatch; old: Float32Array; next: Float32Array; view: (agent: string) => BatchView } {
-  const turns: Turn[] = ROWS.map((row, index) => ({
-    groupId: 'g',
-    trajectoryId: row.traj,
-    agentId: row.agent,
-    step: row.step,
-    workerGroupId: 'policy',
-    index,
-    promptIds: [1],
-    responseIds: row.old.map(() => 5),
-    logProbs: row.old,
-    valid: true,
-  }));
+  const turns: Turn[] = ROWS.map((row, index) =>
+    makeTurn({
+      groupId: 'g',
+      trajectoryId: row.traj,
+      agentId: row.agent,
+      round: row.round,
+      workerGroupId: 'policy',
+      index,
+      promptIds: [1],
+      responseIds: row.old.map(() => 5),
+      logProbs: row.old,
+      valid: true,
+    }),
+  );
   const batch = TrainingBatch.fromTurns(turns);
   const R = batch.responseLength;
   const old = new Float32Array(batch.rows * R);
@@ -79,8 +81,8 @@ describe('HAPPO M factor, hand-worked for three agents', () => {
     expect(advantagesOf(batch, 4)).toEqual([-0.5, -0.5, -0.5]);
     factor.multiply(view('b'), next, old);
 
-    // c: T1 step 0 M = e^(0.3 - 0.3) = 1; T2 M = e^(1.0 - 0.6) = e^0.4 = 1.4918247 (not clip(e^1) e^-0.6 = 1.0976);
-    // T1 step 1, its own joint action: M = e^0.7 = 2.0137527 clipped to 2.
+    // c: T1 round 0 M = e^(0.3 - 0.3) = 1; T2 M = e^(1.0 - 0.6) = e^0.4 = 1.4918247 (not clip(e^1) e^-0.6 = 1.0976);
+    // T1 round 1, its own joint action: M = e^0.7 = 2.0137527 clipped to 2.
     const c = factor.scale(view('c'));
     for (const a of advantagesOf(batch, 2)) expect(a).toBeCloseTo(1, 6);
     for (const a of advantagesOf(batch, 5)) expect(a).toBeCloseTo(-0.5 * 1.4918247, 6);
@@ -103,7 +105,7 @@ describe('HAPPO M factor, hand-worked for three agents', () => {
     expect(advantagesOf(batch, 4)[2]).toBeCloseTo(-0.5 * 1.6487213, 6);
     b.restore();
     factor.multiply(view('b'), next, old);
-    // c: T1 e^(0.15 - 0.15) = 1; T2 e^(0.5 - 0.2) = 1.3498588; T1 step 1 e^0.7 = 2.01 clipped to 2.
+    // c: T1 e^(0.15 - 0.15) = 1; T2 e^(0.5 - 0.2) = 1.3498588; T1 round 1 e^0.7 = 2.01 clipped to 2.
     const c = factor.scale(view('c'));
     for (const a of advantagesOf(batch, 2)) expect(a).toBeCloseTo(1, 6);
     for (const a of advantagesOf(batch, 5)) expect(a).toBeCloseTo(-0.5 * 1.3498588, 6);
@@ -125,7 +127,7 @@ describe('HAPPO M factor, hand-worked for three agents', () => {
     expect(t2[2]).toBe(-0.5);
     b.restore();
     factor.multiply(view('b'), next, old);
-    // c, T1: e^(0.1-0.2), e^(0.2-0.1), 1; T2: e^(0.5-0.2) twice, e^-0.2; T1 step 1: e^0.7 clipped to 2.
+    // c, T1: e^(0.1-0.2), e^(0.2-0.1), 1; T2: e^(0.5-0.2) twice, e^-0.2; T1 round 1: e^0.7 clipped to 2.
     const c = factor.scale(view('c'));
     const t1 = advantagesOf(batch, 2);
     expect(t1[0]).toBeCloseTo(0.9048374, 6);

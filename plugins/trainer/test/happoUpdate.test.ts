@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
-import { SeededRng, TrainingBatch, type Metrics, type Turn } from '@drmas/core';
+import { makeTurn, SeededRng, TrainingBatch, type Metrics, type Turn } from '@drmas/core';
 import { TfjsPolicyBackend } from '../../backend-tfjs/src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../../backend-tfjs/src/runtime/RuntimeSelector.js';
 import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
@@ -60,18 +60,20 @@ describe('HAPPO sub-steps on real tiny weights', () => {
       groups[role] = { ...singleAgentGroup(backend, { lr: 2e-2, microBatchSize: 8, miniBatches: 1 }), id: role, agents: [role] };
     }
     const turns: Turn[] = EPISODES.flatMap((episode, e) =>
-      ROLES.map((role, index) => ({
-        groupId: 'g',
-        trajectoryId: `t${e}`,
-        agentId: role,
-        step: 0,
-        workerGroupId: role,
-        index,
-        promptIds: episode[role][0],
-        responseIds: episode[role][1],
-        logProbs: episode[role][1].map(() => 0),
-        valid: true,
-      })),
+      ROLES.map((role, index) =>
+        makeTurn({
+          groupId: 'g',
+          trajectoryId: `t${e}`,
+          agentId: role,
+          round: 0,
+          workerGroupId: role,
+          index,
+          promptIds: episode[role][0],
+          responseIds: episode[role][1],
+          logProbs: episode[role][1].map(() => 0),
+          valid: true,
+        }),
+      ),
     );
     const batch = TrainingBatch.fromTurns(turns);
     const R = batch.responseLength;

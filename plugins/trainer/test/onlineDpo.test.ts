@@ -1,17 +1,17 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { trainedColumns, TrainingBatch, type Turn } from '@drmas/core';
+import { makeTurn, trainedColumns, TrainingBatch, type Turn } from '@drmas/core';
 import { runBin } from '../../../test/support/cliRunner.js';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 import { bestAgainstWorst } from '../src/preference/onlinePairs.js';
 import { toyProject } from './toyRollout.js';
 
-function turn(groupId: string, n: number, agentId: string, step: number, reward: number): Turn {
-  return {
+function turn(groupId: string, n: number, agentId: string, round: number, reward: number): Turn {
+  return makeTurn({
     groupId,
     trajectoryId: `${groupId}-t${n}`,
     agentId,
-    step,
+    round,
     workerGroupId: 'policy',
     index: 0,
     promptIds: [1, 2],
@@ -19,21 +19,21 @@ function turn(groupId: string, n: number, agentId: string, step: number, reward:
     logProbs: Array.from({ length: 1 + n }, () => -1),
     reward,
     valid: true,
-  };
+  });
 }
 
 describe('online pairs: best against worst', () => {
   test('per rollout group, agent and round; the first of equal rewards; ties and lone turns skipped', () => {
     const turns = [
-      // g0, solver, step 0: rewards 0.2, 0.9, 0.5, 0.9 -> t1 (first 0.9) over t0
+      // g0, solver, round 0: rewards 0.2, 0.9, 0.5, 0.9 -> t1 (first 0.9) over t0
       turn('g0', 0, 'solver', 0, 0.2),
       turn('g0', 1, 'solver', 0, 0.9),
       turn('g0', 2, 'solver', 0, 0.5),
       turn('g0', 3, 'solver', 0, 0.9),
-      // g0, verifier, step 0: 1 and 1 -> a tie
+      // g0, verifier, round 0: 1 and 1 -> a tie
       turn('g0', 0, 'verifier', 0, 1),
       turn('g0', 1, 'verifier', 0, 1),
-      // g1, solver: step 0 holds one turn (no pair); step 1 holds 0 and 1 -> t3 over t2
+      // g1, solver: round 0 holds one turn (no pair); round 1 holds 0 and 1 -> t3 over t2
       turn('g1', 0, 'solver', 0, 0),
       turn('g1', 2, 'solver', 1, 0),
       turn('g1', 3, 'solver', 1, 1),
@@ -68,7 +68,7 @@ interface RolloutLine {
   reward: number;
 }
 
-/** Per step and worker group, the sets (rollout group, agent, step) of two turns or more whose rewards differ, from rollouts.jsonl. */
+/** Per step and worker group, the sets (rollout group, agent, round) of two turns or more whose rewards differ, from rollouts.jsonl. */
 function differingSets(file: string): Map<string, number> {
   const sets = new Map<string, number[]>();
   for (const line of readFileSync(file, 'utf8').trim().split('\n')) {

@@ -2,36 +2,38 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TrainingBatch, type Metrics, type Turn } from '@drmas/core';
+import { makeTurn, TrainingBatch, type Metrics, type Turn } from '@drmas/core';
 import { MIXER_FILE, TeamMixer } from '../src/mixer/TeamMixer.js';
 import { mixerSection } from '../src/config/criticConfig.js';
 
 /**
  * Roles A and B over two trajectories, two tokens per turn; V is each turn's critic value before its first token.
- *   t0: A and B both at step 0 (one joint step): V = [0.2, 0.3], rewards 1 and 1 (team reward 1)
- *   t1: A at step 0 (V 0.1, reward 0), then B at step 1 (V 0.4, reward 1): two joint steps, the absent role's value 0
+ *   t0: A and B both at round 0 (one joint step): V = [0.2, 0.3], rewards 1 and 1 (team reward 1)
+ *   t1: A at round 0 (V 0.1, reward 0), then B at round 1 (V 0.4, reward 1): two joint steps, the absent role's value 0
  */
 const ROWS = [
-  { traj: 't0', step: 0, agent: 'A', value: 0.2, reward: 1 },
-  { traj: 't0', step: 0, agent: 'B', value: 0.3, reward: 1 },
-  { traj: 't1', step: 0, agent: 'A', value: 0.1, reward: 0 },
-  { traj: 't1', step: 1, agent: 'B', value: 0.4, reward: 1 },
+  { traj: 't0', round: 0, agent: 'A', value: 0.2, reward: 1 },
+  { traj: 't0', round: 0, agent: 'B', value: 0.3, reward: 1 },
+  { traj: 't1', round: 0, agent: 'A', value: 0.1, reward: 0 },
+  { traj: 't1', round: 1, agent: 'B', value: 0.4, reward: 1 },
 ];
 
 function makeBatch(): TrainingBatch {
-  const turns: Turn[] = ROWS.map((row, index) => ({
-    groupId: 'g',
-    trajectoryId: row.traj,
-    agentId: row.agent,
-    step: row.step,
-    workerGroupId: 'policy',
-    index,
-    promptIds: [1, 2, index + 3],
-    responseIds: [5, 6],
-    logProbs: [-1, -1],
-    valid: true,
-    reward: row.reward,
-  }));
+  const turns: Turn[] = ROWS.map((row, index) =>
+    makeTurn({
+      groupId: 'g',
+      trajectoryId: row.traj,
+      agentId: row.agent,
+      round: row.round,
+      workerGroupId: 'policy',
+      index,
+      promptIds: [1, 2, index + 3],
+      responseIds: [5, 6],
+      logProbs: [-1, -1],
+      valid: true,
+      reward: row.reward,
+    }),
+  );
   const batch = TrainingBatch.fromTurns(turns);
   batch.values = new Float64Array(batch.rows * 2);
   ROWS.forEach((row, r) => batch.values!.fill(row.value, r * 2, r * 2 + 2));

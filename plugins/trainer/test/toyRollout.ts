@@ -5,7 +5,7 @@ import { TempProject } from '../../../test/support/tempProject.js';
  * outcome is the share of sampled ids below 256 (learnable, deterministic given the tokens).
  */
 export const TOY_ROLLOUT_PLUGIN = `
-import { SeededRng, WorkerGroups } from '@drmas/core';
+import { makeTurn, SeededRng, WorkerGroups } from '@drmas/core';
 export default () => ({
   name: 'toy-rollout',
   apply(kernel) {
@@ -20,10 +20,10 @@ export default () => ({
           const seed = new SeededRng(kernel.config.trainer.seed).fork(agent + '/' + groupId).nextUint32();
           const prompt = [1 + g, 2, 3 + index];
           const out = await group.rollout.generate({ prompts: rows.map(() => prompt), maxNewTokens: 6, temperature: 1, seed, stopTokenIds: [] });
-          rows.forEach((row, r) => row.turns.push({
-            groupId, trajectoryId: row.trajectoryId, agentId: agent, workerGroupId: group.id, step: 0, index,
+          rows.forEach((row, r) => row.turns.push(makeTurn({
+            groupId, trajectoryId: row.trajectoryId, agentId: agent, workerGroupId: group.id, round: 0, index,
             promptIds: prompt, responseIds: out.tokenIds[r], logProbs: out.logProbs[r], valid: true, finishReason: out.finishReasons[r],
-          }));
+          })));
         }
         for (const row of rows) {
           const ids = row.turns.flatMap((t) => t.responseIds);

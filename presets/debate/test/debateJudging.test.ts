@@ -49,7 +49,7 @@ describe("debates on env-math's questions, judged by its answer format", () => {
   test('the debate orchestra scores each turn from the judged episode, with no judge() (as over an environment server)', async () => {
     const environment = await mathDebates({ reward: 'score' });
     const task = environment.batch(0, 1).tasks[0]!;
-    const turn = (index: number, agentId: string, text: string) => ({ index, agentId, responseText: text, step: 0 }) as Turn;
+    const turn = (index: number, agentId: string, text: string) => ({ index, agentId, responseText: text, round: 0 }) as Turn;
     const turns = [turn(0, 'pro', `\\boxed{${task.answer}}`), turn(1, 'con', '\\boxed{-999}'), turn(2, 'pro', `\\boxed{${task.answer}}`)];
     const orchestra = createDebateOrchestra({ answers: () => mathAnswerFormat });
     const episode = environment.reset(task);

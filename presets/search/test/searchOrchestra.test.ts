@@ -31,7 +31,7 @@ describe('search orchestra (Verifier routes to Searcher or Answerer)', () => {
     const run = await runner.run({ tasks, samplesPerTask: 2, seed: 1, idPrefix: 't' });
     for (const t of run.trajectories) {
       expect(agentsOf(t.turns)).toEqual(['verifier', 'searcher', 'verifier', 'answerer']);
-      expect(t.turns.map((turn) => turn.step)).toEqual([0, 0, 1, 1]);
+      expect(t.turns.map((turn) => turn.round)).toEqual([0, 0, 1, 1]);
       expect(t.turns[2]!.observation).toContain('<search>founded</search>\n<information>Doc 1');
       expect(t).toMatchObject({ done: true, outcome: 1 });
       expect(t.turns[3]!.info).toEqual({ turnScore: 1 });
@@ -115,7 +115,7 @@ describe('the search orchestra on the tiny tfjs model', () => {
     checkTurns(batch, backend.tokenizer as TextCodec);
     for (const t of batch.trajectories) {
       expect(t.turns[0]!.agentId).toBe('verifier');
-      expect(Math.max(...t.turns.map((x) => x.step))).toBeLessThanOrEqual(1);
+      expect(Math.max(...t.turns.map((x) => x.round))).toBeLessThanOrEqual(1);
     }
   });
 

@@ -121,6 +121,8 @@ export interface EstimatorView {
   /** (group, trajectory) pairs, when trajectory ids were given. */
   readonly trajectories?: Coding;
   /** Round of each row (`turnIds`), when given. */
+  readonly rounds?: Coding;
+  /** @deprecated since 0.2.0: `rounds` */
   readonly steps?: Coding;
   /** Agent of each row, when given, with the role behind each code (`agentNames[agents.codes[i]]`). */
   readonly agents?: Coding;

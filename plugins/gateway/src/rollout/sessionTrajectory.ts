@@ -1,4 +1,4 @@
-import { DrmasError, type EnvTask, type Trajectory, type Turn } from '@drmas/core';
+import { DrmasError, makeTurn, type EnvTask, type Trajectory, type Turn } from '@drmas/core';
 import type { CapturedTurn } from '../capture/Sessions.js';
 
 export interface TrajectoryIds {
@@ -28,10 +28,10 @@ export function sessionTrajectory(
         },
       );
     }
-    const turn: Turn = {
+    const turn = makeTurn({
       ...ids,
       agentId: call.agent,
-      step: 0,
+      round: 0,
       workerGroupId: call.modelId,
       index,
       promptIds: call.promptIds,
@@ -41,7 +41,7 @@ export function sessionTrajectory(
       responseText: call.text,
       valid: true,
       finishReason: call.finishReason,
-    };
+    });
     if (call.reward !== undefined) turn.info = { turnScore: call.reward };
     return turn;
   });

@@ -125,8 +125,8 @@ export function createDebateOrchestra(options: DebateOptions): Orchestra {
     agents,
     round: judged ? sequential(debateRounds, call(JUDGE_ROLE)) : debateRounds,
     action: (row) => {
-      const round = row.outputs.get(debaters[0]!)?.turn.step;
-      const turns = row.trajectory.turns.filter((turn) => turn.step === round);
+      const round = row.outputs.get(debaters[0]!)?.turn.round;
+      const turns = row.trajectory.turns.filter((turn) => turn.round === round);
       if (wantsTranscript(row.episode))
         return { type: TRANSCRIPT_SUBMISSION.actionType, content: JSON.stringify(debateTranscript(turns, debaters)) };
       const final = finalAnswer(turns);

@@ -18,9 +18,9 @@ const kSolvers = loopUntil(never, call('solver'), {
 });
 
 /** This round's turns of `agentId` on the row, in call order. */
-export function stepTurns(row: OrchestraRow, agentId: string): Turn[] {
-  const step = row.outputs.get(agentId)?.turn.step;
-  return step === undefined ? [] : row.trajectory.turns.filter((turn) => turn.step === step && turn.agentId === agentId);
+export function roundTurns(row: OrchestraRow, agentId: string): Turn[] {
+  const round = row.outputs.get(agentId)?.turn.round;
+  return round === undefined ? [] : row.trajectory.turns.filter((turn) => turn.round === round && turn.agentId === agentId);
 }
 
 /** A turn's vote: its parsed `\boxed{}` answer, or undefined (an abstention) when the output was invalid. */
@@ -52,7 +52,7 @@ export function createMajorityVoteOrchestra(answers: () => AnswerFormat): Orches
     agents: { solver: { prompt: VOTE_SOLVER_PROMPT, tag: 'boxed', invalidPenalty: 0.1, sampling: { maxNewTokens: 1024 } } },
     round: kSolvers,
     action: (row) => {
-      const turns = stepTurns(row, 'solver');
+      const turns = roundTurns(row, 'solver');
       const format = answers();
       const vote = majorityAnswer(turns.map(boxedVote), (a, b) => format.equal(a, b));
       if (!vote) return NO_ACTION;

@@ -1,4 +1,4 @@
-import { DrmasError, scoringTemperature, type GenerateResult, type PolicyBackend, type TextCodec, type Turn } from '@drmas/core';
+import { DrmasError, makeTurn, scoringTemperature, type GenerateResult, type PolicyBackend, type TextCodec } from '@drmas/core';
 import type { Agent, AgentSampling } from '../agents/Agent.js';
 import type { AgentOutput, OrchestraRow } from '../blocks/Block.js';
 
@@ -94,11 +94,11 @@ export function recordAgentTurn(
   const text = engine.codec.decode(sample.tokenIds, { skipSpecialTokens: true });
   const parsed = agent.parse(text, sample.finishReason);
   const { trajectory } = row;
-  const turn: Turn = {
+  const turn = makeTurn({
     groupId: trajectory.groupId,
     trajectoryId: trajectory.trajectoryId,
     agentId,
-    step: call.round,
+    round: call.round,
     workerGroupId: engine.workerGroupId,
     index: trajectory.turns.length,
     promptIds: prompt.ids,
@@ -111,7 +111,7 @@ export function recordAgentTurn(
     valid: parsed.valid,
     finishReason: sample.finishReason,
     observation: prompt.observation,
-  };
+  });
   if (parsed.reason !== undefined) turn.invalidReason = parsed.reason;
   trajectory.turns.push(turn);
   const output: AgentOutput = { agentId, text, action: parsed.action, valid: parsed.valid, reason: parsed.reason, turn };

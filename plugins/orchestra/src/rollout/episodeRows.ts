@@ -39,14 +39,14 @@ export function createRows(environment: Environment, request: RowsRequest): Orch
   return rows;
 }
 
-/** `turn.info.turnScore` of a step's turns: the orchestra's turn scores when it has them, else the acting turn's step score. */
-export function recordTurnScores(orchestra: Orchestra, row: OrchestraRow, step: number, actingTurn: number | undefined): void {
+/** `turn.info.turnScore` of a round's turns: the orchestra's turn scores when it has them, else the acting turn's round score. */
+export function recordTurnScores(orchestra: Orchestra, row: OrchestraRow, round: number, actingTurn: number | undefined): void {
   const { episode, trajectory } = row;
   const scores = new Map<number, number>();
   if (actingTurn !== undefined && episode.roundScore !== undefined) scores.set(actingTurn, episode.roundScore);
   if (orchestra.turnScores) {
     for (const [index, score] of orchestra.turnScores(
-      trajectory.turns.filter((turn) => turn.step === step),
+      trajectory.turns.filter((turn) => turn.round === round),
       episode.judge?.bind(episode),
       episode,
     ))

@@ -1,6 +1,6 @@
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DrmasError, redactUrl, type Trajectory } from '@drmas/core';
+import { DrmasError, makeTrajectoryTurns, redactUrl, type Trajectory } from '@drmas/core';
 import type { BullmqSettings } from './bullmqConfig.js';
 import { EPISODE_JOB, type EpisodeJobData, type EpisodeJobResult } from './episodeJob.js';
 import { bullmqConnection, checkRedis, KEY_PREFIX } from './redisConnection.js';
@@ -80,7 +80,8 @@ export class RolloutQueue {
     const rolloutWorkers = new Set<string>();
     for (const data of groups) {
       const result = results.get(data.group)!;
-      trajectories.push(...result.trajectories);
+      // The trajectories came as JSON: their turns are made again, so `step` reads their round.
+      trajectories.push(...result.trajectories.map(makeTrajectoryTurns));
       rolloutWorkers.add(result.rolloutWorker);
     }
     return { trajectories, rolloutWorkers };

@@ -7,6 +7,7 @@ import {
   DrmasError,
   integerOption,
   LIMITS,
+  makeTurn,
   numberOption,
   WorkerGroups,
   type BatchView,
@@ -172,18 +173,18 @@ export function offlineOptimizer(group: TrainedWorkerGroup, settings: OfflineSet
 
 /** An example as a turn of its own (its own group and trajectory), for packing into a batch outside the rollout loop. */
 export function offlineTurn(promptIds: number[], responseIds: number[], agentId: string, workerGroupId: string, id: string): Turn {
-  return {
+  return makeTurn({
     groupId: id,
     trajectoryId: id,
     agentId,
-    step: 0,
+    round: 0,
     workerGroupId,
     index: 0,
     promptIds,
     responseIds,
     logProbs: responseIds.map(() => 0),
     valid: true,
-  };
+  });
 }
 
 /** Saves a group's trained model as `<outDir>/<model id>` (weights only, as a Hugging Face folder). */

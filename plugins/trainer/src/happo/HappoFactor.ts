@@ -4,12 +4,12 @@ import type { HappoSettings } from '../config/criticConfig.js';
 /** A row's joint action: its trajectory at its round (the turns all roles took there). */
 function jointActionCodes(batch: TrainingBatch): { codes: Int32Array; count: number } {
   const trajectory = batch.ids.trajectory.codes;
-  const step = batch.ids.step.codes;
-  const steps = batch.ids.step.names.length;
+  const round = batch.ids.round.codes;
+  const rounds = batch.ids.round.names.length;
   const seen = new Map<number, number>();
   const codes = new Int32Array(batch.rows);
   for (let r = 0; r < batch.rows; r++) {
-    const key = trajectory[r]! * steps + step[r]!;
+    const key = trajectory[r]! * rounds + round[r]!;
     let code = seen.get(key);
     if (code === undefined) seen.set(key, (code = seen.size));
     codes[r] = code;

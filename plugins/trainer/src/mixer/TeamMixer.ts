@@ -60,15 +60,15 @@ export class TeamMixer {
   /** Each trajectory's joint steps over the mixed roles' rows, in order (rows are packed in trajectory order). */
   private jointSteps(batch: TrainingBatch): JointStep[][] {
     const roles = new Set(this.roles);
-    const { agent, trajectory, step } = batch.ids;
-    const steps = step.names.length;
+    const { agent, trajectory, round } = batch.ids;
+    const rounds = round.names.length;
     const byTrajectory = new Map<number, Map<number, JointStep>>();
     for (let row = 0; row < batch.rows; row++) {
       if (!roles.has(agent.names[agent.codes[row]!]!) || batch.responseLengths[row] === 0) continue;
       const t = trajectory.codes[row]!;
       let joint = byTrajectory.get(t);
       if (!joint) byTrajectory.set(t, (joint = new Map<number, JointStep>()));
-      const key = t * steps + step.codes[row]!;
+      const key = t * rounds + round.codes[row]!;
       let at = joint.get(key);
       if (!at) joint.set(key, (at = { rows: [] }));
       at.rows.push(row);

@@ -12,14 +12,14 @@ export interface OnlinePairs {
 /**
  * Online preference pairs from a step's rollouts: the rows of one rollout group (one prompt's samples), agent and
  * round compete, and the turn of highest reward is preferred to the turn of lowest (the first of equals
- * in row order); a set whose rewards are all equal teaches no preference and is skipped. At the first step the
- * competing turns share their prompt; at later steps each saw its own episode's history.
+ * in row order); a set whose rewards are all equal teaches no preference and is skipped. At round 0 the competing
+ * turns share their prompt; at later rounds each saw its own episode's history.
  */
 export function bestAgainstWorst(view: BatchView, workerGroupId: string): OnlinePairs {
   const { batch } = view;
   const sets = new Map<string, number[]>();
   for (const row of view.rows) {
-    const key = `${batch.ids.group.codes[row]}/${batch.ids.agent.codes[row]}/${batch.ids.step.codes[row]}`;
+    const key = `${batch.ids.group.codes[row]}/${batch.ids.agent.codes[row]}/${batch.ids.round.codes[row]}`;
     let rows = sets.get(key);
     if (!rows) sets.set(key, (rows = []));
     rows.push(row);

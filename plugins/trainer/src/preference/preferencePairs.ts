@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { DrmasError, TrainingBatch, type BatchView, type Turn } from '@drmas/core';
+import { DrmasError, makeTurn, TrainingBatch, type BatchView, type Turn } from '@drmas/core';
 
 /** One line of a `drmas dpo` data file: TRL's `prompt`/`chosen`/`rejected`, and the agent that answers. */
 export interface PreferencePair {
@@ -91,7 +91,7 @@ export interface TurnPair {
  * sampled at: DPO compares sequence likelihoods under the policy itself.
  */
 export function preferenceBatch(pairs: readonly TurnPair[]): TrainingBatch {
-  const atOne = (turn: Turn): Turn => ({ ...turn, temperature: undefined });
+  const atOne = (turn: Turn): Turn => makeTurn({ ...turn, temperature: undefined });
   const batch = TrainingBatch.fromTurns(pairs.flatMap((pair) => [atOne(pair.chosen), atOne(pair.rejected)]));
   batch.pairs = {
     chosen: Int32Array.from(pairs, (_, i) => 2 * i),
