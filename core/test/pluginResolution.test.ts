@@ -179,6 +179,14 @@ describe('one message per failure', () => {
     expect(error.hint).toContain('Did you mean "search"?');
   });
 
+  test("not found and nothing near: the install hint names drmas's own package first, then a community one", async () => {
+    const error = await failure({ presets: ['quantum'] });
+    expect(error.code).toBe('PRESET_NOT_FOUND');
+    expect(error.hint).toBe(
+      'install it (npm install @drmas/preset-quantum, or drmas-preset-quantum for a community preset) or give a path starting with ./',
+    );
+  });
+
   test('a preset passed as a plugin', async () => {
     const error = await failure({ plugins: ['@acme/bundle'] });
     expect(error.code).toBe('PLUGIN_NOT_FOUND');

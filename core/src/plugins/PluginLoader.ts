@@ -240,7 +240,9 @@ export class PluginLoader {
         .filter((n) => n.startsWith(`@drmas/${kind}-`) || new RegExp(`(^|/)drmas-${kind}-`).test(n))
         .map((n) => shortName(n, kind));
       const suggestion = didYouMean(name, ofKind).trim();
-      hint = suggestion || `install it (npm install ${tried[tried.length > 1 ? 1 : 0]}) or give a path starting with ./`;
+      // A short name is drmas's own package or a community one: name both (`math`: @drmas/preset-math, drmas-preset-math).
+      const install = name.startsWith('@') || tried.length < 3 ? tried[0] : `${tried[0]}, or ${tried[1]} for a community ${kind}`;
+      hint = suggestion || `install it (npm install ${install}) or give a path starting with ./`;
     }
     throw new DrmasError(
       kind === 'plugin' ? 'PLUGIN_NOT_FOUND' : 'PRESET_NOT_FOUND',
