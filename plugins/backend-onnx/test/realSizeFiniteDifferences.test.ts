@@ -80,6 +80,28 @@ async function centralDifference(
   return (plus - minus) / taken;
 }
 
+/**
+ * The trainer's gradient at the largest-gradient element of each of `tensors` against its central difference, the
+ * element read in place from `valuesOf(tensor)` (the trainer's own buffers): the elements off by more than TOLERANCE.
+ */
+async function checkAgainstDifferences(label: string, trainer: OnnxTrainer, tensors: string[], valuesOf: (tensor: string) => Float32Array) {
+  const view = stepView(trainer.config);
+  const request = {
+    batch: view,
+    totals: lossTotals(view, { responseLength: view.batch.responseLength, microBatchSize: view.rows.length }),
+    loss: LOSS,
+  };
+  const first = await trainer.gradients(request);
+  const trained = [...first.gradients.keys()];
+  const found = [];
+  for (const probe of probes(first.gradients, tensors)) {
+    const difference = await centralDifference(trainer, request, valuesOf(probe.tensor), probe);
+    found.push({ ...probe, difference, relative: Math.abs(difference - probe.gradient) / Math.abs(probe.gradient) });
+  }
+  console.log(`finite differences, ${label}: ${JSON.stringify(found)}`);
+  return { trained, outside: found.filter((f) => !(f.relative < TOLERANCE)) };
+}
+
 describeSlow("Qwen2.5-0.5B's published configuration: gradients against central finite differences", () => {
   const config = parseModelConfig(MODEL.config);
   let weights: Map<string, WeightTensor>;
@@ -92,13 +114,6 @@ describeSlow("Qwen2.5-0.5B's published configuration: gradients against central 
   it('a full fine-tune: first and last layer, final norm and the tied embedding (output head)', async () => {
     const trainer = await OnnxTrainer.create(config, weights, {}, { adopt: true });
     try {
-      const view = stepView(config);
-      const request = {
-        batch: view,
-        totals: lossTotals(view, { responseLength: view.batch.responseLength, microBatchSize: view.rows.length }),
-        loss: LOSS,
-      };
-      const first = await trainer.gradients(request);
       const tensors = [
         'model.layers.0.self_attn.q_proj.weight',
         'model.layers.0.self_attn.k_proj.bias',
@@ -107,14 +122,8 @@ describeSlow("Qwen2.5-0.5B's published configuration: gradients against central 
         'model.norm.weight',
         'model.embed_tokens.weight',
       ];
-      const chosen = probes(first.gradients, tensors);
-      const found = [];
-      for (const probe of chosen) {
-        const difference = await centralDifference(trainer, request, weights.get(probe.tensor)!.data, probe);
-        found.push({ ...probe, difference, relative: Math.abs(difference - probe.gradient) / Math.abs(probe.gradient) });
-      }
-      console.log(`finite differences, full fine-tune at 0.5B: ${JSON.stringify(found)}`);
-      expect(found.filter((f) => !(f.relative < TOLERANCE))).toEqual([]);
+      const { outside } = await checkAgainstDifferences('full fine-tune at 0.5B', trainer, tensors, (t) => weights.get(t)!.data);
+      expect(outside).toEqual([]);
     } finally {
       await trainer.release();
     }
@@ -133,27 +142,15 @@ describeSlow("Qwen2.5-0.5B's published configuration: gradients against central 
     for (const [name, t] of adapter) if (name.endsWith('lora_B.weight')) rng.fillNormal(t.data, 0.02);
     const trainer = await OnnxTrainer.create(config, weights, {}, { adopt: true, lora: { settings, adapter } });
     try {
-      const view = stepView(config);
-      const request = {
-        batch: view,
-        totals: lossTotals(view, { responseLength: view.batch.responseLength, microBatchSize: view.rows.length }),
-        loss: LOSS,
-      };
-      const first = await trainer.gradients(request);
-      expect([...first.gradients.keys()].every((name) => name.includes('lora_'))).toBe(true);
-      const chosen = probes(first.gradients, [
+      const tensors = [
         'model.layers.0.self_attn.q_proj.lora_A.weight',
         'model.layers.0.self_attn.q_proj.lora_B.weight',
         'model.layers.23.mlp.down_proj.lora_A.weight',
         'model.layers.23.mlp.down_proj.lora_B.weight',
-      ]);
-      const found = [];
-      for (const probe of chosen) {
-        const difference = await centralDifference(trainer, request, adapter.get(probe.tensor)!.data, probe);
-        found.push({ ...probe, difference, relative: Math.abs(difference - probe.gradient) / Math.abs(probe.gradient) });
-      }
-      console.log(`finite differences, LoRA at 0.5B: ${JSON.stringify(found)}`);
-      expect(found.filter((f) => !(f.relative < TOLERANCE))).toEqual([]);
+      ];
+      const { trained, outside } = await checkAgainstDifferences('LoRA at 0.5B', trainer, tensors, (t) => adapter.get(t)!.data);
+      expect(trained.every((name) => name.includes('lora_'))).toBe(true);
+      expect(outside).toEqual([]);
     } finally {
       await trainer.release();
     }
