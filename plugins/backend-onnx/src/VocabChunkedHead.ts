@@ -45,7 +45,8 @@ export interface ChunkedHeadInputs {
  * The derivative is written by hand (`customGradient`): for upstream gradients g1 of log p(t) and g2 of H,
  * dL/dz_v = p_v (g2 mean - g1 - g2 z_v) + g1 [v = t]; each chunk's logits are recomputed from h and the chunk's slice
  * of W (kept from the forward), again one chunk at a time and only after the loss's gradient exists, giving
- * dh = sum_j dz_j W_j^T / T and dW = [h^T dz_1 / T, ...].
+ * dh = sum_j dz_j W_j^T / T and dW = [h^T dz_1 / T, ...]: for a head read as rows, in `RowBlocks` (one per chunk),
+ * which a trainer adds into its buffer block by block, so that no `[vocab, hidden]` tensor is made in a run.
  */
 export function writeChunkedScoreHead(
   g: GraphWriter,
@@ -159,7 +160,11 @@ export function writeChunkedScoreHead(
       });
       return [
         dHidden && g.op('Reshape', [dHidden, g.op('Shape', [hidden])]),
-        wantHead ? g.op('Concat', dHead, { axis: rows ? 0 : 1 }) : undefined,
+        !wantHead
+          ? undefined
+          : rows
+            ? { blocks: dHead.map((value, j) => ({ start: chunks[j]![0], value })) }
+            : g.op('Concat', dHead, { axis: 1 }),
       ];
     },
   ) as [string, string];

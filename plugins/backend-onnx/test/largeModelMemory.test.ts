@@ -1,7 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { loadModelWeights, parseModelConfig } from '@drmas/models';
 import { PUBLISHED_MODELS } from '../../../test/support/publishedConfigs.js';
-import { defaultMicroBatchTokens, largeModelSessionOptions, runOverheadBytes } from '../src/training/LargeModelMemory.js';
+import { loadOnnxRuntime } from '../src/ExecutionProvider.js';
+import { GraphBuilder } from '../src/onnx/GraphBuilder.js';
+import {
+  defaultMicroBatchTokens,
+  largeModelSessionOptions,
+  releaseRunOutputs,
+  runOverheadBytes,
+} from '../src/training/LargeModelMemory.js';
 
 const qwen = parseModelConfig(PUBLISHED_MODELS['Qwen2.5-0.5B']!.config);
 
@@ -22,9 +29,50 @@ describe("a large model's memory settings on onnx", () => {
     expect(largeModelSessionOptions(tiny, undefined)).toBeUndefined();
   });
 
-  it("a run's overhead: the returned gradients, three [vocab, hidden] gradients, 300 MiB of runtime", () => {
+  it("a run's overhead: the returned gradients beyond one micro-batch's activations, 300 MiB of runtime", () => {
     const shape = { ...qwen, numHeads: 14, maxPositions: 32768, tiedEmbeddings: true, source: 'test' };
-    // 493,961,216 matrix weights x 4 = 1,975,844,864; 3 x 151,936 x 896 x 4 = 1,633,615,872; 300 x 2^20 = 314,572,800.
-    expect(runOverheadBytes(shape).bytes).toBe(1_975_844_864 + 1_633_615_872 + 314_572_800);
+    // 493,961,216 matrix weights x 4 = 1,975,844,864 bytes of gradients; one micro-batch: 2 x 282 tokens x 1,900,544
+    // = 1,071,906,816; beyond it 903,938,048; + 300 x 2^20 = 314,572,800.
+    expect(runOverheadBytes(shape).bytes).toBe(903_938_048 + 314_572_800);
+  });
+
+  describe("a run's returned outputs", () => {
+    /** A session adding 1 to a float vector of `n` elements, its output bound to `into`. */
+    async function plusOne(n: number) {
+      const ort = await loadOnnxRuntime();
+      const g = new GraphBuilder('plus-one');
+      g.output(g.op('Add', [g.input('x', 'float', [n]), g.scalar(1)]), 'y', 'float', [n]);
+      const session = await ort.InferenceSession.create(g.toModelProto(), { enableCpuMemArena: false });
+      const x = new Float32Array(n).fill(2);
+      const into = new Float32Array(n);
+      const run = () => session.run({ x: new ort.Tensor('float32', x, [n]) }, { y: new ort.Tensor('float32', into, [n]) });
+      return { run, into, release: () => session.release() };
+    }
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    const heldBuffers = () => process.memoryUsage().arrayBuffers;
+
+    it('onnxruntime-node returns a copy of an output bound to a buffer (why the trainer frees them)', async () => {
+      const { run, into, release } = await plusOne(4);
+      const out = await run();
+      expect(Array.from(into)).toEqual([3, 3, 3, 3]);
+      into[0] = 99;
+      // Written into the bound buffer and returned in another: a later write to one does not show in the other.
+      expect((out['y']!.data as Float32Array)[0]).toBe(3);
+      await release();
+    });
+
+    it("at Qwen2.5-0.5B each run's copy is freed before the next run", async () => {
+      const n = 32 * 2 ** 20; // 128 MiB
+      const { run, release } = await plusOne(n);
+      await nextTurn();
+      const before = heldBuffers();
+      for (let k = 0; k < 3; k++) {
+        const out = await run();
+        expect(heldBuffers() - before).toBeGreaterThan(4 * n * 0.9);
+        releaseRunOutputs(qwen, out);
+        expect(heldBuffers() - before).toBeLessThan(4 * n * 0.25);
+      }
+      await release();
+    });
   });
 });

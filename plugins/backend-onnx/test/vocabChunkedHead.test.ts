@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { lossColumn, lossTotals, TrainingBatch, type BatchView, type LossFunction } from '@drmas/core';
 import type { HostTensor } from '@drmas/models';
+import type { DecoderConfig } from '@drmas/models';
 import { OnnxTrainer } from '../src/training/OnnxTrainer.js';
+import { buildTrainingGraph } from '../src/training/TrainingGraph.js';
 import { vocabChunks } from '../src/VocabChunkedHead.js';
 import { randomWeights, tinyConfigJson } from './parityFixtures.js';
 
@@ -20,7 +22,7 @@ const loss: LossFunction = {
   },
 };
 
-describe('vocabulary-chunked output head', () => {
+describe('vocabulary chunks', () => {
   it('splits a vocabulary into chunks of the given width, the last one shorter', () => {
     expect(vocabChunks(48, 20)).toEqual([
       [0, 20],
@@ -29,14 +31,26 @@ describe('vocabulary-chunked output head', () => {
     ]);
     expect(vocabChunks(151_936)).toHaveLength(10);
   });
+});
 
+/**
+ * Both layouts read a chunked head as the Hugging Face tensor's rows, whose gradient a run adds into the trainer's
+ * buffer block by block (one block per chunk); the shared layout (real model sizes) here over two micro-batches, so
+ * that each block also accumulates.
+ */
+describe.each([
+  { layout: 'fused' as const, microBatchSize: 0 },
+  { layout: 'shared' as const, microBatchSize: 1 },
+])('vocabulary-chunked output head, $layout layout', ({ layout, microBatchSize }) => {
+  let config: DecoderConfig;
   let weights: Map<string, HostTensor>;
   let trainer: OnnxTrainer;
   let view: BatchView;
   beforeAll(async () => {
     const made = randomWeights(tinyConfigJson('Qwen3ForCausalLM', { tie_word_embeddings: true }), 11);
     weights = made.weights;
-    trainer = await OnnxTrainer.create(made.config, weights, {}, { adopt: true, vocabChunk: 20 });
+    config = made.config;
+    trainer = await OnnxTrainer.create(made.config, weights, {}, { adopt: true, vocabChunk: 20, layout });
     // Targets in every chunk, the last (short) one included.
     const batch = TrainingBatch.fromSequences(
       [
@@ -54,9 +68,24 @@ describe('vocabulary-chunked output head', () => {
   });
   afterAll(() => trainer.release());
 
+  it("the tied embedding's gradient passes in one block per chunk, the other weights' whole", () => {
+    const graph = buildTrainingGraph(config, weights, loss, { withEntropy: true, withReference: false, vocabChunk: 20, layout });
+    expect([...graph.gradientBlocks]).toEqual([
+      [
+        'model.embed_tokens.weight',
+        [
+          [0, 20],
+          [20, 40],
+          [40, 48],
+        ],
+      ],
+    ]);
+    expect(graph.gradients).toContain('model.embed_tokens.weight');
+  });
+
   it('gradients of the embedding (head and input rows), the final norm and a projection match finite differences', async () => {
-    const totals = lossTotals(view, { responseLength: 4, microBatchSize: 0 });
-    const request = { batch: view, totals, loss };
+    const totals = lossTotals(view, { responseLength: 4, microBatchSize });
+    const request = { batch: view, totals, loss, microBatchSize };
     const { gradients } = await trainer.gradients(request);
     const analytic = new Map([...gradients].map(([name, g]) => [name, Float32Array.from(g)]));
     const probes: [string, number][] = [

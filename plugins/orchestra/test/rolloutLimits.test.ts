@@ -105,20 +105,20 @@ describe('what a step can hold', () => {
     const limits = agentLimits(cfg, agents({ solver: 128, verifier: 128 }), roles);
     // 24 x (896 x 64 x 2 x (14 + 2) + 3 x 896 x 4,864) + 151,936 x 896 (tied) = 493,961,216 weights, 1,975,844,864
     // bytes in float32; weights, gradients and two moments 7,903,379,456; onnxruntime-node's returned copy of the
-    // gradients 1,975,844,864; three [151,936, 896] gradients 3 x 544,538,624 = 1,633,615,872; Node and onnxruntime
-    // 314,572,800: 11,827,412,992 bytes, counted once for the two agents.
+    // gradients 1,975,844,864 beyond one micro-batch's activations (2 x 282 tokens x 1,900,544 = 1,071,906,816):
+    // 903,938,048; Node and onnxruntime 314,572,800: 9,121,890,304 bytes, counted once for the two agents.
     const withState = estimateEpisodeMemory(limits, { count: 16, why: 'p x s' }, 2);
     const { state, ...rest } = limits[0]!;
     const without = estimateEpisodeMemory([{ ...rest }, { ...rest, role: 'verifier' }], { count: 16, why: 'p x s' }, 2);
-    expect(state!.bytes).toBe(11_827_412_992);
-    expect(withState.bytes - without.bytes).toBe(11_827_412_992);
+    expect(state!.bytes).toBe(9_121_890_304);
+    expect(withState.bytes - without.bytes).toBe(9_121_890_304);
     // Activations per token: per layer 4 x 896 + 2 x 2 x 64 + 3 x 4,864 = 18,432 floats, x 24 layers, + 2 x 16,384
     // (the head's chunk) = 475,136 floats = 1,900,544 bytes, counted twice (3,801,088) at this size; the engine runs
     // micro-batches of at most floor(2^29 / 1,900,544) = 282 tokens: 1,071,906,816 bytes. The sampling side: 16 rows
-    // x 128 tokens x (24,576 of cache + 2 turns x 64) = 50,593,792. In all 12,949,913,600 bytes (12.1 GiB).
-    expect(withState.bytes).toBe(12_949_913_600);
+    // x 128 tokens x (24,576 of cache + 2 turns x 64) = 50,593,792. In all 10,244,390,912 bytes (9.54 GiB).
+    expect(withState.bytes).toBe(10_244_390_912);
     expect(withState.arithmetic).toBe(
-      "16 rows (p x s) x 128 tokens (agents.solver.sampling.maxNewTokens) x 24,704 bytes per token (24,576 of model policy's key/value cache + 2 turns x 64 of step records) + one micro-batch of 282 tokens (model policy's engine's bound) x 3,801,088 bytes of 2 x the activations kept for the backward pass on onnx + 11 GiB of model policy's training state (float32 weights read in place by every graph, gradients and AdamW's two moments: 4 x 1.84 GiB; onnxruntime-node's copy of the gradients a run returns 1.84 GiB, three [vocab, hidden] gradients in a run 1.52 GiB, Node and onnxruntime 300 MiB) = 12.1 GiB",
+      "16 rows (p x s) x 128 tokens (agents.solver.sampling.maxNewTokens) x 24,704 bytes per token (24,576 of model policy's key/value cache + 2 turns x 64 of step records) + one micro-batch of 282 tokens (model policy's engine's bound) x 3,801,088 bytes of 2 x the activations kept for the backward pass on onnx + 8.5 GiB of model policy's training state (float32 weights read in place by every graph, gradients and AdamW's two moments: 4 x 1.84 GiB; onnxruntime-node's copy of the gradients a run returns 1.84 GiB beyond one micro-batch's activations 1020 MiB: 862 MiB; Node and onnxruntime 300 MiB) = 9.54 GiB",
     );
     // agents.<role>.train.microBatchTokens replaces the engine's bound: 1,000 tokens x 3,801,088 = 3,801,088,000.
     const configured = config({
@@ -130,7 +130,7 @@ describe('what a step can hold', () => {
       { count: 16, why: 'p x s' },
       2,
     );
-    expect(bounded.bytes).toBe(50_593_792 + 3_801_088_000 + 11_827_412_992);
+    expect(bounded.bytes).toBe(50_593_792 + 3_801_088_000 + 9_121_890_304);
     expect(bounded.arithmetic).toContain('one micro-batch of 1,000 tokens (agents.solver.train.microBatchTokens) x 3,801,088 bytes');
   });
 

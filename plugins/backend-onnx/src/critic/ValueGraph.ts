@@ -49,7 +49,7 @@ export function buildValueGraph(
   const n = TrainingNames;
   if (!options.loss) {
     g.output(values, ValueNames.values, 'float', ['batch', 'responses']);
-    return { model: g.builder.toModelProto(), metrics: [], gradients: [], rowGradients: [] };
+    return { model: g.builder.toModelProto(), metrics: [], gradients: [], gradientBlocks: new Map(), rowGradients: [] };
   }
   const column = (name: string) => g.input(name, 'float', ['batch', 'responses']);
   const out = options.loss.compute(onnxTensorOps(g), {

@@ -61,7 +61,19 @@ export interface GraphWriter {
  * The hand-written derivative of a node group: from the gradients of its outputs (`undefined` where an output does not
  * reach the loss), the gradients of the inputs flagged in `wanted` (`undefined` for none).
  */
-export type CustomVjp = (dy: (string | undefined)[], wanted: boolean[]) => (string | undefined)[];
+export type CustomVjp = (dy: (string | undefined)[], wanted: boolean[]) => (Gradient | undefined)[];
+
+/**
+ * A gradient written as blocks of consecutive rows (axis 0), in order and covering every row: the output head's,
+ * one block per vocabulary chunk. A trained weight's gradient stays in blocks, each added into its own slice of the
+ * trainer's buffer, so no tensor of the whole weight's shape is made; elsewhere the blocks are concatenated.
+ */
+export interface RowBlocks {
+  blocks: Array<{ start: number; value: string }>;
+}
+
+/** A value's gradient: one value, or `RowBlocks`. */
+export type Gradient = string | RowBlocks;
 
 /**
  * Collects the nodes, inputs, outputs and initializers of one ONNX graph and writes it as a ModelProto.

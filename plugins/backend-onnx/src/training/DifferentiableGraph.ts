@@ -4,6 +4,7 @@ import {
   type CustomVjp,
   type Dim,
   type ElementType,
+  type Gradient,
   type GraphWriter,
   type OpOptions,
 } from '../onnx/GraphBuilder.js';
@@ -158,19 +159,36 @@ export class DifferentiableGraph implements GraphWriter {
    */
   gradients(loss: string, wrt: string[]): string[] {
     const { gradients } = this.gradientsAndRows(loss, wrt, new Set());
-    return gradients.map((d, i) => d ?? this.zerosLike(wrt[i]!));
+    return gradients.map((d, i) => (d === undefined ? this.zerosLike(wrt[i]!) : this.joined(d)));
+  }
+
+  /** A gradient as one value: `RowBlocks` concatenated along the rows. */
+  joined(grad: Gradient): string {
+    return typeof grad === 'string'
+      ? grad
+      : this.op(
+          'Concat',
+          grad.blocks.map((b) => b.value),
+          { axis: 0 },
+        );
   }
 
   /**
    * As `gradients`, except that the Gather (axis 0) gradients of the values in `rowsOf` are not scattered in the
    * graph but returned as `rows` for the caller to add; a value's entry in `gradients` is then the rest of its
-   * gradient (a tied embedding's output-projection part), or undefined when nothing else contributes.
+   * gradient (a tied embedding's output-projection part), or undefined when nothing else contributes. With
+   * `rowBlocks`, a value whose whole gradient a custom VJP wrote in `RowBlocks` gets them as they are.
    */
-  gradientsAndRows(loss: string, wrt: string[], rowsOf: ReadonlySet<string>): { gradients: (string | undefined)[]; rows: RowGradient[] } {
+  gradientsAndRows(
+    loss: string,
+    wrt: string[],
+    rowsOf: ReadonlySet<string>,
+    { rowBlocks = false }: { rowBlocks?: boolean } = {},
+  ): { gradients: (Gradient | undefined)[]; rows: RowGradient[] } {
     this.rowsOf = rowsOf;
     this.rowGradients = [];
     try {
-      const gradients = this.writeBackward(loss, wrt);
+      const gradients = this.writeBackward(loss, wrt, rowBlocks);
       return { gradients, rows: this.rowGradients };
     } finally {
       this.rowsOf = new Set();
@@ -196,7 +214,7 @@ export class DifferentiableGraph implements GraphWriter {
     return true;
   }
 
-  private writeBackward(loss: string, wrt: string[]): (string | undefined)[] {
+  private writeBackward(loss: string, wrt: string[], keepBlocks: boolean): (Gradient | undefined)[] {
     const forward = [...this.records];
     const requires = new Set(wrt);
     for (const n of forward) {
@@ -209,13 +227,19 @@ export class DifferentiableGraph implements GraphWriter {
       if (n.outputs.some((o) => needed.has(o))) for (const i of n.inputs) if (i) needed.add(i);
     }
 
-    const contributions = new Map<string, string[]>();
-    const add = (value: string, grad: string) => contributions.set(value, [...(contributions.get(value) ?? []), grad]);
+    const contributions = new Map<string, Gradient[]>();
+    const add = (value: string, grad: Gradient) => contributions.set(value, [...(contributions.get(value) ?? []), grad]);
     const total = (value: string): string | undefined => {
       const parts = contributions.get(value);
       if (!parts) return undefined;
-      if (parts.length === 1) return parts[0];
-      const sum = this.op('Sum', parts);
+      if (parts.length === 1 && typeof parts[0] === 'string') return parts[0];
+      const sum =
+        parts.length === 1
+          ? this.joined(parts[0]!)
+          : this.op(
+              'Sum',
+              parts.map((p) => this.joined(p)),
+            );
       contributions.set(value, [sum]);
       return sum;
     };
@@ -236,7 +260,10 @@ export class DifferentiableGraph implements GraphWriter {
         if (w && d !== undefined) add(n.inputs[i]!, d);
       });
     }
-    return wrt.map(total);
+    return wrt.map((value) => {
+      const parts = contributions.get(value);
+      return keepBlocks && parts?.length === 1 ? parts[0] : total(value);
+    });
   }
 
   zerosLike(value: string): string {

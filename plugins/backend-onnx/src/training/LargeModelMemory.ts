@@ -1,13 +1,15 @@
 /**
  * What the onnx engine does differently for a model that gets the `shared` weight layout (`SHARED_LAYOUT_BYTES` of
  * float32 weights and up: Qwen2.5-0.5B and larger), so that a training step's peak is its state plus one bounded
- * micro-batch: the sessions run without onnxruntime's CPU arena, and micro-batches are split by a token budget
- * unless the request sets one. Smaller models (the built-in `tiny` and `small`) run as before, bit for bit.
+ * micro-batch: the sessions run without onnxruntime's CPU arena, micro-batches are split by a token budget
+ * unless the request sets one, and each training run's outputs are collected before the next run. Smaller models (the built-in `tiny` and `small`) run as before, bit for bit.
  */
 import { activationBytesPerToken, loraModuleShape, matrixWeightCount, type DecoderConfig, type ModelShape } from '@drmas/models';
 import { formatBytes, isLoraTargetModule } from '@drmas/core';
 import type * as OrtModule from 'onnxruntime-node';
-import { defaultWeightLayout } from '../GraphWeights.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { defaultWeightLayout, SHARED_LAYOUT_BYTES } from '../GraphWeights.js';
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
 
 /**
@@ -48,6 +50,39 @@ export function largeModelSessionOptions(
 }
 
 /**
+ * Disposes what a training run returned and, from the shared layout's size, frees it before the next run:
+ * onnxruntime-node 1.30 hands every output back in a new ArrayBuffer, the outputs bound to the trainer's own buffers
+ * too (a copy, checked here), and V8 frees one only at a garbage collection, which a loop of native runs seldom
+ * triggers: at Qwen2.5-0.5B each run's 1.84 GiB copy of the gradients stayed alive through the next run's backward.
+ * Two full collections take tens of milliseconds against seconds a run.
+ */
+export function releaseRunOutputs(config: DecoderConfig, outputs: Record<string, OrtModule.Tensor>): void {
+  for (const t of Object.values(outputs)) t.dispose();
+  if (defaultWeightLayout(config) !== 'shared') return;
+  collector ??= garbageCollector();
+  // Twice: a collection finishes the marking V8 may have under way, in which the copy, allocated while it ran, counts
+  // as live; only the second one starts from the roots again.
+  collector();
+  collector();
+}
+
+let collector: (() => void) | undefined;
+
+/** V8's full collection: `gc` where Node runs with --expose-gc, else exposed once (what the flag does at start). */
+function garbageCollector(): () => void {
+  const exposed: unknown = Reflect.get(globalThis, 'gc');
+  if (isCollector(exposed)) return exposed;
+  setFlagsFromString('--expose-gc');
+  const made: unknown = runInNewContext('gc');
+  if (!isCollector(made)) throw new Error('releaseRunOutputs: V8 did not expose its garbage collector');
+  return made;
+}
+
+function isCollector(value: unknown): value is () => void {
+  return typeof value === 'function';
+}
+
+/**
  * How many times over a large model's training run holds the activations `activationBytesPerToken` counts: they
  * leave out attention probabilities and the backward's transients. Measured at Qwen2.5-0.5B (24 layers, rows of
  * 328 tokens): 1.8x for micro-batches of 328 tokens, 2.5x for 656, 2.1x for 2,624 (bench/RESULTS.md).
@@ -58,19 +93,31 @@ export const RUN_ACTIVATION_FACTOR = 2;
 export const RUNTIME_BASELINE_BYTES = 300 * 2 ** 20;
 
 /**
- * What a full fine-tune's training run holds whatever its tokens, besides the training state: the copy of every
- * weight's gradient onnxruntime-node returns from each run (it copies even the outputs bound to the trainer's
- * buffers; collected after the run), three `[vocab, hidden]` gradients in the run (the output head's, the embedding
- * lookup's and, tied, their sum), and Node's and onnxruntime's own memory.
+ * What a full fine-tune's training run holds whatever its tokens, besides the training state and Node's and
+ * onnxruntime's own memory: onnxruntime-node's copy of every weight's gradient, which a run returns. Below the shared
+ * layout's size the copies wait for V8's next collection, beside the next run, and the head's and the tied
+ * embedding's gradients are whole `[vocab, hidden]` tensors (three of them). From that size a run's copy is made once
+ * its activations are gone and freed before the next run (`releaseRunOutputs`), so it counts as far as it exceeds
+ * one micro-batch's activations at the default bound (the estimate counts those), and the head's gradient passes in
+ * vocabulary blocks (`RowBlocks`), with no `[vocab, hidden]` tensor.
  */
 export function runOverheadBytes(shape: ModelShape): { bytes: number; reason: string } {
   const gradients = 4 * matrixWeightCount(shape);
-  const embedding = 3 * 4 * shape.vocabSize * shape.hiddenSize;
+  const runtime = `Node and onnxruntime ${formatBytes(RUNTIME_BASELINE_BYTES)}`;
+  if (gradients < SHARED_LAYOUT_BYTES) {
+    const embedding = 3 * 4 * shape.vocabSize * shape.hiddenSize;
+    return {
+      bytes: gradients + embedding + RUNTIME_BASELINE_BYTES,
+      reason: `onnxruntime-node's copy of the gradients a run returns ${formatBytes(gradients)}, three [vocab, hidden] gradients in a run ${formatBytes(embedding)}, ${runtime}`,
+    };
+  }
+  const activations = RUN_ACTIVATION_FACTOR * microBatchTokensFor(shape) * activationBytesPerToken(shape, HEAD_VOCAB_CHUNK);
+  const beyond = Math.max(0, gradients - activations);
   return {
-    bytes: gradients + embedding + RUNTIME_BASELINE_BYTES,
+    bytes: beyond + RUNTIME_BASELINE_BYTES,
     reason:
-      `onnxruntime-node's copy of the gradients a run returns ${formatBytes(gradients)}, three [vocab, hidden] ` +
-      `gradients in a run ${formatBytes(embedding)}, Node and onnxruntime ${formatBytes(RUNTIME_BASELINE_BYTES)}`,
+      `onnxruntime-node's copy of the gradients a run returns ${formatBytes(gradients)} beyond one micro-batch's ` +
+      `activations ${formatBytes(activations)}: ${formatBytes(beyond)}; ${runtime}`,
   };
 }
 

@@ -21,8 +21,8 @@ import { accumulateGradients, clippedAdamWStep } from './ClippedStep.js';
 import { HostAdamW } from './HostAdamW.js';
 import { SharedSessions } from '../SharedSessions.js';
 import { defaultWeightLayout, type WeightLayout } from '../GraphWeights.js';
-import { buildTrainingGraph, TrainingNames, type TrainingGraph } from './TrainingGraph.js';
-import { defaultMicroBatchTokens, largeModelSessionOptions } from './LargeModelMemory.js';
+import { buildTrainingGraph, gradientSlots, TrainingNames, type TrainingGraph } from './TrainingGraph.js';
+import { defaultMicroBatchTokens, largeModelSessionOptions, releaseRunOutputs } from './LargeModelMemory.js';
 
 export interface GradientRequest {
   /** The rows to train on. */
@@ -198,7 +198,8 @@ export class OnnxTrainer {
   async gradients(request: GradientRequest): Promise<GradientResult> {
     const { batch: view, totals, loss } = request;
     const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
-    const { session, metrics: metricNames, gradients, rowGradients } = await this.session(loss, withEntropy);
+    const graph = await this.session(loss, withEntropy);
+    const { session, metrics: metricNames, rowGradients } = graph;
     const totalFeeds: Feeds = {};
     for (const key of ['tokens', 'rows', 'responseLength'] as const)
       totalFeeds[TrainingNames.totals[key]] = ortTensor(this.ort, Float32Array.of(totals[key]), []);
@@ -223,14 +224,14 @@ export class OnnxTrainer {
       // Every run adds its gradients into `part` in place: the buffers are both the `grad_in/*` inputs and the bound
       // `grad/*` outputs, so no run returns a copy of every weight's gradient.
       const out = await session.run(
-        { ...this.weightFeeds, ...totalFeeds, ...feeds, ...this.gradientFeeds(gradients, part) },
-        this.boundOutputs(session, gradients, part),
+        { ...this.weightFeeds, ...totalFeeds, ...feeds, ...this.gradientFeeds(graph, part) },
+        this.boundOutputs(graph, part),
       );
       lossSum += scalar(out[TrainingNames.loss]);
       for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
       if (withEntropy) entropySum += scalar(out[TrainingNames.entropySum]);
       accumulateGradients(part, out, { gradients: [], rowGradients });
-      for (const t of Object.values(out)) t.dispose();
+      releaseRunOutputs(this.config, out);
       if (agentGradNorms && microBatches[m + 1]?.part !== agent) {
         agentGradNorms[agent] = globalNorm(part.values());
         for (const [name, buffer] of part) {
@@ -248,19 +249,34 @@ export class OnnxTrainer {
   }
 
   /** The `grad_in/*` inputs: the gradients accumulated so far in `from`. */
-  private gradientFeeds(gradients: string[], from: Map<string, Float32Array>): Feeds {
+  private gradientFeeds(graph: TrainingSession, from: Map<string, Float32Array>): Feeds {
     const feeds: Feeds = {};
-    for (const name of gradients)
-      feeds[TrainingNames.gradientIn(name)] = ortTensor(this.ort, from.get(name)!, this.weights.get(name)!.shape);
+    for (const [slot, tensor] of this.gradientSlotTensors(graph, from)) feeds[slot.input] = tensor;
     return feeds;
   }
 
   /** The session's outputs with each weight's gradient bound to its buffer in `into` (the rest allocated by the run). */
-  private boundOutputs(session: Session, gradients: string[], into: Map<string, Float32Array>): Record<string, OrtModule.Tensor | null> {
-    const fetches: Record<string, OrtModule.Tensor | null> = Object.fromEntries(session.outputNames.map((name) => [name, null]));
-    for (const name of gradients)
-      fetches[TrainingNames.gradient(name)] = ortTensor(this.ort, into.get(name)!, this.weights.get(name)!.shape);
+  private boundOutputs(graph: TrainingSession, into: Map<string, Float32Array>): Record<string, OrtModule.Tensor | null> {
+    const fetches: Record<string, OrtModule.Tensor | null> = Object.fromEntries(graph.session.outputNames.map((name) => [name, null]));
+    for (const [slot, tensor] of this.gradientSlotTensors(graph, into)) fetches[slot.output] = tensor;
     return fetches;
+  }
+
+  /** Each gradient slot of the graph (`gradientSlots`) over its rows of the weight's buffer in `buffers`. */
+  private *gradientSlotTensors(graph: TrainingSession, buffers: Map<string, Float32Array>) {
+    for (const name of graph.gradients) {
+      const { shape } = this.weights.get(name)!;
+      const buffer = buffers.get(name)!;
+      for (const slot of gradientSlots(graph, name)) {
+        if (!slot.rows) {
+          yield [slot, ortTensor(this.ort, buffer, shape)] as const;
+          continue;
+        }
+        const [start, end] = slot.rows;
+        const width = buffer.length / shape[0]!;
+        yield [slot, ortTensor(this.ort, buffer.subarray(start * width, end * width), [end - start, ...shape.slice(1)])] as const;
+      }
+    }
   }
 
   /** Buffers like `gradientBuffers` for one agent's share of a gradient, made on first use. */

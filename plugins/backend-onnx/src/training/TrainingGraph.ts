@@ -22,6 +22,9 @@ export const TrainingNames = {
   gradient: (weight: string) => `grad/${weight}`,
   /** The gradient accumulated so far, which the policy's training graph adds its own to (`grad/<weight>`). */
   gradientIn: (weight: string) => `grad_in/${weight}`,
+  /** A weight's gradient in row blocks (`TrainingGraph.gradientBlocks`): the block from row `start`, out and in. */
+  gradientBlock: (weight: string, start: number) => `grad/${weight}#${start}`,
+  gradientBlockIn: (weight: string, start: number) => `grad_in/${weight}#${start}`,
   /** The k-th row gradient of a gathered weight (an embedding): the rows and the ids they add to. */
   gradientRows: (weight: string, k: number) => `grad_rows/${k}/${weight}`,
   gradientIds: (weight: string, k: number) => `grad_ids/${k}/${weight}`,
@@ -49,6 +52,11 @@ export interface TrainingGraph {
   metrics: string[];
   /** Weights with an output `grad/<weight>` (the rest of a gathered weight's gradient comes as rows). */
   gradients: string[];
+  /**
+   * Weights of `gradients` whose accumulated gradient passes in row blocks `[start, end)` instead (the chunked
+   * output head's: one block per vocabulary chunk), each block its own input and output (`gradientSlots`).
+   */
+  gradientBlocks: Map<string, Array<[number, number]>>;
   /** Row gradients (outputs `grad_rows/<k>/<weight>`, `grad_ids/<k>/<weight>`) to add into the weight's gradient. */
   rowGradients: { weight: string; rows: string; ids: string }[];
 }
@@ -100,8 +108,8 @@ export function buildTrainingGraph(
   // The trained tensors: the adapter's, or every Hugging Face weight.
   const trained = adapter?.inputs ?? inputs;
   const shapes = options.lora ? loraTensorShapes(config, options.lora) : new Map([...weights].map(([name, t]) => [name, t.shape]));
-  const { gradients, rowGradients } = writeGradientOutputs(g, out.loss, trained, shapes, { accumulate: true });
-  return { model: g.builder.toModelProto(), metrics, gradients, rowGradients };
+  const { gradients, gradientBlocks, rowGradients } = writeGradientOutputs(g, out.loss, trained, shapes, { accumulate: true });
+  return { model: g.builder.toModelProto(), metrics, gradients, gradientBlocks, rowGradients };
 }
 
 /**
@@ -146,7 +154,9 @@ export function writeHuggingFaceWeights(
  * per tensor the loss depends on, except that an embedding's gathered rows come out as rows with their ids for the
  * trainer to add in a fixed order (`DifferentiableGraph.gradientsAndRows`). `shapes` are the trained tensors' shapes.
  * With `accumulate`, each `grad/<name>` is `grad_in/<name>` (an input: the micro-batches' sum so far) plus this run's
- * gradient, so a trainer binding both to one buffer accumulates in place, with no gradient copied out of a run.
+ * gradient, so a trainer binding both to one buffer accumulates in place, with no gradient copied out of a run; a
+ * gradient written in row blocks (the chunked head's) is added block by block, each block bound to its rows of the
+ * buffer (`gradientSlots`), so no tensor of the whole weight is made for it.
  */
 export function writeGradientOutputs(
   g: DifferentiableGraph,
@@ -154,7 +164,7 @@ export function writeGradientOutputs(
   trained: Map<string, string>,
   shapes: Map<string, number[]>,
   { accumulate = false }: { accumulate?: boolean } = {},
-): Pick<TrainingGraph, 'gradients' | 'rowGradients'> {
+): Pick<TrainingGraph, 'gradients' | 'gradientBlocks' | 'rowGradients'> {
   const n = TrainingNames;
   const shapeOf = (name: string): number[] => shapes.get(name)!;
   const names = [...trained.keys()];
@@ -163,14 +173,31 @@ export function writeGradientOutputs(
     loss,
     names.map((name) => trained.get(name)!),
     new Set(weightOf.keys()),
+    { rowBlocks: accumulate },
   );
   const gradients: string[] = [];
+  const gradientBlocks = new Map<string, Array<[number, number]>>();
   backward.gradients.forEach((grad, i) => {
     if (grad === undefined) return;
-    const shape = shapeOf(names[i]!);
-    const total = accumulate ? g.op('Add', [g.input(n.gradientIn(names[i]!), 'float', shape), grad]) : grad;
-    g.output(total, n.gradient(names[i]!), 'float', shape);
-    gradients.push(names[i]!);
+    const name = names[i]!;
+    const shape = shapeOf(name);
+    gradients.push(name);
+    if (typeof grad !== 'string') {
+      const blocks = grad.blocks.map(({ start }, k): [number, number] => [start, grad.blocks[k + 1]?.start ?? shape[0]!]);
+      gradientBlocks.set(name, blocks);
+      for (const [k, [start, end]] of blocks.entries()) {
+        const value = grad.blocks[k]!.value;
+        const rows = g.shape(value)[0];
+        if (rows !== end - start)
+          throw new Error(`writeGradientOutputs: '${name}' block at row ${start} has ${rows} rows, not ${end - start}`);
+        const blockShape = [end - start, ...shape.slice(1)];
+        const total = g.op('Add', [g.input(n.gradientBlockIn(name, start), 'float', blockShape), value]);
+        g.output(total, n.gradientBlock(name, start), 'float', blockShape);
+      }
+      return;
+    }
+    const total = accumulate ? g.op('Add', [g.input(n.gradientIn(name), 'float', shape), grad]) : grad;
+    g.output(total, n.gradient(name), 'float', shape);
   });
   const rowGradients = backward.rows.map(({ value, indices, rows }, k) => {
     const weight = weightOf.get(value)!;
@@ -181,5 +208,24 @@ export function writeGradientOutputs(
       ids: g.output(indices, n.gradientIds(weight, k), 'int64', ['rows']),
     };
   });
-  return { gradients, rowGradients };
+  return { gradients, gradientBlocks, rowGradients };
+}
+
+/** One input and output a weight's accumulated gradient passes through: the whole tensor, or rows `[start, end)` of it. */
+export interface GradientSlot {
+  input: string;
+  output: string;
+  rows?: [number, number];
+}
+
+/** The slots of `weight`'s accumulated gradient in `graph`: the whole tensor, or one per row block. */
+export function gradientSlots(graph: Pick<TrainingGraph, 'gradientBlocks'>, weight: string): GradientSlot[] {
+  const n = TrainingNames;
+  const blocks = graph.gradientBlocks.get(weight);
+  if (!blocks) return [{ input: n.gradientIn(weight), output: n.gradient(weight) }];
+  return blocks.map(([start, end]) => ({
+    input: n.gradientBlockIn(weight, start),
+    output: n.gradientBlock(weight, start),
+    rows: [start, end],
+  }));
 }
