@@ -1,8 +1,9 @@
 /**
  * What the onnx engine does differently for a model that gets the `shared` weight layout (`SHARED_LAYOUT_BYTES` of
  * float32 weights and up: Qwen2.5-0.5B and larger), so that a training step's peak is its state plus one bounded
- * micro-batch: the sessions run without onnxruntime's CPU arena, micro-batches are split by a token budget
- * unless the request sets one, and each training run's outputs are collected before the next run. Smaller models (the built-in `tiny` and `small`) run as before, bit for bit.
+ * micro-batch: the sessions run without onnxruntime's CPU arena, micro-batches are split by a token budget unless
+ * the request sets one, and what each training run returns is freed before the next run. Smaller models (the
+ * built-in `tiny` and `small`) run as before, bit for bit.
  */
 import { activationBytesPerToken, loraModuleShape, matrixWeightCount, type DecoderConfig, type ModelShape } from '@drmas/models';
 import { formatBytes, isLoraTargetModule } from '@drmas/core';
