@@ -1,5 +1,6 @@
 import { assignParamGroups, type OptimizerSettings, type ParamGroupSettings, type WeightTensor } from '@drmas/core';
 import { readAdamWState, serializeAdamWState, type AdamWMoments, type CheckpointFileContents } from '@drmas/models';
+import { AdamWKernel } from './AdamWKernel.js';
 
 /** AdamW's moments and step count, copied (`snapshot`) or to put back (`restore`). */
 export interface HostAdamWState {
@@ -14,14 +15,20 @@ const f32 = Math.fround;
  * weight decay `p *= 1 - lr*wd`, bias-corrected moments, `eps` added after the bias-corrected square root, param
  * groups with their own lr (scaled by the schedule), weight decay, betas and eps. Each operation is rounded to
  * float32 in the order tfjs applies its element-wise kernels, so both backends take the same step up to the
- * rounding of the gradients they are given. Written by hand: an element-wise loop over buffers the trainer owns
- * (onnxruntime-node has no optimizer; a graph for it would copy every weight in and out per step).
+ * rounding of the gradients they are given. The element-wise update runs in `AdamWKernel` (WebAssembly SIMD, the
+ * same float32 operations) over buffers the trainer owns: onnxruntime-node has no optimizer, and a graph for it
+ * would copy every weight in and out per step.
  */
 export class HostAdamW {
   /** Optimizer steps taken (torch's `state['step']`). */
   step = 0;
   private readonly moments = new Map<string, AdamWMoments>();
   private readonly groupIndex = new WeakMap<readonly ParamGroupSettings[], Map<string, number>>();
+  private compiled?: AdamWKernel;
+
+  private get kernel(): AdamWKernel {
+    return (this.compiled ??= new AdamWKernel());
+  }
 
   /** Updates `weights` in place with `grads` (already clipped); `lrScale` is the schedule's factor on every lr. */
   apply(weights: Map<string, WeightTensor>, grads: Map<string, Float32Array>, settings: OptimizerSettings, lrScale: number): void {
@@ -42,24 +49,16 @@ export class HostAdamW {
       const eps = f32(group?.eps ?? settings.eps);
       const m = this.momentsOf(name, param.data.length);
       // The scalars as tfjs makes them: float32 constants.
-      const keep1 = f32(b1);
-      const take1 = f32(1 - b1);
-      const keep2 = f32(b2);
-      const take2 = f32(1 - b2);
-      const bias2Sqrt = f32(Math.sqrt(1 - Math.pow(b2, this.step)));
-      const stepSize = f32(lr / (1 - Math.pow(b1, this.step)));
-      const shrink = f32(1 - lr * decay);
-      const p = param.data;
-      for (let i = 0; i < p.length; i++) {
-        const g = grad[i]!;
-        const expAvg = f32(f32(m.expAvg[i]! * keep1) + f32(g * take1));
-        const expAvgSq = f32(f32(m.expAvgSq[i]! * keep2) + f32(f32(g * g) * take2));
-        m.expAvg[i] = expAvg;
-        m.expAvgSq[i] = expAvgSq;
-        const denom = f32(f32(f32(Math.sqrt(expAvgSq)) / bias2Sqrt) + eps);
-        const decayed = decay === 0 ? p[i]! : f32(p[i]! * shrink);
-        p[i] = decayed - f32(f32(expAvg / denom) * stepSize);
-      }
+      this.kernel.step(param.data, grad, m.expAvg, m.expAvgSq, {
+        keep1: f32(b1),
+        take1: f32(1 - b1),
+        keep2: f32(b2),
+        take2: f32(1 - b2),
+        bias2Sqrt: f32(Math.sqrt(1 - Math.pow(b2, this.step))),
+        eps,
+        shrink: f32(1 - lr * decay),
+        stepSize: f32(lr / (1 - Math.pow(b1, this.step))),
+      });
     }
   }
 
