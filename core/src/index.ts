@@ -164,6 +164,7 @@ export type {
   OptimizerSettings,
   ParamGroupSettings,
   PolicyBackend,
+  RatioDenominator,
   SamplingParams,
   ScoreRequest,
   ScoreResult,

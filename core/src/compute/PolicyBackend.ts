@@ -90,6 +90,9 @@ export interface OptimizerSettings {
   paramGroups: readonly ParamGroupSettings[];
 }
 
+/** Where an update's PPO ratio takes its old log-probs from (`UpdateRequest.oldLogProbs`). */
+export type RatioDenominator = 'batch' | 'current';
+
 /** One optimizer step over some rows of a batch: forward, loss, backward (micro-batches accumulate), clip, AdamW. */
 export interface UpdateRequest {
   /** The rows to compute: a mini-batch, less rows an inert loss learns nothing from. */
@@ -107,6 +110,12 @@ export interface UpdateRequest {
   optimizer: OptimizerSettings;
   /** The learning-rate schedule's factor at this step, applied to `optimizer.lr` and every param group's lr. */
   lrScale: number;
+  /**
+   * The PPO ratio's old log-probs: `batch` (the default) reads `batch.oldLogProbs`, else the rollout's sampling
+   * log-probs; `current` takes the update's own forward pass, detached, so the ratio is exactly 1 and its gradient the
+   * policy gradient (TRL's and veRL's on-policy path, right when the batch takes one optimizer step).
+   */
+  oldLogProbs?: RatioDenominator;
   /**
    * Also report `actor/entropy`, the policy's token-mean entropy over the computed rows' response tokens, from the
    * update's own forward pass (for callers that skip scoring the batch before updating).

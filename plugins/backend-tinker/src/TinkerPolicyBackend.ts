@@ -231,7 +231,8 @@ export class TinkerPolicyBackend implements PolicyBackend {
           rows: chunk.length,
           columns,
           logProbs,
-          oldLogProbs: take(batch.oldLogProbs ?? batch.rolloutLogProbs),
+          // With `current` the ratio divides by the forward pass's own log-probs, constants here: ratio 1.
+          oldLogProbs: request.oldLogProbs === 'current' ? logProbs.slice() : take(batch.oldLogProbs ?? batch.rolloutLogProbs),
           lossColumns: Object.fromEntries(lossColumnsOf(request.loss).map((name) => [name, cut.column(name)])),
           responseMask: cut.responseMask(),
           refLogProbs: request.loss.needsReference && batch.refLogProbs ? take(batch.refLogProbs) : undefined,

@@ -19,7 +19,7 @@ import { agentDiagnosticsSettings, type SpikeGuardSettings } from './config/trai
 import { trainerSchema, type TrainerConfig } from './config/trainerSchema.js';
 import { describeAutoTraining, describeRolloutSetting } from './rolloutEngine.js';
 import { WorkerGroupsService } from './WorkerGroupsService.js';
-import { planWorkerGroups } from './workerGroupPlan.js';
+import { checkCurrentRatio, planWorkerGroups } from './workerGroupPlan.js';
 import { type LoraSection } from './config/loraConfig.js';
 import { Critics } from './critic/Critics.js';
 import { BUILTIN_CRITIC_LEARNERS, CriticLearner } from './critic/CriticLearner.js';
@@ -116,6 +116,7 @@ export class TrainerPlugin implements Plugin<unknown, typeof trainerSchema> {
     kernel.hooks.validate.tap(PLUGIN_NAME, (config) => {
       const { engines } = services;
       for (const plan of planWorkerGroups(config)) {
+        if (config.trainer.oldLogProbs === 'current') checkCurrentRatio(plan);
         if (plan.settings.backend !== AUTO_BACKEND) engines.get(plan.settings.backend, `models.${plan.model}.backend`);
         const rollout = rolloutEngineName(plan.settings.rollout);
         if (typeof plan.settings.rollout === 'object' && !engines.names().includes(rollout!)) {

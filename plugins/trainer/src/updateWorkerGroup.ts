@@ -94,7 +94,7 @@ export function* miniBatchViews(view: BatchView, rng: Rng, count: number, paired
 }
 
 /** Where the PPO ratio's denominator comes from (`trainer.oldLogProbs`). */
-export type OldLogProbSource = 'recompute' | 'rollout';
+export type OldLogProbSource = 'recompute' | 'rollout' | 'current';
 
 export interface WorkerGroupUpdate {
   loss: LossFunction;
@@ -129,8 +129,8 @@ export interface WorkerGroupUpdate {
  * selected once: an inert loss (`zeroAdvantageRowsInert`) learns nothing from them, so they are neither scored nor
  * computed, while the loss still normalizes by the whole mini-batch. Old log-probs: with `recompute` (veRL's default)
  * the trainer scores the rows into `batch.oldLogProbs` first, which also gives the policy's entropy and the rollout
- * engine's gap (`probs_diff`); with `rollout` (veRL's bypass mode) the sampling log-probs serve and the entropy comes
- * from the update's own forward pass. Then reference log-probs when the loss has a KL term, `epochs` passes of
+ * engine's gap (`probs_diff`); with `rollout` (veRL's bypass mode) the sampling log-probs serve, with `current` the
+ * update's own forward pass, detached (a ratio of exactly 1), and either way the entropy comes from that pass. Then reference log-probs when the loss has a KL term, `epochs` passes of
  * `miniBatches` optimizer steps over shuffled rows (each mini-batch ordered by length, so its micro-batches carry
  * little padding), then weight sync to the rollout engine. With a spike guard, each optimizer step's pre-clip
  * gradient norm is judged against the window of earlier ones: a spike is logged and counted, and with `skip` the
@@ -206,7 +206,8 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
         microBatchTokens: group.training.microBatchTokens,
         optimizer,
         lrScale,
-        entropyMetric: source === 'rollout',
+        entropyMetric: source !== 'recompute',
+        oldLogProbs: source === 'current' ? 'current' : 'batch',
         acceptGradNorm: watch.acceptGradNorm,
         rowAgents,
       });

@@ -114,3 +114,21 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
     return { id, model: modelId, agents, frozenAgents, settings, training, ...(lora ? { lora } : {}) };
   });
 }
+
+/**
+ * `trainer.oldLogProbs: current` divides the PPO ratio by the update's own log-probs, which are the sampling policy's
+ * only in a batch's first optimizer step: the group must take one (one mini-batch, one epoch).
+ */
+export function checkCurrentRatio(plan: WorkerGroupPlan): void {
+  const { miniBatches, epochs } = plan.training;
+  if (miniBatches * epochs === 1) return;
+  const keys = [...(miniBatches > 1 ? ['miniBatches'] : []), ...(epochs > 1 ? ['epochs'] : [])];
+  throw new DrmasError(
+    'CONFIG_INVALID',
+    `trainer.oldLogProbs 'current' needs one optimizer step per batch, and model "${plan.model}" takes ${miniBatches * epochs} (${miniBatches} mini-batches x ${epochs} epochs)`,
+    {
+      key: 'trainer.oldLogProbs',
+      hint: `set trainer.oldLogProbs to 'recompute' (the default: the batch is scored once, before its optimizer steps), or ${keys.map((k) => `agents.${plan.agents[0]}.train.${k}`).join(' and ')} to 1`,
+    },
+  );
+}

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
-import { SeededRng, type Metrics } from '@drmas/core';
+import { createKernel, SeededRng, type Metrics } from '@drmas/core';
 import { TfjsPolicyBackend } from '../../backend-tfjs/src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../../backend-tfjs/src/runtime/RuntimeSelector.js';
 import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
@@ -93,5 +93,44 @@ describe('trainer.oldLogProbs', () => {
     const rollout = await updateWith('rollout', 300);
     expect(rollout.metrics['timing/update/policy/old_log_probs']).toBeUndefined();
     expect(rollout.metrics['timing/update/policy/optimizer_steps']).toBeGreaterThan(0);
+  });
+});
+
+describe("trainer.oldLogProbs: 'current'", () => {
+  test('the update divides by its own log-probs: no scoring pass, ratio 1 whatever the rollout gave, the step recompute takes', async () => {
+    const current = await updateWith('current');
+    expect(current.scoreCalls).toBe(0);
+    // The rollout log-probs are the true ones minus 1 (a ratio of e against them): unread, nothing is clipped.
+    expect(current.metrics['actor/policy/pg_clipfrac']).toBe(0);
+    expect(current.metrics['actor/policy/ppo_kl']).toBe(0);
+    expect(current.moved).toBe(true);
+    expect(current.metrics['rollout/policy/probs_diff_mean']).toBeUndefined();
+    expect(current.metrics['timing/update/policy/old_log_probs']).toBeUndefined();
+    const recompute = await updateWith('recompute');
+    // Recomputed old log-probs give a ratio of 1 up to rounding: the same loss and entropy.
+    expect(current.metrics['actor/policy/loss']).toBeCloseTo(recompute.metrics['actor/policy/loss']!, 6);
+    expect(current.metrics['actor/policy/grad_norm']).toBeCloseTo(recompute.metrics['actor/policy/grad_norm']!, 6);
+    expect(current.metrics['actor/policy/entropy']).toBeCloseTo(recompute.metrics['actor/policy/entropy']!, 5);
+  });
+});
+
+describe("trainer.oldLogProbs: 'current' is checked at load", () => {
+  const kernelWith = (config: Record<string, unknown>) =>
+    createKernel({
+      cwd: process.cwd(),
+      inline: { plugins: ['trainer', 'backend-tfjs', 'algorithms'], models: { policy: { model: 'tiny' } }, ...config },
+    });
+  test('a model that takes more than one optimizer step per batch is refused, naming the key and the settings', async () => {
+    await expect(
+      kernelWith({ agents: { solver: { train: { epochs: 2 } } }, algorithm: { advantage: 'grpo' }, trainer: { oldLogProbs: 'current' } }),
+    ).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      key: 'trainer.oldLogProbs',
+      message: expect.stringContaining('takes 2 (1 mini-batches x 2 epochs)'),
+      hint: expect.stringContaining('agents.solver.train.epochs to 1'),
+    });
+    await expect(
+      kernelWith({ agents: { solver: {} }, algorithm: { advantage: 'grpo' }, trainer: { oldLogProbs: 'current' } }),
+    ).resolves.toBeDefined();
   });
 });

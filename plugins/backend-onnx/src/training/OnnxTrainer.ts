@@ -8,6 +8,7 @@ import {
   type LossFunction,
   type LossTotals,
   type OptimizerSettings,
+  type RatioDenominator,
   type UpdateRequest,
   type UpdateResult,
   type WeightTensor,
@@ -39,6 +40,8 @@ export interface GradientRequest {
   microBatchTokens?: number;
   /** Report `actor/entropy` (token-mean entropy of the view's trained tokens). */
   entropyMetric?: boolean;
+  /** `UpdateRequest.oldLogProbs`: with `current` the graph's ratio divides by its own log-probs, detached. */
+  oldLogProbs?: RatioDenominator;
   /** Each batch row's agent: each agent's share of the gradient is summed on its own and its norm reported. */
   rowAgents?: UpdateRequest['rowAgents'];
 }
@@ -167,17 +170,18 @@ export class OnnxTrainer {
     return new OnnxTrainer(await loadOnnxRuntime(), config, hf, options, trainerOptions);
   }
 
-  private session(loss: LossFunction, withEntropy: boolean): Promise<TrainingSession> {
+  private session(loss: LossFunction, withEntropy: boolean, currentRatio: boolean): Promise<TrainingSession> {
     if (!this.usesSessions) {
       this.sessions.retain();
       this.usesSessions = true;
     }
     const withReference = loss.needsReference ?? false;
-    const key = JSON.stringify([withEntropy, withReference, this.sessionKey]);
+    const key = JSON.stringify([withEntropy, withReference, currentRatio, this.sessionKey]);
     return this.sessions.get(loss, key, async () => {
       const { model, ...outputs } = buildTrainingGraph(this.config, this.base, loss, {
         withEntropy,
         withReference,
+        currentRatio,
         lora: this.lora,
         vocabChunk: this.vocabChunk,
         layout: this.layout,
@@ -198,7 +202,8 @@ export class OnnxTrainer {
   async gradients(request: GradientRequest): Promise<GradientResult> {
     const { batch: view, totals, loss } = request;
     const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
-    const graph = await this.session(loss, withEntropy);
+    const currentRatio = request.oldLogProbs === 'current';
+    const graph = await this.session(loss, withEntropy, currentRatio);
     const { session, metrics: metricNames, rowGradients } = graph;
     const totalFeeds: Feeds = {};
     for (const key of ['tokens', 'rows', 'responseLength'] as const)
@@ -218,7 +223,7 @@ export class OnnxTrainer {
     for (const [m, { rows: microRows, part: agent }] of microBatches.entries()) {
       if (loss.pairedRows && microRows.length % 2 !== 0)
         throw new Error(`OnnxTrainer: a micro-batch of ${microRows.length} rows would split a preference pair`);
-      const feeds = this.feeds(view, microRows, loss);
+      const feeds = this.feeds(view, microRows, loss, currentRatio);
       if (this.lora && this.lora.dropout > 0) this.addDropoutMasks(feeds, start);
       start += microRows.length;
       // Every run adds its gradients into `part` in place: the buffers are both the `grad_in/*` inputs and the bound
@@ -318,7 +323,7 @@ export class OnnxTrainer {
    * Inputs of one micro-batch, response columns trimmed after the last trained token (as the tfjs trainer's
    * `lossInput`).
    */
-  private feeds(view: BatchView, rows: Int32Array, loss: LossFunction): Feeds {
+  private feeds(view: BatchView, rows: Int32Array, loss: LossFunction, currentRatio: boolean): Feeds {
     const { batch } = view;
     const R = batch.responseLength;
     const cut = trainedColumns(batch, rows);
@@ -337,7 +342,7 @@ export class OnnxTrainer {
       layout,
       Array.from(rows, (r) => batch.temperatures[r]),
     );
-    feeds[TrainingNames.oldLogProbs] = take(batch.oldLogProbs ?? batch.rolloutLogProbs);
+    if (!currentRatio) feeds[TrainingNames.oldLogProbs] = take(batch.oldLogProbs ?? batch.rolloutLogProbs);
     for (const name of lossColumnsOf(loss)) feeds[TrainingNames.lossColumns[name]] = tensor(cut.column(name));
     feeds[TrainingNames.responseMask] = tensor(cut.responseMask());
     if (loss.needsReference) {

@@ -35,6 +35,8 @@ export interface TrainingGraphOptions {
   withEntropy: boolean;
   /** Feed reference log-probs (the loss has a KL term). */
   withReference: boolean;
+  /** The loss's old log-probs are the graph's own, detached (`UpdateRequest.oldLogProbs: current`): no input for them. */
+  currentRatio?: boolean;
   /**
    * Train a LoRA adapter of these settings instead: the adapter's tensors become inputs and get the gradients; the
    * Hugging Face weights are frozen inputs with none.
@@ -63,7 +65,8 @@ export interface TrainingGraph {
 
 /**
  * Writes a training graph: the score graph's forward (`writeDecoderForward` + `writeScoreHead`, shared with the
- * inference graphs), `loss.compute` over `onnxTensorOps` on the loss inputs `old_log_probs`, the columns the loss
+ * inference graphs), `loss.compute` over `onnxTensorOps` on the loss inputs `old_log_probs` (or, with `currentRatio`, the graph's own
+ * log-probs, detached), the columns the loss
  * declares (`advantages`; `loss_weights`, `preference`), `response_mask` (and `ref_log_probs`), all
  * `[batch, responses]`, and the mini-batch totals (`totals/*` scalars), and the gradients, next to `loss` and the loss's
  * metrics: an output `grad/<weight>` per weight, except that the embedding's gathered rows come out as rows with
@@ -86,7 +89,7 @@ export function buildTrainingGraph(
   const responseMask = column(n.responseMask);
   const input = {
     logProbs: head.logProbs,
-    oldLogProbs: column(n.oldLogProbs),
+    oldLogProbs: options.currentRatio ? g.stopGradient(head.logProbs) : column(n.oldLogProbs),
     ...Object.fromEntries(lossColumnsOf(loss).map((name) => [name, column(n.lossColumns[name])])),
     responseMask,
     refLogProbs: options.withReference ? column(n.refLogProbs) : undefined,

@@ -61,7 +61,7 @@ export class PolicyTrainer {
       weights: this.model.weights,
       microBatches,
       lossOf: (micro) => {
-        const input = this.lossInput(batch, micro, totals, withEntropy, loss);
+        const input = this.lossInput(batch, micro, totals, withEntropy, loss, request.oldLogProbs === 'current');
         const out = loss.compute(tfjsTensorOps, input);
         const sums: Record<string, tf.Tensor> = { ...out.metrics };
         if (request.entropyMetric && input.entropy) sums[ENTROPY_SUM] = tf.sum(tf.mul(input.entropy, input.responseMask));
@@ -97,6 +97,7 @@ export class PolicyTrainer {
     totals: LossTotals,
     withEntropy: boolean,
     loss: LossFunction,
+    currentRatio: boolean,
   ): LossInput<tf.Tensor> {
     const R = batch.responseLength;
     const cut = trainedColumns(batch, rows);
@@ -118,7 +119,7 @@ export class PolicyTrainer {
     }
     return {
       logProbs: stats.logProbs,
-      oldLogProbs: take(batch.oldLogProbs ?? batch.rolloutLogProbs),
+      oldLogProbs: currentRatio ? tfjsTensorOps.stopGradient(stats.logProbs) : take(batch.oldLogProbs ?? batch.rolloutLogProbs),
       ...Object.fromEntries(lossColumnsOf(loss).map((name) => [name, tensor(cut.column(name))])),
       responseMask: tensor(cut.responseMask()),
       refLogProbs: batch.refLogProbs ? take(batch.refLogProbs) : undefined,

@@ -29,6 +29,17 @@ export class HappoUpdatePlugin implements TrainerBuiltin {
       if (!sequential()) return;
       const { config } = kernel;
       checkHappoOrder(config.critic.happo, happoRoles(config));
+      // A role updated after another on a shared model no longer samples as the batch was sampled.
+      if (config.trainer.oldLogProbs === 'current') {
+        throw new DrmasError(
+          'CONFIG_INVALID',
+          "critic.learner happo updates the roles in sequence, which trainer.oldLogProbs 'current' cannot follow",
+          {
+            key: 'trainer.oldLogProbs',
+            hint: "set trainer.oldLogProbs to 'recompute' (the default) or 'rollout': a role updated after another needs the old log-probs scored before any update",
+          },
+        );
+      }
       // Online DPO trains on pairs of rows, which HAPPO's per-role advantages do not weigh.
       if ((config.algorithm as { dpo?: unknown }).dpo !== undefined) {
         throw new DrmasError('CONFIG_INVALID', 'critic.learner happo scales advantages, which online DPO (algorithm.dpo) does not read', {
@@ -48,7 +59,7 @@ export class HappoUpdatePlugin implements TrainerBuiltin {
         groupOf: (role) => this.groups().forAgent(role),
         metrics: step.metrics,
         updateOptions: (group, role) => updates.options(group, step, role, batch),
-        oldLogProbs: config.trainer.oldLogProbs,
+        oldLogProbs: config.trainer.oldLogProbs === 'rollout' ? 'rollout' : 'recompute',
       });
       return true;
     });

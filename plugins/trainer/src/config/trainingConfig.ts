@@ -87,9 +87,11 @@ export const trainerSection = z.strictObject({
   logRollouts: z.number().int().min(0).max(TRAINER_LIMITS.logRollouts).default(16),
   /**
    * The PPO ratio's old log-probs: `recompute` scores each batch with the trainer first (veRL's default);
-   * `rollout` takes the rollout engine's sampling log-probs (veRL's bypass mode), one forward pass fewer.
+   * `rollout` takes the rollout engine's sampling log-probs (veRL's bypass mode), one forward pass fewer; `current`
+   * takes the update's own forward pass, detached (TRL's, and veRL's actor's on-policy path: the ratio is exactly 1),
+   * one forward pass fewer, for worker groups that take one optimizer step per batch.
    */
-  oldLogProbs: z.enum(['recompute', 'rollout']).default('recompute'),
+  oldLogProbs: z.enum(['recompute', 'rollout', 'current']).default('recompute'),
   /** Two roles exchange their models every `swapEvery` steps (CORY). */
   roleSwap: roleSwapSection.optional(),
   /**
