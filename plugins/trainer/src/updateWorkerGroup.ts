@@ -93,8 +93,22 @@ export function* miniBatchViews(view: BatchView, rng: Rng, count: number, paired
   }
 }
 
-/** Where the PPO ratio's denominator comes from (`trainer.oldLogProbs`). */
+/** Where the PPO ratio's denominator comes from (`trainer.oldLogProbs`, `auto` resolved by `oldLogProbSource`). */
 export type OldLogProbSource = 'recompute' | 'rollout' | 'current';
+
+/**
+ * `trainer.oldLogProbs` for a group: `auto` is `current` where the update's own log-probs are those the batch was
+ * sampled with (one optimizer step per batch, sampled by the trainer's own engine: a recomputed ratio would be 1 up to
+ * rounding, at the cost of a forward pass), else `recompute` (which also measures a separate rollout engine's gap,
+ * `probs_diff`).
+ */
+export function oldLogProbSource(
+  setting: OldLogProbSource | 'auto',
+  group: { optimizerSteps: number; samplesOnTrainer: boolean },
+): OldLogProbSource {
+  if (setting !== 'auto') return setting;
+  return group.optimizerSteps === 1 && group.samplesOnTrainer ? 'current' : 'recompute';
+}
 
 export interface WorkerGroupUpdate {
   loss: LossFunction;
@@ -149,6 +163,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   const paired = loss.pairedRows === true;
   const learning = loss.zeroAdvantageRowsInert ? rowsWithAdvantage(view) : view;
   const timed = phaseTimer(metrics, `timing/update/${options.metricsId ?? group.id}`);
+  const ratio = source === 'current' && !paired ? 'current' : 'batch';
   let entropy: number | undefined;
   if (source === 'recompute' && !paired && !options.oldLogProbsScored) {
     batch.oldLogProbs ??= Float32Array.from(batch.rolloutLogProbs);
@@ -173,7 +188,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
   const agentNorms = diagnosis && new AgentGradNorms(agentsOf(view));
   if (diagnosis && options.measureInflation !== false)
     await timed('inflation', () =>
-      measureInflation(group.trainer, view, diagnosis, { loss, microBatchSize, optimizer, responseLength }, metrics),
+      measureInflation(group.trainer, view, diagnosis, { loss, microBatchSize, optimizer, responseLength, oldLogProbs: ratio }, metrics),
     );
   const agentIds = batch.ids.agent;
   const rowAgents = agentNorms && { codes: agentIds.codes, agentCount: agentIds.names.length };
@@ -207,7 +222,7 @@ export async function updateWorkerGroup(group: TrainedWorkerGroup, view: WorkerG
         optimizer,
         lrScale,
         entropyMetric: source !== 'recompute',
-        oldLogProbs: source === 'current' ? 'current' : 'batch',
+        oldLogProbs: ratio,
         acceptGradNorm: watch.acceptGradNorm,
         rowAgents,
       });

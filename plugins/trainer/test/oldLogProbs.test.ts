@@ -4,7 +4,7 @@ import { TfjsPolicyBackend } from '../../backend-tfjs/src/TfjsPolicyBackend.js';
 import { selectRuntime } from '../../backend-tfjs/src/runtime/RuntimeSelector.js';
 import { batchLogits, logSoftmax, randomModel, tinyConfigJson } from '../../backend-tfjs/test/modelFixtures.js';
 import { makeBatch } from '../../backend-tfjs/test/trainingFixtures.js';
-import { updateWorkerGroup, type OldLogProbSource } from '../src/updateWorkerGroup.js';
+import { oldLogProbSource, updateWorkerGroup, type OldLogProbSource } from '../src/updateWorkerGroup.js';
 import { singleAgentGroup, vanillaPpoLoss } from './trainerFixtures.js';
 
 const PAIRS: [number[], number[]][] = [
@@ -133,4 +133,12 @@ describe("trainer.oldLogProbs: 'current' is checked at load", () => {
       kernelWith({ agents: { solver: {} }, algorithm: { advantage: 'grpo' }, trainer: { oldLogProbs: 'current' } }),
     ).resolves.toBeDefined();
   });
+});
+
+test("trainer.oldLogProbs 'auto': 'current' only for one optimizer step per batch sampled on the trainer's engine", () => {
+  expect(oldLogProbSource('auto', { optimizerSteps: 1, samplesOnTrainer: true })).toBe('current');
+  expect(oldLogProbSource('auto', { optimizerSteps: 2, samplesOnTrainer: true })).toBe('recompute');
+  expect(oldLogProbSource('auto', { optimizerSteps: 1, samplesOnTrainer: false })).toBe('recompute');
+  expect(oldLogProbSource('rollout', { optimizerSteps: 1, samplesOnTrainer: true })).toBe('rollout');
+  expect(oldLogProbSource('recompute', { optimizerSteps: 1, samplesOnTrainer: true })).toBe('recompute');
 });

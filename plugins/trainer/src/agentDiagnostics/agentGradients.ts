@@ -6,6 +6,7 @@ import {
   type Metrics,
   type OptimizerSettings,
   type PolicyBackend,
+  type RatioDenominator,
   type TrainingBatch,
 } from '@drmas/core';
 import type { AgentRewardDiagnosis } from './agentRewardStatistics.js';
@@ -33,6 +34,8 @@ export interface MeasuredUpdateSettings {
   microBatchSize: number;
   optimizer: OptimizerSettings;
   responseLength: number;
+  /** Where the update's PPO ratio takes its old log-probs from (as the group's own update does). */
+  oldLogProbs?: RatioDenominator;
 }
 
 /**
@@ -57,6 +60,7 @@ async function agentSquaredNorms(
     optimizer: settings.optimizer,
     lrScale: 0,
     rowAgents: { codes: batch.ids.agent.codes, agentCount: batch.ids.agent.names.length },
+    oldLogProbs: settings.oldLogProbs,
     measureOnly: true,
   });
   return result.agentGradNorms?.map((norm) => norm * norm);

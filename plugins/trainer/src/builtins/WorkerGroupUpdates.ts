@@ -14,7 +14,7 @@ import { agentDiagnosticsSettings, measuresInflationAt } from '../config/trainin
 import { agentRewardMetrics, diagnoseAgentRewards, type AgentRewardDiagnosis } from '../agentDiagnostics/agentRewardStatistics.js';
 import { LearningRateSchedule } from '../optimizer/LearningRateSchedule.js';
 import type { SpikeGuards } from '../spikeGuard/GradNormSpikeGuard.js';
-import type { WorkerGroupUpdate } from '../updateWorkerGroup.js';
+import { oldLogProbSource, type WorkerGroupUpdate } from '../updateWorkerGroup.js';
 import type { TrainedWorkerGroup } from '../WorkerGroupsService.js';
 
 /**
@@ -52,7 +52,10 @@ export class WorkerGroupUpdates {
       metrics: step.metrics,
       distributions: step.distributions,
       lrScale: schedule.scaleAt(step.step - 1),
-      oldLogProbs: trainer.oldLogProbs,
+      oldLogProbs: oldLogProbSource(trainer.oldLogProbs, {
+        optimizerSteps: group.training.miniBatches * group.training.epochs,
+        samplesOnTrainer: group.rollout === group.trainer,
+      }),
       spikeGuard: guard && { guard, log: (line: string) => step.run.log(line), step: step.step },
       ...(diagnostics && {
         agentDiagnosis: this.agentDiagnosis(batch, step.metrics),

@@ -89,9 +89,10 @@ export const trainerSection = z.strictObject({
    * The PPO ratio's old log-probs: `recompute` scores each batch with the trainer first (veRL's default);
    * `rollout` takes the rollout engine's sampling log-probs (veRL's bypass mode), one forward pass fewer; `current`
    * takes the update's own forward pass, detached (TRL's, and veRL's actor's on-policy path: the ratio is exactly 1),
-   * one forward pass fewer, for worker groups that take one optimizer step per batch.
+   * one forward pass fewer, for worker groups that take one optimizer step per batch; `auto` (the default) is
+   * `current` for such a group that samples on its trainer's engine, and `recompute` for the others and under HAPPO.
    */
-  oldLogProbs: z.enum(['recompute', 'rollout', 'current']).default('recompute'),
+  oldLogProbs: z.enum(['auto', 'recompute', 'rollout', 'current']).default('auto'),
   /** Two roles exchange their models every `swapEvery` steps (CORY). */
   roleSwap: roleSwapSection.optional(),
   /**
