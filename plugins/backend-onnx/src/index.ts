@@ -40,6 +40,7 @@ export { onnxTensorOps } from './training/OnnxTensorOps.js';
 export { buildTrainingGraph, TrainingNames, type TrainingGraph, type TrainingGraphOptions } from './training/TrainingGraph.js';
 export { OnnxTrainer, type GradientRequest, type GradientResult } from './training/OnnxTrainer.js';
 export { HostAdamW } from './training/HostAdamW.js';
+export { AdamWKernel, type AdamWScalars } from './training/AdamWKernel.js';
 export {
   defaultWeightLayout,
   graphWeights,

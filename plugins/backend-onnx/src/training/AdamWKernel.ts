@@ -2,10 +2,10 @@
  * AdamW's element-wise update in WebAssembly SIMD (four float32 lanes per instruction), over host buffers copied
  * through the module's memory in chunks that stay in the CPU's cache. Every operation is a single IEEE float32
  * operation rounded to nearest (WebAssembly forbids fusing and flushing denormals), so the result is bit for bit
- * what the scalar float32 formula gives (`HostAdamW`'s documented order), four to eight times faster than the same
- * loop in JavaScript, where each float32 rounding is a `Math.fround` of a double. Written by hand: the module is 200
- * bytes, and no library steps AdamW in place over buffers it does not own (tfjs's wasm backend steps its own
- * tensors only).
+ * what the scalar float32 formula gives (`HostAdamW`'s documented order), four to seven times faster than the same
+ * loop in JavaScript, where each float32 rounding is a `Math.fround` of a double (bench/RESULTS.md). Written by hand:
+ * the module is a few hundred bytes, and no library steps AdamW in place over buffers it does not own (tfjs's wasm
+ * backend steps its own tensors only).
  */
 
 /** The step's float32 scalars, in the order the kernel applies them. */
