@@ -125,10 +125,12 @@ export function checkCurrentRatio(plan: WorkerGroupPlan): void {
   const keys = [...(miniBatches > 1 ? ['miniBatches'] : []), ...(epochs > 1 ? ['epochs'] : [])];
   throw new DrmasError(
     'CONFIG_INVALID',
-    `trainer.oldLogProbs 'current' needs one optimizer step per batch, and model "${plan.model}" takes ${miniBatches * epochs} (${miniBatches} mini-batches x ${epochs} epochs)`,
+    `trainer.oldLogProbs 'current' needs one optimizer step per batch, and model "${plan.model}" takes ${miniBatches * epochs} (${miniBatches} mini-batch${miniBatches > 1 ? 'es' : ''} x ${epochs} epoch${epochs > 1 ? 's' : ''})`,
     {
       key: 'trainer.oldLogProbs',
-      hint: `set trainer.oldLogProbs to 'recompute' (the default: the batch is scored once, before its optimizer steps), or ${keys.map((k) => `agents.${plan.agents[0]}.train.${k}`).join(' and ')} to 1`,
+      hint:
+        `set trainer.oldLogProbs to 'auto' (the default) or 'recompute', which score the batch once before its optimizer steps, ` +
+        `or set ${keys.map((k) => `train.${k}`).join(' and ')} to 1 for agents ${plan.agents.join(', ')}`,
     },
   );
 }

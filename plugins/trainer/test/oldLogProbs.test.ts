@@ -126,9 +126,12 @@ describe("trainer.oldLogProbs: 'current' is checked at load", () => {
     ).rejects.toMatchObject({
       code: 'CONFIG_INVALID',
       key: 'trainer.oldLogProbs',
-      message: expect.stringContaining('takes 2 (1 mini-batches x 2 epochs)'),
-      hint: expect.stringContaining('agents.solver.train.epochs to 1'),
+      message: expect.stringContaining('takes 2 (1 mini-batch x 2 epochs)'),
+      hint: expect.stringContaining("'auto' (the default) or 'recompute'"),
     });
+    await expect(
+      kernelWith({ agents: { solver: { train: { epochs: 2 } } }, algorithm: { advantage: 'grpo' }, trainer: { oldLogProbs: 'current' } }),
+    ).rejects.toMatchObject({ hint: expect.stringContaining('set train.epochs to 1 for agents solver') });
     await expect(
       kernelWith({ agents: { solver: {} }, algorithm: { advantage: 'grpo' }, trainer: { oldLogProbs: 'current' } }),
     ).resolves.toBeDefined();
