@@ -81,7 +81,8 @@ export function buildDecoderGraph(
     ? { value: stored, toFloat: (x) => g.op('Cast', [x], { to: DataType.float }) }
     : undefined;
   const w = storedWeights ? (name: string) => storedWeights.toFloat(stored(name)) : stored;
-  const reader = layout === 'shared' ? sharedWeights(g, config, w, storedWeights) : fusedWeights(g, config, w, undefined, storedWeights);
+  const shape = kind === 'decode' ? 'narrow' : 'wide';
+  const reader = layout === 'shared' ? sharedWeights(g, config, w, shape, storedWeights) : fusedWeights(g, config, w, shape, storedWeights);
   const forward = writeDecoderForward(g, config, kind, reader, lora && writeLoraInputs(g, config, lora).graph);
   if (kind === 'score') {
     const head = writeScoreHead(g, config, forward, reader);
@@ -329,7 +330,7 @@ export function writeScoreHead(
       g,
       {
         hidden: rmsNorm(predicting, 'norm'),
-        // The Hugging Face rows where the graph has them: no transposed copy, and the gradient in their layout.
+        // The Hugging Face rows: no transposed copy, and the gradient in their layout.
         head: weights.chunkedHead(),
         targets,
         inverseTemperature,
@@ -341,13 +342,10 @@ export function writeScoreHead(
     return { logProbs: head.logProbs, entropy: () => head.entropy };
   }
   const normed = rmsNorm(predicting, 'norm');
-  const product =
-    weights.layout === 'fused'
-      ? g.op('MatMul', [normed, weights.tensor('lm_head')])
-      : g.op('Reshape', [
-          weights.project(g.op('Reshape', [normed, g.ints([-1, h])]), 'lm_head')[0]!,
-          g.op('Concat', [g.op('Shape', [targets]), g.ints([c.vocabSize])], { axis: 0 }),
-        ]);
+  const product = g.op('Reshape', [
+    weights.project(g.op('Reshape', [normed, g.ints([-1, h])]), 'lm_head')[0]!,
+    g.op('Concat', [g.op('Shape', [targets]), g.ints([c.vocabSize])], { axis: 0 }),
+  ]);
   const logits = g.op('Mul', [product, inverseTemperature]);
   const logp = g.op('Reshape', [g.op('LogSoftmax', [logits], { axis: -1 }), g.ints([-1, c.vocabSize])]);
   const targetShape = g.op('Shape', [targets]);

@@ -51,7 +51,7 @@ export interface OnnxEngineOptions {
   weightMode?: WeightMode;
   /**
    * How the graphs hold the weights (default `defaultWeightLayout`: `shared`, one float32 copy read by every graph,
-   * from 512 MiB of weights; `fused`, a derived transposed and fused copy beside it, below).
+   * from 512 MiB of weights; `fused`, a copy of the projections stacked per layer beside it, below).
    */
   weightLayout?: WeightLayout;
   /** Where the fallback warning of a named provider that cannot run here goes (default `console.warn`). */

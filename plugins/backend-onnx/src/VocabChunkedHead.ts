@@ -18,12 +18,11 @@ export interface ChunkedHeadInputs {
   /** The final-normed hidden states of the predicting columns, `[batch, responses, hidden]`. */
   hidden: string;
   /**
-   * The output projection: `[hidden, vocab]` columns (the graph weight `lm_head`), or `[vocab, hidden]` rows (the
-   * Hugging Face tensor, as the training graph has it: sliced and differentiated in that layout, no transposed copy).
+   * The output projection's `[vocab, hidden]` rows (the Hugging Face tensor: sliced and differentiated in that
+   * layout, no transposed copy).
    */
   head: {
     value: string;
-    layout: 'columns' | 'rows';
     /** Casts a chunk's slice of a head stored in another precision. */ toFloat?: (x: string) => string;
   };
   /** The predicted ids `[batch, responses]` (int64). */
@@ -45,12 +44,12 @@ export interface ChunkedHeadInputs {
  * The derivative is written by hand (`customGradient`): for upstream gradients g1 of log p(t) and g2 of H,
  * dL/dz_v = p_v (g2 mean - g1 - g2 z_v) + g1 [v = t]; each chunk's logits are recomputed from h and the chunk's slice
  * of W (kept from the forward), again one chunk at a time and only after the loss's gradient exists, giving
- * dh = sum_j dz_j W_j^T / T and dW = [h^T dz_1 / T, ...]: for a head read as rows, in `RowBlocks` (one per chunk),
+ * dh = sum_j dz_j W_j^T / T and dW = [h^T dz_1 / T, ...]: in `RowBlocks` (one per chunk),
  * which a trainer adds into its buffer block by block, so that no `[vocab, hidden]` tensor is made in a run.
  */
 export function writeChunkedScoreHead(
   g: GraphWriter,
-  { hidden, head: { value: head, layout, toFloat }, targets, inverseTemperature, hiddenSize, vocabSize }: ChunkedHeadInputs,
+  { hidden, head: { value: head, toFloat }, targets, inverseTemperature, hiddenSize, vocabSize }: ChunkedHeadInputs,
   chunk: number = HEAD_VOCAB_CHUNK,
 ): { logProbs: string; entropy: string } {
   const chunks = vocabChunks(vocabSize, chunk);
@@ -65,12 +64,9 @@ export function writeChunkedScoreHead(
     return g.op('Mul', [totals.length === 1 ? totals[0]! : g.op('Sum', totals), zero]);
   };
   const targetShape = g.op('Shape', [targets]);
-  const rows = layout === 'rows';
   const logitShape = g.op('Concat', [targetShape, g.ints([-1])], { axis: 0 });
   const logitsOf = (x: string, slice: string) => {
-    const product = rows
-      ? g.op('Reshape', [g.op('Gemm', [g.op('Reshape', [x, g.ints([-1, hiddenSize])]), slice], { transB: 1 }), logitShape])
-      : g.op('MatMul', [x, slice]);
+    const product = g.op('Reshape', [g.op('Gemm', [g.op('Reshape', [x, g.ints([-1, hiddenSize])]), slice], { transB: 1 }), logitShape]);
     return g.op('Mul', [product, inverseTemperature]);
   };
   const perToken = (x: string) => g.op('Reshape', [x, targetShape]);
@@ -83,7 +79,7 @@ export function writeChunkedScoreHead(
     () => {
       const stats: string[] = [];
       for (const [start, end] of chunks) {
-        const stored = g.op('Slice', [head, g.ints([start]), g.ints([end]), g.ints([rows ? 0 : 1])]);
+        const stored = g.op('Slice', [head, g.ints([start]), g.ints([end]), g.ints([0])]);
         const slice = toFloat ? toFloat(stored) : stored;
         slices.push(slice);
         const x = stats.length === 0 ? hidden : g.op('Add', [hidden, after(stats.slice(-1))]);
@@ -147,24 +143,20 @@ export function writeChunkedScoreHead(
         const flat = g.op('Reshape', [g.op('Mul', [dz, inverseTemperature]), g.ints([-1, end - start])]);
         const done: string[] = [];
         if (wantHidden) {
-          const part = g.op('Gemm', [flat, slices[j]!], rows ? {} : { transB: 1 });
+          const part = g.op('Gemm', [flat, slices[j]!]);
           dHidden = dHidden ? g.op('Add', [dHidden, part]) : part;
           done.push(dHidden);
         }
         if (wantHead) {
           const x2 = g.op('Reshape', [x, g.ints([-1, hiddenSize])]);
-          dHead.push(rows ? g.op('Gemm', [flat, x2], { transA: 1 }) : g.op('Gemm', [x2, flat], { transA: 1 }));
+          dHead.push(g.op('Gemm', [flat, x2], { transA: 1 }));
           done.push(dHead[dHead.length - 1]!);
         }
         order = after(done);
       });
       return [
         dHidden && g.op('Reshape', [dHidden, g.op('Shape', [hidden])]),
-        !wantHead
-          ? undefined
-          : rows
-            ? { blocks: dHead.map((value, j) => ({ start: chunks[j]![0], value })) }
-            : g.op('Concat', dHead, { axis: 1 }),
+        wantHead ? { blocks: dHead.map((value, j) => ({ start: chunks[j]![0], value })) } : undefined,
       ];
     },
   ) as [string, string];

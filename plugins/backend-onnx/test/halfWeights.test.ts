@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { DrmasError, scoreSequences, type RunContext } from '@drmas/core';
-import { decodeBf16, decodeF16, encodeBf16, type HostTensor } from '@drmas/models';
+import { decodeBf16, decodeF16, encodeBf16, expectedWeightShapes, type HostTensor } from '@drmas/models';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,8 +104,11 @@ describe('an engine holding its weights in float16', () => {
       sessionOptions: { intraOpNumThreads: 1 },
     });
   const values = [...made.weights.values()].reduce((s, w) => s + w.data.length, 0);
-  // Under `fused` the graphs read a transposed copy of the tied embedding as the head besides the embedding.
-  const graphValues = { shared: values, fused: values + made.weights.get('model.embed_tokens.weight')!.data.length };
+  // Under `fused` float32 graphs read q|k|v and gate|up stacked in a copy (biases too); everything else in place.
+  const stacked = [...made.weights]
+    .filter(([name]) => /\.(q_proj|k_proj|v_proj|gate_proj|up_proj)\./.test(name))
+    .reduce((s, [, w]) => s + w.data.length, 0);
+  const graphValues = { shared: values, fused: values + stacked };
 
   it.each(['shared', 'fused'] as const)(
     'scores as the float32 engine on the float16-rounded weights (the casts are exact), holding 2 bytes a weight (%s layout)',
@@ -129,9 +132,10 @@ describe('an engine holding its weights in float16', () => {
       expect(drift).toBeGreaterThan(0);
       expect(drift).toBeLessThan(bf16Drift / 4);
       expect(half.weightPrecision).toBe('float16');
-      expect(half.weightBytes).toBe(2 * graphValues[layout]);
-      // float32: the weights, and under `fused` the graphs' copy besides.
-      expect(exact.weightBytes).toBe(4 * values + (layout === 'fused' ? 4 * graphValues.fused : 0));
+      // float16: one copy of what the graphs read (the stacked projections in place of their parts).
+      expect(half.weightBytes).toBe(2 * values);
+      // float32: the weights, and under `fused` the stacked copy besides.
+      expect(exact.weightBytes).toBe(4 * graphValues[layout]);
       for (const engine of [half, rounded, exact, bf16]) engine.dispose();
     },
   );
@@ -197,7 +201,9 @@ describe('a reference model on the onnx factory', () => {
       purpose: 'reference',
     })) as OnnxPolicyBackend;
     expect([policy.weightPrecision, reference.weightPrecision, loraReference.weightPrecision]).toEqual(['float32', 'float16', 'float32']);
-    expect(reference.weightBytes * 4).toBe(policy.weightBytes);
+    // The float16 reference holds 2 bytes a weight.
+    const values = [...expectedWeightShapes(policy.config).values()].reduce((s, shape) => s + shape.reduce((a, b) => a * b, 1), 0);
+    expect(reference.weightBytes).toBe(2 * values);
     for (const engine of [policy, reference, loraReference]) engine.dispose();
   });
 });

@@ -77,8 +77,8 @@ export function createOnnxBackendFactory(): BackendFactory {
         ...bound,
       };
     },
-    // Float32 weights, their gradients and AdamW's two moments, and under the fused layout the graphs' derived copy
-    // (`defaultWeightLayout`): what a full fine-tune holds before any activation; besides, what every training run
+    // Float32 weights, their gradients and AdamW's two moments, and under the fused layout the graphs' stacked
+    // projections (`defaultWeightLayout`; counted as a whole copy, an upper bound): what a full fine-tune holds before any activation; besides, what every training run
     // holds whatever its tokens (`runOverheadBytes`).
     trainingStateBytes(settings, adapters) {
       const shape = readModelShape((settings as ModelSettings).model);
@@ -90,7 +90,7 @@ export function createOnnxBackendFactory(): BackendFactory {
       const what =
         copies === 4
           ? "weights read in place by every graph, gradients and AdamW's two moments"
-          : "weights, the graphs' fused copy, gradients and AdamW's two moments";
+          : "weights, the graphs' stacked copy (at most one), gradients and AdamW's two moments";
       const run = runOverheadBytes(shape);
       return {
         bytes: copies * weights + run.bytes,
@@ -313,7 +313,7 @@ declare module '@drmas/core' {
     memoryPattern?: boolean;
     /**
      * How this model's onnx graphs hold its weights: `shared` (one float32 copy every graph reads) or `fused` (a
-     * derived transposed, fused copy beside it); default `shared` from 512 MiB of float32 weights, else `fused`.
+     * copy of the projections stacked per layer beside it); default `shared` from 512 MiB of float32 weights, else `fused`.
      */
     weightLayout?: WeightLayout;
     /**

@@ -44,7 +44,7 @@ export interface TrainingGraphOptions {
   lora?: LoraSettings;
   /** Vocabulary columns per chunk of the output head (default `HEAD_VOCAB_CHUNK`; tests set it small). */
   vocabChunk?: number;
-  /** How the graph reads the Hugging Face tensors (default `fused`: transposed and fused in the graph). */
+  /** How the graph reads the Hugging Face tensors (default `fused`: stacked in the graph). */
   layout?: WeightLayout;
 }
 
@@ -117,7 +117,7 @@ export function buildTrainingGraph(
 
 /**
  * Declares the Hugging Face tensors as graph inputs and reads them in `layout`: under `fused` the graph weights are
- * derived from them in the graph (transposed, fused; each derivation written on first use), under `shared` they are
+ * derived from them in the graph (stacked; each derivation written on first use), under `shared` they are
  * read as they are. Gradients come out per Hugging Face tensor either way; a tied embedding's one gradient sums its
  * two uses, and the output head (a chunked one) is read as the tensor's rows, its gradient in their layout.
  */
@@ -141,14 +141,13 @@ export function writeHuggingFaceWeights(
     if (!value) {
       const source = sources.get(name);
       if (!source) throw new Error(`buildTrainingGraph: no graph weight '${name}'`);
-      const parts = source.parts.map((p) => (source.transpose ? g.op('Transpose', [hf(p)], { perm: [1, 0] }) : hf(p)));
-      value = parts.length === 1 ? parts[0]! : g.op('Concat', parts, { axis: source.transpose ? 1 : 0 });
+      const parts = source.parts.map(hf);
+      value = parts.length === 1 ? parts[0]! : g.op('Concat', parts, { axis: 0 });
       derived.set(name, value);
     }
     return value;
   };
-  const head = sources.get('lm_head')!.parts[0]!;
-  const reader = layout === 'shared' ? sharedWeights(g, config, hf) : fusedWeights(g, config, w, hf(head));
+  const reader = layout === 'shared' ? sharedWeights(g, config, hf) : fusedWeights(g, config, w);
   return { inputs, reader };
 }
 

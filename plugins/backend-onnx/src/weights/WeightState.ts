@@ -72,7 +72,13 @@ export class WeightState {
           hint: "hold them in float32 (weightPrecision: 'float32'), or feed them as inputs without an adapter",
         });
       }
-      for (const [name, w] of this.graphWeightsRef) this.halfRef.set(name, toFloat16(name, w));
+      // One float16 copy per buffer: a tied head is the embedding's.
+      const halves = new Map<Float32Array, HalfTensor>();
+      for (const [name, w] of this.graphWeightsRef) {
+        let half = halves.get(w.data);
+        if (!half) halves.set(w.data, (half = toFloat16(name, w)));
+        this.halfRef.set(name, half);
+      }
       this.weightsRef = new Map();
       this.graphWeightsRef = new Map();
     }
@@ -101,12 +107,15 @@ export class WeightState {
     return new Map([...source].map(([name, w]) => [name, w.shape]));
   }
 
-  /** Bytes of the weight buffers held on the host: the weights, their derived copy and float16 copy where held. */
+  /**
+   * Bytes of the weight buffers held on the host: the weights, their stacked copies (`fused`; a graph weight of one
+   * part is the weight's own buffer) and float16 copy where held.
+   */
   get heldBytes(): number {
+    const buffers = new Set<ArrayBufferView>();
+    for (const held of [this.weightsRef, this.graphWeightsRef, this.halfRef]) for (const w of held.values()) buffers.add(w.data);
     let bytes = 0;
-    for (const w of this.weightsRef.values()) bytes += w.data.byteLength;
-    if (this.graphWeightsRef !== this.weightsRef) for (const w of this.graphWeightsRef.values()) bytes += w.data.byteLength;
-    for (const w of this.halfRef.values()) bytes += w.data.byteLength;
+    for (const data of buffers) bytes += data.byteLength;
     return bytes;
   }
 
