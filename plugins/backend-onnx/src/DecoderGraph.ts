@@ -39,12 +39,12 @@ const INT64_MAX = Number.MAX_SAFE_INTEGER;
  * tfjs backend computes (same rope tables, mask convention and GQA grouping):
  *
  * - `prefill`: `input_ids [batch, columns]` -> temperature-1 `log_probs [batch, vocab]` of the last column, and
- *   each layer's keys `key.i [batch, kvHeads, headDim, columns]` (after rope, transposed for the score product)
- *   and values `value.i [batch, kvHeads, columns, headDim]`.
- * - `decode`: one new column attending to host-owned caches `past_key.i [batch, kvHeads, headDim, keys]` and
- *   `past_value.i [batch, kvHeads, keys, headDim]` (unfilled slots are masked) and to itself; outputs the
- *   log-probs and the new column's `key.i` / `value.i [batch, kvHeads, 1, headDim]`, which the caller writes into
- *   its caches. The caches are read in place: nothing proportional to the context is copied per step.
+ *   each layer's keys `key.i` (after rope) and values `value.i`, both `[batch, kvHeads, columns, headDim]`.
+ * - `decode`: one new column attending to host-owned caches `past_key.i` and `past_value.i`, both
+ *   `[batch, kvHeads, keys, headDim]` (unfilled slots are masked), and to itself; outputs the log-probs and the new
+ *   column's `key.i` / `value.i [batch, kvHeads, 1, headDim]`, which the caller writes into its caches (one
+ *   contiguous `headDim` run per row and head). The caches are read in place: nothing proportional to the context is
+ *   copied per step (the keys' product takes them transposed, `transB`, as onnxruntime fuses it).
  * - `score`: teacher-forced `log_probs` and `entropy [batch, responses]` of `targets` predicted from columns
  *   `[predict_start, predict_end)`, each row's logits multiplied by its `inverse_temperature [batch, 1, 1]`.
  *
@@ -242,9 +242,9 @@ export function writeDecoderForward(
       // q [batch, kvHeads, group, d]; k, v [batch, kvHeads, 1, d].
       g.output(k, n.key(i), 'float', ['batch', kvHeads, 1, d]);
       g.output(v, n.value(i), 'float', ['batch', kvHeads, 1, d]);
-      const pastKey = g.input(n.pastKey(i), 'float', ['batch', kvHeads, d, 'keys']);
+      const pastKey = g.input(n.pastKey(i), 'float', ['batch', kvHeads, 'keys', d]);
       const pastValue = g.input(n.pastValue(i), 'float', ['batch', kvHeads, 'keys', d]);
-      const pastScores = g.op('MatMul', [q, pastKey]);
+      const pastScores = g.op('MatMul', [q, g.op('Transpose', [pastKey], { perm: [0, 1, 3, 2] })]);
       const selfScore = g.op('ReduceSum', [g.op('Mul', [q, k]), g.ints([-1])], { keepdims: 1 });
       const scores = g.op('Add', [g.op('Concat', [pastScores, selfScore], { axis: -1 }), bias]);
       const probs = g.op('Softmax', [scores], { axis: -1 });
@@ -259,7 +259,8 @@ export function writeDecoderForward(
       const keysT = g.op('Reshape', [g.op('Transpose', [k], { perm: [0, 2, 3, 4, 1] }), g.ints([0, 0, d, -1])]);
       const values = g.op('Reshape', [g.op('Transpose', [v], { perm: [0, 2, 3, 1, 4] }), g.ints([0, 0, -1, d])]);
       if (kind === 'prefill') {
-        g.output(keysT, n.key(i), 'float', ['batch', kvHeads, d, columns]);
+        const keys = g.op('Reshape', [g.op('Transpose', [k], { perm: [0, 2, 3, 1, 4] }), g.ints([0, 0, -1, d])]);
+        g.output(keys, n.key(i), 'float', ['batch', kvHeads, columns, d]);
         g.output(values, n.value(i), 'float', ['batch', kvHeads, columns, d]);
       }
       const probs = g.op('Softmax', [g.op('Add', [g.op('MatMul', [qGrouped, keysT]), bias])], { axis: -1 });

@@ -97,12 +97,9 @@ export class OnnxSampler {
       const vc = valueCache[l]!;
       for (let r = 0; r < rows; r++) {
         const u = of[r]!;
-        for (let i = 0; i < kv * d; i++) {
-          const from = (u * kv * d + i) * columns;
-          kc.set(keys.subarray(from, from + columns), (r * kv * d + i) * slots);
-        }
         for (let i = 0; i < kv; i++) {
           const from = (u * kv + i) * columns * d;
+          kc.set(keys.subarray(from, from + columns * d), (r * kv + i) * slots * d);
           vc.set(values.subarray(from, from + columns * d), (r * kv + i) * slots * d);
         }
       }
@@ -168,7 +165,7 @@ export class OnnxSampler {
         [GraphNames.attentionBias]: ortTensor(ort, bias, [m, 1, 1, slots + 1]),
       };
       for (let l = 0; l < layers; l++) {
-        feeds[GraphNames.pastKey(l)] = ortTensor(ort, keyCache[l]!.subarray(0, m * keyBlock), [m, kv, d, slots]);
+        feeds[GraphNames.pastKey(l)] = ortTensor(ort, keyCache[l]!.subarray(0, m * keyBlock), [m, kv, slots, d]);
         feeds[GraphNames.pastValue(l)] = ortTensor(ort, valueCache[l]!.subarray(0, m * keyBlock), [m, kv, slots, d]);
       }
       const out = await this.sessions.run('decode', feeds);
@@ -177,10 +174,10 @@ export class OnnxSampler {
         const value = out[GraphNames.value(l)]!.data as Float32Array;
         const kc = keyCache[l]!;
         const vc = valueCache[l]!;
-        for (let i = 0; i < m * kv * d; i++) kc[i * slots + filled] = key[i]!;
         for (let i = 0; i < m * kv; i++) {
           const at = (i * slots + filled) * d;
-          for (let e = 0; e < d; e++) vc[at + e] = value[i * d + e]!;
+          kc.set(key.subarray(i * d, (i + 1) * d), at);
+          vc.set(value.subarray(i * d, (i + 1) * d), at);
         }
       }
       for (let j = 0; j < m; j++) valid[j * slots + filled] = 1;
