@@ -60,6 +60,19 @@ describe.each(CASES)('onnx vs tfjs: $label, $weightLayout weights', ({ architect
     expect(maxAbsDiff(a.logProbs, b.logProbs)).toBeLessThan(1e-4);
   });
 
+  it('generates the same greedy tokens past several growths of the cache view, rows finishing at different steps', async () => {
+    // 80 new tokens: the decode steps' view of the caches grows twice (32 slots at a time) and rows leave the batch
+    // between growths once a stop id (row 0's 41st greedy token) comes up.
+    const long = { prompts: PROMPTS, maxNewTokens: 80, temperature: 0, stopTokenIds: [] };
+    const free = await tfjs.generate(long);
+    const request = { ...long, stopTokenIds: [free.tokenIds[0]![40]!] };
+    const [a, b] = await Promise.all([tfjs.generate(request), onnx.generate(request)]);
+    expect(a.tokenIds[0]!.length).toBeLessThanOrEqual(41);
+    expect(b.tokenIds).toEqual(a.tokenIds);
+    expect(b.finishReasons).toEqual(a.finishReasons);
+    expect(maxAbsDiff(a.logProbs, b.logProbs)).toBeLessThan(1e-4);
+  });
+
   it('agrees again after a tfjs update and syncWeights', async () => {
     const before = (await scoreSequences(onnx, PROMPTS, RESPONSES)).logProbs;
     const pairs = PROMPTS.map((p, i): [number[], number[]] => [p, RESPONSES[i]!]);

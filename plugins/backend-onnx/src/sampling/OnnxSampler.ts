@@ -15,6 +15,20 @@ import type { DecoderSessions } from '../DecoderSessions.js';
 import { OnnxRequestError } from '../OnnxBackendErrors.js';
 import type { WeightState } from '../weights/WeightState.js';
 
+/** Cache slots a decode step's view grows by once the tokens fill it (`OnnxSampler.generate`). */
+const SLOT_CHUNK = 32;
+
+/**
+ * `blocks` consecutive blocks of `from` values at the start of `cache` respread in place to a stride of `to` (> from),
+ * last block first so that no block is overwritten before it moves; each block's new tail is zeroed.
+ */
+function widenBlocks(cache: Float32Array, blocks: number, from: number, to: number): void {
+  for (let b = blocks - 1; b >= 0; b--) {
+    cache.copyWithin(b * to, b * from, b * from + from);
+    cache.fill(0, b * to + from, (b + 1) * to);
+  }
+}
+
 /**
  * The onnx sampler: `generate` on the prefill and decode graphs. Equal prompts are prefilled once, the KV caches are
  * host buffers the decode graph reads in place, finished rows leave the batch, and tokens are drawn by `@drmas/models`'
@@ -81,11 +95,14 @@ export class OnnxSampler {
     const { distinct, of } = distinctSequences(request.prompts);
     const batch = leftPad(distinct);
     const columns = batch.columns;
-    // Cache slots: the prompt columns plus every generated token but the last.
+    // Cache slots: the prompt columns plus every generated token but the last, allocated at once. The graphs see the
+    // first `capacity` of them, laid out `[rows, kv, capacity, d]` at the start of each buffer, and `capacity` grows
+    // in place by SLOT_CHUNK as the tokens fill it, so a step attends over the slots filled so far (rounded up to a
+    // chunk) rather than over all of them.
     const slots = columns + maxNew - 1;
-    const keyBlock = kv * d * slots;
-    const keyCache = Array.from({ length: layers }, () => new Float32Array(rows * keyBlock));
-    const valueCache = Array.from({ length: layers }, () => new Float32Array(rows * keyBlock));
+    let capacity = Math.min(slots, columns + SLOT_CHUNK);
+    const keyCache = Array.from({ length: layers }, () => new Float32Array(rows * kv * d * slots));
+    const valueCache = Array.from({ length: layers }, () => new Float32Array(rows * kv * d * slots));
     const valid = new Uint8Array(rows * slots);
 
     // Prefill: every column of the distinct prompts at once.
@@ -99,8 +116,8 @@ export class OnnxSampler {
         const u = of[r]!;
         for (let i = 0; i < kv; i++) {
           const from = (u * kv + i) * columns * d;
-          kc.set(keys.subarray(from, from + columns * d), (r * kv + i) * slots * d);
-          vc.set(values.subarray(from, from + columns * d), (r * kv + i) * slots * d);
+          kc.set(keys.subarray(from, from + columns * d), (r * kv + i) * capacity * d);
+          vc.set(values.subarray(from, from + columns * d), (r * kv + i) * capacity * d);
         }
       }
     }
@@ -136,37 +153,44 @@ export class OnnxSampler {
       // Finished rows leave the batch: the caches of the rows still running move up (rows are the outer axis,
       // so the first `m` rows of each cache are one contiguous block the next run reads in place).
       const m = still.length;
+      const rowBlock = kv * capacity * d;
       still.forEach((i, j) => {
         if (i === j) return;
         for (let l = 0; l < layers; l++) {
-          keyCache[l]!.copyWithin(j * keyBlock, i * keyBlock, (i + 1) * keyBlock);
-          valueCache[l]!.copyWithin(j * keyBlock, i * keyBlock, (i + 1) * keyBlock);
+          keyCache[l]!.copyWithin(j * rowBlock, i * rowBlock, (i + 1) * rowBlock);
+          valueCache[l]!.copyWithin(j * rowBlock, i * rowBlock, (i + 1) * rowBlock);
         }
         valid.copyWithin(j * slots, i * slots, (i + 1) * slots);
       });
       active = still.map((i) => active[i]!);
+      if (filled === capacity) {
+        const grown = Math.min(slots, capacity + SLOT_CHUNK);
+        for (const cache of [...keyCache, ...valueCache]) widenBlocks(cache, m * kv, capacity * d, grown * d);
+        capacity = grown;
+      }
 
       const ids = new BigInt64Array(m);
       const positions = new Int32Array(m);
-      const bias = new Float32Array(m * (slots + 1));
+      const bias = new Float32Array(m * (capacity + 1));
       for (let j = 0; j < m; j++) {
         const r = active[j]!;
         // Every active row has sampled at least one token.
         const generated = tokenIds[r]!;
         ids[j] = BigInt(generated[generated.length - 1]!);
         positions[j] = lengths[r]! + generated.length - 1;
-        for (let t = 0; t < slots; t++) if (valid[j * slots + t] === 0) bias[j * (slots + 1) + t] = MASKED;
+        for (let t = 0; t < capacity; t++) if (valid[j * slots + t] === 0) bias[j * (capacity + 1) + t] = MASKED;
       }
       const { cos, sinSigned } = rotaryTables(this.state.invFreq, positions);
       const feeds: Feeds = {
         [GraphNames.inputIds]: ortTensor(ort, ids, [m, 1]),
         [GraphNames.ropeCos]: ortTensor(ort, cos, [m, 1, 1, d]),
         [GraphNames.ropeSin]: ortTensor(ort, sinSigned, [m, 1, 1, d]),
-        [GraphNames.attentionBias]: ortTensor(ort, bias, [m, 1, 1, slots + 1]),
+        [GraphNames.attentionBias]: ortTensor(ort, bias, [m, 1, 1, capacity + 1]),
       };
+      const view = m * kv * capacity * d;
       for (let l = 0; l < layers; l++) {
-        feeds[GraphNames.pastKey(l)] = ortTensor(ort, keyCache[l]!.subarray(0, m * keyBlock), [m, kv, slots, d]);
-        feeds[GraphNames.pastValue(l)] = ortTensor(ort, valueCache[l]!.subarray(0, m * keyBlock), [m, kv, slots, d]);
+        feeds[GraphNames.pastKey(l)] = ortTensor(ort, keyCache[l]!.subarray(0, view), [m, kv, capacity, d]);
+        feeds[GraphNames.pastValue(l)] = ortTensor(ort, valueCache[l]!.subarray(0, view), [m, kv, capacity, d]);
       }
       const out = await this.sessions.run('decode', feeds);
       for (let l = 0; l < layers; l++) {
@@ -175,7 +199,7 @@ export class OnnxSampler {
         const kc = keyCache[l]!;
         const vc = valueCache[l]!;
         for (let i = 0; i < m * kv; i++) {
-          const at = (i * slots + filled) * d;
+          const at = (i * capacity + filled) * d;
           kc.set(key.subarray(i * d, (i + 1) * d), at);
           vc.set(value.subarray(i * d, (i + 1) * d), at);
         }
