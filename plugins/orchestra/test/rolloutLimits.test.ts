@@ -85,12 +85,12 @@ describe('what a step can hold', () => {
       // + 3 x 704 = 3,392 floats, x 4 layers + 2 x 512 logits = 14,592 floats = 58,368 bytes; cache 4,096; 1 turn x 64.
       // 8 rows x 100 x (4,096 + 58,368 + 64) = 50,022,400 bytes; evaluating 8 rows x 100 x (4,096 + 64) = 3,328,000.
       // The training state besides: 4 layers x (256 x 64 x 2 x (4 + 2) + 3 x 256 x 704) + 2 x 512 x 256 = 3,211,264
-      // float32 weights (12,845,056 bytes), 5 copies under the fused layout (weights, fused copy, gradients, two
+      // float32 weights (12,845,056 bytes), 5 copies under the fused layout (weights, the stacked copy counted whole, gradients, two
       // moments): 64,225,280 bytes; what each training run holds besides: onnxruntime-node's returned copy of the
       // gradients 12,845,056, three [512, 256] gradients 3 x 524,288 = 1,572,864, Node and onnxruntime 300 MiB =
       // 314,572,800; 393,216,000 bytes (375 MiB) of state, so 443,238,400 in all.
       expect(estimateEpisodeMemory(limits, { count: 8, why: 'p x s' }, 1).arithmetic).toBe(
-        "8 rows (p x s) x 100 tokens (agents.answerer.sampling.maxNewTokens) x 62,528 bytes per token (4,096 of model policy's key/value cache + 58,368 of model policy's activations kept for the backward pass on onnx + 1 turns x 64 of step records) + 375 MiB of model policy's training state (float32 weights, the graphs' fused copy, gradients and AdamW's two moments: 5 x 12.3 MiB; onnxruntime-node's copy of the gradients a run returns 12.3 MiB, three [vocab, hidden] gradients in a run 1.5 MiB, Node and onnxruntime 300 MiB) = 423 MiB",
+        "8 rows (p x s) x 100 tokens (agents.answerer.sampling.maxNewTokens) x 62,528 bytes per token (4,096 of model policy's key/value cache + 58,368 of model policy's activations kept for the backward pass on onnx + 1 turns x 64 of step records) + 375 MiB of model policy's training state (float32 weights, the graphs' stacked copy (at most one), gradients and AdamW's two moments: 5 x 12.3 MiB; onnxruntime-node's copy of the gradients a run returns 12.3 MiB, three [vocab, hidden] gradients in a run 1.5 MiB, Node and onnxruntime 300 MiB) = 423 MiB",
       );
       expect(() => checkMemory(cfg, limits, 1, { bytes: 443_238_400, description: 'enough' })).not.toThrow();
       expect(() => checkMemory(cfg, limits, 1, { bytes: 443_238_399, description: 'short' })).toThrow(
