@@ -150,19 +150,27 @@ export class OnnxSampler {
       }
       if (step + 1 >= maxNew || still.length === 0) break;
 
-      // Finished rows leave the batch: the caches of the rows still running move up (rows are the outer axis,
-      // so the first `m` rows of each cache are one contiguous block the next run reads in place).
+      // Finished rows leave the batch: the first `m` rows of each cache (rows are the outer axis) are the block the
+      // next run reads in place. A finished row among them takes the place of a running row from beyond them, so
+      // only as many rows move as have finished; each row's tokens do not depend on its place in the batch.
       const m = still.length;
       const rowBlock = kv * capacity * d;
-      still.forEach((i, j) => {
-        if (i === j) return;
+      const order = active.slice(0, m);
+      const running = new Uint8Array(n);
+      for (const i of still) running[i] = 1;
+      const movers = still.filter((i) => i >= m);
+      let next = 0;
+      for (let j = 0; j < m && next < movers.length; j++) {
+        if (running[j]) continue;
+        const i = movers[next++]!;
         for (let l = 0; l < layers; l++) {
           keyCache[l]!.copyWithin(j * rowBlock, i * rowBlock, (i + 1) * rowBlock);
           valueCache[l]!.copyWithin(j * rowBlock, i * rowBlock, (i + 1) * rowBlock);
         }
         valid.copyWithin(j * slots, i * slots, (i + 1) * slots);
-      });
-      active = still.map((i) => active[i]!);
+        order[j] = active[i]!;
+      }
+      active = order;
       if (filled === capacity) {
         const grown = Math.min(slots, capacity + SLOT_CHUNK);
         for (const cache of [...keyCache, ...valueCache]) widenBlocks(cache, m * kv, capacity * d, grown * d);
@@ -198,10 +206,13 @@ export class OnnxSampler {
         const value = out[GraphNames.value(l)]!.data as Float32Array;
         const kc = keyCache[l]!;
         const vc = valueCache[l]!;
+        // One headDim run per row and head, copied element-wise: a subarray per run cost more than the copy.
         for (let i = 0; i < m * kv; i++) {
-          const at = (i * capacity + filled) * d;
-          kc.set(key.subarray(i * d, (i + 1) * d), at);
-          vc.set(value.subarray(i * d, (i + 1) * d), at);
+          const at = (i * capacity + filled) * d - i * d;
+          for (let e = i * d; e < (i + 1) * d; e++) {
+            kc[at + e] = key[e]!;
+            vc[at + e] = value[e]!;
+          }
         }
       }
       for (let j = 0; j < m; j++) valid[j * slots + filled] = 1;
