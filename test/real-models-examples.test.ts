@@ -75,9 +75,12 @@ async function validateExample(
   expect(result.code).toBe(0);
   const report = JSON.parse(result.stdout) as ValidateJson;
   expect(report.models).toHaveLength(1);
-  // The memory check's two estimates, for the example's 4 x 4 episodes of 128-token turns, within the budget.
+  // The memory check's two estimates, for the example's 4 x 4 episodes of 128-token turns (a round's last call: 2
+  // loops x a Solver's and a Verifier's 128 tokens), within the budget.
   expect(report.memory.map((m) => m.what)).toEqual(['a training step', 'an evaluation batch']);
-  expect(report.memory[0]!.arithmetic).toMatch(/^16 rows \(rollout\.promptsPerStep 4 x rollout\.samplesPerPrompt 4\) x 128 tokens /);
+  expect(report.memory[0]!.arithmetic).toMatch(
+    /^16 rows \(rollout\.promptsPerStep 4 x rollout\.samplesPerPrompt 4\) x 512 tokens \(a round's longest row: orchestra\.maxLoops 2 x \(agents\.solver\.sampling\.maxNewTokens 128 \+ agents\.verifier\.sampling\.maxNewTokens 128\), /,
+  );
   for (const estimate of report.memory) expect(estimate.bytes).toBeLessThanOrEqual(estimate.budget.bytes);
   const [policy] = report.models;
   const published = model.config;

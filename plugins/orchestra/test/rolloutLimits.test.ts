@@ -60,15 +60,20 @@ function agents(sampling: Record<string, number>): Map<string, Agent> {
 }
 
 describe('what a step can hold', () => {
-  test('the estimate is rows x the longest response x (the key/value cache + the turns of step records)', () => {
+  test("the estimate is rows x a round's longest row (every response of its loops) x the key/value cache, plus each turn's step records", () => {
     const cfg = config({ models: { policy: { backend: 'tfjs', model: qwenDir, runtime: 'auto' } } });
     const limits = agentLimits(cfg, agents({ searcher: 64, answerer: 512, verifier: 32 }));
-    // 3 agents x 2 loops x 4 rounds = 24 turns; cache 2 x 24 layers x 2 heads x 64 x 4 bytes = 24,576;
-    // 128 rows x 512 tokens x (24,576 + 24 x 64) = 1,711,276,032 bytes = 1.59375 GiB.
-    const estimate = estimateEpisodeMemory(limits, { count: 16 * 8, why: 'p x s' }, 24);
-    expect(estimate.bytes).toBe(1_711_276_032);
+    // 3 agents x 2 loops x 4 rounds = 24 turns; a round's last call holds 2 x (64 + 512 + 32) = 1,216 tokens of
+    // responses; cache 2 x 24 layers x 2 heads x 64 x 4 bytes = 24,576; 128 rows x 1,216 x 24,576 = 3,825,205,248,
+    // records 128 rows x 24 turns x 512 x 64 = 100,663,296: 3,925,868,544 bytes = 3.65625 GiB.
+    const estimate = estimateEpisodeMemory(limits, { count: 16 * 8, why: 'p x s' }, { turns: 24, loops: 2 });
+    expect(estimate.bytes).toBe(3_925_868_544);
     expect(estimate.arithmetic).toBe(
-      "128 rows (p x s) x 512 tokens (agents.answerer.sampling.maxNewTokens) x 26,112 bytes per token (24,576 of model policy's key/value cache + 24 turns x 64 of step records) = 1.59 GiB",
+      "128 rows (p x s) x 1,216 tokens (a round's longest row: orchestra.maxLoops 2 x (agents.searcher.sampling.maxNewTokens 64 + agents.answerer.sampling.maxNewTokens 512 + agents.verifier.sampling.maxNewTokens 32), each turn's prompt carrying the round's earlier outputs) x 24,576 bytes per token (24,576 of model policy's key/value cache) + 128 rows x 24 turns x 512 tokens (agents.answerer.sampling.maxNewTokens) x 64 bytes of step records = 3.66 GiB",
+    );
+    // One agent, one loop: its own response.
+    expect(estimateEpisodeMemory(limits.slice(1, 2), { count: 2, why: 'p x s' }, { turns: 1, loops: 1 }).bytes).toBe(
+      2 * 512 * 24_576 + 2 * 512 * 64,
     );
   });
 
@@ -79,6 +84,7 @@ describe('what a step can hold', () => {
         models: { policy: { backend, model: 'tiny', runtime: 'auto' } },
         rollout: { promptsPerStep: 2, samplesPerPrompt: 4 },
         eval: { every: 0, atEnd: true, atStart: false, k: 1, tasks: 0, tasksPerBatch: 8 },
+        orchestra: { name: 'search', maxLoops: 1 },
       });
       const limits = agentLimits(cfg, agents({ answerer: 100 }), roles);
       // tiny (hidden 256, 4 layers, 2 kv heads of 64, MLP 704, vocab 512), per token per layer 4 x 256 + 2 x 2 x 64
@@ -89,8 +95,8 @@ describe('what a step can hold', () => {
       // moments): 64,225,280 bytes; what each training run holds besides: onnxruntime-node's returned copy of the
       // gradients 12,845,056, three [512, 256] gradients 3 x 524,288 = 1,572,864, Node and onnxruntime 300 MiB =
       // 314,572,800; 393,216,000 bytes (375 MiB) of state, so 443,238,400 in all.
-      expect(estimateEpisodeMemory(limits, { count: 8, why: 'p x s' }, 1).arithmetic).toBe(
-        "8 rows (p x s) x 100 tokens (agents.answerer.sampling.maxNewTokens) x 62,528 bytes per token (4,096 of model policy's key/value cache + 58,368 of model policy's activations kept for the backward pass on onnx + 1 turns x 64 of step records) + 375 MiB of model policy's training state (float32 weights, the graphs' stacked copy (at most one), gradients and AdamW's two moments: 5 x 12.3 MiB; onnxruntime-node's copy of the gradients a run returns 12.3 MiB, three [vocab, hidden] gradients in a run 1.5 MiB, Node and onnxruntime 300 MiB) = 423 MiB",
+      expect(estimateEpisodeMemory(limits, { count: 8, why: 'p x s' }, { turns: 1, loops: 1 }).arithmetic).toBe(
+        "8 rows (p x s) x 100 tokens (agents.answerer.sampling.maxNewTokens) x 62,464 bytes per token (4,096 of model policy's key/value cache + 58,368 of model policy's activations kept for the backward pass on onnx) + 8 rows x 1 turns x 100 tokens (agents.answerer.sampling.maxNewTokens) x 64 bytes of step records + 375 MiB of model policy's training state (float32 weights, the graphs' stacked copy (at most one), gradients and AdamW's two moments: 5 x 12.3 MiB; onnxruntime-node's copy of the gradients a run returns 12.3 MiB, three [vocab, hidden] gradients in a run 1.5 MiB, Node and onnxruntime 300 MiB) = 423 MiB",
       );
       expect(() => checkMemory(cfg, limits, 1, { bytes: 443_238_400, description: 'enough' })).not.toThrow();
       expect(() => checkMemory(cfg, limits, 1, { bytes: 443_238_399, description: 'short' })).toThrow(
@@ -107,18 +113,21 @@ describe('what a step can hold', () => {
     // bytes in float32; weights, gradients and two moments 7,903,379,456; onnxruntime-node's returned copy of the
     // gradients 1,975,844,864 beyond one micro-batch's activations (2 x 282 tokens x 1,900,544 = 1,071,906,816):
     // 903,938,048; Node and onnxruntime 314,572,800: 9,121,890,304 bytes, counted once for the two agents.
-    const withState = estimateEpisodeMemory(limits, { count: 16, why: 'p x s' }, 2);
+    const episode = { turns: 4, loops: 2 };
+    const withState = estimateEpisodeMemory(limits, { count: 16, why: 'p x s' }, episode);
     const { state, ...rest } = limits[0]!;
-    const without = estimateEpisodeMemory([{ ...rest }, { ...rest, role: 'verifier' }], { count: 16, why: 'p x s' }, 2);
+    const without = estimateEpisodeMemory([{ ...rest }, { ...rest, role: 'verifier' }], { count: 16, why: 'p x s' }, episode);
     expect(state!.bytes).toBe(9_121_890_304);
     expect(withState.bytes - without.bytes).toBe(9_121_890_304);
     // Activations per token: per layer 4 x 896 + 2 x 2 x 64 + 3 x 4,864 = 18,432 floats, x 24 layers, + 2 x 16,384
     // (the head's chunk) = 475,136 floats = 1,900,544 bytes, counted twice (3,801,088) at this size; the engine runs
-    // micro-batches of at most floor(2^29 / 1,900,544) = 282 tokens: 1,071,906,816 bytes. The sampling side: 16 rows
-    // x 128 tokens x (24,576 of cache + 2 turns x 64) = 50,593,792. In all 10,244,390,912 bytes (9.54 GiB).
-    expect(withState.bytes).toBe(10_244_390_912);
+    // micro-batches of at most floor(2^29 / 1,900,544) = 282 tokens, but a round's last row is 2 loops x (128 + 128)
+    // = 512 tokens and a micro-batch holds a whole row: 512 x 3,801,088 = 1,946,157,056 bytes. The sampling side: 16
+    // rows x 512 tokens x 24,576 of cache = 201,326,592, and 16 rows x 4 turns x 128 x 64 = 524,288 of records. In all
+    // 11,269,898,240 bytes (10.496 GiB).
+    expect(withState.bytes).toBe(11_269_898_240);
     expect(withState.arithmetic).toBe(
-      "16 rows (p x s) x 128 tokens (agents.solver.sampling.maxNewTokens) x 24,704 bytes per token (24,576 of model policy's key/value cache + 2 turns x 64 of step records) + one micro-batch of 282 tokens (model policy's engine's bound) x 3,801,088 bytes of 2 x the activations kept for the backward pass on onnx + 8.5 GiB of model policy's training state (float32 weights read in place by every graph, gradients and AdamW's two moments: 4 x 1.84 GiB; onnxruntime-node's copy of the gradients a run returns 1.84 GiB beyond one micro-batch's activations 1020 MiB: 862 MiB; Node and onnxruntime 300 MiB) = 9.54 GiB",
+      "16 rows (p x s) x 512 tokens (a round's longest row: orchestra.maxLoops 2 x (agents.solver.sampling.maxNewTokens 128 + agents.verifier.sampling.maxNewTokens 128), each turn's prompt carrying the round's earlier outputs) x 24,576 bytes per token (24,576 of model policy's key/value cache) + 16 rows x 4 turns x 128 tokens (agents.solver.sampling.maxNewTokens) x 64 bytes of step records + one micro-batch of 512 tokens (one whole row) x 3,801,088 bytes of 2 x the activations kept for the backward pass on onnx + 8.5 GiB of model policy's training state (float32 weights read in place by every graph, gradients and AdamW's two moments: 4 x 1.84 GiB; onnxruntime-node's copy of the gradients a run returns 1.84 GiB beyond one micro-batch's activations 1020 MiB: 862 MiB; Node and onnxruntime 300 MiB) = 10.5 GiB",
     );
     // agents.<role>.train.microBatchTokens replaces the engine's bound: 1,000 tokens x 3,801,088 = 3,801,088,000.
     const configured = config({
@@ -128,9 +137,9 @@ describe('what a step can hold', () => {
     const bounded = estimateEpisodeMemory(
       agentLimits(configured, agents({ solver: 128, verifier: 128 }), roles),
       { count: 16, why: 'p x s' },
-      2,
+      episode,
     );
-    expect(bounded.bytes).toBe(50_593_792 + 3_801_088_000 + 9_121_890_304);
+    expect(bounded.bytes).toBe(201_326_592 + 524_288 + 3_801_088_000 + 9_121_890_304);
     expect(bounded.arithmetic).toContain('one micro-batch of 1,000 tokens (agents.solver.train.microBatchTokens) x 3,801,088 bytes');
   });
 
@@ -146,27 +155,31 @@ describe('what a step can hold', () => {
     // 1,081,344 values an adapter, 2 adapters 8,650,752 bytes, x 5 (weights, gradients, two moments, the returned
     // copy) = 43,253,760; the base 493,961,216 x 4 = 1,975,844,864 once; Node and onnxruntime 314,572,800.
     expect(limits.map((l) => l.state!.bytes)).toEqual([2_333_671_424, 2_333_671_424]);
-    const estimate = estimateEpisodeMemory(limits, { count: 16, why: 'p x s' }, 2);
+    const estimate = estimateEpisodeMemory(limits, { count: 16, why: 'p x s' }, { turns: 4, loops: 2 });
     expect(estimate.arithmetic).toContain(
       "2.17 GiB of model policy's training state (float32 frozen base 1.84 GiB; 2 LoRA adapters' weights, gradients, AdamW's two moments and the gradients' returned copy 5 x 8.25 MiB; Node and onnxruntime 300 MiB)",
     );
-    // Counted once: 50,593,792 of sampling + 1,071,906,816 of one micro-batch (the test above) + the state.
-    expect(estimate.bytes).toBe(50_593_792 + 1_071_906_816 + 2_333_671_424);
+    // Counted once: 201,326,592 + 524,288 of sampling and records + 1,946,157,056 of one micro-batch of a whole row
+    // (the test above) + the state.
+    expect(estimate.bytes).toBe(201_326_592 + 524_288 + 1_946_157_056 + 2_333_671_424);
   });
 
-  test('on onnx a bound of more tokens than the step samples changes nothing; a smaller one counts one micro-batch', () => {
+  test('on onnx a bound of more tokens than the step samples changes nothing; a smaller one counts one micro-batch, of a row at least', () => {
     const roles = { namesOf: () => ['onnx'], getNamed: () => onnxBackendFactory } as never;
     const estimate = (microBatchTokens: number) => {
       const cfg = config({
         models: { policy: { backend: 'onnx', model: 'tiny', runtime: 'auto' } },
         agents: { answerer: { train: { microBatchTokens } } },
       });
-      return estimateEpisodeMemory(agentLimits(cfg, agents({ answerer: 100 }), roles), { count: 8, why: 'p x s' }, 1).bytes;
+      return estimateEpisodeMemory(agentLimits(cfg, agents({ answerer: 100 }), roles), { count: 8, why: 'p x s' }, { turns: 1, loops: 1 })
+        .bytes;
     };
     // tiny, 8 rows x 100 tokens: 800 tokens of activations at 58,368 bytes (the test above) whenever the bound is
-    // 800 or more; a bound of 200 keeps 200 x 58,368 = 11,673,600 of the 46,694,400.
+    // 800 or more; a bound of 200 keeps 200 x 58,368 = 11,673,600 of the 46,694,400; a bound of 50, under a row's
+    // 100 tokens, keeps one row: 5,836,800.
     expect(estimate(800)).toBe(443_238_400);
     expect(estimate(200)).toBe(443_238_400 - 46_694_400 + 11_673_600);
+    expect(estimate(50)).toBe(443_238_400 - 46_694_400 + 5_836_800);
   });
 
   test("on onnx a critic of its own trunk adds that trunk's activations; one on the policy's trunk adds none", () => {
@@ -183,14 +196,14 @@ describe('what a step can hold', () => {
         critic,
       });
       const limits = agentLimits(cfg, agents({ answerer: 100 }), roles);
-      return estimateEpisodeMemory(limits, { count: 8, why: 'p x s' }, 1).arithmetic;
+      return estimateEpisodeMemory(limits, { count: 8, why: 'p x s' }, { turns: 1, loops: 1 }).arithmetic;
     };
     // The tiny policy's 58,368 bytes of activations per token (the test above) and as much again for a tiny critic:
-    // 4,096 + 2 x 58,368 + 64 = 120,896 bytes per token.
+    // 4,096 + 2 x 58,368 = 120,832 bytes per token.
     expect(perToken({ learner: 'ppo' })).toContain(
-      "120,896 bytes per token (4,096 of model policy's key/value cache + 116,736 of model policy's activations kept for the backward pass on onnx, its critic's included",
+      "120,832 bytes per token (4,096 of model policy's key/value cache + 116,736 of model policy's activations kept for the backward pass on onnx, its critic's included",
     );
-    expect(perToken({ learner: 'ppo', shareTrunk: true })).toContain('62,528 bytes per token');
+    expect(perToken({ learner: 'ppo', shareTrunk: true })).toContain('62,464 bytes per token');
   });
 
   test('a budget below the estimate is LIMIT_EXCEEDED naming the larger of prompts and samples', () => {
@@ -200,9 +213,10 @@ describe('what a step can hold', () => {
       eval: { every: 0, atEnd: true, atStart: false, k: 4, tasks: 0, tasksPerBatch: 8 },
     });
     const limits = agentLimits(cfg, agents({ answerer: 512 }));
-    // 128 rows x 512 x (24,576 + 8 x 64) = 1,644,167,168 bytes.
-    expect(() => checkMemory(cfg, limits, 8, { bytes: 1_644_167_168, description: 'exactly enough' })).not.toThrow();
-    expect(() => checkMemory(cfg, limits, 8, { bytes: 1_644_167_167, description: 'one byte short' })).toThrow(
+    // orchestra.maxLoops 2: a round's last call holds 2 x 512 tokens; 128 rows x 1,024 x 24,576 + 128 rows x 8 turns
+    // x 512 x 64 = 3,221,225,472 + 33,554,432 = 3,254,779,904 bytes.
+    expect(() => checkMemory(cfg, limits, 8, { bytes: 3_254_779_904, description: 'exactly enough' })).not.toThrow();
+    expect(() => checkMemory(cfg, limits, 8, { bytes: 3_254_779_903, description: 'one byte short' })).toThrow(
       expect.objectContaining({ code: 'LIMIT_EXCEEDED', key: 'rollout.promptsPerStep' }),
     );
     const manySamples = config({ ...cfg, rollout: { promptsPerStep: 2, samplesPerPrompt: 64 } });
@@ -216,6 +230,7 @@ describe('what a step can hold', () => {
       models: { policy: { backend: 'tfjs', model: 'tiny', runtime: 'auto' } },
       rollout: { promptsPerStep: 1, samplesPerPrompt: 1 },
       eval: { every: 0, atEnd: true, atStart: false, k: 1024, tasks: 0, tasksPerBatch: 16 },
+      orchestra: { name: 'search', maxLoops: 1 },
     });
     const limits = agentLimits(cfg, agents({ answerer: 100 }));
     // tiny: 2 x 4 layers x 2 heads x 64 x 4 = 4,096 bytes; 16 x 1,024 rows x 100 x (4,096 + 64) = 6,815,744,000 bytes.

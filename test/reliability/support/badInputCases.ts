@@ -479,7 +479,7 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
     { rollout: { samplesPerPrompt: 4096 } },
     'LIMIT_EXCEEDED',
     'rollout.samplesPerPrompt',
-    /32,768 rows \(rollout\.promptsPerStep 8 x rollout\.samplesPerPrompt 4,096\) x 72 tokens \(agents\.verifier\.sampling\.maxNewTokens\) x 62,720 bytes per token \(4,096 of model policy's key\/value cache \+ 58,368 of model policy's activations kept for the backward pass on onnx .* = 138 GiB > /,
+    /32,768 rows \(rollout\.promptsPerStep 8 x rollout\.samplesPerPrompt 4,096\) x 256 tokens \(a round's longest row: orchestra\.maxLoops 2 x \(agents\.solver\.sampling\.maxNewTokens 56 \+ agents\.verifier\.sampling\.maxNewTokens 72\), each turn's prompt carrying the round's earlier outputs\) x 62,464 bytes per token \(4,096 of model policy's key\/value cache \+ 58,368 of model policy's activations kept for the backward pass on onnx\) .* = 489 GiB > /,
   ),
   config(
     'rollout.promptsPerStep 65536 past the memory budget',
@@ -493,9 +493,11 @@ export const BAD_INPUT_CASES: BadInputCase[] = [
     { trainer: { memoryBudget: '1MiB' } },
     'LIMIT_EXCEEDED',
     'rollout.promptsPerStep',
-    // 32 rows x 72 tokens x 62,720 bytes = 144,506,880, + tiny's training state 5 x 12,845,056 and what a run holds
-    // besides (12,845,056 + 3 x 512 x 256 x 4 + 300 MiB): 393,216,000; 537,722,880 bytes = 512.8 MiB.
-    /= 513 MiB > 1 MiB \(trainer\.memoryBudget 1MiB\)/,
+    // 32 rows x 256 tokens (a round's last call: 2 loops x (56 + 72) tokens of responses) x 62,464 bytes =
+    // 511,705,088, + 32 rows x 4 turns x 72 tokens x 64 bytes of records = 589,824, + tiny's training state 5 x
+    // 12,845,056 and what a run holds besides (12,845,056 + 3 x 512 x 256 x 4 + 300 MiB): 393,216,000;
+    // 905,510,912 bytes = 863.6 MiB.
+    /= 864 MiB > 1 MiB \(trainer\.memoryBudget 1MiB\)/,
   ),
   config('eval.k 1e9', { eval: { k: 1e9 } }, 'CONFIG_INVALID', 'eval.k'),
   config(

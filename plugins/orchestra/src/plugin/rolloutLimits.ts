@@ -154,18 +154,40 @@ export interface MemoryEstimate {
   arithmetic: string;
 }
 
+/** How long an episode runs: its turns in all, and the loops of a round (`orchestra.maxLoops`). */
+export interface EpisodeTurns {
+  turns: number;
+  loops: number;
+}
+
 /**
- * What a batch of `rows` episodes sampled together holds: rows x tokens (the longest response bound; prompts add
- * more) x bytes per token, which are the sampling engine's key/value cache of the largest model (held while an
- * agent's call samples every row at once), what the training engine keeps per token for its backward pass (`trains`;
- * where the engine or the config bounds a micro-batch's tokens, for one micro-batch of that many tokens instead),
- * plus the step's records of each of the episode's turns; and, once per model, what its training engine holds
- * whatever the batch (weights, gradients, optimizer state: held through evaluations too).
+ * The tokens of a round's longest row, without the task's own prompt: a turn's prompt carries the outputs of the
+ * round's earlier turns (`{team_context}`), so the round's last call holds every agent's response of every loop.
+ */
+function roundContext(limits: readonly AgentLimits[], loops: number): { tokens: number; why: string } {
+  const sum = limits.reduce((s, l) => s + l.maxNewTokens, 0);
+  const keys = limits.map((l) => `agents.${l.role}.sampling.maxNewTokens ${count(l.maxNewTokens)}`);
+  if (loops * limits.length === 1) return { tokens: sum, why: `agents.${limits[0]!.role}.sampling.maxNewTokens` };
+  const responses = limits.length === 1 ? keys[0]! : `(${keys.join(' + ')})`;
+  return {
+    tokens: loops * sum,
+    why: `a round's longest row: orchestra.maxLoops ${loops} x ${responses}, each turn's prompt carrying the round's earlier outputs`,
+  };
+}
+
+/**
+ * What a batch of `rows` episodes sampled together holds: rows x the tokens of a round's longest row (every response
+ * of the round; the task's prompt adds more) x bytes per token, which are the sampling engine's key/value cache of
+ * the largest model (held while an agent's call samples every row at once) and what the training engine keeps per
+ * token for its backward pass (`trains`; where the engine or the config bounds a micro-batch's tokens, for one
+ * micro-batch of that many tokens instead, or of one whole row where a row is longer), plus the step's records of
+ * each turn's response; and, once per model, what its training engine holds whatever the batch (weights, gradients,
+ * optimizer state: held through evaluations too).
  */
 export function estimateEpisodeMemory(
   limits: readonly AgentLimits[],
   rows: { count: number; why: string },
-  turnsPerEpisode: number,
+  episode: EpisodeTurns,
   trains = true,
 ): MemoryEstimate {
   const longest = limits.reduce<AgentLimits | undefined>((best, l) => (!best || l.maxNewTokens > best.maxNewTokens ? l : best), undefined);
@@ -173,39 +195,51 @@ export function estimateEpisodeMemory(
     (best, l) => (l.shape && (!best?.shape || keyValueBytesPerToken(l.shape) > keyValueBytesPerToken(best.shape)) ? l : best),
     undefined,
   );
-  const tokens = longest?.maxNewTokens ?? 0;
+  const response = longest?.maxNewTokens ?? 0;
+  const context = limits.length > 0 ? roundContext(limits, episode.loops) : { tokens: 0, why: '' };
+  const tokens = context.tokens;
   const cache = largest?.shape ? keyValueBytesPerToken(largest.shape) : 0;
   // An evaluation only samples: no training pass, so no activations kept for one.
   const training = trains
     ? limits.reduce<AgentLimits | undefined>((best, l) => ((l.training?.bytes ?? 0) > (best?.training?.bytes ?? 0) ? l : best), undefined)
     : undefined;
-  const records = turnsPerEpisode * STEP_RECORD_BYTES_PER_TOKEN;
-  // A micro-batch bounded by tokens keeps at most that many tokens' activations, whatever the rows.
+  // A micro-batch bounded by tokens keeps at most that many tokens' activations, whatever the rows, but a whole row.
   const bound = training?.training?.microBatchTokens;
+  const microBatchTokens = bound === undefined ? undefined : Math.max(bound, tokens);
   const microBatch =
-    training?.training && bound !== undefined && bound < rows.count * tokens
-      ? { tokens: bound, bytes: bound * training.training.bytes, key: training.training.microBatchKey }
+    training?.training && microBatchTokens !== undefined && microBatchTokens < rows.count * tokens
+      ? {
+          tokens: microBatchTokens,
+          bytes: microBatchTokens * training.training.bytes,
+          why:
+            microBatchTokens > bound! ? 'one whole row' : (training.training.microBatchKey ?? `model ${training.modelId}'s engine's bound`),
+        }
       : undefined;
-  const perToken = cache + (microBatch ? 0 : (training?.training?.bytes ?? 0)) + records;
+  const perToken = cache + (microBatch ? 0 : (training?.training?.bytes ?? 0));
+  const records = rows.count * episode.turns * response * STEP_RECORD_BYTES_PER_TOKEN;
   const states = new Map(limits.flatMap((l) => (l.state ? [[l.modelId, l.state] as const] : [])));
   const fixed = [...states.values()].reduce((s, state) => s + state.bytes, 0) + (microBatch?.bytes ?? 0);
-  const bytes = rows.count * tokens * perToken + fixed;
+  const bytes = rows.count * tokens * perToken + records + fixed;
   const parts = [
     cache ? `${count(cache)} of model ${largest!.modelId}'s key/value cache` : undefined,
     training?.training && !microBatch
       ? `${count(training.training.bytes)} of model ${training.modelId}'s ${training.training.reason}`
       : undefined,
-    `${turnsPerEpisode} turns x ${STEP_RECORD_BYTES_PER_TOKEN} of step records`,
   ].filter(Boolean);
+  const perTokenTerm = parts.length > 0 ? ` x ${count(perToken)} bytes per token (${parts.join(' + ')})` : ' x 0 bytes per token';
+  const recordsTerm =
+    ` + ${count(rows.count)} rows x ${episode.turns} turns x ${count(response)} tokens (agents.${longest?.role}.sampling.maxNewTokens)` +
+    ` x ${STEP_RECORD_BYTES_PER_TOKEN} bytes of step records`;
   const microBatchTerm = microBatch
-    ? ` + one micro-batch of ${count(microBatch.tokens)} tokens (${microBatch.key ?? `model ${training!.modelId}'s engine's bound`}) x ` +
+    ? ` + one micro-batch of ${count(microBatch.tokens)} tokens (${microBatch.why}) x ` +
       `${count(training!.training!.bytes)} bytes of ${training!.training!.reason}`
     : '';
   return {
     bytes,
     arithmetic:
-      `${count(rows.count)} rows (${rows.why}) x ${count(tokens)} tokens (agents.${longest?.role}.sampling.maxNewTokens) ` +
-      `x ${count(perToken)} bytes per token (${parts.join(' + ')})` +
+      `${count(rows.count)} rows (${rows.why}) x ${count(tokens)} tokens (${context.why})` +
+      perTokenTerm +
+      recordsTerm +
       microBatchTerm +
       [...states].map(([id, state]) => ` + ${formatBytes(state.bytes)} of model ${id}'s training state (${state.reason})`).join('') +
       ` = ${formatBytes(bytes)}`,
@@ -228,6 +262,7 @@ export function checkMemory(
   budget: MemoryBudget,
 ): MemoryEstimateReport[] {
   if (limits.length === 0) return [];
+  const episode = { turns, loops: config.orchestra.maxLoops };
   const { rollout, eval: evaluation } = config;
   const longestKey = `agents.${limits.reduce((a, b) => (b.maxNewTokens > a.maxNewTokens ? b : a), limits[0]!).role}.sampling.maxNewTokens`;
   const training = estimateEpisodeMemory(
@@ -236,7 +271,7 @@ export function checkMemory(
       count: rollout.promptsPerStep * rollout.samplesPerPrompt,
       why: `rollout.promptsPerStep ${count(rollout.promptsPerStep)} x rollout.samplesPerPrompt ${count(rollout.samplesPerPrompt)}`,
     },
-    turns,
+    episode,
   );
   if (training.bytes > budget.bytes) {
     throw new DrmasError(
@@ -255,7 +290,7 @@ export function checkMemory(
       count: tasksAtOnce * evaluation.k,
       why: `${evaluation.tasks > 0 && evaluation.tasks < evaluation.tasksPerBatch ? `eval.tasks ${count(tasksAtOnce)}` : `eval.tasksPerBatch ${count(tasksAtOnce)}`} x eval.k ${count(evaluation.k)}`,
     },
-    turns,
+    episode,
     false,
   );
   if (evaluating.bytes > budget.bytes) {
