@@ -5,8 +5,8 @@
 //
 //   node bench/sizes/engineStep.mjs MODEL_DIR ROWS PROMPT_TOKENS NEW_TOKENS MICRO_BATCH [MICRO_BATCH_TOKENS]
 //
-// WEIGHT_LAYOUT=fused|shared names the engine's weight layout. Run it under `/usr/bin/time -v` for the peak including
-// what follows the last line.
+// WEIGHT_LAYOUT=fused|shared names the engine's weight layout; STOP_AFTER=generated (or scored) ends the run after that
+// phase. Run it under `/usr/bin/time -v` for the peak including what follows the last line.
 import { mark } from './phases.mjs';
 import { createOnnxPolicyBackend } from '@drmas/plugin-backend-onnx';
 import { TrainingBatch, lossTotals } from '@drmas/core';
@@ -28,6 +28,12 @@ const V = engine.vocabSize;
 const prompts = Array.from({ length: rows }, (_, r) => Array.from({ length: promptTokens }, (_, j) => (r * 31 + j * 17 + 1) % V));
 const sampled = await engine.generate({ prompts, maxNewTokens: newTokens, temperature: 1, seed: 0, stopTokenIds: [] });
 mark('generated', { tokens: sampled.tokenIds.reduce((s, t) => s + t.length, 0) });
+const stopAfter = (phase) => {
+  if (process.env.STOP_AFTER !== phase) return;
+  engine.dispose();
+  process.exit(0);
+};
+stopAfter('generated');
 const batch = TrainingBatch.fromSequences(
   prompts.map((p) => Int32Array.from(p)),
   sampled.tokenIds.map((t) => Int32Array.from(t)),
@@ -37,6 +43,7 @@ const scored = await engine.score({ batch: view });
 batch.oldLogProbs = scored.logProbs;
 batch.advantages.forEach((_, i) => (batch.advantages[i] = ((i % 7) - 3) / 3));
 mark('scored');
+stopAfter('scored');
 const loss = new PolicyLossFunction({
   variant: 'vanilla',
   clipRatioLow: 0.2,
