@@ -13,6 +13,6 @@ if (!existsSync(entry)) {
 const argv = process.argv.slice(2);
 const malloc = await import(dist('mallocRelaunch.js').href);
 // Under glibc the command runs with a fixed mmap threshold, which must be set before the process starts.
-if (malloc.wantsMallocThreshold()) malloc.relaunchWithMallocThreshold(fileURLToPath(import.meta.url), argv);
+if (malloc.processExecve() && malloc.wantsMallocThreshold()) malloc.relaunchWithMallocThreshold(fileURLToPath(import.meta.url), argv);
 const { main } = await import(entry.href);
 process.exitCode = await main(argv);
