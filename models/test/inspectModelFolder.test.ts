@@ -1,10 +1,11 @@
 import { afterAll, expect, test } from '@jest/globals';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { saveCheckpoint } from '../src/checkpoint/checkpointDirectory.js';
 import { parseModelConfig } from '../src/config/ModelConfig.js';
-import { readModelFolder } from '../src/weights/loadModelWeights.js';
+import { loadModelWeights, readModelFolder } from '../src/weights/loadModelWeights.js';
+import { REAL_TOKENIZERS } from '../../test/support/realTokenizers.js';
 import { inspectModelFolder } from '../src/weights/inspectModelFolder.js';
 import { randomWeights, tinyConfigJson } from './modelFixtures.js';
 
@@ -50,6 +51,17 @@ test('an eos id of generation_config.json outside the vocabulary names the file 
     file: join(dir, 'generation_config.json'),
     key: 'eos_token_id',
     message: expect.stringContaining('151645 is not a token id of a 48-token vocabulary'),
+  });
+});
+
+test("a tokenizer with more ids than the model's vocabulary is refused at its file, before a sampled id leaves the embedding", async () => {
+  // A 48-token model beside Qwen3's real tokenizer (151,669 ids), as a folder whose tokenizer files came from another model.
+  const dir = await folder(tinyConfigJson('Qwen3ForCausalLM'));
+  for (const file of ['tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(REAL_TOKENIZERS.qwen3, file), join(dir, file));
+  await expect(loadModelWeights({ model: dir })).rejects.toMatchObject({
+    code: 'CHECKPOINT_INVALID',
+    file: join(dir, 'tokenizer.json'),
+    message: expect.stringContaining("the tokenizer has 151669 token ids but config.json's vocab_size is 48"),
   });
 });
 

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { didYouMean, DrmasError } from '@drmas/core';
 import { loadCheckpoint } from '../checkpoint/checkpointDirectory.js';
 import { CheckpointError } from '../checkpoint/errors.js';
 import { BUILTIN_MODELS, builtinModel, isBuiltinModelName } from '../builtin/builtinModels.js';
 import { expectedWeightShapes, type ArchitectureName, type DecoderConfig } from '../config/ModelConfig.js';
-import { Tokenizer } from '../tokenizer/Tokenizer.js';
+import { Tokenizer, TOKENIZER_FILE } from '../tokenizer/Tokenizer.js';
 import type { HostTensor } from './HostTensor.js';
 import { inspectModelFolder } from './inspectModelFolder.js';
 
@@ -60,6 +61,13 @@ export async function loadModelWeights(source: ModelSource): Promise<ModelWeight
   }
   const { config, weights, tokenizerDir } = folder;
   const tokenizer = tokenizerDir ? await Tokenizer.fromDirectory(tokenizerDir) : undefined;
+  if (tokenizer && tokenizerDir && tokenizer.vocabSize > config.vocabSize) {
+    throw new CheckpointError(
+      join(tokenizerDir, TOKENIZER_FILE),
+      `the tokenizer has ${tokenizer.vocabSize} token ids but config.json's vocab_size is ${config.vocabSize}: ids from ${config.vocabSize} on have no embedding (another model's tokenizer?)`,
+      "put this model's own tokenizer.json and tokenizer_config.json beside its weights, as transformers' save_pretrained writes them",
+    );
+  }
   return { config, weights, tokenizer };
 }
 
