@@ -102,15 +102,17 @@ describe('futures: try-again, 408 and 410 answers from the server', () => {
     server.futures.policy = { ...server.futures.policy, delayMs: 0, pending: 'try_again', expire: undefined };
   });
 
+  // The work starts a second after its request, so the client's first poll (sent as soon as the request is answered)
+  // finds it running even on a loaded machine; 60 ms was not always enough under a parallel test run.
   it('polls again on try_again until the request finishes', async () => {
-    server.futures.policy = { ...server.futures.policy, delayMs: 60, holdMs: 5, pending: 'try_again' };
+    server.futures.policy = { ...server.futures.policy, delayMs: 1000, holdMs: 5, pending: 'try_again' };
     const seen = stats.tryAgain;
     await tinker.score({ batch: stepView(0) });
     expect(stats.tryAgain - seen).toBeGreaterThan(0);
   });
 
   it('polls again on 408 until the request finishes', async () => {
-    server.futures.policy = { ...server.futures.policy, delayMs: 60, holdMs: 5, pending: '408' };
+    server.futures.policy = { ...server.futures.policy, delayMs: 1000, holdMs: 5, pending: '408' };
     const seen = stats.timeouts;
     await tinker.score({ batch: stepView(0) });
     expect(stats.timeouts - seen).toBeGreaterThan(0);
