@@ -162,6 +162,7 @@ export type {
   GenerateRequest,
   GenerateResult,
   OptimizerSettings,
+  MomentPrecision,
   ParamGroupSettings,
   PolicyBackend,
   RatioDenominator,

@@ -70,11 +70,25 @@ export {
   OPTIMIZER_MAX_SHARD_SIZE,
   OPTIMIZER_STATE_FILE,
   OPTIMIZER_STATE_INDEX_FILE,
+  isBlockwise,
+  momentsIn,
   readAdamWState,
   serializeAdamWState,
   type AdamWMoments,
   type AdamWState,
+  type BlockwiseAdamWMoments,
+  type HeldAdamWMoments,
 } from './checkpoint/adamWStateFiles.js';
+export {
+  blockCount,
+  dequantizeBlockwise,
+  dynamicMap,
+  emptyBlockwiseCodes,
+  quantizeBlockwise,
+  BLOCKWISE_BLOCK_SIZE,
+  BLOCKWISE_MIN_SIZE,
+  type BlockwiseCodes,
+} from './optimizer/blockwise8bit.js';
 
 export { TokenizerError } from './tokenizer/errors.js';
 export {

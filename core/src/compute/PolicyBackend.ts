@@ -88,7 +88,15 @@ export interface OptimizerSettings {
   /** Clip the gradient to this global norm (0: no clipping). */
   maxGradNorm: number;
   paramGroups: readonly ParamGroupSettings[];
+  /** How AdamW holds its moments; unset: float32. */
+  moments?: MomentPrecision;
 }
+
+/**
+ * AdamW's moments in float32, or in 8 bits as bitsandbytes' `AdamW8bit` holds them (blocks of 256 values, one byte a
+ * value and a float32 scale a block; tensors under 4,096 values stay float32): 2 bytes a parameter instead of 8.
+ */
+export type MomentPrecision = 'float32' | '8bit';
 
 /** Where an update's PPO ratio takes its old log-probs from (`UpdateRequest.oldLogProbs`). */
 export type RatioDenominator = 'batch' | 'current';

@@ -4,7 +4,7 @@ import type { RunContext } from '../data/StepContext.js';
 import { createToken } from '../di/Token.js';
 
 /** What an engine can do for a model; a caller asks for those it needs (`Engines.select`). */
-export const ENGINE_CAPABILITIES = ['sample', 'score', 'train', 'lora', 'critic'] as const;
+export const ENGINE_CAPABILITIES = ['sample', 'score', 'train', 'lora', 'critic', 'moments8bit'] as const;
 export type EngineCapability = (typeof ENGINE_CAPABILITIES)[number];
 
 /** Each capability as the messages say it: `engine "vllm" cannot score token log-probs`. */
@@ -14,6 +14,7 @@ export const CAPABILITY_TEXT: Readonly<Record<EngineCapability, string>> = Objec
   train: 'train',
   lora: 'train LoRA adapters',
   critic: 'train critics',
+  moments8bit: "hold AdamW's moments in 8 bits (optimizer.moments: 8bit)",
 });
 
 /**

@@ -1,16 +1,26 @@
 import { access, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { OptimizerSettings } from '@drmas/core';
+import type { MomentPrecision, OptimizerSettings } from '@drmas/core';
 import { OptimizerStateError, SafetensorsError } from './errors.js';
+import {
+  blockCount,
+  dequantizeBlockwise,
+  dynamicMap,
+  quantizeBlockwise,
+  BLOCKWISE_MIN_SIZE,
+  type BlockwiseCodes,
+} from '../optimizer/blockwise8bit.js';
 import type { CheckpointFileContents } from './checkpointDirectory.js';
-import { readSafetensors, safetensorsChunks, serializeSafetensors, type CheckpointTensor } from './safetensors.js';
+import { readSafetensors, safetensorsChunks, serializeSafetensors, type CheckpointTensor, type TensorInput } from './safetensors.js';
 import { planShards, readShardedSafetensors } from './shardedSafetensors.js';
 
 /**
  * AdamW's state in a checkpoint folder, one format for every backend so that a run resumes on another:
  * `optimizer.safetensors` holds `<param>.exp_avg` and `<param>.exp_avg_sq` (float32, the parameter's shape) and
  * `optimizer.json` is `{ type: 'adamw', step, settings }` (torch's `state['step']` and the settings of the latest
- * update). A state of more than `maxShardSize` bytes (default 2 GiB: one Node buffer holds at most 4 GiB) is
+ * update). Moments kept in 8 bits (`optimizer.moments: 8bit`) are saved as they are held: `<param>.exp_avg` as U8 map
+ * indices in the parameter's shape and `<param>.exp_avg.absmax` (float32, one a block of 256; likewise `exp_avg_sq`),
+ * and either form is read as either (`readAdamWState`'s `moments`). A state of more than `maxShardSize` bytes (default 2 GiB: one Node buffer holds at most 4 GiB) is
  * sharded as transformers shards weights: `optimizer-00001-of-00003.safetensors` ... and
  * `optimizer.safetensors.index.json` (`{ metadata: { total_size }, weight_map: { tensor: shard file } }`).
  */
@@ -26,10 +36,43 @@ export interface AdamWMoments {
   expAvgSq: Float32Array;
 }
 
+/** One parameter's moments in 8 bits: the first on the signed dynamic map, the second on the unsigned one. */
+export interface BlockwiseAdamWMoments {
+  expAvg: BlockwiseCodes;
+  expAvgSq: BlockwiseCodes;
+}
+
+/** A parameter's moments as an optimizer holds them. */
+export type HeldAdamWMoments = AdamWMoments | BlockwiseAdamWMoments;
+
+export function isBlockwise(moments: HeldAdamWMoments): moments is BlockwiseAdamWMoments {
+  return !(moments.expAvg instanceof Float32Array);
+}
+
+/** `moments` held as `precision` asks for a tensor of its size: itself, or a converted copy. */
+export function momentsIn(moments: HeldAdamWMoments, precision: MomentPrecision): HeldAdamWMoments {
+  const size = isBlockwise(moments) ? moments.expAvg.codes.length : moments.expAvg.length;
+  const blockwise = precision === '8bit' && size >= BLOCKWISE_MIN_SIZE;
+  if (blockwise === isBlockwise(moments)) return moments;
+  if (isBlockwise(moments)) {
+    const expAvg = new Float32Array(size);
+    const expAvgSq = new Float32Array(size);
+    dequantizeBlockwise(moments.expAvg, dynamicMap(true), expAvg, 0);
+    dequantizeBlockwise(moments.expAvgSq, dynamicMap(false), expAvgSq, 0);
+    return { expAvg, expAvgSq };
+  }
+  const codes = (values: Float32Array, signed: boolean): BlockwiseCodes => {
+    const out = { codes: new Uint8Array(size), absmax: new Float32Array(blockCount(size)) };
+    quantizeBlockwise(values, dynamicMap(signed), out, 0);
+    return out;
+  };
+  return { expAvg: codes(moments.expAvg, true), expAvgSq: codes(moments.expAvgSq, false) };
+}
+
 /** AdamW's state as saved: the step count, the moments by parameter name, and the settings saved with them. */
-export interface AdamWState {
+export interface AdamWState<M extends HeldAdamWMoments = AdamWMoments> {
   step: number;
-  moments: Map<string, AdamWMoments>;
+  moments: Map<string, M>;
   settings?: OptimizerSettings;
 }
 
@@ -40,14 +83,24 @@ export interface AdamWState {
  */
 export function serializeAdamWState(
   step: number,
-  moments: Iterable<[string, AdamWMoments]>,
+  moments: Iterable<[string, HeldAdamWMoments]>,
   shapeOf: (name: string) => readonly number[],
   settings: OptimizerSettings | undefined,
   maxShardSize = OPTIMIZER_MAX_SHARD_SIZE,
 ): Record<string, CheckpointFileContents> {
-  const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
+  const tensors = new Map<string, TensorInput>();
   for (const [name, m] of moments) {
     const shape = [...shapeOf(name)];
+    if (isBlockwise(m)) {
+      for (const [key, held] of [
+        ['exp_avg', m.expAvg],
+        ['exp_avg_sq', m.expAvgSq],
+      ] as const) {
+        tensors.set(`${name}.${key}`, { shape, data: held.codes, dtype: 'U8' });
+        tensors.set(`${name}.${key}.absmax`, { shape: [held.absmax.length], data: held.absmax });
+      }
+      continue;
+    }
     tensors.set(`${name}.exp_avg`, { shape, data: m.expAvg });
     tensors.set(`${name}.exp_avg_sq`, { shape, data: m.expAvgSq });
   }
@@ -94,8 +147,20 @@ export function hasAdamWState(dir: string): Promise<boolean> {
 /**
  * The state saved in `dir` for the parameters `params` (name -> shape): moments of parameters the file lacks are
  * left out (a parameter never updated); moments missing one half or of another size are an `OptimizerStateError`.
+ * The moments come in float32 (the default, whatever the file holds), as `precision: '8bit'` holds them, or as the
+ * file holds them (`'stored'`).
  */
-export async function readAdamWState(dir: string, params: Iterable<[string, readonly number[]]>): Promise<AdamWState> {
+export async function readAdamWState(dir: string, params: Iterable<[string, readonly number[]]>): Promise<AdamWState>;
+export async function readAdamWState(
+  dir: string,
+  params: Iterable<[string, readonly number[]]>,
+  precision: MomentPrecision | 'stored',
+): Promise<AdamWState<HeldAdamWMoments>>;
+export async function readAdamWState(
+  dir: string,
+  params: Iterable<[string, readonly number[]]>,
+  precision: MomentPrecision | 'stored' = 'float32',
+): Promise<AdamWState<HeldAdamWMoments>> {
   const metaFile = join(dir, OPTIMIZER_META_FILE);
   let meta: { step?: unknown; settings?: OptimizerSettings | null };
   try {
@@ -105,7 +170,7 @@ export async function readAdamWState(dir: string, params: Iterable<[string, read
   }
   if (typeof meta.step !== 'number') throw new OptimizerStateError(metaFile, "missing numeric 'step'");
   const { file: stateFile, tensors } = await readMomentTensors(dir);
-  const moments = new Map<string, AdamWMoments>();
+  const moments = new Map<string, HeldAdamWMoments>();
   for (const [name, shape] of params) {
     const size = shape.reduce((a, b) => a * b, 1);
     const a = tensors.get(`${name}.exp_avg`);
@@ -114,7 +179,26 @@ export async function readAdamWState(dir: string, params: Iterable<[string, read
     if (!a || !b || a.data.length !== size || b.data.length !== size) {
       throw new OptimizerStateError(stateFile, `moments of '${name}' are missing or do not match shape [${shape.join(', ')}]`);
     }
-    moments.set(name, { expAvg: a.data, expAvgSq: b.data });
+    const held =
+      a.dtype === 'U8' && b.dtype === 'U8'
+        ? {
+            expAvg: savedCodes(stateFile, tensors, `${name}.exp_avg`, a),
+            expAvgSq: savedCodes(stateFile, tensors, `${name}.exp_avg_sq`, b),
+          }
+        : { expAvg: a.data, expAvgSq: b.data };
+    moments.set(name, precision === 'stored' ? held : momentsIn(held, precision));
   }
   return { step: meta.step, moments, settings: meta.settings ?? undefined };
+}
+
+/** The 8-bit codes saved as `key` (U8, read as float32 values 0-255) and its `key.absmax`. */
+function savedCodes(file: string, tensors: Map<string, CheckpointTensor>, key: string, codes: CheckpointTensor): BlockwiseCodes {
+  const absmax = tensors.get(`${key}.absmax`);
+  if (!absmax || absmax.data.length !== blockCount(codes.data.length)) {
+    throw new OptimizerStateError(
+      file,
+      `'${key}' holds 8-bit codes but '${key}.absmax' is missing or not ${blockCount(codes.data.length)} values (one a block of 256)`,
+    );
+  }
+  return { codes: Uint8Array.from(codes.data), absmax: absmax.data };
 }

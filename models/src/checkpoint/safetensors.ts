@@ -10,7 +10,7 @@ import { decodeBf16, decodeF16, encodeBf16, encodeF16 } from './halfFloat.js';
 
 export type SafetensorsDtype = 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U8' | 'BOOL';
 /** Dtypes this module writes. Floats are rounded to nearest-even; integer dtypes round to the nearest integer. */
-export type WritableDtype = 'F32' | 'F16' | 'BF16' | 'I32' | 'I64';
+export type WritableDtype = 'F32' | 'F16' | 'BF16' | 'I32' | 'I64' | 'U8';
 
 const DTYPE_BYTES: Readonly<Record<SafetensorsDtype, number>> = {
   F64: 8,
@@ -339,9 +339,9 @@ export function tensorEntries(tensors: TensorMapInput): [string, TensorInput][] 
   return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-const WRITABLE: ReadonlySet<string> = new Set<WritableDtype>(['F32', 'F16', 'BF16', 'I32', 'I64']);
+const WRITABLE: ReadonlySet<string> = new Set<WritableDtype>(['F32', 'F16', 'BF16', 'I32', 'I64', 'U8']);
 const WRITE_HINT =
-  'fix the tensors given to the writer: a name other than __metadata__, dtype F32, F16, BF16, I32 or I64, and as many values as the shape holds';
+  'fix the tensors given to the writer: a name other than __metadata__, dtype F32, F16, BF16, I32, I64 or U8, and as many values as the shape holds';
 
 function planTensors(file: string, entries: [string, TensorInput][], defaultDtype: WritableDtype): PlannedTensor[] {
   let offset = 0;
@@ -349,7 +349,7 @@ function planTensors(file: string, entries: [string, TensorInput][], defaultDtyp
     if (name === '__metadata__' || name === '') throw new SafetensorsError(file, 'reserved or empty tensor name', name, WRITE_HINT);
     const dtype = t.dtype ?? defaultDtype;
     if (!WRITABLE.has(dtype))
-      throw new SafetensorsError(file, `cannot write dtype ${dtype} (use F32, F16, BF16, I32 or I64)`, name, WRITE_HINT);
+      throw new SafetensorsError(file, `cannot write dtype ${dtype} (use F32, F16, BF16, I32, I64 or U8)`, name, WRITE_HINT);
     if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
       throw new SafetensorsError(file, `shape [${t.shape.join(', ')}] is not a list of non-negative integers`, name, WRITE_HINT);
     }
@@ -398,6 +398,10 @@ function* tensorBytes(p: PlannedTensor): Generator<Uint8Array> {
     yield new Uint8Array(p.data.buffer, p.data.byteOffset, p.data.byteLength);
     return;
   }
+  if (p.dtype === 'U8' && p.data instanceof Uint8Array) {
+    yield p.data;
+    return;
+  }
   for (let start = 0; start < n; start += ENCODE_CHUNK) {
     const stop = Math.min(n, start + ENCODE_CHUNK);
     const f32 =
@@ -428,6 +432,12 @@ function* tensorBytes(p: PlannedTensor): Generator<Uint8Array> {
         const ints = new BigInt64Array(stop - start);
         for (let i = 0; i < ints.length; i++) ints[i] = BigInt(Math.round(p.data[start + i]!));
         yield new Uint8Array(ints.buffer);
+        break;
+      }
+      case 'U8': {
+        const bytes = new Uint8Array(stop - start);
+        for (let i = 0; i < bytes.length; i++) bytes[i] = Math.round(p.data[start + i]!);
+        yield bytes;
         break;
       }
     }

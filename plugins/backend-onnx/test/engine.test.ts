@@ -310,6 +310,11 @@ describe('plugin', () => {
     // run holds: the returned copy of the gradients, three [512, 256] float32 gradients, 300 MiB of Node and onnxruntime.
     const perRun = 12_845_056 + 3 * 512 * 256 * 4 + 300 * 2 ** 20;
     expect([state('shared'), state('fused')]).toEqual([4 * 12_845_056 + perRun, 5 * 12_845_056 + perRun]);
+    // With 8-bit moments: two float32 copies shared (weights, gradients), and per moment a byte a weight and a float32
+    // absmax for each block of 256: 2 x (3,211,264 + 4 x 12,544).
+    const eightBit = onnxBackendFactory.trainingStateBytes!({ model: 'tiny', weightLayout: 'shared', optimizer: { moments: '8bit' } })!;
+    expect(eightBit.bytes).toBe(2 * 12_845_056 + 2 * (3_211_264 + 4 * 12_544) + perRun);
+    expect(eightBit.reason).toContain("AdamW's two moments in 8 bits 6.22 MiB");
   });
 
   it("a LoRA agent's engine: made on onnx, refused on tfjs at the agent's lora key", async () => {

@@ -1,4 +1,4 @@
-import { longestResponse } from '@drmas/core';
+import { DrmasError, longestResponse } from '@drmas/core';
 import type {
   BatchView,
   GenerateRequest,
@@ -139,6 +139,13 @@ export class TfjsPolicyBackend implements PolicyBackend {
   }
 
   async update(request: UpdateRequest): Promise<UpdateResult> {
+    if (request.optimizer.moments === '8bit') {
+      const model = this.name.replace(/^tfjs:/, '');
+      throw new DrmasError('CONFIG_INVALID', `${this.name} keeps AdamW's moments in float32 and cannot hold them in 8 bits`, {
+        key: `models.${model}.optimizer.moments`,
+        hint: `train model ${model} on onnx (models.${model}.backend: onnx), or set models.${model}.optimizer.moments: float32`,
+      });
+    }
     this.ensureLive();
     const rows = Math.min(request.batch.rows.length, request.microBatchSize || Infinity);
     return this.trapped({ what: 'training', rows, tokens: longestSequence(request.batch) }, this.trainerRef.update(request));

@@ -58,6 +58,15 @@ describe('TfjsPolicyBackend', () => {
     await b.syncWeights(b);
   });
 
+  it("refuses 8-bit moments at the model's optimizer key, its weights untouched", async () => {
+    const policy = await createTfjsPolicyBackend({ name: 'tfjs:policy', model: 'tiny', seed: 1, runtime: 'wasm' });
+    const before = await policy.exportWeights();
+    const request = updateRequest(makeBatch(PAIRS), weightedCrossEntropy, 1, { optimizer: { lr: 1e-3, moments: '8bit' } });
+    await expect(policy.update(request)).rejects.toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.optimizer.moments' });
+    expect(same(await policy.exportWeights(), before)).toBe(true);
+    policy.dispose();
+  });
+
   it('saves and loads weights, tokenizer and optimizer state; the next update matches', async () => {
     const path = join(dir, 'ckpt');
     await a.save(path);

@@ -502,6 +502,17 @@ export class TinkerPolicyBackend implements PolicyBackend {
         },
       );
     }
+    if (request.optimizer.moments === '8bit') {
+      const model = this.options.name.replace(/^tinker:/, '');
+      throw new DrmasError(
+        'CONFIG_INVALID',
+        `${this.name} cannot hold AdamW's moments in 8 bits: the server keeps its own optimizer state`,
+        {
+          key: `models.${model}.optimizer.moments`,
+          hint: `remove models.${model}.optimizer.moments (the server decides how it holds Adam's moments)`,
+        },
+      );
+    }
     if (request.optimizer.paramGroups.length > 0) {
       throw new DrmasError('CONFIG_INVALID', `${this.name} cannot train param groups: Tinker's optim_step takes one set of Adam settings`, {
         key: `models.${this.options.name.replace(/^tinker:/, '')}.optimizer.paramGroups`,

@@ -229,4 +229,20 @@ describe('SkyRL drops grad_clip_norm', () => {
       await proxy.stop();
     }
   });
+
+  it('8-bit moments are refused, naming the key, before anything is sent: the server holds its own optimizer state', async () => {
+    const proxy = new RecordingProxy(url, () => false);
+    const backend = await tinkerBackend(client(await proxy.start()), TINKER_SERVER_TRAITS.skyrl);
+    try {
+      const error = (await backend
+        .update(updateRequest(stepView(0), { maxGradNorm: 0, moments: '8bit' }))
+        .catch((e: unknown) => e)) as DrmasError;
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.key).toBe('models.policy.optimizer.moments');
+      expect(proxy.count('/api/v1/forward_backward')).toBe(0);
+    } finally {
+      backend.dispose();
+      await proxy.stop();
+    }
+  });
 });

@@ -130,6 +130,7 @@ export class WorkerGroupsService implements WorkerGroups {
       const needs: EngineCapability[] = [];
       if (!options.samplingOnly && options.criticGroups?.has(plan.id)) needs.push('critic');
       if (plan.lora) needs.push('lora');
+      if (!options.samplingOnly && plan.training.optimizer.moments === '8bit') needs.push('moments8bit');
       const trainerChoice = await this.engines.select({
         name: plan.settings.backend,
         key: backendKey,

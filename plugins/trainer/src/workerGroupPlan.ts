@@ -101,6 +101,7 @@ export function planWorkerGroups(config: ResolvedConfig): WorkerGroupPlan[] {
         eps: model.eps,
         weightDecay: shared.weightDecay ?? model.weightDecay,
         maxGradNorm: shared.maxGradNorm ?? model.maxGradNorm,
+        moments: model.moments,
         // The model's param groups name its (here frozen) tensors; an adapter trains as one group.
         paramGroups: lora ? [] : model.paramGroups,
       },

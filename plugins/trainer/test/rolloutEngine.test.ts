@@ -38,6 +38,8 @@ interface StubEngine {
   /** Whether it trains (and with LoRA adapters); default: it samples only. */
   trains?: boolean;
   lora?: boolean;
+  /** Whether it holds AdamW's moments in 8 bits. */
+  moments8bit?: boolean;
   /** Why it is unavailable; absent: available. */
   missing?: string;
 }
@@ -52,7 +54,12 @@ function stubEngines(engines: StubEngine[]) {
       for (const engine of engines) {
         const factory: BackendFactory = {
           name: engine.name,
-          capabilities: ['sample', ...(engine.trains ? (['score', 'train'] as const) : []), ...(engine.lora ? (['lora'] as const) : [])],
+          capabilities: [
+            'sample',
+            ...(engine.trains ? (['score', 'train'] as const) : []),
+            ...(engine.lora ? (['lora'] as const) : []),
+            ...(engine.moments8bit ? (['moments8bit'] as const) : []),
+          ],
           priority: engine.priority === undefined ? undefined : () => engine.priority!,
           probe: async () => {
             probes[engine.name] = (probes[engine.name] ?? 0) + 1;
@@ -195,6 +202,25 @@ describe('models.<id>.backend: auto (the default)', () => {
     });
     expect(groups[0]!.trainer.name).toBe('cpu:policy');
     expect(log).toContain('training engine of policy@solver (models.policy.backend: auto): cpu; skipped gpu: cannot train LoRA adapters');
+  });
+
+  test('8-bit moments train on the best engine that holds them; an engine named that cannot is refused at setup', async () => {
+    const engines = stubEngines([
+      { name: 'gpu', priority: 30, trains: true },
+      { name: 'cpu', priority: 20, trains: true, moments8bit: true },
+    ]);
+    const config: UserConfig = { ...NO_BACKEND, models: { policy: { model: 'tiny', optimizer: { moments: '8bit' } } } };
+    const { groups, log } = await setup([engines.plugin], config);
+    expect(groups[0]!.trainer.name).toBe('cpu:policy');
+    expect(log).toContain(
+      "training engine of policy (models.policy.backend: auto): cpu; skipped gpu: cannot hold AdamW's moments in 8 bits (optimizer.moments: 8bit)",
+    );
+    const error = await setupError([engines.plugin], {
+      ...config,
+      models: { policy: { model: 'tiny', optimizer: { moments: '8bit' }, backend: 'gpu' } },
+    });
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID', key: 'models.policy.backend' });
+    expect(error.message).toContain(`engine "gpu" cannot hold AdamW's moments in 8 bits`);
   });
 
   test('the real engines rank onnx above tfjs on a CPU runtime, tfjs first on tfjs-node-gpu', () => {

@@ -32,7 +32,7 @@ describe('worker groups from models and agents', () => {
     });
     expect(groups.map((g) => [g.id, g.agents])).toEqual([['policy', ['solver', 'verifier']]]);
     expect(groups[0]!.training).toEqual({
-      optimizer: { lr: 1e-4, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, paramGroups: [] },
+      optimizer: { lr: 1e-4, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, moments: 'float32', paramGroups: [] },
       schedule: { kind: 'constant', warmupSteps: 0 },
       microBatchSize: 8,
       miniBatches: 1,

@@ -7,11 +7,13 @@ import {
   type Kernel,
   type LoraEngineSettings,
   type ModelSettings,
+  type MomentPrecision,
   type Plugin,
   type RegisterContext,
 } from '@drmas/core';
 import {
   activationBytesPerToken,
+  BLOCKWISE_BLOCK_SIZE,
   loadCriticTrunk,
   matrixWeightCount,
   loadModelWeights,
@@ -49,7 +51,7 @@ export function createOnnxBackendFactory(): BackendFactory {
   const sharedBase = (run: object, source: ModelSource) => resources.base(run, source);
   return {
     name: 'onnx',
-    capabilities: ['sample', 'score', 'train', 'lora', 'critic'],
+    capabilities: ['sample', 'score', 'train', 'lora', 'critic', 'moments8bit'],
     // Trains 2x tfjs-wasm's speed on a CPU (the math job's steps), critics included, so `auto` takes it there.
     priority: () => 20,
     // The training graph runs a whole micro-batch (by default the step's rows) at once and keeps its activations for
@@ -87,11 +89,22 @@ export function createOnnxBackendFactory(): BackendFactory {
       const weights = 4 * matrixWeightCount(shape);
       const layout = (settings as { weightLayout?: WeightLayout }).weightLayout ?? (weights >= SHARED_LAYOUT_BYTES ? 'shared' : 'fused');
       const copies = layout === 'shared' ? 4 : 5;
+      const run = runOverheadBytes(shape);
+      if ((settings as { optimizer?: { moments?: MomentPrecision } }).optimizer?.moments === '8bit') {
+        // A byte a value and a float32 absmax a block of 256, for each moment (tensors under 4,096 values, a few
+        // norms' weights, are counted so too).
+        const moments = (weights / 4) * 2 * (1 + 4 / BLOCKWISE_BLOCK_SIZE);
+        const what =
+          copies === 4 ? 'weights read in place by every graph and gradients' : "weights, the graphs' stacked copy and gradients";
+        return {
+          bytes: (copies - 2) * weights + moments + run.bytes,
+          reason: `float32 ${what}: ${copies - 2} x ${formatBytes(weights)}; AdamW's two moments in 8 bits ${formatBytes(moments)}; ${run.reason}`,
+        };
+      }
       const what =
         copies === 4
           ? "weights read in place by every graph, gradients and AdamW's two moments"
           : "weights, the graphs' stacked copy (at most one), gradients and AdamW's two moments";
-      const run = runOverheadBytes(shape);
       return {
         bytes: copies * weights + run.bytes,
         reason: `float32 ${what}: ${copies} x ${formatBytes(weights)}; ${run.reason}`,

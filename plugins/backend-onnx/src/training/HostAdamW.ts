@@ -1,12 +1,28 @@
-import { assignParamGroups, type OptimizerSettings, type ParamGroupSettings, type WeightTensor } from '@drmas/core';
-import { readAdamWState, serializeAdamWState, type AdamWMoments, type CheckpointFileContents } from '@drmas/models';
-import { AdamWKernel } from './AdamWKernel.js';
+import { assignParamGroups, type MomentPrecision, type OptimizerSettings, type ParamGroupSettings, type WeightTensor } from '@drmas/core';
+import {
+  BLOCKWISE_MIN_SIZE,
+  dequantizeBlockwise,
+  dynamicMap,
+  emptyBlockwiseCodes,
+  isBlockwise,
+  momentsIn,
+  quantizeBlockwise,
+  readAdamWState,
+  serializeAdamWState,
+  type BlockwiseAdamWMoments,
+  type CheckpointFileContents,
+  type HeldAdamWMoments,
+} from '@drmas/models';
+import { AdamWKernel, type AdamWScalars } from './AdamWKernel.js';
 
 /** AdamW's moments and step count, copied (`snapshot`) or to put back (`restore`). */
 export interface HostAdamWState {
   readonly step: number;
-  readonly moments: ReadonlyMap<string, AdamWMoments>;
+  readonly moments: ReadonlyMap<string, HeldAdamWMoments>;
 }
+
+/** Values of 8-bit moments dequantized, stepped and quantized again at a time: 64 blocks. */
+const BLOCKWISE_CHUNK = 16384;
 
 const f32 = Math.fround;
 
@@ -17,14 +33,18 @@ const f32 = Math.fround;
  * float32 in the order tfjs applies its element-wise kernels, so both backends take the same step up to the
  * rounding of the gradients they are given. The element-wise update runs in `AdamWKernel` (WebAssembly SIMD, the
  * same float32 operations) over buffers the trainer owns: onnxruntime-node has no optimizer, and a graph for it
- * would copy every weight in and out per step.
+ * would copy every weight in and out per step. With `moments: '8bit'` each tensor of 4,096 values or more keeps its
+ * moments as bitsandbytes' `AdamW8bit` does (`blockwise8bit.ts`): a chunk of blocks dequantized to float32, stepped
+ * by the same kernel, and quantized again with each block's new absmax.
  */
 export class HostAdamW {
   /** Optimizer steps taken (torch's `state['step']`). */
   step = 0;
-  private readonly moments = new Map<string, AdamWMoments>();
+  private readonly moments = new Map<string, HeldAdamWMoments>();
   private readonly groupIndex = new WeakMap<readonly ParamGroupSettings[], Map<string, number>>();
   private compiled?: AdamWKernel;
+  /** The float32 moments of one chunk of 8-bit ones. */
+  private scratch?: [Float32Array, Float32Array];
 
   private get kernel(): AdamWKernel {
     return (this.compiled ??= new AdamWKernel());
@@ -47,9 +67,9 @@ export class HostAdamW {
       const decay = group?.weightDecay ?? settings.weightDecay;
       const [b1, b2] = group?.betas ?? settings.betas;
       const eps = f32(group?.eps ?? settings.eps);
-      const m = this.momentsOf(name, param.data.length);
+      const m = this.momentsOf(name, param.data.length, settings.moments ?? 'float32');
       // The scalars as tfjs makes them: float32 constants.
-      this.kernel.step(param.data, grad, m.expAvg, m.expAvgSq, {
+      const scalars: AdamWScalars = {
         keep1: f32(b1),
         take1: f32(1 - b1),
         keep2: f32(b2),
@@ -58,21 +78,40 @@ export class HostAdamW {
         eps,
         shrink: f32(1 - lr * decay),
         stepSize: f32(lr / (1 - Math.pow(b1, this.step))),
-      });
+      };
+      if (isBlockwise(m)) this.stepBlockwise(param.data, grad, m, scalars);
+      else this.kernel.step(param.data, grad, m.expAvg, m.expAvgSq, scalars);
+    }
+  }
+
+  private stepBlockwise(weights: Float32Array, grads: Float32Array, m: BlockwiseAdamWMoments, scalars: AdamWScalars): void {
+    const expAvg = (this.scratch ??= [new Float32Array(BLOCKWISE_CHUNK), new Float32Array(BLOCKWISE_CHUNK)])[0];
+    const expAvgSq = this.scratch[1];
+    const signed = dynamicMap(true);
+    const unsigned = dynamicMap(false);
+    for (let start = 0; start < weights.length; start += BLOCKWISE_CHUNK) {
+      const end = Math.min(start + BLOCKWISE_CHUNK, weights.length);
+      const first = expAvg.subarray(0, end - start);
+      const second = expAvgSq.subarray(0, end - start);
+      dequantizeBlockwise(m.expAvg, signed, first, start);
+      dequantizeBlockwise(m.expAvgSq, unsigned, second, start);
+      this.kernel.step(weights.subarray(start, end), grads.subarray(start, end), first, second, scalars);
+      quantizeBlockwise(first, signed, m.expAvg, start);
+      quantizeBlockwise(second, unsigned, m.expAvgSq, start);
     }
   }
 
   /** A copy of the moments and the step count. */
   snapshot(): HostAdamWState {
-    const moments = new Map<string, AdamWMoments>();
-    for (const [name, m] of this.moments) moments.set(name, { expAvg: m.expAvg.slice(), expAvgSq: m.expAvgSq.slice() });
+    const moments = new Map<string, HeldAdamWMoments>();
+    for (const [name, m] of this.moments) moments.set(name, copyMoments(m));
     return { step: this.step, moments };
   }
 
   /** Replaces the state with a copy of `state` (moments made after it are dropped). */
   restore(state: HostAdamWState): void {
     this.moments.clear();
-    for (const [name, m] of state.moments) this.moments.set(name, { expAvg: m.expAvg.slice(), expAvgSq: m.expAvgSq.slice() });
+    for (const [name, m] of state.moments) this.moments.set(name, copyMoments(m));
     this.step = state.step;
   }
 
@@ -84,28 +123,45 @@ export class HostAdamW {
 
   /** The contents of `optimizer.safetensors` and `optimizer.json` (the format every backend reads). */
   serialize(weights: Map<string, WeightTensor>, settings: OptimizerSettings | undefined): Record<string, CheckpointFileContents> {
-    return serializeAdamWState(
-      this.step,
-      this.moments,
-      (name) => weights.get(name)?.shape ?? [this.moments.get(name)!.expAvg.length],
-      settings,
-    );
+    return serializeAdamWState(this.step, this.moments, (name) => weights.get(name)?.shape ?? [sizeOf(this.moments.get(name)!)], settings);
   }
 
-  /** Replaces the state with the one saved in `dir` (by either backend) for `weights`. */
+  /**
+   * Replaces the state with the one saved in `dir` (by either backend) for `weights`, its moments held in the
+   * precision the file has them in until an update asks for another.
+   */
   async load(dir: string, weights: Map<string, WeightTensor>): Promise<void> {
     const { step, moments } = await readAdamWState(
       dir,
       [...weights].map(([name, w]) => [name, w.shape]),
+      'stored',
     );
     this.moments.clear();
     for (const [name, m] of moments) this.moments.set(name, m);
     this.step = step;
   }
 
-  private momentsOf(name: string, size: number): AdamWMoments {
-    let m = this.moments.get(name);
-    if (!m) this.moments.set(name, (m = { expAvg: new Float32Array(size), expAvgSq: new Float32Array(size) }));
+  /** The moments of `name`, held as `precision` asks (zero for a parameter not stepped before, else converted). */
+  private momentsOf(name: string, size: number, precision: MomentPrecision): HeldAdamWMoments {
+    const held = this.moments.get(name) ?? zeroMoments(size, precision);
+    const m = momentsIn(held, precision);
+    if (m !== this.moments.get(name)) this.moments.set(name, m);
     return m;
   }
+}
+
+/** A fresh parameter's moments, zero, made in the precision they are held in (no float32 copy of an 8-bit one). */
+function zeroMoments(size: number, precision: MomentPrecision): HeldAdamWMoments {
+  if (precision === '8bit' && size >= BLOCKWISE_MIN_SIZE) return { expAvg: emptyBlockwiseCodes(size), expAvgSq: emptyBlockwiseCodes(size) };
+  return { expAvg: new Float32Array(size), expAvgSq: new Float32Array(size) };
+}
+
+function copyMoments(m: HeldAdamWMoments): HeldAdamWMoments {
+  if (!isBlockwise(m)) return { expAvg: m.expAvg.slice(), expAvgSq: m.expAvgSq.slice() };
+  const copy = ({ codes, absmax }: BlockwiseAdamWMoments['expAvg']) => ({ codes: codes.slice(), absmax: absmax.slice() });
+  return { expAvg: copy(m.expAvg), expAvgSq: copy(m.expAvgSq) };
+}
+
+function sizeOf(m: HeldAdamWMoments): number {
+  return isBlockwise(m) ? m.expAvg.codes.length : m.expAvg.length;
 }

@@ -15,6 +15,11 @@ export const optimizerSection = z.strictObject({
   /** Clip the gradient to this global norm (0: no clipping). */
   maxGradNorm: z.number().min(0).default(1),
   /**
+   * AdamW's moments in `float32`, or in `8bit` as bitsandbytes' AdamW8bit holds them (blocks of 256 values, tensors of
+   * 4,096 values or more): 2 bytes a parameter instead of 8, on the onnx engine.
+   */
+  moments: z.enum(['float32', '8bit']).default('float32'),
+  /**
    * How the learning rate moves over the run's training steps (`trainer.steps`; for `drmas sft`, its optimizer
    * steps): `constant`, `linear` decay to 0, or a half-cosine to 0 (transformers' schedules), after `warmupSteps`.
    */
