@@ -1,8 +1,10 @@
+import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isBlockwise, readAdamWState, serializeAdamWState, type BlockwiseAdamWMoments } from '../src/checkpoint/adamWStateFiles.js';
 import { dequantizeBlockwise, dynamicMap, emptyBlockwiseCodes, quantizeBlockwise } from '../src/optimizer/blockwise8bit.js';
+import { serializeSafetensors } from '../src/checkpoint/safetensors.js';
 
 /**
  * bitsandbytes' blockwise 8-bit state, checked by hand here (test/interop/bitsandbytes.test.ts checks it against
@@ -136,6 +138,23 @@ describe('8-bit moments in optimizer.safetensors', () => {
     const values = new Float32Array(size);
     dequantizeBlockwise(held.expAvg, dynamicMap(true), values, 0);
     expect(float.moments.get('w')!.expAvg).toEqual(values);
+  });
+
+  test('8-bit codes without their absmax are refused, naming the tensor, the file and the block count', async () => {
+    const codes = new Uint8Array(5000).fill(3);
+    await writeFile(
+      join(dir, 'optimizer.safetensors'),
+      serializeSafetensors({
+        'w.exp_avg': { shape: [5000], data: codes, dtype: 'U8' },
+        'w.exp_avg_sq': { shape: [5000], data: codes, dtype: 'U8' },
+      }),
+    );
+    await writeFile(join(dir, 'optimizer.json'), JSON.stringify({ type: 'adamw', step: 1, settings: null }));
+    await expect(readAdamWState(dir, [['w', [5000]]])).rejects.toMatchObject({
+      code: 'CHECKPOINT_INVALID',
+      file: join(dir, 'optimizer.safetensors'),
+      message: expect.stringContaining("'w.exp_avg' holds 8-bit codes but 'w.exp_avg.absmax' is missing or not 20 values"),
+    });
   });
 
   test('float32 moments read for an 8-bit optimizer are quantized; a tensor under 4,096 values stays float32', async () => {

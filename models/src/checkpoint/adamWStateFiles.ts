@@ -6,6 +6,7 @@ import {
   blockCount,
   dequantizeBlockwise,
   dynamicMap,
+  emptyBlockwiseCodes,
   quantizeBlockwise,
   BLOCKWISE_MIN_SIZE,
   type BlockwiseCodes,
@@ -20,9 +21,10 @@ import { planShards, readShardedSafetensors } from './shardedSafetensors.js';
  * `optimizer.json` is `{ type: 'adamw', step, settings }` (torch's `state['step']` and the settings of the latest
  * update). Moments kept in 8 bits (`optimizer.moments: 8bit`) are saved as they are held: `<param>.exp_avg` as U8 map
  * indices in the parameter's shape and `<param>.exp_avg.absmax` (float32, one a block of 256; likewise `exp_avg_sq`),
- * and either form is read as either (`readAdamWState`'s `moments`). A state of more than `maxShardSize` bytes (default 2 GiB: one Node buffer holds at most 4 GiB) is
- * sharded as transformers shards weights: `optimizer-00001-of-00003.safetensors` ... and
- * `optimizer.safetensors.index.json` (`{ metadata: { total_size }, weight_map: { tensor: shard file } }`).
+ * and either form is read as either (`readAdamWState`'s `precision`). A state of more than `maxShardSize` bytes
+ * (default 2 GiB: one Node buffer holds at most 4 GiB) is sharded as transformers shards weights:
+ * `optimizer-00001-of-00003.safetensors` ... and `optimizer.safetensors.index.json` (`{ metadata: { total_size },
+ * weight_map: { tensor: shard file } }`).
  */
 export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';
 export const OPTIMIZER_STATE_INDEX_FILE = 'optimizer.safetensors.index.json';
@@ -62,7 +64,7 @@ export function momentsIn(moments: HeldAdamWMoments, precision: MomentPrecision)
     return { expAvg, expAvgSq };
   }
   const codes = (values: Float32Array, signed: boolean): BlockwiseCodes => {
-    const out = { codes: new Uint8Array(size), absmax: new Float32Array(blockCount(size)) };
+    const out = emptyBlockwiseCodes(size);
     quantizeBlockwise(values, dynamicMap(signed), out, 0);
     return out;
   };
