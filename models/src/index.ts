@@ -74,6 +74,7 @@ export {
   momentsIn,
   readAdamWState,
   serializeAdamWState,
+  zeroMoments,
   type AdamWMoments,
   type AdamWState,
   type BlockwiseAdamWMoments,
@@ -84,10 +85,14 @@ export {
   dequantizeBlockwise,
   dynamicMap,
   emptyBlockwiseCodes,
+  holdsBlockwise,
+  mapSearch,
   quantizeBlockwise,
   BLOCKWISE_BLOCK_SIZE,
   BLOCKWISE_MIN_SIZE,
+  BLOCKWISE_TINIEST_ABSMAX,
   type BlockwiseCodes,
+  type MapSearch,
 } from './optimizer/blockwise8bit.js';
 
 export { TokenizerError } from './tokenizer/errors.js';

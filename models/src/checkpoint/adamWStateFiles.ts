@@ -7,8 +7,8 @@ import {
   dequantizeBlockwise,
   dynamicMap,
   emptyBlockwiseCodes,
+  holdsBlockwise,
   quantizeBlockwise,
-  BLOCKWISE_MIN_SIZE,
   type BlockwiseCodes,
 } from '../optimizer/blockwise8bit.js';
 import type { CheckpointFileContents } from './checkpointDirectory.js';
@@ -51,10 +51,16 @@ export function isBlockwise(moments: HeldAdamWMoments): moments is BlockwiseAdam
   return !(moments.expAvg instanceof Float32Array);
 }
 
+/** A fresh parameter's moments, zero, held as `precision` asks for a tensor of `size` values (8-bit ones made as codes, never a float32 copy). */
+export function zeroMoments(size: number, precision: MomentPrecision): HeldAdamWMoments {
+  if (holdsBlockwise(size, precision)) return { expAvg: emptyBlockwiseCodes(size), expAvgSq: emptyBlockwiseCodes(size) };
+  return { expAvg: new Float32Array(size), expAvgSq: new Float32Array(size) };
+}
+
 /** `moments` held as `precision` asks for a tensor of its size: itself, or a converted copy. */
 export function momentsIn(moments: HeldAdamWMoments, precision: MomentPrecision): HeldAdamWMoments {
   const size = isBlockwise(moments) ? moments.expAvg.codes.length : moments.expAvg.length;
-  const blockwise = precision === '8bit' && size >= BLOCKWISE_MIN_SIZE;
+  const blockwise = holdsBlockwise(size, precision);
   if (blockwise === isBlockwise(moments)) return moments;
   if (isBlockwise(moments)) {
     const expAvg = new Float32Array(size);

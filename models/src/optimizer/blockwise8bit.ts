@@ -8,6 +8,8 @@
  * merges the map's entries below 1.5e-5, and is not followed. Written here: no JavaScript library has these maps.
  */
 
+import type { MomentPrecision } from '@drmas/core';
+
 export const BLOCKWISE_BLOCK_SIZE = 256;
 /** Tensors of fewer values keep float32 moments (bitsandbytes' `min_8bit_size`). */
 export const BLOCKWISE_MIN_SIZE = 4096;
@@ -20,7 +22,12 @@ export interface BlockwiseCodes {
 
 const f32 = Math.fround;
 /** The least absmax a block is scaled by (torch clamps it to 1e-38 in float32). */
-const TINIEST = f32(1e-38);
+export const BLOCKWISE_TINIEST_ABSMAX = f32(1e-38);
+
+/** Whether a tensor of `size` values keeps its moments in 8 bits under `precision` (the rest keep float32). */
+export function holdsBlockwise(size: number, precision: MomentPrecision): boolean {
+  return precision === '8bit' && size >= BLOCKWISE_MIN_SIZE;
+}
 
 /** Blocks of a tensor of `size` values (the last one may be short). */
 export function blockCount(size: number): number {
@@ -72,16 +79,20 @@ export function dynamicMap(signed: boolean): Float32Array {
  * least 0.7% apart and a bucket spans 0.78% of its values, so a value is at most two midpoints past its bucket's
  * start: two comparisons without a branch, where a binary search over 255 midpoints takes eight unpredictable ones.
  */
-interface MapSearch {
+export interface MapSearch {
   readonly mids: Float32Array;
   readonly start: Uint8Array;
+  /** One block's scaled values, and their bits (the quantizer's working space). */
+  readonly scaled: Float32Array;
+  readonly scaledBits: Uint32Array;
 }
 
 /** The top 16 bits of a float32 from 0 to 1 (1.0f is 0x3f800000) and of one from -0 to -1 (0x8000 above them). */
 const BUCKETS = 0x8000 + 0x3f81;
 
 const searches = new WeakMap<Float32Array, MapSearch>();
-function searchOf(map: Float32Array): MapSearch {
+/** The search structure of `map` (made once a map). */
+export function mapSearch(map: Float32Array): MapSearch {
   let search = searches.get(map);
   if (search) return search;
   const mids = new Float32Array(map.length + 1).fill(Infinity);
@@ -101,14 +112,11 @@ function searchOf(map: Float32Array): MapSearch {
     bits[0] = ((0x8000 | bucket) << 16) | 0xffff;
     start[0x8000 | bucket] = below(value[0]!);
   }
-  search = { mids, start };
+  const scaled = new Float32Array(BLOCKWISE_BLOCK_SIZE);
+  search = { mids, start, scaled, scaledBits: new Uint32Array(scaled.buffer) };
   searches.set(map, search);
   return search;
 }
-
-/** Scaled values of one block, and their bits. */
-const scaled = new Float32Array(BLOCKWISE_BLOCK_SIZE);
-const scaledBits = new Uint32Array(scaled.buffer);
 
 /**
  * Writes `values` (a whole number of blocks, or the tensor's tail) as codes into `out` from value `at` (a multiple of
@@ -117,7 +125,7 @@ const scaledBits = new Uint32Array(scaled.buffer);
  * reciprocal of its absmax, the tensor's short last block divides by it (bitsandbytes' `quantize_blockwise`).
  */
 export function quantizeBlockwise(values: Float32Array, map: Float32Array, out: BlockwiseCodes, at: number): void {
-  const { mids, start: bucketStart } = searchOf(map);
+  const { mids, start: bucketStart, scaled, scaledBits } = mapSearch(map);
   const { codes, absmax } = out;
   for (let start = 0; start < values.length; start += BLOCKWISE_BLOCK_SIZE) {
     const end = Math.min(start + BLOCKWISE_BLOCK_SIZE, values.length);
@@ -128,7 +136,7 @@ export function quantizeBlockwise(values: Float32Array, map: Float32Array, out: 
       if (a > max || a !== a) max = a;
     }
     absmax[(at + start) / BLOCKWISE_BLOCK_SIZE] = max;
-    const divisor = Math.max(max, TINIEST);
+    const divisor = Math.max(max, BLOCKWISE_TINIEST_ABSMAX);
     if (n === BLOCKWISE_BLOCK_SIZE) {
       const reciprocal = f32(1 / divisor);
       for (let i = 0; i < n; i++) scaled[i] = values[start + i]! * reciprocal;

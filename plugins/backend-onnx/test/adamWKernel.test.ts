@@ -1,9 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
+import { dequantizeBlockwise, dynamicMap, emptyBlockwiseCodes, quantizeBlockwise, type BlockwiseCodes } from '@drmas/models';
 import { AdamWKernel, type AdamWScalars } from '../src/training/AdamWKernel.js';
 
 /**
  * The WebAssembly SIMD AdamW step against the scalar float32 formula in the order HostAdamW documents (each operation
- * rounded to float32, as tfjs's element-wise kernels apply them), bit for bit, and against AdamW in float64.
+ * rounded to float32, as tfjs's element-wise kernels apply them), bit for bit, and against AdamW in float64; its
+ * 8-bit step against the JavaScript quantizer around that formula (itself checked against bitsandbytes).
  */
 const f32 = Math.fround;
 
@@ -42,6 +44,11 @@ function bitsEqual(a: Float32Array, b: Float32Array): boolean {
   const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
   const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
   return x.length === y.length && x.every((bits, i) => bits === y[i]);
+}
+
+/** Equal as float32 values (Object.is: -0 is not 0, NaN is NaN whatever its payload). */
+function sameValues(a: Float32Array, b: Float32Array): boolean {
+  return a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
 }
 
 describe('AdamWKernel', () => {
@@ -84,5 +91,47 @@ describe('AdamWKernel', () => {
     });
     new AdamWKernel().step(p, g, new Float32Array(1001), new Float32Array(1001), scalars(1, lr, decay));
     for (let i = 0; i < p.length; i++) expect(Math.abs(p[i]! - want[i]!)).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(want[i]!)));
+  });
+
+  it('steps 8-bit moments as dequantize, the scalar formula and quantizeBlockwise do, bit for bit', () => {
+    // Two chunks and a short last block whose length is not a multiple of four lanes.
+    const size = 2 * 16384 + 3 * 256 + 37;
+    const next = stream(5);
+    const p0 = Float32Array.from({ length: size }, () => next() * 0.04);
+    const grads = Array.from({ length: 5 }, (_, k) =>
+      Float32Array.from({ length: size }, (_, i) => next() * 10 ** -(k + 2) * (i % 997 === 0 ? 1e4 : 1)),
+    );
+    // Block 3 never moves (zero gradients: absmax 0); block 5 turns NaN at step 3 (its codes 0, as bitsandbytes).
+    for (const g of grads) g.fill(0, 3 * 256, 4 * 256);
+    grads[2]![5 * 256 + 9] = NaN;
+    const codes = (): [BlockwiseCodes, BlockwiseCodes] => [emptyBlockwiseCodes(size), emptyBlockwiseCodes(size)];
+    const expected = { p: p0.slice(), moments: codes() };
+    const got = { p: p0.slice(), moments: codes() };
+    const [signed, unsigned] = [dynamicMap(true), dynamicMap(false)];
+    const kernel = new AdamWKernel();
+    for (let step = 1; step <= 5; step++) {
+      const s = scalars(step, 1e-2, 0.01);
+      const [m, v] = [new Float32Array(size), new Float32Array(size)];
+      dequantizeBlockwise(expected.moments[0], signed, m, 0);
+      dequantizeBlockwise(expected.moments[1], unsigned, v, 0);
+      scalarStep(expected.p, grads[step - 1]!, m, v, s);
+      quantizeBlockwise(m, signed, expected.moments[0], 0);
+      quantizeBlockwise(v, unsigned, expected.moments[1], 0);
+      kernel.stepBlockwise(got.p, grads[step - 1]!, ...got.moments, s);
+      // Bit for bit but for NaN payloads, which WebAssembly leaves unspecified.
+      expect(sameValues(got.p, expected.p)).toBe(true);
+      for (const k of [0, 1]) {
+        expect(got.moments[k]!.codes).toEqual(expected.moments[k]!.codes);
+        expect(sameValues(got.moments[k]!.absmax, expected.moments[k]!.absmax)).toBe(true);
+      }
+    }
+    // The cases the test means to reach: a zero block, a NaN block coded 0, codes on both ends of each map.
+    const [first, second] = got.moments;
+    expect(first.absmax[3]).toBe(0);
+    expect(first.absmax[5]).toBeNaN();
+    expect(Number.isNaN(got.p[5 * 256 + 9]!) && !Number.isNaN(got.p[4 * 256]!)).toBe(true);
+    expect(first.codes.subarray(5 * 256, 6 * 256).every((c) => c === 0)).toBe(true);
+    expect(first.codes.includes(0) && first.codes.includes(255)).toBe(true);
+    expect(second.codes.includes(255)).toBe(true);
   });
 });

@@ -1,14 +1,10 @@
 import { assignParamGroups, type MomentPrecision, type OptimizerSettings, type ParamGroupSettings, type WeightTensor } from '@drmas/core';
 import {
-  BLOCKWISE_MIN_SIZE,
-  dequantizeBlockwise,
-  dynamicMap,
-  emptyBlockwiseCodes,
   isBlockwise,
   momentsIn,
-  quantizeBlockwise,
   readAdamWState,
   serializeAdamWState,
+  zeroMoments,
   type BlockwiseAdamWMoments,
   type CheckpointFileContents,
   type HeldAdamWMoments,
@@ -21,9 +17,6 @@ export interface HostAdamWState {
   readonly moments: ReadonlyMap<string, HeldAdamWMoments>;
 }
 
-/** Values of 8-bit moments dequantized, stepped and quantized again at a time: 64 blocks. */
-const BLOCKWISE_CHUNK = 16384;
-
 const f32 = Math.fround;
 
 /**
@@ -34,8 +27,8 @@ const f32 = Math.fround;
  * rounding of the gradients they are given. The element-wise update runs in `AdamWKernel` (WebAssembly SIMD, the
  * same float32 operations) over buffers the trainer owns: onnxruntime-node has no optimizer, and a graph for it
  * would copy every weight in and out per step. With `moments: '8bit'` each tensor of 4,096 values or more keeps its
- * moments as bitsandbytes' `AdamW8bit` does (`blockwise8bit.ts`): a chunk of blocks dequantized to float32, stepped
- * by the same kernel, and quantized again with each block's new absmax.
+ * moments as bitsandbytes' `AdamW8bit` does (`blockwise8bit.ts`): the same kernel steps each block of 256 from its
+ * codes and writes its new codes and absmax.
  */
 export class HostAdamW {
   /** Optimizer steps taken (torch's `state['step']`). */
@@ -43,8 +36,6 @@ export class HostAdamW {
   private readonly moments = new Map<string, HeldAdamWMoments>();
   private readonly groupIndex = new WeakMap<readonly ParamGroupSettings[], Map<string, number>>();
   private compiled?: AdamWKernel;
-  /** The float32 moments of one chunk of 8-bit ones. */
-  private scratch?: [Float32Array, Float32Array];
 
   private get kernel(): AdamWKernel {
     return (this.compiled ??= new AdamWKernel());
@@ -79,25 +70,8 @@ export class HostAdamW {
         shrink: f32(1 - lr * decay),
         stepSize: f32(lr / (1 - Math.pow(b1, this.step))),
       };
-      if (isBlockwise(m)) this.stepBlockwise(param.data, grad, m, scalars);
+      if (isBlockwise(m)) this.kernel.stepBlockwise(param.data, grad, m.expAvg, m.expAvgSq, scalars);
       else this.kernel.step(param.data, grad, m.expAvg, m.expAvgSq, scalars);
-    }
-  }
-
-  private stepBlockwise(weights: Float32Array, grads: Float32Array, m: BlockwiseAdamWMoments, scalars: AdamWScalars): void {
-    const expAvg = (this.scratch ??= [new Float32Array(BLOCKWISE_CHUNK), new Float32Array(BLOCKWISE_CHUNK)])[0];
-    const expAvgSq = this.scratch[1];
-    const signed = dynamicMap(true);
-    const unsigned = dynamicMap(false);
-    for (let start = 0; start < weights.length; start += BLOCKWISE_CHUNK) {
-      const end = Math.min(start + BLOCKWISE_CHUNK, weights.length);
-      const first = expAvg.subarray(0, end - start);
-      const second = expAvgSq.subarray(0, end - start);
-      dequantizeBlockwise(m.expAvg, signed, first, start);
-      dequantizeBlockwise(m.expAvgSq, unsigned, second, start);
-      this.kernel.step(weights.subarray(start, end), grads.subarray(start, end), first, second, scalars);
-      quantizeBlockwise(first, signed, m.expAvg, start);
-      quantizeBlockwise(second, unsigned, m.expAvgSq, start);
     }
   }
 
@@ -148,12 +122,6 @@ export class HostAdamW {
     if (m !== this.moments.get(name)) this.moments.set(name, m);
     return m;
   }
-}
-
-/** A fresh parameter's moments, zero, made in the precision they are held in (no float32 copy of an 8-bit one). */
-function zeroMoments(size: number, precision: MomentPrecision): HeldAdamWMoments {
-  if (precision === '8bit' && size >= BLOCKWISE_MIN_SIZE) return { expAvg: emptyBlockwiseCodes(size), expAvgSq: emptyBlockwiseCodes(size) };
-  return { expAvg: new Float32Array(size), expAvgSq: new Float32Array(size) };
 }
 
 function copyMoments(m: HeldAdamWMoments): HeldAdamWMoments {
