@@ -187,6 +187,22 @@ describe('a state past one shard', () => {
     expect(error).toMatchObject({ name: 'OptimizerStateError', file: join(dir, shard(2)) });
   });
 
+  test('one file: missing, or cut short inside its data, is an OptimizerStateError naming optimizer.safetensors', async () => {
+    const single = serializeAdamWState(11, moments, (name) => shapes.get(name)!, SETTINGS);
+    await write(single);
+    const file = join(dir, 'optimizer.safetensors');
+    const size = (await stat(file)).size;
+    // The header stays whole: the file opens, and the last tensor's read finds its data short.
+    await truncate(file, size - 4);
+    const cut = await readAdamWState(dir, shapes).catch((e: unknown) => e);
+    expect(cut).toMatchObject({ name: 'OptimizerStateError', file });
+    expect((cut as Error).message).toContain('optimizer state file optimizer.safetensors is missing or damaged');
+    await rm(file);
+    const missing = await readAdamWState(dir, shapes).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ name: 'OptimizerStateError', file });
+    expect((missing as Error).message).toContain('is missing or damaged: the file does not exist');
+  });
+
   test('a state within the shard size stays one optimizer.safetensors, bytes as written before sharding existed', () => {
     // sha256 of the files serializeAdamWState wrote for this state at 3a8e16c, before shards.
     const files = serializeAdamWState(

@@ -17,8 +17,11 @@ export class CheckpointReader {
     private readonly location: Map<string, SafetensorsReader>,
   ) {}
 
-  /** Opens the weights of `dir` (model.safetensors, or the shards named by model.safetensors.index.json). */
-  static async open(dir: string): Promise<CheckpointReader> {
+  /**
+   * Opens the weights of `dir` (model.safetensors, or the shards named by model.safetensors.index.json), or the
+   * tensors of another file and index of that form (`files`: the optimizer's state).
+   */
+  static async open(dir: string, files = { single: SAFETENSORS_FILE, index: SAFETENSORS_INDEX_FILE }): Promise<CheckpointReader> {
     const present = (file: string) =>
       access(join(dir, file), constants.F_OK).then(
         () => true,
@@ -27,8 +30,8 @@ export class CheckpointReader {
     const readers = new Map<string, SafetensorsReader>();
     const location = new Map<string, SafetensorsReader>();
     try {
-      if (await present(SAFETENSORS_INDEX_FILE)) {
-        const indexFile = join(dir, SAFETENSORS_INDEX_FILE);
+      if (await present(files.index)) {
+        const indexFile = join(dir, files.index);
         const index = await readSafetensorsIndex(indexFile);
         for (const [name, shard] of Object.entries(index.weight_map)) {
           let reader = readers.get(shard);
@@ -39,15 +42,15 @@ export class CheckpointReader {
           if (!reader.header.tensors.has(name)) {
             throw new SafetensorsError(
               reader.header.file,
-              `${SAFETENSORS_INDEX_FILE} maps this tensor to the shard, but the shard does not hold it`,
+              `${files.index} maps this tensor to the shard, but the shard does not hold it`,
               name,
             );
           }
           location.set(name, reader);
         }
-      } else if (await present(SAFETENSORS_FILE)) {
-        const reader = await SafetensorsReader.open(join(dir, SAFETENSORS_FILE));
-        readers.set(SAFETENSORS_FILE, reader);
+      } else if (await present(files.single)) {
+        const reader = await SafetensorsReader.open(join(dir, files.single));
+        readers.set(files.single, reader);
         for (const name of reader.names) location.set(name, reader);
       } else {
         throw await noWeightsError(dir);
@@ -73,9 +76,18 @@ export class CheckpointReader {
   }
 
   async read(name: string): Promise<CheckpointTensor> {
+    return this.readerOf(name).readTensor(name);
+  }
+
+  /** A tensor's bytes as stored (`SafetensorsReader.readStored`). */
+  async readStored(name: string): Promise<Uint8Array> {
+    return (await this.readerOf(name).readStored(name)).bytes;
+  }
+
+  private readerOf(name: string): SafetensorsReader {
     const reader = this.location.get(name);
     if (reader === undefined) throw new CheckpointError(this.dir, `the checkpoint has no tensor "${name}"`);
-    return reader.readTensor(name);
+    return reader;
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 import { access, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { MomentPrecision, OptimizerSettings } from '@drmas/core';
+import { CheckpointReader } from './CheckpointReader.js';
 import { OptimizerStateError, SafetensorsError } from './errors.js';
 import {
   blockCount,
@@ -12,8 +13,8 @@ import {
   type BlockwiseCodes,
 } from '../optimizer/blockwise8bit.js';
 import type { CheckpointFileContents } from './checkpointDirectory.js';
-import { readSafetensors, safetensorsChunks, serializeSafetensors, type CheckpointTensor, type TensorInput } from './safetensors.js';
-import { planShards, readShardedSafetensors } from './shardedSafetensors.js';
+import { elementCount, safetensorsChunks, serializeSafetensors, type TensorInput } from './safetensors.js';
+import { planShards } from './shardedSafetensors.js';
 
 /**
  * AdamW's state in a checkpoint folder, one format for every backend so that a run resumes on another:
@@ -124,23 +125,37 @@ export function serializeAdamWState(
   return files;
 }
 
-/** The moment tensors saved in `dir`: from the shards its index names when there is one, else `optimizer.safetensors`. */
-async function readMomentTensors(dir: string): Promise<{ file: string; tensors: Map<string, CheckpointTensor> }> {
-  const indexFile = join(dir, OPTIMIZER_STATE_INDEX_FILE);
-  const sharded = await access(indexFile).then(
-    () => true,
-    () => false,
-  );
-  const file = sharded ? indexFile : join(dir, OPTIMIZER_STATE_FILE);
-  try {
-    return { file, tensors: sharded ? await readShardedSafetensors(indexFile) : (await readSafetensors(file)).tensors };
-  } catch (err) {
-    if (!(err instanceof SafetensorsError)) throw err;
-    throw new OptimizerStateError(
-      err.file,
-      `optimizer state file ${basename(err.file)} is missing or damaged: ${err.message}`,
-      'save the checkpoint again with its optimizer state, or resume without it',
+/** The state's tensors in `dir`, read one at a time: from the shards its index names when there is one, else `optimizer.safetensors`. */
+async function openMomentTensors(dir: string): Promise<{ file: string; reader: CheckpointReader }> {
+  const present = (file: string) =>
+    access(file).then(
+      () => true,
+      () => false,
     );
+  const indexFile = join(dir, OPTIMIZER_STATE_INDEX_FILE);
+  const file = (await present(indexFile)) ? indexFile : join(dir, OPTIMIZER_STATE_FILE);
+  if (!(await present(file))) throw damagedStateError(file, 'the file does not exist');
+  return {
+    file,
+    reader: await damagedAsStateError(CheckpointReader.open(dir, { single: OPTIMIZER_STATE_FILE, index: OPTIMIZER_STATE_INDEX_FILE })),
+  };
+}
+
+function damagedStateError(file: string, reason: string): OptimizerStateError {
+  return new OptimizerStateError(
+    file,
+    `optimizer state file ${basename(file)} is missing or damaged: ${reason}`,
+    'save the checkpoint again with its optimizer state, or resume without it',
+  );
+}
+
+/** A state file that cannot be read (a shard missing, truncated, not safetensors) as an `OptimizerStateError` naming it. */
+async function damagedAsStateError<T>(reading: Promise<T>): Promise<T> {
+  try {
+    return await reading;
+  } catch (err) {
+    if (err instanceof SafetensorsError) throw damagedStateError(err.file, err.message);
+    throw err;
   }
 }
 
@@ -177,36 +192,45 @@ export async function readAdamWState(
     throw new OptimizerStateError(metaFile, `cannot read optimizer state: ${(err as Error).message}`);
   }
   if (typeof meta.step !== 'number') throw new OptimizerStateError(metaFile, "missing numeric 'step'");
-  const { file: stateFile, tensors } = await readMomentTensors(dir);
+  const { file: stateFile, reader } = await openMomentTensors(dir);
   const moments = new Map<string, HeldAdamWMoments>();
-  for (const [name, shape] of params) {
-    const size = shape.reduce((a, b) => a * b, 1);
-    const a = tensors.get(`${name}.exp_avg`);
-    const b = tensors.get(`${name}.exp_avg_sq`);
-    if (!a && !b) continue;
-    if (!a || !b || a.data.length !== size || b.data.length !== size) {
-      throw new OptimizerStateError(stateFile, `moments of '${name}' are missing or do not match shape [${shape.join(', ')}]`);
+  try {
+    for (const [name, shape] of params) {
+      const size = shape.reduce((a, b) => a * b, 1);
+      const [a, b] = [reader.entry(`${name}.exp_avg`), reader.entry(`${name}.exp_avg_sq`)];
+      if (!a && !b) continue;
+      if (!a || !b || elementCount(a.shape) !== size || elementCount(b.shape) !== size) {
+        throw new OptimizerStateError(stateFile, `moments of '${name}' are missing or do not match shape [${shape.join(', ')}]`);
+      }
+      const held =
+        a.dtype === 'U8' && b.dtype === 'U8'
+          ? {
+              expAvg: await savedCodes(stateFile, reader, `${name}.exp_avg`, size),
+              expAvgSq: await savedCodes(stateFile, reader, `${name}.exp_avg_sq`, size),
+            }
+          : {
+              expAvg: (await damagedAsStateError(reader.read(`${name}.exp_avg`))).data,
+              expAvgSq: (await damagedAsStateError(reader.read(`${name}.exp_avg_sq`))).data,
+            };
+      moments.set(name, precision === 'stored' ? held : momentsIn(held, precision));
     }
-    const held =
-      a.dtype === 'U8' && b.dtype === 'U8'
-        ? {
-            expAvg: savedCodes(stateFile, tensors, `${name}.exp_avg`, a),
-            expAvgSq: savedCodes(stateFile, tensors, `${name}.exp_avg_sq`, b),
-          }
-        : { expAvg: a.data, expAvgSq: b.data };
-    moments.set(name, precision === 'stored' ? held : momentsIn(held, precision));
+  } finally {
+    await reader.close();
   }
   return { step: meta.step, moments, settings: meta.settings ?? undefined };
 }
 
-/** The 8-bit codes saved as `key` (U8, read as float32 values 0-255) and its `key.absmax`. */
-function savedCodes(file: string, tensors: Map<string, CheckpointTensor>, key: string, codes: CheckpointTensor): BlockwiseCodes {
-  const absmax = tensors.get(`${key}.absmax`);
-  if (!absmax || absmax.data.length !== blockCount(codes.data.length)) {
+/** The 8-bit codes saved as `key` (U8, kept a byte a value) and its `key.absmax`. */
+async function savedCodes(file: string, reader: CheckpointReader, key: string, size: number): Promise<BlockwiseCodes> {
+  const absmax = reader.entry(`${key}.absmax`);
+  if (!absmax || elementCount(absmax.shape) !== blockCount(size)) {
     throw new OptimizerStateError(
       file,
-      `'${key}' holds 8-bit codes but '${key}.absmax' is missing or not ${blockCount(codes.data.length)} values (one a block of 256)`,
+      `'${key}' holds 8-bit codes but '${key}.absmax' is missing or not ${blockCount(size)} values (one a block of 256)`,
     );
   }
-  return { codes: Uint8Array.from(codes.data), absmax: absmax.data };
+  return {
+    codes: await damagedAsStateError(reader.readStored(key)),
+    absmax: (await damagedAsStateError(reader.read(`${key}.absmax`))).data,
+  };
 }

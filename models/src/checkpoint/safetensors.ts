@@ -261,13 +261,19 @@ export class SafetensorsReader {
   }
 
   async readTensor(name: string): Promise<CheckpointTensor> {
+    const { entry, bytes } = await this.readStored(name);
+    const data = decodeTensor(this.header.file, name, entry.dtype, bytes.buffer, elementCount(entry.shape));
+    return { dtype: entry.dtype, shape: entry.shape.slice(), data };
+  }
+
+  /** A tensor's bytes as stored, not decoded (U8 codes stay a byte a value), and its entry. */
+  async readStored(name: string): Promise<{ entry: SafetensorsEntry; bytes: Uint8Array<ArrayBuffer> }> {
     const entry = this.header.tensors.get(name);
     if (entry === undefined) throw new SafetensorsError(this.header.file, 'no such tensor in the file', name);
     const [begin, end] = entry.dataOffsets;
-    const buffer = new ArrayBuffer(end - begin);
-    await readFully(this.fh, this.header.file, new Uint8Array(buffer), this.header.dataStart + begin, name);
-    const data = decodeTensor(this.header.file, name, entry.dtype, buffer, elementCount(entry.shape));
-    return { dtype: entry.dtype, shape: entry.shape.slice(), data };
+    const bytes = new Uint8Array(end - begin);
+    await readFully(this.fh, this.header.file, bytes, this.header.dataStart + begin, name);
+    return { entry, bytes };
   }
 
   async close(): Promise<void> {
