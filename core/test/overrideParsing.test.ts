@@ -94,6 +94,8 @@ describe('--set values parse strictly by the type at the key', () => {
     expect(typo.message).toBe('unknown key kinds.cuont; kinds has count, rate, flag, mode, label, levels, options. Did you mean "count"?');
     expect(typo.hint).toBe('Did you mean "count"?');
     expect(refusal('agents.solver.modle=x').message).toContain('Did you mean "model"?');
+    // An abbreviation: its letters in order within the key, from the same first letter.
+    expect(refusal('trainer.outDir=/tmp/x').message).toContain('Did you mean "outputDir"?');
   });
 
   test("keys below a value of unknown shape are a plugin's to check", () => {
