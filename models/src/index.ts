@@ -159,7 +159,15 @@ export { rowKeyForSeed, rowStreams, SeededRandom, seedForRowKey } from './decodi
 export { rotaryInverseFrequencies, rotaryTables } from './decoding/rotaryEmbedding.js';
 export { distinctSequences, leftPad, type DistinctSequences, type LeftPaddedBatch } from './decoding/batchLayout.js';
 export { promptResponseLayout, type PromptResponseLayout } from './decoding/promptResponseLayout.js';
-export { argmax, logProbAtTemperature, sampleToken, topLogProbs, type SamplingSettings } from './decoding/sampling.js';
+export {
+  argmax,
+  logProbAtTemperature,
+  sampleToken,
+  sampleWithLogProb,
+  topLogProbs,
+  type SampledToken,
+  type SamplingSettings,
+} from './decoding/sampling.js';
 export {
   ADAPTER_CONFIG_FILE,
   ADAPTER_WEIGHTS_FILE,

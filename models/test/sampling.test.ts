@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { distinctSequences, sampleToken, SeededRandom } from '../src/index.js';
+import { distinctSequences, logProbAtTemperature, sampleToken, sampleWithLogProb, SeededRandom } from '../src/index.js';
 import { mostLikelyFirst } from '../src/decoding/sampling.js';
 
 /** The order a stable comparator sort by descending log-prob gives (the top-p filter's order before). */
@@ -80,6 +80,31 @@ describe('sampleToken with top-p', () => {
       const topK = { temperature, topK: 40, topP };
       expect(sampleToken(row, topK, a)).toBe(referenceTopK(row, temperature, 40, topP, b));
     }
+  });
+});
+
+describe('sampleWithLogProb', () => {
+  test('picks the token sampleToken picks and gives logProbAtTemperature of it, bit for bit, from the same stream', () => {
+    const rows = new SeededRandom(5);
+    const [a, b] = [new SeededRandom(13), new SeededRandom(13)];
+    let fastPath = 0;
+    for (let trial = 0; trial < 600; trial++) {
+      const v = trial % 50 === 0 ? 151_936 : 512;
+      const row = randomRow(rows, v, [6, 30, 60, 120][trial % 4]);
+      // Masked tokens; a row of ties; a row with NaN and one with no finite value take the two functions as they are.
+      if (trial % 5 === 1) row.fill(-Infinity, 0, 100);
+      if (trial % 17 === 2) row.fill(Math.log(1 / v));
+      if (trial === 40) row[7] = NaN;
+      if (trial === 41) row.fill(-Infinity);
+      const temperature = [0.6, 1, 1.7, 0][trial % 4]!;
+      const settings = { temperature, topK: [0, 0, 7, 1][trial % 4]!, topP: [1, 0.95, 0.3, 1 - 2 ** -53][(trial >> 2) % 4]! };
+      const got = sampleWithLogProb(row, settings, a);
+      const token = sampleToken(row, settings, b);
+      expect(got.token).toBe(token);
+      expect(Object.is(got.logProb, logProbAtTemperature(row, token, temperature))).toBe(true);
+      if (temperature !== 1 && temperature > 0) fastPath++;
+    }
+    expect(fastPath).toBeGreaterThan(250);
   });
 });
 

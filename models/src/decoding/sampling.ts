@@ -62,6 +62,50 @@ export function topLogProbs(logProbs: Float32Array, k: number, temperature: numb
  * set of most likely tokens whose probability reaches `topP`, at least one).
  */
 export function sampleToken(logProbs: Float32Array, settings: SamplingSettings, rng: SeededRandom): number {
+  return pickToken(logProbs, settings, rng);
+}
+
+/** A sampled token and its log-prob at the sampling temperature. */
+export interface SampledToken {
+  token: number;
+  logProb: number;
+}
+
+/**
+ * `sampleToken` and `logProbAtTemperature` of the token it picks, bit for bit, with each token's weight
+ * `exp((l - max) / T)` computed once for the row: the two computed it up to three times (the row's total, the top-p
+ * filter's weights and the draw's), most of a sampled token's time. A row holding NaN or no finite maximum takes the
+ * two functions as they are.
+ */
+export function sampleWithLogProb(logProbs: Float32Array, settings: SamplingSettings, rng: SeededRandom): SampledToken {
+  const temperature = settings.temperature;
+  if (temperature <= 0 || temperature === 1) {
+    const token = pickToken(logProbs, settings, rng);
+    return { token, logProb: logProbs[token]! };
+  }
+  let max = -Infinity;
+  let nan = false;
+  for (let i = 0; i < logProbs.length; i++) {
+    const l = logProbs[i]!;
+    if (l > max) max = l;
+    else if (l !== l) nan = true;
+  }
+  if (nan || !Number.isFinite(max)) {
+    const token = pickToken(logProbs, settings, rng);
+    return { token, logProb: logProbAtTemperature(logProbs, token, temperature) };
+  }
+  // The same operations in the same order as logProbAtTemperature's total, and each weight the one nucleus and
+  // drawFrom compute: their maximum is this row's (the top-k and top-p candidates hold a most likely token).
+  const invT = 1 / temperature;
+  const weights = scratch.rowWeights.take(logProbs.length);
+  let total = 0;
+  for (let i = 0; i < logProbs.length; i++) total += weights[i] = exp((logProbs[i]! - max) * invT);
+  const token = pickToken(logProbs, settings, rng, weights);
+  return { token, logProb: (logProbs[token]! - max) * invT - Math.log(total) };
+}
+
+/** `sampleToken`, each candidate's weight read from `rowWeights` (by token id) when given. */
+function pickToken(logProbs: Float32Array, settings: SamplingSettings, rng: SeededRandom, rowWeights?: Float64Array): number {
   const v = logProbs.length;
   if (settings.temperature <= 0) return argmax(logProbs);
   const invT = 1 / settings.temperature;
@@ -76,10 +120,10 @@ export function sampleToken(logProbs: Float32Array, settings: SamplingSettings, 
   }
   if (settings.topP < 1) {
     candidates =
-      nucleus(logProbs, candidates, invT, settings.topP, NEGLIGIBLE_EXPONENT) ??
-      nucleus(logProbs, candidates, invT, settings.topP, -Infinity)!;
+      nucleus(logProbs, candidates, invT, settings.topP, NEGLIGIBLE_EXPONENT, rowWeights) ??
+      nucleus(logProbs, candidates, invT, settings.topP, -Infinity, rowWeights)!;
   }
-  return drawFrom(logProbs, candidates, invT, rng);
+  return drawFrom(logProbs, candidates, invT, rng, rowWeights);
 }
 
 /**
@@ -100,6 +144,7 @@ function nucleus(
   invT: number,
   topP: number,
   floor: number,
+  rowWeights: Float64Array | undefined,
 ): Int32Array | undefined {
   let pool = candidates;
   if (floor > -Infinity) {
@@ -110,7 +155,7 @@ function nucleus(
       if (l > best || l !== l) best = l; // Math.max's answer (NaN wins) without a global Math lookup per token
     }
     if (!(best > -Infinity)) return undefined;
-    const kept = new Int32Array(n);
+    const kept = scratch.kept.take(n);
     let m = 0;
     for (let j = 0; j < n; j++) {
       const id = candidates ? candidates[j]! : j;
@@ -118,12 +163,14 @@ function nucleus(
     }
     pool = kept.subarray(0, m);
   }
-  const sorted = mostLikelyFirst(logProbs, pool);
+  const sorted = sortMostLikelyFirst(logProbs, pool);
   // sorted is non-empty: v > 0 and top-k keeps at least the k-th value.
   const best = logProbs[sorted[0]!]!;
-  const weights = new Float64Array(sorted.length);
+  const weights = scratch.weights.take(sorted.length);
   let total = 0;
-  for (let j = 0; j < sorted.length; j++) total += weights[j] = exp((logProbs[sorted[j]!]! - best) * invT);
+  for (let j = 0; j < sorted.length; j++) {
+    total += weights[j] = rowWeights ? rowWeights[sorted[j]!]! : exp((logProbs[sorted[j]!]! - best) * invT);
+  }
   let cumulative = 0;
   // HF removes tokens whose ascending cumulative probability is <= 1 - top_p: keep until the rest falls there.
   for (let keep = 0; keep < sorted.length;) {
@@ -138,6 +185,39 @@ function nucleus(
 const orderValue = new Float32Array(1);
 const orderWord = new Uint32Array(orderValue.buffer);
 
+interface Sliceable<T> {
+  readonly length: number;
+  subarray(begin: number, end: number): T;
+}
+
+/** A typed array kept between calls: `take(n)` is its first `n` values, made anew (twice as large) when too short. */
+class WorkingArray<T extends Sliceable<T>> {
+  private array?: T;
+  constructor(private readonly make: (size: number) => T) {}
+
+  take(n: number): T {
+    if (!this.array || this.array.length < n) this.array = this.make(Math.max(n, 2 * (this.array?.length ?? 0)));
+    return this.array.subarray(0, n);
+  }
+}
+
+/**
+ * The sampler's working arrays, kept between tokens and grown as rows need (a token's filter, sort and weights
+ * allocated six typed arrays a row before): what a call returns is valid until the next call. Sampling runs on one
+ * thread, a row at a time.
+ */
+const scratch = {
+  kept: new WorkingArray((n) => new Int32Array(n)),
+  keys: new WorkingArray((n) => new Uint32Array(n)),
+  nextKeys: new WorkingArray((n) => new Uint32Array(n)),
+  ids: new WorkingArray((n) => new Int32Array(n)),
+  nextIds: new WorkingArray((n) => new Int32Array(n)),
+  counts: new WorkingArray((n) => new Uint32Array(n)),
+  weights: new WorkingArray((n) => new Float64Array(n)),
+  drawn: new WorkingArray((n) => new Float64Array(n)),
+  rowWeights: new WorkingArray((n) => new Float64Array(n)),
+};
+
 /**
  * The ids of `candidates` (all of the row when absent, ascending either way) by log-prob, highest first, equal
  * log-probs in id order: the order a stable sort by `b - a` gives. A least-significant-digit radix sort of the
@@ -145,9 +225,14 @@ const orderWord = new Uint32Array(orderValue.buffer);
  * took most of a sampled token's time.
  */
 export function mostLikelyFirst(logProbs: Float32Array, candidates?: Int32Array): Int32Array {
+  return sortMostLikelyFirst(logProbs, candidates).slice();
+}
+
+/** `mostLikelyFirst` in the sampler's working arrays (valid until its next call). */
+function sortMostLikelyFirst(logProbs: Float32Array, candidates?: Int32Array): Int32Array {
   const n = candidates ? candidates.length : logProbs.length;
-  let keys = new Uint32Array(n);
-  let ids = new Int32Array(n);
+  let keys = scratch.keys.take(n);
+  let ids = scratch.ids.take(n);
   for (let j = 0; j < n; j++) {
     const id = candidates ? candidates[j]! : j;
     // +0 folds -0 into 0, which the comparator treats as equal.
@@ -158,9 +243,9 @@ export function mostLikelyFirst(logProbs: Float32Array, candidates?: Int32Array)
     keys[j] = bits >= 0x80000000 ? bits : 0x7fffffff - bits;
     ids[j] = id;
   }
-  let nextKeys = new Uint32Array(n);
-  let nextIds = new Int32Array(n);
-  const counts = new Uint32Array(256);
+  let nextKeys = scratch.nextKeys.take(n);
+  let nextIds = scratch.nextIds.take(n);
+  const counts = scratch.counts.take(256);
   for (let shift = 0; shift < 32; shift += 8) {
     counts.fill(0);
     for (let j = 0; j < n; j++) counts[(keys[j]! >>> shift) & 255]!++;
@@ -179,17 +264,27 @@ export function mostLikelyFirst(logProbs: Float32Array, candidates?: Int32Array)
   return ids;
 }
 
-function drawFrom(logProbs: Float32Array, candidates: Int32Array | undefined, invT: number, rng: SeededRandom): number {
+function drawFrom(
+  logProbs: Float32Array,
+  candidates: Int32Array | undefined,
+  invT: number,
+  rng: SeededRandom,
+  rowWeights: Float64Array | undefined,
+): number {
   const n = candidates ? candidates.length : logProbs.length;
   const at = (j: number): number => (candidates ? candidates[j]! : j);
-  let max = -Infinity;
-  for (let j = 0; j < n; j++) {
-    const l = logProbs[at(j)]!;
-    if (l > max) max = l;
-  }
-  const weights = new Float64Array(n);
+  const weights = scratch.drawn.take(n);
   let total = 0;
-  for (let j = 0; j < n; j++) total += weights[j] = exp((logProbs[at(j)]! - max) * invT);
+  if (rowWeights) {
+    for (let j = 0; j < n; j++) total += weights[j] = rowWeights[at(j)]!;
+  } else {
+    let max = -Infinity;
+    for (let j = 0; j < n; j++) {
+      const l = logProbs[at(j)]!;
+      if (l > max) max = l;
+    }
+    for (let j = 0; j < n; j++) total += weights[j] = exp((logProbs[at(j)]! - max) * invT);
+  }
   let u = rng.uniform() * total;
   for (let j = 0; j < n; j++) {
     u -= weights[j]!;

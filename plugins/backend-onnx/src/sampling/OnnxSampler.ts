@@ -1,14 +1,5 @@
 import type { GenerateRequest, GenerateResult } from '@drmas/core';
-import {
-  distinctSequences,
-  leftPad,
-  logProbAtTemperature,
-  rotaryTables,
-  rowStreams,
-  sampleToken,
-  topLogProbs,
-  type SamplingSettings,
-} from '@drmas/models';
+import { distinctSequences, leftPad, rotaryTables, rowStreams, sampleWithLogProb, topLogProbs, type SamplingSettings } from '@drmas/models';
 import { GraphNames } from '../DecoderGraph.js';
 import { forwardFeeds, MASKED, ortTensor, type Feeds } from '../DecoderFeeds.js';
 import type { DecoderSessions } from '../DecoderSessions.js';
@@ -32,7 +23,7 @@ function widenBlocks(cache: Float32Array, blocks: number, from: number, to: numb
 /**
  * The onnx sampler: `generate` on the prefill and decode graphs. Equal prompts are prefilled once, the KV caches are
  * host buffers the decode graph reads in place, finished rows leave the batch, and tokens are drawn by `@drmas/models`'
- * `sampleToken` on per-row `SeededRandom` streams, as the tfjs backend draws them.
+ * `sampleWithLogProb` (`sampleToken` and the token's log-prob) on per-row `SeededRandom` streams, as the tfjs backend draws them.
  */
 export class OnnxSampler {
   constructor(
@@ -138,10 +129,9 @@ export class OnnxSampler {
       for (let i = 0; i < n; i++) {
         const r = active[i]!;
         const row = logp.subarray(i * v, (i + 1) * v);
-        const token = sampleToken(row, settings, rngs[r]!);
+        const { token, logProb } = sampleWithLogProb(row, settings, rngs[r]!);
         const ids = tokenIds[r]!;
         ids.push(token);
-        const logProb = logProbAtTemperature(row, token, settings.temperature);
         logProbs[r]!.push(logProb);
         const top = request.topLogProbs ? topLogProbs(row, request.topLogProbs, settings.temperature) : undefined;
         request.onToken?.(r, token, logProb, top);

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { DrmasError, type TopLogProb } from '@drmas/core';
 import type { DecoderModel, LayerCache } from '../model/DecoderModel.js';
-import { leftPad, logProbAtTemperature, rowStreams, sampleToken, topLogProbs, type SamplingSettings } from '@drmas/models';
+import { leftPad, rowStreams, sampleWithLogProb, topLogProbs, type SamplingSettings } from '@drmas/models';
 
 export interface GenerationOptions {
   prompts: ArrayLike<number>[];
@@ -102,10 +102,9 @@ export async function generateTokens(model: DecoderModel, options: GenerationOpt
       for (let i = 0; i < n; i++) {
         const r = active[i]!;
         const row = logp.subarray(i * v, (i + 1) * v);
-        const token = sampleToken(row, settings, rngs[r]!);
+        const { token, logProb } = sampleWithLogProb(row, settings, rngs[r]!);
         const generated = tokenIds[r]!;
         generated.push(token);
-        const logProb = logProbAtTemperature(row, token, settings.temperature);
         logProbs[r]!.push(logProb);
         const top = options.topLogProbs ? topLogProbs(row, options.topLogProbs, settings.temperature) : undefined;
         options.onToken?.(r + rowOffset, token, logProb, top);
