@@ -74,8 +74,7 @@ export interface SampledToken {
 /**
  * `sampleToken` and `logProbAtTemperature` of the token it picks, bit for bit, with each token's weight
  * `exp((l - max) / T)` computed once for the row: the two computed it up to three times (the row's total, the top-p
- * filter's weights and the draw's), most of a sampled token's time. A row holding NaN or no finite maximum takes the
- * two functions as they are.
+ * filter's weights and the draw's). A row holding NaN or no finite maximum takes the two functions as they are.
  */
 export function sampleWithLogProb(logProbs: Float32Array, settings: SamplingSettings, rng: SeededRandom): SampledToken {
   const temperature = settings.temperature;
