@@ -91,6 +91,7 @@ export {
   BLOCKWISE_BLOCK_SIZE,
   BLOCKWISE_MIN_SIZE,
   BLOCKWISE_TINIEST_ABSMAX,
+  MAP_SEARCH_BUCKETS,
   type BlockwiseCodes,
   type MapSearch,
 } from './optimizer/blockwise8bit.js';

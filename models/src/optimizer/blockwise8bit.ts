@@ -88,7 +88,7 @@ export interface MapSearch {
 }
 
 /** The top 16 bits of a float32 from 0 to 1 (1.0f is 0x3f800000) and of one from -0 to -1 (0x8000 above them). */
-const BUCKETS = 0x8000 + 0x3f81;
+export const MAP_SEARCH_BUCKETS = 0x8000 + 0x3f81;
 
 const searches = new WeakMap<Float32Array, MapSearch>();
 /** The search structure of `map` (made once a map). */
@@ -104,7 +104,7 @@ export function mapSearch(map: Float32Array): MapSearch {
   };
   const bits = new Uint32Array(1);
   const value = new Float32Array(bits.buffer);
-  const start = new Uint8Array(BUCKETS);
+  const start = new Uint8Array(MAP_SEARCH_BUCKETS);
   for (let bucket = 0; bucket < 0x3f81; bucket++) {
     bits[0] = bucket << 16;
     start[bucket] = below(value[0]!);

@@ -13,7 +13,14 @@
  * two comparisons; WebAssembly has no gather, so this part is scalar), bit for bit the JavaScript path's result.
  */
 
-import { BLOCKWISE_BLOCK_SIZE, BLOCKWISE_TINIEST_ABSMAX, dynamicMap, mapSearch, type BlockwiseCodes } from '@drmas/models';
+import {
+  BLOCKWISE_BLOCK_SIZE,
+  BLOCKWISE_TINIEST_ABSMAX,
+  MAP_SEARCH_BUCKETS,
+  dynamicMap,
+  mapSearch,
+  type BlockwiseCodes,
+} from '@drmas/models';
 
 /** The step's float32 scalars, in the order the kernel applies them. */
 export interface AdamWScalars {
@@ -48,29 +55,30 @@ const AT8 = {
   block2: 2 * CHUNK_BYTES + 2 * CHUNK + 8 * BLOCKS + 4 * BLOCKWISE_BLOCK_SIZE,
 };
 
-/** One dynamic map's tables in the module's memory: its entries, the midpoints between them, the bucket starts. */
-interface MapTables {
-  values: Float32Array;
-  mids: Float32Array;
-  start: Uint8Array;
-  at: { values: number; mids: number; start: number };
+/** Where one dynamic map's tables sit in the module's memory: its entries, the midpoints between them, the bucket starts. */
+interface MapLayout {
+  values: number;
+  mids: number;
+  start: number;
 }
 
-/** The signed and unsigned maps' tables, laid out after the chunk arrays (offsets 16-byte aligned). */
-function mapTables(): [MapTables, MapTables] {
+/** The signed and unsigned maps' places, after the chunk arrays (16-byte aligned), and the memory's end. */
+function mapLayouts(): { maps: [MapLayout, MapLayout]; end: number } {
   let at = 4 * CHUNK_BYTES;
   const place = (bytes: number) => {
     const here = at;
     at += Math.ceil(bytes / 16) * 16;
     return here;
   };
-  const tables = (signed: boolean): MapTables => {
-    const values = dynamicMap(signed);
-    const { mids, start } = mapSearch(values);
-    return { values, mids, start, at: { values: place(values.byteLength), mids: place(mids.byteLength), start: place(start.byteLength) } };
-  };
-  return [tables(true), tables(false)];
+  const layout = (): MapLayout => ({
+    values: place(4 * MAP_ENTRIES),
+    mids: place(4 * (MAP_ENTRIES + 1)),
+    start: place(MAP_SEARCH_BUCKETS),
+  });
+  const maps: [MapLayout, MapLayout] = [layout(), layout()];
+  return { maps, end: at };
 }
+const MAP_ENTRIES = 256;
 
 type Step = (n: number, ...scalars: number[]) => void;
 
@@ -86,36 +94,27 @@ export class AdamWKernel {
   private readonly bytes: Uint8Array;
   private readonly run: Step;
   private readonly run8bit: Step;
+  private readonly maps: [MapLayout, MapLayout];
+  private mapsWritten = false;
 
   constructor() {
-    const tables = mapTables();
-    const { memory, adamw, adamw8bit } = new WebAssembly.Instance(new WebAssembly.Module(adamWModule(tables))).exports;
+    const layouts = mapLayouts();
+    const { memory, adamw, adamw8bit } = new WebAssembly.Instance(new WebAssembly.Module(adamWModule(layouts))).exports;
     this.memory = new Float32Array(memory.buffer);
     this.bytes = new Uint8Array(memory.buffer);
-    for (const { values, mids, start, at } of tables) {
-      this.memory.set(values, at.values / 4);
-      this.memory.set(mids, at.mids / 4);
-      this.bytes.set(start, at.start);
-    }
+    this.maps = layouts.maps;
     this.run = adamw;
     this.run8bit = adamw8bit;
   }
 
   /** Steps `weights` and the moments in place with `grads` (all of one length). */
   step(weights: Float32Array, grads: Float32Array, expAvg: Float32Array, expAvgSq: Float32Array, s: AdamWScalars): void {
-    const mem = this.memory;
-    const arrays = [
-      [weights, AT.weights / 4],
-      [grads, AT.grads / 4],
-      [expAvg, AT.expAvg / 4],
-      [expAvgSq, AT.expAvgSq / 4],
-    ] as const;
-    for (let start = 0; start < weights.length; start += CHUNK) {
-      const end = Math.min(start + CHUNK, weights.length);
-      for (const [array, at] of arrays) mem.set(array.subarray(start, end), at);
-      this.run(end - start, s.keep1, s.take1, s.keep2, s.take2, s.bias2Sqrt, s.eps, s.shrink, s.stepSize);
-      for (const [array, at] of arrays) if (array !== grads) array.set(mem.subarray(at, at + end - start), start);
-    }
+    this.chunked(weights.length, s, this.run, [
+      [weights, AT.weights, true],
+      [grads, AT.grads, false],
+      [expAvg, AT.expAvg, true],
+      [expAvgSq, AT.expAvgSq, true],
+    ]);
   }
 
   /**
@@ -124,25 +123,51 @@ export class AdamWKernel {
    * moments' ones.
    */
   stepBlockwise(weights: Float32Array, grads: Float32Array, expAvg: BlockwiseCodes, expAvgSq: BlockwiseCodes, s: AdamWScalars): void {
-    const { memory: mem, bytes } = this;
-    for (let start = 0; start < weights.length; start += CHUNK) {
-      const end = Math.min(start + CHUNK, weights.length);
-      const [firstBlock, endBlock] = [start / BLOCKWISE_BLOCK_SIZE, Math.ceil(end / BLOCKWISE_BLOCK_SIZE)];
-      mem.set(weights.subarray(start, end), AT.weights / 4);
-      mem.set(grads.subarray(start, end), AT.grads / 4);
-      bytes.set(expAvg.codes.subarray(start, end), AT8.codes1);
-      bytes.set(expAvgSq.codes.subarray(start, end), AT8.codes2);
-      mem.set(expAvg.absmax.subarray(firstBlock, endBlock), AT8.absmax1 / 4);
-      mem.set(expAvgSq.absmax.subarray(firstBlock, endBlock), AT8.absmax2 / 4);
-      this.run8bit(end - start, s.keep1, s.take1, s.keep2, s.take2, s.bias2Sqrt, s.eps, s.shrink, s.stepSize);
-      weights.set(mem.subarray(AT.weights / 4, AT.weights / 4 + end - start), start);
-      expAvg.codes.set(bytes.subarray(AT8.codes1, AT8.codes1 + end - start), start);
-      expAvgSq.codes.set(bytes.subarray(AT8.codes2, AT8.codes2 + end - start), start);
-      expAvg.absmax.set(mem.subarray(AT8.absmax1 / 4, AT8.absmax1 / 4 + endBlock - firstBlock), firstBlock);
-      expAvgSq.absmax.set(mem.subarray(AT8.absmax2 / 4, AT8.absmax2 / 4 + endBlock - firstBlock), firstBlock);
+    this.writeMaps();
+    this.chunked(weights.length, s, this.run8bit, [
+      [weights, AT.weights, true],
+      [grads, AT.grads, false],
+      [expAvg.codes, AT8.codes1, true],
+      [expAvgSq.codes, AT8.codes2, true],
+      [expAvg.absmax, AT8.absmax1, true, BLOCKWISE_BLOCK_SIZE],
+      [expAvgSq.absmax, AT8.absmax2, true, BLOCKWISE_BLOCK_SIZE],
+    ]);
+  }
+
+  /**
+   * Runs `kernel` over `length` values a chunk at a time: each array's part of the chunk copied to its place in the
+   * module's memory (`per` values of the step to one of the array's, rounded up), and back where the kernel changes it.
+   */
+  private chunked(length: number, s: AdamWScalars, kernel: Step, arrays: [ChunkArray, number, boolean, number?][]): void {
+    for (let start = 0; start < length; start += CHUNK) {
+      const end = Math.min(start + CHUNK, length);
+      const views = arrays.map(([array, at, changed, per = 1]) => {
+        const [from, to] = [start / per, Math.ceil(end / per)];
+        const place =
+          array instanceof Float32Array ? this.memory.subarray(at / 4, at / 4 + to - from) : this.bytes.subarray(at, at + to - from);
+        place.set(array.subarray(from, to));
+        return { array, place, from, changed };
+      });
+      kernel(end - start, s.keep1, s.take1, s.keep2, s.take2, s.bias2Sqrt, s.eps, s.shrink, s.stepSize);
+      for (const { array, place, from, changed } of views) if (changed) array.set(place, from);
     }
   }
+
+  /** The maps' entries, midpoints and bucket starts, written into the module's memory before the first 8-bit step. */
+  private writeMaps(): void {
+    if (this.mapsWritten) return;
+    this.maps.forEach((at, i) => {
+      const values = dynamicMap(i === 0);
+      const { mids, start } = mapSearch(values);
+      this.memory.set(values, at.values / 4);
+      this.memory.set(mids, at.mids / 4);
+      this.bytes.set(start, at.start);
+    });
+    this.mapsWritten = true;
+  }
 }
+
+type ChunkArray = Float32Array | Uint8Array;
 
 // The module, encoded as the WebAssembly binary format specifies (https://webassembly.github.io/spec/core/binary/).
 const I32 = 0x7f;
@@ -162,10 +187,8 @@ const op = {
   i32Sub: 0x6b,
   i32Shl: 0x74,
   i32ShrU: 0x76,
-  f32Abs: 0x8b,
   f32Mul: 0x94,
   f32Div: 0x95,
-  f32Min: 0x96,
   f32Max: 0x97,
   i32ReinterpretF32: 0xbc,
   select: 0x1b,
@@ -314,7 +337,7 @@ function adamWBody(): number[] {
  * (a short block divides by it), NaN to code 0, clamped to [-1, 1], the bucket of its top 16 bits, then past every
  * midpoint below it (`quantizeBlockwise`).
  */
-function adamW8bitBody([signed, unsigned]: [MapTables, MapTables]): number[] {
+function adamW8bitBody([signed, unsigned]: [MapLayout, MapLayout]): number[] {
   // Parameters 0 (n) and 1-8; locals: i32 9 (block start), 10 (block length), 11 (counter), 12 (block byte offset +
   // counter), 13 (code); f32 14 (absmax), 15 (divisor), 16 (x); v128 17-27 (the vector update's), 28 (lanes' |value|),
   // 29 (their largest), 30 (lanes that saw NaN), 31 (the scale), 32 and 33 (-1 and 1).
@@ -336,23 +359,23 @@ function adamW8bitBody([signed, unsigned]: [MapTables, MapTables]): number[] {
   const [lanes, most, nan, scale, low, high] = [28, 29, 30, 31, 32, 33];
   /** The byte offset of the block's absmax: base / 256 * 4. */
   const absmaxOffset = [...get(base), ...i32Const(6), op.i32ShrU];
-  const dequantize = (codes: number, absmaxAt: number, map: MapTables, out: number) => [
+  const dequantize = (codes: number, absmaxAt: number, map: MapLayout, out: number) => [
     ...[...absmaxOffset, ...f32Load(absmaxAt), ...set(absmax)],
     ...forLoop(i, get(length), 1, [
       ...[...get(i), ...i32Const(2), op.i32Shl],
-      ...[...get(base), ...get(i), op.i32Add, ...i32Load8U(codes), ...i32Const(2), op.i32Shl, ...f32Load(map.at.values)],
+      ...[...get(base), ...get(i), op.i32Add, ...i32Load8U(codes), ...i32Const(2), op.i32Shl, ...f32Load(map.values)],
       ...[...get(absmax), op.f32Mul, ...f32Store(out)],
     ]),
   ];
-  const pastMidpoint = (map: MapTables) => [
-    ...[...get(code), ...get(code), ...i32Const(2), op.i32Shl, ...f32Load(map.at.mids), ...get(x), op.f32Lt, op.i32Add, ...set(code)],
+  const pastMidpoint = (map: MapLayout) => [
+    ...[...get(code), ...get(code), ...i32Const(2), op.i32Shl, ...f32Load(map.mids), ...get(x), op.f32Lt, op.i32Add, ...set(code)],
   ];
   const scaleEach = (values: number, by: number[]) =>
     forLoop(i, i32Const(4 * BLOCKWISE_BLOCK_SIZE), 16, [
       ...[...get(i), ...get(i), ...v128Load(values), ...get(scale), ...by],
       ...[...get(low), ...F32X4.max, ...get(high), ...F32X4.min, ...v128Store(values)],
     ]);
-  const quantize = (values: number, codes: number, absmaxAt: number, map: MapTables) => [
+  const quantize = (values: number, codes: number, absmaxAt: number, map: MapLayout) => [
     // A short block's lanes past its end zeroed, so that whole vectors find its absmax.
     ...forLoop(
       i,
@@ -381,11 +404,11 @@ function adamW8bitBody([signed, unsigned]: [MapTables, MapTables]): number[] {
       ...[...get(base), ...get(i), op.i32Add],
       ...[...get(i), ...i32Const(2), op.i32Shl, ...f32Load(values), op.localTee, x],
       ...[...get(x), op.f32Ne, op.if, I32, ...i32Const(0), op.else],
-      ...[...get(x), op.i32ReinterpretF32, ...i32Const(16), op.i32ShrU, ...i32Load8U(map.at.start), ...set(code)],
+      ...[...get(x), op.i32ReinterpretF32, ...i32Const(16), op.i32ShrU, ...i32Load8U(map.start), ...set(code)],
       ...pastMidpoint(map),
       ...pastMidpoint(map),
       ...[op.block, op.void, op.loop, op.void],
-      ...[...get(code), ...i32Const(2), op.i32Shl, ...f32Load(map.at.mids), ...get(x), op.f32Lt, op.i32Eqz, op.brIf, 1],
+      ...[...get(code), ...i32Const(2), op.i32Shl, ...f32Load(map.mids), ...get(x), op.f32Lt, op.i32Eqz, op.brIf, 1],
       ...[...get(code), ...i32Const(1), op.i32Add, ...set(code), op.br, 0, op.end, op.end],
       ...[...get(code), op.end, ...i32Store8(codes)],
     ]),
@@ -419,9 +442,8 @@ function adamW8bitBody([signed, unsigned]: [MapTables, MapTables]): number[] {
   ];
 }
 
-function adamWModule(tables: [MapTables, MapTables]): Uint8Array {
-  const last = tables[1];
-  const pages = Math.ceil((last.at.start + last.start.length) / 65536);
+function adamWModule({ maps, end }: { maps: [MapLayout, MapLayout]; end: number }): Uint8Array {
+  const pages = Math.ceil(end / 65536);
   const code = (body: number[]) => [...uleb(body.length), ...body];
   return Uint8Array.from([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
@@ -436,6 +458,6 @@ function adamWModule(tables: [MapTables, MapTables]): Uint8Array {
         [...name('memory'), 0x02, 0],
       ]),
     ),
-    ...section(10, vector([code(adamWBody()), code(adamW8bitBody(tables))])),
+    ...section(10, vector([code(adamWBody()), code(adamW8bitBody(maps))])),
   ]);
 }
