@@ -14,6 +14,7 @@ const schema = buildConfigSchema([
         label: z.string(),
         levels: z.array(z.number().int()),
         options: z.record(z.string(), z.unknown()),
+        segments: z.union([z.literal('auto'), z.number().int().min(1)]),
       }),
     },
   },
@@ -51,6 +52,8 @@ describe('--set values parse strictly by the type at the key', () => {
     ['kinds.levels=[1,2]', [1, 2]],
     ['kinds.levels=3,4', [3, 4]],
     ['kinds.options={"a":1}', { a: 1 }],
+    ['kinds.segments=auto', 'auto'],
+    ['kinds.segments=4', 4],
     ['trainer.memoryBudget=8GiB', '8GiB'],
     ['trainer.memoryBudget=1000000', 1_000_000],
     ['agents.solver.model=policy', 'policy'],
@@ -77,6 +80,7 @@ describe('--set values parse strictly by the type at the key', () => {
     ['kinds.mode=Fast', 'one of fast, slow'],
     ['kinds.levels=1,x', 'items separated by commas'],
     ['kinds.options=a', 'a JSON object'],
+    ['kinds.segments=some', 'expects auto, or a whole number written in decimal digits; got "some"'],
   ])('%s is refused: expected %s', (text, expected) => {
     const error = refusal(text);
     expect(error.code).toBe('CONFIG_OVERRIDE_INVALID');
@@ -91,7 +95,9 @@ describe('--set values parse strictly by the type at the key', () => {
       message: expect.stringMatching(/^unknown key nosuch; the config has presets, /),
     });
     const typo = refusal('kinds.cuont=1');
-    expect(typo.message).toBe('unknown key kinds.cuont; kinds has count, rate, flag, mode, label, levels, options. Did you mean "count"?');
+    expect(typo.message).toBe(
+      'unknown key kinds.cuont; kinds has count, rate, flag, mode, label, levels, options, segments. Did you mean "count"?',
+    );
     expect(typo.hint).toBe('Did you mean "count"?');
     expect(refusal('agents.solver.modle=x').message).toContain('Did you mean "model"?');
     // An abbreviation: its letters in order within the key, from the same first letter.

@@ -181,6 +181,10 @@ function expectation(schema: ZodType): [expected: string, example: string] {
       const values = enumValues(schema);
       return [`one of ${values.join(', ')}`, values[0] ?? ''];
     }
+    case 'literal': {
+      const values = (defOf(schema).values ?? []).map(String);
+      return [values.join(', or '), values[0] ?? ''];
+    }
     case 'number':
       return (schema as unknown as { isInt?: boolean }).isInt === true
         ? ['a whole number written in decimal digits', '3']
