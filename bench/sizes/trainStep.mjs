@@ -5,7 +5,9 @@
 //   node bench/sizes/trainStep.mjs MODEL_DIR ROWS PROMPT_TOKENS RESPONSE_TOKENS MICRO_BATCH [VOCAB_CHUNK]
 //
 // VOCAB_CHUNK sets the output head's chunk width (default HEAD_VOCAB_CHUNK; 1e9 gives the one-LogSoftmax head).
-// UPDATES=0 stops after the first forward/backward, UPDATES=1 after one update. Run it under
+// UPDATES=0 stops after the first forward/backward, UPDATES=1 after one update. SEGMENTS sets the backward's
+// segments (`models.<id>.backwardSegments`: auto, the default, or a number; 1 is one graph); MOMENTS=8bit holds
+// AdamW's moments in 8 bits. Run it under
 // `/usr/bin/time -f %M` for the peak including what follows the last line. After the second update a last line gives
 // its GFLOP/s (the model's nominal matmul FLOPs, 3x the forward, over its wall time) and the share of the engine's own
 // matmul ceiling (a 2048 x 2048 x 2048 MatMul on onnxruntime with the same threads, median of 5, measured right after).
@@ -27,7 +29,10 @@ const vocabChunk = chunkArg ? Number(chunkArg) : undefined;
 mark('start');
 const { config, weights } = await loadModelWeights({ model });
 mark('loaded');
-const trainer = await OnnxTrainer.create(config, weights, {}, { adopt: true, vocabChunk });
+const segments = process.env.SEGMENTS;
+const backwardSegments = segments === undefined || segments === 'auto' ? 'auto' : Number(segments);
+const trainer = await OnnxTrainer.create(config, weights, {}, { adopt: true, vocabChunk, backwardSegments });
+mark('trainer', { segments: trainer.segments });
 const V = config.vocabSize;
 const prompts = Array.from({ length: rows }, (_, r) => Int32Array.from({ length: promptTokens }, (_, j) => (r * 31 + j * 17 + 1) % V));
 const responses = Array.from({ length: rows }, (_, r) =>
@@ -49,7 +54,15 @@ const request = {
   loss,
   microBatchSize: microBatch,
   lrScale: 1,
-  optimizer: { lr: 1e-5, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1, paramGroups: [] },
+  optimizer: {
+    lr: 1e-5,
+    betas: [0.9, 0.999],
+    eps: 1e-8,
+    weightDecay: 0.01,
+    maxGradNorm: 1,
+    paramGroups: [],
+    ...(process.env.MOMENTS && { moments: process.env.MOMENTS }),
+  },
 };
 const first = await trainer.gradients(request);
 mark('forward/backward (with the session build)', { loss: first.loss });

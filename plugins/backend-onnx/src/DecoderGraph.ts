@@ -168,8 +168,20 @@ export interface DecoderForward {
 }
 
 /**
+ * Layers `[start, end)` of the decoder: from `start > 0` the hidden states entering layer `start` come from
+ * `hiddenIn` (`[batch * columns, hidden]`) instead of the embedding (a segment of a segmented backward,
+ * `TrainingGraph.ts`).
+ */
+export interface LayerRange {
+  start: number;
+  end: number;
+  hiddenIn?: string;
+}
+
+/**
  * Writes the inputs (ids, rope tables, attention bias; the decode graph's caches) and the decoder body into `g`,
  * reading the weights through `weights` (either layout). Shared by the inference graphs and the training graph.
+ * `layers` writes only a range of the layers (default all).
  */
 export function writeDecoderForward(
   g: GraphWriter,
@@ -177,6 +189,7 @@ export function writeDecoderForward(
   kind: DecoderGraphKind,
   weights: WeightReader,
   lora?: LoraGraph,
+  layers: LayerRange = { start: 0, end: config.numLayers },
 ): DecoderForward {
   const c = config;
   const d = c.headDim;
@@ -223,8 +236,11 @@ export function writeDecoderForward(
   const qShape = decode ? g.ints([-1, kvHeads, group, d]) : shapeWith([kvHeads, group, d]);
   const kvShape = decode ? g.ints([-1, kvHeads, 1, d]) : shapeWith([kvHeads, 1, d]);
 
-  let x = weights.gather('embed', g.op('Reshape', [ids, g.ints([-1])]));
-  for (let i = 0; i < c.numLayers; i++) {
+  let x: string;
+  if (layers.start === 0) x = weights.gather('embed', g.op('Reshape', [ids, g.ints([-1])]));
+  else if (layers.hiddenIn) x = layers.hiddenIn;
+  else throw new Error(`writeDecoderForward: layers from ${layers.start} need the hidden states entering them`);
+  for (let i = layers.start; i < layers.end; i++) {
     const normed = rmsNorm(x, `input_norm.${i}`);
     const [qFlat, kFlat, vFlat] = weights.project(normed, `qkv.${i}`, c.qkvBias ? `qkv_bias.${i}` : undefined) as [string, string, string];
     let q = g.op('Reshape', [adapted(qFlat, normed, i, 'q_proj'), qShape]);

@@ -35,6 +35,7 @@ import { OnnxSampler } from './sampling/OnnxSampler.js';
 import { OnnxScorer } from './scoring/OnnxScorer.js';
 import type { SharedSessions } from './SharedSessions.js';
 import type { TrainingSession } from './training/OnnxTrainer.js';
+import type { BackwardSegmentsSetting } from './training/LargeModelMemory.js';
 import { PolicyTraining } from './training/PolicyTraining.js';
 import type { WeightPrecision } from './weights/HalfWeights.js';
 import { WeightState } from './weights/WeightState.js';
@@ -67,6 +68,8 @@ export interface OnnxEngineOptions {
   rolloutSessions?: SharedSessions<Session>;
   /** Training sessions shared with other engines of the same architecture. */
   trainingSessions?: SharedSessions<TrainingSession>;
+  /** The layers' segments a training run's backward takes (`backwardSegments`; default `auto`). */
+  backwardSegments?: BackwardSegmentsSetting;
   /**
    * A LoRA adapter on the weights, which are then a frozen base (shareable with other engines' adapters): sampling
    * and scoring apply it unmerged, `update` trains it alone, `save` / `load` write and read it in PEFT's layout.
@@ -127,6 +130,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       engine: this.name,
       sessionOptions: options.sessionOptions,
       trainingSessions: options.trainingSessions,
+      backwardSegments: options.backwardSegments,
     });
     this.state = state;
     this.sessions = sessions;

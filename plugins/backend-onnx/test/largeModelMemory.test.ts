@@ -8,6 +8,7 @@ import {
   largeModelSessionOptions,
   releaseRunOutputs,
   runOverheadBytes,
+  backwardSegments,
 } from '../src/training/LargeModelMemory.js';
 
 const qwen = parseModelConfig(PUBLISHED_MODELS['Qwen2.5-0.5B']!.config);
@@ -31,9 +32,19 @@ describe("a large model's memory settings on onnx", () => {
 
   it("a run's overhead: the returned gradients beyond one micro-batch's activations, 300 MiB of runtime", () => {
     const shape = { ...qwen, numHeads: 14, maxPositions: 32768, tiedEmbeddings: true, source: 'test' };
-    // 493,961,216 matrix weights x 4 = 1,975,844,864 bytes of gradients; one micro-batch: 2 x 282 tokens x 1,900,544
-    // = 1,071,906,816; beyond it 903,938,048; + 300 x 2^20 = 314,572,800.
-    expect(runOverheadBytes(shape).bytes).toBe(903_938_048 + 314_572_800);
+    // In one graph: 493,961,216 matrix weights x 4 = 1,975,844,864 bytes of gradients; one micro-batch: 2 x 282 tokens
+    // x 1,900,544 = 1,071,906,816; beyond it 903,938,048; + 300 x 2^20 = 314,572,800.
+    expect(runOverheadBytes(shape, 1).bytes).toBe(903_938_048 + 314_572_800);
+    // Segmented (auto): a layer's projections are 896 x 64 x 2 x (14 + 2) + 3 x 896 x 4,864 = 14,909,440 values,
+    // 59,637,760 bytes; the head 151,936 x 896 x 4 = 544,538,624. The top segment takes the head and 8 layers
+    // (1,021,640,704; 9 would pass 1,071,906,816), the bottom one the other 16 (954,204,160): nothing beyond.
+    expect(backwardSegments(shape, 'auto', true)).toEqual([
+      [0, 16],
+      [16, 24],
+    ]);
+    const segmented = runOverheadBytes(shape);
+    expect(segmented.bytes).toBe(314_572_800);
+    expect(segmented.reason).toContain("the largest of 2 segments' gradients a run returns 974 MiB");
   });
 
   describe("a run's returned outputs", () => {

@@ -13,6 +13,31 @@ export const weightedLogLikelihood: LossFunction = {
   },
 };
 
+/**
+ * A weighted log-likelihood plus an entropy term, so that both upstream gradients reach the head (its weighted part
+ * also a metric).
+ */
+export const weightedLikelihoodWithEntropy: LossFunction = {
+  needsEntropy: true,
+  compute<T>(ops: TensorOps<T>, input: LossInput<T>) {
+    const weighted = ops.mul(ops.mul(input.logProbs, lossColumn(input, 'advantages')), input.responseMask);
+    const entropy = ops.mul(input.entropy!, input.responseMask);
+    const total = ops.add(ops.neg(ops.sum(weighted)), ops.mul(ops.sum(entropy), 0.3));
+    return { loss: ops.div(total, input.totals.tokens), metrics: { 'actor/weighted': ops.div(ops.sum(weighted), input.totals.tokens) } };
+  },
+};
+
+/** The central difference (f(w + eps) - f(w - eps)) / 2 eps of `loss` in one value of `data`, put back after. */
+export async function centralDifference(data: Float32Array, index: number, eps: number, loss: () => Promise<number>): Promise<number> {
+  const original = data[index]!;
+  data[index] = original + eps;
+  const plus = await loss();
+  data[index] = original - eps;
+  const minus = await loss();
+  data[index] = original;
+  return (plus - minus) / (2 * eps);
+}
+
 /** max |a - b| over max |b|: the error relative to the tensor's scale (the absolute error where b is all 0). */
 export function relativeError(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let diff = 0;

@@ -1,26 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { lossColumn, lossTotals, TrainingBatch, type BatchView, type LossFunction } from '@drmas/core';
+import { lossTotals, TrainingBatch, type BatchView } from '@drmas/core';
 import type { HostTensor } from '@drmas/models';
 import type { DecoderConfig } from '@drmas/models';
 import { OnnxTrainer } from '../src/training/OnnxTrainer.js';
 import { buildTrainingGraph } from '../src/training/TrainingGraph.js';
 import { vocabChunks } from '../src/VocabChunkedHead.js';
-import { randomWeights, tinyConfigJson } from './parityFixtures.js';
+import { centralDifference, randomWeights, tinyConfigJson, weightedLikelihoodWithEntropy } from './parityFixtures.js';
 
 /**
  * The chunked output head's hand-written derivative against central finite differences of the loss the same graph
  * computes: a weighted log-likelihood plus an entropy term (so both upstream gradients reach the head), on a tiny
  * Qwen3 with tied embeddings whose vocabulary of 48 goes in chunks of 20, 20 and 8.
  */
-const loss: LossFunction = {
-  needsEntropy: true,
-  compute(ops, input) {
-    const weighted = ops.mul(ops.mul(input.logProbs, lossColumn(input, 'advantages')), input.responseMask);
-    const entropy = ops.mul(input.entropy!, input.responseMask);
-    const total = ops.add(ops.neg(ops.sum(weighted)), ops.mul(ops.sum(entropy), 0.3));
-    return { loss: ops.div(total, input.totals.tokens), metrics: {} };
-  },
-};
+const loss = weightedLikelihoodWithEntropy;
 
 describe('vocabulary chunks', () => {
   it('splits a vocabulary into chunks of the given width, the last one shorter', () => {
@@ -97,14 +89,7 @@ describe.each([
     ];
     const eps = 1e-2;
     for (const [name, index] of probes) {
-      const data = weights.get(name)!.data;
-      const original = data[index]!;
-      data[index] = original + eps;
-      const plus = (await trainer.gradients(request)).loss;
-      data[index] = original - eps;
-      const minus = (await trainer.gradients(request)).loss;
-      data[index] = original;
-      const numeric = (plus - minus) / (2 * eps);
+      const numeric = await centralDifference(weights.get(name)!.data, index, eps, async () => (await trainer.gradients(request)).loss);
       const got = analytic.get(name)![index]!;
       expect(Math.abs(got)).toBeGreaterThan(1e-5);
       expect(Math.abs(got - numeric)).toBeLessThan(2e-2 * Math.abs(numeric) + 2e-5);

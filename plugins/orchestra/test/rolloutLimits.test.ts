@@ -111,23 +111,24 @@ describe('what a step can hold', () => {
     const limits = agentLimits(cfg, agents({ solver: 128, verifier: 128 }), roles);
     // 24 x (896 x 64 x 2 x (14 + 2) + 3 x 896 x 4,864) + 151,936 x 896 (tied) = 493,961,216 weights, 1,975,844,864
     // bytes in float32; weights, gradients and two moments 7,903,379,456; onnxruntime-node's returned copy of the
-    // gradients 1,975,844,864 beyond one micro-batch's activations (2 x 282 tokens x 1,900,544 = 1,071,906,816):
-    // 903,938,048; Node and onnxruntime 314,572,800: 9,121,890,304 bytes, counted once for the two agents.
+    // gradients of the largest of the backward's two segments (the head and 8 layers: 544,538,624 + 8 x 59,637,760 =
+    // 1,021,640,704) within one micro-batch's activations (2 x 282 tokens x 1,900,544 = 1,071,906,816): nothing;
+    // Node and onnxruntime 314,572,800: 8,217,952,256 bytes, counted once for the two agents.
     const episode = { turns: 4, loops: 2 };
     const withState = estimateEpisodeMemory(limits, { count: 16, why: 'p x s' }, episode);
     const { state, ...rest } = limits[0]!;
     const without = estimateEpisodeMemory([{ ...rest }, { ...rest, role: 'verifier' }], { count: 16, why: 'p x s' }, episode);
-    expect(state!.bytes).toBe(9_121_890_304);
-    expect(withState.bytes - without.bytes).toBe(9_121_890_304);
+    expect(state!.bytes).toBe(8_217_952_256);
+    expect(withState.bytes - without.bytes).toBe(8_217_952_256);
     // Activations per token: per layer 4 x 896 + 2 x 2 x 64 + 3 x 4,864 = 18,432 floats, x 24 layers, + 2 x 16,384
     // (the head's chunk) = 475,136 floats = 1,900,544 bytes, counted twice (3,801,088) at this size; the engine runs
     // micro-batches of at most floor(2^29 / 1,900,544) = 282 tokens, but a round's last row is 2 loops x (128 + 128)
     // = 512 tokens and a micro-batch holds a whole row: 512 x 3,801,088 = 1,946,157,056 bytes. The sampling side: 16
     // rows x 512 tokens x 24,576 of cache = 201,326,592, and 16 rows x 4 turns x 128 x 64 = 524,288 of records. In all
-    // 11,269,898,240 bytes (10.496 GiB).
-    expect(withState.bytes).toBe(11_269_898_240);
+    // 10,365,960,192 bytes (9.654 GiB).
+    expect(withState.bytes).toBe(10_365_960_192);
     expect(withState.arithmetic).toBe(
-      "16 rows (p x s) x 512 tokens (a round's longest row: orchestra.maxLoops 2 x (agents.solver.sampling.maxNewTokens 128 + agents.verifier.sampling.maxNewTokens 128), each turn's prompt carrying the round's earlier outputs) x 24,576 bytes per token (24,576 of model policy's key/value cache) + 16 rows x 4 turns x 128 tokens (agents.solver.sampling.maxNewTokens) x 64 bytes of step records + one micro-batch of 512 tokens (one whole row) x 3,801,088 bytes of 2 x the activations kept for the backward pass on onnx + 8.5 GiB of model policy's training state (float32 weights read in place by every graph, gradients and AdamW's two moments: 4 x 1.84 GiB; onnxruntime-node's copy of the gradients a run returns 1.84 GiB beyond one micro-batch's activations 1020 MiB: 862 MiB; Node and onnxruntime 300 MiB) = 10.5 GiB",
+      "16 rows (p x s) x 512 tokens (a round's longest row: orchestra.maxLoops 2 x (agents.solver.sampling.maxNewTokens 128 + agents.verifier.sampling.maxNewTokens 128), each turn's prompt carrying the round's earlier outputs) x 24,576 bytes per token (24,576 of model policy's key/value cache) + 16 rows x 4 turns x 128 tokens (agents.solver.sampling.maxNewTokens) x 64 bytes of step records + one micro-batch of 512 tokens (one whole row) x 3,801,088 bytes of 2 x the activations kept for the backward pass on onnx + 7.65 GiB of model policy's training state (float32 weights read in place by every graph, gradients and AdamW's two moments: 4 x 1.84 GiB; onnxruntime-node's copy of the largest of 2 segments' gradients a run returns 974 MiB beyond one micro-batch's activations 1020 MiB: 0 B; Node and onnxruntime 300 MiB) = 9.65 GiB",
     );
     // agents.<role>.train.microBatchTokens replaces the engine's bound: 1,000 tokens x 3,801,088 = 3,801,088,000.
     const configured = config({
@@ -139,7 +140,7 @@ describe('what a step can hold', () => {
       { count: 16, why: 'p x s' },
       episode,
     );
-    expect(bounded.bytes).toBe(201_326_592 + 524_288 + 3_801_088_000 + 9_121_890_304);
+    expect(bounded.bytes).toBe(201_326_592 + 524_288 + 3_801_088_000 + 8_217_952_256);
     expect(bounded.arithmetic).toContain('one micro-batch of 1,000 tokens (agents.solver.train.microBatchTokens) x 3,801,088 bytes');
   });
 

@@ -30,7 +30,13 @@ import type { SharedSessions } from '../SharedSessions.js';
 import { describeProvider, loadOnnxRuntime, parseProviderRequest, PROVIDER_REQUESTS, type ProviderRequest } from '../ExecutionProvider.js';
 import { trainingSessionPool, type TrainingSession } from '../training/OnnxTrainer.js';
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
-import { loraStateBytes, microBatchTokensFor, RUN_ACTIVATION_FACTOR, runOverheadBytes } from '../training/LargeModelMemory.js';
+import {
+  loraStateBytes,
+  microBatchTokensFor,
+  RUN_ACTIVATION_FACTOR,
+  runOverheadBytes,
+  type BackwardSegmentsSetting,
+} from '../training/LargeModelMemory.js';
 import { SHARED_LAYOUT_BYTES, WEIGHT_LAYOUTS, type WeightLayout } from '../GraphWeights.js';
 import { WEIGHT_PRECISIONS, type WeightPrecision } from '../weights/HalfWeights.js';
 
@@ -89,7 +95,7 @@ export function createOnnxBackendFactory(): BackendFactory {
       const weights = 4 * matrixWeightCount(shape);
       const layout = (settings as { weightLayout?: WeightLayout }).weightLayout ?? (weights >= SHARED_LAYOUT_BYTES ? 'shared' : 'fused');
       const copies = layout === 'shared' ? 4 : 5;
-      const run = runOverheadBytes(shape);
+      const run = runOverheadBytes(shape, (settings as { backwardSegments?: BackwardSegmentsSetting }).backwardSegments);
       if ((settings as { optimizer?: { moments?: MomentPrecision } }).optimizer?.moments === '8bit') {
         // A byte a value and a float32 absmax a block of 256, for each moment (tensors under 4,096 values, a few
         // norms' weights, are counted so too).
@@ -131,6 +137,7 @@ export function createOnnxBackendFactory(): BackendFactory {
           provider,
           sessionOptions: modelSessionOptions(model),
           weightLayout: (model as { weightLayout?: WeightLayout }).weightLayout,
+          backwardSegments: (model as { backwardSegments?: BackwardSegmentsSetting }).backwardSegments,
           weightPrecision,
           rolloutSessions: sessions.rollout,
           trainingSessions: sessions.training,
@@ -288,6 +295,7 @@ export class OnnxBackendPlugin implements Plugin {
       memoryPattern: z.boolean().optional(),
       weightLayout: z.enum(WEIGHT_LAYOUTS).optional(),
       referencePrecision: z.enum(WEIGHT_PRECISIONS).optional(),
+      backwardSegments: z.union([z.literal('auto'), z.number().int().min(1)]).optional(),
     }),
   };
 
@@ -335,5 +343,12 @@ declare module '@drmas/core' {
      * float32 weights, else `float32`. A LoRA reference reads the run's shared float32 base.
      */
     referencePrecision?: WeightPrecision;
+    /**
+     * How many segments of layers a full fine-tune's training run takes its backward in on onnx: each segment's
+     * forward is run again before its backward, so a run holds one segment's activations and returned gradients, for
+     * one more forward of the lower layers; `auto` (default) segments a model from 512 MiB of float32 weights whose
+     * gradients exceed one micro-batch's activations, 1 never.
+     */
+    backwardSegments?: BackwardSegmentsSetting;
   }
 }

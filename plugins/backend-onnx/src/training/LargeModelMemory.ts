@@ -37,6 +37,65 @@ export function microBatchTokensFor(shape: BudgetShape): number {
   return Math.max(1, Math.floor(MICRO_BATCH_ACTIVATION_BYTES / activationBytesPerToken(shape, HEAD_VOCAB_CHUNK)));
 }
 
+/** `models.<id>.backwardSegments`: `auto`, or how many segments of layers a training run's backward takes. */
+export type BackwardSegmentsSetting = number | 'auto';
+
+/** The shape fields the segments are chosen from. */
+export type SegmentShape = BudgetShape & { numHeads: number };
+
+/** The activations one training run holds at the default micro-batch bound (`RUN_ACTIVATION_FACTOR` x the count). */
+function runActivationBytes(shape: BudgetShape): number {
+  return RUN_ACTIVATION_FACTOR * microBatchTokensFor(shape) * activationBytesPerToken(shape, HEAD_VOCAB_CHUNK);
+}
+
+/** Float32 bytes of one layer's weights (its projections; norms and biases aside). */
+function layerGradientBytes(shape: SegmentShape): number {
+  const attention = shape.hiddenSize * shape.headDim * 2 * (shape.numHeads + shape.numKvHeads);
+  return 4 * (attention + 3 * shape.hiddenSize * shape.intermediateSize);
+}
+
+/**
+ * The layer ranges `[start, end)` a full fine-tune's forward/backward runs in, bottom to top (one range: the whole
+ * model in one graph). A segmented backward runs the segments below the last forward, keeping only the hidden states
+ * between them, then each segment from the top down: its forward again and its backward, from the loss's gradient
+ * with respect to its output (the segment above's returned gradient of its input). Each run then holds one segment's
+ * activations, and onnxruntime-node's returned copy of that segment's gradients only (it copies every output, the
+ * bound gradients too: `releaseRunOutputs`), for one forward of the lower segments more.
+ *
+ * `auto` segments a `large` full fine-tune (from the shared layout's size, `SHARED_LAYOUT_BYTES`; LoRA's gradients are
+ * the adapters', and it trains in one graph) whose gradients exceed one run's activations at the default micro-batch
+ * bound, so that no run's returned gradients exceed them: from the top, the output head's gradient (`[vocab, hidden]`)
+ * and layers while they fit, at least one layer a segment. A number splits the layers into that many segments of
+ * equal size (1: one graph).
+ */
+export function backwardSegments(shape: SegmentShape, setting: BackwardSegmentsSetting, large: boolean): Array<[number, number]> {
+  const layers = shape.numLayers;
+  if (setting !== 'auto') {
+    const count = Math.min(Math.max(1, Math.floor(setting)), layers);
+    return Array.from({ length: count }, (_, k): [number, number] => [
+      Math.round((k * layers) / count),
+      Math.round(((k + 1) * layers) / count),
+    ]);
+  }
+  const layerBytes = layerGradientBytes(shape);
+  const headBytes = 4 * shape.vocabSize * shape.hiddenSize;
+  const budget = runActivationBytes(shape);
+  if (!large || layers * layerBytes + headBytes <= budget) return [[0, layers]];
+  const segments: Array<[number, number]> = [];
+  let end = layers;
+  let bytes = headBytes;
+  for (let start = layers - 1; start >= 0; start--) {
+    if (start < end - 1 && bytes + layerBytes > budget) {
+      segments.unshift([start + 1, end]);
+      end = start + 1;
+      bytes = 0;
+    }
+    bytes += layerBytes;
+  }
+  segments.unshift([0, end]);
+  return segments;
+}
+
 /**
  * Session options for `config`'s graphs: without the CPU arena at the shared layout's sizes (onnxruntime otherwise
  * keeps the largest activations each session ever held, the sampling sessions' through training and the training
@@ -95,14 +154,15 @@ export const RUNTIME_BASELINE_BYTES = 300 * 2 ** 20;
 
 /**
  * What a full fine-tune's training run holds whatever its tokens, besides the training state and Node's and
- * onnxruntime's own memory: onnxruntime-node's copy of every weight's gradient, which a run returns. Below the shared
- * layout's size the copies wait for V8's next collection, beside the next run, and the head's and the tied
- * embedding's gradients are whole `[vocab, hidden]` tensors (three of them). From that size a run's copy is made once
- * its activations are gone and freed before the next run (`releaseRunOutputs`), so it counts as far as it exceeds
- * one micro-batch's activations at the default bound (the estimate counts those), and the head's gradient passes in
- * vocabulary blocks (`RowBlocks`), with no `[vocab, hidden]` tensor.
+ * onnxruntime's own memory: onnxruntime-node's copy of the gradients a run returns. Below the shared layout's size the
+ * copies wait for V8's next collection, beside the next run, and the head's and the tied embedding's gradients are
+ * whole `[vocab, hidden]` tensors (three of them). From that size a run's copy is made once its activations are gone
+ * and freed before the next run (`releaseRunOutputs`), so it counts as far as it exceeds one micro-batch's activations
+ * at the default bound (the estimate counts those); the head's gradient passes in vocabulary blocks (`RowBlocks`),
+ * with no `[vocab, hidden]` tensor; and a segmented backward (`backwardSegments`, `setting`) returns one segment's
+ * gradients a run, the largest segment's counting.
  */
-export function runOverheadBytes(shape: ModelShape): { bytes: number; reason: string } {
+export function runOverheadBytes(shape: ModelShape, setting: BackwardSegmentsSetting = 'auto'): { bytes: number; reason: string } {
   const gradients = 4 * matrixWeightCount(shape);
   const runtime = `Node and onnxruntime ${formatBytes(RUNTIME_BASELINE_BYTES)}`;
   if (gradients < SHARED_LAYOUT_BYTES) {
@@ -112,12 +172,23 @@ export function runOverheadBytes(shape: ModelShape): { bytes: number; reason: st
       reason: `onnxruntime-node's copy of the gradients a run returns ${formatBytes(gradients)}, three [vocab, hidden] gradients in a run ${formatBytes(embedding)}, ${runtime}`,
     };
   }
-  const activations = RUN_ACTIVATION_FACTOR * microBatchTokensFor(shape) * activationBytesPerToken(shape, HEAD_VOCAB_CHUNK);
-  const beyond = Math.max(0, gradients - activations);
+  const segments = backwardSegments(shape, setting, true);
+  const activations = runActivationBytes(shape);
+  const returned =
+    segments.length === 1
+      ? gradients
+      : Math.max(
+          ...segments.map(
+            ([start, end]) =>
+              (end - start) * layerGradientBytes(shape) + (end === shape.numLayers ? 4 * shape.vocabSize * shape.hiddenSize : 0),
+          ),
+        );
+  const what = segments.length === 1 ? 'the gradients' : `the largest of ${segments.length} segments' gradients`;
+  const beyond = Math.max(0, returned - activations);
   return {
     bytes: beyond + RUNTIME_BASELINE_BYTES,
     reason:
-      `onnxruntime-node's copy of the gradients a run returns ${formatBytes(gradients)} beyond one micro-batch's ` +
+      `onnxruntime-node's copy of ${what} a run returns ${formatBytes(returned)} beyond one micro-batch's ` +
       `activations ${formatBytes(activations)}: ${formatBytes(beyond)}; ${runtime}`,
   };
 }

@@ -22,8 +22,14 @@ import { accumulateGradients, clippedAdamWStep } from './ClippedStep.js';
 import { HostAdamW } from './HostAdamW.js';
 import { SharedSessions } from '../SharedSessions.js';
 import { defaultWeightLayout, type WeightLayout } from '../GraphWeights.js';
-import { buildTrainingGraph, gradientSlots, TrainingNames, type TrainingGraph } from './TrainingGraph.js';
-import { defaultMicroBatchTokens, largeModelSessionOptions, releaseRunOutputs } from './LargeModelMemory.js';
+import { buildSegmentForwardGraph, buildTrainingGraph, gradientSlots, TrainingNames, type TrainingGraph } from './TrainingGraph.js';
+import {
+  backwardSegments,
+  defaultMicroBatchTokens,
+  largeModelSessionOptions,
+  releaseRunOutputs,
+  type BackwardSegmentsSetting,
+} from './LargeModelMemory.js';
 
 export interface GradientRequest {
   /** The rows to train on. */
@@ -90,13 +96,26 @@ export interface OnnxTrainerOptions {
   vocabChunk?: number;
   /** How the training graph reads the weights (default `defaultWeightLayout` of the config). */
   layout?: WeightLayout;
+  /** The layers' segments a training run's backward takes (`backwardSegments`; default `auto`). */
+  backwardSegments?: BackwardSegmentsSetting;
 }
-/** A training graph's session and what it outputs. */
-export type TrainingSession = Omit<TrainingGraph, 'model'> & { session: Session };
+/** A training graph's session and what it outputs: the whole model's, or a segment's. */
+export type SegmentSession = Omit<TrainingGraph, 'model'> & { session: Session };
+
+/**
+ * The sessions of one loss setting: one graph of the whole model, or a segmented backward's (`backwardSegments`):
+ * the forward graphs of the segments below the last and each segment's graph, bottom to top.
+ */
+export interface TrainingSession {
+  forwards: Session[];
+  segments: SegmentSession[];
+}
 
 /** A pool of training sessions for the trainers of a run's models of one architecture to share. */
 export function trainingSessionPool(): SharedSessions<TrainingSession> {
-  return new SharedSessions((s) => s.session.release());
+  return new SharedSessions(async ({ forwards, segments }) => {
+    for (const session of [...forwards, ...segments.map((s) => s.session)]) await session.release();
+  });
 }
 
 /**
@@ -125,6 +144,8 @@ export class OnnxTrainer {
   private readonly provider: ProviderName;
   private readonly vocabChunk: number | undefined;
   readonly layout: WeightLayout;
+  /** The layer ranges of the backward's segments, bottom to top (one: the whole model in one graph). */
+  readonly segments: Array<[number, number]>;
 
   /** The settings of the latest update, saved with the optimizer state. */
   settings: OptimizerSettings | undefined;
@@ -134,13 +155,22 @@ export class OnnxTrainer {
     readonly config: DecoderConfig,
     hf: Map<string, WeightTensor>,
     private readonly options: OrtModule.InferenceSession.SessionOptions,
-    { adopt = false, lora, provider = 'cpu', sessions = trainingSessionPool(), vocabChunk, layout }: OnnxTrainerOptions,
+    {
+      adopt = false,
+      lora,
+      provider = 'cpu',
+      sessions = trainingSessionPool(),
+      vocabChunk,
+      layout,
+      backwardSegments: segments = 'auto',
+    }: OnnxTrainerOptions,
   ) {
     this.provider = provider;
     this.vocabChunk = vocabChunk;
     this.layout = layout ?? defaultWeightLayout(config);
+    this.segments = backwardSegments(config, segments, !lora && defaultWeightLayout(config) === 'shared');
     this.sessions = sessions;
-    this.sessionKey = JSON.stringify([config, lora?.settings ?? null, provider, options, vocabChunk ?? null, this.layout]);
+    this.sessionKey = JSON.stringify([config, lora?.settings ?? null, provider, options, vocabChunk ?? null, this.layout, this.segments]);
     // Updates write into these buffers and the session reads them in place on every run: the caller's own (`adopt`,
     // shared with a rollout engine's graphs) or copies.
     const own = (tensors: Map<string, WeightTensor>) =>
@@ -178,17 +208,26 @@ export class OnnxTrainer {
     const withReference = loss.needsReference ?? false;
     const key = JSON.stringify([withEntropy, withReference, currentRatio, this.sessionKey]);
     return this.sessions.get(loss, key, async () => {
-      const { model, ...outputs } = buildTrainingGraph(this.config, this.base, loss, {
-        withEntropy,
-        withReference,
-        currentRatio,
-        lora: this.lora,
-        vocabChunk: this.vocabChunk,
-        layout: this.layout,
-      });
-      const options = largeModelSessionOptions(this.config, this.options);
-      const session = await this.ort.InferenceSession.create(model, sessionOptions(this.provider, options));
-      return { session, ...outputs };
+      const options = sessionOptions(this.provider, largeModelSessionOptions(this.config, this.options));
+      const graphOptions = { lora: this.lora, layout: this.layout };
+      const forwards: Session[] = [];
+      const segments: SegmentSession[] = [];
+      for (const [k, layers] of this.segments.entries()) {
+        if (k < this.segments.length - 1)
+          forwards.push(
+            await this.ort.InferenceSession.create(buildSegmentForwardGraph(this.config, this.base, layers, graphOptions), options),
+          );
+        const { model, ...outputs } = buildTrainingGraph(this.config, this.base, loss, {
+          withEntropy,
+          withReference,
+          currentRatio,
+          vocabChunk: this.vocabChunk,
+          layers,
+          ...graphOptions,
+        });
+        segments.push({ session: await this.ort.InferenceSession.create(model, options), ...outputs });
+      }
+      return { forwards, segments };
     });
   }
 
@@ -203,8 +242,8 @@ export class OnnxTrainer {
     const { batch: view, totals, loss } = request;
     const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
     const currentRatio = request.oldLogProbs === 'current';
-    const graph = await this.session(loss, withEntropy, currentRatio);
-    const { session, metrics: metricNames, rowGradients } = graph;
+    const sessions = await this.session(loss, withEntropy, currentRatio);
+    const metricNames = sessions.segments[sessions.segments.length - 1]!.metrics;
     const totalFeeds: Feeds = {};
     for (const key of ['tokens', 'rows', 'responseLength'] as const)
       totalFeeds[TrainingNames.totals[key]] = ortTensor(this.ort, Float32Array.of(totals[key]), []);
@@ -226,17 +265,10 @@ export class OnnxTrainer {
       const feeds = this.feeds(view, microRows, loss, currentRatio);
       if (this.lora && this.lora.dropout > 0) this.addDropoutMasks(feeds, start);
       start += microRows.length;
-      // Every run adds its gradients into `part` in place: the buffers are both the `grad_in/*` inputs and the bound
-      // `grad/*` outputs, so no run returns a copy of every weight's gradient.
-      const out = await session.run(
-        { ...this.weightFeeds, ...totalFeeds, ...feeds, ...this.gradientFeeds(graph, part) },
-        this.boundOutputs(graph, part),
-      );
-      lossSum += scalar(out[TrainingNames.loss]);
-      for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + scalar(out[TrainingNames.metric(name)]);
-      if (withEntropy) entropySum += scalar(out[TrainingNames.entropySum]);
-      accumulateGradients(part, out, { gradients: [], rowGradients });
-      releaseRunOutputs(this.config, out);
+      const out = await this.forwardBackward(sessions, { ...this.weightFeeds, ...totalFeeds, ...feeds }, part);
+      lossSum += out.get(TrainingNames.loss)!;
+      for (const name of metricNames) metrics[name] = (metrics[name] ?? 0) + out.get(TrainingNames.metric(name))!;
+      if (withEntropy) entropySum += out.get(TrainingNames.entropySum)!;
       if (agentGradNorms && microBatches[m + 1]?.part !== agent) {
         agentGradNorms[agent] = globalNorm(part.values());
         for (const [name, buffer] of part) {
@@ -253,22 +285,60 @@ export class OnnxTrainer {
     return { loss: lossSum, metrics, gradients: this.gradientBuffers, ...(agentGradNorms && { agentGradNorms }) };
   }
 
+  /**
+   * One micro-batch's forward and backward, its gradients added into `part` in place (the buffers are both the
+   * `grad_in/*` inputs and the bound `grad/*` outputs of every run); returns the top graph's scalar outputs (the loss,
+   * its metrics, the entropy's sum). Segmented (`backwardSegments`): the lower segments' forward first, keeping the
+   * hidden states between them, then each segment from the top, which returns the gradient of its input for the one
+   * below.
+   */
+  private async forwardBackward({ forwards, segments }: TrainingSession, common: Feeds, part: Map<string, Float32Array>) {
+    const boundary = TrainingNames.segment;
+    const hidden: OrtModule.Tensor[] = [];
+    for (const forward of forwards) {
+      const out = await forward.run({ ...common, ...(hidden.length && { [boundary.hiddenIn]: hidden[hidden.length - 1]! }) });
+      hidden.push(out[boundary.hiddenOut]!);
+    }
+    const scalars = new Map<string, number>();
+    let upstream: OrtModule.Tensor | undefined;
+    for (let k = segments.length - 1; k >= 0; k--) {
+      const graph = segments[k]!;
+      const out = await graph.session.run(
+        {
+          ...common,
+          ...(k > 0 && { [boundary.hiddenIn]: hidden[k - 1]! }),
+          ...(upstream && { [boundary.hiddenOutGradient]: upstream }),
+          ...this.gradientFeeds(graph, part),
+        },
+        this.boundOutputs(graph, part),
+      );
+      for (const [name, t] of Object.entries(out)) if (t.dims.length === 0) scalars.set(name, scalar(t));
+      accumulateGradients(part, out, { gradients: [], rowGradients: graph.rowGradients });
+      upstream?.dispose();
+      hidden[k - 1]?.dispose();
+      const { [boundary.hiddenInGradient]: below, ...rest } = out;
+      upstream = below;
+      releaseRunOutputs(this.config, rest);
+    }
+    return scalars;
+  }
+
   /** The `grad_in/*` inputs: the gradients accumulated so far in `from`. */
-  private gradientFeeds(graph: TrainingSession, from: Map<string, Float32Array>): Feeds {
+  private gradientFeeds(graph: SegmentSession, from: Map<string, Float32Array>): Feeds {
     const feeds: Feeds = {};
     for (const [slot, tensor] of this.gradientSlotTensors(graph, from)) feeds[slot.input] = tensor;
     return feeds;
   }
 
   /** The session's outputs with each weight's gradient bound to its buffer in `into` (the rest allocated by the run). */
-  private boundOutputs(graph: TrainingSession, into: Map<string, Float32Array>): Record<string, OrtModule.Tensor | null> {
+  private boundOutputs(graph: SegmentSession, into: Map<string, Float32Array>): Record<string, OrtModule.Tensor | null> {
     const fetches: Record<string, OrtModule.Tensor | null> = Object.fromEntries(graph.session.outputNames.map((name) => [name, null]));
     for (const [slot, tensor] of this.gradientSlotTensors(graph, into)) fetches[slot.output] = tensor;
     return fetches;
   }
 
   /** Each gradient slot of the graph (`gradientSlots`) over its rows of the weight's buffer in `buffers`. */
-  private *gradientSlotTensors(graph: TrainingSession, buffers: Map<string, Float32Array>) {
+  private *gradientSlotTensors(graph: SegmentSession, buffers: Map<string, Float32Array>) {
     for (const name of graph.gradients) {
       const { shape } = this.weights.get(name)!;
       const buffer = buffers.get(name)!;

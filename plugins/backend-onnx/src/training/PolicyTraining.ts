@@ -6,6 +6,7 @@ import { trainingProvider } from '../ExecutionProvider.js';
 import type { SharedSessions } from '../SharedSessions.js';
 import type { WeightState } from '../weights/WeightState.js';
 import { HostAdamW, type HostAdamWState } from './HostAdamW.js';
+import type { BackwardSegmentsSetting } from './LargeModelMemory.js';
 import { OnnxTrainer, type TrainingSession } from './OnnxTrainer.js';
 
 export interface PolicyTrainingOptions {
@@ -15,6 +16,8 @@ export interface PolicyTrainingOptions {
   sessionOptions?: OrtModule.InferenceSession.SessionOptions;
   /** Training sessions shared with other engines of the same architecture. */
   trainingSessions?: SharedSessions<TrainingSession>;
+  /** The layers' segments a training run's backward takes (default `auto`). */
+  backwardSegments?: BackwardSegmentsSetting;
 }
 
 /** Weights and AdamW state copied to host memory (about three float32 copies of the model). */
@@ -68,6 +71,7 @@ export class PolicyTraining {
       provider: trainingProvider(this.sessions.provider.provider),
       sessions: this.options.trainingSessions,
       layout: state.layout,
+      backwardSegments: this.options.backwardSegments,
     });
     return this.trainerRef;
   }

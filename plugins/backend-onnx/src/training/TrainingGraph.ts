@@ -28,6 +28,16 @@ export const TrainingNames = {
   /** The k-th row gradient of a gathered weight (an embedding): the rows and the ids they add to. */
   gradientRows: (weight: string, k: number) => `grad_rows/${k}/${weight}`,
   gradientIds: (weight: string, k: number) => `grad_ids/${k}/${weight}`,
+  /**
+   * A segment's boundaries (`backwardSegments`): the hidden states entering its first layer and leaving its last, and
+   * the loss's gradient with respect to each (the one leaving fed from the segment above, the one entering returned).
+   */
+  segment: {
+    hiddenIn: 'segment/hidden_in',
+    hiddenOut: 'segment/hidden_out',
+    hiddenInGradient: 'segment/grad_hidden_in',
+    hiddenOutGradient: 'segment/grad_hidden_out',
+  },
 } as const;
 
 export interface TrainingGraphOptions {
@@ -46,6 +56,12 @@ export interface TrainingGraphOptions {
   vocabChunk?: number;
   /** How the graph reads the Hugging Face tensors (default `fused`: stacked in the graph). */
   layout?: WeightLayout;
+  /**
+   * Only layers `[start, end)` (a segment of a segmented backward): from `start > 0` the hidden states entering them
+   * are an input and their gradient an output; below the last layer the graph ends at the segment's hidden states,
+   * whose gradient is an input, and its scalar is their sum weighted by it (the loss's own gradients, exactly).
+   */
+  layers?: [number, number];
 }
 
 export interface TrainingGraph {
@@ -82,7 +98,20 @@ export function buildTrainingGraph(
   const g = new DifferentiableGraph(`drmas-${config.modelType}-train`);
   const { inputs, reader } = writeHuggingFaceWeights(g, config, weights, options.layout);
   const adapter = options.lora && writeLoraInputs(g, config, options.lora, { dropoutMasks: options.lora.dropout > 0 });
-  const forward = writeDecoderForward(g, config, 'score', reader, adapter?.graph);
+  const [start, end] = options.layers ?? [0, config.numLayers];
+  const segment = TrainingNames.segment;
+  const hiddenIn = start > 0 ? g.input(segment.hiddenIn, 'float', ['tokens', config.hiddenSize]) : undefined;
+  const forward = writeDecoderForward(g, config, 'score', reader, adapter?.graph, { start, end, hiddenIn });
+  // The trained tensors: the adapter's, or every Hugging Face weight.
+  const trained = adapter?.inputs ?? inputs;
+  const shapes = options.lora ? loraTensorShapes(config, options.lora) : new Map([...weights].map(([name, t]) => [name, t.shape]));
+  const inputGradient = hiddenIn === undefined ? undefined : { value: hiddenIn, name: segment.hiddenInGradient };
+  if (end < config.numLayers) {
+    const upstream = g.input(segment.hiddenOutGradient, 'float', ['tokens', config.hiddenSize]);
+    const weighted = g.op('ReduceSum', [g.op('Mul', [forward.hidden, upstream])], { keepdims: 0 });
+    const written = writeGradientOutputs(g, weighted, trained, shapes, { accumulate: true, inputGradient });
+    return { model: g.builder.toModelProto(), metrics: [], ...written };
+  }
   const head = writeScoreHead(g, config, forward, reader, { vocabChunk: options.vocabChunk });
   const column = (name: string) => g.input(name, 'float', ['batch', 'responses']);
   const n = TrainingNames;
@@ -108,11 +137,28 @@ export function buildTrainingGraph(
     const masked = g.op('Mul', [g.stopGradient(input.entropy), responseMask]);
     g.output(g.op('ReduceSum', [masked], { keepdims: 0 }), n.entropySum, 'float', []);
   }
-  // The trained tensors: the adapter's, or every Hugging Face weight.
-  const trained = adapter?.inputs ?? inputs;
-  const shapes = options.lora ? loraTensorShapes(config, options.lora) : new Map([...weights].map(([name, t]) => [name, t.shape]));
-  const { gradients, gradientBlocks, rowGradients } = writeGradientOutputs(g, out.loss, trained, shapes, { accumulate: true });
-  return { model: g.builder.toModelProto(), metrics, gradients, gradientBlocks, rowGradients };
+  const written = writeGradientOutputs(g, out.loss, trained, shapes, { accumulate: true, inputGradient });
+  return { model: g.builder.toModelProto(), metrics, ...written };
+}
+
+/**
+ * The forward graph of a segment below the last (`backwardSegments`): layers `[start, end)` from the ids (or, past the
+ * first, `segment/hidden_in`) to `segment/hidden_out`, the hidden states the next segment starts from.
+ */
+export function buildSegmentForwardGraph(
+  config: DecoderConfig,
+  weights: Map<string, WeightTensor>,
+  [start, end]: [number, number],
+  options: Pick<TrainingGraphOptions, 'lora' | 'layout'>,
+): Uint8Array {
+  const g = new DifferentiableGraph(`drmas-${config.modelType}-segment-forward`);
+  const { reader } = writeHuggingFaceWeights(g, config, weights, options.layout);
+  const adapter = options.lora && writeLoraInputs(g, config, options.lora, { dropoutMasks: options.lora.dropout > 0 });
+  const segment = TrainingNames.segment;
+  const hiddenIn = start > 0 ? g.input(segment.hiddenIn, 'float', ['tokens', config.hiddenSize]) : undefined;
+  const forward = writeDecoderForward(g, config, 'score', reader, adapter?.graph, { start, end, hiddenIn });
+  g.output(forward.hidden, segment.hiddenOut, 'float', ['tokens', config.hiddenSize]);
+  return g.builder.toModelProto();
 }
 
 /**
@@ -165,18 +211,21 @@ export function writeGradientOutputs(
   loss: string,
   trained: Map<string, string>,
   shapes: Map<string, number[]>,
-  { accumulate = false }: { accumulate?: boolean } = {},
+  { accumulate = false, inputGradient }: { accumulate?: boolean; inputGradient?: { value: string; name: string } } = {},
 ): Pick<TrainingGraph, 'gradients' | 'gradientBlocks' | 'rowGradients'> {
   const n = TrainingNames;
   const shapeOf = (name: string): number[] => shapes.get(name)!;
   const names = [...trained.keys()];
   const weightOf = new Map(names.map((name) => [trained.get(name)!, name]));
-  const backward = g.gradientsAndRows(
-    loss,
-    names.map((name) => trained.get(name)!),
-    new Set(weightOf.keys()),
-    { rowBlocks: accumulate },
-  );
+  const values = names.map((name) => trained.get(name)!);
+  const backward = g.gradientsAndRows(loss, inputGradient ? [...values, inputGradient.value] : values, new Set(weightOf.keys()), {
+    rowBlocks: accumulate,
+  });
+  if (inputGradient) {
+    const grad = backward.gradients.pop();
+    const value = grad === undefined ? g.zerosLike(inputGradient.value) : g.joined(grad);
+    g.output(value, inputGradient.name, 'float', g.shape(inputGradient.value));
+  }
   const gradients: string[] = [];
   const gradientBlocks = new Map<string, Array<[number, number]>>();
   backward.gradients.forEach((grad, i) => {
