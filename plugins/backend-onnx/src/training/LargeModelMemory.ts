@@ -54,6 +54,12 @@ function layerGradientBytes(shape: SegmentShape): number {
   return 4 * (attention + 3 * shape.hiddenSize * shape.intermediateSize);
 }
 
+/** Float32 bytes of the gradients a run of layers `[start, end)` returns: its layers', and the head's in the top one. */
+function segmentGradientBytes(shape: SegmentShape, [start, end]: [number, number]): number {
+  const head = end === shape.numLayers ? 4 * shape.vocabSize * shape.hiddenSize : 0;
+  return (end - start) * layerGradientBytes(shape) + head;
+}
+
 /**
  * The layer ranges `[start, end)` a full fine-tune's forward/backward runs in, bottom to top (one range: the whole
  * model in one graph). A segmented backward runs the segments below the last forward, keeping only the hidden states
@@ -77,20 +83,16 @@ export function backwardSegments(shape: SegmentShape, setting: BackwardSegmentsS
       Math.round(((k + 1) * layers) / count),
     ]);
   }
-  const layerBytes = layerGradientBytes(shape);
-  const headBytes = 4 * shape.vocabSize * shape.hiddenSize;
   const budget = runActivationBytes(shape);
-  if (!large || layers * layerBytes + headBytes <= budget) return [[0, layers]];
+  if (!large || segmentGradientBytes(shape, [0, layers]) <= budget) return [[0, layers]];
   const segments: Array<[number, number]> = [];
   let end = layers;
-  let bytes = headBytes;
   for (let start = layers - 1; start >= 0; start--) {
-    if (start < end - 1 && bytes + layerBytes > budget) {
+    // The segment grows down to `start` while its gradients fit (at least one layer a segment).
+    if (start < end - 1 && segmentGradientBytes(shape, [start, end]) > budget) {
       segments.unshift([start + 1, end]);
       end = start + 1;
-      bytes = 0;
     }
-    bytes += layerBytes;
   }
   segments.unshift([0, end]);
   return segments;
@@ -174,15 +176,7 @@ export function runOverheadBytes(shape: ModelShape, setting: BackwardSegmentsSet
   }
   const segments = backwardSegments(shape, setting, true);
   const activations = runActivationBytes(shape);
-  const returned =
-    segments.length === 1
-      ? gradients
-      : Math.max(
-          ...segments.map(
-            ([start, end]) =>
-              (end - start) * layerGradientBytes(shape) + (end === shape.numLayers ? 4 * shape.vocabSize * shape.hiddenSize : 0),
-          ),
-        );
+  const returned = segments.length === 1 ? gradients : Math.max(...segments.map((range) => segmentGradientBytes(shape, range)));
   const what = segments.length === 1 ? 'the gradients' : `the largest of ${segments.length} segments' gradients`;
   const beyond = Math.max(0, returned - activations);
   return {

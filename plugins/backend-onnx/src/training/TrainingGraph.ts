@@ -96,17 +96,14 @@ export function buildTrainingGraph(
   options: TrainingGraphOptions,
 ): TrainingGraph {
   const g = new DifferentiableGraph(`drmas-${config.modelType}-train`);
-  const { inputs, reader } = writeHuggingFaceWeights(g, config, weights, options.layout);
-  const adapter = options.lora && writeLoraInputs(g, config, options.lora, { dropoutMasks: options.lora.dropout > 0 });
-  const [start, end] = options.layers ?? [0, config.numLayers];
+  const layers = options.layers ?? [0, config.numLayers];
+  const { inputs, reader, adapter, hiddenIn, forward } = writeLayersForward(g, config, weights, layers, options);
   const segment = TrainingNames.segment;
-  const hiddenIn = start > 0 ? g.input(segment.hiddenIn, 'float', ['tokens', config.hiddenSize]) : undefined;
-  const forward = writeDecoderForward(g, config, 'score', reader, adapter?.graph, { start, end, hiddenIn });
   // The trained tensors: the adapter's, or every Hugging Face weight.
   const trained = adapter?.inputs ?? inputs;
   const shapes = options.lora ? loraTensorShapes(config, options.lora) : new Map([...weights].map(([name, t]) => [name, t.shape]));
   const inputGradient = hiddenIn === undefined ? undefined : { value: hiddenIn, name: segment.hiddenInGradient };
-  if (end < config.numLayers) {
+  if (layers[1] < config.numLayers) {
     const upstream = g.input(segment.hiddenOutGradient, 'float', ['tokens', config.hiddenSize]);
     const weighted = g.op('ReduceSum', [g.op('Mul', [forward.hidden, upstream])], { keepdims: 0 });
     const written = writeGradientOutputs(g, weighted, trained, shapes, { accumulate: true, inputGradient });
@@ -148,17 +145,31 @@ export function buildTrainingGraph(
 export function buildSegmentForwardGraph(
   config: DecoderConfig,
   weights: Map<string, WeightTensor>,
-  [start, end]: [number, number],
+  layers: [number, number],
   options: Pick<TrainingGraphOptions, 'lora' | 'layout'>,
 ): Uint8Array {
   const g = new DifferentiableGraph(`drmas-${config.modelType}-segment-forward`);
-  const { reader } = writeHuggingFaceWeights(g, config, weights, options.layout);
-  const adapter = options.lora && writeLoraInputs(g, config, options.lora, { dropoutMasks: options.lora.dropout > 0 });
-  const segment = TrainingNames.segment;
-  const hiddenIn = start > 0 ? g.input(segment.hiddenIn, 'float', ['tokens', config.hiddenSize]) : undefined;
-  const forward = writeDecoderForward(g, config, 'score', reader, adapter?.graph, { start, end, hiddenIn });
-  g.output(forward.hidden, segment.hiddenOut, 'float', ['tokens', config.hiddenSize]);
+  const { forward } = writeLayersForward(g, config, weights, layers, options);
+  g.output(forward.hidden, TrainingNames.segment.hiddenOut, 'float', ['tokens', config.hiddenSize]);
   return g.builder.toModelProto();
+}
+
+/**
+ * The weights' and the adapter's inputs and the forward of layers `[start, end)`, from the ids or, past the first
+ * layer, from the input `segment/hidden_in`.
+ */
+function writeLayersForward(
+  g: DifferentiableGraph,
+  config: DecoderConfig,
+  weights: Map<string, WeightTensor>,
+  [start, end]: [number, number],
+  options: Pick<TrainingGraphOptions, 'lora' | 'layout'>,
+) {
+  const { inputs, reader } = writeHuggingFaceWeights(g, config, weights, options.layout);
+  const adapter = options.lora && writeLoraInputs(g, config, options.lora, { dropoutMasks: options.lora.dropout > 0 });
+  const hiddenIn = start > 0 ? g.input(TrainingNames.segment.hiddenIn, 'float', ['tokens', config.hiddenSize]) : undefined;
+  const forward = writeDecoderForward(g, config, 'score', reader, adapter?.graph, { start, end, hiddenIn });
+  return { inputs, reader, adapter, hiddenIn, forward };
 }
 
 /**
