@@ -5,7 +5,8 @@
 //
 //   node bench/sizes/engineStep.mjs MODEL_DIR ROWS PROMPT_TOKENS NEW_TOKENS MICRO_BATCH [MICRO_BATCH_TOKENS]
 //
-// WEIGHT_LAYOUT=fused|shared names the engine's weight layout; STOP_AFTER=generated (or scored) ends the run after that
+// WEIGHT_LAYOUT=fused|shared names the engine's weight layout, KV_CACHE=float32|float16 its sampler's key/value caches
+// (`kvCachePrecision`); STOP_AFTER=generated (or scored) ends the run after that
 // phase. Run it under `/usr/bin/time -v` for the peak including what follows the last line.
 import { mark } from './phases.mjs';
 import { createOnnxPolicyBackend } from '@drmas/plugin-backend-onnx';
@@ -22,8 +23,14 @@ const microBatchTokens = tokensArg ? Number(tokensArg) : undefined;
 
 mark('start');
 const weightLayout = process.env.WEIGHT_LAYOUT; // fused | shared; default by size (defaultWeightLayout)
-const engine = await createOnnxPolicyBackend({ model, provider: 'cpu', ...(weightLayout && { weightLayout }) });
-mark('engine loaded', { weightLayout: engine.weightLayout });
+const kvCachePrecision = process.env.KV_CACHE; // float32 | float16; default float32
+const engine = await createOnnxPolicyBackend({
+  model,
+  provider: 'cpu',
+  ...(weightLayout && { weightLayout }),
+  ...(kvCachePrecision && { kvCachePrecision }),
+});
+mark('engine loaded', { weightLayout: engine.weightLayout, kvCachePrecision: kvCachePrecision ?? 'float32' });
 const V = engine.vocabSize;
 const prompts = Array.from({ length: rows }, (_, r) => Array.from({ length: promptTokens }, (_, j) => (r * 31 + j * 17 + 1) % V));
 const sampled = await engine.generate({ prompts, maxNewTokens: newTokens, temperature: 1, seed: 0, stopTokenIds: [] });

@@ -62,6 +62,12 @@ export interface BackendFactory {
    */
   memoryLimit?(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined;
   /**
+   * Bytes per token this engine's sampling holds in its key/value cache for a model with these settings (keys and
+   * values of every layer), which the memory check counts for every row of a call; undefined: float32 keys and values
+   * (`keyValueBytesPerToken` of the model's shape).
+   */
+  cacheBytesPerToken?(settings: Record<string, unknown>): { bytes: number; reason: string } | undefined;
+  /**
    * Bytes per sampled token this engine's training pass holds beyond the key/value cache (activations kept for the
    * backward pass, logits), a lower bound the memory check adds; with `critic`, a critic of its own trunk (that
    * model) trains beside the policy on this engine, and its pass counts too. `microBatchTokens`: the padded tokens one

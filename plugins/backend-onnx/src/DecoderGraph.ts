@@ -52,6 +52,9 @@ const INT64_MAX = Number.MAX_SAFE_INTEGER;
  *
  * Under `float16` the weights are float16 inputs, each cast to float32 where it is read (a gathered embedding row, a
  * chunk of the head's rows, a layer's projection), so that a run holds float32 copies only of what it reads now.
+ * Under a `float16` `cache` the keys and values the prefill and decode graphs output, and the decode graph's past
+ * ones, are float16 (the host's caches half the bytes), cast to and from float32 at the graph's edge: a decode step
+ * then makes a float32 copy of each layer's past keys and values while it reads them.
  */
 export function buildDecoderGraph(
   config: DecoderConfig,
@@ -61,6 +64,7 @@ export function buildDecoderGraph(
   lora?: LoraSettings,
   layout: WeightLayout = 'fused',
   precision: WeightPrecision = 'float32',
+  cache: WeightPrecision = 'float32',
 ): Uint8Array {
   const g = new GraphBuilder(`drmas-${config.modelType}-${kind}`);
   // `weights` are the graph weights (`graphWeights`) under `fused`, the Hugging Face tensors under `shared`; their
@@ -83,7 +87,7 @@ export function buildDecoderGraph(
   const w = storedWeights ? (name: string) => storedWeights.toFloat(stored(name)) : stored;
   const shape = kind === 'decode' ? 'narrow' : 'wide';
   const reader = layout === 'shared' ? sharedWeights(g, config, w, shape, storedWeights) : fusedWeights(g, config, w, shape, storedWeights);
-  const forward = writeDecoderForward(g, config, kind, reader, lora && writeLoraInputs(g, config, lora).graph);
+  const forward = writeDecoderForward(g, config, kind, reader, lora && writeLoraInputs(g, config, lora).graph, undefined, cache);
   if (kind === 'score') {
     const head = writeScoreHead(g, config, forward, reader);
     g.output(head.logProbs, GraphNames.logProbs, 'float', ['batch', 'responses']);
@@ -181,7 +185,8 @@ export interface LayerRange {
 /**
  * Writes the inputs (ids, rope tables, attention bias; the decode graph's caches) and the decoder body into `g`,
  * reading the weights through `weights` (either layout). Shared by the inference graphs and the training graph.
- * `layers` writes only a range of the layers (default all).
+ * `layers` writes only a range of the layers (default all); `cache` is the precision of the keys and values the
+ * prefill and decode graphs output and the decode graph reads (`buildDecoderGraph`).
  */
 export function writeDecoderForward(
   g: GraphWriter,
@@ -190,6 +195,7 @@ export function writeDecoderForward(
   weights: WeightReader,
   lora?: LoraGraph,
   layers: LayerRange = { start: 0, end: config.numLayers },
+  cache: WeightPrecision = 'float32',
 ): DecoderForward {
   const c = config;
   const d = c.headDim;
@@ -199,6 +205,9 @@ export function writeDecoderForward(
 
   const decode = kind === 'decode';
   const columns = decode ? 1 : 'columns';
+  const cacheType = cache === 'float16' ? 'float16' : 'float';
+  const toCache = (x: string): string => (cache === 'float16' ? g.op('Cast', [x], { to: DataType.float16 }) : x);
+  const fromCache = (x: string): string => (cache === 'float16' ? g.op('Cast', [x], { to: DataType.float }) : x);
   const ids = g.input(n.inputIds, 'int64', ['batch', columns]);
   const cos = g.input(n.ropeCos, 'float', decode ? ['batch', 1, 1, d] : ['batch', columns, 1, 1, d]);
   const sin = g.input(n.ropeSin, 'float', decode ? ['batch', 1, 1, d] : ['batch', columns, 1, 1, d]);
@@ -256,10 +265,10 @@ export function writeDecoderForward(
     let context: string;
     if (decode) {
       // q [batch, kvHeads, group, d]; k, v [batch, kvHeads, 1, d].
-      g.output(k, n.key(i), 'float', ['batch', kvHeads, 1, d]);
-      g.output(v, n.value(i), 'float', ['batch', kvHeads, 1, d]);
-      const pastKey = g.input(n.pastKey(i), 'float', ['batch', kvHeads, 'keys', d]);
-      const pastValue = g.input(n.pastValue(i), 'float', ['batch', kvHeads, 'keys', d]);
+      g.output(toCache(k), n.key(i), cacheType, ['batch', kvHeads, 1, d]);
+      g.output(toCache(v), n.value(i), cacheType, ['batch', kvHeads, 1, d]);
+      const pastKey = fromCache(g.input(n.pastKey(i), cacheType, ['batch', kvHeads, 'keys', d]));
+      const pastValue = fromCache(g.input(n.pastValue(i), cacheType, ['batch', kvHeads, 'keys', d]));
       const pastScores = g.op('MatMul', [q, g.op('Transpose', [pastKey], { perm: [0, 1, 3, 2] })]);
       const selfScore = g.op('ReduceSum', [g.op('Mul', [q, k]), g.ints([-1])], { keepdims: 1 });
       const scores = g.op('Add', [g.op('Concat', [pastScores, selfScore], { axis: -1 }), bias]);
@@ -276,8 +285,8 @@ export function writeDecoderForward(
       const values = g.op('Reshape', [g.op('Transpose', [v], { perm: [0, 2, 3, 1, 4] }), g.ints([0, 0, -1, d])]);
       if (kind === 'prefill') {
         const keys = g.op('Reshape', [g.op('Transpose', [k], { perm: [0, 2, 3, 1, 4] }), g.ints([0, 0, -1, d])]);
-        g.output(keys, n.key(i), 'float', ['batch', kvHeads, columns, d]);
-        g.output(values, n.value(i), 'float', ['batch', kvHeads, columns, d]);
+        g.output(toCache(keys), n.key(i), cacheType, ['batch', kvHeads, columns, d]);
+        g.output(toCache(values), n.value(i), cacheType, ['batch', kvHeads, columns, d]);
       }
       const probs = g.op('Softmax', [g.op('Add', [g.op('MatMul', [qGrouped, keysT]), bias])], { axis: -1 });
       const grouped = g.op('Reshape', [g.op('MatMul', [probs, values]), g.ints([0, 0, group, -1, d])]);

@@ -4,6 +4,7 @@ import type { Feeds } from './DecoderFeeds.js';
 import { sessionOptions, type Ort, type ResolvedProvider } from './ExecutionProvider.js';
 import { largeModelSessionOptions } from './training/LargeModelMemory.js';
 import { OnnxBackendDisposedError } from './OnnxBackendErrors.js';
+import type { WeightPrecision } from './weights/HalfWeights.js';
 import { SharedSessions } from './SharedSessions.js';
 import { graphShape, type WeightState } from './weights/WeightState.js';
 
@@ -16,6 +17,8 @@ export interface DecoderSessionsOptions {
   sessionOptions?: OrtModule.InferenceSession.SessionOptions;
   /** A pool shared with other engines of the same architecture; used when the weights are inputs. */
   shared?: SharedSessions<Session>;
+  /** How the sampler's key/value caches hold their values (`buildDecoderGraph`'s `cache`; default `float32`). */
+  kvCachePrecision?: WeightPrecision;
 }
 
 /**
@@ -40,6 +43,11 @@ export class DecoderSessions {
     this.sessionKey = this.sessionKeyOf();
   }
 
+  /** How the prefill and decode graphs output, and the decode graph reads, keys and values. */
+  get kvCachePrecision(): WeightPrecision {
+    return this.options.kvCachePrecision ?? 'float32';
+  }
+
   get disposed(): boolean {
     return this.disposedRef;
   }
@@ -55,6 +63,7 @@ export class DecoderSessions {
       state.lora?.settings ?? null,
       provider.provider,
       options.sessionOptions ?? null,
+      this.kvCachePrecision,
     ]);
   }
 
@@ -76,7 +85,16 @@ export class DecoderSessions {
         state.precision === 'float16'
           ? new Map([...state.graphWeightShapes].map(([name, shape]) => [name, { shape }]))
           : state.graphWeights;
-      const model = buildDecoderGraph(state.config, kind, weights, state.weightMode, state.lora?.settings, state.layout, state.precision);
+      const model = buildDecoderGraph(
+        state.config,
+        kind,
+        weights,
+        state.weightMode,
+        state.lora?.settings,
+        state.layout,
+        state.precision,
+        this.kvCachePrecision,
+      );
       const options = largeModelSessionOptions(state.config, this.options.sessionOptions);
       return this.ort.InferenceSession.create(model, sessionOptions(this.provider.provider, options));
     });

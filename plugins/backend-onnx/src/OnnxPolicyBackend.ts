@@ -82,6 +82,13 @@ export interface OnnxEngineOptions {
    * `update`, `save`, `load`, snapshots, `syncWeights` and `exportWeights`. Needs weights as inputs and no LoRA.
    */
   weightPrecision?: WeightPrecision;
+  /**
+   * How `generate` holds its key/value caches (default `float32`). `float16`: half the bytes a sampled token holds
+   * (Qwen3-0.6B: 112 KiB instead of 224), each value rounded to nearest even as the graphs output it and read back as
+   * float32, for a cast of each layer's past keys and values per decoded token; the sampled tokens' log-probs then
+   * differ from `score`'s by that rounding.
+   */
+  kvCachePrecision?: WeightPrecision;
 }
 
 export interface OnnxBackendOptions extends ModelSource, OnnxEngineOptions {}
@@ -125,6 +132,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       engine: this.name,
       sessionOptions: options.sessionOptions,
       shared: options.rolloutSessions,
+      kvCachePrecision: options.kvCachePrecision,
     });
     const training = new PolicyTraining(state, sessions, {
       engine: this.name,

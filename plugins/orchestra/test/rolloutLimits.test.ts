@@ -105,6 +105,25 @@ describe('what a step can hold', () => {
     }
   });
 
+  test('models.<id>.kvCachePrecision float16 on onnx: the estimate counts 2 bytes a cached value', () => {
+    const roles = { namesOf: () => ['onnx'], getNamed: () => onnxBackendFactory } as never;
+    const estimate = (extra: Record<string, unknown>) =>
+      estimateEpisodeMemory(
+        agentLimits(
+          config({ models: { policy: { backend: 'onnx', model: qwenDir, runtime: 'auto', ...extra } } }),
+          agents({ solver: 128, verifier: 128 }),
+          roles,
+        ),
+        { count: 16, why: 'p x s' },
+        { turns: 4, loops: 2 },
+      );
+    const [full, half] = [estimate({}), estimate({ kvCachePrecision: 'float16' })];
+    // 24 layers x 2 key/value heads x 64 x (a key and a value) x 2 bytes = 12,288 a token, half of float32's 24,576:
+    // 16 rows x 512 tokens x 12,288 = 100,663,296 bytes fewer.
+    expect(full.bytes - half.bytes).toBe(100_663_296);
+    expect(half.arithmetic).toContain("x 12,288 bytes per token (12,288 of model policy's float16 key/value cache)");
+  });
+
   test('on onnx a Qwen2.5-0.5B-sized model counts its training state once and the activations of one micro-batch of its token bound', () => {
     const roles = { namesOf: () => ['onnx'], getNamed: () => onnxBackendFactory } as never;
     const cfg = config({ models: { policy: { backend: 'onnx', model: qwenDir, runtime: 'auto' } } });

@@ -13,6 +13,7 @@ import {
 } from '@drmas/core';
 import {
   activationBytesPerToken,
+  keyValueBytesPerToken,
   BLOCKWISE_BLOCK_SIZE,
   loadCriticTrunk,
   matrixWeightCount,
@@ -64,6 +65,15 @@ export function createOnnxBackendFactory(): BackendFactory {
     // the backward pass, so they grow with the batch as the key/value cache does (math job, tiny: ~60 KB per sampled
     // token measured as max RSS between 128 and 1,024 rows), and nothing caps the heap short of the machine.
     // A critic's training session keeps its own arena beside the policy's, so its trunk's activations add up.
+    cacheBytesPerToken(settings) {
+      const shape = readModelShape((settings as ModelSettings).model);
+      if (!shape) return undefined;
+      const precision = (settings as { kvCachePrecision?: WeightPrecision }).kvCachePrecision ?? 'float32';
+      return {
+        bytes: (keyValueBytesPerToken(shape) / 4) * (precision === 'float16' ? 2 : 4),
+        reason: precision === 'float16' ? 'float16 key/value cache' : 'key/value cache',
+      };
+    },
     trainingBytesPerToken(settings, critic) {
       const shape = readModelShape((settings as ModelSettings).model);
       if (!shape) return undefined;
@@ -139,6 +149,7 @@ export function createOnnxBackendFactory(): BackendFactory {
           weightLayout: (model as { weightLayout?: WeightLayout }).weightLayout,
           backwardSegments: (model as { backwardSegments?: BackwardSegmentsSetting }).backwardSegments,
           weightPrecision,
+          kvCachePrecision: (model as { kvCachePrecision?: WeightPrecision }).kvCachePrecision,
           rolloutSessions: sessions.rollout,
           trainingSessions: sessions.training,
           warn: (message: string) => run.log(`warning: ${message}`),
@@ -295,6 +306,7 @@ export class OnnxBackendPlugin implements Plugin {
       memoryPattern: z.boolean().optional(),
       weightLayout: z.enum(WEIGHT_LAYOUTS).optional(),
       referencePrecision: z.enum(WEIGHT_PRECISIONS).optional(),
+      kvCachePrecision: z.enum(WEIGHT_PRECISIONS).optional(),
       backwardSegments: z.union([z.literal('auto'), z.number().int().min(1)]).optional(),
     }),
   };
@@ -343,6 +355,12 @@ declare module '@drmas/core' {
      * float32 weights, else `float32`. A LoRA reference reads the run's shared float32 base.
      */
     referencePrecision?: WeightPrecision;
+    /**
+     * How this model's onnx engine holds the key/value caches it samples with: `float32` (default) or `float16` (half
+     * the bytes a sampled token holds, for a cast of each layer's past keys and values per decoded token; the sampled
+     * log-probs differ from `score`'s by float16's rounding of the cached values).
+     */
+    kvCachePrecision?: WeightPrecision;
     /**
      * How many segments of layers a full fine-tune's training run takes its backward in on onnx: each segment's
      * forward is run again before its backward, so a run holds one segment's activations and returned gradients, for

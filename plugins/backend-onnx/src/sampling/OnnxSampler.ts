@@ -1,4 +1,5 @@
 import type { GenerateRequest, GenerateResult } from '@drmas/core';
+import type * as OrtModule from 'onnxruntime-node';
 import { distinctSequences, leftPad, rotaryTables, rowStreams, sampleWithLogProb, topLogProbs, type SamplingSettings } from '@drmas/models';
 import { GraphNames } from '../DecoderGraph.js';
 import { forwardFeeds, MASKED, ortTensor, type Feeds } from '../DecoderFeeds.js';
@@ -9,11 +10,21 @@ import type { WeightState } from '../weights/WeightState.js';
 /** Cache slots a decode step's view grows by once the tokens fill it (`OnnxSampler.generate`). */
 const SLOT_CHUNK = 32;
 
+/** A key or value cache on the host: float32 values, or float16 ones as their bits. */
+type CacheBuffer = Float32Array | Uint16Array;
+
+/** A float16 tensor's values as their bits (onnxruntime-common returns a Float16Array where the runtime has one). */
+function halfBits(data: OrtModule.Tensor['data']): Uint16Array {
+  if (data instanceof Uint16Array) return data;
+  const view = data as ArrayBufferView;
+  return new Uint16Array(view.buffer, view.byteOffset, view.byteLength / 2);
+}
+
 /**
  * `blocks` consecutive blocks of `from` values at the start of `cache` respread in place to a stride of `to` (> from),
  * last block first so that no block is overwritten before it moves; each block's new tail is zeroed.
  */
-function widenBlocks(cache: Float32Array, blocks: number, from: number, to: number): void {
+function widenBlocks(cache: CacheBuffer, blocks: number, from: number, to: number): void {
   for (let b = blocks - 1; b >= 0; b--) {
     cache.copyWithin(b * to, b * from, b * from + from);
     cache.fill(0, b * to + from, (b + 1) * to);
@@ -92,15 +103,21 @@ export class OnnxSampler {
     // chunk) rather than over all of them.
     const slots = columns + maxNew - 1;
     let capacity = Math.min(slots, columns + SLOT_CHUNK);
-    const keyCache = Array.from({ length: layers }, () => new Float32Array(rows * kv * d * slots));
-    const valueCache = Array.from({ length: layers }, () => new Float32Array(rows * kv * d * slots));
+    // Float32 values, or under a float16 cache (`DecoderSessions.kvCachePrecision`) their float16 bits.
+    const half = this.sessions.kvCachePrecision === 'float16';
+    const newCache = (): CacheBuffer => (half ? new Uint16Array(rows * kv * d * slots) : new Float32Array(rows * kv * d * slots));
+    const cacheValues = (t: OrtModule.Tensor): CacheBuffer => (half ? halfBits(t.data) : (t.data as Float32Array));
+    const cacheTensor = (data: CacheBuffer, dims: number[]): OrtModule.Tensor =>
+      data instanceof Uint16Array ? new ort.Tensor('float16', data, dims) : ortTensor(ort, data, dims);
+    const keyCache = Array.from({ length: layers }, newCache);
+    const valueCache = Array.from({ length: layers }, newCache);
     const valid = new Uint8Array(rows * slots);
 
     // Prefill: every column of the distinct prompts at once.
     const prefill = await this.sessions.run('prefill', forwardFeeds(ort, c, this.state.invFreq, { ...batch, columns }));
     for (let l = 0; l < layers; l++) {
-      const keys = prefill[GraphNames.key(l)]!.data as Float32Array;
-      const values = prefill[GraphNames.value(l)]!.data as Float32Array;
+      const keys = cacheValues(prefill[GraphNames.key(l)]!);
+      const values = cacheValues(prefill[GraphNames.value(l)]!);
       const kc = keyCache[l]!;
       const vc = valueCache[l]!;
       for (let r = 0; r < rows; r++) {
@@ -187,13 +204,13 @@ export class OnnxSampler {
       };
       const view = m * kv * capacity * d;
       for (let l = 0; l < layers; l++) {
-        feeds[GraphNames.pastKey(l)] = ortTensor(ort, keyCache[l]!.subarray(0, view), [m, kv, capacity, d]);
-        feeds[GraphNames.pastValue(l)] = ortTensor(ort, valueCache[l]!.subarray(0, view), [m, kv, capacity, d]);
+        feeds[GraphNames.pastKey(l)] = cacheTensor(keyCache[l]!.subarray(0, view), [m, kv, capacity, d]);
+        feeds[GraphNames.pastValue(l)] = cacheTensor(valueCache[l]!.subarray(0, view), [m, kv, capacity, d]);
       }
       const out = await this.sessions.run('decode', feeds);
       for (let l = 0; l < layers; l++) {
-        const key = out[GraphNames.key(l)]!.data as Float32Array;
-        const value = out[GraphNames.value(l)]!.data as Float32Array;
+        const key = cacheValues(out[GraphNames.key(l)]!);
+        const value = cacheValues(out[GraphNames.value(l)]!);
         const kc = keyCache[l]!;
         const vc = valueCache[l]!;
         // One headDim run per row and head, copied element-wise: a subarray per run cost more than the copy at 2,048

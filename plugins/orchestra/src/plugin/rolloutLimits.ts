@@ -2,6 +2,7 @@ import {
   didYouMean,
   DrmasError,
   expectedTrainingFactory,
+  BackendFactory,
   formatBytes,
   type MemoryBudget,
   type MemoryEstimateReport,
@@ -76,6 +77,11 @@ interface AgentLimits {
   modelId?: string;
   shape?: ModelShape;
   /**
+   * What its model's sampling engine holds per token in its key/value cache (`cacheBytesPerToken`; float32 keys and
+   * values of every layer where the engine does not say).
+   */
+  cache?: { bytes: number; reason: string };
+  /**
    * What its model's training engine holds per sampled token beyond the key/value cache (`trainingBytesPerToken`),
    * and the padded tokens of one micro-batch when they are bounded: `agents.<role>.train.microBatchTokens`, else the
    * engine's own bound.
@@ -102,6 +108,15 @@ export function agentLimits(
     const shape = settings && readModelShape(settings.model);
     const criticTrunk = settings && valueRoles.has(agent.role) ? { model: critic?.model ?? settings.model } : undefined;
     const factory = settings && contributions && expectedTrainingFactory(contributions, settings);
+    // The trainer's engine samples too, unless `rollout` names another engine.
+    const rollout = settings?.rollout;
+    const sampler =
+      typeof rollout === 'string' && contributions?.namesOf(BackendFactory).includes(rollout)
+        ? contributions.getNamed(BackendFactory, rollout)
+        : factory;
+    const cache =
+      (settings && sampler?.cacheBytesPerToken?.(settings)) ??
+      (shape ? { bytes: keyValueBytesPerToken(shape), reason: 'key/value cache' } : undefined);
     const perToken = settings && factory?.trainingBytesPerToken?.(settings, criticTrunk);
     // A model whose agents train LoRA adapters is their frozen base: every such agent's adapter counts with it.
     const adapters =
@@ -122,6 +137,7 @@ export function agentLimits(
       maxNewTokens: agent.sampling.maxNewTokens,
       modelId,
       shape,
+      ...(cache ? { cache } : {}),
       ...(training ? { training } : {}),
       ...(state ? { state } : {}),
     };
@@ -192,13 +208,13 @@ export function estimateEpisodeMemory(
 ): MemoryEstimate {
   const longest = limits.reduce<AgentLimits | undefined>((best, l) => (!best || l.maxNewTokens > best.maxNewTokens ? l : best), undefined);
   const largest = limits.reduce<AgentLimits | undefined>(
-    (best, l) => (l.shape && (!best?.shape || keyValueBytesPerToken(l.shape) > keyValueBytesPerToken(best.shape)) ? l : best),
+    (best, l) => (l.cache && l.cache.bytes > (best?.cache?.bytes ?? 0) ? l : best),
     undefined,
   );
   const response = longest?.maxNewTokens ?? 0;
   const context = limits.length > 0 ? roundContext(limits, episode.loops) : { tokens: 0, why: '' };
   const tokens = context.tokens;
-  const cache = largest?.shape ? keyValueBytesPerToken(largest.shape) : 0;
+  const cache = largest?.cache?.bytes ?? 0;
   // An evaluation only samples: no training pass, so no activations kept for one.
   const training = trains
     ? limits.reduce<AgentLimits | undefined>((best, l) => ((l.training?.bytes ?? 0) > (best?.training?.bytes ?? 0) ? l : best), undefined)
@@ -221,7 +237,7 @@ export function estimateEpisodeMemory(
   const fixed = [...states.values()].reduce((s, state) => s + state.bytes, 0) + (microBatch?.bytes ?? 0);
   const bytes = rows.count * tokens * perToken + records + fixed;
   const parts = [
-    cache ? `${count(cache)} of model ${largest!.modelId}'s key/value cache` : undefined,
+    cache ? `${count(cache)} of model ${largest!.modelId}'s ${largest!.cache!.reason}` : undefined,
     training?.training && !microBatch
       ? `${count(training.training.bytes)} of model ${training.modelId}'s ${training.training.reason}`
       : undefined,
