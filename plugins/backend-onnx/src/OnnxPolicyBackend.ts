@@ -194,6 +194,11 @@ export class OnnxPolicyBackend implements PolicyBackend {
     return this.state.precision;
   }
 
+  /** How `generate` holds its key/value caches (`kvCachePrecision`). */
+  get kvCachePrecision(): WeightPrecision {
+    return this.sessions.kvCachePrecision;
+  }
+
   /** Bytes of the weight buffers this engine holds on the host (`WeightState.heldBytes`; a shared LoRA base counted). */
   get weightBytes(): number {
     return this.state.heldBytes;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { WeightTensor } from '@drmas/core';
+import type { RunContext, WeightTensor } from '@drmas/core';
 import { decodeF16, type DecoderConfig } from '@drmas/models';
 import { createOnnxBackendFactory, createOnnxPolicyBackend, toFloat16, type OnnxPolicyBackend } from '../src/index.js';
 
@@ -90,7 +90,8 @@ function referenceLogProbs(
           context.push(values[l]!.reduce((s, entry, j) => s + (weightsOf[j]! / total) * seen(j, entry)[kv * d + e]!, 0));
         }
       }
-      x = x.map((v0, i) => v0 + matVec(w(`${pre}self_attn.o_proj.weight`), context, h)[i]!);
+      const attended = matVec(w(`${pre}self_attn.o_proj.weight`), context, h);
+      x = x.map((v0, i) => v0 + attended[i]!);
       const post = rmsNorm(x, w(`${pre}post_attention_layernorm.weight`));
       const gate = matVec(w(`${pre}mlp.gate_proj.weight`), post, intermediateSize);
       const up = matVec(w(`${pre}mlp.up_proj.weight`), post, intermediateSize);
@@ -138,6 +139,27 @@ describe('kvCachePrecision: the sampler key/value caches in float16', () => {
       expect(Math.abs(b.logProbs[r]![0]! - a.logProbs[r]![0]!)).toBeLessThan(1e-6);
     }
   }, 60_000);
+});
+
+describe('models.<id>.kvCachePrecision', () => {
+  it("reaches the engine the factory creates: its samples are the float16 engine's, bit for bit", async () => {
+    const factory = createOnnxBackendFactory();
+    const run = { log: () => {} } as unknown as RunContext;
+    const made = (kvCachePrecision?: string) =>
+      factory.create({
+        modelId: 'm',
+        settings: { model: 'tiny', seed: 3, provider: 'cpu', ...(kvCachePrecision && { kvCachePrecision }) },
+        run,
+      });
+    const [plain, half] = (await Promise.all([made(), made('float16')])) as OnnxPolicyBackend[];
+    const direct = await createOnnxPolicyBackend({ model: 'tiny', seed: 3, provider: 'cpu', kvCachePrecision: 'float16' });
+    expect([plain!.kvCachePrecision, half!.kvCachePrecision]).toEqual(['float32', 'float16']);
+    const request = { prompts: PROMPTS, maxNewTokens: 8, temperature: 0, stopTokenIds: [] };
+    const [a, b, c] = [await plain!.generate(request), await half!.generate(request), await direct.generate(request)];
+    expect(b.logProbs).toEqual(c.logProbs);
+    expect(largestDiff(a.logProbs[0]!, b.logProbs[0]!)).toBeGreaterThan(0);
+    for (const engine of [plain!, half!, direct]) engine.dispose();
+  });
 });
 
 describe('the memory a sampled token holds (cacheBytesPerToken)', () => {
