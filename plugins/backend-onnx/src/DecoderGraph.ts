@@ -207,7 +207,14 @@ export function writeDecoderForward(
   const columns = decode ? 1 : 'columns';
   const cacheType = cache === 'float16' ? 'float16' : 'float';
   const toCache = (x: string): string => (cache === 'float16' ? g.op('Cast', [x], { to: DataType.float16 }) : x);
-  const fromCache = (x: string): string => (cache === 'float16' ? g.op('Cast', [x], { to: DataType.float }) : x);
+  // A float16 past is cast once its layer is reached (the reshape reads the batch from the layer's queries): cast
+  // from the graph's inputs alone, onnxruntime runs every layer's cast first and holds every float32 copy at once.
+  const fromCache = (x: string, layerValue: string): string => {
+    if (cache !== 'float16') return x;
+    const batch = g.op('Slice', [g.op('Shape', [layerValue]), g.ints([0]), g.ints([1])]);
+    const inLayer = g.op('Reshape', [x, g.op('Concat', [batch, g.ints([kvHeads, -1, d])], { axis: 0 })]);
+    return g.op('Cast', [inLayer], { to: DataType.float });
+  };
   const ids = g.input(n.inputIds, 'int64', ['batch', columns]);
   const cos = g.input(n.ropeCos, 'float', decode ? ['batch', 1, 1, d] : ['batch', columns, 1, 1, d]);
   const sin = g.input(n.ropeSin, 'float', decode ? ['batch', 1, 1, d] : ['batch', columns, 1, 1, d]);
@@ -267,8 +274,8 @@ export function writeDecoderForward(
       // q [batch, kvHeads, group, d]; k, v [batch, kvHeads, 1, d].
       g.output(toCache(k), n.key(i), cacheType, ['batch', kvHeads, 1, d]);
       g.output(toCache(v), n.value(i), cacheType, ['batch', kvHeads, 1, d]);
-      const pastKey = fromCache(g.input(n.pastKey(i), cacheType, ['batch', kvHeads, 'keys', d]));
-      const pastValue = fromCache(g.input(n.pastValue(i), cacheType, ['batch', kvHeads, 'keys', d]));
+      const pastKey = fromCache(g.input(n.pastKey(i), cacheType, ['batch', kvHeads, 'keys', d]), q);
+      const pastValue = fromCache(g.input(n.pastValue(i), cacheType, ['batch', kvHeads, 'keys', d]), q);
       const pastScores = g.op('MatMul', [q, g.op('Transpose', [pastKey], { perm: [0, 1, 3, 2] })]);
       const selfScore = g.op('ReduceSum', [g.op('Mul', [q, k]), g.ints([-1])], { keepdims: 1 });
       const scores = g.op('Add', [g.op('Concat', [pastScores, selfScore], { axis: -1 }), bias]);
