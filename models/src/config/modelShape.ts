@@ -20,9 +20,9 @@ export interface ModelShape {
   source: string;
 }
 
-/** Bytes a sampling engine's key/value cache holds per token (keys and values of every layer, float32). */
-export function keyValueBytesPerToken(shape: ModelShape): number {
-  return 2 * shape.numLayers * shape.numKvHeads * shape.headDim * 4;
+/** Bytes a sampling engine's key/value cache holds per token (keys and values of every layer, float32 by default). */
+export function keyValueBytesPerToken(shape: ModelShape, bytesPerValue = 4): number {
+  return 2 * shape.numLayers * shape.numKvHeads * shape.headDim * bytesPerValue;
 }
 
 /**

@@ -70,7 +70,7 @@ export function createOnnxBackendFactory(): BackendFactory {
       if (!shape) return undefined;
       const precision = (settings as { kvCachePrecision?: WeightPrecision }).kvCachePrecision ?? 'float32';
       return {
-        bytes: (keyValueBytesPerToken(shape) / 4) * (precision === 'float16' ? 2 : 4),
+        bytes: keyValueBytesPerToken(shape, precision === 'float16' ? 2 : 4),
         reason: precision === 'float16' ? 'float16 key/value cache' : 'key/value cache',
       };
     },
