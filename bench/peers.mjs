@@ -2,7 +2,7 @@
 // reward, group size, prompts per step, new-token limit, temperature, learning rates, loss aggregation and one
 // optimizer step per batch; and the math preset's Solver-Verifier loop both ways (the multi-agent row).
 // usage: node bench/peers.mjs [--models tiny,small] [--steps N] [--seeds 0,1,2] [--rounds N] [--jobs grpo,solver-verifier]
-//   [--trl-setting THREADSxPRECISION | --trl-grid] [--quiet-load 2.5] [--wait-quiet SECONDS] [--records FILE] [--no-write]
+//   [--trl-setting THREADSxPRECISION[-nogc] | --trl-grid] [--quiet-load 2.5] [--wait-quiet SECONDS] [--records FILE] [--no-write]
 //   (npm run bench:peers -- ...; the smoke run: --models tiny --steps 2 --seeds 0 --rounds 1 --trl-setting 2xfp32)
 // Each run is its own child process (its peak RSS its own): `drmas train` with the job's config and defaults, and
 // bench/peers/trl_*.py under the trl environment's python (scripts/python-env.sh trl). Rounds alternate which
@@ -103,6 +103,7 @@ async function inputs(model, seed, job) {
   mkdirSync(dir, { recursive: true });
   const modelDir = await exportModel(model, dir, seed);
   const overrides = [`models.policy.model=${modelDir}`, `env.seed=${seed}`, `trainer.seed=${seed}`, `trainer.steps=${steps}`];
+  overrides.push(...(PEER_MODELS[model].overrides ?? []));
   const tasksFile = join(dir, `tasks-${steps}.jsonl`);
   const tasks = await exportTasks({ config: job.config, overrides, steps, modelDir });
   writeFileSync(tasksFile, tasks.map((t) => JSON.stringify(t)).join('\n') + '\n');
@@ -168,10 +169,17 @@ function drmasRun(job, model, seed, input, extra) {
   }
 }
 
+/** A TRL setting `THREADSxPRECISION`, with `-nogc` where gradient checkpointing (GRPOConfig's default) is off. */
+function trlSettingArgs(setting) {
+  const match = /^(\d+)x(fp32|bf16)(-nogc)?$/.exec(setting);
+  if (!match) throw new Error(`bench/peers: --trl-setting "${setting}" is not THREADSxPRECISION[-nogc] (e.g. 2xfp32, 2xfp32-nogc, 1xbf16)`);
+  const [, threads, precision, noCheckpointing] = match;
+  return ['--threads', threads, '--precision', precision, '--gradient-checkpointing', noCheckpointing ? 'off' : 'on'];
+}
+
 function trlRun(python, job, model, seed, input, setting, extra, runSteps = steps) {
-  const [threads, precision] = setting.split('x');
   const args = [job.trl, '--tasks', input.tasksFile, '--model', input.modelDir, '--settings', input.settingsFile];
-  args.push('--steps', String(runSteps), '--seed', String(seed), '--threads', threads, '--precision', precision);
+  args.push('--steps', String(runSteps), '--seed', String(seed), ...trlSettingArgs(setting));
   const run = child(`trl ${job.name} ${model} seed ${seed} (${setting})`, python, args);
   if (!run) return;
   for (const line of run.stdout.split('\n').filter((l) => l.startsWith('{"framework"'))) {
@@ -181,10 +189,13 @@ function trlRun(python, job, model, seed, input, setting, extra, runSteps = step
   }
 }
 
-/** TRL's settings on this machine: threads (1, cores) x precision (fp32, bf16 autocast); the fastest is used. */
+/**
+ * TRL's settings on this machine: threads (1, cores) x precision (fp32, bf16 autocast) x gradient checkpointing (on,
+ * GRPOConfig's default; off); the fastest is used.
+ */
 function trlSettings() {
   const cores = availableParallelism();
-  return [...new Set([1, cores])].flatMap((t) => [`${t}xfp32`, `${t}xbf16`]);
+  return [...new Set([1, cores])].flatMap((t) => [`${t}xfp32`, `${t}xbf16`]).flatMap((s) => [s, `${s}-nogc`]);
 }
 
 async function waitQuiet() {
@@ -200,7 +211,8 @@ async function measure() {
     // Which TRL setting is fastest here: 3 steps of the GRPO job on the first model, seed 0, each setting in turn.
     const probeJob = jobs.find((j) => j.name === 'grpo') ?? jobs[0];
     const input = await inputs(models[0], seeds[0], probeJob);
-    const candidates = values['trl-grid'] ? trlSettings() : ['1xfp32', `${availableParallelism()}xfp32`];
+    const cores = availableParallelism();
+    const candidates = values['trl-grid'] ? trlSettings() : ['1xfp32', `${cores}xfp32`, `${cores}xfp32-nogc`];
     for (const s of candidates)
       trlRun(python, probeJob, models[0], seeds[0], input, s, { probe: true, underLoad: load()[0] >= quietLoad }, Math.min(3, steps));
     // The mean over the steps after the first (which builds kernels and caches): a setting whose steps stall under
@@ -260,7 +272,7 @@ const recorded = records.filter((r) => !r.probe && r.model !== undefined);
 const distinct = (key) => [...new Set(recorded.map((r) => r[key]))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 const shape = values.records
   ? {
-      models: distinct('model'),
+      models: Object.keys(PEER_MODELS).filter((m) => recorded.some((r) => r.model === m)),
       steps: Math.max(0, ...recorded.map((r) => r.step ?? 0)),
       seeds: distinct('seed'),
       rounds: distinct('round').length,

@@ -1,9 +1,8 @@
 // The peer benchmark's inputs, exported from drmas's built packages so that TRL trains on exactly what drmas does:
 // the model as a Hugging Face folder transformers loads, and each training step's tasks with the Solver's prompt
 // rendered as drmas renders it (its template, then the tokenizer's chat template).
-// usage: node bench/peers/exportTasks.mjs --model tiny|small --seed N --steps N --config FILE --out DIR
-// Writes DIR/model/ (small: the built-in model's seeded init, saved by drmas's checkpoint writer; tiny: the math
-// preset's base checkpoint, linked) and DIR/tasks.jsonl, one line per task of each step:
+// usage: node bench/peers/exportTasks.mjs --model tiny|small|qwen2.5-0.5b --seed N --steps N --config FILE --out DIR
+// Writes DIR/model/ (PEER_MODELS says what each model is) and DIR/tasks.jsonl, one line per task of each step:
 // { step, index, taskId, question, answer, split, prompt, promptTokens }.
 import { mkdirSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -13,25 +12,48 @@ import { builtinConfigJson, builtinModel, saveCheckpoint, Tokenizer } from '@drm
 import { PromptedAgent } from '@drmas/plugin-orchestra';
 import { BASE_CHECKPOINT } from '@drmas/preset-math';
 import { REPO_ROOT } from '../lib/benchOptions.mjs';
+import { writePublishedCheckpoint } from '../sizes/randomCheckpoint.mjs';
 
-/** The models the benchmark compares on: where each one's weights come from. */
+/**
+ * A random checkpoint earns one reward on every response, so every advantage is zero: drmas skips the backward of a
+ * row without advantage, TRL runs it. An entropy bonus gives every row a gradient, so that drmas runs the backward
+ * of all of them too (and the entropy's pass over the vocabulary besides; TRL's GRPO loss has no entropy term).
+ */
+const EVERY_ROW_TRAINS = ['algorithm.loss.entropyCoef=0.001'];
+
+/**
+ * The models the benchmark compares on: where each one's weights come from, how its folder is written, and the
+ * overrides of drmas's config its runs take.
+ */
 export const PEER_MODELS = {
-  tiny: { describe: "the math preset's base checkpoint (tiny after its supervised warm-up, bf16)" },
-  small: { describe: "the built-in small model's seeded initialization (float32), written by drmas's checkpoint writer" },
+  tiny: {
+    describe: "the math preset's base checkpoint (tiny after its supervised warm-up, bf16)",
+    write: async (target) => symlinkSync(BASE_CHECKPOINT, target),
+  },
+  small: {
+    describe: "the built-in small model's seeded initialization (float32), written by drmas's checkpoint writer",
+    write: async (target, seed) => {
+      const { weights, tokenizer } = builtinModel('small', { seed });
+      await saveCheckpoint(target, { config: builtinConfigJson('small', 'Qwen2ForCausalLM', tokenizer), tensors: weights, tokenizer });
+    },
+    overrides: EVERY_ROW_TRAINS,
+  },
+  'qwen2.5-0.5b': {
+    describe:
+      "a seeded random checkpoint of Qwen2.5-0.5B-Instruct's published config (bf16, the real Qwen tokenizer), written by bench/sizes/randomCheckpoint.mjs",
+    write: (target, seed) => writePublishedCheckpoint('Qwen2.5-0.5B', target, { seed }),
+    overrides: EVERY_ROW_TRAINS,
+  },
 };
 
-/** Writes the model folder for `name` under `dir` (seeded for small); returns its path. */
+/** Writes the model folder for `name` under `dir` (seeded where its weights are drawn); returns its path. */
 export async function exportModel(name, dir, seed) {
   const target = join(dir, 'model');
   if (existsSync(join(target, 'config.json'))) return target;
-  if (name === 'tiny') {
-    mkdirSync(dir, { recursive: true });
-    symlinkSync(BASE_CHECKPOINT, target);
-    return target;
-  }
-  if (name !== 'small') throw new Error(`bench/peers: no model "${name}" (known: ${Object.keys(PEER_MODELS).join(', ')})`);
-  const { weights, tokenizer } = builtinModel('small', { seed });
-  await saveCheckpoint(target, { config: builtinConfigJson('small', 'Qwen2ForCausalLM', tokenizer), tensors: weights, tokenizer });
+  const model = PEER_MODELS[name];
+  if (!model) throw new Error(`bench/peers: no model "${name}" (known: ${Object.keys(PEER_MODELS).join(', ')})`);
+  mkdirSync(dir, { recursive: true });
+  await model.write(target, seed);
   return target;
 }
 
@@ -81,7 +103,8 @@ async function main() {
   const out = resolve(values.out);
   const seed = Number(values.seed);
   const modelDir = await exportModel(values.model, out, seed);
-  const overrides = [`models.policy.model=${modelDir}`, `env.seed=${seed}`, `trainer.seed=${seed}`, ...values.set];
+  const overrides = [`models.policy.model=${modelDir}`, `env.seed=${seed}`, `trainer.seed=${seed}`];
+  overrides.push(...(PEER_MODELS[values.model].overrides ?? []), ...values.set);
   const lines = await exportTasks({ config: values.config, overrides, steps: Number(values.steps), modelDir });
   writeFileSync(join(out, 'tasks.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   console.log(JSON.stringify({ modelDir, tasks: lines.length, file: join(out, 'tasks.jsonl') }));

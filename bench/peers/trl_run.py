@@ -27,6 +27,8 @@ def parse_args(extra=None):
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                         help="fp32, or bf16: float32 weights under bf16 autocast (GRPOConfig bf16=True)")
+    parser.add_argument("--gradient-checkpointing", choices=["on", "off"], default="on",
+                        help="on (GRPOConfig's default: each layer's activations recomputed in the backward) or off")
     parser.add_argument("--vllm", action="store_true",
                         help="generate with vLLM in the training process (use_vllm, vllm_mode colocate); on a CPU the "
                         "first weight sync fails (bench/README.md)")
@@ -94,6 +96,7 @@ def grpo_config(settings, args, output_dir, **overrides):
         max_steps=args.steps,
         seed=args.seed,
         bf16=args.precision == "bf16",
+        gradient_checkpointing=args.gradient_checkpointing == "on",
         use_cpu=True,
         logging_steps=1,
         save_strategy="no",
@@ -268,5 +271,6 @@ def run(args, build_trainer, label):
         "setupSeconds": ready - started,
         "peakRssMiB": peak_rss_mib(),
         "runtime": f"TRL {__import__('trl').__version__}, transformers {__import__('transformers').__version__}, "
-                   f"torch {torch.__version__} ({args.threads} threads, {args.precision})",
+                   f"torch {torch.__version__} ({args.threads} threads, {args.precision}, gradient checkpointing "
+                   f"{args.gradient_checkpointing})",
     })
