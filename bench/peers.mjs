@@ -1,9 +1,9 @@
 // The peer benchmark: one GRPO job on drmas and on Hugging Face TRL's GRPOTrainer, with the same model, prompts,
 // reward, group size, prompts per step, new-token limit, temperature, learning rates, loss aggregation and one
 // optimizer step per batch; and the math preset's Solver-Verifier loop both ways (the multi-agent row).
-// usage: node bench/peers.mjs [--models tiny,small] [--steps N] [--seeds 0,1,2] [--rounds N] [--jobs grpo,solver-verifier]
+// usage: node bench/peers.mjs [--models tiny,small,qwen2.5-0.5b] [--steps N] [--seeds 0,1,2] [--rounds N] [--jobs grpo,solver-verifier]
 //   [--trl-setting THREADSxPRECISION[-nogc] | --trl-grid] [--quiet-load 2.5] [--wait-quiet SECONDS] [--records FILE] [--no-write]
-//   (npm run bench:peers -- ...; the smoke run: --models tiny --steps 2 --seeds 0 --rounds 1 --trl-setting 2xfp32)
+//   (npm run bench:peers -- ...; the smoke run: --models tiny --steps 2 --seeds 0 --rounds 1 --trl-setting 2xfp32-nogc)
 // Each run is its own child process (its peak RSS its own): `drmas train` with the job's config and defaults, and
 // bench/peers/trl_*.py under the trl environment's python (scripts/python-env.sh trl). Rounds alternate which
 // framework goes first. Per optimizer step both sides record the wall time and its split (generation, scoring,
