@@ -7,7 +7,8 @@
 // VOCAB_CHUNK sets the output head's chunk width (default HEAD_VOCAB_CHUNK; 1e9 gives the one-LogSoftmax head).
 // UPDATES=0 stops after the first forward/backward, UPDATES=1 after one update. SEGMENTS sets the backward's
 // segments (`models.<id>.backwardSegments`: auto, the default, or a number; 1 is one graph); MOMENTS=8bit holds
-// AdamW's moments in 8 bits. Run it under
+// AdamW's moments in 8 bits; MICRO_TOKENS bounds a micro-batch's padded tokens (a large model's default: the
+// engine's bound, `microBatchTokensFor`). Run it under
 // `/usr/bin/time -f %M` for the peak including what follows the last line. After the second update a last line gives
 // its GFLOP/s (the model's nominal matmul FLOPs, 3x the forward, over its wall time) and the share of the engine's own
 // matmul ceiling (a 2048 x 2048 x 2048 MatMul on onnxruntime with the same threads, median of 5, measured right after).
@@ -53,6 +54,7 @@ const request = {
   totals: lossTotals(view, { responseLength: responseTokens, microBatchSize: microBatch }),
   loss,
   microBatchSize: microBatch,
+  ...(process.env.MICRO_TOKENS && { microBatchTokens: Number(process.env.MICRO_TOKENS) }),
   lrScale: 1,
   optimizer: {
     lr: 1e-5,
