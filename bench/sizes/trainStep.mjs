@@ -8,7 +8,8 @@
 // UPDATES=0 stops after the first forward/backward, UPDATES=1 after one update. SEGMENTS sets the backward's
 // segments (`models.<id>.backwardSegments`: auto, the default, or a number; 1 is one graph); MOMENTS=8bit holds
 // AdamW's moments in 8 bits; MICRO_TOKENS bounds a micro-batch's padded tokens (a large model's default: the
-// engine's bound, `microBatchTokensFor`). Run it under
+// engine's bound, `defaultMicroBatchTokens`, which MEMORY_BUDGET, a run's `trainer.memoryBudget` such as 17.6GiB,
+// raises from its least). Run it under
 // `/usr/bin/time -f %M` for the peak including what follows the last line. After the second update a last line gives
 // its GFLOP/s (the model's nominal matmul FLOPs, 3x the forward, over its wall time) and the share of the engine's own
 // matmul ceiling (a 2048 x 2048 x 2048 MatMul on onnxruntime with the same threads, median of 5, measured right after).
@@ -17,7 +18,7 @@ import { decoderTrainingFlops, shapeOf } from '../lib/workloads.mjs';
 import { matmulCeiling } from '../lib/matmulCeiling.mjs';
 import { loadModelWeights } from '@drmas/models';
 import { OnnxTrainer } from '@drmas/plugin-backend-onnx';
-import { TrainingBatch, lossTotals } from '@drmas/core';
+import { TrainingBatch, lossTotals, parseByteSize } from '@drmas/core';
 
 const [model, rowsArg, promptArg, responseArg, microArg, chunkArg] = process.argv.slice(2);
 if (!model || !microArg) {
@@ -32,7 +33,8 @@ const { config, weights } = await loadModelWeights({ model });
 mark('loaded');
 const segments = process.env.SEGMENTS;
 const backwardSegments = segments === undefined || segments === 'auto' ? 'auto' : Number(segments);
-const trainer = await OnnxTrainer.create(config, weights, {}, { adopt: true, vocabChunk, backwardSegments });
+const memoryBudget = process.env.MEMORY_BUDGET ? parseByteSize(process.env.MEMORY_BUDGET) : undefined;
+const trainer = await OnnxTrainer.create(config, weights, {}, { adopt: true, vocabChunk, backwardSegments, memoryBudget });
 mark('trainer', { segments: trainer.segments });
 const V = config.vocabSize;
 const prompts = Array.from({ length: rows }, (_, r) => Int32Array.from({ length: promptTokens }, (_, j) => (r * 31 + j * 17 + 1) % V));

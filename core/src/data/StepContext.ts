@@ -1,5 +1,6 @@
 import type { Container } from 'inversify';
 import type { ResolvedConfig } from '../config/ResolvedConfig.js';
+import type { MemoryBudget } from '../run/memoryBudget.js';
 import type { TrainingBatch } from './TrainingBatch.js';
 import type { RolloutBatch } from './Turn.js';
 
@@ -24,6 +25,11 @@ export interface RunContext {
   resumeFrom?: string;
   /** Aborted when the run is asked to stop (SIGINT); long work should check it. */
   signal: AbortSignal;
+  /**
+   * `trainer.memoryBudget` as the memory check read it (`resolveMemoryBudget`): what engines size their work by (the
+   * onnx engine's default micro-batch at large sizes).
+   */
+  memoryBudget: MemoryBudget;
   log(message: string): void;
 }
 

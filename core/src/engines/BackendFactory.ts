@@ -1,6 +1,7 @@
 import type { PolicyBackend } from '../compute/PolicyBackend.js';
 import type { ValueModel } from '../compute/ValueModel.js';
 import type { RunContext } from '../data/StepContext.js';
+import type { MemoryBudget } from '../run/memoryBudget.js';
 import { createToken } from '../di/Token.js';
 
 /** What an engine can do for a model; a caller asks for those it needs (`Engines.select`). */
@@ -71,14 +72,14 @@ export interface BackendFactory {
    * Bytes per sampled token this engine's training pass holds beyond the key/value cache (activations kept for the
    * backward pass, logits), a lower bound the memory check adds; with `critic`, a critic of its own trunk (that
    * model) trains beside the policy on this engine, and its pass counts too. `microBatchTokens`: the padded tokens one
-   * training run takes at most when `agents.<role>.train.microBatchTokens` is unset (the engine's own bound), so
-   * that the activations count for one micro-batch of that many tokens rather than for every row. Undefined: not
-   * counted.
+   * training run takes at most when `agents.<role>.train.microBatchTokens` is unset (the engine's own bound, which
+   * may grow with `budget`, the run's `RunContext.memoryBudget`), so that the activations count for one micro-batch
+   * of that many tokens rather than for every row; `microBatchReason`, how the engine chose it. Undefined: not counted.
    */
   trainingBytesPerToken?(
     settings: Record<string, unknown>,
-    critic?: { model: string },
-  ): { bytes: number; reason: string; microBatchTokens?: number } | undefined;
+    options: { budget: MemoryBudget; critic?: { model: string } },
+  ): { bytes: number; reason: string; microBatchTokens?: number; microBatchReason?: string } | undefined;
   /**
    * Bytes this engine holds to train a model with these settings whatever the batch: its weights, their gradients and
    * the optimizer's state (and any copy of the weights the engine derives), which the memory check adds once per

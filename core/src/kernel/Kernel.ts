@@ -32,6 +32,7 @@ import { Rollouts } from '../services/Rollouts.js';
 import { processMemory } from './processMemory.js';
 import { ADVANTAGE_PLUGIN_NAME } from '../builtins/AdvantagePlugin.js';
 import { planEvaluation, planRun, type RunPlan } from '../run/runDirectory.js';
+import { resolveMemoryBudget } from '../run/memoryBudget.js';
 import { RunDirectoryLock } from '../services/RunDirectoryLock.js';
 import { setAsideEarlierRun, setAsideLaterCheckpoints } from '../run/runFiles.js';
 import { WorkerGroups } from '../services/WorkerGroups.js';
@@ -530,6 +531,7 @@ export class Kernel implements Contributions {
       runDirKey: options.runDirKey,
       resumeFrom: options.resumeFrom,
       signal: options.signal ?? new AbortController().signal,
+      memoryBudget: resolveMemoryBudget(this.config, this),
       log: this.redactedLog(options.log),
     };
   }

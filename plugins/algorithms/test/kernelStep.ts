@@ -68,9 +68,6 @@ export async function runStep(
     inline: { plugins: [algorithmsPlugin(), producer(batches), capture, ...plugins], algorithm: { advantage, ...extra }, ...config },
   });
   const logs: string[] = [];
-  const result = await kernel.step(
-    { config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: (m) => logs.push(m) },
-    1,
-  );
+  const result = await kernel.step(kernel.runContext({ runDir: '/x', log: (m) => logs.push(m) }), 1);
   return { rollout: seen!.rollout, batch: seen!.batch, metrics: result.metrics, logs, kernel };
 }

@@ -70,10 +70,7 @@ describe('the advantage hook with algorithm.advantage', () => {
         algorithm: { advantage: 'drmas', excludeZeroStdGroups: true },
       },
     });
-    const { metrics } = await kernel.step(
-      { config: kernel.config, container: kernel.container, runDir: '/x', signal: new AbortController().signal, log: () => {} },
-      1,
-    );
+    const { metrics } = await kernel.step(kernel.runContext({ runDir: '/x', log: () => {} }), 1);
     expect(metrics['advantage/frac_reward_zero_std']).toBe(1);
     // Both rows marked in excludedRows: a loss sees no trained token (one column of 0 each), the packed mask is as packed.
     expect(excluded).toEqual([[1, 1]]);

@@ -68,13 +68,7 @@ describe('rae in a run: its baselines are checkpointed, so a resumed run continu
         algorithm: { advantage: 'rae', raeDecay: 0.5 },
       },
     });
-    const context = {
-      config: kernel.config,
-      container: kernel.container,
-      runDir: '/x',
-      signal: new AbortController().signal,
-      log: () => {},
-    };
+    const context = kernel.runContext({ runDir: '/x', log: () => {} });
     const step = async (n: number) => {
       await kernel.step(context, n);
       return seen!;

@@ -71,6 +71,11 @@ export interface OnnxEngineOptions {
   /** The layers' segments a training run's backward takes (`backwardSegments`; default `auto`). */
   backwardSegments?: BackwardSegmentsSetting;
   /**
+   * The run's memory budget in bytes (`RunContext.memoryBudget`): a large model's default micro-batch takes its share
+   * (`defaultMicroBatchTokens`); default none, the least default micro-batch.
+   */
+  memoryBudget?: number;
+  /**
    * A LoRA adapter on the weights, which are then a frozen base (shareable with other engines' adapters): sampling
    * and scoring apply it unmerged, `update` trains it alone, `save` / `load` write and read it in PEFT's layout.
    */
@@ -139,6 +144,7 @@ export class OnnxPolicyBackend implements PolicyBackend {
       sessionOptions: options.sessionOptions,
       trainingSessions: options.trainingSessions,
       backwardSegments: options.backwardSegments,
+      memoryBudget: options.memoryBudget,
     });
     this.state = state;
     this.sessions = sessions;

@@ -18,6 +18,7 @@ import {
 import onnxBackendPlugin from '../src/index.js';
 import { maxAbsDiff } from './parityFixtures.js';
 import { makeBatch, updateRequest, weightedCrossEntropy } from '../../backend-tfjs/test/trainingFixtures.js';
+import { TEST_BUDGET } from './engineRun.js';
 
 const onnxBackendFactory = createOnnxBackendFactory();
 
@@ -230,7 +231,7 @@ describe('plugin', () => {
     const backend: PolicyBackend = await onnxBackendFactory.create({
       modelId: 'policy',
       settings: { model: 'tiny', seed: 9, provider: 'cpu', runtime: 'auto' },
-      run: { log: (m: string) => logs.push(m) } as never,
+      run: { log: (m: string) => logs.push(m), memoryBudget: TEST_BUDGET } as never,
     });
     expect(logs[0]).toMatch(/model policy: tiny on onnxruntime-node/);
     await backend.syncWeights(onnx);
@@ -242,7 +243,7 @@ describe('plugin', () => {
     const backend = await onnxBackendFactory.create({
       modelId: 'policy',
       settings: { model: 'tiny', seed: 5, provider: 'cpu', runtime: 'auto', threads: 1 },
-      run: { log: () => {} } as never,
+      run: { log: () => {}, memoryBudget: TEST_BUDGET } as never,
     });
     expect(backend.runtime).toMatch(/^onnxruntime-node 1\.\d+\.\d+ \(CPU, 1 thread\)$/);
     // One thread samples what the default threads sample: the thread count changes speed only.
@@ -255,7 +256,7 @@ describe('plugin', () => {
   });
 
   it('models.<id>.memoryPattern changes memory only: both settings sample, train and score alike, in sessions of their own', async () => {
-    const run = { log: () => {} };
+    const run = { log: () => {}, memoryBudget: TEST_BUDGET };
     const make = (memoryPattern: boolean) =>
       onnxBackendFactory.create({
         modelId: `pattern-${memoryPattern}`,
@@ -280,7 +281,7 @@ describe('plugin', () => {
   });
 
   it('models.<id>.weightLayout: the shared layout (the Hugging Face tensors in place) samples, trains and scores as the fused one', async () => {
-    const run = { log: () => {} };
+    const run = { log: () => {}, memoryBudget: TEST_BUDGET };
     const make = (weightLayout?: string) =>
       onnxBackendFactory.create({
         modelId: `layout-${weightLayout}`,
@@ -318,7 +319,7 @@ describe('plugin', () => {
   });
 
   it("a LoRA agent's engine: made on onnx, refused on tfjs at the agent's lora key", async () => {
-    const run = { log: () => {} } as never;
+    const run = { log: () => {}, memoryBudget: TEST_BUDGET } as never;
     const lora = { rank: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'v_proj'], agent: 'solver' };
     const backend = await onnxBackendFactory.create({
       modelId: 'policy',
@@ -338,7 +339,7 @@ describe('plugin', () => {
   it("a run's engines of one architecture share their sessions; each samples, scores and trains what it does alone", async () => {
     const make = (run: object, seed: number) =>
       onnxBackendFactory.create({ modelId: `m${seed}`, settings: { model: 'tiny', seed, provider: 'cpu', threads: 1 }, run: run as never });
-    const quiet = () => ({ log: () => {} });
+    const quiet = () => ({ log: () => {}, memoryBudget: TEST_BUDGET });
     const run = quiet();
     const shared = [await make(run, 5), await make(run, 9)] as OnnxPolicyBackend[];
     const alone = [await make(quiet(), 5), await make(quiet(), 9)] as OnnxPolicyBackend[];
@@ -380,7 +381,7 @@ describe('plugin', () => {
     const create = onnxBackendFactory.create({
       modelId: 'policy',
       settings: { model: './no-such-model', provider: 'cpu', runtime: 'auto' },
-      run: { log: () => {} } as never,
+      run: { log: () => {}, memoryBudget: TEST_BUDGET } as never,
     });
     await expect(create).rejects.toMatchObject({
       code: 'CHECKPOINT_INVALID',

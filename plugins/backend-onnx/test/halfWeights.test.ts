@@ -12,6 +12,7 @@ import onnxBackendPlugin, {
   toFloat16,
 } from '../src/index.js';
 import { maxAbsDiff, randomWeights, tinyConfigJson } from './parityFixtures.js';
+import { TEST_BUDGET } from './engineRun.js';
 
 const bits = (values: number[]) => toFloat16('w', { shape: [values.length], data: Float32Array.from(values) }).data;
 
@@ -189,7 +190,7 @@ describe('a reference model on the onnx factory', () => {
 
   it('creates a policy in float32 whatever referencePrecision says, a reference in it, a LoRA reference on the shared base in float32', async () => {
     const factory = createOnnxBackendFactory();
-    const run = { log: () => {} } as unknown as RunContext;
+    const run = { log: () => {}, memoryBudget: TEST_BUDGET } as unknown as RunContext;
     const settings = { model: 'tiny', seed: 5, provider: 'cpu', threads: 1, referencePrecision: 'float16' };
     const policy = (await factory.create({ modelId: 'm', settings, run })) as OnnxPolicyBackend;
     const reference = (await factory.create({ modelId: 'm', settings, run, purpose: 'reference' })) as OnnxPolicyBackend;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RunContext, WeightTensor } from '@drmas/core';
 import { decodeF16, type DecoderConfig } from '@drmas/models';
 import { createOnnxBackendFactory, createOnnxPolicyBackend, toFloat16, type OnnxPolicyBackend } from '../src/index.js';
+import { TEST_BUDGET } from './engineRun.js';
 
 const PROMPTS = [
   [5, 60, 7, 81, 9, 3, 44],
@@ -144,7 +145,7 @@ describe('kvCachePrecision: the sampler key/value caches in float16', () => {
 describe('models.<id>.kvCachePrecision', () => {
   it("reaches the engine the factory creates: its samples are the float16 engine's, bit for bit", async () => {
     const factory = createOnnxBackendFactory();
-    const run = { log: () => {} } as unknown as RunContext;
+    const run = { log: () => {}, memoryBudget: TEST_BUDGET } as unknown as RunContext;
     const made = (kvCachePrecision?: string) =>
       factory.create({
         modelId: 'm',

@@ -14,12 +14,21 @@ import {
 const qwen = parseModelConfig(PUBLISHED_MODELS['Qwen2.5-0.5B']!.config);
 
 describe("a large model's memory settings on onnx", () => {
-  it('micro-batches of 282 tokens at Qwen2.5-0.5B, none below the shared layout', async () => {
+  it('micro-batches at Qwen2.5-0.5B: 1/14 of the budget, at least 282 tokens, at least the widest row; none below the shared layout', async () => {
     // Per token: 24 layers x (4 x 896 + 2 x 2 x 64 + 3 x 4,864 = 18,432 floats) + 2 x 16,384 (the head's chunk)
     // = 475,136 floats = 1,900,544 bytes; 2^29 / 1,900,544 = 282.5.
-    expect(defaultMicroBatchTokens(qwen)).toBe(282);
+    expect(defaultMicroBatchTokens(qwen, 0)).toBe(282);
+    // Under 14 x 2^29 = 7 GiB of budget, the least bound holds.
+    expect(defaultMicroBatchTokens(qwen, 6 * 2 ** 30)).toBe(282);
+    // 75% of 23.5 GiB = 18,924,699,648 bytes; / 14 = 1,351,764,260; / 1,900,544 = 711.3.
+    expect(defaultMicroBatchTokens(qwen, 0.75 * 23.5 * 2 ** 30)).toBe(711);
+    // 12 GiB: 920,350,134 / 1,900,544 = 484.3.
+    expect(defaultMicroBatchTokens(qwen, 12 * 2 ** 30)).toBe(484);
+    // A row wider than the bound: micro-batches up to its width, which it alone takes anyway.
+    expect(defaultMicroBatchTokens(qwen, 0, 500)).toBe(500);
+    expect(defaultMicroBatchTokens(qwen, 0, 200)).toBe(282);
     const { config: tiny } = await loadModelWeights({ model: 'tiny' });
-    expect(defaultMicroBatchTokens(tiny)).toBeUndefined();
+    expect(defaultMicroBatchTokens(tiny, 0.75 * 23.5 * 2 ** 30, 500)).toBeUndefined();
   });
 
   it("sessions without the CPU arena at Qwen2.5-0.5B unless the model's options say otherwise; tiny's options untouched", async () => {

@@ -3,6 +3,7 @@ import {
   WorkerGroups,
   type Environment,
   type GenerateRequest,
+  type Kernel,
   type GenerateResult,
   type Plugin,
   type PolicyBackend,
@@ -186,9 +187,9 @@ export function scriptedRunner(orchestra: Orchestra, environment: Environment, s
   return { runner, backends };
 }
 
-/** What a test needs to call `kernel.step`: the kernel's config and container, no run directory. */
-export function testRunContext(kernel: { config: RunContext['config']; container: RunContext['container'] }): RunContext {
-  return { config: kernel.config, container: kernel.container, runDir: '/tmp/unused', signal: new AbortController().signal, log: () => {} };
+/** What a test needs to call `kernel.step`: the kernel's run context, no run directory, no log. */
+export function testRunContext(kernel: Pick<Kernel, 'runContext'>): RunContext {
+  return kernel.runContext({ runDir: '/tmp/unused', log: () => {} });
 }
 
 /** A plugin keeping each step's result at `afterStep` (its rollout, its packed batch): `last()` is the latest. */

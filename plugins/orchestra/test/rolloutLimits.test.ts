@@ -40,9 +40,13 @@ const qwenDir = project
   })
   .path('qwen');
 
-/** A config with the orchestra's sections as far as these checks read them (not every key the schema would fill). */
+/**
+ * A config with the orchestra's sections as far as these checks read them (not every key the schema would fill); a
+ * memory budget of 6 GiB, whatever the machine (an engine's bound may grow with it).
+ */
 function config(extra: Partial<ResolvedConfig> & Record<string, unknown>): OrchestraConfig {
   return kernelConfig(1, {
+    trainer: { steps: 1, seed: 0, outputDir: 'runs', saveEvery: 0, keepLast: 3, memoryBudget: '6GiB' },
     eval: { every: 0, atEnd: true, atStart: false, k: 16, tasks: 0, tasksPerBatch: 16 },
     rollout: { promptsPerStep: 16, samplesPerPrompt: 8 },
     orchestra: { name: 'search', maxLoops: 2 },
@@ -161,6 +165,21 @@ describe('what a step can hold', () => {
     );
     expect(bounded.bytes).toBe(201_326_592 + 524_288 + 3_801_088_000 + 8_217_952_256);
     expect(bounded.arithmetic).toContain('one micro-batch of 1,000 tokens (agents.solver.train.microBatchTokens) x 3,801,088 bytes');
+    // The engine's bound grows with the budget: 1/14 of 16 GiB is 1,227,133,513 bytes of activations, 645 tokens of
+    // 1,900,544 (more than a row's 512): 645 x 3,801,088 = 2,451,701,760 bytes for the micro-batch.
+    const larger = config({
+      models: { policy: { backend: 'onnx', model: qwenDir, runtime: 'auto' } },
+      trainer: { steps: 1, seed: 0, outputDir: 'runs', saveEvery: 0, keepLast: 3, memoryBudget: '16GiB' },
+    });
+    const grown = estimateEpisodeMemory(
+      agentLimits(larger, agents({ solver: 128, verifier: 128 }), roles),
+      { count: 16, why: 'p x s' },
+      episode,
+    );
+    expect(grown.bytes).toBe(201_326_592 + 524_288 + 2_451_701_760 + 8_217_952_256);
+    expect(grown.arithmetic).toContain(
+      "one micro-batch of 645 tokens (model policy's engine's bound: activations of 1/14 of the memory budget, 1.14 GiB) x 3,801,088 bytes",
+    );
   });
 
   test("on onnx a model under LoRA adapters counts its frozen base once and every agent's adapter five times", () => {

@@ -24,13 +24,7 @@ let project: TempProject;
 const logs: string[] = [];
 
 function runContext(): RunContext {
-  return {
-    config: kernel.config,
-    container: kernel.container,
-    runDir: project.dir,
-    signal: new AbortController().signal,
-    log: (m) => logs.push(m),
-  };
+  return kernel.runContext({ runDir: project.dir, log: (m) => logs.push(m) });
 }
 
 /** A remote engine of `kind` on `url`, made by the plugin's factory from `models.policy` settings. */

@@ -194,13 +194,7 @@ describe('critic settings are checked at load', () => {
     const logs: string[] = [];
     // The config the trainer's schema validated, as the container injects it.
     const groups = new WorkerGroupsService(kernel.config as TrainerConfig, engines);
-    const run = {
-      config: kernel.config,
-      container: kernel.container,
-      runDir: '',
-      signal: new AbortController().signal,
-      log: (m: string) => logs.push(m),
-    };
+    const run = kernel.runContext({ runDir: '', log: (m) => logs.push(m) });
     await groups.create(run, { reference: false, criticGroups: new Set(['policy']) });
     expect(groups.get('policy').engine).toBe('onnx');
     expect(groups.get('policy').trainer.name).toBe('onnx:policy');

@@ -6,6 +6,7 @@ import {
   z,
   type Kernel,
   type LoraEngineSettings,
+  type MemoryBudget,
   type ModelSettings,
   type MomentPrecision,
   type Plugin,
@@ -33,6 +34,8 @@ import { trainingSessionPool, type TrainingSession } from '../training/OnnxTrain
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
 import {
   loraStateBytes,
+  MICRO_BATCH_ACTIVATION_BYTES,
+  MICRO_BATCH_BUDGET_SHARE,
   microBatchTokensFor,
   RUN_ACTIVATION_FACTOR,
   runOverheadBytes,
@@ -42,6 +45,14 @@ import { SHARED_LAYOUT_BYTES, WEIGHT_LAYOUTS, type WeightLayout } from '../Graph
 import { WEIGHT_PRECISIONS, type WeightPrecision } from '../weights/HalfWeights.js';
 
 const PLUGIN_NAME = 'backend-onnx';
+
+/** How the onnx engine's default micro-batch bound came about (`microBatchTokensFor`), for the memory estimate. */
+function microBatchReason(budget: MemoryBudget): string {
+  const share = MICRO_BATCH_BUDGET_SHARE * budget.bytes;
+  return share > MICRO_BATCH_ACTIVATION_BYTES
+    ? `activations of 1/${Math.round(1 / MICRO_BATCH_BUDGET_SHARE)} of the memory budget, ${formatBytes(share)}`
+    : `activations of ${formatBytes(MICRO_BATCH_ACTIVATION_BYTES)}, its least (1/${Math.round(1 / MICRO_BATCH_BUDGET_SHARE)} of the memory budget is ${formatBytes(share)})`;
+}
 /** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
 const MAX_THREADS = 4096;
 
@@ -74,16 +85,17 @@ export function createOnnxBackendFactory(): BackendFactory {
         reason: precision === 'float16' ? 'float16 key/value cache' : 'key/value cache',
       };
     },
-    trainingBytesPerToken(settings, critic) {
+    trainingBytesPerToken(settings, { budget, critic }) {
       const shape = readModelShape((settings as ModelSettings).model);
       if (!shape) return undefined;
       const criticShape = critic && readModelShape(critic.model);
       // The output head goes over a wide vocabulary in chunks (`writeChunkedScoreHead`): logits one chunk wide.
       const policy = activationBytesPerToken(shape, HEAD_VOCAB_CHUNK);
-      // A large model's runs take a bounded number of tokens (`defaultMicroBatchTokens`), whose activations the run
-      // holds about twice over (`RUN_ACTIVATION_FACTOR`).
+      // A large model's runs take a bounded number of tokens (`defaultMicroBatchTokens`: the budget's share, or the
+      // widest row, which the check counts where it is more), whose activations the run holds about twice over
+      // (`RUN_ACTIVATION_FACTOR`).
       const large = 4 * matrixWeightCount(shape) >= SHARED_LAYOUT_BYTES;
-      const bound = large ? { microBatchTokens: microBatchTokensFor(shape) } : {};
+      const bound = large ? { microBatchTokens: microBatchTokensFor(shape, budget.bytes), microBatchReason: microBatchReason(budget) } : {};
       const factor = large ? RUN_ACTIVATION_FACTOR : 1;
       const what = large
         ? `${RUN_ACTIVATION_FACTOR} x the activations kept for the backward pass on onnx`
@@ -148,6 +160,7 @@ export function createOnnxBackendFactory(): BackendFactory {
           sessionOptions: modelSessionOptions(model),
           weightLayout: (model as { weightLayout?: WeightLayout }).weightLayout,
           backwardSegments: (model as { backwardSegments?: BackwardSegmentsSetting }).backwardSegments,
+          memoryBudget: run.memoryBudget.bytes,
           weightPrecision,
           kvCachePrecision: (model as { kvCachePrecision?: WeightPrecision }).kvCachePrecision,
           rolloutSessions: sessions.rollout,

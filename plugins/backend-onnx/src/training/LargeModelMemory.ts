@@ -14,27 +14,47 @@ import { defaultWeightLayout, SHARED_LAYOUT_BYTES } from '../GraphWeights.js';
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
 
 /**
- * Activations one training micro-batch may keep by default, as `activationBytesPerToken` counts them (the run holds
- * more: attention probabilities and the backward's transients; measured 3.8 MB a token at Qwen2.5-0.5B against
- * 1.9 MB counted, bench/RESULTS.md "Real model sizes").
+ * Activations one training micro-batch may keep by default at the least, as `activationBytesPerToken` counts them (the
+ * run holds more: attention probabilities and the backward's transients; measured 3.8 MB a token at Qwen2.5-0.5B
+ * against 1.9 MB counted, bench/RESULTS.md "Real model sizes"); what the backward's segments are sized by.
  */
 export const MICRO_BATCH_ACTIVATION_BYTES = 2 ** 29;
+
+/**
+ * The share of the run's memory budget (`trainer.memoryBudget`) one micro-batch's activations may take by default, as
+ * counted (the run holds about `RUN_ACTIVATION_FACTOR` times that). Each run costs a pass over the gradients whatever
+ * its tokens (the graph adds them to the accumulated ones, and onnxruntime-node returns a copy): at Qwen2.5-0.5B about
+ * 2 s, what some 60 tokens' forward and backward take, so fewer, larger runs train faster (one run of 632 tokens
+ * against three of 282: 1.16x, bench/RESULTS.md "A larger micro-batch at Qwen2.5-0.5B"). 1/14 of a 24 GB machine's
+ * default budget (75%) is 1.26 GiB: 711 tokens at Qwen2.5-0.5B, a GRPO group of 8 rows of 80 tokens in one run;
+ * 878 MiB on a 16 GB machine; from a budget of 7 GiB down, `MICRO_BATCH_ACTIVATION_BYTES`.
+ */
+export const MICRO_BATCH_BUDGET_SHARE = 1 / 14;
 
 /** The shape fields the budget reads (a `DecoderConfig`, or a `ModelShape` read from config.json alone). */
 export type BudgetShape = Parameters<typeof activationBytesPerToken>[0];
 
-/**
- * Padded tokens per micro-batch a large model's training runs take when the request sets none: as many as
- * `MICRO_BATCH_ACTIVATION_BYTES` of activations hold (at least one row's worth is always taken); undefined below the
- * shared layout's size, where micro-batches go by rows alone.
- */
-export function defaultMicroBatchTokens(config: DecoderConfig): number | undefined {
-  return defaultWeightLayout(config) === 'shared' ? microBatchTokensFor(config) : undefined;
+/** Tokens whose activations (one `HEAD_VOCAB_CHUNK`-wide head) fill `bytes`, at least one. */
+function tokensFilling(bytes: number, shape: BudgetShape): number {
+  return Math.max(1, Math.floor(bytes / activationBytesPerToken(shape, HEAD_VOCAB_CHUNK)));
 }
 
-/** Tokens whose activations (one `HEAD_VOCAB_CHUNK`-wide head) fill `MICRO_BATCH_ACTIVATION_BYTES`. */
-export function microBatchTokensFor(shape: BudgetShape): number {
-  return Math.max(1, Math.floor(MICRO_BATCH_ACTIVATION_BYTES / activationBytesPerToken(shape, HEAD_VOCAB_CHUNK)));
+/**
+ * Tokens of one default micro-batch at a large size: as many as `MICRO_BATCH_BUDGET_SHARE` of `budgetBytes` holds in
+ * activations, and at least `MICRO_BATCH_ACTIVATION_BYTES`' worth.
+ */
+export function microBatchTokensFor(shape: BudgetShape, budgetBytes: number): number {
+  return tokensFilling(Math.max(MICRO_BATCH_ACTIVATION_BYTES, MICRO_BATCH_BUDGET_SHARE * budgetBytes), shape);
+}
+
+/**
+ * Padded tokens per micro-batch a large model's training runs take when the request sets none: `microBatchTokensFor`
+ * the run's budget, or the batch's widest row (its prompt and response) where that is more: a run of that row alone
+ * holds as much, so shorter rows packed up to its width cost no more memory, in fewer runs. Undefined below the shared
+ * layout's size, where micro-batches go by rows alone.
+ */
+export function defaultMicroBatchTokens(config: DecoderConfig, budgetBytes: number, widestRow = 0): number | undefined {
+  return defaultWeightLayout(config) === 'shared' ? Math.max(microBatchTokensFor(config, budgetBytes), widestRow) : undefined;
 }
 
 /** `models.<id>.backwardSegments`: `auto`, or how many segments of layers a training run's backward takes. */
@@ -43,9 +63,12 @@ export type BackwardSegmentsSetting = number | 'auto';
 /** The shape fields the segments are chosen from. */
 export type SegmentShape = BudgetShape & { numHeads: number };
 
-/** The activations one training run holds at the default micro-batch bound (`RUN_ACTIVATION_FACTOR` x the count). */
+/**
+ * The activations one training run holds at the least default micro-batch (`MICRO_BATCH_ACTIVATION_BYTES`' tokens,
+ * `RUN_ACTIVATION_FACTOR` x the count), whatever the budget: what the backward's segments are sized by.
+ */
 function runActivationBytes(shape: BudgetShape): number {
-  return RUN_ACTIVATION_FACTOR * microBatchTokensFor(shape) * activationBytesPerToken(shape, HEAD_VOCAB_CHUNK);
+  return RUN_ACTIVATION_FACTOR * tokensFilling(MICRO_BATCH_ACTIVATION_BYTES, shape) * activationBytesPerToken(shape, HEAD_VOCAB_CHUNK);
 }
 
 /** Float32 bytes of one layer's weights (its projections; norms and biases aside). */
@@ -69,9 +92,9 @@ function segmentGradientBytes(shape: SegmentShape, [start, end]: [number, number
  * bound gradients too: `releaseRunOutputs`), for one forward of the lower segments more.
  *
  * `auto` segments a `large` full fine-tune (from the shared layout's size, `SHARED_LAYOUT_BYTES`; LoRA's gradients are
- * the adapters', and it trains in one graph) whose gradients exceed one run's activations at the default micro-batch
- * bound, so that no run's returned gradients exceed them: from the top, the output head's gradient (`[vocab, hidden]`)
- * and layers while they fit, at least one layer a segment. A number splits the layers into that many segments of
+ * the adapters', and it trains in one graph) whose gradients exceed one run's activations at the least default
+ * micro-batch (`runActivationBytes`), so that no run's returned gradients exceed them: from the top, the output head's
+ * gradient (`[vocab, hidden]`) and layers while they fit, at least one layer a segment. A number splits the layers into that many segments of
  * equal size (1: one graph).
  */
 export function backwardSegments(shape: SegmentShape, setting: BackwardSegmentsSetting, large: boolean): Array<[number, number]> {
@@ -160,7 +183,7 @@ export const RUNTIME_BASELINE_BYTES = 300 * 2 ** 20;
  * copies wait for V8's next collection, beside the next run, and the head's and the tied embedding's gradients are
  * whole `[vocab, hidden]` tensors (three of them). From that size a run's copy is made once its activations are gone
  * and freed before the next run (`releaseRunOutputs`), so it counts as far as it exceeds one micro-batch's activations
- * at the default bound (the estimate counts those); the head's gradient passes in vocabulary blocks (`RowBlocks`),
+ * at the least default bound (`runActivationBytes`; the estimate counts them); the head's gradient passes in vocabulary blocks (`RowBlocks`),
  * with no `[vocab, hidden]` tensor; and a segmented backward (`backwardSegments`, `setting`) returns one segment's
  * gradients a run, the largest segment's counting.
  */

@@ -41,7 +41,7 @@ export interface GradientRequest {
   microBatchSize?: number;
   /**
    * Padded tokens per forward/backward run at most (`UpdateRequest.microBatchTokens`; default: no bound, or at large
-   * sizes `defaultMicroBatchTokens`).
+   * sizes `defaultMicroBatchTokens` of the trainer's `memoryBudget` and the view's widest row).
    */
   microBatchTokens?: number;
   /** Report `actor/entropy` (token-mean entropy of the view's trained tokens). */
@@ -98,6 +98,11 @@ export interface OnnxTrainerOptions {
   layout?: WeightLayout;
   /** The layers' segments a training run's backward takes (`backwardSegments`; default `auto`). */
   backwardSegments?: BackwardSegmentsSetting;
+  /**
+   * The run's memory budget in bytes (`RunContext.memoryBudget`), which a large model's default micro-batch takes its
+   * share of (`defaultMicroBatchTokens`); default none: the least default micro-batch.
+   */
+  memoryBudget?: number;
 }
 /** A training graph's session and what it outputs: the whole model's, or a segment's. */
 export type SegmentSession = Omit<TrainingGraph, 'model'> & { session: Session };
@@ -149,6 +154,7 @@ export class OnnxTrainer {
 
   /** The settings of the latest update, saved with the optimizer state. */
   settings: OptimizerSettings | undefined;
+  private readonly memoryBudget: number;
 
   private constructor(
     private readonly ort: Ort,
@@ -163,8 +169,10 @@ export class OnnxTrainer {
       vocabChunk,
       layout,
       backwardSegments: segments = 'auto',
+      memoryBudget = 0,
     }: OnnxTrainerOptions,
   ) {
+    this.memoryBudget = memoryBudget;
     this.provider = provider;
     this.vocabChunk = vocabChunk;
     this.layout = layout ?? defaultWeightLayout(config);
@@ -249,7 +257,7 @@ export class OnnxTrainer {
       totalFeeds[TrainingNames.totals[key]] = ortTensor(this.ort, Float32Array.of(totals[key]), []);
     for (const g of this.gradientBuffers.values()) g.fill(0);
     const agents = request.rowAgents;
-    const tokens = request.microBatchTokens ?? defaultMicroBatchTokens(this.config);
+    const tokens = request.microBatchTokens ?? defaultMicroBatchTokens(this.config, this.memoryBudget, widestRow(view));
     const budget = tokens ? { tokens, batch: view.batch } : undefined;
     const microBatches = partMicroBatches(view.rows, request.microBatchSize ?? 0, agents?.codes, budget);
     const agentGradNorms = agents ? new Array<number>(agents.agentCount).fill(0) : undefined;
@@ -452,4 +460,11 @@ export class OnnxTrainer {
 
 export function scalar(t: OrtModule.Tensor | undefined): number {
   return (t!.data as Float32Array)[0]!;
+}
+
+/** The padded tokens of the view's widest row alone: its prompt and its response. */
+function widestRow({ batch, rows }: BatchView): number {
+  let widest = 0;
+  for (const row of rows) widest = Math.max(widest, batch.promptIds[row]!.length + batch.responseLengths[row]!);
+  return widest;
 }

@@ -18,6 +18,8 @@ export interface PolicyTrainingOptions {
   trainingSessions?: SharedSessions<TrainingSession>;
   /** The layers' segments a training run's backward takes (default `auto`). */
   backwardSegments?: BackwardSegmentsSetting;
+  /** The run's memory budget in bytes, a large model's default micro-batch's share of which (`OnnxTrainerOptions`). */
+  memoryBudget?: number;
 }
 
 /** Weights and AdamW state copied to host memory (about three float32 copies of the model). */
@@ -72,6 +74,7 @@ export class PolicyTraining {
       sessions: this.options.trainingSessions,
       layout: state.layout,
       backwardSegments: this.options.backwardSegments,
+      memoryBudget: this.options.memoryBudget,
     });
     return this.trainerRef;
   }

@@ -8,6 +8,7 @@ import {
   type MemoryEstimateReport,
   type ResolvedConfig,
   type Contributions,
+  resolveMemoryBudget,
   rolesReadingValues,
 } from '@drmas/core';
 import { keyValueBytesPerToken, readModelShape, type ModelShape } from '@drmas/models';
@@ -86,7 +87,7 @@ interface AgentLimits {
    * and the padded tokens of one micro-batch when they are bounded: `agents.<role>.train.microBatchTokens`, else the
    * engine's own bound.
    */
-  training?: { bytes: number; reason: string; microBatchTokens?: number; microBatchKey?: string };
+  training?: { bytes: number; reason: string; microBatchTokens?: number; microBatchReason?: string; microBatchKey?: string };
   /** What its model's training engine holds whatever the batch: weights, gradients, optimizer state (`trainingStateBytes`). */
   state?: { bytes: number; reason: string };
 }
@@ -102,6 +103,7 @@ export function agentLimits(
   const critic = config.critic as CriticSection | undefined;
   const ownCritic = critic?.learner !== undefined && !critic.shareTrunk;
   const valueRoles = contributions && ownCritic ? rolesReadingValues(contributions, config) : new Set<string>();
+  const budget = contributions && resolveMemoryBudget(config, contributions);
   return [...agents.values()].map((agent) => {
     const modelId = modelOf(config, agent.role);
     const settings = modelId === undefined ? undefined : config.models[modelId]!;
@@ -117,7 +119,8 @@ export function agentLimits(
     const cache =
       (settings && sampler?.cacheBytesPerToken?.(settings)) ??
       (shape ? { bytes: keyValueBytesPerToken(shape), reason: 'key/value cache' } : undefined);
-    const perToken = settings && factory?.trainingBytesPerToken?.(settings, criticTrunk);
+    const perToken =
+      settings && budget && factory?.trainingBytesPerToken?.(settings, { budget, ...(criticTrunk && { critic: criticTrunk }) });
     // A model whose agents train LoRA adapters is their frozen base: every such agent's adapter counts with it.
     const adapters =
       modelId === undefined
@@ -228,7 +231,9 @@ export function estimateEpisodeMemory(
           tokens: microBatchTokens,
           bytes: microBatchTokens * training.training.bytes,
           why:
-            microBatchTokens > bound! ? 'one whole row' : (training.training.microBatchKey ?? `model ${training.modelId}'s engine's bound`),
+            microBatchTokens > bound!
+              ? 'one whole row'
+              : (training.training.microBatchKey ?? engineBound(training.modelId!, training.training)),
         }
       : undefined;
   const perToken = cache + (microBatch ? 0 : (training?.training?.bytes ?? 0));
@@ -260,6 +265,11 @@ export function estimateEpisodeMemory(
       [...states].map(([id, state]) => ` + ${formatBytes(state.bytes)} of model ${id}'s training state (${state.reason})`).join('') +
       ` = ${formatBytes(bytes)}`,
   };
+}
+
+/** `model policy's engine's bound`, and how the engine chose it where it says. */
+function engineBound(modelId: string, { microBatchReason }: { microBatchReason?: string }): string {
+  return `model ${modelId}'s engine's bound${microBatchReason ? `: ${microBatchReason}` : ''}`;
 }
 
 /** The most turns an episode can have: every agent called in each loop of each round. */
