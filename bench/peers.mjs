@@ -19,7 +19,7 @@ import { BENCH_DIR, REPO_ROOT } from './lib/benchOptions.mjs';
 import { pythonOfEnv } from './lib/pythonEnvs.mjs';
 import { replaceWholeSection } from './lib/resultsSections.mjs';
 import { peerSettings } from './peers/drmasSettings.mjs';
-import { exportModel, exportTasks, PEER_MODELS } from './peers/exportTasks.mjs';
+import { exportModel, exportTasks, PEER_MODELS, runOverrides } from './peers/exportTasks.mjs';
 import { renderPeers, PEERS_SECTION } from './peers/report.mjs';
 
 const { values } = parseArgs({
@@ -102,8 +102,7 @@ async function inputs(model, seed, job) {
   const dir = join(values.work, `${model}-seed${seed}`);
   mkdirSync(dir, { recursive: true });
   const modelDir = await exportModel(model, dir, seed);
-  const overrides = [`models.policy.model=${modelDir}`, `env.seed=${seed}`, `trainer.seed=${seed}`, `trainer.steps=${steps}`];
-  overrides.push(...(PEER_MODELS[model].overrides ?? []));
+  const overrides = [...runOverrides(model, modelDir, seed), `trainer.steps=${steps}`];
   const tasksFile = join(dir, `tasks-${steps}.jsonl`);
   const tasks = await exportTasks({ config: job.config, overrides, steps, modelDir });
   writeFileSync(tasksFile, tasks.map((t) => JSON.stringify(t)).join('\n') + '\n');

@@ -19,11 +19,11 @@ import { writePublishedCheckpoint } from '../sizes/randomCheckpoint.mjs';
  * row without advantage, TRL runs it. An entropy bonus gives every row a gradient, so that drmas runs the backward
  * of all of them too (and the entropy's pass over the vocabulary besides; TRL's GRPO loss has no entropy term).
  */
-const EVERY_ROW_TRAINS = ['algorithm.loss.entropyCoef=0.001'];
+export const EVERY_ROW_TRAINS = ['algorithm.loss.entropyCoef=0.001'];
 
 /**
- * The models the benchmark compares on: where each one's weights come from, how its folder is written, and the
- * overrides of drmas's config its runs take.
+ * The models the benchmark compares on: where each one's weights come from, how its folder is written, and whether
+ * its weights are random (its rows then measure speed and memory, and drmas's runs take `EVERY_ROW_TRAINS`).
  */
 export const PEER_MODELS = {
   tiny: {
@@ -36,15 +36,25 @@ export const PEER_MODELS = {
       const { weights, tokenizer } = builtinModel('small', { seed });
       await saveCheckpoint(target, { config: builtinConfigJson('small', 'Qwen2ForCausalLM', tokenizer), tensors: weights, tokenizer });
     },
-    overrides: EVERY_ROW_TRAINS,
+    random: true,
   },
   'qwen2.5-0.5b': {
     describe:
       "a seeded random checkpoint of Qwen2.5-0.5B-Instruct's published config (bf16, the real Qwen tokenizer), written by bench/sizes/randomCheckpoint.mjs",
     write: (target, seed) => writePublishedCheckpoint('Qwen2.5-0.5B', target, { seed }),
-    overrides: EVERY_ROW_TRAINS,
+    random: true,
   },
 };
+
+/** The overrides of drmas's config of the runs on `model` (written at `modelDir`) with `seed`. */
+export function runOverrides(model, modelDir, seed) {
+  return [
+    `models.policy.model=${modelDir}`,
+    `env.seed=${seed}`,
+    `trainer.seed=${seed}`,
+    ...(PEER_MODELS[model].random ? EVERY_ROW_TRAINS : []),
+  ];
+}
 
 /** Writes the model folder for `name` under `dir` (seeded where its weights are drawn); returns its path. */
 export async function exportModel(name, dir, seed) {
@@ -103,8 +113,7 @@ async function main() {
   const out = resolve(values.out);
   const seed = Number(values.seed);
   const modelDir = await exportModel(values.model, out, seed);
-  const overrides = [`models.policy.model=${modelDir}`, `env.seed=${seed}`, `trainer.seed=${seed}`];
-  overrides.push(...(PEER_MODELS[values.model].overrides ?? []), ...values.set);
+  const overrides = [...runOverrides(values.model, modelDir, seed), ...values.set];
   const lines = await exportTasks({ config: values.config, overrides, steps: Number(values.steps), modelDir });
   writeFileSync(join(out, 'tasks.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   console.log(JSON.stringify({ modelDir, tasks: lines.length, file: join(out, 'tasks.jsonl') }));

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../lib/benchOptions.mjs';
-import { PEER_MODELS } from './exportTasks.mjs';
+import { EVERY_ROW_TRAINS, PEER_MODELS } from './exportTasks.mjs';
 import { median } from '../lib/workloads.mjs';
 
 export const PEERS_SECTION = 'peers';
@@ -78,9 +78,8 @@ export function renderPeers({ records, notices, jobs, models, steps, seeds, roun
     '',
   );
   const described = models.map((m) => `${m}, ${PEER_MODELS[m]?.describe ?? 'not a model of this benchmark'}`);
-  const randomOverrides = [...new Set(models.flatMap((m) => PEER_MODELS[m]?.overrides ?? []))];
-  const random = randomOverrides.length
-    ? ` A random checkpoint earns only the invalid-answer penalty, so its rows measure speed and memory, not learning; drmas's runs of one take \`${randomOverrides.join(' ')}\`, which gives every row a gradient (every advantage is zero, and drmas skips the backward of a row without advantage where TRL runs it; with the entropy term drmas does the more work).`
+  const random = models.some((m) => PEER_MODELS[m]?.random)
+    ? ` A random checkpoint earns only the invalid-answer penalty, so its rows measure speed and memory, not learning; drmas's runs of one take \`${EVERY_ROW_TRAINS.join(' ')}\`, which gives every row a gradient (every advantage is zero, and drmas skips the backward of a row without advantage where TRL runs it; with the entropy term drmas does the more work).`
     : '';
   push(`Models: ${described.join('; ')}.${random}`, '');
   const notRun = [
