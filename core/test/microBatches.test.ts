@@ -34,4 +34,37 @@ describe('partMicroBatches', () => {
       [1, [1, 3]],
     ]);
   });
+
+  it('with a unit of 2 (preference pairs), packs whole pairs: an even count of rows in every micro-batch', () => {
+    // Rows (prompt + response): 0: 2+2, 1: 2+3, 2: 1+1, 3: 3+1, 4: 1+2, 5: 1+1.
+    const batch = batchOf([2, 2, 1, 3, 1, 1], [2, 3, 1, 1, 2, 1]);
+    const rows = Int32Array.of(0, 1, 2, 3, 4, 5);
+    // Budget 16 by single rows: {0,1,2} 3 x (2+3) = 15; with 3, 4 x (3+3) = 24, cut; {3,4,5} 3 x (3+2) = 15: two
+    // micro-batches of 3 rows, each splitting a pair.
+    expect(rowsOf(partMicroBatches(rows, 0, undefined, { tokens: 16, batch }))).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+    ]);
+    // Budget 16 by pairs: {0,1} 10; with {2,3} 4 x (3+3) = 24, cut; {2,3} 8; with {4,5} 4 x (3+2) = 20, cut; {4,5}.
+    expect(rowsOf(partMicroBatches(rows, 0, undefined, { tokens: 16, batch, unit: 2 }))).toEqual([
+      [0, 1],
+      [2, 3],
+      [4, 5],
+    ]);
+    // A budget of 24 takes two pairs: {0,1,2,3} 4 x (3+3) = 24; {4,5}.
+    expect(rowsOf(partMicroBatches(rows, 0, undefined, { tokens: 24, batch, unit: 2 }))).toEqual([
+      [0, 1, 2, 3],
+      [4, 5],
+    ]);
+    // A pair wider than the budget goes alone; rows still bound the size (4 rows: two pairs).
+    expect(rowsOf(partMicroBatches(rows, 0, undefined, { tokens: 1, batch, unit: 2 }))).toEqual([
+      [0, 1],
+      [2, 3],
+      [4, 5],
+    ]);
+    expect(rowsOf(partMicroBatches(rows, 4, undefined, { tokens: 1000, batch, unit: 2 }))).toEqual([
+      [0, 1, 2, 3],
+      [4, 5],
+    ]);
+  });
 });

@@ -168,6 +168,8 @@ export function trainedColumns(batch: TrainingBatch, rows: ArrayLike<number>): T
 export interface MicroBatchTokens {
   tokens: number;
   batch: TrainingBatch;
+  /** Rows that go into a micro-batch together, consecutive in `rows` (2: a pairwise loss's preference pairs); default 1. */
+  unit?: number;
 }
 
 /**
@@ -189,15 +191,21 @@ export function partMicroBatches(
     while (start < picked.length) {
       let end = start + 1;
       if (budget) {
-        const { batch, tokens } = budget;
-        let prompt = batch.promptIds[picked[start]!]!.length;
-        let response = batch.responseLengths[picked[start]!]!;
-        for (; end < picked.length && end - start < step; end++) {
-          const row = picked[end]!;
-          const widest = Math.max(prompt, batch.promptIds[row]!.length) + Math.max(response, batch.responseLengths[row]!);
-          if ((end - start + 1) * widest > tokens) break;
-          prompt = Math.max(prompt, batch.promptIds[row]!.length);
-          response = Math.max(response, batch.responseLengths[row]!);
+        const { batch, tokens, unit = 1 } = budget;
+        let prompt = 0;
+        let response = 0;
+        // A unit at a time (its rows' widest prompt and response), the first whatever its width.
+        for (end = start; end < picked.length;) {
+          const next = Math.min(picked.length, end + unit);
+          if (end > start && next - start > step) break;
+          let unitPrompt = prompt;
+          let unitResponse = response;
+          for (let k = end; k < next; k++) {
+            unitPrompt = Math.max(unitPrompt, batch.promptIds[picked[k]!]!.length);
+            unitResponse = Math.max(unitResponse, batch.responseLengths[picked[k]!]!);
+          }
+          if (end > start && (next - start) * (unitPrompt + unitResponse) > tokens) break;
+          [prompt, response, end] = [unitPrompt, unitResponse, next];
         }
       } else end = Math.min(picked.length, start + step);
       out.push({ rows: picked.subarray(start, end), part });

@@ -298,8 +298,34 @@ function compareDpo(cases: readonly DpoSettings[]): void {
   });
 
   it.each(cases)('$variant: loss, metrics and every gradient within 1e-4 relative, micro-batches of one pair', async (settings) => {
-    // Two pairs, rows [chosen, rejected, chosen, rejected] (the batch's pairs); the reference
-    // is the model's own log-probs plus noise, so every log-ratio is nonzero.
+    const { view, loss, totals } = preferenceBatch(settings);
+    const expected = tfjsGradients(model, view, totals, loss);
+    const got = await trainer.gradients({ batch: view, totals, loss, microBatchSize: MICRO_BATCH });
+    expect(Math.abs(got.loss - expected.loss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(expected.loss)));
+    for (const [k, v] of Object.entries(expected.metrics))
+      expect(Math.abs(got.metrics[k]! - v)).toBeLessThan(1e-4 * Math.max(1, Math.abs(v)));
+    const worst = Math.max(...[...expected.hf].map(([name, t]) => relativeError(got.gradients.get(name)!, t.data)));
+    expect(worst).toBeLessThan(1e-4);
+    expect(Math.max(...[...expected.hf.values()].map((t) => Math.max(...t.data.map(Math.abs))))).toBeGreaterThan(1e-6);
+  });
+
+  it('micro-batches by a token budget take whole pairs: the gradient of the whole batch', async () => {
+    const { view, loss, totals } = preferenceBatch(cases[0]!);
+    // Rows of 6 + 4, 1 + 7, 6 + 2 and 1 + 2 tokens: 40 padded tokens, row by row, would cut [0, 1, 2] (3 x 13 = 39)
+    // and [3], splitting the second pair; by pairs [0, 1] (2 x 13 = 26; both pairs 4 x 13 = 52) and [2, 3].
+    expect(partMicroBatches(view.rows, 0, undefined, { tokens: 40, batch: view.batch }).map((m) => m.rows.length)).toEqual([3, 1]);
+    const expected = tfjsGradients(model, view, totals, loss);
+    const got = await trainer.gradients({ batch: view, totals, loss, microBatchTokens: 40 });
+    expect(Math.abs(got.loss - expected.loss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(expected.loss)));
+    const worst = Math.max(...[...expected.hf].map(([name, t]) => relativeError(got.gradients.get(name)!, t.data)));
+    expect(worst).toBeLessThan(1e-4);
+  });
+
+  /**
+   * Two pairs, rows [chosen, rejected, chosen, rejected] (the batch's pairs); the reference is the model's own
+   * log-probs plus noise, so every log-ratio is nonzero.
+   */
+  function preferenceBatch(settings: DpoSettings) {
     const batch = TrainingBatch.fromSequences(
       [...PROMPTS.slice(0, 2), ...PROMPTS.slice(0, 2)],
       [...RESPONSES.slice(0, 2), RESPONSES[2]!, [5, 5]],
@@ -317,15 +343,8 @@ function compareDpo(cases: readonly DpoSettings[]): void {
     }
     const loss = new DpoLossFunction(settings);
     const totals = lossTotals(view, { responseLength: R, microBatchSize: MICRO_BATCH });
-    const expected = tfjsGradients(model, view, totals, loss);
-    const got = await trainer.gradients({ batch: view, totals, loss, microBatchSize: MICRO_BATCH });
-    expect(Math.abs(got.loss - expected.loss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(expected.loss)));
-    for (const [k, v] of Object.entries(expected.metrics))
-      expect(Math.abs(got.metrics[k]! - v)).toBeLessThan(1e-4 * Math.max(1, Math.abs(v)));
-    const worst = Math.max(...[...expected.hf].map(([name, t]) => relativeError(got.gradients.get(name)!, t.data)));
-    expect(worst).toBeLessThan(1e-4);
-    expect(Math.max(...[...expected.hf.values()].map((t) => Math.max(...t.data.map(Math.abs))))).toBeGreaterThan(1e-6);
-  });
+    return { view, loss, totals };
+  }
 }
 
 /**

@@ -258,7 +258,8 @@ export class OnnxTrainer {
     for (const g of this.gradientBuffers.values()) g.fill(0);
     const agents = request.rowAgents;
     const tokens = request.microBatchTokens ?? defaultMicroBatchTokens(this.config, this.memoryBudget, widestRow(view));
-    const budget = tokens ? { tokens, batch: view.batch } : undefined;
+    // A pairwise loss's micro-batches take whole preference pairs (consecutive rows).
+    const budget = tokens ? { tokens, batch: view.batch, unit: loss.pairedRows ? 2 : 1 } : undefined;
     const microBatches = partMicroBatches(view.rows, request.microBatchSize ?? 0, agents?.codes, budget);
     const agentGradNorms = agents ? new Array<number>(agents.agentCount).fill(0) : undefined;
     // With agents, micro-batches accumulate into `part` until their agent's last one, whose norm is then taken.

@@ -52,7 +52,8 @@ export class PolicyTrainer {
     const { batch } = view;
     const withEntropy = (loss.needsEntropy ?? false) || (request.entropyMetric ?? false);
     const agents = request.rowAgents;
-    const budget = request.microBatchTokens ? { tokens: request.microBatchTokens, batch } : undefined;
+    // A pairwise loss's micro-batches take whole preference pairs (consecutive rows).
+    const budget = request.microBatchTokens ? { tokens: request.microBatchTokens, batch, unit: loss.pairedRows ? 2 : 1 } : undefined;
     const cut = partMicroBatches(view.rows, request.microBatchSize, agents?.codes, budget);
     const microBatches = cut.map((micro) => micro.rows);
     const split = loss.pairedRows ? microBatches.find((micro) => micro.length % 2 !== 0) : undefined;
