@@ -46,6 +46,9 @@ import { WEIGHT_PRECISIONS, type WeightPrecision } from '../weights/HalfWeights.
 
 const PLUGIN_NAME = 'backend-onnx';
 
+/** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
+const MAX_THREADS = 4096;
+
 /** How the onnx engine's default micro-batch bound came about (`microBatchTokensFor`), for the memory estimate. */
 function microBatchReason(budget: MemoryBudget): string {
   const share = MICRO_BATCH_BUDGET_SHARE * budget.bytes;
@@ -53,8 +56,6 @@ function microBatchReason(budget: MemoryBudget): string {
     ? `activations of 1/${Math.round(1 / MICRO_BATCH_BUDGET_SHARE)} of the memory budget, ${formatBytes(share)}`
     : `activations of ${formatBytes(MICRO_BATCH_ACTIVATION_BYTES)}, its least (1/${Math.round(1 / MICRO_BATCH_BUDGET_SHARE)} of the memory budget is ${formatBytes(share)})`;
 }
-/** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
-const MAX_THREADS = 4096;
 
 /**
  * An `onnx` backend factory: a policy on onnxruntime-node, as the rollout engine (`models.<id>.rollout: onnx`) or
