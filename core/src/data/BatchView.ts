@@ -189,7 +189,7 @@ export function partMicroBatches(
   const split = (part: number, picked: Int32Array) => {
     let start = 0;
     while (start < picked.length) {
-      let end = start + 1;
+      let end: number;
       if (budget) {
         const { batch, tokens, unit = 1 } = budget;
         let prompt = 0;
