@@ -6,7 +6,6 @@ import {
   z,
   type Kernel,
   type LoraEngineSettings,
-  type MemoryBudget,
   type ModelSettings,
   type MomentPrecision,
   type Plugin,
@@ -34,9 +33,7 @@ import { trainingSessionPool, type TrainingSession } from '../training/OnnxTrain
 import { HEAD_VOCAB_CHUNK } from '../VocabChunkedHead.js';
 import {
   loraStateBytes,
-  MICRO_BATCH_ACTIVATION_BYTES,
-  MICRO_BATCH_BUDGET_SHARE,
-  microBatchTokensFor,
+  microBatchBound,
   RUN_ACTIVATION_FACTOR,
   runOverheadBytes,
   type BackwardSegmentsSetting,
@@ -48,14 +45,6 @@ const PLUGIN_NAME = 'backend-onnx';
 
 /** Far above any machine's cores; a typo (`threads: 1e6`) is refused before onnxruntime tries to start the threads. */
 const MAX_THREADS = 4096;
-
-/** How the onnx engine's default micro-batch bound came about (`microBatchTokensFor`), for the memory estimate. */
-function microBatchReason(budget: MemoryBudget): string {
-  const share = MICRO_BATCH_BUDGET_SHARE * budget.bytes;
-  return share > MICRO_BATCH_ACTIVATION_BYTES
-    ? `activations of 1/${Math.round(1 / MICRO_BATCH_BUDGET_SHARE)} of the memory budget, ${formatBytes(share)}`
-    : `activations of ${formatBytes(MICRO_BATCH_ACTIVATION_BYTES)}, its least (1/${Math.round(1 / MICRO_BATCH_BUDGET_SHARE)} of the memory budget is ${formatBytes(share)})`;
-}
 
 /**
  * An `onnx` backend factory: a policy on onnxruntime-node, as the rollout engine (`models.<id>.rollout: onnx`) or
@@ -96,16 +85,17 @@ export function createOnnxBackendFactory(): BackendFactory {
       // widest row, which the check counts where it is more), whose activations the run holds about twice over
       // (`RUN_ACTIVATION_FACTOR`).
       const large = 4 * matrixWeightCount(shape) >= SHARED_LAYOUT_BYTES;
-      const bound = large ? { microBatchTokens: microBatchTokensFor(shape, budget.bytes), microBatchReason: microBatchReason(budget) } : {};
+      const bound = large ? microBatchBound(shape, budget.bytes) : undefined;
+      const micro = bound ? { microBatchTokens: bound.tokens, microBatchReason: bound.reason } : {};
       const factor = large ? RUN_ACTIVATION_FACTOR : 1;
       const what = large
         ? `${RUN_ACTIVATION_FACTOR} x the activations kept for the backward pass on onnx`
         : 'activations kept for the backward pass on onnx';
-      if (!criticShape) return { bytes: factor * policy, reason: what, ...bound };
+      if (!criticShape) return { bytes: factor * policy, reason: what, ...micro };
       return {
         bytes: factor * (policy + activationBytesPerToken(criticShape)),
         reason: `${what}, its critic's included`,
-        ...bound,
+        ...micro,
       };
     },
     // Float32 weights, their gradients and AdamW's two moments, and under the fused layout the graphs' stacked

@@ -39,22 +39,35 @@ function tokensFilling(bytes: number, shape: BudgetShape): number {
   return Math.max(1, Math.floor(bytes / activationBytesPerToken(shape, HEAD_VOCAB_CHUNK)));
 }
 
-/**
- * Tokens of one default micro-batch at a large size: as many as `MICRO_BATCH_BUDGET_SHARE` of `budgetBytes` holds in
- * activations, and at least `MICRO_BATCH_ACTIVATION_BYTES`' worth.
- */
-export function microBatchTokensFor(shape: BudgetShape, budgetBytes: number): number {
-  return tokensFilling(Math.max(MICRO_BATCH_ACTIVATION_BYTES, MICRO_BATCH_BUDGET_SHARE * budgetBytes), shape);
+/** A large model's default micro-batch bound: its tokens, and how they came about (what `drmas validate` prints). */
+export interface MicroBatchBound {
+  tokens: number;
+  reason: string;
 }
 
 /**
- * Padded tokens per micro-batch a large model's training runs take when the request sets none: `microBatchTokensFor`
+ * One default micro-batch at a large size: as many tokens as `MICRO_BATCH_BUDGET_SHARE` of `budgetBytes` holds in
+ * activations, and at least `MICRO_BATCH_ACTIVATION_BYTES`' worth.
+ */
+export function microBatchBound(shape: BudgetShape, budgetBytes: number): MicroBatchBound {
+  const share = MICRO_BATCH_BUDGET_SHARE * budgetBytes;
+  const fraction = `1/${Math.round(1 / MICRO_BATCH_BUDGET_SHARE)} of the memory budget`;
+  return share > MICRO_BATCH_ACTIVATION_BYTES
+    ? { tokens: tokensFilling(share, shape), reason: `activations of ${fraction}, ${formatBytes(share)}` }
+    : {
+        tokens: tokensFilling(MICRO_BATCH_ACTIVATION_BYTES, shape),
+        reason: `activations of ${formatBytes(MICRO_BATCH_ACTIVATION_BYTES)}, its least (${fraction} is ${formatBytes(share)})`,
+      };
+}
+
+/**
+ * Padded tokens per micro-batch a large model's training runs take when the request sets none: `microBatchBound` of
  * the run's budget, or the batch's widest row (its prompt and response) where that is more: a run of that row alone
  * holds as much, so shorter rows packed up to its width cost no more memory, in fewer runs. Undefined below the shared
  * layout's size, where micro-batches go by rows alone.
  */
 export function defaultMicroBatchTokens(config: DecoderConfig, budgetBytes: number, widestRow = 0): number | undefined {
-  return defaultWeightLayout(config) === 'shared' ? Math.max(microBatchTokensFor(config, budgetBytes), widestRow) : undefined;
+  return defaultWeightLayout(config) === 'shared' ? Math.max(microBatchBound(config, budgetBytes).tokens, widestRow) : undefined;
 }
 
 /** `models.<id>.backwardSegments`: `auto`, or how many segments of layers a training run's backward takes. */

@@ -149,10 +149,11 @@ export class OrchestraPlugin implements Plugin<unknown, typeof orchestraSchema> 
       if (this.comparingAnswers.has(orchestra)) workflow.answerFormat();
       checkExecutor(config.rollout, config.reward, orchestra);
       checkRolloutWorkers(config.rollout, otherRolloutTaps(kernel));
-      const limits = agentLimits(config, workflow.agents(), kernel);
+      const budget = resolveMemoryBudget(config, kernel);
+      const limits = agentLimits(config, workflow.agents(), kernel, budget);
       checkPositions(limits);
       const turns = turnsPerEpisode(limits.length, config.orchestra, environment.maxRounds);
-      this.memoryEstimates = checkMemory(config, limits, turns, resolveMemoryBudget(config, kernel));
+      this.memoryEstimates = checkMemory(config, limits, turns, budget);
     });
     kernel.hooks.setup.tapPromise({ name: PLUGIN_NAME, stage: Stage.ENVIRONMENT }, async () => {
       const environment = this.workflow().environment();

@@ -97,13 +97,13 @@ export function agentLimits(
   config: ResolvedConfig,
   agents: ReadonlyMap<string, Agent>,
   contributions?: Pick<Contributions, 'getNamed' | 'namesOf'>,
+  budget: MemoryBudget | undefined = contributions && resolveMemoryBudget(config, contributions),
 ): AgentLimits[] {
   // A critic of its own trunk (`critic.model`, else the policy's) trains beside each model whose agents' estimator
   // reads values; one on the policy's trunk (`shareTrunk`) trains its head alone.
   const critic = config.critic as CriticSection | undefined;
   const ownCritic = critic?.learner !== undefined && !critic.shareTrunk;
   const valueRoles = contributions && ownCritic ? rolesReadingValues(contributions, config) : new Set<string>();
-  const budget = contributions && resolveMemoryBudget(config, contributions);
   return [...agents.values()].map((agent) => {
     const modelId = modelOf(config, agent.role);
     const settings = modelId === undefined ? undefined : config.models[modelId]!;
