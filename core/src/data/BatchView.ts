@@ -163,7 +163,9 @@ export function trainedColumns(batch: TrainingBatch, rows: ArrayLike<number>): T
 /**
  * A micro-batch's token budget (veRL's `use_dynamic_bsz` with `ppo_max_token_len_per_gpu`): at most `tokens` padded
  * tokens, the micro-batch's rows times its longest prompt plus its longest response (what an engine that pads its
- * rows computes on), rows packed greedily in order. A row longer than the budget goes alone.
+ * rows computes on). Rows go widest first (prompt plus response; rows of one width in their order), packed greedily,
+ * so that short rows share a micro-batch rather than each pad up to a long neighbour's width. A row longer than the
+ * budget goes alone.
  */
 export interface MicroBatchTokens {
   tokens: number;
@@ -172,11 +174,33 @@ export interface MicroBatchTokens {
   unit?: number;
 }
 
+/** `picked`'s units of `unit` consecutive rows, widest first (their longest prompt plus their longest response). */
+function widestFirst(picked: Int32Array, { batch, unit = 1 }: MicroBatchTokens): Int32Array {
+  const units = Array.from({ length: Math.ceil(picked.length / unit) }, (_, u) => {
+    const rows = picked.subarray(u * unit, (u + 1) * unit);
+    let prompt = 0;
+    let response = 0;
+    for (const row of rows) {
+      prompt = Math.max(prompt, batch.promptIds[row]!.length);
+      response = Math.max(response, batch.responseLengths[row]!);
+    }
+    return { rows, width: prompt + response };
+  });
+  units.sort((a, b) => b.width - a.width);
+  const out = new Int32Array(picked.length);
+  let at = 0;
+  for (const { rows } of units) {
+    out.set(rows, at);
+    at += rows.length;
+  }
+  return out;
+}
+
 /**
- * `rows` split into consecutive micro-batches of `size` rows (all of them in one when `size` is 0) and, with `budget`,
- * of at most its padded tokens each; with `partOf` (a part index per batch row, e.g. its agent), each part's rows are
- * split on their own, parts in increasing order, so that no micro-batch mixes two parts and each part's gradient can
- * be read off before the next one's is added.
+ * `rows` split into micro-batches of `size` rows (all of them in one when `size` is 0), consecutive; with `budget`,
+ * of at most its padded tokens each, rows widest first (`MicroBatchTokens`). With `partOf` (a part index per batch
+ * row, e.g. its agent), each part's rows are split on their own, parts in increasing order, so that no micro-batch
+ * mixes two parts and each part's gradient can be read off before the next one's is added.
  */
 export function partMicroBatches(
   rows: Int32Array,
@@ -186,7 +210,8 @@ export function partMicroBatches(
 ): Array<{ rows: Int32Array; part: number }> {
   const step = Math.max(1, Math.floor(size || rows.length));
   const out: Array<{ rows: Int32Array; part: number }> = [];
-  const split = (part: number, picked: Int32Array) => {
+  const split = (part: number, given: Int32Array) => {
+    const picked = budget ? widestFirst(given, budget) : given;
     let start = 0;
     while (start < picked.length) {
       let end: number;
