@@ -235,6 +235,7 @@ function compareGradients({ architecture, extra, losses }: (typeof quick)[number
     expect(partMicroBatches(view.rows, 0, undefined, budget).map((m) => Array.from(m.rows))).toEqual([[0], [1, 2]]);
     const expected = tfjsGradients(model, view, totals, loss);
     const got = await trainers[which]!.gradients({ batch: view, totals, loss, microBatchTokens: budget.tokens });
+    expect(got.microBatches).toBe(2);
     expect(Math.abs(got.loss - expected.loss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(expected.loss)));
     for (const [name, t] of expected.hf) expect(relativeError(got.gradients.get(name)!, t.data)).toBeLessThan(1e-4);
   });
@@ -316,6 +317,7 @@ function compareDpo(cases: readonly DpoSettings[]): void {
     expect(partMicroBatches(view.rows, 0, undefined, { tokens: 40, batch: view.batch }).map((m) => m.rows.length)).toEqual([3, 1]);
     const expected = tfjsGradients(model, view, totals, loss);
     const got = await trainer.gradients({ batch: view, totals, loss, microBatchTokens: 40 });
+    expect(got.microBatches).toBe(2);
     expect(Math.abs(got.loss - expected.loss)).toBeLessThan(1e-4 * Math.max(1, Math.abs(expected.loss)));
     const worst = Math.max(...[...expected.hf].map(([name, t]) => relativeError(got.gradients.get(name)!, t.data)));
     expect(worst).toBeLessThan(1e-4);

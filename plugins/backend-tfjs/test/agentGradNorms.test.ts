@@ -52,6 +52,9 @@ describe('per-agent gradient norms (tfjs)', () => {
     const plain = await trainer.update(request(whole, whole));
     expect(split.skipped).toBe(true);
     close(split.gradNorm, plain.gradNorm);
+    // Two rows a micro-batch: agent a's 3 rows take 2, b's 2 and c's 1 take one each; the 6 rows together take 3.
+    expect(split.metrics['actor/micro_batches']).toBe(4);
+    expect(plain.metrics['actor/micro_batches']).toBe(3);
     expect(batch.ids.agent.names).toEqual(['a', 'b', 'c']);
     for (const [k, name] of batch.ids.agent.names.entries()) {
       const rows = batch.view(AGENT_TURNS.flatMap((turn, row) => (turn.agent === name ? [row] : [])));
@@ -60,6 +63,16 @@ describe('per-agent gradient norms (tfjs)', () => {
       close(split.agentGradNorms![k]!, alone.gradNorm);
     }
     expect(Buffer.from(model.weights.get('lm_head.weight')!.dataSync().buffer).equals(Buffer.from(before.buffer))).toBe(true);
+  });
+
+  it('micro-batches of at most 10 padded tokens take the rows widest first: 4 runs where the rows in order take 5', async () => {
+    // Rows (prompt + response): 0: 3+3, 1: 2+2, 2: 3+4, 3: 3+1, 4: 2+3, 5: 1+2; widest first 2, 0, 4, 1, 3, 5.
+    // {2}; with 0, 2 x (3+4) = 14. {0}; with 4, 2 x (3+3) = 12. {4,1} 2 x (2+3) = 10. {3,5} 2 x (3+2) = 10.
+    // In order: {0}, {1}, {2}, {3} (each with the next over 10), {4,5}.
+    const whole = makeAgentBatch(AGENT_TURNS).all();
+    const budgeted = await trainer.update(request(whole, whole, { microBatchTokens: 10 }));
+    expect(budgeted.metrics['actor/micro_batches']).toBe(4);
+    close(budgeted.gradNorm, (await trainer.update(request(whole, whole))).gradNorm);
   });
 
   it("two agents' shares add up to the gradient (parallelogram law with b's advantages negated)", async () => {

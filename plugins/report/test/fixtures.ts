@@ -34,6 +34,7 @@ export function metricLines(): MetricLine[] {
       'actor/policy/pg_loss': -0.01 * step,
       'actor/judge/pg_loss': 0.02 * step,
       'actor/policy/entropy': 2 - 0.1 * step,
+      'actor/policy/micro_batches': 4,
       'advantage/std': 0.3,
       'timing/rollout': 1.5,
       'timing/update': 0.5 + 0.1 * step,

@@ -113,6 +113,9 @@ describe('renderReport', () => {
     expect(plan['group-policy-loss']).toEqual(['actor/policy/pg_loss']);
     expect(plan['group-judge-grad_norm']).toEqual(['actor/judge/grad_norm']);
     expect(plan['group-policy-kl']).toEqual(['actor/policy/entropy']);
+    // a count: the right axis of the clipped-and-skipped chart, not the group's "Other"
+    expect(plan['group-policy-skipped']).toEqual(['actor/policy/micro_batches']);
+    expect(plan['group-policy-other']).toBeUndefined();
     expect(plan.timing).toEqual(['timing/step', 'timing/rollout', 'timing/update']);
     expect(plan.throughput).toEqual(['perf/tokens_per_second']);
     expect(plan.memory).toEqual(['perf/cpu_memory_used_gb', 'perf/max_cpu_memory_used_gb', 'perf/heap_used_gb']);

@@ -61,6 +61,8 @@ export interface GradientResult {
   gradients: Map<string, Float32Array>;
   /** With `rowAgents`: the norm of each agent's share of `gradients` (0 for an agent with no row). */
   agentGradNorms?: number[];
+  /** The training runs it took: its micro-batches. */
+  microBatches: number;
 }
 
 /** The global norm of a set of buffers, summed in float64. */
@@ -291,7 +293,13 @@ export class OnnxTrainer {
       const { tokens } = lossTotals(view, { responseLength: 1, microBatchSize: 1 });
       metrics['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
     }
-    return { loss: lossSum, metrics, gradients: this.gradientBuffers, ...(agentGradNorms && { agentGradNorms }) };
+    return {
+      loss: lossSum,
+      metrics,
+      microBatches: microBatches.length,
+      gradients: this.gradientBuffers,
+      ...(agentGradNorms && { agentGradNorms }),
+    };
   }
 
   /**
@@ -387,7 +395,7 @@ export class OnnxTrainer {
       // measureOnly: the norms are all that is wanted, nothing is applied
       acceptGradNorm: request.measureOnly ? () => false : request.acceptGradNorm,
     });
-    const metrics = { ...result.metrics, 'actor/skipped_nonfinite': step.nonFinite ? 1 : 0 };
+    const metrics = { ...result.metrics, 'actor/skipped_nonfinite': step.nonFinite ? 1 : 0, 'actor/micro_batches': result.microBatches };
     return {
       loss: result.loss,
       gradNorm: step.gradNorm,

@@ -81,6 +81,7 @@ export class PolicyTrainer {
       metrics['actor/entropy'] = tokens > 0 ? entropySum / tokens : 0;
     }
     metrics['actor/skipped_nonfinite'] = step.nonFinite ? 1 : 0;
+    metrics['actor/micro_batches'] = cut.length;
     return {
       loss: step.lossSum,
       gradNorm: step.gradNorm,

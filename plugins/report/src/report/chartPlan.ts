@@ -256,7 +256,7 @@ export function planPanels(series: Record<string, Series>): PlannedPanel[] {
     const lr = pick((m) => m === 'lr');
     const probs = pick((m) => m.startsWith('probs_diff'));
     const fractions = pick((m) => /(clipfrac|clipfrac_lower|rows_skipped)$/.test(m));
-    const counts = pick((m) => /^(skipped_steps|skipped_nonfinite|updates)$/.test(m));
+    const counts = pick((m) => /^(skipped_steps|skipped_nonfinite|updates|micro_batches)$/.test(m));
     const rest = ks.filter((k) => !picked.has(k));
     const simple = (id: string, title: string, leftLabel: string, list: string[], log = false) =>
       chart({ id: `group-${group}-${id}`, title, leftLabel, series: list.map((k) => s(k, 'left', { label: label(k) })), log });
