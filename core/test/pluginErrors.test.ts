@@ -57,6 +57,27 @@ describe('an error thrown in a tap names the plugin, the hook and the step', () 
     expect(error.hint).toContain('/project/thrower.js');
   });
 
+  test('a full disk is OUTPUT_UNWRITABLE naming trainer.outputDir, not a bug in the plugin', async () => {
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' });
+    const writer: Plugin = {
+      name: 'writer',
+      apply(kernel) {
+        kernel.hooks.shutdown.tapPromise('writer', async () => {
+          throw full;
+        });
+      },
+    };
+    const error = await runError([producer, writer]);
+    expect(error).toMatchObject({
+      code: 'OUTPUT_UNWRITABLE',
+      message: 'plugin writer failed in hook shutdown: the disk is full (ENOSPC: no space left on device, write)',
+      key: 'trainer.outputDir',
+    });
+    expect(error.cause).toBe(full);
+    expect(error.hint).toContain('free space');
+    expect(error.hint).not.toContain('a bug');
+  });
+
   test('a rejected promise tap and a callback tap are attributed alike', async () => {
     const rejecting: Plugin = {
       name: 'rejecting',

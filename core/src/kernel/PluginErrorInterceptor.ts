@@ -1,4 +1,5 @@
 import { DrmasError } from '../errors/DrmasError.js';
+import { FULL_DISK_REASONS } from '../run/outputDirectory.js';
 import type { HookName, InterceptableHook, KernelHooks, RegisteredTap } from './KernelHooks.js';
 
 const BUILTIN_TAP_PREFIX = 'drmas:';
@@ -47,6 +48,15 @@ export function attributeTapError(error: unknown, failure: TapFailure, locate?: 
       file: error.file ?? (error.key ? locate?.(error.key) : undefined),
       hint: error.hint,
       cause: error,
+    });
+  } else if (FULL_DISK_REASONS[(error as NodeJS.ErrnoException)?.code ?? ''] !== undefined) {
+    // The machine's fault, not the plugin's: whatever it was writing, the disk has no room.
+    const system = error as NodeJS.ErrnoException;
+    wrapped = new DrmasError('OUTPUT_UNWRITABLE', `${where}: ${FULL_DISK_REASONS[system.code!]} (${system.message})`, {
+      cause: error,
+      key: 'trainer.outputDir',
+      file: system.path,
+      hint: 'free space on the disk of the run directory, or set trainer.outputDir to a folder on a disk with room; what was written before stays',
     });
   } else {
     const message = error instanceof Error ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}` : String(error);

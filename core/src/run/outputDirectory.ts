@@ -2,12 +2,17 @@ import { mkdirSync, mkdtempSync, rmdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DrmasError } from '../errors/DrmasError.js';
 
+/** System errors that say the disk has no room, whatever was being written. */
+export const FULL_DISK_REASONS: Readonly<Record<string, string>> = {
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is used up',
+};
+
 const REASONS: Readonly<Record<string, string>> = {
   EACCES: 'permission denied',
   EPERM: 'the operation is not permitted there',
   EROFS: 'the file system is read-only',
-  ENOSPC: 'the disk is full',
-  EDQUOT: 'the disk quota is used up',
+  ...FULL_DISK_REASONS,
   ENOTDIR: 'a part of the path is a file, not a folder',
   ENAMETOOLONG: 'the path is too long',
   ELOOP: 'the path has a loop of symbolic links',
