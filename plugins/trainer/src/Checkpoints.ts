@@ -37,14 +37,14 @@ function removeCheckpoint(root: string, dir: string): void {
 /**
  * Writes a checkpoint atomically: every worker group's model and optimizer plus the trainer state go into a
  * `.partial-*` folder, then `manifest.json` (each file's size and sha256) last, and the folder is renamed into
- * place. A killed write leaves only a `.partial-*` folder, which is never loaded and is removed by the next save.
+ * place. A write that fails removes its `.partial-*` folder; a killed one leaves it, never loaded and removed by the next save.
  * The format written is core's (`core/src/checkpoint/`); the model folders' files are `@drmas/models`'.
  */
 export async function saveCheckpoint(
   runDir: string,
   step: number,
   seed: number,
-  groups: TrainedWorkerGroup[],
+  groups: ReadonlyArray<Pick<TrainedWorkerGroup, 'id'> & { trainer: Pick<TrainedWorkerGroup['trainer'], 'save'> }>,
   states: Checkpointable[],
   keepLast: number,
   /** Writes more into the checkpoint folder before its manifest (the critics). */
@@ -56,24 +56,30 @@ export async function saveCheckpoint(
     if (name.startsWith(PARTIAL) || name.startsWith(REMOVING)) rmSync(path.join(root, name), { recursive: true, force: true });
   }
   const partial = path.join(root, `${PARTIAL}${checkpointDirName(step)}-${process.pid}`);
-  mkdirSync(partial, { recursive: true });
-  for (const group of groups) await group.trainer.save(path.join(partial, group.id), { optimizer: true });
-  await extra?.(partial);
-  const state: TrainerState = {
-    format: CHECKPOINT_FORMAT,
-    step,
-    seed,
-    workerGroups: groups.map((g) => g.id),
-    states: Object.fromEntries(states.map((s) => [s.key, s.getState()])),
-  };
-  const stateFile = path.join(partial, CHECKPOINT_STATE_FILE);
-  writeFileSync(stateFile, `${JSON.stringify(state, null, 2)}\n`);
-  fsyncPath(stateFile);
-  await writeCheckpointManifest(partial);
-  fsyncPath(partial);
   const final = path.join(root, checkpointDirName(step));
-  if (existsSync(final)) removeCheckpoint(root, final);
-  renameSync(partial, final);
+  mkdirSync(partial, { recursive: true });
+  try {
+    for (const group of groups) await group.trainer.save(path.join(partial, group.id), { optimizer: true });
+    await extra?.(partial);
+    const state: TrainerState = {
+      format: CHECKPOINT_FORMAT,
+      step,
+      seed,
+      workerGroups: groups.map((g) => g.id),
+      states: Object.fromEntries(states.map((s) => [s.key, s.getState()])),
+    };
+    const stateFile = path.join(partial, CHECKPOINT_STATE_FILE);
+    writeFileSync(stateFile, `${JSON.stringify(state, null, 2)}\n`);
+    fsyncPath(stateFile);
+    await writeCheckpointManifest(partial);
+    fsyncPath(partial);
+    if (existsSync(final)) removeCheckpoint(root, final);
+    renameSync(partial, final);
+  } catch (error) {
+    // A write that failed (a full disk, say) takes back what it wrote, rather than leave it filling the disk.
+    rmSync(partial, { recursive: true, force: true });
+    throw error;
+  }
   fsyncPath(root);
   const all = listCheckpoints(runDir);
   for (const old of all.slice(0, Math.max(0, all.length - keepLast))) removeCheckpoint(root, old.dir);
