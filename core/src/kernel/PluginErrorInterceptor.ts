@@ -56,7 +56,7 @@ export function attributeTapError(error: unknown, failure: TapFailure, locate?: 
       cause: error,
       key: 'trainer.outputDir',
       file: system.path,
-      hint: 'free space on the disk of the run directory, or set trainer.outputDir to a folder on a disk with room; what was written before stays',
+      hint: 'free space on the disk of the run directory, or put runs on a disk with room (trainer.outputDir, or --run-dir); what was written before stays',
     });
   } else {
     const message = error instanceof Error ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}` : String(error);
