@@ -174,8 +174,15 @@ export interface MicroBatchTokens {
   unit?: number;
 }
 
+/** A unit of rows that go into a micro-batch together, with its rows' longest prompt and longest response. */
+interface RowUnit {
+  rows: Int32Array;
+  prompt: number;
+  response: number;
+}
+
 /** `picked`'s units of `unit` consecutive rows, widest first (their longest prompt plus their longest response). */
-function widestFirst(picked: Int32Array, { batch, unit = 1 }: MicroBatchTokens): Int32Array {
+function unitsWidestFirst(picked: Int32Array, { batch, unit = 1 }: MicroBatchTokens): RowUnit[] {
   const units = Array.from({ length: Math.ceil(picked.length / unit) }, (_, u) => {
     const rows = picked.subarray(u * unit, (u + 1) * unit);
     let prompt = 0;
@@ -184,16 +191,9 @@ function widestFirst(picked: Int32Array, { batch, unit = 1 }: MicroBatchTokens):
       prompt = Math.max(prompt, batch.promptIds[row]!.length);
       response = Math.max(response, batch.responseLengths[row]!);
     }
-    return { rows, width: prompt + response };
+    return { rows, prompt, response };
   });
-  units.sort((a, b) => b.width - a.width);
-  const out = new Int32Array(picked.length);
-  let at = 0;
-  for (const { rows } of units) {
-    out.set(rows, at);
-    at += rows.length;
-  }
-  return out;
+  return units.sort((a, b) => b.prompt + b.response - (a.prompt + a.response));
 }
 
 /**
@@ -211,28 +211,29 @@ export function partMicroBatches(
   const step = Math.max(1, Math.floor(size || rows.length));
   const out: Array<{ rows: Int32Array; part: number }> = [];
   const split = (part: number, given: Int32Array) => {
-    const picked = budget ? widestFirst(given, budget) : given;
+    if (!budget) {
+      for (let start = 0; start < given.length; start += step) out.push({ rows: given.subarray(start, start + step), part });
+      return;
+    }
+    const units = unitsWidestFirst(given, budget);
+    const picked = new Int32Array(given.length);
+    let filled = 0;
+    for (const { rows: unitRows } of units) {
+      picked.set(unitRows, filled);
+      filled += unitRows.length;
+    }
+    // Greedily, a unit at a time, the first whatever its width.
     let start = 0;
-    while (start < picked.length) {
-      let end: number;
-      if (budget) {
-        const { batch, tokens, unit = 1 } = budget;
-        let prompt = 0;
-        let response = 0;
-        // A unit at a time (its rows' widest prompt and response), the first whatever its width.
-        for (end = start; end < picked.length;) {
-          const next = Math.min(picked.length, end + unit);
-          if (end > start && next - start > step) break;
-          let unitPrompt = prompt;
-          let unitResponse = response;
-          for (let k = end; k < next; k++) {
-            unitPrompt = Math.max(unitPrompt, batch.promptIds[picked[k]!]!.length);
-            unitResponse = Math.max(unitResponse, batch.responseLengths[picked[k]!]!);
-          }
-          if (end > start && (next - start) * (unitPrompt + unitResponse) > tokens) break;
-          [prompt, response, end] = [unitPrompt, unitResponse, next];
-        }
-      } else end = Math.min(picked.length, start + step);
+    for (let u = 0; u < units.length;) {
+      let { prompt, response } = units[u]!;
+      let end = start + units[u++]!.rows.length;
+      for (; u < units.length; u++) {
+        const next = units[u]!;
+        const [widerPrompt, widerResponse] = [Math.max(prompt, next.prompt), Math.max(response, next.response)];
+        const count = end + next.rows.length - start;
+        if (count > step || count * (widerPrompt + widerResponse) > budget.tokens) break;
+        [prompt, response, end] = [widerPrompt, widerResponse, end + next.rows.length];
+      }
       out.push({ rows: picked.subarray(start, end), part });
       start = end;
     }

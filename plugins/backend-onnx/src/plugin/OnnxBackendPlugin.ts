@@ -85,8 +85,7 @@ export function createOnnxBackendFactory(): BackendFactory {
       // widest row, which the check counts where it is more), whose activations the run holds about twice over
       // (`RUN_ACTIVATION_FACTOR`).
       const large = 4 * matrixWeightCount(shape) >= SHARED_LAYOUT_BYTES;
-      const bound = large ? microBatchBound(shape, budget.bytes) : undefined;
-      const micro = bound ? { microBatchTokens: bound.tokens, microBatchReason: bound.reason } : {};
+      const micro = large ? microBatchBound(shape, budget.bytes) : {};
       const factor = large ? RUN_ACTIVATION_FACTOR : 1;
       const what = large
         ? `${RUN_ACTIVATION_FACTOR} x the activations kept for the backward pass on onnx`

@@ -39,10 +39,13 @@ function tokensFilling(bytes: number, shape: BudgetShape): number {
   return Math.max(1, Math.floor(bytes / activationBytesPerToken(shape, HEAD_VOCAB_CHUNK)));
 }
 
-/** A large model's default micro-batch bound: its tokens, and how they came about (what `drmas validate` prints). */
+/**
+ * A large model's default micro-batch bound: its tokens, and how they came about (what `drmas validate` prints); the
+ * fields of the same name in `BackendFactory.trainingBytesPerToken`'s estimate.
+ */
 export interface MicroBatchBound {
-  tokens: number;
-  reason: string;
+  microBatchTokens: number;
+  microBatchReason: string;
 }
 
 /**
@@ -53,10 +56,10 @@ export function microBatchBound(shape: BudgetShape, budgetBytes: number): MicroB
   const share = MICRO_BATCH_BUDGET_SHARE * budgetBytes;
   const fraction = `1/${Math.round(1 / MICRO_BATCH_BUDGET_SHARE)} of the memory budget`;
   return share > MICRO_BATCH_ACTIVATION_BYTES
-    ? { tokens: tokensFilling(share, shape), reason: `activations of ${fraction}, ${formatBytes(share)}` }
+    ? { microBatchTokens: tokensFilling(share, shape), microBatchReason: `activations of ${fraction}, ${formatBytes(share)}` }
     : {
-        tokens: tokensFilling(MICRO_BATCH_ACTIVATION_BYTES, shape),
-        reason: `activations of ${formatBytes(MICRO_BATCH_ACTIVATION_BYTES)}, its least (${fraction} is ${formatBytes(share)})`,
+        microBatchTokens: tokensFilling(MICRO_BATCH_ACTIVATION_BYTES, shape),
+        microBatchReason: `activations of ${formatBytes(MICRO_BATCH_ACTIVATION_BYTES)}, its least (${fraction} is ${formatBytes(share)})`,
       };
 }
 
@@ -67,7 +70,7 @@ export function microBatchBound(shape: BudgetShape, budgetBytes: number): MicroB
  * layout's size, where micro-batches go by rows alone.
  */
 export function defaultMicroBatchTokens(config: DecoderConfig, budgetBytes: number, widestRow = 0): number | undefined {
-  return defaultWeightLayout(config) === 'shared' ? Math.max(microBatchBound(config, budgetBytes).tokens, widestRow) : undefined;
+  return defaultWeightLayout(config) === 'shared' ? Math.max(microBatchBound(config, budgetBytes).microBatchTokens, widestRow) : undefined;
 }
 
 /** `models.<id>.backwardSegments`: `auto`, or how many segments of layers a training run's backward takes. */
