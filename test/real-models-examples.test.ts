@@ -12,6 +12,7 @@ import { parseModelConfig, randomInitWeights, saveCheckpoint, type WritableDtype
 import { runBin, runCli } from './support/cliRunner.js';
 import { describeSlow } from './support/describeSlow.js';
 import { cutDown, PUBLISHED_MODELS, type PublishedModel } from './support/publishedConfigs.js';
+import { ONE_QUIET_STEP, setFlags } from './support/runSettings.js';
 import { REPO_ROOT, TempProject } from './support/tempProject.js';
 
 const DIR = path.join(REPO_ROOT, 'examples', 'real-models');
@@ -94,18 +95,13 @@ async function validateExample(
 }
 
 /** The smallest step: 2 prompts x 2 samples, 16 new tokens per turn, no evaluation, no checkpoint or report. */
-const ONE_SMALL_STEP = [
+const ONE_SMALL_STEP = setFlags([
   'rollout.promptsPerStep=2',
   'rollout.samplesPerPrompt=2',
   'agents.solver.sampling.maxNewTokens=16',
   'agents.verifier.sampling.maxNewTokens=16',
-  'eval.atStart=false',
-  'eval.atEnd=false',
-  'trainer.steps=1',
-  'trainer.saveEvery=0',
-  'report.html=false',
-  'report.progress=off',
-].flatMap((set) => ['--set', set]);
+  ...ONE_QUIET_STEP,
+]);
 
 describe('examples/real-models', () => {
   test('there is one example per published model', () => {
