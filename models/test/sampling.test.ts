@@ -15,13 +15,13 @@ function referenceTopP(logProbs: Float32Array, temperature: number, topP: number
 /** Top-k (ties with the k-th kept), then top-p, as transformers' TopKLogitsWarper and TopPLogitsWarper read. */
 function referenceTopK(logProbs: Float32Array, temperature: number, topK: number, topP: number, rng: SeededRandom): number {
   const kth = topK > 0 ? [...logProbs].sort((x, y) => y - x)[topK - 1]! : -Infinity;
-  const sorted = comparatorOrder(
-    logProbs,
-    Array.from(logProbs, (_, i) => i).filter((i) => logProbs[i]! >= kth),
-  );
+  const candidates = Array.from(logProbs, (_, i) => i).filter((i) => logProbs[i]! >= kth);
+  const sorted = comparatorOrder(logProbs, candidates);
   const best = logProbs[sorted[0]!]!;
-  const weights = sorted.map((i) => Math.exp((logProbs[i]! - best) / temperature));
-  const total = weights.reduce((a, b) => a + b, 0);
+  const weight = (i: number): number => Math.exp((logProbs[i]! - best) / temperature);
+  const weights = sorted.map(weight);
+  // The softmax's total, over the candidates in id order.
+  const total = candidates.map(weight).reduce((a, b) => a + b, 0);
   let cumulative = 0;
   let keep = 0;
   while (keep < sorted.length) {
@@ -73,7 +73,9 @@ describe('sampleToken with top-p', () => {
     // Spreads of 6 to 120 nats: the wide rows have tokens too unlikely to change the total, which the filter does not
     // sort; top-p just under 1 keeps them all (the filter then sorts the whole row).
     for (let trial = 0; trial < 400; trial++) {
-      const row = randomRow(rows, 512, [6, 30, 60, 120][trial % 4]);
+      let row = randomRow(rows, 512, [6, 30, 60, 120][trial % 4]);
+      // Log-probs rounded to quarters: ties, ordered by id within the nucleus and at its edge.
+      if (trial % 5 === 4) row = Float32Array.from(row, (x) => Math.round(x * 4) / 4);
       const temperature = [0.6, 1, 1.3][trial % 3]!;
       const topP = [0.95, 0.5, 0.999, 1 - 2 ** -53][trial % 4 === 3 ? 3 : trial % 3]!;
       expect(sampleToken(row, { temperature, topK: 0, topP }, a)).toBe(referenceTopP(row, temperature, topP, b));
