@@ -9,7 +9,15 @@ export abstract class LoopbackStandIn {
 
   /** Starts listening; answers the base URL (no trailing slash). */
   async start(): Promise<string> {
-    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server = createServer((req, res) => {
+      // A handler that fails answers 500 with its error rather than rejecting unhandled, which would fail whichever
+      // test file happens to run when it settles.
+      this.handle(req, res).catch((error: unknown) => {
+        if (res.headersSent) return void res.destroy();
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`stand-in: ${error instanceof Error ? error.message : String(error)}`);
+      });
+    });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }

@@ -47,7 +47,14 @@ export class RecordingProxy extends LoopbackStandIn {
     const headers = Object.entries(req.headers).flatMap(([name, value]) =>
       HOP_HEADERS.has(name) || value === undefined ? [] : [[name, Array.isArray(value) ? value.join(', ') : value] as [string, string]],
     );
-    const answer = await fetch(`${this.target}${url}`, { method: req.method, headers, body: bytes.length ? bytes : undefined });
+    let answer: Response;
+    try {
+      answer = await fetch(`${this.target}${url}`, { method: req.method, headers, body: bytes.length ? bytes : undefined });
+    } catch (error) {
+      // The server went away (a test stopping it with a request in flight): a gateway's answer, not a rejection.
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      return void res.end(`proxy: ${this.target} did not answer: ${error instanceof Error ? error.message : String(error)}`);
+    }
     const text = Buffer.from(await answer.arrayBuffer());
     seen.answer = text.toString('utf8');
     if (this.drop(url, index)) return void req.socket.destroy();
