@@ -8,7 +8,7 @@ const scratch = new TempProject('maverl-training');
 afterAll(() => scratch.dispose());
 
 const trainStep = (name: string, settings: string[]) =>
-  trainOneStep(scratch, name, 'examples/math/drmas.config.json', [
+  trainOneStep('examples/math/drmas.config.json', scratch.path(name), [
     'trainer.seed=1',
     'rollout.promptsPerStep=2',
     'rollout.samplesPerPrompt=2',

@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 const trainStep = (name: string, settings: string[] = []) =>
-  trainOneStep(scratch, name, 'examples/debate/drmas.config.json', [
+  trainOneStep('examples/debate/drmas.config.json', scratch.path(name), [
     'trainer.seed=1',
     'rollout.promptsPerStep=2',
     'rollout.samplesPerPrompt=4',
