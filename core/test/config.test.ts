@@ -55,6 +55,21 @@ describe('finding and loading config files', () => {
     expect(error.file).toBe(p.path('missing.json'));
   });
 
+  test('a missing file suggests the config files beside it with the closest names', async () => {
+    const p = project({ 'grpo-small.yaml': '{}', 'grpo-mall.json': '{}', 'grpo-smalls.txt': '', 'unrelated.json': '{}' });
+    // One edit from grpo-small, two from grpo-mall; grpo-smalls.txt is as close but not a config file.
+    const near = await failure(() => resolveConfig({ cwd: p.dir, configPath: 'grpo-smal.yaml' }));
+    expect(near.code).toBe('CONFIG_NOT_FOUND');
+    expect(near.message).toContain('does not exist. Did you mean "grpo-small.yaml" or "grpo-mall.json"?');
+    // Compared without extensions: the other extension's file of the same name is the one meant.
+    const otherExtension = await failure(() => resolveConfig({ cwd: p.dir, configPath: 'unrelated.yml' }));
+    expect(otherExtension.message).toContain('Did you mean "unrelated.json"?');
+    const far = await failure(() => resolveConfig({ cwd: p.dir, configPath: 'zzzzzzzz.json' }));
+    expect(far.message).not.toContain('Did you mean');
+    const noFolder = await failure(() => resolveConfig({ cwd: p.dir, configPath: 'nowhere/a.json' }));
+    expect(noFolder.hint).toContain(`the folder ${p.path('nowhere')} does not exist`);
+  });
+
   test('no config found while one is required', async () => {
     const p = project({ '.keep': '' });
     const error = await failure(() => resolveConfig({ cwd: p.dir, required: true, configPath: undefined }));

@@ -1,8 +1,9 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { cosmiconfig, type Loader } from 'cosmiconfig';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { DrmasError } from '../errors/DrmasError.js';
+import { closestMatches } from '../errors/didYouMean.js';
 import { importModule, type ModuleImportError } from '../plugins/ModuleImporter.js';
 import { isPlainObject, type ConfigObject } from './ConfigLayers.js';
 
@@ -114,24 +115,29 @@ const loadModule: Loader = async (filepath) => {
   return mod.default;
 };
 
+const LOADERS: Record<string, Loader> = {
+  '.json': loadJson,
+  '.yaml': loadYaml,
+  '.yml': loadYaml,
+  noExt: loadYaml,
+  '.js': loadModule,
+  '.mjs': loadModule,
+  '.cjs': loadModule,
+  '.ts': loadModule,
+  '.mts': loadModule,
+  '.cts': loadModule,
+};
+
+/** The file extensions a config loads from (`LOADERS`). */
+const CONFIG_EXTENSIONS = new Set(Object.keys(LOADERS).filter((key) => key.startsWith('.')));
+
 function explorer() {
   return cosmiconfig('drmas', {
     searchPlaces: [...CONFIG_SEARCH_PLACES],
     searchStrategy: 'global',
     // An empty config file in the folder is the one meant: reported as empty, not skipped for a parent's.
     ignoreEmptySearchPlaces: false,
-    loaders: {
-      '.json': loadJson,
-      '.yaml': loadYaml,
-      '.yml': loadYaml,
-      noExt: loadYaml,
-      '.js': loadModule,
-      '.mjs': loadModule,
-      '.cjs': loadModule,
-      '.ts': loadModule,
-      '.mts': loadModule,
-      '.cts': loadModule,
-    },
+    loaders: LOADERS,
   });
 }
 
@@ -162,15 +168,34 @@ async function load(run: () => Promise<{ config: unknown; filepath: string } | n
 }
 
 /**
+ * ` Did you mean "..."?` naming the files in missing `file`'s folder that a config could be (by the loaders'
+ * extensions) whose names are closest to its own, compared without extensions; empty where none is close.
+ */
+function closestConfigFiles(file: string): string {
+  const dir = path.dirname(file);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return '';
+  const byStem = new Map<string, string>();
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const extension = path.extname(entry.name);
+    if (entry.isFile() && CONFIG_EXTENSIONS.has(extension)) byStem.set(entry.name.slice(0, -extension.length), entry.name);
+  }
+  const stems = closestMatches(path.basename(file, path.extname(file)), byStem.keys());
+  return stems.length === 0 ? '' : ` Did you mean ${stems.map((stem) => JSON.stringify(byStem.get(stem))).join(' or ')}?`;
+}
+
+/**
  * Loads `configPath` when given, else searches from `cwd` upwards. With `required`, finding nothing is an error.
  */
 export async function loadConfigFile(options: { cwd: string; configPath?: string; required: boolean }): Promise<LoadedConfigFile> {
   if (options.configPath) {
     const file = path.resolve(options.cwd, options.configPath);
     if (!existsSync(file) || !statSync(file).isFile()) {
-      throw new DrmasError('CONFIG_NOT_FOUND', `config file ${file} does not exist`, {
+      const suggestion = closestConfigFiles(file);
+      throw new DrmasError('CONFIG_NOT_FOUND', `config file ${file} does not exist${suggestion && `.${suggestion}`}`, {
         file,
-        hint: 'check the path given to --config (it is resolved from the current folder)',
+        hint: existsSync(path.dirname(file))
+          ? 'check the path given to --config (it is resolved from the current folder)'
+          : `the folder ${path.dirname(file)} does not exist either: check the path given to --config (it is resolved from the current folder)`,
       });
     }
     const result = await load(() => explorer().load(file), file);
