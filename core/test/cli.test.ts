@@ -132,6 +132,16 @@ describe('drmas CLI', () => {
     const flag = await runCli(['train', '--confg', 'x']);
     expect(flag.code).toBe(1);
     expect(flag.stderr).toBe(`error INVALID_ARGUMENT (--confg): Unknown option '--confg'\n  hint: Did you mean "--config"?\n`);
+    // parseArgs calls a value starting with "-" ambiguous; the message names it and how to write it.
+    const dashed = await runCli(['generate', '--max-new-tokens', '-1']);
+    expect(dashed.code).toBe(1);
+    expect(dashed.stderr).toMatch(
+      /^error INVALID_ARGUMENT \(--max-new-tokens\): --max-new-tokens takes a value, and what follows it \("-1"\) starts with "-"\n {2}hint: write a value that starts with "-" joined by "=": --max-new-tokens=-1 \(usage: drmas generate /,
+    );
+    const forgotten = await runCli(['generate', '--max-new-tokens', '--seed', '3']);
+    expect(forgotten.stderr).toMatch(
+      /^error INVALID_ARGUMENT \(--max-new-tokens\): --max-new-tokens takes a value, but --seed follows it\n {2}hint: give --max-new-tokens its value before --seed /,
+    );
     const none = await runCli([]);
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/^error INVALID_ARGUMENT \(command\): no command given\n[\s\S]*usage: drmas <command>/);

@@ -67,7 +67,7 @@ function reportError(error: unknown, io: CliIO, verbose: boolean): number {
 }
 
 /** Why node:util's parseArgs refused the arguments, as a DrmasError naming the option or argument at fault. */
-function usageError(error: unknown, command: CliCommand): DrmasError {
+function usageError(error: unknown, command: CliCommand, args: readonly string[]): DrmasError {
   // parseArgs explains some refusals over several lines; the first says what is wrong.
   const message = (error as Error).message.split('\n')[0]!;
   const code = (error as { code?: string }).code;
@@ -78,6 +78,21 @@ function usageError(error: unknown, command: CliCommand): DrmasError {
     return new DrmasError('INVALID_ARGUMENT', `drmas ${command.name} takes no argument "${argument}"`, {
       key: argument || command.name,
       hint: `options start with --; \`drmas ${command.name} --help\` lists them (usage: ${command.usage})`,
+    });
+  }
+  // parseArgs calls an option followed by a dash argument ambiguous: a forgotten value (`--seed --k 4`) or one that
+  // starts with '-' (`--seed -1`), which reads as an option unless joined with '='.
+  const next = option ? args[args.indexOf(option) + 1] : undefined;
+  if (option && next !== undefined && code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && message.includes('ambiguous')) {
+    if (/^--?[a-z]/i.test(next)) {
+      return new DrmasError('INVALID_ARGUMENT', `${option} takes a value, but ${next} follows it`, {
+        key: option,
+        hint: `give ${option} its value before ${next} (usage: ${command.usage})`,
+      });
+    }
+    return new DrmasError('INVALID_ARGUMENT', `${option} takes a value, and what follows it ("${next}") starts with "-"`, {
+      key: option,
+      hint: `write a value that starts with "-" joined by "=": ${option}=${next} (usage: ${command.usage})`,
     });
   }
   const suggestion = option && code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? didYouMean(option, known).trim() : '';
@@ -145,7 +160,7 @@ export async function main(
   try {
     parsed = parseArgs({ args: rest, options: command.options, allowPositionals: command.positionals ?? false, strict: true });
   } catch (error) {
-    return reportError(usageError(error, command), io, verbose);
+    return reportError(usageError(error, command, rest), io, verbose);
   }
   try {
     return await command.run(parsed, io);
