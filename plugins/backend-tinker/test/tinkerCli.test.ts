@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describeSlow } from '../../../test/support/describeSlow.js';
 import { runBin, runCli, startBin, type InfoReport } from '../../../test/support/cliRunner.js';
 import { TempProject } from '../../../test/support/tempProject.js';
@@ -94,6 +94,27 @@ describe('drmas tinker-server in its own process', () => {
       server.child.kill('SIGTERM');
     }
     expect((await server.exited).code).toBe(0);
+  });
+
+  it('removes the temporary weights folder it made when it stops, and keeps a --data-dir', async () => {
+    const dataDir = project.path('tinker-data');
+    for (const [k, args] of [[], ['--data-dir', dataDir]].entries()) {
+      const server = startBin(['tinker-server', '--port', '0', '--engine', 'onnx', ...args]);
+      let folder: string;
+      try {
+        await server.waitFor(/weights in \S+/, 60_000);
+        folder = /weights in ([^,)]+)/.exec(server.output())![1]!;
+        const url = /listening at (http:\/\/\S+)/.exec(server.output())![1]!;
+        // A save writes a checkpoint into the folder, so the removal has something to remove.
+        const tinker = await tinkerBackend(client(url));
+        await tinker.save(project.path(`pointer-${k}`));
+        expect(readdirSync(folder).length).toBeGreaterThan(0);
+      } finally {
+        server.child.kill('SIGTERM');
+      }
+      expect((await server.exited).code).toBe(0);
+      expect(existsSync(folder)).toBe(args.length > 0);
+    }
   });
 });
 

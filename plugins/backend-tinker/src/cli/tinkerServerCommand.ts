@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CONFIG_OPTIONS, DrmasError, integerOption, type CliCommand } from '@drmas/core';
@@ -28,7 +28,7 @@ export const tinkerServerCommand: CliCommand = {
     ['--port N', `port to listen on (default ${DEFAULTS.port}; 0: a free port, printed)`],
     ['--host H', `address to listen on (default ${DEFAULTS.host}: this machine only)`],
     ['--api-key-env NAME', 'require the key in this environment variable as X-API-Key (default: no key)'],
-    ['--data-dir DIR', 'where saved weights go (default: a new temporary folder)'],
+    ['--data-dir DIR', 'where saved weights go, kept (default: a new temporary folder, removed when the server stops)'],
     ['--seed N', `initialisation seed of built-in base models (tiny, small; default ${DEFAULTS.seed})`],
     ['--delay-ms MS', 'wait before each request starts, so futures are polled while pending (default 0)'],
     ['--hold-ms MS', `how long retrieve_future waits for a running request (default ${DEFAULT_FUTURE_POLICY.holdMs})`],
@@ -81,33 +81,39 @@ export const tinkerServerCommand: CliCommand = {
       });
     }
     const log = (message: string) => io.stderr.write(`drmas: ${message}\n`);
-    const dataDir = path.resolve(
-      io.cwd,
-      (values['data-dir'] as string | undefined) ?? (await mkdtemp(path.join(os.tmpdir(), 'drmas-tinker-'))),
-    );
-    const engines = await openLocalEngines({
-      cwd: io.cwd,
-      configPath: values.config as string | undefined,
-      overrides: values.set as string[] | undefined,
-      engine: values.engine as string | undefined,
-      seed,
-      log,
-      dataDir,
-    });
-    const server = new TinkerServer(new TrainingModels(engines.open, dataDir, ['tiny', 'small']), { host, port, apiKey, policy });
-    const url = await server.start();
-    if (!LOOPBACK.has(host) && !apiKey) log(`listening on ${host} with no API key: anyone who can reach it can train and sample`);
-    const stopped = new Promise<string>((resolve) => {
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-    });
+    const givenDir = values['data-dir'] as string | undefined;
+    // A folder of its own holds what only this server can address (tinker:// paths), and may hold gigabytes of
+    // checkpoints: it goes when the server stops.
+    const dataDir = givenDir === undefined ? await mkdtemp(path.join(os.tmpdir(), 'drmas-tinker-')) : path.resolve(io.cwd, givenDir);
+    const removeOwnDir = () => (givenDir === undefined ? rm(dataDir, { recursive: true, force: true }) : Promise.resolve());
     try {
-      io.stdout.write(
-        `tinker-server listening at ${url} (engine ${engines.name}, full-weight training: LoRA ranks are accepted but not applied; weights in ${dataDir})\n`,
-      );
-      log(`${await stopped}: stopping`);
+      const engines = await openLocalEngines({
+        cwd: io.cwd,
+        configPath: values.config as string | undefined,
+        overrides: values.set as string[] | undefined,
+        engine: values.engine as string | undefined,
+        seed,
+        log,
+        dataDir,
+      });
+      const server = new TinkerServer(new TrainingModels(engines.open, dataDir, ['tiny', 'small']), { host, port, apiKey, policy });
+      const url = await server.start();
+      if (!LOOPBACK.has(host) && !apiKey) log(`listening on ${host} with no API key: anyone who can reach it can train and sample`);
+      const stopped = new Promise<string>((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+      });
+      try {
+        const kept = givenDir === undefined ? ', a temporary folder removed when the server stops; --data-dir keeps them' : '';
+        io.stdout.write(
+          `tinker-server listening at ${url} (engine ${engines.name}, full-weight training: LoRA ranks are accepted but not applied; weights in ${dataDir}${kept})\n`,
+        );
+        log(`${await stopped}: stopping`);
+      } finally {
+        await server.stop();
+      }
     } finally {
-      await server.stop();
+      await removeOwnDir();
     }
     return 0;
   },
