@@ -70,6 +70,12 @@ export function writeChunkedScoreHead(
     return g.op('Mul', [product, inverseTemperature]);
   };
   const perToken = (x: string) => g.op('Reshape', [x, targetShape]);
+  /** Where in chunk `[start, end)` each target falls (`at`, 0 where it falls outside), and whether it does (`inChunk`). */
+  const targetIn = (start: number, end: number) => {
+    const local = g.op('Sub', [target, g.ints([start], true)]);
+    const inChunk = g.op('And', [g.op('GreaterOrEqual', [local, g.ints([0], true)]), g.op('Less', [local, g.ints([end - start], true)])]);
+    return { at: g.op('Where', [inChunk, local, g.ints([0], true)]), inChunk };
+  };
 
   const slices: string[] = [];
   let lse = '';
@@ -87,12 +93,8 @@ export function writeChunkedScoreHead(
         const max = maxLast(z);
         const e = g.op('Exp', [g.op('Sub', [z, max])]);
         const sum = sumLast(e);
-        const local = g.op('Sub', [target, g.ints([start], true)]);
-        const inChunk = g.op('And', [
-          g.op('GreaterOrEqual', [local, g.ints([0], true)]),
-          g.op('Less', [local, g.ints([end - start], true)]),
-        ]);
-        const picked = g.op('GatherElements', [z, g.op('Where', [inChunk, local, g.ints([0], true)])], { axis: -1 });
+        const { at, inChunk } = targetIn(start, end);
+        const picked = g.op('GatherElements', [z, at], { axis: -1 });
         stats.push(
           g.op(
             'Concat',
@@ -137,8 +139,12 @@ export function writeChunkedScoreHead(
         const p = g.op('Exp', [g.op('Sub', [z, lse])]);
         let dz = g.op('Mul', [p, g2 ? g.op('Sub', [a, g.op('Mul', [g2, z])]) : a]);
         if (g1) {
-          const isTarget = g.op('Equal', [g.op('Range', [g.ints([start], true), g.ints([end], true), g.ints([1], true)]), target]);
-          dz = g.op('Add', [dz, g.op('Where', [isTarget, g1, zero])]);
+          // g1 added at each row's target: gathered, added and scattered back, one value a row (a Where broadcast over
+          // the chunk took longer than the chunk's Exp); a row whose target is elsewhere writes back its own value.
+          const { at, inChunk } = targetIn(start, end);
+          const current = g.op('GatherElements', [dz, at], { axis: -1 });
+          const updated = g.op('Where', [inChunk, g.op('Add', [current, g1]), current]);
+          dz = g.op('ScatterElements', [dz, at, updated], { axis: -1 });
         }
         const flat = g.op('Reshape', [g.op('Mul', [dz, inverseTemperature]), g.ints([-1, end - start])]);
         const done: string[] = [];
