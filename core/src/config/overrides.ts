@@ -223,7 +223,7 @@ function guess(raw: string): unknown {
 /**
  * Turns the text of an override into a value of the type the schema expects at its key, strictly: whole numbers in
  * decimal digits for integers (not `0x10`, `1e3`, ` 5` or `5abc`), finite numbers, `true`/`false`, an enum's own
- * values; JSON (or a comma list) for arrays, JSON for objects. An unknown key is an error naming `--set`. Where the
+ * values; JSON (or a comma list, bracketed or not) for arrays, JSON for objects. An unknown key is an error naming `--set`. Where the
  * schema says nothing (a plugin's options), a best guess.
  */
 export function coerceOverride(override: Override, schema: ZodType | undefined): unknown {
@@ -236,8 +236,11 @@ export function coerceOverride(override: Override, schema: ZodType | undefined):
     } catch {
       if (type !== 'array') fail(override, 'a JSON object', '{}');
       const element = unwrapped(defOf(target).element ?? target);
-      if (override.raw === '') return [];
-      return override.raw.split(',').map((item) => {
+      // A bracketed list that is not JSON (`[math, dapo]`, as YAML writes it) reads as its items, spaces around them dropped.
+      const bracketed = /^\[(.*)\]$/s.exec(override.raw)?.[1];
+      const items = bracketed === undefined ? override.raw.split(',') : bracketed.split(',').map((item) => item.trim());
+      if (override.raw === '' || bracketed?.trim() === '') return [];
+      return items.map((item) => {
         const parsed = parseScalar(item, element);
         if (!parsed) fail(override, `a JSON list, or items separated by commas, each ${expectation(element)[0]}`, '[1,2]');
         return parsed.value;
