@@ -3,7 +3,7 @@ import path from 'node:path';
 import { cosmiconfig, type Loader } from 'cosmiconfig';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { DrmasError } from '../errors/DrmasError.js';
-import { closestMatches } from '../errors/didYouMean.js';
+import { didYouMean } from '../errors/didYouMean.js';
 import { importModule, type ModuleImportError } from '../plugins/ModuleImporter.js';
 import { isPlainObject, type ConfigObject } from './ConfigLayers.js';
 
@@ -168,19 +168,16 @@ async function load(run: () => Promise<{ config: unknown; filepath: string } | n
 }
 
 /**
- * ` Did you mean "..."?` naming the files in missing `file`'s folder that a config could be (by the loaders'
+ * ` Did you mean "..."?` naming the files in folder `dir` of missing `file` that a config could be (by the loaders'
  * extensions) whose names are closest to its own, compared without extensions; empty where none is close.
  */
-function closestConfigFiles(file: string): string {
-  const dir = path.dirname(file);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) return '';
+function closestConfigFiles(file: string, dir: string): string {
   const byStem = new Map<string, string>();
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const extension = path.extname(entry.name);
     if (entry.isFile() && CONFIG_EXTENSIONS.has(extension)) byStem.set(entry.name.slice(0, -extension.length), entry.name);
   }
-  const stems = closestMatches(path.basename(file, path.extname(file)), byStem.keys());
-  return stems.length === 0 ? '' : ` Did you mean ${stems.map((stem) => JSON.stringify(byStem.get(stem))).join(' or ')}?`;
+  return didYouMean(path.basename(file, path.extname(file)), byStem.keys(), (stem) => byStem.get(stem)!);
 }
 
 /**
@@ -190,12 +187,12 @@ export async function loadConfigFile(options: { cwd: string; configPath?: string
   if (options.configPath) {
     const file = path.resolve(options.cwd, options.configPath);
     if (!existsSync(file) || !statSync(file).isFile()) {
-      const suggestion = closestConfigFiles(file);
+      const dir = path.dirname(file);
+      const folder = existsSync(dir) && statSync(dir).isDirectory();
+      const suggestion = folder ? closestConfigFiles(file, dir) : '';
       throw new DrmasError('CONFIG_NOT_FOUND', `config file ${file} does not exist${suggestion && `.${suggestion}`}`, {
         file,
-        hint: existsSync(path.dirname(file))
-          ? 'check the path given to --config (it is resolved from the current folder)'
-          : `the folder ${path.dirname(file)} does not exist either: check the path given to --config (it is resolved from the current folder)`,
+        hint: `${folder ? '' : `the folder ${dir} does not exist either: `}check the path given to --config (it is resolved from the current folder)`,
       });
     }
     const result = await load(() => explorer().load(file), file);

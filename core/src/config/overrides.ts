@@ -238,8 +238,8 @@ export function coerceOverride(override: Override, schema: ZodType | undefined):
       const element = unwrapped(defOf(target).element ?? target);
       // A bracketed list that is not JSON (`[math, dapo]`, as YAML writes it) reads as its items, spaces around them dropped.
       const bracketed = /^\[(.*)\]$/s.exec(override.raw)?.[1];
-      const items = bracketed === undefined ? override.raw.split(',') : bracketed.split(',').map((item) => item.trim());
       if (override.raw === '' || bracketed?.trim() === '') return [];
+      const items = bracketed === undefined ? override.raw.split(',') : bracketed.split(',').map((item) => item.trim());
       return items.map((item) => {
         const parsed = parseScalar(item, element);
         if (!parsed) fail(override, `a JSON list, or items separated by commas, each ${expectation(element)[0]}`, '[1,2]');

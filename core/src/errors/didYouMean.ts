@@ -50,9 +50,12 @@ export function closestMatches(input: string, candidates: Iterable<string>, max 
   return scored.slice(0, max).map(([candidate]) => candidate);
 }
 
-/** ` Did you mean "x"?` (with a leading space), or an empty string when nothing is close. */
-export function didYouMean(input: string, candidates: Iterable<string>): string {
+/**
+ * ` Did you mean "x"?` (with a leading space), or an empty string when nothing is close; `shown` gives the text named
+ * for a candidate matched (default the candidate itself).
+ */
+export function didYouMean(input: string, candidates: Iterable<string>, shown: (match: string) => string = (match) => match): string {
   const matches = closestMatches(input, candidates);
   if (matches.length === 0) return '';
-  return ` Did you mean ${matches.map((m) => JSON.stringify(m)).join(' or ')}?`;
+  return ` Did you mean ${matches.map((m) => JSON.stringify(shown(m))).join(' or ')}?`;
 }

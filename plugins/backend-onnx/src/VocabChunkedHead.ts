@@ -70,12 +70,12 @@ export function writeChunkedScoreHead(
     return g.op('Mul', [product, inverseTemperature]);
   };
   const perToken = (x: string) => g.op('Reshape', [x, targetShape]);
-  /** Where in chunk `[start, end)` each target falls (`at`, 0 where it falls outside), and whether it does (`inChunk`). */
-  const targetIn = (start: number, end: number) => {
+  // Per chunk [start, end): where each target falls in it (`at`, 0 where it falls outside) and whether it does.
+  const targetIn = chunks.map(([start, end]) => {
     const local = g.op('Sub', [target, g.ints([start], true)]);
     const inChunk = g.op('And', [g.op('GreaterOrEqual', [local, g.ints([0], true)]), g.op('Less', [local, g.ints([end - start], true)])]);
     return { at: g.op('Where', [inChunk, local, g.ints([0], true)]), inChunk };
-  };
+  });
 
   const slices: string[] = [];
   let lse = '';
@@ -84,7 +84,7 @@ export function writeChunkedScoreHead(
     [hidden, head],
     () => {
       const stats: string[] = [];
-      for (const [start, end] of chunks) {
+      for (const [j, [start, end]] of chunks.entries()) {
         const stored = g.op('Slice', [head, g.ints([start]), g.ints([end]), g.ints([0])]);
         const slice = toFloat ? toFloat(stored) : stored;
         slices.push(slice);
@@ -93,7 +93,7 @@ export function writeChunkedScoreHead(
         const max = maxLast(z);
         const e = g.op('Exp', [g.op('Sub', [z, max])]);
         const sum = sumLast(e);
-        const { at, inChunk } = targetIn(start, end);
+        const { at, inChunk } = targetIn[j]!;
         const picked = g.op('GatherElements', [z, at], { axis: -1 });
         stats.push(
           g.op(
@@ -141,7 +141,7 @@ export function writeChunkedScoreHead(
         if (g1) {
           // g1 added at each row's target: gathered, added and scattered back, one value a row (a Where broadcast over
           // the chunk took longer than the chunk's Exp); a row whose target is elsewhere writes back its own value.
-          const { at, inChunk } = targetIn(start, end);
+          const { at, inChunk } = targetIn[j]!;
           const current = g.op('GatherElements', [dz, at], { axis: -1 });
           const updated = g.op('Where', [inChunk, g.op('Add', [current, g1]), current]);
           dz = g.op('ScatterElements', [dz, at, updated], { axis: -1 });

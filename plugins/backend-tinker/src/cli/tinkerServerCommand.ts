@@ -85,7 +85,6 @@ export const tinkerServerCommand: CliCommand = {
     // A folder of its own holds what only this server can address (tinker:// paths), and may hold gigabytes of
     // checkpoints: it goes when the server stops.
     const dataDir = givenDir === undefined ? await mkdtemp(path.join(os.tmpdir(), 'drmas-tinker-')) : path.resolve(io.cwd, givenDir);
-    const removeOwnDir = () => (givenDir === undefined ? rm(dataDir, { recursive: true, force: true }) : Promise.resolve());
     try {
       const engines = await openLocalEngines({
         cwd: io.cwd,
@@ -113,7 +112,7 @@ export const tinkerServerCommand: CliCommand = {
         await server.stop();
       }
     } finally {
-      await removeOwnDir();
+      if (givenDir === undefined) await rm(dataDir, { recursive: true, force: true });
     }
     return 0;
   },
