@@ -15,7 +15,7 @@
 // the runs.
 // --write NAME puts the table into bench/RESULTS.md's section `against-torch/NAME`.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,38 +26,48 @@ import { pythonOfEnv } from '../lib/pythonEnvs.mjs';
 import { replaceWholeSection } from '../lib/resultsSections.mjs';
 import { decoderTrainingFlops, shapeOf } from '../lib/workloads.mjs';
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    rows: { type: 'string', default: '16' },
-    prompt: { type: 'string', default: '60' },
-    new: { type: 'string', default: '128' },
-    rounds: { type: 'string', default: '2' },
-    modes: { type: 'string', default: 'generate,train' },
-    torch: { type: 'string', default: '2xfp32,2xbf16' },
-    'torch-micro-batch': { type: 'string', default: '4' },
-    lora: { type: 'string', default: '0' },
-    records: { type: 'string' },
-    write: { type: 'string' },
-  },
-});
-const [model] = positionals;
-if (!model) {
-  console.error('usage: node bench/sizes/againstTorch.mjs MODEL_DIR [--rows 16] [--prompt 60] [--new 128] [--rounds 2] ...');
-  process.exit(2);
+/** Stops with `message` (no stack: every failure here is the command line's or a child's, which says its own). */
+function fail(message, code = 1) {
+  console.error(`bench/sizes/againstTorch: ${message}`);
+  process.exit(code);
 }
+let parsed;
+try {
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: {
+      rows: { type: 'string', default: '16' },
+      prompt: { type: 'string', default: '60' },
+      new: { type: 'string', default: '128' },
+      rounds: { type: 'string', default: '2' },
+      modes: { type: 'string', default: 'generate,train' },
+      torch: { type: 'string', default: '2xfp32,2xbf16' },
+      'torch-micro-batch': { type: 'string', default: '4' },
+      lora: { type: 'string', default: '0' },
+      records: { type: 'string' },
+      write: { type: 'string' },
+    },
+  });
+} catch (error) {
+  fail(`${error.message} (see the first lines of bench/sizes/againstTorch.mjs)`, 2);
+}
+const { values, positionals } = parsed;
+const [model] = positionals;
+if (!model) fail('usage: node bench/sizes/againstTorch.mjs MODEL_DIR [--rows 16] [--prompt 60] [--new 128] [--rounds 2] ...', 2);
+if (!existsSync(join(model, 'config.json')))
+  fail(`${model} holds no config.json: give a model folder as transformers saves it (bench/sizes/randomCheckpoint.mjs writes one)`, 2);
 const [rows, prompt, fresh, rounds] = [values.rows, values.prompt, values.new, values.rounds].map(Number);
+for (const [key, value] of Object.entries({ rows, prompt, new: fresh, rounds }))
+  if (!Number.isInteger(value) || value < 1) fail(`--${key} is "${values[key]}": give a whole number of at least 1`, 2);
 const modes = values.modes.split(',');
+for (const mode of modes) if (!['generate', 'train'].includes(mode)) fail(`--modes: "${mode}" is neither generate nor train`, 2);
 const torchSettings = values.torch.split(',').map((s) => {
   const match = /^(\d+)x(fp32|bf16)$/.exec(s);
-  if (!match) throw new Error(`--torch: "${s}" is not THREADSxPRECISION (2xfp32, 2xbf16)`);
+  if (!match) fail(`--torch: "${s}" is not THREADSxPRECISION (2xfp32, 2xbf16)`, 2);
   return { name: s, threads: match[1], precision: match[2] };
 });
 const python = values.records ? undefined : pythonOfEnv('trl');
-if (!values.records && !python) {
-  console.error('bench/sizes/againstTorch: the trl Python environment is not installed (bash scripts/python-env.sh trl)');
-  process.exit(1);
-}
+if (!values.records && !python) fail('the trl Python environment is not installed (bash scripts/python-env.sh trl)');
 
 function run(command, args, env = process.env) {
   const started = loadavg()[0];
@@ -66,7 +76,7 @@ function run(command, args, env = process.env) {
     .trim()
     .split('\n')
     .findLast((l) => l.startsWith('{'));
-  if (child.status !== 0 || !line) throw new Error(`${command} ${args.join(' ')} failed (${child.status}):\n${child.stderr.slice(-3000)}`);
+  if (child.status !== 0 || !line) fail(`${command} ${args.join(' ')} failed (exit ${child.status}):\n${child.stderr.slice(-3000)}`);
   return { ...JSON.parse(line), loadBefore: +started.toFixed(2), loadAfter: +loadavg()[0].toFixed(2) };
 }
 

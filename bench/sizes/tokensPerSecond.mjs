@@ -15,7 +15,8 @@
 // Prints one JSON line: seconds, tokens (generated; or every prompt and response token trained), tokens per second,
 // peak resident set.
 import { totalmem } from 'node:os';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DEFAULT_MEMORY_SHARE, LORA_TARGET_MODULES, lossTotals, parseByteSize, TrainingBatch } from '@drmas/core';
 import { initLoraAdapter, loadModelWeights, SeededRandom } from '@drmas/models';
 import { createOnnxPolicyBackend, OnnxTrainer } from '@drmas/plugin-backend-onnx';
@@ -25,6 +26,10 @@ const [mode, model, ...numbers] = process.argv.slice(2);
 const [rows, promptTokens, newTokens] = numbers.map(Number);
 if (!['generate', 'train'].includes(mode) || !model || !(newTokens > 0)) {
   console.error('usage: node bench/sizes/tokensPerSecond.mjs generate|train MODEL_DIR ROWS PROMPT_TOKENS NEW_OR_RESPONSE_TOKENS');
+  process.exit(2);
+}
+if (!existsSync(join(model, 'config.json'))) {
+  console.error(`bench/sizes/tokensPerSecond: ${model} holds no config.json (a model folder as transformers saves it)`);
   process.exit(2);
 }
 
