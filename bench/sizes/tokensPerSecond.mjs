@@ -9,9 +9,10 @@
 // train: the onnx trainer's update of a policy-gradient step over ROWS rows of PROMPT + RESPONSE tokens, with the
 // memory budget `drmas train` takes by default (75% of the machine; MEMORY_BUDGET, such as 12GiB, sets it) choosing
 // the micro-batches and the backward's segments; two updates, the second timed, the first's loss and gradient norm
-// printed (the PyTorch side's, from the same weights, agree: test/interop/againstTorchWorkload.test.ts). LORA=R trains a LoRA adapter of rank
-// R (alpha 2R, no dropout, every projection, PEFT's initialization) on the frozen base instead of every weight;
-// SEGMENTS sets the backward's segments (`models.<id>.backwardSegments`: auto, the default, or a number).
+// printed (the PyTorch side's, from the same weights, agree: test/interop/againstTorchWorkload.test.ts). LORA=R
+// trains a LoRA adapter of rank R (alpha 2R, no dropout, every projection, PEFT's initialization) on the frozen base
+// instead of every weight; SEGMENTS sets the backward's segments (`models.<id>.backwardSegments`: auto, the default,
+// or a number).
 // Prints one JSON line: seconds, tokens (generated; or every prompt and response token trained), tokens per second,
 // peak resident set.
 import { totalmem } from 'node:os';
