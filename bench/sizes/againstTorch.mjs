@@ -19,7 +19,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadModelWeights } from '@drmas/models';
+import { readModelShape } from '@drmas/models';
 import { BENCH_DIR, REPO_ROOT } from '../lib/benchOptions.mjs';
 import { matmulCeiling } from '../lib/matmulCeiling.mjs';
 import { pythonOfEnv } from '../lib/pythonEnvs.mjs';
@@ -125,7 +125,7 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const { config } = await loadModelWeights({ model });
+const config = readModelShape(model);
 let ceiling = records.find((r) => r.ceilingGflops)?.ceilingGflops;
 if (!values.records) {
   ceiling = await matmulCeiling();

@@ -16,12 +16,13 @@
 // Prints one JSON line: seconds, tokens (generated; or every prompt and response token trained), tokens per second,
 // peak resident set.
 import { totalmem } from 'node:os';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_MEMORY_SHARE, LORA_TARGET_MODULES, lossTotals, parseByteSize, TrainingBatch } from '@drmas/core';
 import { initLoraAdapter, loadModelWeights, SeededRandom } from '@drmas/models';
 import { createOnnxPolicyBackend, OnnxTrainer } from '@drmas/plugin-backend-onnx';
 import { policyGradientLoss } from '../lib/workloads.mjs';
+import { memory, segmentsFromEnv, sizeTokens } from './phases.mjs';
 
 const [mode, model, ...numbers] = process.argv.slice(2);
 const [rows, promptTokens, newTokens] = numbers.map(Number);
@@ -34,17 +35,11 @@ if (!existsSync(join(model, 'config.json'))) {
   process.exit(2);
 }
 
-/** The torch side's prompts and responses (bench/sizes/torch_tokens.py, bench/sizes/trainStep.mjs). */
-const prompts = (vocab) =>
-  Array.from({ length: rows }, (_, r) => Int32Array.from({ length: promptTokens }, (_, j) => (r * 31 + j * 17 + 1) % vocab));
-const responses = (vocab) =>
-  Array.from({ length: rows }, (_, r) => Int32Array.from({ length: newTokens }, (_, j) => (r * 7919 + j * 104729) % vocab));
-
-const peakRssGiB = () => +(Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 2 ** 20).toFixed(2);
+const peakRssGiB = () => memory().hwm;
 
 async function generate() {
   const engine = await createOnnxPolicyBackend({ model, provider: 'cpu' });
-  const input = prompts(engine.vocabSize).map((p) => [...p]);
+  const input = sizeTokens(rows, promptTokens, 0, engine.vocabSize).prompts.map((p) => [...p]);
   const request = { prompts: input, temperature: 1, seed: 0, stopTokenIds: [] };
   await engine.generate({ ...request, maxNewTokens: 2 });
   const started = performance.now();
@@ -60,10 +55,10 @@ async function train() {
   const rank = Number(process.env.LORA ?? 0);
   const settings = { rank, alpha: 2 * rank, dropout: 0, targetModules: LORA_TARGET_MODULES };
   const lora = rank > 0 ? { settings, adapter: initLoraAdapter(config, settings, new SeededRandom(0)) } : undefined;
-  const segments = process.env.SEGMENTS;
-  const backwardSegments = segments === undefined || segments === 'auto' ? 'auto' : Number(segments);
+  const backwardSegments = segmentsFromEnv();
   const trainer = await OnnxTrainer.create(config, weights, {}, { adopt: true, memoryBudget, lora, backwardSegments });
-  const batch = TrainingBatch.fromSequences(prompts(config.vocabSize), responses(config.vocabSize));
+  const { prompts, responses } = sizeTokens(rows, promptTokens, newTokens, config.vocabSize);
+  const batch = TrainingBatch.fromSequences(prompts, responses);
   batch.advantages.forEach((_, i) => (batch.advantages[i] = ((i % 7) - 3) / 3));
   const view = batch.all();
   const request = {

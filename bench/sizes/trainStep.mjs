@@ -13,7 +13,7 @@
 // `/usr/bin/time -f %M` for the peak including what follows the last line. After the second update a last line gives
 // its GFLOP/s (the model's nominal matmul FLOPs, 3x the forward, over its wall time) and the share of the engine's own
 // matmul ceiling (a 2048 x 2048 x 2048 MatMul on onnxruntime with the same threads, median of 5, measured right after).
-import { mark } from './phases.mjs';
+import { mark, segmentsFromEnv, sizeTokens } from './phases.mjs';
 import { decoderTrainingFlops, shapeOf } from '../lib/workloads.mjs';
 import { matmulCeiling } from '../lib/matmulCeiling.mjs';
 import { loadModelWeights } from '@drmas/models';
@@ -31,16 +31,12 @@ const vocabChunk = chunkArg ? Number(chunkArg) : undefined;
 mark('start');
 const { config, weights } = await loadModelWeights({ model });
 mark('loaded');
-const segments = process.env.SEGMENTS;
-const backwardSegments = segments === undefined || segments === 'auto' ? 'auto' : Number(segments);
+const backwardSegments = segmentsFromEnv();
 const memoryBudget = process.env.MEMORY_BUDGET ? parseByteSize(process.env.MEMORY_BUDGET) : undefined;
 const trainer = await OnnxTrainer.create(config, weights, {}, { adopt: true, vocabChunk, backwardSegments, memoryBudget });
 mark('trainer', { segments: trainer.segments });
 const V = config.vocabSize;
-const prompts = Array.from({ length: rows }, (_, r) => Int32Array.from({ length: promptTokens }, (_, j) => (r * 31 + j * 17 + 1) % V));
-const responses = Array.from({ length: rows }, (_, r) =>
-  Int32Array.from({ length: responseTokens }, (_, j) => (r * 7919 + j * 104729) % V),
-);
+const { prompts, responses } = sizeTokens(rows, promptTokens, responseTokens, V);
 const batch = TrainingBatch.fromSequences(prompts, responses);
 batch.advantages.forEach((_, i) => (batch.advantages[i] = ((i % 7) - 3) / 3));
 batch.oldLogProbs = new Float32Array(batch.rows * batch.responseLength).fill(-12);
