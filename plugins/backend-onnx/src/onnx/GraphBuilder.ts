@@ -158,6 +158,36 @@ export class GraphBuilder implements GraphWriter {
     return outputs;
   }
 
+  /** The nodes' op types, in the order written (for inspection). */
+  opTypes(): string[] {
+    return this.nodes.map((n) => n.opType);
+  }
+
+  /**
+   * Writes `c + value` as the graph output `name` with the Gemm that writes `value`, where that Gemm has no C, no
+   * alpha and no other reader: the Gemm takes `c` as its C (beta 1, ONNX's default) and its output is the graph
+   * output itself, so onnxruntime adds the product into the output's buffer (MLAS's beta = 1) instead of allocating
+   * the product and adding it in a pass of its own. Returns false, changing nothing, for any other producer.
+   */
+  addIntoProduct(value: string, c: string, name: string, type: ElementType, shape: Dim[]): boolean {
+    const node = this.nodes.find((n) => n.outputs.includes(value));
+    if (
+      !node ||
+      node.opType !== 'Gemm' ||
+      node.domain ||
+      node.inputs.length !== 2 ||
+      'alpha' in node.attributes ||
+      'beta' in node.attributes
+    )
+      return false;
+    if (this.outputs.some((o) => o.name === value) || this.nodes.some((n) => n.inputs.includes(value))) return false;
+    this.claim(name);
+    node.inputs = [...node.inputs, c];
+    node.outputs = [name];
+    this.outputs.push({ name, type, shape });
+    return true;
+  }
+
   private claim(name: string): void {
     if (this.names.has(name)) throw new Error(`ONNX graph '${this.name}': value name '${name}' is defined twice`);
     this.names.add(name);

@@ -31,6 +31,13 @@ function addRows(into: Float32Array, ids: OrtModule.Tensor, rows: OrtModule.Tens
   }
 }
 
+/** The global norm of `buffers` (torch's `clip_grad_norm_` over them), its squares summed in float64. */
+export function globalNorm(buffers: Iterable<Float32Array>): number {
+  let squares = 0;
+  for (const g of buffers) for (let i = 0; i < g.length; i++) squares += g[i]! * g[i]!;
+  return Math.sqrt(squares);
+}
+
 export interface ClippedStep {
   /** Global norm of the accumulated gradient before clipping (torch's clip_grad_norm_). */
   gradNorm: number;
@@ -53,9 +60,7 @@ export function clippedAdamWStep(options: {
   acceptGradNorm?: (gradNorm: number) => boolean;
 }): ClippedStep {
   const { gradients, settings } = options;
-  let squares = 0;
-  for (const g of gradients.values()) for (let i = 0; i < g.length; i++) squares += g[i]! * g[i]!;
-  const gradNorm = Math.sqrt(squares);
+  const gradNorm = globalNorm(gradients.values());
   if (!Number.isFinite(gradNorm)) return { gradNorm, skipped: true, nonFinite: true };
   if (options.acceptGradNorm && !options.acceptGradNorm(gradNorm)) return { gradNorm, skipped: true, nonFinite: false };
   const clipCoef = settings.maxGradNorm > 0 ? Math.min(1, settings.maxGradNorm / (gradNorm + 1e-6)) : 1;

@@ -93,6 +93,19 @@ export class DifferentiableGraph implements GraphWriter {
     return name;
   }
 
+  /**
+   * `into + value` (float, `shape`) as the graph output `name`: written by `value`'s own Gemm where it can be
+   * (`GraphBuilder.addIntoProduct`: the product added into the output's buffer, no tensor of it allocated), else
+   * an Add. The sum is the same but for the order in which MLAS adds the product's blocks of its inner dimension to
+   * `into` (bit for bit the same where `into` is zero).
+   */
+  addedOutput(value: string, into: string, name: string, shape: Dim[]): string {
+    if (!this.builder.addIntoProduct(value, into, name, 'float', shape))
+      return this.output(this.op('Add', [into, value]), name, 'float', shape);
+    this.infos.set(name, this.info(value));
+    return name;
+  }
+
   initializer(name: string, type: ElementType, shape: number[], data: Float32Array | Int32Array | BigInt64Array): string {
     this.builder.initializer(name, type, shape, data);
     const values = shape.length <= 1 && data.length <= 64 ? Array.from(data as ArrayLike<number | bigint>, Number) : undefined;

@@ -18,7 +18,7 @@ import { GraphNames, loraDropoutMaskName } from '../DecoderGraph.js';
 import type * as OrtModule from 'onnxruntime-node';
 import { ortTensor, scoreFeeds, type Feeds } from '../DecoderFeeds.js';
 import { loadOnnxRuntime, sessionOptions, type Ort, type ProviderName } from '../ExecutionProvider.js';
-import { accumulateGradients, clippedAdamWStep } from './ClippedStep.js';
+import { accumulateGradients, clippedAdamWStep, globalNorm } from './ClippedStep.js';
 import { HostAdamW } from './HostAdamW.js';
 import { SharedSessions } from '../SharedSessions.js';
 import { defaultWeightLayout, type WeightLayout } from '../GraphWeights.js';
@@ -63,13 +63,6 @@ export interface GradientResult {
   agentGradNorms?: number[];
   /** The training runs it took: its micro-batches. */
   microBatches: number;
-}
-
-/** The global norm of a set of buffers, summed in float64. */
-function globalNorm(buffers: Iterable<Float32Array>): number {
-  let squares = 0;
-  for (const g of buffers) for (let i = 0; i < g.length; i++) squares += g[i]! * g[i]!;
-  return Math.sqrt(squares);
 }
 
 type Session = OrtModule.InferenceSession;

@@ -258,8 +258,8 @@ export function writeGradientOutputs(
       }
       return;
     }
-    const total = accumulate ? g.op('Add', [g.input(n.gradientIn(name), 'float', shape), grad]) : grad;
-    g.output(total, n.gradient(name), 'float', shape);
+    if (accumulate) g.addedOutput(grad, g.input(n.gradientIn(name), 'float', shape), n.gradient(name), shape);
+    else g.output(grad, n.gradient(name), 'float', shape);
   });
   const rowGradients = backward.rows.map(({ value, indices, rows }, k) => {
     const weight = weightOf.get(value)!;
