@@ -24,7 +24,7 @@ import { BENCH_DIR, REPO_ROOT } from '../lib/benchOptions.mjs';
 import { matmulCeiling } from '../lib/matmulCeiling.mjs';
 import { pythonOfEnv } from '../lib/pythonEnvs.mjs';
 import { replaceWholeSection } from '../lib/resultsSections.mjs';
-import { decoderTrainingFlops, shapeOf } from '../lib/workloads.mjs';
+import { decoderTrainingFlops, median, shapeOf } from '../lib/workloads.mjs';
 
 /** Stops with `message` (no stack: every failure here is the command line's or a child's, which says its own). */
 function fail(message, code = 1) {
@@ -121,10 +121,6 @@ if (!values.records) {
     }
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const config = readModelShape(model);
 let ceiling = records.find((r) => r.ceilingGflops)?.ceilingGflops;
 if (!values.records) {

@@ -103,6 +103,10 @@ export class DifferentiableGraph implements GraphWriter {
     if (!this.builder.addIntoProduct(value, into, name, 'float', shape))
       return this.output(this.op('Add', [into, value]), name, 'float', shape);
     this.infos.set(name, this.info(value));
+    // The record follows its node, so that a later backward reads the Gemm as written (and refuses its C).
+    const producer = this.records.find((n) => n.outputs.includes(value))!;
+    producer.inputs = [...producer.inputs, into];
+    producer.outputs = producer.outputs.map((o) => (o === value ? name : o));
     return name;
   }
 
